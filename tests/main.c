@@ -1,0 +1,189 @@
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/log.h"
+#include "test.h"
+
+#define MAX_TESTS 1024
+
+static struct { const char *name, *file; sc_test_fn fn; } g_tests[MAX_TESTS];
+static int g_ntests, g_failed_current;
+
+void sc_test_register(const char *name, const char *file, sc_test_fn fn)
+{
+    if (g_ntests < MAX_TESTS) {
+        g_tests[g_ntests].name = name;
+        g_tests[g_ntests].file = file;
+        g_tests[g_ntests].fn = fn;
+        g_ntests++;
+    }
+}
+
+void sc_test_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stdout, "    %s:%d: ", file, line);
+    vfprintf(stdout, fmt, ap);
+    fputc('\n', stdout);
+    va_end(ap);
+    g_failed_current = 1;
+}
+
+void sc_test_report(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("    measured: ", stdout);
+    vfprintf(stdout, fmt, ap);
+    fputc('\n', stdout);
+    va_end(ap);
+    fflush(stdout);
+}
+
+static char g_tmpdir[512];
+
+static void rm_rf(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d) { unlink(path); return; }
+    struct dirent *e;
+    char sub[1024];
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        rm_rf(sub);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+const char *sc_test_tmpdir(void) { return g_tmpdir; }
+
+/* A small ring of static buffers so a test can hold several paths at once. */
+static char *path_slot(void)
+{
+    static char slots[32][1024];
+    static int next;
+    return slots[next++ % 32];
+}
+
+const char *sc_test_tmp(const char *name)
+{
+    char *p = path_slot();
+    snprintf(p, 1024, "%s/%s", g_tmpdir, name);
+    return p;
+}
+
+const char *sc_test_mocap(const char *name)
+{
+    const char *dir = getenv("SOFTCON_MOCAP_PATH");
+    char *p = path_slot();
+    snprintf(p, 1024, "%s/%s", dir ? dir : "../shared/mocap", name);
+    return p;
+}
+
+const char *sc_test_repo(const char *rel)
+{
+    const char *root = getenv("SOFTCON_ROOT");
+    char *p = path_slot();
+    snprintf(p, 1024, "%s/%s", root ? root : ".", rel);
+    return p;
+}
+
+const char *sc_test_tool(const char *name)
+{
+    const char *bin = getenv("SOFTCON_BIN");
+    char *p = path_slot();
+    snprintf(p, 1024, "%s/%s", bin ? bin : "bin", name);
+    return p;
+}
+
+const char *sc_test_write(const char *name, const char *text)
+{
+    const char *path = sc_test_tmp(name);
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    return path;
+}
+
+int sc_test_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+int sc_test_sh(char *out, size_t out_size, const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    char full[8300];
+    snprintf(full, sizeof full, "(%s) 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p) return -1;
+    size_t n = 0;
+    char buf[4096];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, p)) > 0) {
+        if (out && n + 1 < out_size) {
+            size_t take = got < out_size - 1 - n ? got : out_size - 1 - n;
+            memcpy(out + n, buf, take);
+            n += take;
+        }
+    }
+    if (out && out_size) out[n] = 0;
+    int st = pclose(p);
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return -1;
+}
+
+static int cmp_tests(const void *a, const void *b)
+{
+    const char *fa = ((const __typeof__(g_tests[0]) *)a)->file, *fb = ((const __typeof__(g_tests[0]) *)b)->file;
+    int c = strcmp(fa, fb);
+    if (c) return c;
+    return strcmp(((const __typeof__(g_tests[0]) *)a)->name, ((const __typeof__(g_tests[0]) *)b)->name);
+}
+
+int main(int argc, char **argv)
+{
+    int list = argc > 1 && !strcmp(argv[1], "--list");
+    qsort(g_tests, (size_t)g_ntests, sizeof g_tests[0], cmp_tests);
+    snprintf(g_tmpdir, sizeof g_tmpdir, "%s/softcon_test.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!list && !mkdtemp(g_tmpdir)) { perror("mkdtemp"); return 2; }
+    sc_log_set_level(SC_LOG_WARN);
+    int passed = 0, failed = 0;
+    for (int i = 0; i < g_ntests; i++) {
+        int selected = argc <= 1 || list;
+        for (int a = list ? 2 : 1; a < argc && !selected; a++)
+            selected = strstr(g_tests[i].name, argv[a]) != NULL;
+        if (!selected) continue;
+        if (list) { printf("%s\n", g_tests[i].name); continue; }
+        printf("%s\n", g_tests[i].name);
+        fflush(stdout);
+        g_failed_current = 0;
+        double t0 = sc_wall_time();
+        g_tests[i].fn();
+        double dt = sc_wall_time() - t0;
+        printf("  %s %s (%.2f s)\n", g_failed_current ? "FAIL" : "ok  ", g_tests[i].name, dt);
+        fflush(stdout);
+        if (g_failed_current) failed++; else passed++;
+    }
+    if (list) return 0;
+    if (!getenv("SOFTCON_KEEP_TMP")) rm_rf(g_tmpdir);
+    else printf("scratch files kept in %s\n", g_tmpdir);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

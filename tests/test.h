@@ -1,0 +1,61 @@
+/* One test executable, tiny ENSURE macros, tests register themselves (Box2D style).
+ * Run: build/release/softcon_test [substring-filter ...] */
+#ifndef SC_TEST_H
+#define SC_TEST_H
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef void (*sc_test_fn)(void);
+void sc_test_register(const char *name, const char *file, sc_test_fn fn);
+void sc_test_fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A measured figure worth keeping in the log (momentum drift, errors, ...). */
+void sc_test_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define TEST(name)                                                                                 \
+    static void test_##name(void);                                                                 \
+    __attribute__((constructor)) static void register_##name(void)                                 \
+    {                                                                                              \
+        sc_test_register(#name, __FILE__, test_##name);                                            \
+    }                                                                                              \
+    static void test_##name(void)
+
+#define ENSURE(c)                                                                                  \
+    do {                                                                                           \
+        if (!(c)) { sc_test_fail(__FILE__, __LINE__, "%s", #c); return; }                          \
+    } while (0)
+#define ENSURE_MSG(c, ...)                                                                         \
+    do {                                                                                           \
+        if (!(c)) { sc_test_fail(__FILE__, __LINE__, __VA_ARGS__); return; }                       \
+    } while (0)
+#define ENSURE_NEAR(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double ea_ = (a), eb_ = (b), et_ = (tol);                                                  \
+        if (!(fabs(ea_ - eb_) <= et_)) {                                                           \
+            sc_test_fail(__FILE__, __LINE__, "%s = %.17g, %s = %.17g, |diff| %.3g > %.3g", #a, ea_, \
+                         #b, eb_, fabs(ea_ - eb_), et_);                                           \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+/* Library call that must succeed: prints the error message otherwise. */
+#define ENSURE_OK(call, errp)                                                                      \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != 0) { sc_test_fail(__FILE__, __LINE__, "%s -> %d: %s", #call, rc_, (errp)->msg); return; } \
+    } while (0)
+
+/* Paths: a per-run scratch directory, a CMU clip from SOFTCON_MOCAP_PATH, a file in the
+ * repository (SOFTCON_ROOT), a tool in SOFTCON_BIN. Each returns a static-lifetime copy. */
+const char *sc_test_tmpdir(void);
+const char *sc_test_tmp(const char *name);
+const char *sc_test_mocap(const char *name);
+const char *sc_test_repo(const char *rel);
+const char *sc_test_tool(const char *name);
+/* Write text to a file (returns its path = sc_test_tmp(name)). */
+const char *sc_test_write(const char *name, const char *text);
+/* Run a shell command, capturing stdout+stderr into out (may be NULL); returns exit status
+ * (or 128+signal). */
+int sc_test_sh(char *out, size_t out_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int sc_test_file_exists(const char *path);
+
+#endif

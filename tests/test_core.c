@@ -1,0 +1,184 @@
+#include <stdint.h>
+#include <string.h>
+#include "core/arena.h"
+#include "core/mathx.h"
+#include "core/rng.h"
+#include "core/status.h"
+#include "test.h"
+
+static double m3_maxdiff(sc_mat3 a, sc_mat3 b)
+{
+    double d = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) d = fmax(d, fabs(a.m[i][j] - b.m[i][j]));
+    return d;
+}
+
+static sc_mat3 random_m3(sc_rng *r, double scale)
+{
+    sc_mat3 a;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) a.m[i][j] = scale * (2 * sc_rng_uniform(r) - 1);
+    return a;
+}
+
+static sc_quat random_q(sc_rng *r)
+{
+    sc_quat q = {sc_rng_normal(r), sc_rng_normal(r), sc_rng_normal(r), sc_rng_normal(r)};
+    return sc_q_normalize(q);
+}
+
+TEST(core_vec3_mat3_basics)
+{
+    sc_vec3 a = sc_v3(1, 2, 3), b = sc_v3(-2, 0.5, 4);
+    ENSURE_NEAR(sc_v3_dot(sc_v3_cross(a, b), a), 0, 1e-15);
+    ENSURE_NEAR(sc_v3_dot(sc_v3_cross(a, b), b), 0, 1e-15);
+    sc_rng r;
+    sc_rng_init(&r, 1, 0, 0);
+    for (int k = 0; k < 100; k++) {
+        sc_mat3 m = random_m3(&r, 2), inv;
+        ENSURE(sc_m3_inverse(m, &inv));
+        ENSURE(m3_maxdiff(sc_m3_mul(m, inv), sc_m3_identity()) < 1e-9);
+        sc_mat3 n = random_m3(&r, 1);
+        ENSURE_NEAR(sc_m3_det(sc_m3_mul(m, n)), sc_m3_det(m) * sc_m3_det(n), 1e-12);
+    }
+    sc_mat3 sing = sc_m3_from_cols(a, b, sc_v3_add(a, b)), out;
+    ENSURE(!sc_m3_inverse(sing, &out));
+    ENSURE_NEAR(sc_v3_norm(sc_v3_sub(sc_m3_mulv(sc_m3_skew(a), b), sc_v3_cross(a, b))), 0, 1e-15);
+}
+
+TEST(core_quaternion_roundtrips)
+{
+    sc_rng r;
+    sc_rng_init(&r, 2, 0, 0);
+    for (int k = 0; k < 200; k++) {
+        sc_quat q = random_q(&r), p = random_q(&r);
+        sc_vec3 v = sc_v3(sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r));
+        /* rotate == matrix */
+        sc_vec3 a = sc_q_rotate(q, v), b = sc_m3_mulv(sc_q_to_m3(q), v);
+        ENSURE(sc_v3_dist(a, b) < 1e-12);
+        /* matrix -> quat -> matrix */
+        ENSURE(m3_maxdiff(sc_q_to_m3(sc_q_from_m3(sc_q_to_m3(q))), sc_q_to_m3(q)) < 1e-12);
+        /* product composes */
+        ENSURE(sc_v3_dist(sc_q_rotate(sc_q_mul(q, p), v), sc_q_rotate(q, sc_q_rotate(p, v))) < 1e-12);
+        /* log/exp */
+        sc_vec3 w = sc_q_log(q);
+        ENSURE(sc_v3_norm(w) <= SC_PI + 1e-12);
+        ENSURE(sc_q_angle_between(sc_q_exp(w), q) < 1e-9);
+        /* slerp endpoints and midpoint angle */
+        ENSURE(sc_q_angle_between(sc_q_slerp(q, p, 0), q) < 1e-9);
+        ENSURE(sc_q_angle_between(sc_q_slerp(q, p, 1), p) < 1e-9);
+        ENSURE_NEAR(sc_q_angle_between(sc_q_slerp(q, p, 0.5), q), 0.5 * sc_q_angle_between(q, p), 1e-9);
+    }
+    /* Euler ZYX: R = Rz Ry Rx */
+    double deg[3] = {30, -20, 45};
+    sc_quat e = sc_q_from_euler_deg("ZYX", deg);
+    sc_quat ref = sc_q_mul(sc_q_axis_angle(sc_v3(0, 0, 1), 30 * SC_PI / 180),
+                           sc_q_mul(sc_q_axis_angle(sc_v3(0, 1, 0), -20 * SC_PI / 180),
+                                    sc_q_axis_angle(sc_v3(1, 0, 0), 45 * SC_PI / 180)));
+    ENSURE(sc_q_angle_between(e, ref) < 1e-12);
+}
+
+TEST(core_rigid_transforms)
+{
+    sc_rng r;
+    sc_rng_init(&r, 3, 0, 0);
+    for (int k = 0; k < 100; k++) {
+        sc_xform a = {random_q(&r), sc_v3(sc_rng_normal(&r), 1, 2)};
+        sc_xform b = {random_q(&r), sc_v3(-1, sc_rng_normal(&r), 0.5)};
+        sc_vec3 v = sc_v3(0.3, -0.7, 1.1);
+        ENSURE(sc_v3_dist(sc_xf_apply(sc_xf_mul(a, b), v), sc_xf_apply(a, sc_xf_apply(b, v))) < 1e-12);
+        ENSURE(sc_v3_dist(sc_xf_apply(sc_xf_inverse(a), sc_xf_apply(a, v)), v) < 1e-12);
+    }
+}
+
+TEST(core_polar_decomposition)
+{
+    sc_rng r;
+    sc_rng_init(&r, 4, 0, 0);
+    for (int k = 0; k < 500; k++) {
+        /* F = R S with known S (sometimes inverted: one negative stretch) */
+        sc_quat q = random_q(&r);
+        double s0 = 0.5 + sc_rng_uniform(&r), s1 = 0.5 + sc_rng_uniform(&r), s2 = 0.5 + sc_rng_uniform(&r);
+        if (k % 5 == 0) s2 = -s2;
+        sc_mat3 v = sc_q_to_m3(random_q(&r));
+        sc_mat3 d = sc_m3_zero();
+        d.m[0][0] = s0; d.m[1][1] = s1; d.m[2][2] = s2;
+        sc_mat3 sym = sc_m3_mul(v, sc_m3_mul_nt(d, v));
+        sc_mat3 f = sc_m3_mul(sc_q_to_m3(q), sym), rr, ss;
+        sc_polar(f, &rr, &ss);
+        ENSURE_NEAR(sc_m3_det(rr), 1, 1e-12);
+        ENSURE(m3_maxdiff(sc_m3_mul_tn(rr, rr), sc_m3_identity()) < 1e-12);
+        ENSURE(m3_maxdiff(sc_m3_mul(rr, ss), f) < 1e-10);
+        ENSURE(m3_maxdiff(ss, sc_m3_transpose(ss)) < 1e-12);
+        if (s2 > 0) ENSURE(m3_maxdiff(rr, sc_q_to_m3(q)) < 1e-9);
+        /* warm start from a nearby rotation converges to the same R for non-inverted F */
+        if (s2 > 0) {
+            sc_quat w = sc_q_mul(sc_q_axis_angle(sc_v3(1, 1, 0), 0.2), q);
+            int it = sc_polar_rotation_warm(f, &w, 100, 1e-13);
+            ENSURE(it < 100);
+            ENSURE(m3_maxdiff(sc_q_to_m3(w), rr) < 1e-9);
+        }
+    }
+    /* degenerate: flat element (rank 2) and a point (rank 0) still give rotations */
+    sc_mat3 flat = sc_m3_identity(), rr, ss;
+    flat.m[2][2] = 0;
+    ENSURE(!sc_polar(flat, &rr, &ss));
+    ENSURE_NEAR(sc_m3_det(rr), 1, 1e-12);
+    ENSURE(m3_maxdiff(sc_m3_mul(rr, ss), flat) < 1e-12);
+    sc_polar(sc_m3_zero(), &rr, &ss);
+    ENSURE_NEAR(sc_m3_det(rr), 1, 1e-12);
+    sc_quat w = sc_q_identity();
+    sc_polar_rotation_warm(sc_m3_zero(), &w, 20, 1e-12);
+    ENSURE(isfinite(w.w) && isfinite(w.x));
+}
+
+TEST(core_rng_known_answer_and_streams)
+{
+    /* Philox4x32-10 known-answer vectors from Random123 (kat_vectors). */
+    uint32_t ctr0[4] = {0, 0, 0, 0}, key0[2] = {0, 0}, out[4];
+    sc_philox4x32_10(ctr0, key0, out);
+    ENSURE(out[0] == 0x6627e8d5u && out[1] == 0xe169c58du && out[2] == 0xbc57ac4cu && out[3] == 0x9b00dbd8u);
+    uint32_t ctr1[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}, key1[2] = {0xffffffffu, 0xffffffffu};
+    sc_philox4x32_10(ctr1, key1, out);
+    ENSURE(out[0] == 0x408f276du && out[1] == 0x41c83b0eu && out[2] == 0xa20bc7c6u && out[3] == 0x6d5451fdu);
+    /* same key -> same stream; different stream ids -> different numbers */
+    sc_rng a, b, c;
+    sc_rng_init(&a, 42, 3, 7);
+    sc_rng_init(&b, 42, 3, 7);
+    sc_rng_init(&c, 42, 3, 8);
+    int same = 1, differ = 0;
+    for (int i = 0; i < 100; i++) {
+        uint64_t x = sc_rng_u64(&a), y = sc_rng_u64(&b), z = sc_rng_u64(&c);
+        same &= x == y;
+        differ += x != z;
+    }
+    ENSURE(same && differ == 100);
+    /* uniform moments */
+    double s = 0, s2 = 0;
+    int n = 100000;
+    sc_rng_init(&a, 5, 0, 0);
+    for (int i = 0; i < n; i++) {
+        double u = sc_rng_normal(&a);
+        s += u;
+        s2 += u * u;
+    }
+    ENSURE_NEAR(s / n, 0, 0.02);
+    ENSURE_NEAR(s2 / n, 1, 0.02);
+}
+
+TEST(core_arena_and_status)
+{
+    sc_err err;
+    sc_arena a;
+    ENSURE_OK(sc_arena_init(&a, 1000, &err), &err);
+    double *x = sc_arena_push(&a, 100 * sizeof(double));
+    ENSURE(x && ((uintptr_t)x % 64) == 0);
+    size_t mark = sc_arena_mark(&a);
+    ENSURE(sc_arena_push(&a, 10000) == NULL);
+    ENSURE(sc_arena_mark(&a) == mark);
+    sc_arena_free(&a);
+    ENSURE(sc_fail(&err, SC_EINPUT, "bad %d", 3) == SC_EINPUT);
+    sc_err_prefix(&err, "file.yaml:%d: ", 7);
+    ENSURE(!strcmp(err.msg, "file.yaml:7: bad 3") && err.code == SC_EINPUT);
+}
