@@ -8,6 +8,7 @@ BUILD   ?= build/release
 BIN     ?= bin
 OPT     ?= -O2 -march=x86-64-v2 -g
 SAN     ?=
+MOCAP   ?= $(abspath ../shared/mocap)
 
 PKGS := hdf5-serial yaml-0.1 ode mpich lapacke openblas
 MISSING_PKGS := $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo y),,$(p)))
@@ -69,7 +70,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 
 # The suite runs the real tools in $(BIN) and reads the CMU clips from ../shared/mocap.
 test: $(TOOL_BIN) $(TEST_BIN)
-	SOFTCON_BIN=$(abspath $(BIN)) SOFTCON_MOCAP_PATH=$(abspath ../shared/mocap) \
+	SOFTCON_BIN=$(abspath $(BIN)) SOFTCON_MOCAP_PATH=$(MOCAP) \
 	SOFTCON_ROOT=$(CURDIR) $(TEST_BIN) $(T)
 
 asan:
@@ -77,7 +78,7 @@ asan:
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 
 bench: $(TOOL_BIN) $(BENCH_BIN)
-	SOFTCON_BIN=$(abspath $(BIN)) SOFTCON_MOCAP_PATH=$(abspath ../shared/mocap) \
+	SOFTCON_BIN=$(abspath $(BIN)) SOFTCON_MOCAP_PATH=$(MOCAP) \
 	SOFTCON_ROOT=$(CURDIR) scripts/bench.sh $(BENCH_BIN)
 
 clean:
