@@ -6,7 +6,7 @@ CC      := gcc
 MPIEXEC := mpiexec.mpich
 BUILD   ?= build/release
 BIN     ?= bin
-OPT     ?= -O2 -march=x86-64-v2 -g
+OPT     ?= -O2 -march=x86-64-v3 -g
 SAN     ?=
 MOCAP   ?= $(abspath ../shared/mocap)
 

@@ -1,0 +1,32 @@
+/* Shared command-line handling for the softcon tools: `tool -c config.yaml [-o out.h5]
+ * [options] [inputs]`, --help, --version, -v/-q, --seed, --threads. Only cmd/ prints and exits. */
+#ifndef SC_CLI_H
+#define SC_CLI_H
+#include <stdint.h>
+#include "core/status.h"
+
+#define SC_CLI_MAX_INPUTS 8
+
+typedef struct sc_cli {
+    const char *tool;
+    const char *config;            /* -c */
+    const char *output;            /* -o */
+    const char *inputs[SC_CLI_MAX_INPUTS];
+    int ninputs;
+    uint64_t seed;                 /* --seed, default 1 */
+    int seed_given;
+    int threads;                   /* --threads, default 1 */
+    int argc;
+    char **argv;
+} sc_cli;
+
+/* Tool-specific extra option: called for an unknown "--name value" pair; return 1 if consumed. */
+typedef int (*sc_cli_extra_fn)(sc_cli *cli, const char *name, const char *value, void *user);
+
+/* Parses argv; prints usage and exits 0 for --help / --version; exits SC_EUSAGE on bad usage. */
+void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const char *usage,
+                  int min_inputs, int max_inputs, int need_config, int need_output);
+/* Prints "tool: message" on stderr and exits with err->code. */
+void sc_cli_die(const sc_cli *cli, const sc_err *err) __attribute__((noreturn));
+
+#endif
