@@ -1,0 +1,1335 @@
+/* HDF5 layer (serial HDF5 1.10, core library only: the dimension-scale convention is written
+ * by hand because libhdf5_hl is not linked). Every hid_t is closed on every path; HDF5's own
+ * error printing is off and failures become sc_err messages. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <hdf5.h>
+#include "core/log.h"
+#include "io/h5.h"
+
+#ifndef SC_VERSION
+#define SC_VERSION "0.0.0"
+#endif
+#ifndef SC_GIT_REV
+#define SC_GIT_REV "unknown"
+#endif
+
+#define SMALL_DATASET_BYTES (64u * 1024u)  /* above this: chunked + compressed */
+#define CHUNK_TARGET_BYTES (1024u * 1024u) /* fits HDF5's default 1 MiB chunk cache */
+#define SERIES_MAX_ROWS 256
+#define MAX_SERIES_RANK 4
+
+struct sc_h5_series {
+    sc_h5_series *next;
+    sc_h5 *file;
+    hid_t dset;
+    char *path;
+    int is_int, is_scale;
+    int rank;                       /* dataset rank = 1 + sample rank */
+    hsize_t dims[MAX_SERIES_RANK];  /* dims[0] unused; the rest: sample dims */
+    size_t sample_bytes;
+    size_t rows;                    /* samples per chunk = buffer capacity */
+    size_t nbuf;                    /* samples in the buffer */
+    size_t nflushed;                /* of those, already written to the file */
+    hsize_t start;                  /* time index of buffer row 0 (a chunk boundary) */
+    unsigned char *buf;
+    /* timelines only: datasets attached to this scale (REFERENCE_LIST) */
+    hobj_ref_t *attached;
+    size_t nattached;
+};
+
+struct sc_h5 {
+    hid_t file;
+    int writable;
+    char *path, *tmp;
+    sc_h5_series *series;
+};
+
+/* One entry of the H5DS REFERENCE_LIST attribute. */
+typedef struct {
+    hobj_ref_t ref;
+    int dim;
+} reflist_entry;
+
+/* ------------------------------------------------------------------------------------------ */
+/* errors */
+
+static void h5_init(void)
+{
+    static int done;
+    if (!done) {
+        H5open();
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        done = 1;
+    }
+}
+
+typedef struct {
+    char *buf;
+    size_t n;
+} reason_ctx;
+
+static herr_t reason_cb(unsigned n, const H5E_error2_t *e, void *data)
+{
+    reason_ctx *c = data;
+    if (n == 0 && e) {
+        /* innermost entry: the one that says what actually went wrong */
+        if (e->desc && e->desc[0]) {
+            snprintf(c->buf, c->n, "%s", e->desc);
+        } else {
+            char minor[256] = "";
+            H5Eget_msg(e->min_num, NULL, minor, sizeof minor);
+            snprintf(c->buf, c->n, "%s", minor);
+        }
+    }
+    return 0;
+}
+
+/* The reason of the HDF5 call that just failed (call before any other HDF5 call). */
+static const char *h5_reason(char *buf, size_t n)
+{
+    reason_ctx c = {buf, n};
+    buf[0] = 0;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, reason_cb, &c);
+    H5Eclear2(H5E_DEFAULT);
+    if (!buf[0]) snprintf(buf, n, "HDF5 error");
+    return buf;
+}
+
+static const char *lead(const char *path) { return path && path[0] == '/' ? "" : "/"; }
+
+/* "file:/path: what: <HDF5 reason>" */
+static int fail_h5(const sc_h5 *f, sc_err *err, int code, const char *path, const char *what)
+{
+    char reason[512];
+    h5_reason(reason, sizeof reason);
+    return sc_fail(err, code, "%s:%s%s: %s: %s", f->path, lead(path), path, what, reason);
+}
+
+static int check_writable(const sc_h5 *f, const char *path, sc_err *err)
+{
+    if (!f) return sc_fail(err, SC_EIO, "HDF5: no file");
+    if (!path || !path[0]) return sc_fail(err, SC_EINPUT, "%s: empty HDF5 path", f->path);
+    if (!f->writable) return sc_fail(err, SC_EIO, "%s:%s%s: file is open read-only", f->path, lead(path), path);
+    return SC_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* small HDF5 helpers */
+
+/* Close any kind of id. A pending error stack survives the close, so a failure's reason can
+ * still be read after cleaning up. */
+static void close_id(hid_t id)
+{
+    if (id < 0) return;
+    hid_t pending = H5Eget_num(H5E_DEFAULT) > 0 ? H5Eget_current_stack() : -1;
+    switch (H5Iget_type(id)) {
+    case H5I_FILE: H5Fclose(id); break;
+    case H5I_GROUP: H5Gclose(id); break;
+    case H5I_DATATYPE: H5Tclose(id); break;
+    case H5I_DATASPACE: H5Sclose(id); break;
+    case H5I_DATASET: H5Dclose(id); break;
+    case H5I_ATTR: H5Aclose(id); break;
+    case H5I_GENPROP_LST: H5Pclose(id); break;
+    default: break;
+    }
+    if (pending >= 0) H5Eset_current_stack(pending); /* also releases `pending` */
+}
+
+static hid_t vlen_str_type(void)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0) return t;
+    if (H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+/* Link creation list that creates missing parent groups. */
+static hid_t make_lcpl(void)
+{
+    hid_t p = H5Pcreate(H5P_LINK_CREATE);
+    if (p < 0) return p;
+    if (H5Pset_create_intermediate_group(p, 1) < 0 || H5Pset_char_encoding(p, H5T_CSET_UTF8) < 0) {
+        H5Pclose(p);
+        return -1;
+    }
+    return p;
+}
+
+/* Does every component of path exist? (H5Lexists fails on a missing parent.) */
+static int path_exists(hid_t file, const char *path)
+{
+    if (!path || !path[0]) return 0;
+    if (!strcmp(path, "/")) return 1;
+    size_t len = strlen(path);
+    char *p = malloc(len + 1);
+    if (!p) return 0;
+    memcpy(p, path, len + 1);
+    int ok = 1;
+    for (size_t i = 1; i <= len && ok; i++) {
+        if (p[i] != '/' && p[i] != 0) continue;
+        char c = p[i];
+        p[i] = 0;
+        if (p[0] && strcmp(p, "/") && H5Lexists(file, p, H5P_DEFAULT) <= 0) ok = 0;
+        p[i] = c;
+    }
+    if (ok && H5Oexists_by_name(file, path, H5P_DEFAULT) <= 0) ok = 0;  /* dangling soft link */
+    free(p);
+    H5Eclear2(H5E_DEFAULT);
+    return ok;
+}
+
+/* Before creating an object at path: it must not exist and every existing parent must be a
+ * group (HDF5's own message for a dataset parent is "message type not found"). */
+static int check_new_path(const sc_h5 *f, const char *path, sc_err *err)
+{
+    size_t len = strlen(path);
+    char *p = malloc(len + 1);
+    if (!p) return sc_fail(err, SC_EIO, "out of memory");
+    memcpy(p, path, len + 1);
+    int rc = SC_OK;
+    for (size_t i = 1; i < len && rc == SC_OK; i++) {
+        if (p[i] != '/') continue;
+        p[i] = 0;
+        if (path_exists(f->file, p)) {
+            hid_t o = H5Oopen(f->file, p, H5P_DEFAULT);
+            H5I_type_t t = o >= 0 ? H5Iget_type(o) : H5I_BADID;
+            if (o >= 0) H5Oclose(o);
+            if (t != H5I_GROUP)
+                rc = sc_fail(err, SC_EINPUT, "%s:%s%s: cannot create: %s%s is not a group", f->path, lead(path), path,
+                             lead(p), p);
+        }
+        p[i] = '/';
+    }
+    free(p);
+    H5Eclear2(H5E_DEFAULT);
+    if (rc == SC_OK && path_exists(f->file, path))
+        rc = sc_fail(err, SC_EINPUT, "%s:%s%s: already exists", f->path, lead(path), path);
+    return rc;
+}
+
+/* Write a scalar (space) attribute, replacing an existing one of that name. */
+static herr_t put_attr(hid_t obj, const char *name, hid_t type, hid_t space, const void *buf)
+{
+    if (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0) return -1;
+    hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0) return -1;
+    herr_t r = H5Awrite(a, type, buf);
+    close_id(a);
+    return r;
+}
+
+static herr_t put_attr_str(hid_t obj, const char *name, const char *value)
+{
+    hid_t t = vlen_str_type(), s = H5Screate(H5S_SCALAR);
+    herr_t r = -1;
+    if (t >= 0 && s >= 0) r = put_attr(obj, name, t, s, &value);
+    close_id(t);
+    close_id(s);
+    return r;
+}
+
+/* Fixed-length ASCII string attribute: the form the H5DS convention uses for CLASS/NAME. */
+static herr_t put_attr_fixed_str(hid_t obj, const char *name, const char *value)
+{
+    hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR);
+    herr_t r = -1;
+    if (t >= 0 && s >= 0 && H5Tset_size(t, strlen(value) + 1) >= 0 && H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0)
+        r = put_attr(obj, name, t, s, value);
+    close_id(t);
+    close_id(s);
+    return r;
+}
+
+static herr_t put_units_desc(hid_t obj, const char *units, const char *description)
+{
+    if (units && put_attr_str(obj, "units", units) < 0) return -1;
+    if (description && put_attr_str(obj, "description", description) < 0) return -1;
+    return 0;
+}
+
+static const char *class_name(H5T_class_t c)
+{
+    switch (c) {
+    case H5T_INTEGER: return "integer";
+    case H5T_FLOAT: return "float";
+    case H5T_STRING: return "string";
+    case H5T_COMPOUND: return "compound";
+    case H5T_ENUM: return "enum";
+    case H5T_REFERENCE: return "reference";
+    case H5T_ARRAY: return "array";
+    case H5T_VLEN: return "variable-length";
+    case H5T_OPAQUE: return "opaque";
+    case H5T_BITFIELD: return "bitfield";
+    default: return "unknown-type";
+    }
+}
+
+/* "1-D float of shape 12" / "2-D integer of shape 100 x 3" / "scalar string" */
+static void describe_found(char *buf, size_t n, H5T_class_t cls, int rank, const hsize_t *dims)
+{
+    if (rank == 0) {
+        snprintf(buf, n, "scalar %s", class_name(cls));
+        return;
+    }
+    size_t k = (size_t)snprintf(buf, n, "%d-D %s of shape ", rank, class_name(cls));
+    for (int i = 0; i < rank && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? " x %llu" : "%llu", (unsigned long long)dims[i]);
+}
+
+/* "a 2-D integer dataset with 4 columns" */
+static void describe_expected(char *buf, size_t n, int rank, const size_t *dims, const char *kind)
+{
+    size_t k = (size_t)snprintf(buf, n, "a %d-D %s dataset", rank, kind);
+    int any = 0;
+    for (int i = 0; dims && i < rank; i++) any |= dims[i] != 0;
+    if (!any || k >= n) return;
+    if (rank == 1) {
+        snprintf(buf + k, n - k, " with %zu elements", dims[0]);
+    } else if (rank == 2 && dims[0] == 0) {
+        snprintf(buf + k, n - k, " with %zu columns", dims[1]);
+    } else if (rank == 2 && dims[1] == 0) {
+        snprintf(buf + k, n - k, " with %zu rows", dims[0]);
+    } else {
+        k += (size_t)snprintf(buf + k, n - k, " of shape ");
+        for (int i = 0; i < rank && k < n; i++) {
+            const char *sep = i ? " x " : "";
+            if (dims[i]) k += (size_t)snprintf(buf + k, n - k, "%s%zu", sep, dims[i]);
+            else k += (size_t)snprintf(buf + k, n - k, "%sany", sep);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* files */
+
+static sc_h5 *h5_new(const char *path, sc_err *err)
+{
+    sc_h5 *f = sc_alloc(err, 1, sizeof *f);
+    if (!f) return NULL;
+    f->file = -1;
+    size_t len = strlen(path);
+    f->path = malloc(len + 1);
+    f->tmp = malloc(len + 5);
+    if (!f->path || !f->tmp) {
+        free(f->path);
+        free(f->tmp);
+        free(f);
+        sc_fail(err, SC_EIO, "out of memory");
+        return NULL;
+    }
+    memcpy(f->path, path, len + 1);
+    snprintf(f->tmp, len + 5, "%s.tmp", path);
+    return f;
+}
+
+static void h5_free(sc_h5 *f)
+{
+    free(f->path);
+    free(f->tmp);
+    free(f);
+}
+
+/* Strong close: H5Fclose really closes the file even if an object was left open. */
+static hid_t make_fapl(void)
+{
+    hid_t p = H5Pcreate(H5P_FILE_ACCESS);
+    if (p >= 0 && H5Pset_fclose_degree(p, H5F_CLOSE_STRONG) < 0) {
+        H5Pclose(p);
+        return -1;
+    }
+    return p;
+}
+
+int sc_h5_create(const char *path, sc_h5 **out, sc_err *err)
+{
+    h5_init();
+    if (out) *out = NULL;
+    if (!path || !path[0] || !out) return sc_fail(err, SC_EIO, "sc_h5_create: no path");
+    sc_h5 *f = h5_new(path, err);
+    if (!f) return SC_EIO;
+    /* Probe with open(2) first: its errno makes a clearer message than HDF5's stack. */
+    int fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) {
+        int e = errno;
+        sc_fail(err, SC_EIO, "%s: cannot create %s: %s", path, f->tmp, strerror(e));
+        h5_free(f);
+        return SC_EIO;
+    }
+    close(fd);
+    hid_t fapl = make_fapl();
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    f->file = fapl >= 0 && fcpl >= 0 ? H5Fcreate(f->tmp, H5F_ACC_TRUNC, fcpl, fapl) : -1;
+    if (f->file < 0) {
+        char reason[512];
+        h5_reason(reason, sizeof reason);
+        sc_fail(err, SC_EIO, "%s: cannot create HDF5 file %s: %s", path, f->tmp, reason);
+    }
+    close_id(fapl);
+    close_id(fcpl);
+    if (f->file < 0) {
+        unlink(f->tmp);
+        h5_free(f);
+        return SC_EIO;
+    }
+    f->writable = 1;
+    *out = f;
+    return SC_OK;
+}
+
+static void series_free_all(sc_h5 *f)
+{
+    sc_h5_series *s = f->series;
+    while (s) {
+        sc_h5_series *next = s->next;
+        close_id(s->dset);
+        free(s->buf);
+        free(s->path);
+        free(s->attached);
+        free(s);
+        s = next;
+    }
+    f->series = NULL;
+}
+
+/* Close the HDF5 file, warning about objects somebody left open (a leak in this layer). */
+static int close_file(sc_h5 *f, sc_err *err)
+{
+    int rc = SC_OK;
+    if (f->file < 0) return rc;
+    ssize_t open_objs = H5Fget_obj_count(f->file, H5F_OBJ_ALL | H5F_OBJ_LOCAL);
+    if (open_objs > 1) sc_log_warn("%s: %zd HDF5 objects left open at close", f->path, open_objs - 1);
+    if (H5Fclose(f->file) < 0) {
+        char reason[512];
+        h5_reason(reason, sizeof reason);
+        rc = sc_fail(err, SC_EIO, "%s: cannot close %s: %s", f->path, f->writable ? f->tmp : f->path, reason);
+    }
+    f->file = -1;
+    return rc;
+}
+
+static int series_write(sc_h5_series *s, sc_err *err);
+
+int sc_h5_commit(sc_h5 *f, sc_err *err)
+{
+    if (!f) return sc_fail(err, SC_EIO, "sc_h5_commit: no file");
+    if (!f->writable) {
+        sc_h5_close(f);
+        return sc_fail(err, SC_EIO, "sc_h5_commit: file was opened read-only");
+    }
+    int rc = SC_OK;
+    for (sc_h5_series *s = f->series; s && rc == SC_OK; s = s->next) rc = series_write(s, err);
+    series_free_all(f);
+    int rc2 = close_file(f, rc == SC_OK ? err : NULL);
+    if (rc == SC_OK) rc = rc2;
+    if (rc == SC_OK) {
+        /* fsync before rename so the rename never exposes a file whose data is still in flight */
+        int fd = open(f->tmp, O_RDONLY);
+        if (fd < 0 || fsync(fd) != 0)
+            rc = sc_fail(err, SC_EIO, "%s: cannot sync %s: %s", f->path, f->tmp, strerror(errno));
+        if (fd >= 0) close(fd);
+    }
+    if (rc == SC_OK && rename(f->tmp, f->path) != 0)
+        rc = sc_fail(err, SC_EIO, "%s: cannot rename %s onto it: %s", f->path, f->tmp, strerror(errno));
+    if (rc != SC_OK) unlink(f->tmp);
+    h5_free(f);
+    return rc;
+}
+
+void sc_h5_abort(sc_h5 *f)
+{
+    if (!f) return;
+    series_free_all(f);
+    close_file(f, NULL);
+    if (f->writable) unlink(f->tmp);
+    h5_free(f);
+}
+
+int sc_h5_open(const char *path, sc_h5 **out, sc_err *err)
+{
+    h5_init();
+    if (out) *out = NULL;
+    if (!path || !path[0] || !out) return sc_fail(err, SC_EIO, "sc_h5_open: no path");
+    struct stat st;
+    if (stat(path, &st) != 0) return sc_fail(err, SC_EIO, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) return sc_fail(err, SC_EIO, "%s: is a directory", path);
+    if (access(path, R_OK) != 0) return sc_fail(err, SC_EIO, "%s: %s", path, strerror(errno));
+    htri_t is = H5Fis_hdf5(path);
+    if (is == 0) return sc_fail(err, SC_EINPUT, "%s: not an HDF5 file", path);
+    if (is < 0) {
+        char reason[512];
+        h5_reason(reason, sizeof reason);
+        return sc_fail(err, SC_EIO, "%s: cannot check HDF5 signature: %s", path, reason);
+    }
+    sc_h5 *f = h5_new(path, err);
+    if (!f) return SC_EIO;
+    hid_t fapl = make_fapl();
+    f->file = fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
+    int rc = SC_OK;
+    if (f->file < 0) {
+        char reason[512];
+        h5_reason(reason, sizeof reason);
+        rc = sc_fail(err, SC_EIO, "%s: cannot open HDF5 file: %s", path, reason);
+    }
+    close_id(fapl);
+    if (rc != SC_OK) {
+        h5_free(f);
+        return rc;
+    }
+    *out = f;
+    return SC_OK;
+}
+
+void sc_h5_close(sc_h5 *f)
+{
+    if (!f) return;
+    if (f->writable) {
+        sc_log_warn("%s: closed without commit; output discarded", f->path);
+        sc_h5_abort(f);
+        return;
+    }
+    close_file(f, NULL);
+    h5_free(f);
+}
+
+const char *sc_h5_filename(const sc_h5 *f) { return f ? f->path : ""; }
+
+long sc_h5_live_ids(void)
+{
+    h5_init();
+    ssize_t n = H5Fget_obj_count((hid_t)H5F_OBJ_ALL, H5F_OBJ_ALL);
+    H5Eclear2(H5E_DEFAULT);
+    return n < 0 ? -1 : (long)n;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* groups, attributes, provenance */
+
+/* Open the object at obj_path; on failure a "missing" message. */
+static hid_t open_obj(sc_h5 *f, const char *obj_path, sc_err *err)
+{
+    if (!path_exists(f->file, obj_path)) {
+        sc_fail(err, SC_EINPUT, "%s:%s%s: missing", f->path, lead(obj_path), obj_path);
+        return -1;
+    }
+    hid_t o = H5Oopen(f->file, obj_path, H5P_DEFAULT);
+    if (o < 0) fail_h5(f, err, SC_EINPUT, obj_path, "cannot open");
+    return o;
+}
+
+int sc_h5_group(sc_h5 *f, const char *path, const char *description, sc_err *err)
+{
+    int rc = check_writable(f, path, err);
+    if (rc) return rc;
+    hid_t g = -1, lcpl = -1, gcpl = -1;
+    if (path_exists(f->file, path)) {
+        g = H5Oopen(f->file, path, H5P_DEFAULT);
+        if (g < 0) return fail_h5(f, err, SC_EIO, path, "cannot open group");
+        if (H5Iget_type(g) != H5I_GROUP) {
+            H5Oclose(g);
+            return sc_fail(err, SC_EINPUT, "%s:%s%s: exists and is not a group", f->path, lead(path), path);
+        }
+    } else {
+        if ((rc = check_new_path(f, path, err))) return rc;
+        lcpl = make_lcpl();
+        gcpl = H5Pcreate(H5P_GROUP_CREATE);
+        if (lcpl >= 0 && gcpl >= 0) H5Pset_obj_track_times(gcpl, 0);
+        g = lcpl >= 0 && gcpl >= 0 ? H5Gcreate2(f->file, path, lcpl, gcpl, H5P_DEFAULT) : -1;
+        if (g < 0) rc = fail_h5(f, err, SC_EIO, path, "cannot create group");
+    }
+    if (rc == SC_OK && put_units_desc(g, NULL, description) < 0)
+        rc = fail_h5(f, err, SC_EIO, path, "cannot write description");
+    close_id(g);
+    close_id(lcpl);
+    close_id(gcpl);
+    return rc;
+}
+
+/* Write one attribute of (type, space) on obj_path. */
+static int attr_write(sc_h5 *f, const char *obj_path, const char *name, hid_t type, hid_t space, const void *buf,
+                      sc_err *err)
+{
+    int rc = check_writable(f, obj_path, err);
+    if (rc) return rc;
+    if (!name || !name[0]) return sc_fail(err, SC_EINPUT, "%s:%s%s: empty attribute name", f->path, lead(obj_path), obj_path);
+    if (type < 0 || space < 0) return fail_h5(f, err, SC_EIO, obj_path, "cannot create attribute type");
+    hid_t o = open_obj(f, obj_path, err);
+    if (o < 0) return err ? err->code : SC_EINPUT;
+    if (put_attr(o, name, type, space, buf) < 0) {
+        char what[300];
+        snprintf(what, sizeof what, "cannot write attribute '%s'", name);
+        rc = fail_h5(f, err, SC_EIO, obj_path, what);
+    }
+    H5Oclose(o);
+    return rc;
+}
+
+int sc_h5_attr_str(sc_h5 *f, const char *obj_path, const char *name, const char *value, sc_err *err)
+{
+    h5_init();
+    const char *v = value ? value : "";
+    hid_t t = vlen_str_type(), s = H5Screate(H5S_SCALAR);
+    int rc = attr_write(f, obj_path, name, t, s, &v, err);
+    close_id(t);
+    close_id(s);
+    return rc;
+}
+
+int sc_h5_attr_f64(sc_h5 *f, const char *obj_path, const char *name, double value, sc_err *err)
+{
+    h5_init();
+    hid_t s = H5Screate(H5S_SCALAR);
+    int rc = attr_write(f, obj_path, name, H5T_NATIVE_DOUBLE, s, &value, err);
+    close_id(s);
+    return rc;
+}
+
+int sc_h5_attr_i64(sc_h5 *f, const char *obj_path, const char *name, long long value, sc_err *err)
+{
+    h5_init();
+    hid_t s = H5Screate(H5S_SCALAR);
+    int rc = attr_write(f, obj_path, name, H5T_NATIVE_LLONG, s, &value, err);
+    close_id(s);
+    return rc;
+}
+
+int sc_h5_attr_f64_array(sc_h5 *f, const char *obj_path, const char *name, size_t n, const double *v, sc_err *err)
+{
+    h5_init();
+    if (n > 0 && !v) return sc_fail(err, SC_EINPUT, "sc_h5_attr_f64_array: no values");
+    hsize_t d = n;
+    hid_t s = n ? H5Screate_simple(1, &d, NULL) : H5Screate(H5S_NULL);
+    double none = 0; /* HDF5 wants a buffer even for an empty attribute */
+    int rc = attr_write(f, obj_path, name, H5T_NATIVE_DOUBLE, s, n ? (const void *)v : &none, err);
+    close_id(s);
+    return rc;
+}
+
+/* Characters a POSIX shell passes through unquoted. */
+static int shell_safe(const char *a)
+{
+    if (!a[0]) return 0;
+    for (const char *p = a; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("_-+=:,./@%", c)))
+            return 0;
+    }
+    return 1;
+}
+
+/* argv joined with spaces, single-quoting arguments that need it ('it'\''s'). */
+static char *join_command_line(int argc, char *const *argv)
+{
+    size_t cap = 1;
+    for (int i = 0; i < argc; i++) cap += 4 * strlen(argv[i] ? argv[i] : "") + 3;
+    char *s = malloc(cap), *p = s;
+    if (!s) return NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i] ? argv[i] : "";
+        if (i) *p++ = ' ';
+        if (shell_safe(a)) {
+            size_t l = strlen(a);
+            memcpy(p, a, l);
+            p += l;
+            continue;
+        }
+        *p++ = '\'';
+        for (const char *q = a; *q; q++) {
+            if (*q == '\'') {
+                memcpy(p, "'\\''", 4);
+                p += 4;
+            } else {
+                *p++ = *q;
+            }
+        }
+        *p++ = '\'';
+    }
+    *p = 0;
+    return s;
+}
+
+int sc_h5_provenance(sc_h5 *f, const char *schema, int argc, char *const *argv, const char *config_text,
+                     sc_err *err)
+{
+    int rc = check_writable(f, "/", err);
+    if (rc) return rc;
+    char version[128], stamp[32], host[256];
+    snprintf(version, sizeof version, "%s+%s", SC_VERSION, SC_GIT_REV);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = 0;
+    char *cmd = join_command_line(argc > 0 && argv ? argc : 0, argv);
+    if (!cmd) return sc_fail(err, SC_EIO, "out of memory");
+    if ((rc = sc_h5_attr_str(f, "/", "softcon_version", version, err)) == SC_OK &&
+        (rc = sc_h5_attr_str(f, "/", "schema", schema ? schema : "", err)) == SC_OK &&
+        (rc = sc_h5_attr_str(f, "/", "created_by", cmd, err)) == SC_OK &&
+        (rc = sc_h5_attr_str(f, "/", "created_at", stamp, err)) == SC_OK &&
+        (rc = sc_h5_attr_str(f, "/", "host", host, err)) == SC_OK && config_text)
+        rc = sc_h5_attr_str(f, "/", "config", config_text, err);
+    free(cmd);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* datasets */
+
+/* Chunk shape for a static dataset: halve leading dims until a chunk is <= target. */
+static void pick_chunk(int rank, const hsize_t *dims, size_t elsize, hsize_t *chunk)
+{
+    for (int i = 0; i < rank; i++) chunk[i] = dims[i] ? dims[i] : 1;
+    for (;;) {
+        size_t bytes = elsize;
+        for (int i = 0; i < rank; i++) bytes *= (size_t)chunk[i];
+        if (bytes <= CHUNK_TARGET_BYTES / 4) return;
+        int i = 0;
+        while (i < rank && chunk[i] == 1) i++;
+        if (i == rank) return;
+        chunk[i] = (chunk[i] + 1) / 2;
+    }
+}
+
+static int write_dataset(sc_h5 *f, const char *path, int rank, const size_t *dims, hid_t file_type, hid_t mem_type,
+                         const void *data, const char *units, const char *description, sc_err *err)
+{
+    int rc = check_writable(f, path, err);
+    if (rc) return rc;
+    if (rank < 1 || rank > 3 || !dims)
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: dataset rank %d not in 1..3", f->path, lead(path), path, rank);
+    hsize_t hd[3], chunk[3];
+    size_t total = 1, elsize = H5Tget_size(file_type);
+    for (int i = 0; i < rank; i++) {
+        hd[i] = dims[i];
+        if (dims[i] && total > SIZE_MAX / dims[i])
+            return sc_fail(err, SC_EINPUT, "%s:%s%s: dataset too large", f->path, lead(path), path);
+        total *= dims[i];
+    }
+    if (total > 0 && !data) return sc_fail(err, SC_EINPUT, "%s:%s%s: no data", f->path, lead(path), path);
+    if ((rc = check_new_path(f, path, err))) return rc;
+    hid_t space = H5Screate_simple(rank, hd, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), lcpl = make_lcpl(), d = -1;
+    if (space < 0 || dcpl < 0 || lcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) {
+        rc = fail_h5(f, err, SC_EIO, path, "cannot set up dataset");
+        goto done;
+    }
+    if (total > 0 && total > SMALL_DATASET_BYTES / elsize) {
+        pick_chunk(rank, hd, elsize, chunk);
+        if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 4) < 0) {
+            rc = fail_h5(f, err, SC_EIO, path, "cannot set up compression");
+            goto done;
+        }
+    }
+    d = H5Dcreate2(f->file, path, file_type, space, lcpl, dcpl, H5P_DEFAULT);
+    if (d < 0) {
+        rc = fail_h5(f, err, SC_EIO, path, "cannot create dataset");
+        goto done;
+    }
+    if (total > 0 && H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+        rc = fail_h5(f, err, SC_EIO, path, "cannot write dataset");
+        goto done;
+    }
+    if (put_units_desc(d, units, description) < 0) rc = fail_h5(f, err, SC_EIO, path, "cannot write attributes");
+done:
+    close_id(d);
+    close_id(space);
+    close_id(dcpl);
+    close_id(lcpl);
+    return rc;
+}
+
+int sc_h5_write_f64(sc_h5 *f, const char *path, int rank, const size_t *dims, const double *data, const char *units,
+                    const char *description, sc_err *err)
+{
+    h5_init();
+    return write_dataset(f, path, rank, dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, data, units, description, err);
+}
+
+int sc_h5_write_i32(sc_h5 *f, const char *path, int rank, const size_t *dims, const int *data,
+                    const char *description, sc_err *err)
+{
+    h5_init();
+    return write_dataset(f, path, rank, dims, H5T_STD_I32LE, H5T_NATIVE_INT, data, NULL, description, err);
+}
+
+int sc_h5_write_strings(sc_h5 *f, const char *path, size_t n, const char *const *strs, const char *description,
+                        sc_err *err)
+{
+    h5_init();
+    if (n > 0 && !strs) return sc_fail(err, SC_EINPUT, "sc_h5_write_strings: no strings");
+    const char **tmp = sc_alloc(err, n, sizeof *tmp);
+    if (!tmp) return SC_EIO;
+    for (size_t i = 0; i < n; i++) tmp[i] = strs[i] ? strs[i] : "";
+    hid_t t = vlen_str_type();
+    size_t dims[1] = {n};
+    int rc = t < 0 ? fail_h5(f, err, SC_EIO, path, "cannot create string type")
+                   : write_dataset(f, path, 1, dims, t, t, tmp, NULL, description, err);
+    close_id(t);
+    free(tmp);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* time series */
+
+/* Rewrite the scale's REFERENCE_LIST from s->attached (H5DS keeps one entry per attachment). */
+static herr_t write_reference_list(sc_h5_series *scale)
+{
+    reflist_entry *e = malloc(scale->nattached * sizeof *e);
+    if (!e) return -1;
+    for (size_t i = 0; i < scale->nattached; i++) {
+        e[i].ref = scale->attached[i];
+        e[i].dim = 0;
+    }
+    hsize_t n = scale->nattached;
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(reflist_entry));
+    hid_t s = H5Screate_simple(1, &n, NULL);
+    herr_t r = -1;
+    if (t >= 0 && s >= 0 && H5Tinsert(t, "dataset", HOFFSET(reflist_entry, ref), H5T_STD_REF_OBJ) >= 0 &&
+        H5Tinsert(t, "dimension", HOFFSET(reflist_entry, dim), H5T_NATIVE_INT) >= 0)
+        r = put_attr(scale->dset, "REFERENCE_LIST", t, s, e);
+    close_id(t);
+    close_id(s);
+    free(e);
+    return r;
+}
+
+/* Attach s's dim 0 to the timeline: DIMENSION_LIST on s, REFERENCE_LIST on the timeline. */
+static int attach_scale(sc_h5 *f, sc_h5_series *s, sc_h5_series *scale, sc_err *err)
+{
+    hobj_ref_t scale_ref, ds_ref;
+    if (H5Rcreate(&scale_ref, f->file, scale->path, H5R_OBJECT, -1) < 0 ||
+        H5Rcreate(&ds_ref, f->file, s->path, H5R_OBJECT, -1) < 0)
+        return fail_h5(f, err, SC_EIO, s->path, "cannot reference the time scale");
+    hvl_t list[MAX_SERIES_RANK];
+    for (int i = 0; i < s->rank; i++) {
+        list[i].len = 0;
+        list[i].p = NULL;
+    }
+    list[0].len = 1;
+    list[0].p = &scale_ref;
+    hsize_t n = (hsize_t)s->rank;
+    hid_t t = H5Tvlen_create(H5T_STD_REF_OBJ), sp = H5Screate_simple(1, &n, NULL);
+    herr_t r = t >= 0 && sp >= 0 ? put_attr(s->dset, "DIMENSION_LIST", t, sp, list) : -1;
+    int rc = r < 0 ? fail_h5(f, err, SC_EIO, s->path, "cannot write DIMENSION_LIST") : SC_OK;
+    close_id(t);
+    close_id(sp);
+    if (rc) return rc;
+    hobj_ref_t *grown = realloc(scale->attached, (scale->nattached + 1) * sizeof *grown);
+    if (!grown) return sc_fail(err, SC_EIO, "out of memory");
+    scale->attached = grown;
+    scale->attached[scale->nattached++] = ds_ref;
+    if (write_reference_list(scale) < 0) return fail_h5(f, err, SC_EIO, scale->path, "cannot write REFERENCE_LIST");
+    return SC_OK;
+}
+
+static int series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank,
+                         const size_t *sample_dims, int is_int, const char *units, const char *description,
+                         sc_h5_series **out, sc_err *err)
+{
+    h5_init();
+    if (out) *out = NULL;
+    int rc = check_writable(f, path, err);
+    if (rc) return rc;
+    if (!out) return sc_fail(err, SC_EINPUT, "sc_h5_series_create: no output handle");
+    if (sample_rank < 0 || sample_rank > MAX_SERIES_RANK - 1 || (sample_rank > 0 && !sample_dims))
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: sample rank %d not in 0..%d", f->path, lead(path), path, sample_rank,
+                       MAX_SERIES_RANK - 1);
+    if (timeline && (!timeline->is_scale || timeline->file != f))
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: the given timeline is not a time scale of this file", f->path,
+                       lead(path), path);
+    if ((rc = check_new_path(f, path, err))) return rc;
+    sc_h5_series *s = sc_alloc(err, 1, sizeof *s);
+    if (!s) return SC_EIO;
+    s->file = f;
+    s->dset = -1;
+    s->is_int = is_int;
+    s->rank = 1 + sample_rank;
+    size_t elsize = is_int ? sizeof(int) : sizeof(double);
+    s->sample_bytes = elsize;
+    for (int i = 0; i < sample_rank; i++) {
+        if (sample_dims[i] == 0 || s->sample_bytes > SIZE_MAX / 2 / sample_dims[i]) {
+            free(s);
+            return sc_fail(err, SC_EINPUT, "%s:%s%s: bad sample dimension %zu", f->path, lead(path), path,
+                           sample_dims[i]);
+        }
+        s->dims[1 + i] = sample_dims[i];
+        s->sample_bytes *= sample_dims[i];
+    }
+    size_t rows = CHUNK_TARGET_BYTES / s->sample_bytes;
+    s->rows = rows < 1 ? 1 : rows > SERIES_MAX_ROWS ? SERIES_MAX_ROWS : rows;
+    size_t plen = strlen(path);
+    s->path = malloc(plen + 2);
+    s->buf = malloc(s->rows * s->sample_bytes);
+    if (!s->path || !s->buf) {
+        free(s->path);
+        free(s->buf);
+        free(s);
+        return sc_fail(err, SC_EIO, "out of memory for series %s", path);
+    }
+    snprintf(s->path, plen + 2, "%s%s", lead(path), path);
+
+    hsize_t cur[MAX_SERIES_RANK], max[MAX_SERIES_RANK], chunk[MAX_SERIES_RANK];
+    cur[0] = 0;
+    max[0] = H5S_UNLIMITED;
+    chunk[0] = s->rows;
+    for (int i = 1; i < s->rank; i++) cur[i] = max[i] = chunk[i] = s->dims[i];
+    hid_t space = H5Screate_simple(s->rank, cur, max);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), lcpl = make_lcpl();
+    if (space < 0 || dcpl < 0 || lcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 ||
+        H5Pset_chunk(dcpl, s->rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 4) < 0) {
+        rc = fail_h5(f, err, SC_EIO, path, "cannot set up series");
+    } else {
+        s->dset = H5Dcreate2(f->file, s->path, is_int ? H5T_STD_I32LE : H5T_IEEE_F64LE, space, lcpl, dcpl,
+                             H5P_DEFAULT);
+        if (s->dset < 0) rc = fail_h5(f, err, SC_EIO, path, "cannot create series");
+    }
+    close_id(space);
+    close_id(dcpl);
+    close_id(lcpl);
+    if (rc == SC_OK && put_units_desc(s->dset, units, description) < 0)
+        rc = fail_h5(f, err, SC_EIO, path, "cannot write attributes");
+    /* link in before attaching so that any failure below still frees s with the file */
+    s->next = f->series;
+    f->series = s;
+    if (rc == SC_OK && timeline) rc = attach_scale(f, s, timeline, err);
+    if (rc == SC_OK) *out = s;
+    return rc;
+}
+
+int sc_h5_timeline_create(sc_h5 *f, const char *time_path, sc_h5_series **out, sc_err *err)
+{
+    sc_h5_series *s = NULL;
+    int rc = series_create(f, time_path, NULL, 0, NULL, 0, "s", "sample time", &s, err);
+    if (rc) return rc;
+    const char *name = strrchr(s->path, '/');
+    name = name ? name + 1 : s->path;
+    if (put_attr_fixed_str(s->dset, "CLASS", "DIMENSION_SCALE") < 0 || put_attr_fixed_str(s->dset, "NAME", name) < 0)
+        return fail_h5(f, err, SC_EIO, time_path, "cannot mark as dimension scale");
+    s->is_scale = 1;
+    *out = s;
+    return SC_OK;
+}
+
+int sc_h5_series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank,
+                        const size_t *sample_dims, const char *units, const char *description,
+                        sc_h5_series **out, sc_err *err)
+{
+    return series_create(f, path, timeline, sample_rank, sample_dims, 0, units, description, out, err);
+}
+
+int sc_h5_series_create_i32(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank,
+                            const size_t *sample_dims, const char *description, sc_h5_series **out, sc_err *err)
+{
+    return series_create(f, path, timeline, sample_rank, sample_dims, 1, NULL, description, out, err);
+}
+
+/* Write the buffered samples not yet in the file; when the buffer holds a whole chunk, start
+ * the next one. Writing only unflushed rows keeps every chunk-aligned write a whole chunk in the
+ * common (no mid-run flush) case. */
+static int series_write(sc_h5_series *s, sc_err *err)
+{
+    if (s->nbuf == s->nflushed) return SC_OK;
+    sc_h5 *f = s->file;
+    int rc = SC_OK;
+    hsize_t ext[MAX_SERIES_RANK], off[MAX_SERIES_RANK], cnt[MAX_SERIES_RANK];
+    for (int i = 0; i < s->rank; i++) {
+        ext[i] = cnt[i] = s->dims[i];
+        off[i] = 0;
+    }
+    ext[0] = s->start + s->nbuf;
+    off[0] = s->start + s->nflushed;
+    cnt[0] = s->nbuf - s->nflushed;
+    hid_t fs = -1, ms = -1;
+    if (H5Dset_extent(s->dset, ext) < 0) {
+        rc = fail_h5(f, err, SC_EIO, s->path, "cannot extend series");
+        goto done;
+    }
+    fs = H5Dget_space(s->dset);
+    ms = H5Screate_simple(s->rank, cnt, NULL);
+    if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
+        H5Dwrite(s->dset, s->is_int ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT,
+                 s->buf + s->nflushed * s->sample_bytes) < 0) {
+        rc = fail_h5(f, err, SC_EIO, s->path, "cannot write series samples");
+        goto done;
+    }
+    s->nflushed = s->nbuf;
+    if (s->nbuf == s->rows) {
+        s->start += s->rows;
+        s->nbuf = s->nflushed = 0;
+    }
+done:
+    close_id(fs);
+    close_id(ms);
+    return rc;
+}
+
+static int series_append(sc_h5_series *s, const void *sample, int is_int, sc_err *err)
+{
+    if (!s || !sample) return sc_fail(err, SC_EINPUT, "series append: no series or sample");
+    if (s->is_int != is_int)
+        return sc_fail(err, SC_EINPUT, "%s:%s: series holds %s values", s->file->path, s->path,
+                       s->is_int ? "integer" : "float");
+    if (s->nbuf == s->rows) {  /* a previous chunk write failed: retry before reusing the buffer */
+        int rc = series_write(s, err);
+        if (rc) return rc;
+    }
+    memcpy(s->buf + s->nbuf * s->sample_bytes, sample, s->sample_bytes);
+    s->nbuf++;
+    return s->nbuf == s->rows ? series_write(s, err) : SC_OK;
+}
+
+int sc_h5_series_append(sc_h5_series *s, const double *sample, sc_err *err)
+{
+    return series_append(s, sample, 0, err);
+}
+
+int sc_h5_series_append_i32(sc_h5_series *s, const int *sample, sc_err *err)
+{
+    return series_append(s, sample, 1, err);
+}
+
+size_t sc_h5_series_length(const sc_h5_series *s) { return s ? (size_t)s->start + s->nbuf : 0; }
+
+int sc_h5_flush(sc_h5 *f, sc_err *err)
+{
+    int rc = check_writable(f, "/", err);
+    if (rc) return rc;
+    for (sc_h5_series *s = f->series; s; s = s->next)
+        if ((rc = series_write(s, err))) return rc;
+    if (H5Fflush(f->file, H5F_SCOPE_LOCAL) < 0) return fail_h5(f, err, SC_EIO, "/", "cannot flush");
+    return SC_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* reading */
+
+int sc_h5_exists(sc_h5 *f, const char *path)
+{
+    if (!f || f->file < 0) return 0;
+    return path_exists(f->file, path);
+}
+
+typedef struct {
+    hid_t dset, type, space;
+    H5T_class_t cls;
+    int rank;
+    hsize_t dims[H5S_MAX_RANK];
+} dset_info;
+
+static void info_close(dset_info *d)
+{
+    close_id(d->type);
+    close_id(d->space);
+    close_id(d->dset);
+    d->dset = d->type = d->space = -1;
+}
+
+/* Open a dataset and read its class and shape. On an object that is not a dataset, say so
+ * against `expected`. */
+static int open_dataset(sc_h5 *f, const char *path, const char *expected, dset_info *d, sc_err *err)
+{
+    d->dset = d->type = d->space = -1;
+    if (!f || f->file < 0) return sc_fail(err, SC_EIO, "HDF5: no file");
+    if (!path || !path[0]) return sc_fail(err, SC_EINPUT, "%s: empty HDF5 path", f->path);
+    hid_t o = open_obj(f, path, err);
+    if (o < 0) return err ? err->code : SC_EINPUT;
+    H5I_type_t it = H5Iget_type(o);
+    if (it != H5I_DATASET) {
+        H5Oclose(o);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: expected %s, found a %s", f->path, lead(path), path, expected,
+                       it == H5I_GROUP ? "group" : "named datatype");
+    }
+    d->dset = o;
+    d->type = H5Dget_type(o);
+    d->space = H5Dget_space(o);
+    if (d->type < 0 || d->space < 0) {
+        int rc = fail_h5(f, err, SC_EIO, path, "cannot inspect dataset");
+        info_close(d);
+        return rc;
+    }
+    d->cls = H5Tget_class(d->type);
+    d->rank = H5Sget_simple_extent_ndims(d->space);
+    if (d->rank < 0) d->rank = 0;
+    H5Sget_simple_extent_dims(d->space, d->dims, NULL);
+    return SC_OK;
+}
+
+/* Common part of read_f64/read_i32: open, check class/rank/dims, allocate. */
+static int read_numeric_prepare(sc_h5 *f, const char *path, int rank, size_t *dims_inout, int want_int,
+                                dset_info *d, size_t *total, sc_err *err)
+{
+    char expected[256], found[256];
+    if (rank < 1 || rank > 3 || !dims_inout)
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: read rank %d not in 1..3", f ? f->path : "?", lead(path),
+                       path ? path : "", rank);
+    describe_expected(expected, sizeof expected, rank, dims_inout, want_int ? "integer" : "numeric");
+    int rc = open_dataset(f, path, expected, d, err);
+    if (rc) return rc;
+    int ok = (d->cls == H5T_INTEGER || (!want_int && d->cls == H5T_FLOAT)) && d->rank == rank;
+    for (int i = 0; ok && i < rank; i++) ok = !dims_inout[i] || dims_inout[i] == d->dims[i];
+    if (!ok) {
+        describe_found(found, sizeof found, d->cls, d->rank, d->dims);
+        info_close(d);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: expected %s, found %s", f->path, lead(path), path, expected, found);
+    }
+    *total = 1;
+    for (int i = 0; i < rank; i++) *total *= (size_t)d->dims[i];
+    return SC_OK;
+}
+
+int sc_h5_read_f64(sc_h5 *f, const char *path, int rank, size_t *dims_inout, double **data, sc_err *err)
+{
+    h5_init();
+    if (data) *data = NULL;
+    if (!data) return sc_fail(err, SC_EINPUT, "sc_h5_read_f64: no output");
+    dset_info d;
+    size_t total;
+    int rc = read_numeric_prepare(f, path, rank, dims_inout, 0, &d, &total, err);
+    if (rc) return rc;
+    double *buf = sc_alloc(err, total, sizeof *buf);
+    if (!buf) rc = SC_EIO;
+    else if (total && H5Dread(d.dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+        rc = fail_h5(f, err, SC_EIO, path, "cannot read dataset");
+    info_close(&d);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    for (int i = 0; i < rank; i++) dims_inout[i] = (size_t)d.dims[i];
+    *data = buf;
+    return SC_OK;
+}
+
+int sc_h5_read_i32(sc_h5 *f, const char *path, int rank, size_t *dims_inout, int **data, sc_err *err)
+{
+    h5_init();
+    if (data) *data = NULL;
+    if (!data) return sc_fail(err, SC_EINPUT, "sc_h5_read_i32: no output");
+    dset_info d;
+    size_t total;
+    int rc = read_numeric_prepare(f, path, rank, dims_inout, 1, &d, &total, err);
+    if (rc) return rc;
+    int *buf = sc_alloc(err, total, sizeof *buf);
+    /* Wider integers go through long long so out-of-range values are an error, not clipped. */
+    int wide = H5Tget_size(d.type) > 4 || (H5Tget_size(d.type) == 4 && H5Tget_sign(d.type) == H5T_SGN_NONE);
+    long long *wbuf = wide ? sc_alloc(err, total, sizeof *wbuf) : NULL;
+    if (!buf || (wide && !wbuf)) {
+        rc = SC_EIO;
+    } else if (total && !wide) {
+        if (H5Dread(d.dset, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+            rc = fail_h5(f, err, SC_EIO, path, "cannot read dataset");
+    } else if (total) {
+        if (H5Dread(d.dset, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, wbuf) < 0) {
+            rc = fail_h5(f, err, SC_EIO, path, "cannot read dataset");
+        } else {
+            for (size_t i = 0; i < total && rc == SC_OK; i++) {
+                if (wbuf[i] < INT_MIN || wbuf[i] > INT_MAX)
+                    rc = sc_fail(err, SC_EINPUT, "%s:%s%s: element %zu = %lld does not fit a 32-bit integer",
+                                 f->path, lead(path), path, i, wbuf[i]);
+                buf[i] = (int)wbuf[i];
+            }
+        }
+    }
+    free(wbuf);
+    info_close(&d);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    for (int i = 0; i < rank; i++) dims_inout[i] = (size_t)d.dims[i];
+    *data = buf;
+    return SC_OK;
+}
+
+void sc_h5_free_strings(char **strs, size_t n)
+{
+    if (!strs) return;
+    for (size_t i = 0; i < n; i++) free(strs[i]);
+    free(strs);
+}
+
+static char *dup_str(const char *s, size_t maxlen)
+{
+    size_t l = s ? strnlen(s, maxlen) : 0;
+    char *d = malloc(l + 1);
+    if (!d) return NULL;
+    if (l) memcpy(d, s, l);
+    d[l] = 0;
+    return d;
+}
+
+/* Read n string elements of (obj, ftype) into malloc'd copies; reader is H5Dread or H5Aread. */
+static int read_string_elems(sc_h5 *f, const char *path, hid_t obj, int is_attr, hid_t ftype, size_t n, char **out,
+                             sc_err *err)
+{
+    int rc = SC_OK;
+    htri_t is_var = H5Tis_variable_str(ftype);
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    size_t fsize = H5Tget_size(ftype);
+    if (mt < 0 || is_var < 0 || H5Tset_cset(mt, H5Tget_cset(ftype)) < 0 ||
+        H5Tset_size(mt, is_var ? H5T_VARIABLE : fsize + 1) < 0 ||
+        (!is_var && H5Tset_strpad(mt, H5T_STR_NULLTERM) < 0)) {
+        close_id(mt);
+        return fail_h5(f, err, SC_EIO, path, "cannot set up string type");
+    }
+    if (is_var) {
+        char **raw = sc_alloc(err, n, sizeof *raw);
+        if (!raw) {
+            close_id(mt);
+            return SC_EIO;
+        }
+        herr_t r = is_attr ? H5Aread(obj, mt, raw) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw);
+        if (r < 0) {
+            rc = fail_h5(f, err, SC_EIO, path, "cannot read strings");
+        } else {
+            for (size_t i = 0; i < n && rc == SC_OK; i++)
+                if (!(out[i] = dup_str(raw[i], SIZE_MAX))) rc = sc_fail(err, SC_EIO, "out of memory");
+            /* the vlen payload was allocated by HDF5: give it back the way it came */
+            hsize_t hn = n;
+            hid_t sp = H5Screate_simple(1, &hn, NULL);
+            if (sp >= 0) H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, raw);
+            close_id(sp);
+        }
+        free(raw);
+    } else {
+        char *raw = sc_alloc(err, n, fsize + 1);
+        if (!raw) {
+            close_id(mt);
+            return SC_EIO;
+        }
+        herr_t r = is_attr ? H5Aread(obj, mt, raw) : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw);
+        if (r < 0) rc = fail_h5(f, err, SC_EIO, path, "cannot read strings");
+        for (size_t i = 0; i < n && rc == SC_OK; i++)
+            if (!(out[i] = dup_str(raw + i * (fsize + 1), fsize))) rc = sc_fail(err, SC_EIO, "out of memory");
+        free(raw);
+    }
+    close_id(mt);
+    return rc;
+}
+
+int sc_h5_read_strings(sc_h5 *f, const char *path, size_t *n, char ***strs, sc_err *err)
+{
+    h5_init();
+    if (strs) *strs = NULL;
+    if (n) *n = 0;
+    if (!n || !strs) return sc_fail(err, SC_EINPUT, "sc_h5_read_strings: no output");
+    dset_info d;
+    int rc = open_dataset(f, path, "a 1-D string dataset", &d, err);
+    if (rc) return rc;
+    if (d.cls != H5T_STRING || d.rank > 1) {
+        char found[256];
+        describe_found(found, sizeof found, d.cls, d.rank, d.dims);
+        info_close(&d);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: expected a 1-D string dataset, found %s", f->path, lead(path), path,
+                       found);
+    }
+    size_t count = d.rank == 0 ? 1 : (size_t)d.dims[0];
+    char **out = sc_alloc(err, count, sizeof *out);
+    if (!out) rc = SC_EIO;
+    else if (count) rc = read_string_elems(f, path, d.dset, 0, d.type, count, out, err);
+    info_close(&d);
+    if (rc) {
+        sc_h5_free_strings(out, count);
+        return rc;
+    }
+    *strs = out;
+    *n = count;
+    return SC_OK;
+}
+
+/* Open attribute `name` on obj_path and check it holds one element of an allowed class. */
+static int open_attr(sc_h5 *f, const char *obj_path, const char *name, const char *expected, int allow_int,
+                     int allow_float, int allow_str, hid_t *obj_out, hid_t *attr_out, hid_t *type_out, sc_err *err)
+{
+    *obj_out = *attr_out = *type_out = -1;
+    if (!f || f->file < 0) return sc_fail(err, SC_EIO, "HDF5: no file");
+    if (!obj_path || !name) return sc_fail(err, SC_EINPUT, "%s: no attribute name", f->path);
+    hid_t o = open_obj(f, obj_path, err);
+    if (o < 0) return err ? err->code : SC_EINPUT;
+    if (H5Aexists(o, name) <= 0) {
+        H5Oclose(o);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: attribute '%s' missing", f->path, lead(obj_path), obj_path, name);
+    }
+    hid_t a = H5Aopen(o, name, H5P_DEFAULT);
+    hid_t t = a >= 0 ? H5Aget_type(a) : -1;
+    hid_t s = a >= 0 ? H5Aget_space(a) : -1;
+    if (a < 0 || t < 0 || s < 0) {
+        int rc = fail_h5(f, err, SC_EIO, obj_path, "cannot open attribute");
+        close_id(s);
+        close_id(t);
+        close_id(a);
+        H5Oclose(o);
+        return rc;
+    }
+    H5T_class_t cls = H5Tget_class(t);
+    hssize_t npts = H5Sget_simple_extent_npoints(s);
+    close_id(s);
+    int ok = npts == 1 && ((allow_int && cls == H5T_INTEGER) || (allow_float && cls == H5T_FLOAT) ||
+                           (allow_str && cls == H5T_STRING));
+    if (!ok) {
+        close_id(t);
+        close_id(a);
+        H5Oclose(o);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: attribute '%s': expected a scalar %s, found %s with %lld elements",
+                       f->path, lead(obj_path), obj_path, name, expected, class_name(cls), (long long)npts);
+    }
+    *obj_out = o;
+    *attr_out = a;
+    *type_out = t;
+    return SC_OK;
+}
+
+int sc_h5_read_attr_str(sc_h5 *f, const char *obj_path, const char *name, char **out, sc_err *err)
+{
+    h5_init();
+    if (out) *out = NULL;
+    if (!out) return sc_fail(err, SC_EINPUT, "sc_h5_read_attr_str: no output");
+    hid_t o, a, t;
+    int rc = open_attr(f, obj_path, name, "string", 0, 0, 1, &o, &a, &t, err);
+    if (rc) return rc;
+    rc = read_string_elems(f, obj_path, a, 1, t, 1, out, err);
+    close_id(t);
+    close_id(a);
+    H5Oclose(o);
+    return rc;
+}
+
+int sc_h5_read_attr_f64(sc_h5 *f, const char *obj_path, const char *name, double *out, sc_err *err)
+{
+    h5_init();
+    if (!out) return sc_fail(err, SC_EINPUT, "sc_h5_read_attr_f64: no output");
+    hid_t o, a, t;
+    int rc = open_attr(f, obj_path, name, "number", 1, 1, 0, &o, &a, &t, err);
+    if (rc) return rc;
+    if (H5Aread(a, H5T_NATIVE_DOUBLE, out) < 0) rc = fail_h5(f, err, SC_EIO, obj_path, "cannot read attribute");
+    close_id(t);
+    close_id(a);
+    H5Oclose(o);
+    return rc;
+}
+
+int sc_h5_read_attr_i64(sc_h5 *f, const char *obj_path, const char *name, long long *out, sc_err *err)
+{
+    h5_init();
+    if (!out) return sc_fail(err, SC_EINPUT, "sc_h5_read_attr_i64: no output");
+    hid_t o, a, t;
+    int rc = open_attr(f, obj_path, name, "integer", 1, 0, 0, &o, &a, &t, err);
+    if (rc) return rc;
+    if (H5Aread(a, H5T_NATIVE_LLONG, out) < 0) rc = fail_h5(f, err, SC_EIO, obj_path, "cannot read attribute");
+    close_id(t);
+    close_id(a);
+    H5Oclose(o);
+    return rc;
+}

@@ -1,0 +1,101 @@
+/* The HDF5 layer: every softcon file is written and read through here, and h5.c is the only
+ * file that includes hdf5.h. Outputs are self-describing (units/description attributes, root
+ * provenance, time as a dimension scale) and written atomically: all writes go to
+ * "<path>.tmp", which sc_h5_commit renames onto <path> and sc_h5_abort deletes.
+ *
+ * Paths are HDF5 paths from the file root ("/skin/weights"; the leading '/' may be omitted).
+ * Read errors are SC_EINPUT and name "file:/path" and what was expected; I/O failures are
+ * SC_EIO. Not thread-safe (the serial HDF5 library is not). */
+#ifndef SC_H5_H
+#define SC_H5_H
+#include <stddef.h>
+#include "core/status.h"
+
+typedef struct sc_h5 sc_h5;
+typedef struct sc_h5_series sc_h5_series;
+
+/* ---- files ---- */
+/* Create "<path>.tmp" (truncating a stale one) for writing. */
+int sc_h5_create(const char *path, sc_h5 **out, sc_err *err);
+/* Flush buffered series, close, fsync and rename the tmp file onto path. Always consumes f:
+ * on failure the tmp file is removed and nothing at path is touched. */
+int sc_h5_commit(sc_h5 *f, sc_err *err);
+/* Close and unlink the tmp file; path is left as it was. NULL is a no-op. */
+void sc_h5_abort(sc_h5 *f);
+/* Open read-only. Missing/unreadable -> SC_EIO; not HDF5 -> SC_EINPUT "x.h5: not an HDF5 file". */
+int sc_h5_open(const char *path, sc_h5 **out, sc_err *err);
+/* Close a handle from sc_h5_open. On a handle from sc_h5_create this is sc_h5_abort. */
+void sc_h5_close(sc_h5 *f);
+/* The final path (not the tmp path) as given to create/open. */
+const char *sc_h5_filename(const sc_h5 *f);
+
+/* ---- writing ---- */
+/* Root attributes softcon_version, schema, created_by (argv joined, shell-quoted where needed),
+ * created_at (UTC ISO 8601), host and, when config_text != NULL, config. */
+int sc_h5_provenance(sc_h5 *f, const char *schema, int argc, char *const *argv, const char *config_text,
+                     sc_err *err);
+/* Create a group and any missing parents (an existing group is fine); description may be NULL. */
+int sc_h5_group(sc_h5 *f, const char *path, const char *description, sc_err *err);
+/* Datasets of rank 1..3 with row-major dims; parents are created. `units` ("1" for
+ * dimensionless) and `description` attributes are written when non-NULL. Datasets over 64 KiB
+ * are chunked with shuffle + deflate(4), smaller ones contiguous. */
+int sc_h5_write_f64(sc_h5 *f, const char *path, int rank, const size_t *dims, const double *data,
+                    const char *units, const char *description, sc_err *err);
+int sc_h5_write_i32(sc_h5 *f, const char *path, int rank, const size_t *dims, const int *data,
+                    const char *description, sc_err *err);
+/* 1-D dataset of n variable-length UTF-8 strings (a NULL entry is stored as ""). */
+int sc_h5_write_strings(sc_h5 *f, const char *path, size_t n, const char *const *strs, const char *description,
+                        sc_err *err);
+/* Scalar attributes on the object at obj_path ("/" = root); an existing one is replaced. */
+int sc_h5_attr_str(sc_h5 *f, const char *obj_path, const char *name, const char *value, sc_err *err);
+int sc_h5_attr_f64(sc_h5 *f, const char *obj_path, const char *name, double value, sc_err *err);
+int sc_h5_attr_i64(sc_h5 *f, const char *obj_path, const char *name, long long value, sc_err *err);
+int sc_h5_attr_f64_array(sc_h5 *f, const char *obj_path, const char *name, size_t n, const double *v,
+                         sc_err *err);
+
+/* ---- time series ----
+ * A timeline is a 1-D extendible f64 dataset (units "s") marked as an HDF5 dimension scale
+ * (the H5DS convention: CLASS/NAME/REFERENCE_LIST attributes). A series is an extendible
+ * dataset of shape (time, sample_dims...) chunked along time (64..256 samples per chunk,
+ * fewer only for samples over 16 KiB), shuffle + deflate(4), whose dim 0 is attached to the
+ * timeline (DIMENSION_LIST). Appends go to a one-chunk buffer written when full, on
+ * sc_h5_flush and on commit. Series handles belong to the file and die with it; appending to
+ * the timeline itself is the caller's job (one time value per sample). */
+int sc_h5_timeline_create(sc_h5 *f, const char *time_path, sc_h5_series **out, sc_err *err);
+/* sample_rank 0..3 (0 = one scalar per time); timeline may be NULL (no scale attached). */
+int sc_h5_series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank,
+                        const size_t *sample_dims, const char *units, const char *description,
+                        sc_h5_series **out, sc_err *err);
+int sc_h5_series_create_i32(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank,
+                            const size_t *sample_dims, const char *description, sc_h5_series **out,
+                            sc_err *err);
+int sc_h5_series_append(sc_h5_series *s, const double *sample, sc_err *err);
+int sc_h5_series_append_i32(sc_h5_series *s, const int *sample, sc_err *err);
+/* Samples appended so far (buffered ones included). */
+size_t sc_h5_series_length(const sc_h5_series *s);
+/* Write all buffered samples and flush HDF5 to disk, so the tmp file is a valid file holding
+ * everything appended so far (a failed run can then still commit what it has). */
+int sc_h5_flush(sc_h5 *f, sc_err *err);
+
+/* ---- reading ----
+ * read_f64 accepts any integer or float dataset (converted); read_i32 any integer dataset whose
+ * values fit an int. dims_inout[rank]: on input the expected extent per dimension (0 = any),
+ * on output the actual dims. *data is malloc'd (free()); a dataset with no elements gives a
+ * valid 1-element allocation. */
+int sc_h5_exists(sc_h5 *f, const char *path); /* 1 if an object exists at path, else 0 */
+int sc_h5_read_f64(sc_h5 *f, const char *path, int rank, size_t *dims_inout, double **data, sc_err *err);
+int sc_h5_read_i32(sc_h5 *f, const char *path, int rank, size_t *dims_inout, int **data, sc_err *err);
+/* 1-D (or scalar) string dataset, variable- or fixed-length. */
+int sc_h5_read_strings(sc_h5 *f, const char *path, size_t *n, char ***strs, sc_err *err);
+void sc_h5_free_strings(char **strs, size_t n);
+/* Scalar (or one-element) attributes; *out of read_attr_str is malloc'd. */
+int sc_h5_read_attr_str(sc_h5 *f, const char *obj_path, const char *name, char **out, sc_err *err);
+int sc_h5_read_attr_f64(sc_h5 *f, const char *obj_path, const char *name, double *out, sc_err *err);
+int sc_h5_read_attr_i64(sc_h5 *f, const char *obj_path, const char *name, long long *out, sc_err *err);
+
+/* Number of open HDF5 file objects in the process (files, groups, datasets, attributes,
+ * committed types): a before/after difference in tests exposes an unclosed handle. (HDF5 has
+ * no public count of transient dataspaces/types/property lists.) */
+long sc_h5_live_ids(void);
+
+#endif
