@@ -1,0 +1,598 @@
+/* Rigid skeleton on ODE with stable PD servos ([L13] 4.1, eq. 1-5). The only file that
+ * includes ode.h.
+ *
+ * Stable PD through an ODE motor row. For every constraint row ODE solves (step.cpp and
+ * quickstep.cpp both scale the row's rhs and CFM by 1/h before the LCP)
+ *     (J M^-1 J^T + CFM/h) lambda = c/h - J (v_t/h + M^-1 f),   v_t+1 = v_t + h M^-1 (f + J^T lambda)
+ * which, multiplied by h, is exactly
+ *     J v_t+1 = c - CFM lambda            ([L13] eq. 3 with C = -CFM)
+ * with lambda the row's force (torque for an angular row). A motor row has J v = q' (the
+ * joint rate along the axis) and c = the target velocity. Choosing
+ *     c = (kp/kd)(q~ - q_t),   CFM = 1/kd
+ * gives lambda = kd (c - q'_t+1) = kp (q~ - q_t) - kd q'_t+1: the PD torque of eq. 1 with
+ * the damper evaluated at the END of the step, and since lambda enters M (v_t+1 - v_t)/h =
+ * f + J^T lambda this is eq. 4, i.e. eq. 5's (M + hD)^-1 solve, done by ODE's own LCP
+ * together with all joint constraints. FMax = torque limit turns the row into a boxed LCP
+ * variable |lambda| <= limit, so saturation is handled inside the same solve. For one hinge
+ * of inertia I this is w_t+1 = (I w_t + h kp (q~ - q_t)) / (I + h kd) (tests check it). */
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ode/ode.h>
+#include "core/log.h"
+#include "sim/skeleton.h"
+
+#ifndef dDOUBLE
+#error "softcon needs ODE built in double precision (dReal == double)"
+#endif
+
+/* Per bone in a snapshot: pos 3, q 4, lvel 3, avel 3, force 3, torque 3, target 4, motor 3. */
+#define SNAP_PER_BONE 26
+/* Speeds beyond this are a diverged simulation, stopped before ODE overflows into its asserts. */
+#define SC_SKELETON_MAX_SPEED 1e9
+
+struct sc_skeleton {
+    int nb;
+    sc_skeleton_opts opts;
+    dWorldID world;
+    dBodyID *body;
+    dJointID *joint;          /* ball or hinge to the parent; NULL for the root */
+    dJointID *amotor;         /* servo of ball joints (3 axes) and of hinges with stops (1 axis) */
+    dJointFeedback *fb;       /* servo feedback per bone (the amotor, else the hinge) */
+    int *parent, *type;
+    char (*name)[SC_NAME_LEN];
+    double *com_local;        /* [3nb] bone-frame centre of mass (origin -> com) */
+    double *mass;             /* [nb] */
+    double *inertia;          /* [9nb] about the com, bone frame */
+    double *kp, *kd, *tlim;
+    double *axis;             /* [3nb] hinge axis, bone frame */
+    sc_quat *target;          /* [nb] */
+    double *motor_tau;        /* [3nb] last step, world */
+    double *explicit_tau;     /* [3nb] this step's explicit servo torque (kd == 0) */
+    double *pre_axis, *pre_r; /* [3nb] hinge world axis and anchor - com before the step */
+    unsigned long seed;       /* this skeleton's quickstep shuffle stream */
+};
+
+/* ---- ODE process setup ------------------------------------------------------------------ */
+
+static pthread_once_t g_ode_once = PTHREAD_ONCE_INIT;
+/* Quickstep shuffles rows with ODE's process-global dRand(); each skeleton keeps its own seed
+ * and swaps it in under this lock, so runs do not depend on what other skeletons did. */
+static pthread_mutex_t g_rand_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void ode_message(int num, const char *msg, va_list ap)
+{
+    char buf[512];
+    vsnprintf(buf, sizeof buf, msg, ap);
+    sc_log_warn("ODE message %d: %s", num, buf);
+}
+
+static void ode_init_once(void)
+{
+    dInitODE2(0);
+    dSetMessageHandler(ode_message);
+}
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+static sc_quat body_q(dBodyID b)
+{
+    const dReal *q = dBodyGetQuaternion(b);
+    sc_quat r = {q[0], q[1], q[2], q[3]};
+    return r;
+}
+static sc_vec3 v3d(const dReal *a) { return sc_v3(a[0], a[1], a[2]); }
+static double wrap_pi(double a) { return remainder(a, 2 * SC_PI); }
+
+/* Angle of the twist of q about the unit axis a (swing-twist decomposition). */
+static double twist_angle(sc_quat q, sc_vec3 a)
+{
+    double p = q.x * a.x + q.y * a.y + q.z * a.z;
+    return wrap_pi(2 * atan2(p, q.w));
+}
+
+static int all_finite(const double *a, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!isfinite(a[i])) return 0;
+    return 1;
+}
+
+void sc_skeleton_default_opts(sc_skeleton_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->gravity[1] = -9.81;
+    o->exact_solver = 0;
+    o->iterations = 20;
+    o->erp = 0.2;
+    o->cfm = 1e-10;
+    o->fix_root = 0;
+    o->finite_rotation = 1;
+}
+
+/* ---- validation ------------------------------------------------------------------------- */
+
+static int validate(const sc_model *m, sc_err *err)
+{
+    if (m->nbones < 1) return sc_fail(err, SC_EINPUT, "skeleton: model has %d bones", m->nbones);
+    if (!m->parent || !m->joint_type || !m->joint_pos || !m->bone_mass || !m->bone_com || !m->bone_inertia)
+        return sc_fail(err, SC_EINPUT, "skeleton: model lacks skeleton arrays");
+    for (int b = 0; b < m->nbones; b++) {
+        const char *nm = m->bone_name ? m->bone_name[b] : "?";
+        if (b == 0 && (m->parent[0] != -1 || m->joint_type[0] != SC_JOINT_FREE))
+            return sc_fail(err, SC_EINPUT, "skeleton: bone 0 '%s' must be the root with a free joint", nm);
+        if (b > 0) {
+            if (m->parent[b] < 0 || m->parent[b] >= b)
+                return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has parent %d (needs 0 <= parent < %d)", b, nm,
+                               m->parent[b], b);
+            int t = m->joint_type[b];
+            if (t != SC_JOINT_BALL && t != SC_JOINT_HINGE)
+                return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' joint type %d (non-root joints are ball or hinge)",
+                               b, nm, t);
+            if (t == SC_JOINT_HINGE) {
+                if (!m->hinge_axis) return sc_fail(err, SC_EINPUT, "skeleton: hinge bone %d '%s' but no hinge axes", b, nm);
+                double n = sc_v3_norm(sc_v3_load(m->hinge_axis + 3 * b));
+                if (!(n > 1e-9) || !isfinite(n))
+                    return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has a degenerate hinge axis", b, nm);
+            }
+            if (m->kp && m->kd && (!(m->kp[b] >= 0) || !(m->kd[b] >= 0) || !isfinite(m->kp[b]) || !isfinite(m->kd[b])))
+                return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has invalid PD gains kp %g kd %g", b, nm, m->kp[b],
+                               m->kd[b]);
+        }
+        if (!(m->bone_mass[b] > 0) || !isfinite(m->bone_mass[b]))
+            return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has mass %g (must be > 0)", b, nm, m->bone_mass[b]);
+        if (!all_finite(m->joint_pos + 3 * b, 3) || !all_finite(m->bone_com + 3 * b, 3) ||
+            !all_finite(m->bone_inertia + 9 * b, 9))
+            return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has non-finite geometry or inertia", b, nm);
+        sc_mat3 in;
+        for (int i = 0; i < 9; i++) in.m[i / 3][i % 3] = m->bone_inertia[9 * b + i];
+        double asym = 0, scale = fabs(sc_m3_trace(in));
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) asym = fmax(asym, fabs(in.m[i][j] - in.m[j][i]));
+        double e[3];
+        sc_mat3 v;
+        sc_m3_sym_eigen(in, e, &v);
+        if (asym > 1e-9 * scale || !(e[2] > 1e-12 * scale) || !(scale > 0))
+            return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' inertia is not symmetric positive definite "
+                           "(eigenvalues %g %g %g)", b, nm, e[0], e[1], e[2]);
+        /* ODE (and physics) want the principal moments to satisfy the triangle inequality. */
+        if (e[0] > (e[1] + e[2]) * (1 + 1e-9))
+            return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' principal moments %g %g %g violate the triangle "
+                           "inequality", b, nm, e[0], e[1], e[2]);
+    }
+    return SC_OK;
+}
+
+/* ---- create / free ---------------------------------------------------------------------- */
+
+void sc_skeleton_free(sc_skeleton *s)
+{
+    if (!s) return;
+    if (s->world) dWorldDestroy(s->world); /* also destroys the bodies and group-0 joints */
+    free(s->body); free(s->joint); free(s->amotor); free(s->fb); free(s->parent); free(s->type);
+    free(s->name); free(s->com_local); free(s->mass); free(s->inertia); free(s->kp); free(s->kd);
+    free(s->tlim); free(s->axis); free(s->target); free(s->motor_tau); free(s->explicit_tau);
+    free(s->pre_axis); free(s->pre_r);
+    free(s);
+}
+
+int sc_skeleton_nbones(const sc_skeleton *s) { return s->nb; }
+
+int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton **out, sc_err *err)
+{
+    *out = NULL;
+    int rc = validate(m, err);
+    if (rc) return rc;
+    sc_skeleton_opts def;
+    if (!o) { sc_skeleton_default_opts(&def); o = &def; }
+    if (!o->exact_solver && o->iterations < 1)
+        return sc_fail(err, SC_EINPUT, "skeleton: quickstep iterations %d (must be >= 1)", o->iterations);
+    pthread_once(&g_ode_once, ode_init_once);
+    dAllocateODEDataForThread(dAllocateMaskAll);
+
+    int nb = m->nbones;
+    sc_skeleton *s = sc_alloc(err, 1, sizeof *s);
+    if (!s) return SC_EIO;
+    s->nb = nb;
+    s->opts = *o;
+    s->body = sc_alloc(err, nb, sizeof *s->body);
+    s->joint = sc_alloc(err, nb, sizeof *s->joint);
+    s->amotor = sc_alloc(err, nb, sizeof *s->amotor);
+    s->fb = sc_alloc(err, nb, sizeof *s->fb);
+    s->parent = sc_alloc(err, nb, sizeof(int));
+    s->type = sc_alloc(err, nb, sizeof(int));
+    s->name = sc_alloc(err, nb, sizeof *s->name);
+    s->com_local = sc_alloc(err, 3 * nb, sizeof(double));
+    s->mass = sc_alloc(err, nb, sizeof(double));
+    s->inertia = sc_alloc(err, 9 * nb, sizeof(double));
+    s->kp = sc_alloc(err, nb, sizeof(double));
+    s->kd = sc_alloc(err, nb, sizeof(double));
+    s->tlim = sc_alloc(err, nb, sizeof(double));
+    s->axis = sc_alloc(err, 3 * nb, sizeof(double));
+    s->target = sc_alloc(err, nb, sizeof(sc_quat));
+    s->motor_tau = sc_alloc(err, 3 * nb, sizeof(double));
+    s->explicit_tau = sc_alloc(err, 3 * nb, sizeof(double));
+    s->pre_axis = sc_alloc(err, 3 * nb, sizeof(double));
+    s->pre_r = sc_alloc(err, 3 * nb, sizeof(double));
+    if (!s->body || !s->joint || !s->amotor || !s->fb || !s->parent || !s->type || !s->name || !s->com_local ||
+        !s->mass || !s->inertia || !s->kp || !s->kd || !s->tlim || !s->axis || !s->target || !s->motor_tau ||
+        !s->explicit_tau || !s->pre_axis || !s->pre_r) {
+        sc_skeleton_free(s);
+        return SC_EIO;
+    }
+
+    s->world = dWorldCreate();
+    dWorldSetGravity(s->world, o->gravity[0], o->gravity[1], o->gravity[2]);
+    dWorldSetERP(s->world, o->erp);
+    dWorldSetCFM(s->world, o->cfm);
+    dWorldSetQuickStepNumIterations(s->world, o->iterations > 0 ? o->iterations : 20);
+    dWorldSetAutoDisableFlag(s->world, 0); /* sleeping bodies would break determinism */
+
+    for (int b = 0; b < nb; b++) {
+        s->parent[b] = m->parent[b];
+        s->type[b] = m->joint_type[b];
+        if (m->bone_name) snprintf(s->name[b], SC_NAME_LEN, "%s", m->bone_name[b]);
+        else snprintf(s->name[b], SC_NAME_LEN, "bone%d", b);
+        for (int k = 0; k < 3; k++) s->com_local[3 * b + k] = m->bone_com[3 * b + k] - m->joint_pos[3 * b + k];
+        s->mass[b] = m->bone_mass[b];
+        for (int k = 0; k < 9; k++) s->inertia[9 * b + k] = 0.5 * (m->bone_inertia[9 * b + k] + m->bone_inertia[9 * b + 3 * (k % 3) + k / 3]);
+        s->kp[b] = m->kp ? m->kp[b] : 0;
+        s->kd[b] = m->kd ? m->kd[b] : 0;
+        double tl = m->torque_limit ? m->torque_limit[b] : 0;
+        s->tlim[b] = (tl > 0 && isfinite(tl)) ? tl : dInfinity; /* <= 0 means unlimited */
+        if (s->type[b] == SC_JOINT_HINGE) {
+            sc_vec3 a = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * b));
+            sc_v3_store(s->axis + 3 * b, a);
+        }
+        s->target[b] = sc_q_identity();
+
+        dBodyID bd = dBodyCreate(s->world);
+        s->body[b] = bd;
+        dMass ms;
+        const double *I = s->inertia + 9 * b;
+        dMassSetParameters(&ms, s->mass[b], 0, 0, 0, I[0], I[4], I[8], I[1], I[2], I[5]);
+        if (!dMassCheck(&ms)) {
+            sc_skeleton_free(s);
+            return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s': ODE rejects mass %g / inertia", b, s->name[b],
+                           s->mass[b]);
+        }
+        dBodySetMass(bd, &ms);
+        dBodySetPosition(bd, m->bone_com[3 * b], m->bone_com[3 * b + 1], m->bone_com[3 * b + 2]);
+        dBodySetAutoDisableFlag(bd, 0);
+        dBodySetFiniteRotationMode(bd, o->finite_rotation ? 1 : 0);
+        if (b == 0 && o->fix_root) dBodySetKinematic(bd); /* after dBodySetMass, which would undo it */
+    }
+
+    /* Joints at the rest pose, where every bone frame is the world frame. */
+    for (int b = 1; b < nb; b++) {
+        dBodyID child = s->body[b], par = s->body[s->parent[b]];
+        const double *jp = m->joint_pos + 3 * b;
+        double fm = (s->kd[b] > 0) ? s->tlim[b] : 0; /* fmax 0 leaves the motor unpowered */
+        double cfm = (s->kd[b] > 0) ? 1.0 / s->kd[b] : o->cfm;
+        if (s->type[b] == SC_JOINT_HINGE) {
+            /* body1 = child, so the hinge angle and rate are the child's relative to the parent */
+            dJointID j = dJointCreateHinge(s->world, 0);
+            dJointAttach(j, child, par);
+            dJointSetHingeAnchor(j, jp[0], jp[1], jp[2]);
+            const double *a = s->axis + 3 * b;
+            dJointSetHingeAxis(j, a[0], a[1], a[2]);
+            s->joint[b] = j;
+            int stops = m->joint_lo && m->joint_hi && m->joint_lo[3 * b] < m->joint_hi[3 * b];
+            if (stops) {
+                dJointSetHingeParam(j, dParamLoStop, fmax(m->joint_lo[3 * b], -SC_PI));
+                dJointSetHingeParam(j, dParamHiStop, fmin(m->joint_hi[3 * b], SC_PI));
+            }
+            if (s->kd[b] > 0 && stops) {
+                /* ODE merges a hinge's motor into its stop row while at the stop and then pushes
+                 * with the full FMax (infinite when unlimited) instead of the PD force, so with
+                 * stops the servo is a separate 1-axis amotor: its own LCP row next to the stop */
+                dJointID am = dJointCreateAMotor(s->world, 0);
+                dJointAttach(am, par, child);
+                dJointSetAMotorMode(am, dAMotorUser);
+                dJointSetAMotorNumAxes(am, 1);
+                dJointSetAMotorAxis(am, 0, 1, a[0], a[1], a[2]);
+                dJointSetAMotorParam(am, dParamFMax, fm);
+                dJointSetAMotorParam(am, dParamCFM, cfm);
+                dJointSetAMotorParam(am, dParamVel, 0);
+                dJointSetFeedback(am, &s->fb[b]);
+                s->amotor[b] = am;
+            } else if (s->kd[b] > 0) {
+                dJointSetHingeParam(j, dParamFMax, fm);
+                dJointSetHingeParam(j, dParamCFM, cfm);
+                dJointSetHingeParam(j, dParamVel, 0);
+                dJointSetFeedback(j, &s->fb[b]);
+            }
+        } else {
+            dJointID j = dJointCreateBall(s->world, 0);
+            dJointAttach(j, child, par);
+            dJointSetBallAnchor(j, jp[0], jp[1], jp[2]);
+            s->joint[b] = j;
+            /* body1 = parent, axes fixed in the parent frame (rel = 1) */
+            dJointID am = dJointCreateAMotor(s->world, 0);
+            dJointAttach(am, par, child);
+            dJointSetAMotorMode(am, dAMotorUser);
+            dJointSetAMotorNumAxes(am, 3);
+            dJointSetAMotorAxis(am, 0, 1, 1, 0, 0);
+            dJointSetAMotorAxis(am, 1, 1, 0, 1, 0);
+            dJointSetAMotorAxis(am, 2, 1, 0, 0, 1);
+            static const int pf[3] = {dParamFMax, dParamFMax2, dParamFMax3};
+            static const int pc[3] = {dParamCFM, dParamCFM2, dParamCFM3};
+            static const int pv[3] = {dParamVel, dParamVel2, dParamVel3};
+            for (int k = 0; k < 3; k++) {
+                dJointSetAMotorParam(am, pf[k], fm);
+                dJointSetAMotorParam(am, pc[k], cfm);
+                dJointSetAMotorParam(am, pv[k], 0);
+            }
+            dJointSetFeedback(am, &s->fb[b]);
+            s->amotor[b] = am;
+        }
+    }
+    *out = s;
+    return SC_OK;
+}
+
+/* ---- state ------------------------------------------------------------------------------ */
+
+void sc_skeleton_get_state(const sc_skeleton *s, sc_xform *pose, double *lin_vel, double *ang_vel)
+{
+    for (int b = 0; b < s->nb; b++) {
+        dBodyID bd = s->body[b];
+        sc_quat q = body_q(bd);
+        sc_vec3 rc = sc_q_rotate(q, sc_v3_load(s->com_local + 3 * b)); /* origin -> com, world */
+        sc_vec3 w = v3d(dBodyGetAngularVel(bd));
+        if (pose) {
+            pose[b].q = q;
+            pose[b].p = sc_v3_sub(v3d(dBodyGetPosition(bd)), rc);
+        }
+        if (lin_vel) sc_v3_store(lin_vel + 3 * b, sc_v3_sub(v3d(dBodyGetLinearVel(bd)), sc_v3_cross(w, rc)));
+        if (ang_vel) sc_v3_store(ang_vel + 3 * b, w);
+    }
+}
+
+void sc_skeleton_set_state(sc_skeleton *s, const sc_xform *pose, const double *lin_vel, const double *ang_vel)
+{
+    for (int b = 0; b < s->nb; b++) {
+        dBodyID bd = s->body[b];
+        sc_quat q = sc_q_normalize(pose[b].q);
+        dQuaternion dq = {q.w, q.x, q.y, q.z};
+        dBodySetQuaternion(bd, dq);
+        q = body_q(bd);
+        sc_vec3 rc = sc_q_rotate(q, sc_v3_load(s->com_local + 3 * b));
+        sc_vec3 c = sc_v3_add(pose[b].p, rc);
+        dBodySetPosition(bd, c.x, c.y, c.z);
+        sc_vec3 w = ang_vel ? sc_v3_load(ang_vel + 3 * b) : sc_v3(0, 0, 0);
+        sc_vec3 v = lin_vel ? sc_v3_load(lin_vel + 3 * b) : sc_v3(0, 0, 0);
+        v = sc_v3_add(v, sc_v3_cross(w, rc));
+        dBodySetLinearVel(bd, v.x, v.y, v.z);
+        dBodySetAngularVel(bd, w.x, w.y, w.z);
+    }
+}
+
+void sc_skeleton_bone_com(const sc_skeleton *s, int bone, double com[3], double com_vel[3])
+{
+    if (bone < 0 || bone >= s->nb) return;
+    const dReal *p = dBodyGetPosition(s->body[bone]), *v = dBodyGetLinearVel(s->body[bone]);
+    for (int k = 0; k < 3; k++) {
+        if (com) com[k] = p[k];
+        if (com_vel) com_vel[k] = v[k];
+    }
+}
+
+void sc_skeleton_add_force_at(sc_skeleton *s, int bone, const double f[3], const double p[3])
+{
+    if (bone < 0 || bone >= s->nb) { sc_log_warn("skeleton: force on bone %d of %d ignored", bone, s->nb); return; }
+    dBodyAddForceAtPos(s->body[bone], f[0], f[1], f[2], p[0], p[1], p[2]);
+}
+
+void sc_skeleton_add_torque(sc_skeleton *s, int bone, const double tau[3])
+{
+    if (bone < 0 || bone >= s->nb) { sc_log_warn("skeleton: torque on bone %d of %d ignored", bone, s->nb); return; }
+    dBodyAddTorque(s->body[bone], tau[0], tau[1], tau[2]);
+}
+
+void sc_skeleton_set_targets(sc_skeleton *s, const sc_quat *target_local)
+{
+    for (int b = 1; b < s->nb; b++) s->target[b] = sc_q_normalize(target_local[b]);
+}
+
+void sc_skeleton_local_rotations(const sc_skeleton *s, sc_quat *local)
+{
+    for (int b = 0; b < s->nb; b++) {
+        sc_quat q = body_q(s->body[b]);
+        local[b] = b == 0 ? q : sc_q_mul(sc_q_conj(body_q(s->body[s->parent[b]])), q);
+    }
+}
+
+void sc_skeleton_motor_torques(const sc_skeleton *s, double *tau)
+{
+    memcpy(tau, s->motor_tau, 3 * (size_t)s->nb * sizeof(double));
+}
+
+/* ---- step ------------------------------------------------------------------------------- */
+
+/* Motor rows from the current state and the targets ([L13] eq. 1, 4). */
+static void setup_servos(sc_skeleton *s)
+{
+    static const int pv[3] = {dParamVel, dParamVel2, dParamVel3};
+    for (int b = 1; b < s->nb; b++) {
+        double kp = s->kp[b], kd = s->kd[b];
+        sc_vec3 zero = {0, 0, 0};
+        sc_v3_store(s->explicit_tau + 3 * b, zero);
+        if (s->type[b] == SC_JOINT_HINGE) {
+            dJointID j = s->joint[b];
+            double err = wrap_pi(twist_angle(s->target[b], sc_v3_load(s->axis + 3 * b)) - dJointGetHingeAngle(j));
+            dVector3 ax, anc;
+            dJointGetHingeAxis(j, ax);
+            dJointGetHingeAnchor(j, anc);
+            const dReal *c = dBodyGetPosition(s->body[b]);
+            for (int k = 0; k < 3; k++) {
+                s->pre_axis[3 * b + k] = ax[k];
+                s->pre_r[3 * b + k] = anc[k] - c[k];
+            }
+            if (kd > 0 && s->amotor[b]) {
+                dJointSetAMotorParam(s->amotor[b], dParamVel, -kp / kd * err); /* rate a.(w_parent - w_child) */
+            } else if (kd > 0) {
+                dJointSetHingeParam(j, dParamVel, kp / kd * err);
+            } else if (kp > 0) { /* no damper: plain explicit P torque */
+                double t = fmax(-s->tlim[b], fmin(s->tlim[b], kp * err));
+                dJointAddHingeTorque(j, t);
+                sc_v3_store(s->explicit_tau + 3 * b, sc_v3_scale(v3d(ax), t));
+            }
+        } else {
+            sc_quat qp = body_q(s->body[s->parent[b]]), qc = body_q(s->body[b]);
+            sc_quat ql = sc_q_mul(sc_q_conj(qp), qc);
+            /* error rotation in the child frame, then on the parent-fixed motor axes */
+            sc_vec3 ec = sc_q_log(sc_q_mul(sc_q_conj(ql), s->target[b]));
+            sc_vec3 ep = sc_q_rotate(ql, ec);
+            if (kd > 0) {
+                /* the amotor row rate is a.(w_parent - w_child): hence the minus */
+                for (int k = 0; k < 3; k++) dJointSetAMotorParam(s->amotor[b], pv[k], -kp / kd * sc_v3_get(ep, k));
+            } else if (kp > 0) {
+                double t[3];
+                for (int k = 0; k < 3; k++) t[k] = fmax(-s->tlim[b], fmin(s->tlim[b], kp * sc_v3_get(ep, k)));
+                dJointAddAMotorTorques(s->amotor[b], -t[0], -t[1], -t[2]);
+                sc_v3_store(s->explicit_tau + 3 * b, sc_q_rotate(qp, sc_v3(t[0], t[1], t[2])));
+            }
+        }
+    }
+}
+
+static void collect_motor_torques(sc_skeleton *s)
+{
+    memset(s->motor_tau, 0, 3 * sizeof(double));
+    for (int b = 1; b < s->nb; b++) {
+        sc_vec3 t = {0, 0, 0};
+        if (s->kd[b] > 0) {
+            const dJointFeedback *f = &s->fb[b];
+            if (!s->amotor[b]) {
+                /* hinge motor, child = body1: its joint torque minus the moment of the anchor
+                 * force leaves the motor row, as the two other angular rows are normal to it */
+                sc_vec3 a = sc_v3_load(s->pre_axis + 3 * b), r = sc_v3_load(s->pre_r + 3 * b);
+                double lam = sc_v3_dot(a, sc_v3_sub(v3d(f->t1), sc_v3_cross(r, v3d(f->f1))));
+                t = sc_v3_scale(a, lam);
+            } else {
+                t = v3d(f->t2); /* child = body2 of an amotor, which has only motor rows */
+            }
+        }
+        t = sc_v3_add(t, sc_v3_load(s->explicit_tau + 3 * b));
+        sc_v3_store(s->motor_tau + 3 * b, t);
+    }
+}
+
+int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
+{
+    if (!(dt > 0) || !isfinite(dt)) return sc_fail(err, SC_EINPUT, "skeleton: time step %g (must be > 0)", dt);
+    /* ODE asserts (aborts) on non-finite quaternions, so bad input must not reach it. A
+     * refused step discards the pending loads. */
+    for (int b = 0; b < s->nb; b++) {
+        dBodyID bd = s->body[b];
+        int rc = SC_OK;
+        double v = sc_v3_norm(v3d(dBodyGetLinearVel(bd))), w = sc_v3_norm(v3d(dBodyGetAngularVel(bd)));
+        if (!all_finite(dBodyGetForce(bd), 3) || !all_finite(dBodyGetTorque(bd), 3))
+            rc = sc_fail(err, SC_ENUMERIC, "skeleton: non-finite external load on bone %d '%s'", b, s->name[b]);
+        else if (!(v < SC_SKELETON_MAX_SPEED) || !(w < SC_SKELETON_MAX_SPEED))
+            rc = sc_fail(err, SC_ENUMERIC, "skeleton: bone %d '%s' diverged (|v| %g m/s, |w| %g rad/s)", b,
+                         s->name[b], v, w);
+        if (rc) {
+            for (int k = 0; k < s->nb; k++) {
+                dBodySetForce(s->body[k], 0, 0, 0);
+                dBodySetTorque(s->body[k], 0, 0, 0);
+            }
+            return rc;
+        }
+    }
+    setup_servos(s);
+    int ok;
+    if (s->opts.exact_solver) {
+        ok = dWorldStep(s->world, dt);
+    } else {
+        pthread_mutex_lock(&g_rand_lock);
+        dRandSetSeed(s->seed);
+        ok = dWorldQuickStep(s->world, dt);
+        s->seed = dRandGetSeed();
+        pthread_mutex_unlock(&g_rand_lock);
+    }
+    if (!ok) return sc_fail(err, SC_EIO, "skeleton: ODE could not allocate its step memory");
+    collect_motor_torques(s);
+    for (int b = 0; b < s->nb; b++) {
+        dBodyID bd = s->body[b];
+        if (!all_finite(dBodyGetPosition(bd), 3) || !all_finite(dBodyGetQuaternion(bd), 4) ||
+            !all_finite(dBodyGetLinearVel(bd), 3) || !all_finite(dBodyGetAngularVel(bd), 3))
+            return sc_fail(err, SC_ENUMERIC, "skeleton: non-finite position or velocity of bone %d '%s' after the step",
+                           b, s->name[b]);
+    }
+    return SC_OK;
+}
+
+/* ---- snapshot --------------------------------------------------------------------------- */
+/* What ODE carries from step to step: body pos/q/R/velocities and the force accumulators.
+ * Joints hold only constants set at creation (anchors, axes, hinge qrel, params); the motor
+ * velocities are recomputed at every step from the targets. ODE 0.16's quickstep keeps no
+ * lambda warm-start cache (WARM_STARTING is compiled out) but shuffles rows with the global
+ * dRand() seed, which is saved per skeleton; auto-disable is off. */
+
+size_t sc_skeleton_state_size(const sc_skeleton *s) { return 1 + (size_t)SNAP_PER_BONE * s->nb; }
+
+void sc_skeleton_save(const sc_skeleton *s, double *buf)
+{
+    buf[0] = (double)s->seed; /* a 32-bit value: exact in a double */
+    double *p = buf + 1;
+    for (int b = 0; b < s->nb; b++, p += SNAP_PER_BONE) {
+        dBodyID bd = s->body[b];
+        memcpy(p, dBodyGetPosition(bd), 3 * sizeof(double));
+        memcpy(p + 3, dBodyGetQuaternion(bd), 4 * sizeof(double));
+        memcpy(p + 7, dBodyGetLinearVel(bd), 3 * sizeof(double));
+        memcpy(p + 10, dBodyGetAngularVel(bd), 3 * sizeof(double));
+        memcpy(p + 13, dBodyGetForce(bd), 3 * sizeof(double));
+        memcpy(p + 16, dBodyGetTorque(bd), 3 * sizeof(double));
+        const sc_quat *t = &s->target[b];
+        p[19] = t->w; p[20] = t->x; p[21] = t->y; p[22] = t->z;
+        memcpy(p + 23, s->motor_tau + 3 * b, 3 * sizeof(double));
+    }
+}
+
+void sc_skeleton_restore(sc_skeleton *s, const double *buf)
+{
+    s->seed = (unsigned long)buf[0];
+    const double *p = buf + 1;
+    for (int b = 0; b < s->nb; b++, p += SNAP_PER_BONE) {
+        dBodyID bd = s->body[b];
+        dBodySetPosition(bd, p[0], p[1], p[2]);
+        dBodySetQuaternion(bd, p + 3);
+        /* dBodySetQuaternion renormalizes, which can move the last bit of a quaternion that
+         * the stepper already normalized. Write the saved bits back into the body's own
+         * storage and rebuild R with ODE's dQtoR, exactly what the stepper ends with. */
+        dReal *q = (dReal *)dBodyGetQuaternion(bd);
+        memcpy(q, p + 3, 4 * sizeof(double));
+        dRfromQ((dReal *)dBodyGetRotation(bd), q);
+        dBodySetLinearVel(bd, p[7], p[8], p[9]);
+        dBodySetAngularVel(bd, p[10], p[11], p[12]);
+        dBodySetForce(bd, p[13], p[14], p[15]);
+        dBodySetTorque(bd, p[16], p[17], p[18]);
+        s->target[b].w = p[19]; s->target[b].x = p[20]; s->target[b].y = p[21]; s->target[b].z = p[22];
+        memcpy(s->motor_tau + 3 * b, p + 23, 3 * sizeof(double));
+    }
+}
+
+/* ---- diagnostics ------------------------------------------------------------------------ */
+
+void sc_skeleton_momentum(const sc_skeleton *s, double lin[3], double ang[3])
+{
+    sc_vec3 P = {0, 0, 0}, L = {0, 0, 0};
+    for (int b = 0; b < s->nb; b++) {
+        dBodyID bd = s->body[b];
+        sc_vec3 x = v3d(dBodyGetPosition(bd)), v = v3d(dBodyGetLinearVel(bd)), w = v3d(dBodyGetAngularVel(bd));
+        sc_vec3 mv = sc_v3_scale(v, s->mass[b]);
+        sc_mat3 I, R = sc_q_to_m3(body_q(bd));
+        for (int i = 0; i < 9; i++) I.m[i / 3][i % 3] = s->inertia[9 * b + i];
+        sc_mat3 Iw = sc_m3_mul_nt(sc_m3_mul(R, I), R);
+        P = sc_v3_add(P, mv);
+        L = sc_v3_add(L, sc_v3_add(sc_v3_cross(x, mv), sc_m3_mulv(Iw, w)));
+    }
+    sc_v3_store(lin, P);
+    sc_v3_store(ang, L);
+}

@@ -1,0 +1,68 @@
+/* The rigid skeleton on the Open Dynamics Engine with stable PD servos ([L13] 4.1, eq. 1-5).
+ * One ODE body per bone (placed at the bone's centre of mass), ball and hinge joints, no
+ * collision geometry. Poses and velocities at this interface refer to the bone ORIGIN (its
+ * joint), the frame in which the model's bone-local coordinates are given. ODE types stay in
+ * skeleton.c. */
+#ifndef SC_SKELETON_H
+#define SC_SKELETON_H
+#include <stddef.h>
+#include "core/mathx.h"
+#include "core/status.h"
+#include "sim/model.h"
+
+typedef struct sc_skeleton sc_skeleton;
+
+typedef struct sc_skeleton_opts {
+    double gravity[3];   /* default {0,-9.81,0} */
+    int exact_solver;    /* 1: dWorldStep (exact LCP), 0: dWorldQuickStep with `iterations` */
+    int iterations;      /* quickstep iterations, default 20 */
+    double erp, cfm;     /* global joint ERP/CFM (defaults 0.2, 1e-10) */
+    int fix_root;        /* 1: the root is kinematic (moves only as set), for tests and rigs */
+    int finite_rotation; /* 1 (default): exact rotation by w*h per step instead of ODE's
+                            first-order quaternion update */
+} sc_skeleton_opts;
+
+void sc_skeleton_default_opts(sc_skeleton_opts *o);
+/* Builds the skeleton at the model's rest pose (all bone rotations identity). Validates the
+ * skeleton part of the model (SC_EINPUT naming the bone). */
+int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton **out, sc_err *err);
+void sc_skeleton_free(sc_skeleton *s);
+int sc_skeleton_nbones(const sc_skeleton *s);
+
+/* pose[b]: rotation and ORIGIN position; lin_vel: world velocity of the origin, ang_vel: world
+ * angular velocity (3 per bone). Any output may be NULL. In set_state NULL velocities mean 0;
+ * quaternions are normalized. */
+void sc_skeleton_get_state(const sc_skeleton *s, sc_xform *pose, double *lin_vel, double *ang_vel);
+void sc_skeleton_set_state(sc_skeleton *s, const sc_xform *pose, const double *lin_vel, const double *ang_vel);
+/* World centre of mass and its velocity of one bone. */
+void sc_skeleton_bone_com(const sc_skeleton *s, int bone, double com[3], double com_vel[3]);
+
+/* External loads for the next step (cleared after each step). */
+void sc_skeleton_add_force_at(sc_skeleton *s, int bone, const double f[3], const double world_point[3]);
+void sc_skeleton_add_torque(sc_skeleton *s, int bone, const double tau[3]);
+
+/* Stable PD targets ([L13] eq. 1, 4-5): per non-root bone the target rotation of the bone
+ * relative to its parent; for hinges only the twist about the hinge axis matters. The target
+ * is held until changed; the motor rows are set up from it at the start of every step. */
+void sc_skeleton_set_targets(sc_skeleton *s, const sc_quat *target_local /* [nbones], root ignored */);
+/* local[b] = q_parent^-1 q_b (the root's is its world rotation). */
+void sc_skeleton_local_rotations(const sc_skeleton *s, sc_quat *local /* [nbones] */);
+/* Torque the servo of each bone applied to that bone in the last step (world, 3 per bone; the
+ * parent received the opposite). Root: zero. Joint stops' reactions are not included. */
+void sc_skeleton_motor_torques(const sc_skeleton *s, double *tau /* 3*nbones */);
+
+/* One step of size dt. Non-finite state afterwards -> SC_ENUMERIC naming the bone. */
+int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err);
+
+/* Snapshot of everything that determines the future (body positions, quaternions, velocities,
+ * pending loads, targets, the quickstep shuffle seed, last motor torques). Restoring it and
+ * stepping reproduces the uninterrupted run bit for bit, also into a fresh skeleton built from
+ * the same model and options. */
+size_t sc_skeleton_state_size(const sc_skeleton *s); /* number of doubles */
+void sc_skeleton_save(const sc_skeleton *s, double *buf);
+void sc_skeleton_restore(sc_skeleton *s, const double *buf);
+
+/* Total linear momentum and angular momentum about the world origin of the bones. */
+void sc_skeleton_momentum(const sc_skeleton *s, double lin[3], double ang[3]);
+
+#endif
