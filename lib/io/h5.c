@@ -1333,3 +1333,57 @@ int sc_h5_read_attr_i64(sc_h5 *f, const char *obj_path, const char *name, long l
     H5Oclose(o);
     return rc;
 }
+
+int sc_h5_create_from(const char *src, const char *path, sc_h5 **out, sc_err *err)
+{
+    h5_init();
+    *out = NULL;
+    sc_h5 *probe;
+    int rc = sc_h5_open(src, &probe, err); /* same checks and messages as reading */
+    if (rc) return rc;
+    sc_h5_close(probe);
+    sc_h5 *f = h5_new(path, err);
+    if (!f) return SC_EIO;
+    int in = open(src, O_RDONLY), outfd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (in < 0 || outfd < 0) {
+        rc = sc_fail(err, SC_EIO, "%s: cannot copy %s: %s", path, src, strerror(errno));
+    } else {
+        char buf[1 << 16];
+        ssize_t got;
+        while ((got = read(in, buf, sizeof buf)) > 0)
+            if (write(outfd, buf, (size_t)got) != got) { got = -1; break; }
+        if (got < 0) rc = sc_fail(err, SC_EIO, "%s: cannot copy %s: %s", path, src, strerror(errno));
+    }
+    if (in >= 0) close(in);
+    if (outfd >= 0) close(outfd);
+    if (!rc) {
+        hid_t fapl = make_fapl();
+        f->file = fapl >= 0 ? H5Fopen(f->tmp, H5F_ACC_RDWR, fapl) : -1;
+        close_id(fapl);
+        if (f->file < 0) {
+            char reason[512];
+            h5_reason(reason, sizeof reason);
+            rc = sc_fail(err, SC_EIO, "%s: cannot open %s for writing: %s", path, f->tmp, reason);
+        }
+    }
+    if (rc) {
+        unlink(f->tmp);
+        h5_free(f);
+        return rc;
+    }
+    f->writable = 1;
+    *out = f;
+    return SC_OK;
+}
+
+int sc_h5_delete(sc_h5 *f, const char *path, sc_err *err)
+{
+    if (!f->writable) return sc_fail(err, SC_EIO, "%s: opened read-only", f->path);
+    if (H5Lexists(f->file, path, H5P_DEFAULT) <= 0) return SC_OK;
+    if (H5Ldelete(f->file, path, H5P_DEFAULT) < 0) {
+        char reason[512];
+        h5_reason(reason, sizeof reason);
+        return sc_fail(err, SC_EIO, "%s:%s: cannot delete: %s", f->path, path, reason);
+    }
+    return SC_OK;
+}

@@ -98,4 +98,10 @@ int sc_h5_read_attr_i64(sc_h5 *f, const char *obj_path, const char *name, long l
  * no public count of transient dataspaces/types/property lists.) */
 long sc_h5_live_ids(void);
 
+/* Starts a new output as a copy of src (written to "<path>.tmp", renamed on commit), so a tool
+   can add to a file without ever modifying its input. */
+int sc_h5_create_from(const char *src, const char *path, sc_h5 **out, sc_err *err);
+/* Removes a group or dataset (and what is below it) from a writable file; absent is fine. */
+int sc_h5_delete(sc_h5 *f, const char *path, sc_err *err);
+
 #endif

@@ -1,0 +1,232 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "io/character.h"
+
+#define D1(n) (size_t[]){(size_t)(n)}
+#define D2(n, k) (size_t[]){(size_t)(n), (size_t)(k)}
+#define D3(n, k, l) (size_t[]){(size_t)(n), (size_t)(k), (size_t)(l)}
+
+int sc_character_write(sc_h5 *f, const sc_model *m, sc_err *err)
+{
+    int nb = m->nbones, nn = m->nnodes, ne = m->ntets, nf = m->nfixed, nv = m->nsurf_verts;
+    const char *names[SC_NAME_LEN * 4];
+    if (nb > (int)(sizeof names / sizeof *names)) return sc_fail(err, SC_EINPUT, "too many bones (%d)", nb);
+    for (int b = 0; b < nb; b++) names[b] = m->bone_name[b];
+    int rc;
+#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+    TRY(sc_h5_group(f, "/skeleton", "rigid skeleton; bone frames are world-aligned at rest with origin at the joint", err));
+    TRY(sc_h5_write_strings(f, "/skeleton/names", (size_t)nb, names, "bone names; bone 0 is the root", err));
+    TRY(sc_h5_write_i32(f, "/skeleton/parents", 1, D1(nb), m->parent, "parent bone index, -1 for the root", err));
+    TRY(sc_h5_write_i32(f, "/skeleton/joint_types", 1, D1(nb), m->joint_type, "0 free (root), 1 ball, 2 hinge", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/joint_pos", 2, D2(nb, 3), m->joint_pos, "m", "rest world position of each bone's joint (bone origin)", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/bone_end", 2, D2(nb, 3), m->bone_end, "m", "rest world position of each bone's tip", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/hinge_axis", 2, D2(nb, 3), m->hinge_axis, "1", "hinge axis in the bone frame (hinges)", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/joint_lo", 2, D2(nb, 3), m->joint_lo, "rad", "lower joint limits; lo > hi means no limit", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/joint_hi", 2, D2(nb, 3), m->joint_hi, "rad", "upper joint limits", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/kp", 1, D1(nb), m->kp, "N m/rad", "PD proportional gain ([L13] eq. 1)", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/kd", 1, D1(nb), m->kd, "N m s/rad", "PD damping gain, applied implicitly ([L13] eq. 4-5)", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/torque_limit", 1, D1(nb), m->torque_limit, "N m", "servo torque limit", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/mass", 1, D1(nb), m->bone_mass, "kg", "bone mass from its fixed nodes ([L13] 4.3)", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/com", 2, D2(nb, 3), m->bone_com, "m", "rest world centre of mass of each bone", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/inertia", 3, D3(nb, 3, 3), m->bone_inertia, "kg m^2", "inertia about the centre of mass, world rest axes", err));
+
+    TRY(sc_h5_group(f, "/tetmesh", "coarse volumetric mesh (TetGen), positively oriented tets", err));
+    TRY(sc_h5_write_f64(f, "/tetmesh/rest_pos", 2, D2(nn, 3), m->rest_pos, "m", "rest node positions X", err));
+    TRY(sc_h5_write_i32(f, "/tetmesh/tets", 2, D2(ne, 4), m->tets, "node indices of each tet, positive volume", err));
+    TRY(sc_h5_write_f64(f, "/tetmesh/volume", 1, D1(ne), m->tet_volume, "m^3", "rest volume of each tet", err));
+    TRY(sc_h5_write_f64(f, "/tetmesh/node_mass", 1, D1(nn), m->node_mass, "kg", "lumped node masses", err));
+    TRY(sc_h5_write_f64(f, "/tetmesh/bm_inv", 3, D3(ne, 3, 3), m->bm_inv, "1/m", "Bm^-1 of each tet, row-major ([L13] eq. 11)", err));
+    TRY(sc_h5_write_i32(f, "/tetmesh/node_bone", 1, D1(nn), m->node_bone, "bone a node is fixed to, -1 for free nodes", err));
+
+    TRY(sc_h5_group(f, "/fixed", "tet nodes rigidly attached to bones ([L13] 4.3, Figure 4)", err));
+    TRY(sc_h5_write_i32(f, "/fixed/node", 1, D1(nf), m->fixed_node, "tet node index", err));
+    TRY(sc_h5_write_i32(f, "/fixed/bone", 1, D1(nf), m->fixed_bone, "bone index", err));
+    TRY(sc_h5_write_f64(f, "/fixed/local_pos", 2, D2(nf, 3), m->fixed_local, "m", "position in the bone frame", err));
+
+    TRY(sc_h5_group(f, "/surface", "fine surface mesh embedded in the tet mesh ([L13] 4.2)", err));
+    TRY(sc_h5_write_f64(f, "/surface/vertices", 2, D2(nv, 3), m->surf_rest, "m", "rest vertex positions", err));
+    TRY(sc_h5_write_i32(f, "/surface/faces", 2, D2(m->nsurf_tris, 3), m->surf_tris, "triangles, counter-clockwise seen from outside", err));
+    TRY(sc_h5_write_i32(f, "/surface/tet", 1, D1(nv), m->surf_tet, "enclosing (or nearest) tet of each vertex", err));
+    TRY(sc_h5_write_f64(f, "/surface/bary", 2, D2(nv, 4), m->surf_bary, "1", "barycentric weights in that tet (sum 1)", err));
+
+    TRY(sc_h5_group(f, "/material", "soft-body material", err));
+    TRY(sc_h5_attr_f64(f, "/material", "density", m->density, err));
+    TRY(sc_h5_attr_str(f, "/material", "density_units", "kg/m^3", err));
+    TRY(sc_h5_attr_f64(f, "/material", "youngs_modulus", m->youngs, err));
+    TRY(sc_h5_attr_str(f, "/material", "youngs_modulus_units", "Pa", err));
+    TRY(sc_h5_attr_f64(f, "/material", "poisson_ratio", m->poisson, err));
+    if (m->skin_k > 0) {
+        TRY(sc_h5_group(f, "/skin", "skinning weights ([L13] eq. 13)", err));
+        TRY(sc_h5_write_i32(f, "/skin/topk_bone", 2, D2(nn, m->skin_k), m->skin_bone, "k most influential bones per node, -1 unused", err));
+        TRY(sc_h5_write_f64(f, "/skin/topk_weight", 2, D2(nn, m->skin_k), m->skin_w, "1", "their weights, renormalized to sum 1", err));
+    }
+#undef TRY
+    return SC_OK;
+}
+
+static int read_f(sc_h5 *f, const char *path, int rank, size_t d0, size_t d1, size_t d2, double **out, sc_err *err)
+{
+    size_t dims[3] = {d0, d1, d2};
+    return sc_h5_read_f64(f, path, rank, dims, out, err);
+}
+
+static int read_i(sc_h5 *f, const char *path, int rank, size_t d0, size_t d1, int **out, sc_err *err)
+{
+    size_t dims[2] = {d0, d1};
+    return sc_h5_read_i32(f, path, rank, dims, out, err);
+}
+
+int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *err)
+{
+    memset(m, 0, sizeof *m);
+    sc_h5 *f;
+    int rc = sc_h5_open(path, &f, err);
+    if (rc) return rc;
+    char *schema = NULL;
+    if (sc_h5_read_attr_str(f, "/", "schema", &schema, NULL) == SC_OK && strncmp(schema, "softcon.character/", 18)) {
+        rc = sc_fail(err, SC_EINPUT, "%s: schema is '%s', expected %s", path, schema, SC_CHARACTER_SCHEMA);
+        free(schema);
+        sc_h5_close(f);
+        return rc;
+    }
+    free(schema);
+    size_t nb = 0, dims[3] = {0, 0, 0};
+    char **names = NULL;
+#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+    TRY(sc_h5_read_strings(f, "/skeleton/names", &nb, &names, err));
+    if (nb < 1 || nb > 256) { rc = sc_fail(err, SC_EINPUT, "%s:/skeleton/names: expected 1..256 bones, found %zu", path, nb); goto done; }
+    m->nbones = (int)nb;
+    m->bone_name = calloc(nb, sizeof *m->bone_name);
+    if (!m->bone_name) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    for (size_t b = 0; b < nb; b++) snprintf(m->bone_name[b], SC_NAME_LEN, "%s", names[b]);
+    TRY(read_i(f, "/skeleton/parents", 1, nb, 0, &m->parent, err));
+    TRY(read_i(f, "/skeleton/joint_types", 1, nb, 0, &m->joint_type, err));
+    TRY(read_f(f, "/skeleton/joint_pos", 2, nb, 3, 0, &m->joint_pos, err));
+    TRY(read_f(f, "/skeleton/bone_end", 2, nb, 3, 0, &m->bone_end, err));
+    TRY(read_f(f, "/skeleton/hinge_axis", 2, nb, 3, 0, &m->hinge_axis, err));
+    TRY(read_f(f, "/skeleton/joint_lo", 2, nb, 3, 0, &m->joint_lo, err));
+    TRY(read_f(f, "/skeleton/joint_hi", 2, nb, 3, 0, &m->joint_hi, err));
+    TRY(read_f(f, "/skeleton/kp", 1, nb, 0, 0, &m->kp, err));
+    TRY(read_f(f, "/skeleton/kd", 1, nb, 0, 0, &m->kd, err));
+    TRY(read_f(f, "/skeleton/torque_limit", 1, nb, 0, 0, &m->torque_limit, err));
+    TRY(read_f(f, "/skeleton/mass", 1, nb, 0, 0, &m->bone_mass, err));
+    TRY(read_f(f, "/skeleton/com", 2, nb, 3, 0, &m->bone_com, err));
+    TRY(read_f(f, "/skeleton/inertia", 3, nb, 3, 3, &m->bone_inertia, err));
+    dims[0] = 0; dims[1] = 3;
+    TRY(sc_h5_read_f64(f, "/tetmesh/rest_pos", 2, dims, &m->rest_pos, err));
+    m->nnodes = (int)dims[0];
+    dims[0] = 0; dims[1] = 4;
+    TRY(sc_h5_read_i32(f, "/tetmesh/tets", 2, dims, &m->tets, err));
+    m->ntets = (int)dims[0];
+    size_t nn = (size_t)m->nnodes, ne = (size_t)m->ntets;
+    TRY(read_f(f, "/tetmesh/volume", 1, ne, 0, 0, &m->tet_volume, err));
+    TRY(read_f(f, "/tetmesh/node_mass", 1, nn, 0, 0, &m->node_mass, err));
+    TRY(read_f(f, "/tetmesh/bm_inv", 3, ne, 3, 3, &m->bm_inv, err));
+    TRY(read_i(f, "/tetmesh/node_bone", 1, nn, 0, &m->node_bone, err));
+    dims[0] = 0;
+    TRY(sc_h5_read_i32(f, "/fixed/node", 1, dims, &m->fixed_node, err));
+    m->nfixed = (int)dims[0];
+    TRY(read_i(f, "/fixed/bone", 1, (size_t)m->nfixed, 0, &m->fixed_bone, err));
+    TRY(read_f(f, "/fixed/local_pos", 2, (size_t)m->nfixed, 3, 0, &m->fixed_local, err));
+    dims[0] = 0; dims[1] = 3;
+    TRY(sc_h5_read_f64(f, "/surface/vertices", 2, dims, &m->surf_rest, err));
+    m->nsurf_verts = (int)dims[0];
+    dims[0] = 0; dims[1] = 3;
+    TRY(sc_h5_read_i32(f, "/surface/faces", 2, dims, &m->surf_tris, err));
+    m->nsurf_tris = (int)dims[0];
+    TRY(read_i(f, "/surface/tet", 1, (size_t)m->nsurf_verts, 0, &m->surf_tet, err));
+    TRY(read_f(f, "/surface/bary", 2, (size_t)m->nsurf_verts, 4, 0, &m->surf_bary, err));
+    TRY(sc_h5_read_attr_f64(f, "/material", "density", &m->density, err));
+    TRY(sc_h5_read_attr_f64(f, "/material", "youngs_modulus", &m->youngs, err));
+    TRY(sc_h5_read_attr_f64(f, "/material", "poisson_ratio", &m->poisson, err));
+    if (sc_h5_exists(f, "/skin/topk_bone")) {
+        dims[0] = nn; dims[1] = 0;
+        TRY(sc_h5_read_i32(f, "/skin/topk_bone", 2, dims, &m->skin_bone, err));
+        m->skin_k = (int)dims[1];
+        TRY(read_f(f, "/skin/topk_weight", 2, nn, (size_t)m->skin_k, 0, &m->skin_w, err));
+    } else if (require_skin) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/skin/topk_bone: missing (run skin-weights on this character first)", path);
+        goto done;
+    }
+    /* index ranges: a corrupt file must not crash the tools */
+    for (int b = 0; b < m->nbones; b++)
+        if (m->parent[b] >= b || (b > 0 && m->parent[b] < 0) || m->joint_type[b] < 0 || m->joint_type[b] > 2) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/skeleton/parents: bone %d has parent %d (parents must precede children)", path, b, m->parent[b]);
+            goto done;
+        }
+    for (size_t i = 0; i < 4 * ne; i++)
+        if (m->tets[i] < 0 || m->tets[i] >= m->nnodes) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/tetmesh/tets: tet %zu references node %d of %d", path, i / 4, m->tets[i], m->nnodes);
+            goto done;
+        }
+    for (int i = 0; i < m->nfixed; i++)
+        if (m->fixed_node[i] < 0 || m->fixed_node[i] >= m->nnodes || m->fixed_bone[i] < 0 || m->fixed_bone[i] >= m->nbones) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/fixed: entry %d is out of range", path, i);
+            goto done;
+        }
+    for (int i = 0; i < m->nsurf_verts; i++)
+        if (m->surf_tet[i] < 0 || m->surf_tet[i] >= m->ntets) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/surface/tet: vertex %d references tet %d of %d", path, i, m->surf_tet[i], m->ntets);
+            goto done;
+        }
+    for (int i = 0; i < 3 * m->nsurf_tris; i++)
+        if (m->surf_tris[i] < 0 || m->surf_tris[i] >= m->nsurf_verts) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/surface/faces: index %d out of range", path, m->surf_tris[i]);
+            goto done;
+        }
+    for (int i = 0; i < m->nnodes * m->skin_k; i++)
+        if (m->skin_bone[i] < -1 || m->skin_bone[i] >= m->nbones) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/skin/topk_bone: bone index %d out of range", path, m->skin_bone[i]);
+            goto done;
+        }
+#undef TRY
+done:
+    if (names) sc_h5_free_strings(names, nb);
+    sc_h5_close(f);
+    if (rc) sc_model_free(m);
+    return rc;
+}
+
+int sc_character_write_xdmf(const char *xdmf_path, const char *h5, const sc_model *m, int with_weights, sc_err *err)
+{
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", xdmf_path);
+    FILE *x = fopen(tmp, "w");
+    if (!x) return sc_fail(err, SC_EIO, "%s: %s", tmp, strerror(errno));
+    fprintf(x, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
+    fprintf(x, "  <Grid Name=\"tetmesh\" GridType=\"Uniform\">\n");
+    fprintf(x, "   <Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"%d\">\n", m->ntets);
+    fprintf(x, "    <DataItem Dimensions=\"%d 4\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">%s:/tetmesh/tets</DataItem>\n   </Topology>\n", m->ntets, h5);
+    fprintf(x, "   <Geometry GeometryType=\"XYZ\">\n");
+    fprintf(x, "    <DataItem Dimensions=\"%d 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/tetmesh/rest_pos</DataItem>\n   </Geometry>\n", m->nnodes, h5);
+    fprintf(x, "   <Attribute Name=\"fixed_bone\" AttributeType=\"Scalar\" Center=\"Node\">\n");
+    fprintf(x, "    <DataItem Dimensions=\"%d\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">%s:/tetmesh/node_bone</DataItem>\n   </Attribute>\n", m->nnodes, h5);
+    fprintf(x, "   <Attribute Name=\"node_mass\" AttributeType=\"Scalar\" Center=\"Node\">\n");
+    fprintf(x, "    <DataItem Dimensions=\"%d\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/tetmesh/node_mass</DataItem>\n   </Attribute>\n", m->nnodes, h5);
+    fprintf(x, "   <Attribute Name=\"volume\" AttributeType=\"Scalar\" Center=\"Cell\">\n");
+    fprintf(x, "    <DataItem Dimensions=\"%d\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/tetmesh/volume</DataItem>\n   </Attribute>\n", m->ntets, h5);
+    if (with_weights)
+        for (int b = 0; b < m->nbones; b++) {
+            /* one column of /skin/weights via a hyperslab */
+            fprintf(x, "   <Attribute Name=\"weight_%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", m->bone_name[b]);
+            fprintf(x, "    <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d 1\" Type=\"HyperSlab\">\n", m->nnodes);
+            fprintf(x, "     <DataItem Dimensions=\"3 2\" Format=\"XML\">0 %d 1 1 %d 1</DataItem>\n", b, m->nnodes);
+            fprintf(x, "     <DataItem Dimensions=\"%d %d\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/skin/weights</DataItem>\n",
+                    m->nnodes, m->nbones, h5);
+            fprintf(x, "    </DataItem>\n   </Attribute>\n");
+        }
+    fprintf(x, "  </Grid>\n");
+    fprintf(x, "  <Grid Name=\"surface\" GridType=\"Uniform\">\n");
+    fprintf(x, "   <Topology TopologyType=\"Triangle\" NumberOfElements=\"%d\">\n", m->nsurf_tris);
+    fprintf(x, "    <DataItem Dimensions=\"%d 3\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">%s:/surface/faces</DataItem>\n   </Topology>\n", m->nsurf_tris, h5);
+    fprintf(x, "   <Geometry GeometryType=\"XYZ\">\n");
+    fprintf(x, "    <DataItem Dimensions=\"%d 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/surface/vertices</DataItem>\n   </Geometry>\n", m->nsurf_verts, h5);
+    fprintf(x, "  </Grid>\n </Domain>\n</Xdmf>\n");
+    int bad = ferror(x);
+    if (fclose(x) || bad) { unlink(tmp); return sc_fail(err, SC_EIO, "%s: write failed", tmp); }
+    if (rename(tmp, xdmf_path)) { unlink(tmp); return sc_fail(err, SC_EIO, "%s: %s", xdmf_path, strerror(errno)); }
+    return SC_OK;
+}

@@ -1,0 +1,57 @@
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "io/paths.h"
+
+void sc_dirname(const char *path, char *out, size_t n)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    if (!slash) { snprintf(out, n, "."); return; }
+    size_t len = (size_t)(slash - path);
+    snprintf(out, n, "%.*s", (int)(len ? len : 1), path);
+}
+
+static int readable(const char *p) { return access(p, R_OK) == 0; }
+
+int sc_find_input(const char *name, const char *config_path, int search_mocap, const char *where,
+                  char *out, size_t n, sc_err *err)
+{
+    char tried[1536] = "";
+    size_t tl = 0;
+    char cand[PATH_MAX];
+#define TRY(...)                                                                                   \
+    do {                                                                                           \
+        snprintf(cand, sizeof cand, __VA_ARGS__);                                                  \
+        if (readable(cand)) { snprintf(out, n, "%s", cand); return SC_OK; }                        \
+        if (tl < sizeof tried - 2) tl += (size_t)snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", cand); \
+    } while (0)
+    if (name[0] == '/') {
+        TRY("%s", name);
+    } else {
+        char dir[PATH_MAX];
+        sc_dirname(config_path ? config_path : ".", dir, sizeof dir);
+        TRY("%s/%s", dir, name);
+        if (search_mocap) {
+            TRY("mocap/%s", name);
+            char exe[PATH_MAX];
+            ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+            if (len > 0) {
+                exe[len] = 0;
+                char bindir[PATH_MAX];
+                sc_dirname(exe, bindir, sizeof bindir);
+                TRY("%s/../mocap/%s", bindir, name);
+            }
+            const char *env = getenv("SOFTCON_MOCAP_PATH");
+            if (env) {
+                char buf[PATH_MAX];
+                snprintf(buf, sizeof buf, "%s", env);
+                for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) TRY("%s/%s", d, name);
+            }
+        }
+    }
+#undef TRY
+    return sc_fail(err, SC_EIO, "%s: cannot find '%s' (tried %s%s)", where, name, tried,
+                   search_mocap ? "; set SOFTCON_MOCAP_PATH to the folder holding the clips" : "");
+}

@@ -1,0 +1,325 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/log.h"
+#include "io/config.h"
+#include "io/paths.h"
+#include "mesh/prep.h"
+
+int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
+{
+    memset(o, 0, sizeof *o);
+    sc_cfg_node *root = sc_cfg_root(cfg), *sk, *body, *env, *fixed, *tg, *mat;
+    const char *path = sc_cfg_path(cfg);
+    char w[256], name[1024];
+    int rc;
+    if ((rc = sc_cfg_require(root, "skeleton", &sk, err)) || (rc = sc_rig_from_config(sk, path, &o->rig, err))) return rc;
+
+    if ((rc = sc_cfg_section(root, "body", &body, err))) return rc;
+    static const char *const kinds[] = {"michelin", "panda"};
+    int kind;
+    if (sc_cfg_get(body, "obj")) {
+        if ((rc = sc_cfg_string(body, "obj", NULL, name, sizeof name, err)) ||
+            (rc = sc_find_input(name, path, 0, sc_cfg_where(sc_cfg_get(body, "obj"), w, sizeof w), o->body_obj, sizeof o->body_obj, err)))
+            return rc;
+        o->body_kind = -1;
+        if (sc_cfg_get(body, "builtin"))
+            return sc_fail(err, SC_EINPUT, "%s: give body.obj or body.builtin, not both", sc_cfg_where(body, w, sizeof w));
+    } else {
+        if ((rc = sc_cfg_enum(body, "builtin", kinds, 2, SC_BODY_MICHELIN, &kind, err))) return rc;
+        o->body_kind = kind;
+    }
+    long target;
+    if ((rc = sc_cfg_double_range(body, "scale", 1.0, 1e-6, 1e6, &o->body_scale, err)) ||
+        (rc = sc_cfg_double_range(body, "girth", 1.0, 0.3, 3.0, &o->girth, err)) ||
+        (rc = sc_cfg_int(body, "target_vertices", 5000, 200, 200000, &target, err)) ||
+        (rc = sc_cfg_bool(body, "ground", 1, &o->ground, err)))
+        return rc;
+    o->surface_target = (int)target;
+
+    if ((rc = sc_cfg_section(root, "envelope", &env, err))) return rc;
+    if (sc_cfg_get(env, "obj")) {
+        if ((rc = sc_cfg_string(env, "obj", NULL, name, sizeof name, err)) ||
+            (rc = sc_find_input(name, path, 0, sc_cfg_where(sc_cfg_get(env, "obj"), w, sizeof w), o->envelope_obj, sizeof o->envelope_obj, err)))
+            return rc;
+    }
+    if ((rc = sc_cfg_double_range(env, "offset", 0.025, 1e-4, 1.0, &o->envelope.offset, err)) ||
+        (rc = sc_cfg_int(env, "target_vertices", 700, 50, 100000, &target, err)) ||
+        (rc = sc_cfg_double_range(env, "spacing", 0, 0, 1.0, &o->envelope.spacing, err)))
+        return rc;
+    o->envelope.target_vertices = (int)target;
+
+    if ((rc = sc_cfg_section(root, "fixed", &fixed, err))) return rc;
+    static const char *const shapes[] = {"box", "capsule"};
+    if ((rc = sc_cfg_enum(fixed, "shape", shapes, 2, SC_FIXED_BOX, &o->fixed_shape, err)) ||
+        (rc = sc_cfg_double_range(fixed, "radius", 0.12, 0.01, 1.0, &o->fixed_radius, err)) ||
+        (rc = sc_cfg_double_range(fixed, "radius_min", 0.012, 0.001, 1.0, &o->fixed_radius_min, err)) ||
+        (rc = sc_cfg_double_range(fixed, "radius_max", 0.04, 0.001, 1.0, &o->fixed_radius_max, err)))
+        return rc;
+
+    if ((rc = sc_cfg_section(root, "tetgen", &tg, err))) return rc;
+    char prog[256];
+    static char program[256];
+    if ((rc = sc_cfg_double_range(tg, "radius_edge", 1.5, 1.05, 10, &o->tetgen.radius_edge, err)) ||
+        (rc = sc_cfg_double_range(tg, "min_dihedral", 12, 0, 30, &o->tetgen.min_dihedral, err)) ||
+        (rc = sc_cfg_double_range(tg, "sliver_angle", 8, 0, 30, &o->min_dihedral, err)) ||
+        (rc = sc_cfg_double_range(tg, "max_volume", 0, 0, 1, &o->tetgen.max_volume, err)) ||
+        (rc = sc_cfg_int(tg, "target_tets", 4000, 100, 10000000, &target, err)) ||
+        (rc = sc_cfg_string(tg, "program", "", prog, sizeof prog, err)) ||
+        (rc = sc_cfg_bool(tg, "keep_files", 0, &o->tetgen.keep_files, err)))
+        return rc;
+    o->target_tets = (int)target;
+    if (prog[0]) { snprintf(program, sizeof program, "%s", prog); o->tetgen.program = program; }
+
+    if ((rc = sc_cfg_section(root, "material", &mat, err)) ||
+        (rc = sc_cfg_double_range(mat, "density", 1000, 1, 1e5, &o->density, err)) ||
+        (rc = sc_cfg_double_range(mat, "youngs_modulus", 5e4, 1, 1e12, &o->youngs, err)) ||
+        (rc = sc_cfg_double_range(mat, "poisson_ratio", 0.4, 0, 0.4999, &o->poisson, err)))
+        return rc;
+    return SC_OK;
+}
+
+static void shift_y(sc_trimesh *m, double dy)
+{
+    for (int i = 0; i < m->nverts; i++) m->verts[3 * i + 1] += dy;
+}
+
+/* Fixed nodes of one bone: a box (4 corners per layer) or a capsule (6 around the axis per
+ * layer, plus the axis ends) between the bone's margins, layers about `spacing` apart. */
+static int bone_fixed_points(const sc_prep_opts *o, const sc_rig_bone *b, double *pts, int cap)
+{
+    sc_vec3 u = sc_v3_normalize(sc_v3_sub(b->tail, b->head));
+    sc_vec3 hint = fabs(u.y) < 0.9 ? sc_v3(0, 1, 0) : sc_v3(0, 0, 1);
+    sc_vec3 v = sc_v3_normalize(sc_v3_cross(u, hint)), w = sc_v3_cross(u, v);
+    double len = sc_rig_length(b);
+    double r = b->fixed_radius > 0 ? b->fixed_radius : fmin(o->fixed_radius_max, fmax(o->fixed_radius_min, o->fixed_radius * len));
+    int shape = b->fixed_shape ? b->fixed_shape : o->fixed_shape;
+    double t0 = b->fixed_margin, t1 = 1 - b->fixed_margin;
+    int layers = (int)fmax(2, 1 + round((t1 - t0) * len / b->fixed_spacing));
+    int n = 0;
+    for (int l = 0; l < layers; l++) {
+        sc_vec3 c = sc_v3_add(b->head, sc_v3_scale(sc_v3_sub(b->tail, b->head), t0 + (t1 - t0) * l / (layers - 1)));
+        int k = shape == SC_FIXED_BOX ? 4 : 6;
+        for (int i = 0; i < k && n < cap; i++) {
+            double a = 2 * SC_PI * i / k + (shape == SC_FIXED_BOX ? SC_PI / 4 : 0);
+            double rr = shape == SC_FIXED_BOX ? r * sqrt(2.0) : r;
+            sc_v3_store(pts + 3 * n++, sc_v3_add(c, sc_v3_add(sc_v3_scale(v, rr * cos(a)), sc_v3_scale(w, rr * sin(a)))));
+        }
+    }
+    return n;
+}
+
+static int fine_surface(const sc_prep_opts *o, sc_trimesh *fine, double *spacing, sc_err *err)
+{
+    if (o->body_kind < 0) {
+        sc_obj_info info;
+        int rc = sc_obj_load_ex(o->body_obj, fine, &info, err);
+        if (rc) return rc;
+        for (int i = 0; i < 3 * fine->nverts; i++) fine->verts[i] *= o->body_scale;
+        *spacing = 0;
+        return SC_OK;
+    }
+    sc_body_params bp = {o->body_kind, o->girth};
+    sc_implicit body;
+    int rc = sc_body_build(&o->rig, &bp, &body, err);
+    if (rc) return rc;
+    sc_field f = sc_implicit_field(&body);
+    double h = sc_iso_spacing_for(&f, 0, o->surface_target, sc_rig_height(&o->rig) / 40, err);
+    if (h < 0) { sc_implicit_free(&body); return err->code; }
+    sc_iso_opts io = {h, 0, 0, 3, 2, 0};
+    rc = sc_isosurface(&f, &io, fine, err);
+    sc_implicit_free(&body);
+    *spacing = h;
+    return rc;
+}
+
+int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_report *rep, sc_err *err)
+{
+    memset(m, 0, sizeof *m);
+    memset(env, 0, sizeof *env);
+    memset(rep, 0, sizeof *rep);
+    double t0 = sc_wall_time();
+    sc_rig rig = o->rig;
+    sc_trimesh fine;
+    int rc = fine_surface(o, &fine, &rep->surface_spacing, err);
+    if (rc) return sc_err_prefix(err, "body: ");
+    /* stand the character on y = 0 */
+    if (o->ground) {
+        double lo = 1e30;
+        for (int i = 0; i < fine.nverts; i++) lo = fmin(lo, fine.verts[3 * i + 1]);
+        rep->shift_y = -lo;
+        shift_y(&fine, -lo);
+        for (int b = 0; b < rig.nbones; b++) { rig.bone[b].head.y -= lo; rig.bone[b].tail.y -= lo; }
+    }
+    if (o->envelope_obj[0]) {
+        if ((rc = sc_obj_load(o->envelope_obj, env, err))) goto fail;
+        for (int i = 0; i < 3 * env->nverts; i++) env->verts[i] *= o->body_scale;
+        if (o->ground) shift_y(env, rep->shift_y);
+        if ((rc = sc_surface_validate(env, o->envelope_obj, err))) goto fail;
+    } else {
+        if ((rc = sc_envelope_build(&fine, &o->envelope, env, &rep->env_spacing, err))) goto fail;
+        if ((rc = sc_surface_validate(env, "generated envelope", err))) goto fail;
+    }
+    rep->env_verts = env->nverts;
+    rep->env_tris = env->ntris;
+
+    /* fixed nodes, all inside the envelope */
+    int cap = 64 * rig.nbones;
+    double *fx = malloc((size_t)cap * 3 * sizeof *fx);
+    int *fbone = malloc((size_t)cap * sizeof *fbone), *fnode = malloc((size_t)cap * sizeof *fnode);
+    if (!fx || !fbone || !fnode) { free(fx); free(fbone); free(fnode); rc = sc_fail(err, SC_EIO, "out of memory"); goto fail; }
+    int nf = 0;
+    for (int b = 0; b < rig.nbones; b++) {
+        int k = bone_fixed_points(o, &rig.bone[b], fx + 3 * nf, cap - nf);
+        for (int i = 0; i < k; i++) {
+            if (sc_winding_number(env, fx + 3 * (nf + i)) < 0.5) {
+                rc = sc_fail(err, SC_EINPUT, "bone '%s': its fixed node at (%.3f, %.3f, %.3f) m lies outside the body envelope; "
+                             "the skeleton does not fit inside the body (check skeleton scale and body)", rig.bone[b].name,
+                             fx[3 * (nf + i)], fx[3 * (nf + i) + 1], fx[3 * (nf + i) + 2]);
+                free(fx); free(fbone); free(fnode);
+                goto fail;
+            }
+            fbone[nf + i] = b;
+        }
+        nf += k;
+    }
+    /* TetGen, with a volume bound from the target element count */
+    sc_tetgen_opts tg = o->tetgen;
+    rep->volume = sc_trimesh_volume(env);
+    if (tg.max_volume <= 0) tg.max_volume = 1.6 * rep->volume / o->target_tets;
+    sc_tetmesh tm;
+    double tt = sc_wall_time();
+    rc = sc_tetgen_run(env, nf, fx, &tg, &tm, fnode, rep->tetgen_command, sizeof rep->tetgen_command, err);
+    rep->seconds_tetgen = sc_wall_time() - tt;
+    free(fx);
+    if (rc) { free(fbone); free(fnode); goto fail; }
+    rep->flipped_tets = sc_tetmesh_orient(&tm);
+    {
+        /* TetGen's -q does not remove slivers next to the boundary: peel and smooth them */
+        unsigned char *locked = calloc((size_t)tm.nnodes, 1);
+        int *remap = malloc((size_t)tm.nnodes * sizeof *remap);
+        if (!locked || !remap) { free(locked); free(remap); free(fbone); free(fnode); sc_tetmesh_free(&tm); rc = sc_fail(err, SC_EIO, "out of memory"); goto fail; }
+        for (int i = 0; i < nf; i++) locked[fnode[i]] = 1;
+        rc = sc_tetmesh_improve(&tm, locked, o->min_dihedral, remap, &rep->improve, err);
+        for (int i = 0; i < nf && !rc; i++) fnode[i] = remap[fnode[i]];
+        free(locked);
+        free(remap);
+        if (rc) { free(fbone); free(fnode); sc_tetmesh_free(&tm); goto fail; }
+    }
+    sc_tetmesh_quality(&tm, &rep->quality);
+
+    /* the model */
+    int nn = tm.nnodes, ne = tm.ntets, nb = rig.nbones;
+    m->nbones = nb;
+    m->nnodes = nn;
+    m->ntets = ne;
+    m->nfixed = nf;
+    m->nsurf_verts = fine.nverts;
+    m->nsurf_tris = fine.ntris;
+    m->density = o->density;
+    m->youngs = o->youngs;
+    m->poisson = o->poisson;
+#define ALLOC(ptr, n) ((ptr) = calloc((size_t)(n) + 1, sizeof *(ptr)))
+    if (!ALLOC(m->bone_name, nb) || !ALLOC(m->parent, nb) || !ALLOC(m->joint_type, nb) || !ALLOC(m->joint_pos, 3 * nb) ||
+        !ALLOC(m->bone_end, 3 * nb) || !ALLOC(m->hinge_axis, 3 * nb) || !ALLOC(m->joint_lo, 3 * nb) ||
+        !ALLOC(m->joint_hi, 3 * nb) || !ALLOC(m->kp, nb) || !ALLOC(m->kd, nb) || !ALLOC(m->torque_limit, nb) ||
+        !ALLOC(m->bone_mass, nb) || !ALLOC(m->bone_com, 3 * nb) || !ALLOC(m->bone_inertia, 9 * nb) ||
+        !ALLOC(m->node_mass, nn) || !ALLOC(m->tet_volume, ne) || !ALLOC(m->bm_inv, 9 * ne) ||
+        !ALLOC(m->fixed_local, 3 * nf) || !ALLOC(m->node_bone, nn) || !ALLOC(m->surf_tet, fine.nverts) ||
+        !ALLOC(m->surf_bary, 4 * fine.nverts)) {
+        free(fbone); free(fnode); sc_tetmesh_free(&tm);
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto fail;
+    }
+#undef ALLOC
+    m->rest_pos = tm.pos;
+    m->tets = tm.tets;
+    m->fixed_node = fnode;
+    m->fixed_bone = fbone;
+    m->surf_rest = fine.verts;
+    m->surf_tris = fine.tris;
+    memset(&fine, 0, sizeof fine);
+    for (int b = 0; b < nb; b++) {
+        const sc_rig_bone *r = &rig.bone[b];
+        memcpy(m->bone_name[b], r->name, SC_NAME_LEN);
+        m->parent[b] = r->parent;
+        m->joint_type[b] = r->joint_type;
+        sc_v3_store(m->joint_pos + 3 * b, r->head);
+        sc_v3_store(m->bone_end + 3 * b, r->tail);
+        sc_v3_store(m->hinge_axis + 3 * b, r->hinge_axis);
+        memcpy(m->joint_lo + 3 * b, r->lo, 3 * sizeof(double));
+        memcpy(m->joint_hi + 3 * b, r->hi, 3 * sizeof(double));
+        m->kp[b] = r->kp;
+        m->kd[b] = r->kd;
+        m->torque_limit[b] = r->torque_limit;
+    }
+    if ((rc = sc_tetmesh_geometry(&tm, o->density, m->tet_volume, m->bm_inv, m->node_mass, err))) goto fail_model;
+    /* The envelope is a simulation proxy larger than the body: the mass is the body's
+       (density x fine-surface volume), spread over the nodes like the lumped volumes. */
+    rep->body_volume = sc_trimesh_volume(&(sc_trimesh){m->nsurf_verts, m->nsurf_tris, m->surf_rest, m->surf_tris});
+    rep->tet_volume = 0;
+    for (int t = 0; t < ne; t++) rep->tet_volume += m->tet_volume[t];
+    if (!(rep->body_volume > 0)) {
+        rc = sc_fail(err, SC_EINPUT, "body surface encloses no volume (%.3g m^3): is it closed and oriented outwards?", rep->body_volume);
+        goto fail_model;
+    }
+    for (int i = 0; i < nn; i++) m->node_mass[i] *= rep->body_volume / rep->tet_volume;
+    for (int i = 0; i < nn; i++) m->node_bone[i] = -1;
+    for (int i = 0; i < nf; i++) {
+        int n = fnode[i], b = fbone[i];
+        if (m->node_bone[n] >= 0 && m->node_bone[n] != b) {
+            rc = sc_fail(err, SC_EINPUT, "bones '%s' and '%s' share fixed node %d: their fixed-node boxes overlap; "
+                         "reduce fixed.radius or the bones' fixed_margin", m->bone_name[m->node_bone[n]], m->bone_name[b], n);
+            goto fail_model;
+        }
+        m->node_bone[n] = b;
+        sc_v3_store(m->fixed_local + 3 * i, sc_v3_sub(sc_v3_load(m->rest_pos + 3 * n), sc_v3_load(m->joint_pos + 3 * b)));
+    }
+    /* bone mass and inertia from the fixed nodes ([L13] 4.3) */
+    for (int b = 0; b < nb; b++) {
+        double mass = 0;
+        sc_vec3 com = sc_v3(0, 0, 0);
+        for (int i = 0; i < nf; i++)
+            if (fbone[i] == b) {
+                mass += m->node_mass[fnode[i]];
+                com = sc_v3_axpy(m->node_mass[fnode[i]], sc_v3_load(m->rest_pos + 3 * fnode[i]), com);
+            }
+        if (!(mass > 0)) {
+            rc = sc_fail(err, SC_EINPUT, "bone '%s' has no fixed nodes with mass", m->bone_name[b]);
+            goto fail_model;
+        }
+        com = sc_v3_scale(com, 1 / mass);
+        sc_mat3 in = sc_m3_zero();
+        for (int i = 0; i < nf; i++)
+            if (fbone[i] == b) {
+                sc_vec3 r = sc_v3_sub(sc_v3_load(m->rest_pos + 3 * fnode[i]), com);
+                double mi = m->node_mass[fnode[i]];
+                in = sc_m3_add(in, sc_m3_scale(sc_m3_sub(sc_m3_scale(sc_m3_identity(), sc_v3_dot(r, r)),
+                                                         sc_m3_from_cols(sc_v3_scale(r, r.x), sc_v3_scale(r, r.y), sc_v3_scale(r, r.z))), mi));
+            }
+        m->bone_mass[b] = mass;
+        rep->bone_mass_total += mass;
+        sc_v3_store(m->bone_com + 3 * b, com);
+        memcpy(m->bone_inertia + 9 * b, in.m, 9 * sizeof(double));
+    }
+    for (int i = 0; i < nn; i++) rep->total_mass += m->node_mass[i];
+    /* embed the fine surface */
+    if ((rc = sc_embed_points(&tm, m->nsurf_verts, m->surf_rest, m->surf_tet, m->surf_bary, &rep->embed, err))) goto fail_model;
+    rep->nnodes = nn;
+    rep->ntets = ne;
+    rep->nsurf_verts = m->nsurf_verts;
+    rep->nsurf_tris = m->nsurf_tris;
+    rep->nbones = nb;
+    rep->njoints = nb - 1;
+    rep->nfixed = nf;
+    rep->seconds = sc_wall_time() - t0;
+    return SC_OK;
+fail_model:
+    sc_model_free(m);
+    sc_trimesh_free(env);
+    return rc;
+fail:
+    sc_trimesh_free(&fine);
+    sc_trimesh_free(env);
+    return rc;
+}

@@ -1,0 +1,52 @@
+/* mesh-prep as a library call: skeleton + body -> simulation-ready sc_model ([L13] 3, 4.2,
+ * 4.3, 6): fine surface, coarse envelope, fixed nodes on the bones, TetGen mesh, embedding,
+ * lumped masses, bone masses and inertias from their fixed nodes. */
+#ifndef SC_PREP_H
+#define SC_PREP_H
+#include "io/obj.h"
+#include "mesh/body.h"
+#include "mesh/embed.h"
+#include "mesh/envelope.h"
+#include "mesh/rig.h"
+#include "mesh/tetgen.h"
+
+struct sc_cfg;
+
+typedef struct sc_prep_opts {
+    sc_rig rig;
+    int body_kind;               /* sc_body_kind, or -1 for an OBJ body */
+    char body_obj[1024];
+    double body_scale;           /* OBJ units to metres */
+    double girth;
+    int surface_target;          /* fine-surface vertices (built-in bodies) */
+    char envelope_obj[1024];     /* given envelope, "" = generate */
+    sc_envelope_opts envelope;
+    double fixed_radius;         /* fraction of bone length when a bone sets none */
+    double fixed_radius_min, fixed_radius_max; /* m */
+    int fixed_shape;
+    sc_tetgen_opts tetgen;
+    int target_tets;             /* sets the TetGen volume bound when max_volume is 0 */
+    double min_dihedral;         /* slivers below this are peeled or smoothed (degrees) */
+    double density, youngs, poisson;
+    int ground;                  /* shift so the lowest surface point is at y = 0 */
+} sc_prep_opts;
+
+typedef struct sc_prep_report {
+    int nnodes, ntets, nsurf_verts, nsurf_tris, nbones, njoints, nfixed;
+    int env_verts, env_tris;
+    double env_spacing, surface_spacing;
+    sc_tet_quality quality;
+    sc_embed_stats embed;
+    double total_mass, bone_mass_total, volume;  /* volume: enclosed by the envelope */
+    double body_volume, tet_volume;              /* enclosed by the fine surface; of the tets */
+    double seconds, seconds_tetgen;
+    double shift_y;
+    int flipped_tets;
+    sc_improve_stats improve;
+    char tetgen_command[256];
+} sc_prep_report;
+
+int sc_prep_read_config(struct sc_cfg *cfg, sc_prep_opts *o, sc_err *err);
+int sc_prep_run(const sc_prep_opts *o, sc_model *out, sc_trimesh *envelope, sc_prep_report *rep, sc_err *err);
+
+#endif

@@ -1,0 +1,51 @@
+/* The character's skeleton as mesh-prep builds it: bones with world rest head (the joint)
+ * and tail, from a BVH hierarchy and a bone map, or from an inline YAML list. */
+#ifndef SC_RIG_H
+#define SC_RIG_H
+#include "core/mathx.h"
+#include "sim/model.h"
+
+#define SC_MAX_BONES 64
+
+typedef enum { SC_FIXED_BOX = 0, SC_FIXED_CAPSULE = 1 } sc_fixed_shape;
+
+typedef struct sc_rig_bone {
+    char name[SC_NAME_LEN];
+    char source[SC_NAME_LEN];   /* BVH joint it came from, "" when inline */
+    int parent;                 /* -1 for the root */
+    int joint_type;             /* sc_joint_type */
+    sc_vec3 head, tail;         /* world rest positions (m); head is the joint */
+    sc_vec3 hinge_axis;         /* unit, bone frame (= world axes at rest) */
+    double kp, kd, torque_limit;
+    double lo[3], hi[3];        /* joint limits (rad), lo > hi: none */
+    /* fixed nodes ([L13] Figure 4, blue boxes) */
+    int fixed_shape;
+    double fixed_radius;        /* half-width of the box / capsule radius (m) */
+    double fixed_margin;        /* fraction of the length left free at each end */
+    double fixed_spacing;       /* node spacing along the bone (m) */
+} sc_rig_bone;
+
+typedef struct sc_rig {
+    int nbones;
+    sc_rig_bone bone[SC_MAX_BONES];
+} sc_rig;
+
+static inline double sc_rig_length(const sc_rig_bone *b) { return sc_v3_dist(b->head, b->tail); }
+int sc_rig_find(const sc_rig *rig, const char *name);
+/* Height of the rig: max y - min y over heads and tails. */
+double sc_rig_height(const sc_rig *rig);
+/* Checks: names unique, parents before children, non-zero lengths, unit hinge axes. */
+int sc_rig_validate(const sc_rig *rig, const char *where, sc_err *err);
+
+#endif
+
+#ifndef SC_RIG_CONFIG
+#define SC_RIG_CONFIG
+struct sc_cfg_node;
+/* Reads the `skeleton:` section: either `bvh:` (+ `scale:`, `bone_map:`; the CMU map by
+ * default) or an inline `bones:` list; then `gains:` defaults and per-joint overrides in
+ * `joints:`. Paths are resolved next to config_path, then in the mocap folders. */
+int sc_rig_from_config(struct sc_cfg_node *skeleton, const char *config_path, sc_rig *rig, sc_err *err);
+/* The default CMU bone map (16 bones, 15 joints) as YAML, for documentation and tests. */
+const char *sc_rig_cmu_map_yaml(void);
+#endif
