@@ -52,9 +52,9 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
     if ((rc = sc_cfg_section(root, "fixed", &fixed, err))) return rc;
     static const char *const shapes[] = {"box", "capsule"};
     if ((rc = sc_cfg_enum(fixed, "shape", shapes, 2, SC_FIXED_BOX, &o->fixed_shape, err)) ||
-        (rc = sc_cfg_double_range(fixed, "radius", 0.12, 0.01, 1.0, &o->fixed_radius, err)) ||
+        (rc = sc_cfg_double_range(fixed, "radius", 0.1, 0.01, 1.0, &o->fixed_radius, err)) ||
         (rc = sc_cfg_double_range(fixed, "radius_min", 0.012, 0.001, 1.0, &o->fixed_radius_min, err)) ||
-        (rc = sc_cfg_double_range(fixed, "radius_max", 0.04, 0.001, 1.0, &o->fixed_radius_max, err)))
+        (rc = sc_cfg_double_range(fixed, "radius_max", 0.03, 0.001, 1.0, &o->fixed_radius_max, err)))
         return rc;
 
     if ((rc = sc_cfg_section(root, "tetgen", &tg, err))) return rc;

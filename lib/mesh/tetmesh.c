@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
+#include "core/log.h"
 #include "core/mathx.h"
 #include "mesh/tetmesh.h"
 
@@ -255,11 +256,21 @@ int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_an
     }
     int *bf = NULL;
     int nb = sc_tetmesh_boundary(m, &bf, err);
-    if (nb < 0) { free(onb); return SC_EIO; }
+    double *bn = calloc((size_t)n0 * 3, sizeof *bn);
+    if (nb < 0 || !bn) { free(onb); free(bf); free(bn); return sc_fail(err, SC_EIO, "out of memory"); }
     memset(onb, 0, (size_t)n0);
-    for (int i = 0; i < 3 * nb; i++) onb[bf[i]] = 1;
+    for (int f = 0; f < nb; f++) {
+        const int *tv = bf + 3 * f;
+        sc_vec3 a = sc_v3_load(m->pos + 3 * tv[0]), b = sc_v3_load(m->pos + 3 * tv[1]), c = sc_v3_load(m->pos + 3 * tv[2]);
+        sc_vec3 n = sc_v3_cross(sc_v3_sub(b, a), sc_v3_sub(c, a));
+        for (int k = 0; k < 3; k++) {
+            onb[tv[k]] = 1;
+            sc_v3_store(bn + 3 * tv[k], sc_v3_add(sc_v3_load(bn + 3 * tv[k]), n));
+        }
+    }
     free(bf);
-    /* 2. move free interior nodes to raise the worst angle around them */
+    /* 2. move free nodes to raise the worst angle around them (boundary nodes only a little,
+       within their tangent plane) */
     int *start, *items;
     if (!build_incidence(m, &start, &items)) { free(onb); return sc_fail(err, SC_EIO, "out of memory"); }
     for (int pass = 0; pass < 20; pass++) {
@@ -268,7 +279,8 @@ int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_an
             if (tet_angle(m, t) >= min_angle) continue;
             for (int k = 0; k < 4; k++) {
                 int n = m->tets[4 * t + k];
-                if (onb[n] || (locked && locked[n])) continue;
+                if (locked && locked[n]) continue;
+                sc_vec3 nrm = sc_v3_normalize(sc_v3_load(bn + 3 * n));
                 double *x = m->pos + 3 * n, old[3] = {x[0], x[1], x[2]};
                 double worst = 180;
                 sc_vec3 c = sc_v3(0, 0, 0);
@@ -287,14 +299,16 @@ int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_an
                     for (int j = 0; j < 4; j++) scale += sc_v3_dist(sc_v3_load(old), sc_v3_load(m->pos + 3 * m->tets[4 * items[q] + j]));
                 scale /= 3.0 * (start[n + 1] - start[n]);
                 for (int s = 1; s <= 4 + 18; s++) {
+                    if (s <= 4 && onb[n]) continue;
                     if (s <= 4) {
                         double a = 0.25 * s;
                         for (int d = 0; d < 3; d++) x[d] = old[d] + a * (sc_v3_get(c, d) - old[d]);
                     } else {
                         int k = s - 5, axis = k % 3, sign = (k / 3) % 2 ? -1 : 1;
                         double step = (k < 6 ? 0.05 : k < 12 ? 0.12 : 0.25) * scale;
-                        memcpy(x, bx, sizeof bx);
-                        x[axis] += sign * step;
+                        sc_vec3 dir = sc_v3(axis == 0, axis == 1, axis == 2);
+                        if (onb[n]) { dir = sc_v3_sub(dir, sc_v3_scale(nrm, sc_v3_dot(nrm, dir))); step *= 0.5; }
+                        for (int d = 0; d < 3; d++) x[d] = bx[d] + sign * step * sc_v3_get(dir, d);
                     }
                     double w = 180;
                     for (int q = start[n]; q < start[n + 1] && w > best; q++) w = fmin(w, tet_angle(m, items[q]));
@@ -310,6 +324,7 @@ int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_an
     free(start);
     free(items);
     free(onb);
+    free(bn);
     /* 3. drop nodes no tet uses */
     for (int i = 0; i < n0; i++) remap[i] = -1;
     for (int i = 0; i < 4 * m->ntets; i++) remap[m->tets[i]] = 0;
