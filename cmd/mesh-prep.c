@@ -88,6 +88,10 @@ int main(int argc, char **argv)
         unlink(cli.output);
         sc_cli_die(&cli, &err);
     }
+    /* the OBJ exports are in the config's frame (before the ground shift), so that feeding them
+       back as body.obj / envelope.obj with the same skeleton reproduces this character */
+    for (int i = 0; i < model.nsurf_verts; i++) model.surf_rest[3 * i + 1] -= rep.shift_y;
+    for (int i = 0; i < envelope.nverts; i++) envelope.verts[3 * i + 1] -= rep.shift_y;
     sc_trimesh surf = {model.nsurf_verts, model.nsurf_tris, model.surf_rest, model.surf_tris};
     if ((surface_obj && sc_obj_write(surface_obj, &surf, &err)) || (envelope_obj && sc_obj_write(envelope_obj, &envelope, &err))) {
         unlink(cli.output);

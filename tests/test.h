@@ -37,6 +37,11 @@ void sc_test_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
             return;                                                                                \
         }                                                                                          \
     } while (0)
+/* For helper functions returning int: report and return 0. */
+#define CHECK(c, ...)                                                                              \
+    do {                                                                                           \
+        if (!(c)) { sc_test_fail(__FILE__, __LINE__, __VA_ARGS__); return 0; }                     \
+    } while (0)
 /* Library call that must succeed: prints the error message otherwise. */
 #define ENSURE_OK(call, errp)                                                                      \
     do {                                                                                           \

@@ -1,0 +1,243 @@
+/* mesh-prep end to end: the built-in characters meet the [L13] Table 1 sizes and quality
+ * bounds, files are self-describing, and every kind of bad input fails cleanly. */
+#include <stdlib.h>
+#include <string.h>
+#include "core/mathx.h"
+#include "io/character.h"
+#include "io/h5.h"
+#include "mesh/tetmesh.h"
+#include "test.h"
+
+static char out[16384];
+
+static long long rep_i(sc_h5 *f, const char *name)
+{
+    long long v = -1;
+    sc_h5_read_attr_i64(f, "/report", name, &v, NULL);
+    return v;
+}
+
+static double rep_f(sc_h5 *f, const char *name)
+{
+    double v = -1;
+    sc_h5_read_attr_f64(f, "/report", name, &v, NULL);
+    return v;
+}
+
+/* The checks every character file must pass; returns 0 on failure (after reporting). */
+static int check_character(const char *path, int lo_nodes, int hi_nodes)
+{
+    sc_err err;
+    sc_h5 *f;
+    if (sc_h5_open(path, &f, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); return 0; }
+    long long nodes = rep_i(f, "nodes"), tets = rep_i(f, "tets"), sv = rep_i(f, "surface_vertices"), joints = rep_i(f, "joints");
+    double mindih = rep_f(f, "min_dihedral_deg"), mass = rep_f(f, "total_mass_kg"), secs = rep_f(f, "seconds");
+    long long inside = rep_i(f, "embedded_inside"), nearest = rep_i(f, "embedded_nearest_tet"), bad = rep_i(f, "nonpositive_tets");
+    sc_h5_close(f);
+    sc_test_report("%s: %lld nodes, %lld tets, %lld surface vertices, %lld joints, min dihedral %.2f deg, "
+                   "%lld tets with volume <= 0, embedded %lld inside + %lld nearest-tet, mass %.1f kg, %.2f s",
+                   path, nodes, tets, sv, joints, mindih, bad, inside, nearest, mass, secs);
+    CHECK(nodes >= lo_nodes && nodes <= hi_nodes, "nodes %lld", nodes);
+    CHECK(tets >= 3000 && tets <= 7000, "tets %lld", tets);
+    CHECK(sv >= 3000 && sv <= 10000, "surface vertices %lld", sv);
+    CHECK(joints == 15 || joints == 16, "joints %lld", joints);
+    CHECK(bad == 0, "%lld tets with volume <= 0", bad);
+    CHECK(mindih >= 5, "min dihedral %.2f", mindih);
+    CHECK(inside + nearest == sv, "embedded %lld + %lld of %lld", inside, nearest, sv);
+    CHECK(mass >= 50 && mass <= 100, "mass %.1f kg", mass);
+
+    /* re-derive from the arrays what the report claims */
+    sc_model m;
+    if (sc_character_read(path, &m, 0, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); return 0; }
+    double msum = 0, vol_err = 0, bm_err = 0;
+    int nonpos = 0;
+    for (int i = 0; i < m.nnodes; i++) msum += m.node_mass[i];
+    for (int t = 0; t < m.ntets; t++) {
+        const int *v = m.tets + 4 * t;
+        double vol = sc_tet_signed_volume(m.rest_pos + 3 * v[0], m.rest_pos + 3 * v[1], m.rest_pos + 3 * v[2], m.rest_pos + 3 * v[3]);
+        nonpos += vol <= 0;
+        vol_err = fmax(vol_err, fabs(vol - m.tet_volume[t]) / vol);
+        sc_vec3 x0 = sc_v3_load(m.rest_pos + 3 * v[0]);
+        sc_mat3 bm = sc_m3_from_cols(sc_v3_sub(sc_v3_load(m.rest_pos + 3 * v[1]), x0), sc_v3_sub(sc_v3_load(m.rest_pos + 3 * v[2]), x0),
+                                     sc_v3_sub(sc_v3_load(m.rest_pos + 3 * v[3]), x0)), inv;
+        memcpy(inv.m, m.bm_inv + 9 * t, sizeof inv.m);
+        sc_mat3 id = sc_m3_mul(bm, inv);
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) bm_err = fmax(bm_err, fabs(id.m[r][c] - (r == c)));
+    }
+    double fixed_err = 0, bone_mass = 0;
+    for (int i = 0; i < m.nfixed; i++) {
+        sc_vec3 p = sc_v3_add(sc_v3_load(m.joint_pos + 3 * m.fixed_bone[i]), sc_v3_load(m.fixed_local + 3 * i));
+        fixed_err = fmax(fixed_err, sc_v3_dist(p, sc_v3_load(m.rest_pos + 3 * m.fixed_node[i])));
+        CHECK(m.node_bone[m.fixed_node[i]] == m.fixed_bone[i], "node_bone mismatch");
+    }
+    for (int b = 0; b < m.nbones; b++) bone_mass += m.bone_mass[b];
+    double bone_from_nodes = 0;
+    for (int i = 0; i < m.nfixed; i++) bone_from_nodes += m.node_mass[m.fixed_node[i]];
+    /* barycentric embedding reproduces the rest surface */
+    double emb_err = 0;
+    for (int v = 0; v < m.nsurf_verts; v++) {
+        sc_vec3 p = sc_v3(0, 0, 0);
+        for (int k = 0; k < 4; k++) p = sc_v3_axpy(m.surf_bary[4 * v + k], sc_v3_load(m.rest_pos + 3 * m.tets[4 * m.surf_tet[v] + k]), p);
+        emb_err = fmax(emb_err, sc_v3_dist(p, sc_v3_load(m.surf_rest + 3 * v)));
+    }
+    sc_model_free(&m);
+    CHECK(nonpos == 0, "%d non-positive tets", nonpos);
+    CHECK(vol_err < 1e-9 && bm_err < 1e-9, "volume err %g, Bm^-1 err %g", vol_err, bm_err);
+    CHECK(fabs(msum - mass) < 1e-9 * mass, "node masses %g vs report %g", msum, mass);
+    CHECK(fixed_err < 1e-12, "fixed local coords off by %g m", fixed_err);
+    CHECK(fabs(bone_mass - bone_from_nodes) < 1e-9 * bone_mass, "bone masses %g vs fixed nodes %g", bone_mass, bone_from_nodes);
+    CHECK(emb_err < 1e-9, "embedding reproduces the surface to %g m", emb_err);
+    return 1;
+}
+
+/* every "file.h5:/path" in an XDMF must exist in the file */
+static int check_xdmf(const char *xdmf, const char *h5path)
+{
+    FILE *x = fopen(xdmf, "r");
+    CHECK(x, "no %s", xdmf);
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, x);
+    fclose(x);
+    buf[n] = 0;
+    sc_h5 *f;
+    sc_err err;
+    if (sc_h5_open(h5path, &f, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); return 0; }
+    int found = 0, ok = 1;
+    for (char *p = strstr(buf, ".h5:/"); p; p = strstr(p + 1, ".h5:/")) {
+        char path[256];
+        sscanf(p + 4, "%255[^<]", path);
+        found++;
+        if (!sc_h5_exists(f, path)) { sc_test_fail(__FILE__, __LINE__, "%s names %s, missing", xdmf, path); ok = 0; }
+    }
+    sc_h5_close(f);
+    CHECK(found >= 5, "only %d dataset paths in %s", found, xdmf);
+    return ok;
+}
+
+TEST(meshprep_michelin_builtin)
+{
+    const char *h5 = sc_test_tmp("michelin.h5"), *obj = sc_test_tmp("michelin_surface.obj");
+    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s --surface-obj %s", sc_test_tool("mesh-prep"),
+                        sc_test_repo("configs/michelin.yaml"), h5, obj);
+    ENSURE_MSG(rc == 0, "mesh-prep exit %d: %s", rc, out);
+    if (!check_character(h5, 900, 2000)) return;
+    ENSURE(check_xdmf(sc_test_tmp("michelin.xdmf"), h5));
+    /* self-describing: provenance, schema and units as a newcomer sees them */
+    rc = sc_test_sh(out, sizeof out, "h5dump -A %s | grep -E 'ATTRIBUTE \"(softcon_version|schema|created_by)|softcon.character|kg m\\^2|N m/rad|mesh-prep -c'", h5);
+    ENSURE(rc == 0);
+    ENSURE(strstr(out, "softcon_version") && strstr(out, "softcon.character/1") && strstr(out, "created_by") &&
+           strstr(out, "\"kg m^2\"") && strstr(out, "\"N m/rad\"") && strstr(out, "mesh-prep -c"));
+    rc = sc_test_sh(out, sizeof out,
+                    "/usr/bin/python3 -c \"import h5py,sys; f=h5py.File(sys.argv[1]); "
+                    "print(f.attrs['schema'], f['tetmesh/rest_pos'].attrs['units'], f['tetmesh/rest_pos'].shape, "
+                    "f['skeleton/names'][0].decode(), 'config' in f.attrs)\" %s", h5);
+    ENSURE_MSG(rc == 0 && strstr(out, "softcon.character/1 m (") && strstr(out, "pelvis True"), "h5py: %s", out);
+}
+
+TEST(meshprep_cmu_skeleton_and_obj_body)
+{
+    /* the built-in body on the CMU skeleton of a real clip */
+    const char *h5 = sc_test_tmp("cmu.h5"), *obj = sc_test_tmp("cmu_surface.obj");
+    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s --surface-obj %s", sc_test_tool("mesh-prep"),
+                        sc_test_repo("configs/michelin_cmu.yaml"), h5, obj);
+    ENSURE_MSG(rc == 0, "mesh-prep exit %d: %s", rc, out);
+    if (!check_character(h5, 900, 2000)) return;
+    /* the same body given as an OBJ file */
+    char cfg[4096];
+    snprintf(cfg, sizeof cfg,
+             "skeleton:\n  bvh: cmu_02_01_walk.bvh\nbody:\n  obj: %s\nenvelope: {target_vertices: 550}\n"
+             "tetgen: {min_dihedral: 15, sliver_angle: 10}\n", obj);
+    const char *yaml = sc_test_write("obj_body.yaml", cfg);
+    const char *h5b = sc_test_tmp("objbody.h5");
+    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s", sc_test_tool("mesh-prep"), yaml, h5b);
+    ENSURE_MSG(rc == 0, "mesh-prep (OBJ body) exit %d: %s", rc, out);
+    ENSURE(check_character(h5b, 900, 2000));
+}
+
+/* runs mesh-prep on a config, expects `code` and every needle in stderr, and no output */
+static void expect_failure(const char *name, const char *yaml_text, const char *env, int code, const char *n1, const char *n2)
+{
+    char file[128], h5[128];
+    snprintf(file, sizeof file, "%s.yaml", name);
+    snprintf(h5, sizeof h5, "%s.h5", name);
+    const char *yaml = yaml_text ? sc_test_write(file, yaml_text) : sc_test_tmp(file);
+    const char *outp = sc_test_tmp(h5);
+    int rc = sc_test_sh(out, sizeof out, "%s %s -c %s -o %s", env ? env : "", sc_test_tool("mesh-prep"), yaml, outp);
+    char tmp[1100], xdmf[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", outp);
+    snprintf(xdmf, sizeof xdmf, "%.*s.xdmf", (int)(strlen(outp) - 3), outp);
+    sc_test_report("%s: exit %d: %s", name, rc, out);
+    ENSURE_MSG(rc == code, "%s: exit %d, expected %d: %s", name, rc, code, out);
+    ENSURE_MSG(strstr(out, n1) != NULL, "%s: '%s' not in: %s", name, n1, out);
+    ENSURE_MSG(!n2 || strstr(out, n2) != NULL, "%s: '%s' not in: %s", name, n2, out);
+    ENSURE_MSG(!sc_test_file_exists(outp) && !sc_test_file_exists(tmp) && !sc_test_file_exists(xdmf), "%s left output", name);
+}
+
+static const char *skel =
+    "skeleton:\n"
+    "  bones:\n"
+    "    - {name: pelvis, head: [0, 0.9, 0], tail: [0, 1.1, 0]}\n"
+    "    - {name: spine, parent: pelvis, head: [0, 1.1, 0], tail: [0, 1.4, 0]}\n"
+    "    - {name: l_thigh, parent: pelvis, head: [0.1, 0.9, 0], tail: [0.1, 0.5, 0]}\n"
+    "    - {name: r_thigh, parent: pelvis, head: [-0.1, 0.9, 0], tail: [-0.1, 0.5, 0]}\n";
+
+static char cfgbuf[4096];
+static const char *with(const char *tail)
+{
+    snprintf(cfgbuf, sizeof cfgbuf, "%s%s", skel, tail);
+    return cfgbuf;
+}
+
+static const char *cube_obj(const char *name, double cx, double cy, double cz, double h, int drop_face, int twice)
+{
+    char text[4096];
+    int n = 0;
+    for (int c = 0; c < 1 + twice; c++) {
+        double o = c * h; /* the second cube overlaps the first, in general position */
+        for (int i = 0; i < 8; i++)
+            n += snprintf(text + n, sizeof text - (size_t)n, "v %g %g %g\n", cx + o + (i & 1 ? h : -h), cy + 0.3 * o + (i & 2 ? h : -h),
+                          cz + 0.2 * o + (i & 4 ? h : -h));
+        static const int q[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+        for (int f = 0; f < 6; f++)
+            if (f != drop_face) n += snprintf(text + n, sizeof text - (size_t)n, "f %d %d %d %d\n", q[f][0] + 1 + 8 * c, q[f][1] + 1 + 8 * c, q[f][2] + 1 + 8 * c, q[f][3] + 1 + 8 * c);
+    }
+    return sc_test_write(name, text);
+}
+
+TEST(meshprep_bad_input)
+{
+    char buf[2048];
+    expect_failure("missing_config", NULL, NULL, 3, "missing_config.yaml", "No such file");
+    expect_failure("bad_yaml", "skeleton: [1, 2\nbody: {}\n", NULL, 2, "bad_yaml.yaml:", NULL);
+    expect_failure("unknown_key", with("body:\n  builtin: michelin\n  girht: 1.0\n"), NULL, 2, "unknown_key.yaml:9:3: unknown key 'girht'",
+                   "did you mean 'girth'");
+    expect_failure("bad_builtin", with("body: {builtin: michelan}\n"), NULL, 2, "bad_builtin.yaml:7:17:", "michelin");
+    expect_failure("bad_material", with("material: {poisson_ratio: 0.7}\n"), NULL, 2, "poisson_ratio", "outside");
+    /* malformed OBJ body and BVH skeleton */
+    sc_test_write("broken.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n");
+    snprintf(buf, sizeof buf, "%sbody: {obj: %s}\n", skel, sc_test_tmp("broken.obj"));
+    expect_failure("bad_obj", buf, NULL, 2, "broken.obj:4", "out of range");
+    sc_test_write("broken.bvh", "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 3 Xposition Yposition\n}\n");
+    snprintf(buf, sizeof buf, "skeleton:\n  bvh: %s\n", sc_test_tmp("broken.bvh"));
+    expect_failure("bad_bvh", buf, NULL, 2, "broken.bvh:5", NULL);
+    snprintf(buf, sizeof buf, "skeleton:\n  bvh: no_such_clip.bvh\n");
+    expect_failure("missing_bvh", buf, NULL, 3, "no_such_clip.bvh", "SOFTCON_MOCAP_PATH");
+    /* envelopes given as OBJ: open, self-intersecting */
+    snprintf(buf, sizeof buf, "%senvelope: {obj: %s}\n", skel, cube_obj("open.obj", 0, 1.0, 0, 0.6, 2, 0));
+    expect_failure("open_envelope", buf, NULL, 2, "open.obj: surface is not closed", NULL);
+    snprintf(buf, sizeof buf, "%senvelope: {obj: %s}\n", skel, cube_obj("twice.obj", 0, 1.0, 0, 0.6, -1, 1));
+    expect_failure("self_intersecting_envelope", buf, NULL, 2, "twice.obj: surface intersects itself", NULL);
+    /* a body far too small for its skeleton */
+    snprintf(buf, sizeof buf, "%sbody: {obj: %s, ground: false}\n", skel, cube_obj("small.obj", 0, 1.0, 0, 0.08, -1, 0));
+    expect_failure("skeleton_outside", buf, NULL, 2, "lies outside the body envelope", NULL);
+    /* tetgen absent or failing */
+    expect_failure("tetgen_absent", with("body: {builtin: michelin}\n"), "SOFTCON_TETGEN=/nonexistent/tetgen", 5,
+                   "cannot run '/nonexistent/tetgen'", "tetgen");
+    expect_failure("tetgen_fails", with("body: {builtin: michelin}\n"), "SOFTCON_TETGEN=false", 5, "'false -pYq", "failed");
+    /* usage errors */
+    int rc = sc_test_sh(out, sizeof out, "%s -c", sc_test_tool("mesh-prep"));
+    ENSURE_MSG(rc == 1 && strstr(out, "usage"), "exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out, "%s --version", sc_test_tool("mesh-prep"));
+    ENSURE_MSG(rc == 0 && strstr(out, "softcon"), "exit %d: %s", rc, out);
+}
