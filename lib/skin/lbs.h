@@ -1,0 +1,27 @@
+/* Linear blend skinning of the tet-mesh nodes ([L13] eq. 12-13), its velocity (skinning Jacobian
+ * times bone velocities) and the transpose of the skinning Jacobian ([L13] eq. 18).
+ * Bone poses are sc_xform (rotation q, ORIGIN position p). At rest every bone has q = identity and
+ * p = its joint position J_j, so bone j maps a rest point X to T_j X = q_j (X - J_j) + p_j.
+ * Weights come in the sparse top-k form of sc_bbw_topk (k slots per node, bone -1 = unused). */
+#ifndef SC_LBS_H
+#define SC_LBS_H
+#include "core/mathx.h"
+
+/* [L13] eq. 12-13: xbar_i = sum_j w_ij T_j X_i. out: 3n. */
+void sc_lbs_positions(int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w,
+                      const double *joint_rest /* 3*nbones */, const sc_xform *pose, double *out);
+
+/* Velocity of the skinned points: bone j moves with origin velocity v_j and world angular velocity
+ * omega_j: xbar_dot_i = sum_j w_ij (v_j + omega_j x (T_j X_i - p_j)). out: 3n. */
+void sc_lbs_velocities(int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w,
+                       const double *joint_rest, const sc_xform *pose, const double *lin_vel /* 3nb */,
+                       const double *ang_vel /* 3nb */, double *out);
+
+/* Transpose of the skinning Jacobian ([L13] eq. 18): a force f_i at the skinned point of node i gives
+ * bone j the force w_ij f_i and the torque (T_j X_i - p_j) x (w_ij f_i) about its origin. ACCUMULATES
+ * into bone_force and bone_torque (3*nbones each; the caller zeroes them). */
+void sc_lbs_jacobian_transpose(int nnodes, const double *rest_pos, int k, const int *skin_bone,
+                               const double *skin_w, const double *joint_rest, const sc_xform *pose,
+                               const double *node_force /* 3n */, double *bone_force, double *bone_torque);
+
+#endif
