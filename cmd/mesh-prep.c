@@ -65,8 +65,9 @@ int main(int argc, char **argv)
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     sc_prep_opts opts;
-    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_prep_read_config(cfg, &opts, &err) || sc_cfg_check_unknown(cfg, &err))
-        sc_cli_die(&cli, &err);
+    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_prep_read_config(cfg, &opts, &err)) sc_cli_die(&cli, &err);
+    sc_cli_ignore_other_sections(cfg);
+    if (sc_cfg_check_unknown(cfg, &err)) sc_cli_die(&cli, &err);
 
     sc_model model;
     sc_trimesh envelope;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "cli.h"
 #include "core/log.h"
+#include "io/config.h"
 
 static void usage_exit(const char *tool, const char *usage, int code)
 {
@@ -89,4 +90,19 @@ void sc_cli_die(const sc_cli *cli, const sc_err *err)
 {
     fprintf(stderr, "%s: error: %s\n", cli->tool, err->msg);
     exit(err->code ? err->code : 1);
+}
+
+/* The top-level config sections of all the tools. */
+static const char *const pipeline_sections[] = {
+    "skeleton", "body", "envelope", "fixed", "tetgen", "material",              /* mesh-prep */
+    "skin",                                                                      /* skin-weights */
+    "motion", "retarget", "kinematics", "contact_estimation", "inverse_dynamics", /* inverse-dynamics */
+    "simulation", "controller", "perturbations", "contact", "ground", "output",  /* simulate */
+    "sampling", "feedback", "render",                                            /* later stages */
+    NULL};
+
+void sc_cli_ignore_other_sections(sc_cfg *cfg)
+{
+    sc_cfg_node *root = sc_cfg_root(cfg);
+    for (const char *const *s = pipeline_sections; *s; s++) sc_cfg_ignore(root, *s);
 }

@@ -30,3 +30,11 @@ void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const ch
 void sc_cli_die(const sc_cli *cli, const sc_err *err) __attribute__((noreturn));
 
 #endif
+
+#ifndef SC_CLI_CONFIG
+#define SC_CLI_CONFIG
+struct sc_cfg;
+/* One config file may carry the sections of several tools: each tool reads its own and
+ * calls this to leave the others' alone (any other top-level key is still an error). */
+void sc_cli_ignore_other_sections(struct sc_cfg *cfg);
+#endif

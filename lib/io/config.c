@@ -936,8 +936,14 @@ static void check_node(unknown_ctx *u, const sc_cfg_node *n)
     for (int i = 0; i < n->n; i++) {
         const sc_cfg_node *c = n->items[i];
         if (n->kind == K_MAP && !c->known) report_unknown(u, n, c);
-        else check_node(u, c);
+        else if (c->known != 2) check_node(u, c);
     }
+}
+
+void sc_cfg_ignore(sc_cfg_node *map, const char *key)
+{
+    sc_cfg_node *v = map && map->kind == K_MAP ? find_item(map, key) : NULL;
+    if (v && !v->known) v->known = 2; /* a section the tool read itself stays checked */
 }
 
 int sc_cfg_check_unknown(sc_cfg *cfg, sc_err *err)

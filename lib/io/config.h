@@ -80,6 +80,9 @@ const char *sc_cfg_node_path(const sc_cfg_node *n, char *buf, size_t size); /* "
  * key was never looked up is reported once, as that key. All unknown keys are listed, one per
  * line, the first on the first line. */
 int sc_cfg_check_unknown(sc_cfg *cfg, sc_err *err);
+/* Marks `key` and everything below it as known without reading it, unless the tool already
+   looked it up: a section that belongs to another tool when several share one config file. */
+void sc_cfg_ignore(sc_cfg_node *map, const char *key);
 
 /* The document re-emitted as YAML with the defaults recorded by the getters added (comments
  * are not kept). malloc'd; NULL if out of memory. */

@@ -1,0 +1,182 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "control/controller.h"
+#include "io/config.h"
+#include "io/h5.h"
+#include "io/paths.h"
+
+void sc_controller_free(sc_controller *c)
+{
+    free(c->times);
+    free(c->keys);
+    memset(c, 0, sizeof *c);
+}
+
+static int bone_index(const sc_model *m, const char *name)
+{
+    for (int b = 0; b < m->nbones; b++)
+        if (!strcmp(m->bone_name[b], name)) return b;
+    return -1;
+}
+
+int sc_controller_load_trajectory(const char *path, const sc_model *m, sc_controller *c, sc_err *err)
+{
+    sc_h5 *f;
+    int rc = sc_h5_open(path, &f, err);
+    if (rc) return rc;
+    size_t nt = 0, dims[3] = {0, 0, 4}, nnames = 0;
+    double *t = NULL, *q = NULL;
+    char **names = NULL;
+    if ((rc = sc_h5_read_f64(f, "/time", 1, &nt, &t, err)) || (rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err)))
+        goto done;
+    dims[0] = nt;
+    dims[1] = nnames;
+    if ((rc = sc_h5_read_f64(f, "/targets/local_quat", 3, dims, &q, err))) goto done;
+    if (nt < 1) { rc = sc_fail(err, SC_EINPUT, "%s:/time: no samples", path); goto done; }
+    for (size_t i = 1; i < nt; i++)
+        if (!(t[i] > t[i - 1])) { rc = sc_fail(err, SC_EINPUT, "%s:/time: not increasing at sample %zu", path, i); goto done; }
+    c->kind = SC_CTRL_TRAJECTORY;
+    c->nbones = m->nbones;
+    c->nkeys = (int)nt;
+    c->times = t;
+    t = NULL;
+    c->keys = malloc(nt * (size_t)m->nbones * sizeof *c->keys);
+    if (!c->keys) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    for (size_t i = 0; i < nt * (size_t)m->nbones; i++) c->keys[i] = sc_q_identity();
+    for (size_t j = 0; j < nnames; j++) {
+        int b = bone_index(m, names[j]);
+        if (b < 0) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, names[j]); goto done; }
+        for (size_t i = 0; i < nt; i++) {
+            const double *s = q + (i * nnames + j) * 4;
+            sc_quat k = {s[0], s[1], s[2], s[3]};
+            if (!isfinite(k.w) || !isfinite(k.x) || !isfinite(k.y) || !isfinite(k.z)) {
+                rc = sc_fail(err, SC_EINPUT, "%s:/targets/local_quat: non-finite target for bone '%s' at sample %zu", path, names[j], i);
+                goto done;
+            }
+            c->keys[i * (size_t)m->nbones + (size_t)b] = sc_q_normalize(k);
+        }
+    }
+    snprintf(c->source, sizeof c->source, "%s", path);
+done:
+    free(t);
+    free(q);
+    if (names) sc_h5_free_strings(names, nnames);
+    sc_h5_close(f);
+    if (rc) sc_controller_free(c);
+    return rc;
+}
+
+/* A keyframe pose: `bone: [rx, ry, rz]` rotation vector in degrees (axis times angle, in the
+ * parent frame), or `bone: angle` in degrees about a hinge's axis. */
+static int read_pose(sc_cfg_node *pose, const sc_model *m, sc_quat *out, sc_err *err)
+{
+    char w[256];
+    for (int b = 0; b < m->nbones; b++) out[b] = sc_q_identity();
+    for (int i = 0; i < sc_cfg_len(pose); i++) {
+        const char *name = sc_cfg_key_at(pose, i);
+        sc_cfg_node *v = sc_cfg_at(pose, i);
+        int b = bone_index(m, name);
+        if (b < 0) return sc_fail(err, SC_EINPUT, "%s: '%s' is not a bone of the character", sc_cfg_where(v, w, sizeof w), name);
+        if (sc_cfg_is_scalar(v)) {
+            double deg;
+            int rc = sc_cfg_scalar_double(v, &deg, err);
+            if (rc) return rc;
+            sc_vec3 axis = m->joint_type[b] == SC_JOINT_HINGE ? sc_v3_load(m->hinge_axis + 3 * b) : sc_v3(1, 0, 0);
+            out[b] = sc_q_axis_angle(axis, deg * SC_PI / 180);
+        } else {
+            if (!sc_cfg_is_seq(v) || sc_cfg_len(v) != 3)
+                return sc_fail(err, SC_EINPUT, "%s: pose of '%s' must be an angle (hinge) or [rx, ry, rz] in degrees", sc_cfg_where(v, w, sizeof w), name);
+            double r[3];
+            for (int k = 0; k < 3; k++) {
+                int rc = sc_cfg_scalar_double(sc_cfg_at(v, k), &r[k], err);
+                if (rc) return rc;
+            }
+            out[b] = sc_q_exp(sc_v3_scale(sc_v3_load(r), SC_PI / 180));
+        }
+    }
+    return SC_OK;
+}
+
+int sc_controller_from_config(sc_cfg_node *ctrl, const sc_model *m, const char *config_path, sc_controller *c, sc_err *err)
+{
+    memset(c, 0, sizeof *c);
+    static const char *const kinds[] = {"hold", "keyframes", "trajectory"};
+    int kind, rc;
+    char w[256];
+    if ((rc = sc_cfg_enum(ctrl, "type", kinds, 3, SC_CTRL_HOLD, &kind, err)) || (rc = sc_cfg_bool(ctrl, "loop", 0, &c->loop, err)) ||
+        (rc = sc_cfg_double(ctrl, "time_offset", 0, &c->offset, err)))
+        return rc;
+    c->nbones = m->nbones;
+    if (kind == SC_CTRL_TRAJECTORY) {
+        char name[1024], path[1024];
+        int loop = c->loop;
+        double off = c->offset;
+        if ((rc = sc_cfg_string(ctrl, "file", NULL, name, sizeof name, err)) ||
+            (rc = sc_find_input(name, config_path, 0, sc_cfg_where(sc_cfg_get(ctrl, "file"), w, sizeof w), path, sizeof path, err)) ||
+            (rc = sc_controller_load_trajectory(path, m, c, err)))
+            return rc;
+        c->loop = loop;
+        c->offset = off;
+        return SC_OK;
+    }
+    c->kind = kind;
+    if (kind == SC_CTRL_HOLD) {
+        c->nkeys = 1;
+        c->times = calloc(1, sizeof *c->times);
+        c->keys = malloc((size_t)m->nbones * sizeof *c->keys);
+        if (!c->times || !c->keys) { sc_controller_free(c); return sc_fail(err, SC_EIO, "out of memory"); }
+        sc_cfg_node *pose = sc_cfg_get(ctrl, "pose");
+        if (pose) {
+            if (!sc_cfg_is_map(pose)) { sc_controller_free(c); return sc_fail(err, SC_EINPUT, "%s: controller.pose must be a map of bone: rotation", sc_cfg_where(pose, w, sizeof w)); }
+            if ((rc = read_pose(pose, m, c->keys, err))) { sc_controller_free(c); return rc; }
+        } else {
+            for (int b = 0; b < m->nbones; b++) c->keys[b] = sc_q_identity();
+        }
+        return SC_OK;
+    }
+    sc_cfg_node *list;
+    if ((rc = sc_cfg_list(ctrl, "keyframes", 1, &list, err))) return rc;
+    int n = sc_cfg_len(list);
+    if (n < 1) return sc_fail(err, SC_EINPUT, "%s: keyframes is empty", sc_cfg_where(list, w, sizeof w));
+    c->nkeys = n;
+    c->times = calloc((size_t)n, sizeof *c->times);
+    c->keys = malloc((size_t)n * (size_t)m->nbones * sizeof *c->keys);
+    if (!c->times || !c->keys) { sc_controller_free(c); return sc_fail(err, SC_EIO, "out of memory"); }
+    for (int i = 0; i < n; i++) {
+        sc_cfg_node *k = sc_cfg_at(list, i), *pose;
+        if (!sc_cfg_is_map(k)) { sc_controller_free(c); return sc_fail(err, SC_EINPUT, "%s: a keyframe is {time: t, pose: {...}}", sc_cfg_where(k, w, sizeof w)); }
+        if ((rc = sc_cfg_double_range(k, "time", 0, 0, 1e6, &c->times[i], err)) || (rc = sc_cfg_require(k, "pose", &pose, err)) ||
+            (rc = read_pose(pose, m, c->keys + (size_t)i * m->nbones, err))) {
+            sc_controller_free(c);
+            return rc;
+        }
+        if (i > 0 && !(c->times[i] > c->times[i - 1])) {
+            sc_controller_free(c);
+            return sc_fail(err, SC_EINPUT, "%s: keyframe times must increase", sc_cfg_where(k, w, sizeof w));
+        }
+    }
+    return SC_OK;
+}
+
+double sc_controller_duration(const sc_controller *c) { return c->nkeys ? c->times[c->nkeys - 1] : 0; }
+
+void sc_controller_targets(const sc_controller *c, double t, sc_quat *out)
+{
+    int nb = c->nbones;
+    t += c->offset;
+    if (c->nkeys == 1 || t <= c->times[0]) { memcpy(out, c->keys, (size_t)nb * sizeof *out); return; }
+    double end = c->times[c->nkeys - 1];
+    if (t >= end) {
+        if (!c->loop || end <= c->times[0]) { memcpy(out, c->keys + (size_t)(c->nkeys - 1) * nb, (size_t)nb * sizeof *out); return; }
+        t = c->times[0] + fmod(t - c->times[0], end - c->times[0]);
+    }
+    /* binary search for the interval */
+    int lo = 0, hi = c->nkeys - 1;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (c->times[mid] <= t) lo = mid; else hi = mid;
+    }
+    double a = (t - c->times[lo]) / (c->times[hi] - c->times[lo]);
+    for (int b = 0; b < nb; b++) out[b] = sc_q_slerp(c->keys[(size_t)lo * nb + b], c->keys[(size_t)hi * nb + b], a);
+}

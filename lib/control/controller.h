@@ -1,0 +1,32 @@
+/* PD target sources for simulate: hold the rest pose, YAML keyframes, or a target trajectory
+ * from HDF5 (/time and /targets/local_quat, as inverse-dynamics and sample-openloop write
+ * them), interpolated by slerp between samples. Targets are local joint rotations relative
+ * to the parent bone (identity = rest pose). */
+#ifndef SC_CONTROLLER_H
+#define SC_CONTROLLER_H
+#include "core/mathx.h"
+#include "core/status.h"
+#include "sim/model.h"
+
+typedef enum { SC_CTRL_HOLD = 0, SC_CTRL_KEYFRAMES = 1, SC_CTRL_TRAJECTORY = 2 } sc_ctrl_kind;
+
+typedef struct sc_controller {
+    int kind;
+    int nbones, nkeys;
+    double *times;     /* [nkeys], increasing */
+    sc_quat *keys;     /* [nkeys * nbones] */
+    int loop;          /* repeat the keys after the last one */
+    double offset;     /* time shift: targets at t are the keys at t + offset */
+    char source[1024];
+} sc_controller;
+
+struct sc_cfg_node;
+int sc_controller_from_config(struct sc_cfg_node *ctrl, const sc_model *m, const char *config_path,
+                              sc_controller *c, sc_err *err);
+/* Reads a target trajectory file; bones are matched by name (/bones/names). */
+int sc_controller_load_trajectory(const char *path, const sc_model *m, sc_controller *c, sc_err *err);
+void sc_controller_targets(const sc_controller *c, double t, sc_quat *out);
+double sc_controller_duration(const sc_controller *c);
+void sc_controller_free(sc_controller *c);
+
+#endif

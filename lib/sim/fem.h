@@ -1,0 +1,96 @@
+/* Soft-body force kernels of [L13] 4.2: corotated linear FEM (eq. 7-11) with pose-based
+ * plasticity (eq. 12-16, R_p = R* R), pose-based damping (eq. 17) and Rayleigh damping.
+ *
+ * Layout: tets are stored structure-of-arrays, padded to a multiple of SC_FEM_PAD so the
+ * element loop runs in SIMD groups (2 lanes with SSE, 4 with AVX) without a scalar tail;
+ * padding slots repeat tet 0 with zero volume and never touch the force arrays. Node arrays
+ * (positions, velocities, forces) are AoS, x[3*i+k]. Nothing allocates after sc_fem_init.
+ *
+ * Rotations: every tet keeps two warm-start quaternions (R of F, and R* of Fp F^T) and their
+ * last increments. They are simulation STATE: save them in snapshots so that a restored run
+ * is bit-identical. Each call extrapolates them by the last increment, then refines them by
+ * 1-3 corrected Newton steps on max tr(R^T G) in the Cayley parameter (error O(step^5)) until
+ * the last step is below 2e-3 rad (rotation error ~1e-14); a tet that does not get there on a
+ * positive definite Hessian (big jump, inverted with s2 ~ s3, collapsed) is redone by the
+ * exact polar decomposition (sc_polar) and counted in sc_fem_stats.fallbacks. Call the
+ * elastic pass once per time step: extra calls only cost Newton steps, not accuracy. The warm
+ * layout does not depend on the SIMD width, but the bits of a run do (v2 and v3 builds take
+ * their Newton steps in groups of 2 and 4 tets). */
+#ifndef SC_FEM_H
+#define SC_FEM_H
+#include <stddef.h>
+#include "core/mathx.h"
+#include "core/status.h"
+#include "sim/model.h"
+
+#define SC_FEM_PAD 8
+
+typedef struct sc_fem {
+    int ntets, nnodes;
+    int stride;        /* ntets rounded up to SC_FEM_PAD: the row length of every SoA array */
+    double mu, lambda; /* Lame parameters (Pa) from youngs/poisson */
+    int *node;         /* [4*stride] node[k*stride + t] = node k of tet t */
+    double *bm;        /* [9*stride] bm[(3*r+c)*stride + t] = Bm^-1(r, c) of tet t ([L13] eq. 11) */
+    double *vol;       /* [stride] rest volume (m^3); 0 in the padding */
+} sc_fem;
+
+/* Copies the mesh out of the model (tets, tet_volume, bm_inv; the last two are recomputed from
+ * rest_pos when NULL) and derives the Lame parameters. SC_EINPUT names the offending tet or
+ * material value; SC_EIO on allocation failure. */
+int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err);
+void sc_fem_free(sc_fem *fem);
+
+/* Warm-start state: SC_FEM_WARM_PER_TET*stride doubles, SoA: warm[c*stride + t] with rows
+ * c = 0..3 the quaternion (w, x, y, z) of R, 4..6 its predictor (the body-frame Cayley
+ * half-vector of the last call's increment, reused as a constant angular velocity), 7..10 the
+ * quaternion of R*, 11..13 its predictor. Reset: identity, zero predictors. */
+#define SC_FEM_WARM_PER_TET 14
+size_t sc_fem_warm_size(const sc_fem *fem);
+void sc_fem_warm_reset(const sc_fem *fem, double *warm); /* all identity */
+/* which = 0: R of tet t, 1: R* of tet t. */
+sc_quat sc_fem_warm_get(const sc_fem *fem, const double *warm, int t, int which);
+
+typedef struct sc_fem_stats {
+    double elastic_energy; /* sum V (mu |E|^2 + lambda/2 tr(R^T E)^2), E = F - R or F - R*^T Fp (J) */
+    int inverted;          /* tets with det F <= 0 */
+    int worst_tet;         /* tet with the smallest det F (-1 if none) */
+    double worst_det;      /* that det F (volume ratio) */
+    int fallbacks;         /* rotations (R or R*) that needed the exact polar fallback */
+    long newton_steps;     /* Newton steps run, summed over SIMD groups and both rotations */
+} sc_fem_stats;
+
+/* Elastic forces ([L13] eq. 7-11, 14-16), ACCUMULATED into force[3*nnodes]:
+ * F = Bs Bm^-1, R = rot(F) (max tr(R^T F): for inverted F the smallest singular value is
+ * negated, so the force pushes the element back). With pose_rest (x~ of eq. 12, [3*nnodes]):
+ * Fp = Bp Bm^-1, R* = rot(Fp F^T), R_p = R* R, P = 2mu(F - R*^T Fp) + lambda tr(R^T F - R_p^T Fp) R
+ * (eq. 16; note R R_p^T = R*^T). Without it P = 2mu(F - R) + lambda tr(R^T F - I) R (eq. 8).
+ * Node forces f = -V P Bm^-T (columns for nodes 1-3, node 0 gets minus their sum).
+ * warm is read and updated; stats may be NULL. */
+void sc_fem_elastic_forces(const sc_fem *fem, const double *x, const double *pose_rest, double *warm,
+                           double *force, sc_fem_stats *stats);
+
+/* Pose-based damping ([L13] eq. 17): f_i = c m_i (dv.dx / dx.dx) dx with dx = xbar_i - x_i,
+ * dv = xbar_dot_i - v_i; nodes with |dx| <= 1e-12 m get none. f is ACCUMULATED into force;
+ * reaction (may be NULL) is OVERWRITTEN with -f_i (the force on the virtual node xbar_i, to be
+ * sent to the bones through the skinning Jacobian transpose, [L13] eq. 18). */
+void sc_fem_pose_damping(int nnodes, const double *mass, const double *x, const double *v, const double *xbar,
+                         const double *xbar_dot, double c, double *force, double *reaction);
+
+/* Rayleigh damping f = -(alpha M + beta K_R) v, ACCUMULATED. K_R = R K_0 R^T is the corotated
+ * (warped) linear stiffness with R taken from warm[] (the last elastic pass): per tet
+ * dF = Dv Bm^-1, G = R^T dF, dP = R (2mu sym(G) + lambda tr(G) I), f = -beta V dP Bm^-T.
+ * K_R is symmetric positive semi-definite, so v.f <= 0; rigid translations give no force. */
+void sc_fem_rayleigh_damping(const sc_fem *fem, const double *mass, const double *v, const double *warm,
+                             double alpha, double beta, double *force);
+
+/* The rotation extraction used by sc_fem_elastic_forces, exposed for tests: for n row-major
+ * matrices f[9*i], updates the warm quaternions q[4*i] (w, x, y, z) to rot(f_i) and the
+ * predictors h[3*i] (NULL: no prediction). fallback[i] (may be NULL) is set to 1 where the
+ * exact fallback was used; iters (may be NULL) receives the Newton steps summed over SIMD
+ * groups. Returns the fallback count. */
+int sc_fem_polar_batch(int n, const double *f, double *q, double *h, int *fallback, long *iters);
+
+/* SIMD lanes the kernels were compiled for (2 or 4). */
+int sc_fem_simd_width(void);
+
+#endif

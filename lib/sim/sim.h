@@ -1,0 +1,98 @@
+/* The two-way coupled simulation of [L13] section 4 (DESIGN.md section 2): an sc_sim holds
+ * the mutable state of one character (MuJoCo's mjData to the model's mjModel) and every
+ * scratch array a step needs, allocated once at creation: a step never allocates.
+ *
+ * Step (dt = 0.5 ms, symplectic Euler), [L13] 4.4:
+ *  1. kinematics: fixed nodes take their bone's motion; the pose-based rest shape
+ *     x~ = LBS(q, X) and its velocity (eq. 12-13); surface points by the embedding;
+ *  2. forces: corotated elasticity with pose-based plasticity (eq. 7-16), pose-based damping
+ *     (eq. 17) or Rayleigh, penalty contact with Coulomb friction mapped by J_phi^T, gravity;
+ *  3. coupling: forces on fixed nodes go to their bones as forces at points, damping
+ *     reactions through the skinning Jacobian transpose (eq. 18);
+ *  4. integration: free nodes by symplectic Euler, the skeleton by one ODE step with stable
+ *     PD servos (eq. 1-5). */
+#ifndef SC_SIM_H
+#define SC_SIM_H
+#include "sim/contact.h"
+#include "sim/fem.h"
+#include "sim/model.h"
+#include "sim/skeleton.h"
+
+typedef enum { SC_DAMP_POSE = 0, SC_DAMP_RAYLEIGH = 1, SC_DAMP_NONE = 2 } sc_damping_kind;
+
+typedef struct sc_sim_opts {
+    double dt;                  /* s */
+    double gravity[3];          /* m/s^2 */
+    int plasticity;             /* 1: pose-based plasticity (eq. 12-16), 0: plain corotated (eq. 8) */
+    int damping;                /* sc_damping_kind */
+    double pose_damping;        /* c of eq. 17 (1/s) */
+    double rayleigh_alpha;      /* 1/s */
+    double rayleigh_beta;       /* s */
+    sc_contact_opts contact;
+    sc_skeleton_opts skeleton;
+    double max_speed;           /* m/s; a node faster than this is a blow-up */
+    double max_inverted;        /* fraction of tets allowed inverted at once */
+} sc_sim_opts;
+
+void sc_sim_default_opts(sc_sim_opts *o);
+
+typedef struct sc_sim_timing {  /* seconds, accumulated over `steps` */
+    double skin, fem, damping, contact, coupling, ode, total;
+    long steps;
+} sc_sim_timing;
+
+typedef struct sc_sim_diag {
+    double kinetic, elastic, potential;     /* J (potential: gravity, relative to y = 0) */
+    double linear[3];                       /* kg m/s */
+    double angular[3];                      /* kg m^2/s about the centre of mass */
+    double com[3], mass;
+    double contact_force[3];                /* N */
+    int contacts, inverted;
+} sc_sim_diag;
+
+typedef struct sc_sim {
+    const sc_model *m;
+    sc_sim_opts o;
+    sc_fem fem;
+    sc_skeleton *skel;
+    int nn, nb, nv;
+    /* state */
+    double t;
+    long step;
+    double *x, *v;              /* [3 nn] node positions and velocities */
+    double *warm;               /* FEM warm-start rotations */
+    double *anchor;             /* [3 nv] friction anchors */
+    unsigned char *in_contact;  /* [nv] */
+    /* inputs for the next step */
+    sc_quat *targets;           /* [nb] PD target local rotations */
+    double *push;               /* [3 nb] external force at each bone's centre of mass (N) */
+    /* scratch and last-step results */
+    double *f, *xbar, *xbar_dot, *reaction, *sp, *sv, *sf;
+    sc_xform *pose;
+    double *lin_vel, *ang_vel, *bone_f, *bone_tau;
+    sc_fem_stats fem_stats;
+    sc_contact_result contact;
+    sc_sim_timing timing;
+} sc_sim;
+
+/* Creates the simulation at the rest pose; SC_EINPUT if the model lacks what the options need
+ * (skin weights for plasticity or pose damping). */
+int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err *err);
+void sc_sim_free(sc_sim *s);
+/* Moves the whole character rigidly by `offset` and gives everything velocity `vel`. */
+void sc_sim_translate(sc_sim *s, const double offset[3], const double vel[3]);
+/* Adds a velocity change to every node and bone (a sudden perturbation). */
+void sc_sim_add_velocity(sc_sim *s, const double dv[3]);
+void sc_sim_set_targets(sc_sim *s, const sc_quat *local);
+/* One step; SC_ENUMERIC with the step, time, node or element and quantity on a blow-up. */
+int sc_sim_step(sc_sim *s, sc_err *err);
+void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d);
+/* Positions of the fine-surface vertices (3 per vertex) from the current nodes. */
+void sc_sim_surface(const sc_sim *s, double *out);
+/* Snapshot of everything that determines the future; restoring and stepping reproduces the
+ * original run bit for bit. */
+size_t sc_sim_state_size(const sc_sim *s);
+void sc_sim_save(const sc_sim *s, double *buf);
+void sc_sim_restore(sc_sim *s, const double *buf);
+
+#endif
