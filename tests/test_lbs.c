@@ -162,3 +162,39 @@ TEST(lbs_jacobian_transpose_is_adjoint)
     for (int i = 0; i < 3 * NB; i++) got[i % 3] += bf[i];
     for (int a = 0; a < 3; a++) ENSURE_NEAR(got[a], sum[a], 1e-12 * NN);
 }
+
+TEST(lbs_fast_form_matches_reference)
+{
+    /* random weights, poses and velocities: the per-step form equals the reference functions */
+    enum { N = 200, K = 3, NB = 5 };
+    sc_rng r;
+    sc_rng_init(&r, 77, 0, 0);
+    double X[3 * N], J[3 * NB], w[N * K], lv[3 * NB], av[3 * NB], f[3 * N];
+    int bone[N * K];
+    sc_xform pose[NB];
+    for (int i = 0; i < 3 * N; i++) { X[i] = sc_rng_normal(&r); f[i] = sc_rng_normal(&r); }
+    for (int j = 0; j < NB; j++) {
+        for (int d = 0; d < 3; d++) { J[3 * j + d] = sc_rng_normal(&r); lv[3 * j + d] = sc_rng_normal(&r); av[3 * j + d] = sc_rng_normal(&r); }
+        sc_quat q = {sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r)};
+        pose[j].q = sc_q_normalize(q);
+        pose[j].p = sc_v3(sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r));
+    }
+    for (int i = 0; i < N; i++) {
+        double s = 0;
+        for (int k = 0; k < K; k++) { bone[i * K + k] = (i + k) % NB; w[i * K + k] = sc_rng_uniform(&r); s += w[i * K + k]; }
+        for (int k = 0; k < K; k++) w[i * K + k] /= s;
+        if (i % 7 == 0) { bone[i * K + 2] = -1; w[i * K + 2] = 0; }
+    }
+    double p0[3 * N], v0[3 * N], p1[3 * N], v1[3 * N], arm[3 * N * K];
+    double bf0[3 * NB] = {0}, bt0[3 * NB] = {0}, bf1[3 * NB] = {0}, bt1[3 * NB] = {0};
+    sc_lbs_positions(N, X, K, bone, w, J, pose, p0);
+    sc_lbs_velocities(N, X, K, bone, w, J, pose, lv, av, v0);
+    sc_lbs_jacobian_transpose(N, X, K, bone, w, J, pose, f, bf0, bt0);
+    sc_lbs_eval(N, X, K, bone, w, J, NB, pose, lv, av, p1, v1, arm);
+    sc_lbs_jacobian_transpose_arms(N, K, bone, w, arm, f, bf1, bt1);
+    double e = 0;
+    for (int i = 0; i < 3 * N; i++) e = fmax(e, fmax(fabs(p0[i] - p1[i]), fabs(v0[i] - v1[i])));
+    for (int i = 0; i < 3 * NB; i++) e = fmax(e, fmax(fabs(bf0[i] - bf1[i]), fabs(bt0[i] - bt1[i])));
+    sc_test_report("fast LBS vs reference: max difference %.2e", e);
+    ENSURE(e < 1e-12);
+}

@@ -28,17 +28,19 @@ double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal)
     return h;
 }
 
-void sc_contact_forces(const sc_contact_opts *o, int nverts, const double *p, const double *v,
-                       double *anchor, unsigned char *in_contact, double *f, sc_contact_result *res)
+void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const double *p, const double *node_v,
+                       double *anchor, unsigned char *in_contact, double *node_force, sc_contact_result *res)
 {
     memset(res, 0, sizeof *res);
-    memset(f, 0, (size_t)nverts * 3 * sizeof *f);
     if (!o->enabled) return;
-    for (int i = 0; i < nverts; i++) {
+    for (int i = 0; i < e->nverts; i++) {
         sc_vec3 x = sc_v3_load(p + 3 * i), n;
         double h = sc_ground_height(&o->ground, x, &n);
         if (h >= 0) { in_contact[i] = 0; continue; }
-        sc_vec3 vel = sc_v3_load(v + 3 * i);
+        const int *t = e->tets + 4 * e->tet[i];
+        const double *w = e->bary + 4 * i;
+        sc_vec3 vel = sc_v3(0, 0, 0);
+        for (int k = 0; k < 4; k++) vel = sc_v3_axpy(w[k], sc_v3_load(node_v + 3 * t[k]), vel);
         double vn = sc_v3_dot(vel, n);
         double fn = -o->stiffness * h - o->damping * vn;
         if (fn <= 0) { in_contact[i] = 0; continue; } /* penalty may not pull */
@@ -51,16 +53,15 @@ void sc_contact_forces(const sc_contact_opts *o, int nverts, const double *p, co
         double ftn = sc_v3_norm(ft), lim = o->mu * fn;
         if (ftn > lim) {
             ft = sc_v3_scale(ft, lim / ftn);
-            /* sliding: drag the anchor so the spring alone carries the friction limit */
-            sc_vec3 dir = sc_v3_normalize(d);
-            if (sc_v3_norm(d) > 0) sc_v3_store(anchor + 3 * i, sc_v3_sub(x, sc_v3_scale(dir, lim / o->tangent_stiffness)));
+            /* sliding: drag the anchor so that the spring alone carries the friction limit */
+            if (sc_v3_norm(d) > 0) sc_v3_store(anchor + 3 * i, sc_v3_sub(x, sc_v3_scale(sc_v3_normalize(d), lim / o->tangent_stiffness)));
             res->sliding++;
         }
         sc_vec3 fc = sc_v3_add(sc_v3_scale(n, fn), ft);
-        sc_v3_store(f + 3 * i, fc);
+        for (int k = 0; k < 4; k++) /* f_c = J_phi^T f~_c ([L13] 4.2.4) */
+            sc_v3_store(node_force + 3 * t[k], sc_v3_axpy(w[k], fc, sc_v3_load(node_force + 3 * t[k])));
         res->total_force = sc_v3_add(res->total_force, fc);
         res->count++;
         res->max_depth = fmax(res->max_depth, -h);
     }
-
 }

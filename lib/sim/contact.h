@@ -34,10 +34,20 @@ typedef struct sc_contact_result {
     double max_depth;     /* m */
 } sc_contact_result;
 
-/* Contact forces on nverts surface points (positions p, velocities v), written to f (3 per
- * vertex, overwritten). anchor (3 per vertex) and in_contact (per vertex) are state: a vertex
- * entering contact anchors where it touched. */
-void sc_contact_forces(const sc_contact_opts *o, int nverts, const double *p, const double *v,
-                       double *anchor, unsigned char *in_contact, double *f, sc_contact_result *res);
+/* The embedding of the fine surface: vertex i moves with tet tet[i] by weights bary[4 i..]. */
+typedef struct sc_embedding {
+    int nverts;
+    const int *tets;     /* the tet mesh, 4 nodes per tet */
+    const int *tet;      /* [nverts] */
+    const double *bary;  /* [4 nverts] */
+} sc_embedding;
+
+/* Contact of the surface points p (3 per vertex, from the node positions by the embedding)
+ * with the ground; a vertex's velocity is interpolated from the node velocities only when it
+ * touches. The forces are ACCUMULATED onto the tet nodes (node_force, 3 per node) by
+ * J_phi^T. anchor (3 per vertex) and in_contact (per vertex) are state: a vertex entering
+ * contact anchors where it touched. */
+void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const double *p, const double *node_v,
+                       double *anchor, unsigned char *in_contact, double *node_force, sc_contact_result *res);
 
 #endif

@@ -18,6 +18,8 @@
 #include "sim/model.h"
 #include "sim/skeleton.h"
 
+#define SC_SIM_MAX_BONES 64
+
 typedef enum { SC_DAMP_POSE = 0, SC_DAMP_RAYLEIGH = 1, SC_DAMP_NONE = 2 } sc_damping_kind;
 
 typedef struct sc_sim_opts {
@@ -67,7 +69,7 @@ typedef struct sc_sim {
     sc_quat *targets;           /* [nb] PD target local rotations */
     double *push;               /* [3 nb] external force at each bone's centre of mass (N) */
     /* scratch and last-step results */
-    double *f, *xbar, *xbar_dot, *reaction, *sp, *sv, *sf;
+    double *f, *xbar, *xbar_dot, *reaction, *sp, *arm;
     sc_xform *pose;
     double *lin_vel, *ang_vel, *bone_f, *bone_tau;
     sc_fem_stats fem_stats;

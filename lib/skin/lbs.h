@@ -25,3 +25,17 @@ void sc_lbs_jacobian_transpose(int nnodes, const double *rest_pos, int k, const 
                                const double *node_force /* 3n */, double *bone_force, double *bone_torque);
 
 #endif
+
+#ifndef SC_LBS_FAST
+#define SC_LBS_FAST
+/* The per-step form the simulator uses: one pass computes x~ (eq. 12-13), its velocity
+ * (skinning Jacobian times bone velocities) and keeps every arm r_ij = q_j (X_i - J_j) in
+ * arm[3 * (i * k + s)] for the transpose (eq. 18), with the bone rotations turned into
+ * matrices once. Same results as the reference functions above to rounding. */
+void sc_lbs_eval(int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w,
+                 const double *joint_rest, int nbones, const sc_xform *pose, const double *lin_vel, const double *ang_vel,
+                 double *xbar, double *xbar_dot, double *arm);
+/* Jacobian transpose with the arms of the last sc_lbs_eval; accumulates like the reference. */
+void sc_lbs_jacobian_transpose_arms(int nnodes, int k, const int *skin_bone, const double *skin_w, const double *arm,
+                                    const double *node_force, double *bone_force, double *bone_torque);
+#endif

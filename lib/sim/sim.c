@@ -1,0 +1,335 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/log.h"
+#include "sim/sim.h"
+#include "skin/lbs.h"
+
+void sc_sim_default_opts(sc_sim_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dt = 0.5e-3;
+    o->gravity[1] = -9.81;
+    o->plasticity = 1;
+    o->damping = SC_DAMP_POSE;
+    o->pose_damping = 20;
+    o->rayleigh_alpha = 0;
+    o->rayleigh_beta = 0.005;
+    sc_contact_default_opts(&o->contact);
+    sc_skeleton_default_opts(&o->skeleton);
+    memcpy(o->skeleton.gravity, o->gravity, sizeof o->gravity);
+    o->max_speed = 50;
+    o->max_inverted = 0.05;
+}
+
+void sc_sim_free(sc_sim *s)
+{
+    if (!s) return;
+    sc_fem_free(&s->fem);
+    sc_skeleton_free(s->skel);
+    void *a[] = {s->x, s->v, s->warm, s->anchor, s->in_contact, s->targets, s->push, s->f, s->xbar, s->xbar_dot,
+                 s->reaction, s->sp, s->arm, s->pose, s->lin_vel, s->ang_vel, s->bone_f, s->bone_tau};
+    for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
+    free(s);
+}
+
+/* fixed nodes follow their bones ([L13] 4.3) */
+static void sync_fixed(sc_sim *s)
+{
+    const sc_model *m = s->m;
+    sc_skeleton_get_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
+    for (int i = 0; i < m->nfixed; i++) {
+        int n = m->fixed_node[i], b = m->fixed_bone[i];
+        sc_vec3 r = sc_q_rotate(s->pose[b].q, sc_v3_load(m->fixed_local + 3 * i));
+        sc_v3_store(s->x + 3 * n, sc_v3_add(s->pose[b].p, r));
+        sc_v3_store(s->v + 3 * n, sc_v3_add(sc_v3_load(s->lin_vel + 3 * b), sc_v3_cross(sc_v3_load(s->ang_vel + 3 * b), r)));
+    }
+}
+
+int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err *err)
+{
+    *out = NULL;
+    if (!(o->dt > 0 && o->dt < 0.1)) return sc_fail(err, SC_EINPUT, "simulation: dt = %g s is outside (0, 0.1)", o->dt);
+    int needs_skin = o->plasticity || o->damping == SC_DAMP_POSE;
+    if (needs_skin && m->skin_k == 0)
+        return sc_fail(err, SC_EINPUT, "the character has no /skin weights, which pose-based plasticity and damping need: run skin-weights first "
+                       "(or set simulation.plasticity: false and simulation.damping: rayleigh|none)");
+    if (m->nbones > SC_SIM_MAX_BONES) return sc_fail(err, SC_EINPUT, "simulation: %d bones (at most %d)", m->nbones, SC_SIM_MAX_BONES);
+    sc_sim *s = calloc(1, sizeof *s);
+    if (!s) return sc_fail(err, SC_EIO, "out of memory");
+    s->m = m;
+    s->o = *o;
+    memcpy(s->o.skeleton.gravity, o->gravity, sizeof o->gravity);
+    s->nn = m->nnodes;
+    s->nb = m->nbones;
+    s->nv = m->nsurf_verts;
+    int rc = sc_fem_init(&s->fem, m, err);
+    if (rc) { free(s); return rc; }
+    if ((rc = sc_skeleton_create(m, &s->o.skeleton, &s->skel, err))) { sc_fem_free(&s->fem); free(s); return rc; }
+    size_t n3 = (size_t)s->nn * 3, v3 = (size_t)s->nv * 3, b3 = (size_t)s->nb * 3;
+    s->x = malloc(n3 * sizeof(double));
+    s->v = calloc(n3, sizeof(double));
+    s->warm = malloc(sc_fem_warm_size(&s->fem) * sizeof(double));
+    s->anchor = calloc(v3 + 1, sizeof(double));
+    s->in_contact = calloc((size_t)s->nv + 1, 1);
+    s->targets = malloc((size_t)s->nb * sizeof *s->targets);
+    s->push = calloc(b3, sizeof(double));
+    s->f = malloc(n3 * sizeof(double));
+    s->xbar = calloc(n3, sizeof(double));
+    s->xbar_dot = calloc(n3, sizeof(double));
+    s->reaction = calloc(n3, sizeof(double));
+    s->sp = malloc((v3 + 1) * sizeof(double));
+    s->arm = malloc(((size_t)s->nn * (m->skin_k ? m->skin_k : 1) * 3) * sizeof(double));
+    s->pose = malloc((size_t)s->nb * sizeof *s->pose);
+    s->lin_vel = malloc(b3 * sizeof(double));
+    s->ang_vel = malloc(b3 * sizeof(double));
+    s->bone_f = malloc(b3 * sizeof(double));
+    s->bone_tau = malloc(b3 * sizeof(double));
+    if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->targets || !s->push || !s->f || !s->xbar ||
+        !s->xbar_dot || !s->reaction || !s->sp || !s->arm || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f ||
+        !s->bone_tau) {
+        sc_sim_free(s);
+        return sc_fail(err, SC_EIO, "out of memory creating the simulation");
+    }
+    memcpy(s->x, m->rest_pos, n3 * sizeof(double));
+    sc_fem_warm_reset(&s->fem, s->warm);
+    for (int b = 0; b < s->nb; b++) s->targets[b] = sc_q_identity();
+    sc_skeleton_set_targets(s->skel, s->targets);
+    sync_fixed(s);
+    *out = s;
+    return SC_OK;
+}
+
+void sc_sim_translate(sc_sim *s, const double off[3], const double vel[3])
+{
+    for (int i = 0; i < s->nn; i++)
+        for (int k = 0; k < 3; k++) { s->x[3 * i + k] += off[k]; s->v[3 * i + k] = vel[k]; }
+    sc_skeleton_get_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
+    for (int b = 0; b < s->nb; b++) {
+        s->pose[b].p = sc_v3_add(s->pose[b].p, sc_v3_load(off));
+        sc_v3_store(s->lin_vel + 3 * b, sc_v3_load(vel));
+        sc_v3_store(s->ang_vel + 3 * b, sc_v3(0, 0, 0));
+    }
+    sc_skeleton_set_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
+    for (int i = 0; i < s->nv; i++) s->in_contact[i] = 0;
+    sync_fixed(s);
+}
+
+void sc_sim_add_velocity(sc_sim *s, const double dv[3])
+{
+    for (int i = 0; i < s->nn; i++)
+        for (int k = 0; k < 3; k++) s->v[3 * i + k] += dv[k];
+    sc_skeleton_get_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
+    for (int b = 0; b < s->nb; b++)
+        for (int k = 0; k < 3; k++) s->lin_vel[3 * b + k] += dv[k];
+    sc_skeleton_set_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
+    sync_fixed(s);
+}
+
+void sc_sim_set_targets(sc_sim *s, const sc_quat *local)
+{
+    memcpy(s->targets, local, (size_t)s->nb * sizeof *local);
+    sc_skeleton_set_targets(s->skel, local);
+}
+
+static void embed(const sc_model *m, const double *nodes, double *out)
+{
+    for (int i = 0; i < m->nsurf_verts; i++) {
+        const int *t = m->tets + 4 * m->surf_tet[i];
+        const double *w = m->surf_bary + 4 * i;
+        for (int k = 0; k < 3; k++)
+            out[3 * i + k] = w[0] * nodes[3 * t[0] + k] + w[1] * nodes[3 * t[1] + k] + w[2] * nodes[3 * t[2] + k] + w[3] * nodes[3 * t[3] + k];
+    }
+}
+
+void sc_sim_surface(const sc_sim *s, double *out) { embed(s->m, s->x, out); }
+
+int sc_sim_step(sc_sim *s, sc_err *err)
+{
+    const sc_model *m = s->m;
+    const sc_sim_opts *o = &s->o;
+    int nn = s->nn, nb = s->nb;
+    double t0 = sc_wall_time(), t1;
+
+    /* 1. kinematics */
+    sync_fixed(s);
+    int pose_shape = o->plasticity || o->damping == SC_DAMP_POSE;
+    if (pose_shape)
+        sc_lbs_eval(nn, m->rest_pos, m->skin_k, m->skin_bone, m->skin_w, m->joint_pos, nb, s->pose, s->lin_vel, s->ang_vel, s->xbar,
+                    o->damping == SC_DAMP_POSE ? s->xbar_dot : NULL, s->arm);
+    t1 = sc_wall_time();
+    s->timing.skin += t1 - t0;
+
+    /* 2. forces */
+    memset(s->f, 0, (size_t)nn * 3 * sizeof(double));
+    sc_fem_elastic_forces(&s->fem, s->x, o->plasticity ? s->xbar : NULL, s->warm, s->f, &s->fem_stats);
+    double t2 = sc_wall_time();
+    s->timing.fem += t2 - t1;
+    memset(s->bone_f, 0, (size_t)nb * 3 * sizeof(double));
+    memset(s->bone_tau, 0, (size_t)nb * 3 * sizeof(double));
+    if (o->damping == SC_DAMP_POSE) {
+        sc_fem_pose_damping(nn, m->node_mass, s->x, s->v, s->xbar, s->xbar_dot, o->pose_damping, s->f, s->reaction);
+        /* the reactions act on the virtual nodes x~: to the bones by eq. 18 */
+        sc_lbs_jacobian_transpose_arms(nn, m->skin_k, m->skin_bone, m->skin_w, s->arm, s->reaction, s->bone_f, s->bone_tau);
+    } else if (o->damping == SC_DAMP_RAYLEIGH) {
+        sc_fem_rayleigh_damping(&s->fem, m->node_mass, s->v, s->warm, o->rayleigh_alpha, o->rayleigh_beta, s->f);
+    }
+    double t3 = sc_wall_time();
+    s->timing.damping += t3 - t2;
+    if (o->contact.enabled) {
+        embed(m, s->x, s->sp);
+        sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
+        sc_contact_forces(&o->contact, &e, s->sp, s->v, s->anchor, s->in_contact, s->f, &s->contact);
+    } else {
+        memset(&s->contact, 0, sizeof s->contact);
+    }
+    double t4 = sc_wall_time();
+    s->timing.contact += t4 - t3;
+
+    /* 3. coupling: forces on fixed nodes to their bones (gravity of fixed nodes is the bones' own) */
+    for (int i = 0; i < m->nfixed; i++) {
+        int n = m->fixed_node[i];
+        sc_skeleton_add_force_at(s->skel, m->fixed_bone[i], s->f + 3 * n, s->x + 3 * n);
+    }
+    for (int b = 0; b < nb; b++) {
+        double origin[3] = {s->pose[b].p.x, s->pose[b].p.y, s->pose[b].p.z};
+        if (o->damping == SC_DAMP_POSE) {
+            sc_skeleton_add_force_at(s->skel, b, s->bone_f + 3 * b, origin);
+            sc_skeleton_add_torque(s->skel, b, s->bone_tau + 3 * b);
+        }
+        const double *push = s->push + 3 * b;
+        if (push[0] != 0 || push[1] != 0 || push[2] != 0) {
+            double com[3], cv[3];
+            sc_skeleton_bone_com(s->skel, b, com, cv);
+            sc_skeleton_add_force_at(s->skel, b, push, com);
+        }
+    }
+    double t5 = sc_wall_time();
+    s->timing.coupling += t5 - t4;
+
+    /* 4. integrate: free nodes (symplectic Euler), then the skeleton */
+    const double dt = o->dt;
+    for (int i = 0; i < nn; i++) {
+        if (m->node_bone[i] >= 0) continue;
+        double im = dt / m->node_mass[i];
+        for (int k = 0; k < 3; k++) {
+            s->v[3 * i + k] += im * s->f[3 * i + k] + dt * o->gravity[k];
+            s->x[3 * i + k] += dt * s->v[3 * i + k];
+        }
+    }
+    int rc = sc_skeleton_step(s->skel, dt, err);
+    double t6 = sc_wall_time();
+    s->timing.ode += t6 - t5;
+    s->t += dt;
+    s->step++;
+    if (rc) return sc_err_prefix(err, "step %ld, t = %.4f s: ", s->step, s->t);
+    sync_fixed(s);
+    s->timing.total += sc_wall_time() - t0;
+    s->timing.steps++;
+
+    /* blow-up detection */
+    double vmax2 = o->max_speed * o->max_speed;
+    for (int i = 0; i < nn; i++) {
+        double vx = s->v[3 * i], vy = s->v[3 * i + 1], vz = s->v[3 * i + 2];
+        double v2 = vx * vx + vy * vy + vz * vz;
+        if (!isfinite(v2) || !isfinite(s->x[3 * i]) || !isfinite(s->x[3 * i + 1]) || !isfinite(s->x[3 * i + 2]))
+            return sc_fail(err, SC_ENUMERIC, "step %ld, t = %.4f s: node %d has a non-finite position or velocity", s->step, s->t, i);
+        if (v2 > vmax2)
+            return sc_fail(err, SC_ENUMERIC, "step %ld, t = %.4f s: node %d moves at %.3g m/s, above simulation.max_speed = %g m/s",
+                           s->step, s->t, i, sqrt(v2), o->max_speed);
+    }
+    if (s->fem_stats.inverted > o->max_inverted * m->ntets)
+        return sc_fail(err, SC_ENUMERIC, "step %ld, t = %.4f s: %d of %d tets are inverted (worst: tet %d, det F = %.3g), above simulation.max_inverted = %g",
+                       s->step, s->t, s->fem_stats.inverted, m->ntets, s->fem_stats.worst_tet, s->fem_stats.worst_det, o->max_inverted);
+    return SC_OK;
+}
+
+void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d)
+{
+    const sc_model *m = s->m;
+    memset(d, 0, sizeof *d);
+    sc_xform *pose = s->pose;
+    double g[3] = {s->o.gravity[0], s->o.gravity[1], s->o.gravity[2]};
+    /* free nodes + bones (fixed nodes are the bones' mass) */
+    sc_vec3 P = sc_v3(0, 0, 0), C = sc_v3(0, 0, 0);
+    double M = 0;
+    for (int i = 0; i < s->nn; i++) {
+        if (m->node_bone[i] >= 0) continue;
+        double mi = m->node_mass[i];
+        sc_vec3 x = sc_v3_load(s->x + 3 * i), v = sc_v3_load(s->v + 3 * i);
+        M += mi;
+        C = sc_v3_axpy(mi, x, C);
+        P = sc_v3_axpy(mi, v, P);
+        d->kinetic += 0.5 * mi * sc_v3_dot(v, v);
+        d->potential -= mi * sc_v3_dot(sc_v3_load(g), x);
+    }
+    sc_vec3 bc[SC_SIM_MAX_BONES], bv[SC_SIM_MAX_BONES];
+    for (int b = 0; b < s->nb; b++) {
+        double com[3], cv[3];
+        sc_skeleton_bone_com(s->skel, b, com, cv);
+        bc[b] = sc_v3_load(com);
+        bv[b] = sc_v3_load(cv);
+        double mb = m->bone_mass[b];
+        M += mb;
+        C = sc_v3_axpy(mb, bc[b], C);
+        P = sc_v3_axpy(mb, bv[b], P);
+        sc_mat3 r = sc_q_to_m3(pose[b].q), ib;
+        memcpy(ib.m, m->bone_inertia + 9 * b, sizeof ib.m);
+        sc_vec3 w = sc_v3_load(s->ang_vel + 3 * b);
+        sc_vec3 iw = sc_m3_mulv(sc_m3_mul(r, sc_m3_mul_nt(ib, r)), w);
+        d->kinetic += 0.5 * mb * sc_v3_dot(bv[b], bv[b]) + 0.5 * sc_v3_dot(w, iw);
+        d->potential -= mb * sc_v3_dot(sc_v3_load(g), bc[b]);
+        sc_v3_store(d->angular, sc_v3_add(sc_v3_load(d->angular), iw)); /* spin part, summed below with the orbital part */
+    }
+    C = sc_v3_scale(C, 1 / M);
+    sc_vec3 L = sc_v3_load(d->angular);
+    for (int i = 0; i < s->nn; i++) {
+        if (m->node_bone[i] >= 0) continue;
+        sc_vec3 r = sc_v3_sub(sc_v3_load(s->x + 3 * i), C);
+        L = sc_v3_add(L, sc_v3_scale(sc_v3_cross(r, sc_v3_load(s->v + 3 * i)), m->node_mass[i]));
+    }
+    for (int b = 0; b < s->nb; b++) L = sc_v3_add(L, sc_v3_scale(sc_v3_cross(sc_v3_sub(bc[b], C), bv[b]), m->bone_mass[b]));
+    sc_v3_store(d->linear, P);
+    sc_v3_store(d->angular, L);
+    sc_v3_store(d->com, C);
+    d->mass = M;
+    d->elastic = s->fem_stats.elastic_energy;
+    sc_v3_store(d->contact_force, s->contact.total_force);
+    d->contacts = s->contact.count;
+    d->inverted = s->fem_stats.inverted;
+}
+
+size_t sc_sim_state_size(const sc_sim *s)
+{
+    return 2 + 6 * (size_t)s->nn + sc_fem_warm_size(&s->fem) + 4 * (size_t)s->nv + sc_skeleton_state_size(s->skel) +
+           4 * (size_t)s->nb;
+}
+
+void sc_sim_save(const sc_sim *s, double *buf)
+{
+    size_t n3 = 3 * (size_t)s->nn;
+    *buf++ = s->t;
+    *buf++ = (double)s->step;
+    memcpy(buf, s->x, n3 * sizeof *buf); buf += n3;
+    memcpy(buf, s->v, n3 * sizeof *buf); buf += n3;
+    memcpy(buf, s->warm, sc_fem_warm_size(&s->fem) * sizeof *buf); buf += sc_fem_warm_size(&s->fem);
+    memcpy(buf, s->anchor, 3 * (size_t)s->nv * sizeof *buf); buf += 3 * (size_t)s->nv;
+    for (int i = 0; i < s->nv; i++) *buf++ = s->in_contact[i];
+    for (int b = 0; b < s->nb; b++) { *buf++ = s->targets[b].w; *buf++ = s->targets[b].x; *buf++ = s->targets[b].y; *buf++ = s->targets[b].z; }
+    sc_skeleton_save(s->skel, buf);
+}
+
+void sc_sim_restore(sc_sim *s, const double *buf)
+{
+    size_t n3 = 3 * (size_t)s->nn;
+    s->t = *buf++;
+    s->step = (long)*buf++;
+    memcpy(s->x, buf, n3 * sizeof *buf); buf += n3;
+    memcpy(s->v, buf, n3 * sizeof *buf); buf += n3;
+    memcpy(s->warm, buf, sc_fem_warm_size(&s->fem) * sizeof *buf); buf += sc_fem_warm_size(&s->fem);
+    memcpy(s->anchor, buf, 3 * (size_t)s->nv * sizeof *buf); buf += 3 * (size_t)s->nv;
+    for (int i = 0; i < s->nv; i++) s->in_contact[i] = (unsigned char)*buf++;
+    for (int b = 0; b < s->nb; b++, buf += 4) s->targets[b] = (sc_quat){buf[0], buf[1], buf[2], buf[3]};
+    sc_skeleton_restore(s->skel, buf);
+    sc_skeleton_get_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
+}
