@@ -34,7 +34,7 @@ static int write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
     A_I("slivers_peeled", r->improve.peeled); A_I("sliver_node_moves", r->improve.smoothed_moves);
     A_F("tetgen_min_dihedral_deg", r->improve.min_dihedral_before);
     A_F("total_mass_kg", r->total_mass); A_F("bone_mass_kg", r->bone_mass_total); A_F("volume_m3", r->volume);
-    A_F("body_volume_m3", r->body_volume); A_F("tet_volume_m3", r->tet_volume);
+    A_F("body_volume_m3", r->body_volume); A_I("mass_floored_nodes", r->mass_floored); A_F("tet_volume_m3", r->tet_volume);
     A_F("seconds", r->seconds); A_F("seconds_tetgen", r->seconds_tetgen); A_F("ground_shift_m", r->shift_y);
 #undef A_I
 #undef A_F
@@ -115,8 +115,8 @@ int main(int argc, char **argv)
     sc_log_info("  radius-edge   mean %.3f, max %.3f", rep.quality.radius_edge_mean, rep.quality.radius_edge_max);
     sc_log_info("  embedding     %d inside a tet, %d mapped to the nearest tet (max %.2g m away)", rep.embed.inside,
                 rep.embed.fallback, rep.embed.max_fallback_distance);
-    sc_log_info("  mass          %.2f kg total = density x body volume %.4f m^3 (tets %.4f m^3)", rep.total_mass,
-                rep.body_volume, rep.tet_volume);
+    sc_log_info("  mass          %.2f kg total = density x body volume %.4f m^3 (tets %.4f m^3); %d light nodes raised to the mass floor",
+                rep.total_mass, rep.body_volume, rep.tet_volume, rep.mass_floored);
     sc_log_info("  time          %.2f s", rep.seconds);
     free(resolved);
     sc_trimesh_free(&envelope);

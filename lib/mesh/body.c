@@ -60,8 +60,24 @@ static int add_ellipsoid(sc_implicit *f, int group, sc_vec3 c, sc_mat3 frame, sc
     return SC_OK;
 }
 
+static int add_roundbox(sc_implicit *f, int group, sc_vec3 c, sc_mat3 frame, sc_vec3 half, double round, sc_err *err)
+{
+    int rc = add_ellipsoid(f, group, c, frame, half, err); /* same bounding box */
+    if (rc) return rc;
+    sc_prim *p = &f->prims[f->nprims - 1];
+    p->type = SC_PRIM_ROUNDBOX;
+    p->round = round;
+    return SC_OK;
+}
+
 static double prim_eval(const sc_prim *p, sc_vec3 x)
 {
+    if (p->type == SC_PRIM_ROUNDBOX) { /* exact distance to a box with rounded edges */
+        sc_vec3 l = sc_m3_mulv_t(p->frame, sc_v3_sub(x, p->a));
+        sc_vec3 q = sc_v3(fabs(l.x) - p->radii.x + p->round, fabs(l.y) - p->radii.y + p->round, fabs(l.z) - p->radii.z + p->round);
+        sc_vec3 qp = sc_v3(fmax(q.x, 0), fmax(q.y, 0), fmax(q.z, 0));
+        return sc_v3_norm(qp) + fmin(fmax(q.x, fmax(q.y, q.z)), 0) - p->round;
+    }
     if (p->type == SC_PRIM_CAPSULE) {
         sc_vec3 ab = sc_v3_sub(p->b, p->a), ax = sc_v3_sub(x, p->a);
         double l2 = sc_v3_dot(ab, ab);
@@ -217,12 +233,15 @@ static int build_bone(const sc_rig *rig, int b, const sc_body_params *p, double 
         return add_ellipsoid(f, b, c, fr, sc_v3(fmax(0.6 * len, rad), rad, 0.8 * rad), err);
     }
     case ROLE_FOOT: {
-        /* a shoe: from behind the ankle to past the toe tip, flat underneath */
-        sc_vec3 c = sc_v3_add(h, sc_v3_scale(axis, 0.45));
-        c.y = fmin(h.y, t.y) + 0.02 * height * p->girth;
+        /* a shoe with a flat sole: from behind the ankle to past the toe, so that the centre of
+           mass standing over the ankles is well inside the support area */
         sc_vec3 fwd = sc_v3(axis.x, 0, axis.z);
-        return add_ellipsoid(f, b, c, frame_along(fwd, sc_v3(0, 1, 0)),
-                             sc_v3(0.62 * sc_v3_norm(fwd) + rad, 1.1 * rad, 1.5 * rad), err);
+        double flen = sc_v3_norm(fwd), heel = 0.55 * flen + 0.5 * rad;
+        double top = fmax(h.y, t.y) + 0.4 * rad, bottom = fmin(h.y, t.y) - 0.6 * rad;
+        sc_vec3 dir = sc_v3_normalize(fwd);
+        sc_vec3 c = sc_v3_add(sc_v3(h.x, 0.5 * (top + bottom), h.z), sc_v3_scale(dir, 0.5 * (flen + 0.6 * rad - heel)));
+        double half_len = 0.5 * (flen + 0.6 * rad + heel);
+        return add_roundbox(f, b, c, frame_along(fwd, sc_v3(0, 1, 0)), sc_v3(half_len, 0.5 * (top - bottom), 1.7 * rad), 0.6 * rad, err);
     }
     case ROLE_PELVIS: case ROLE_SPINE: {
         if (panda) {

@@ -9,14 +9,15 @@
 
 typedef enum { SC_BODY_MICHELIN = 0, SC_BODY_PANDA = 1 } sc_body_kind;
 
-typedef enum { SC_PRIM_CAPSULE = 0, SC_PRIM_ELLIPSOID = 1 } sc_prim_type;
+typedef enum { SC_PRIM_CAPSULE = 0, SC_PRIM_ELLIPSOID = 1, SC_PRIM_ROUNDBOX = 2 } sc_prim_type;
 
 typedef struct sc_prim {
     int type;
     sc_vec3 a, b;       /* capsule: segment ends; ellipsoid: a = centre */
     double ra, rb;      /* capsule: radius at a and at b (tapered) */
     sc_mat3 frame;      /* ellipsoid: columns are its axes */
-    sc_vec3 radii;      /* ellipsoid radii along the frame axes */
+    sc_vec3 radii;      /* ellipsoid radii / box half-extents along the frame axes */
+    double round;       /* rounded box: edge radius (m) */
     int group;          /* primitives of one group blend with `ring_blend`, groups with `blend` */
     sc_vec3 lo, hi;     /* bounding box */
 } sc_prim;

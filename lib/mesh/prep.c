@@ -74,9 +74,16 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
     if ((rc = sc_cfg_section(root, "material", &mat, err)) ||
         (rc = sc_cfg_double_range(mat, "density", 1000, 1, 1e5, &o->density, err)) ||
         (rc = sc_cfg_double_range(mat, "youngs_modulus", 5e4, 1, 1e12, &o->youngs, err)) ||
-        (rc = sc_cfg_double_range(mat, "poisson_ratio", 0.4, 0, 0.4999, &o->poisson, err)))
+        (rc = sc_cfg_double_range(mat, "poisson_ratio", 0.4, 0, 0.4999, &o->poisson, err)) ||
+        (rc = sc_cfg_double_range(mat, "mass_floor", 0.1, 0, 1, &o->mass_floor, err)))
         return rc;
     return SC_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void shift_y(sc_trimesh *m, double dy)
@@ -94,7 +101,7 @@ static int bone_fixed_points(const sc_prep_opts *o, const sc_rig_bone *b, double
     double len = sc_rig_length(b);
     double r = b->fixed_radius > 0 ? b->fixed_radius : fmin(o->fixed_radius_max, fmax(o->fixed_radius_min, o->fixed_radius * len));
     int shape = b->fixed_shape ? b->fixed_shape : o->fixed_shape;
-    double t0 = b->fixed_margin, t1 = 1 - b->fixed_margin;
+    double t0 = b->fixed_from, t1 = b->fixed_to;
     int layers = (int)fmax(2, 1 + round((t1 - t0) * len / b->fixed_spacing));
     int n = 0;
     for (int l = 0; l < layers; l++) {
@@ -264,12 +271,28 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
         goto fail_model;
     }
     for (int i = 0; i < nn; i++) m->node_mass[i] *= rep->body_volume / rep->tet_volume;
+    /* A few nodes among tiny tets get a tiny lumped mass, and their explicit stability limit
+       drops far below dt = 0.5 ms. Mass scaling: raise them to a floor relative to the median
+       node mass, then rescale so the total stays the body's. */
+    if (o->mass_floor > 0) {
+        double *sorted = malloc((size_t)nn * sizeof *sorted), total = 0, raised = 0;
+        if (!sorted) { rc = sc_fail(err, SC_EIO, "out of memory"); goto fail_model; }
+        memcpy(sorted, m->node_mass, (size_t)nn * sizeof *sorted);
+        qsort(sorted, (size_t)nn, sizeof *sorted, cmp_double);
+        double floor_mass = o->mass_floor * sorted[nn / 2];
+        free(sorted);
+        for (int i = 0; i < nn; i++) {
+            total += m->node_mass[i];
+            if (m->node_mass[i] < floor_mass) { raised += floor_mass - m->node_mass[i]; m->node_mass[i] = floor_mass; rep->mass_floored++; }
+        }
+        for (int i = 0; i < nn; i++) m->node_mass[i] *= total / (total + raised);
+    }
     for (int i = 0; i < nn; i++) m->node_bone[i] = -1;
     for (int i = 0; i < nf; i++) {
         int n = fnode[i], b = fbone[i];
         if (m->node_bone[n] >= 0 && m->node_bone[n] != b) {
             rc = sc_fail(err, SC_EINPUT, "bones '%s' and '%s' share fixed node %d: their fixed-node boxes overlap; "
-                         "reduce fixed.radius or the bones' fixed_margin", m->bone_name[m->node_bone[n]], m->bone_name[b], n);
+                         "reduce fixed.radius or the bones' fixed_from / fixed_to", m->bone_name[m->node_bone[n]], m->bone_name[b], n);
             goto fail_model;
         }
         m->node_bone[n] = b;

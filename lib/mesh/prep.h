@@ -28,6 +28,7 @@ typedef struct sc_prep_opts {
     int target_tets;             /* sets the TetGen volume bound when max_volume is 0 */
     double min_dihedral;         /* slivers below this are peeled or smoothed (degrees) */
     double density, youngs, poisson;
+    double mass_floor;           /* node masses below this fraction of the median are raised */
     int ground;                  /* shift so the lowest surface point is at y = 0 */
 } sc_prep_opts;
 
@@ -42,6 +43,7 @@ typedef struct sc_prep_report {
     double seconds, seconds_tetgen;
     double shift_y;
     int flipped_tets;
+    int mass_floored;            /* nodes whose mass was raised to the floor */
     sc_improve_stats improve;
     char tetgen_command[256];
 } sc_prep_report;

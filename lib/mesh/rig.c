@@ -204,7 +204,8 @@ static int read_gains(sc_cfg_node *m, sc_rig_bone *b, const sc_rig_bone *def, sc
         (rc = sc_cfg_double_range(m, "torque_limit", def->torque_limit, 0, 1e6, &b->torque_limit, err)) ||
         (rc = sc_cfg_vec(m, "lo", 3, def->lo, lo, err)) || (rc = sc_cfg_vec(m, "hi", 3, def->hi, hi, err)) ||
         (rc = sc_cfg_double_range(m, "fixed_radius", def->fixed_radius, 0, 10, &b->fixed_radius, err)) ||
-        (rc = sc_cfg_double_range(m, "fixed_margin", def->fixed_margin, 0, 0.45, &b->fixed_margin, err)) ||
+        (rc = sc_cfg_double_range(m, "fixed_from", def->fixed_from, -1, 0.95, &b->fixed_from, err)) ||
+        (rc = sc_cfg_double_range(m, "fixed_to", def->fixed_to, 0.05, 2, &b->fixed_to, err)) ||
         (rc = sc_cfg_double_range(m, "fixed_spacing", def->fixed_spacing, 1e-3, 10, &b->fixed_spacing, err)))
         return rc;
     int shape;
@@ -237,7 +238,8 @@ int sc_rig_from_config(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc
     def.kd = 30;
     def.torque_limit = 200;
     def.fixed_radius = 0;   /* 0: derived from the bone length by mesh-prep */
-    def.fixed_margin = 0.2;
+    def.fixed_from = 0.2;
+    def.fixed_to = 0.8;
     def.fixed_spacing = 0.05;
     sc_cfg_node *gains = NULL, *joints = NULL;
     if ((rc = sc_cfg_section(sk, "gains", &gains, err)) || (rc = read_gains(gains, &def, &def, err))) return rc;
@@ -246,6 +248,8 @@ int sc_rig_from_config(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc
         sc_cfg_node *o = sc_cfg_get(joints, rig->bone[b].name);
         if (o && !sc_cfg_is_map(o)) return sc_fail(err, SC_EINPUT, "%s: joints.%s must be a map", sc_cfg_where(o, w, sizeof w), rig->bone[b].name);
         if ((rc = read_gains(o, &rig->bone[b], &def, err))) return rc;
+        if (!(rig->bone[b].fixed_to > rig->bone[b].fixed_from))
+            return sc_fail(err, SC_EINPUT, "%s: joints.%s: fixed_to must exceed fixed_from", config_path, rig->bone[b].name);
     }
     return sc_rig_validate(rig, config_path, err);
 }

@@ -21,7 +21,8 @@ typedef struct sc_rig_bone {
     /* fixed nodes ([L13] Figure 4, blue boxes) */
     int fixed_shape;
     double fixed_radius;        /* half-width of the box / capsule radius (m) */
-    double fixed_margin;        /* fraction of the length left free at each end */
+    double fixed_from, fixed_to; /* the fixed nodes span this fraction range of the bone, head = 0,
+                                    tail = 1; beyond [0, 1] extends past the ends (feet: the heel) */
     double fixed_spacing;       /* node spacing along the bone (m) */
 } sc_rig_bone;
 
