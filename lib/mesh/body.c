@@ -237,11 +237,12 @@ static int build_bone(const sc_rig *rig, int b, const sc_body_params *p, double 
            mass standing over the ankles is well inside the support area */
         sc_vec3 fwd = sc_v3(axis.x, 0, axis.z);
         double flen = sc_v3_norm(fwd), heel = 0.55 * flen + 0.5 * rad;
-        double top = fmax(h.y, t.y) + 0.4 * rad, bottom = fmin(h.y, t.y) - 0.6 * rad;
+        double top = fmax(h.y, t.y) + 0.9 * rad, bottom = fmin(h.y, t.y) - 0.8 * rad;
         sc_vec3 dir = sc_v3_normalize(fwd);
         sc_vec3 c = sc_v3_add(sc_v3(h.x, 0.5 * (top + bottom), h.z), sc_v3_scale(dir, 0.5 * (flen + 0.6 * rad - heel)));
-        double half_len = 0.5 * (flen + 0.6 * rad + heel);
-        return add_roundbox(f, b, c, frame_along(fwd, sc_v3(0, 1, 0)), sc_v3(half_len, 0.5 * (top - bottom), 1.7 * rad), 0.6 * rad, err);
+        sc_vec3 half = sc_v3(0.5 * (flen + 0.6 * rad + heel), 0.5 * (top - bottom), 1.7 * rad);
+        double round = fmin(0.6 * rad, 0.4 * fmin(half.y, half.z)); /* keep a flat sole */
+        return add_roundbox(f, b, c, frame_along(fwd, sc_v3(0, 1, 0)), half, round, err);
     }
     case ROLE_PELVIS: case ROLE_SPINE: {
         if (panda) {

@@ -6,10 +6,10 @@ void sc_contact_default_opts(sc_contact_opts *o)
     memset(o, 0, sizeof *o);
     o->enabled = 1;
     o->stiffness = 2e4;
-    o->damping = 200;
+    o->damping = 30;
     o->mu = 0.8;
     o->tangent_stiffness = 2e4;
-    o->tangent_damping = 200;
+    o->tangent_damping = 30;
     o->ground.normal = sc_v3(0, 1, 0);
 }
 
