@@ -272,7 +272,7 @@ int main(int argc, char **argv)
             if (q->kind == 0 && t >= q->time && t < q->time + q->duration) {
                 for (int d = 0; d < 3; d++) { sim->push[3 * q->bone + d] += q->v[d]; push_total[d] += q->v[d]; }
             } else if (q->kind == 1 && !applied[p] && t >= q->time) {
-                sc_sim_add_velocity(sim, q->v);
+                sc_sim_add_velocity(sim, q->v, NULL);
                 applied[p] = 1;
             }
         }

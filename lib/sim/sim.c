@@ -13,8 +13,8 @@ void sc_sim_default_opts(sc_sim_opts *o)
     o->plasticity = 1;
     o->damping = SC_DAMP_POSE;
     o->pose_damping = 20;
-    o->rayleigh_alpha = 0;
-    o->rayleigh_beta = 0.005;
+    o->rayleigh_alpha = 0.5;
+    o->rayleigh_beta = 1e-4; /* explicit: beta omega_max^2 dt must stay below 2 */
     sc_contact_default_opts(&o->contact);
     sc_skeleton_default_opts(&o->skeleton);
     memcpy(o->skeleton.gravity, o->gravity, sizeof o->gravity);
@@ -115,15 +115,31 @@ void sc_sim_translate(sc_sim *s, const double off[3], const double vel[3])
     sync_fixed(s);
 }
 
-void sc_sim_add_velocity(sc_sim *s, const double dv[3])
+void sc_sim_add_velocity(sc_sim *s, const double dv[3], const double dw[3])
 {
-    for (int i = 0; i < s->nn; i++)
-        for (int k = 0; k < 3; k++) s->v[3 * i + k] += dv[k];
+    static const double zero[3] = {0, 0, 0};
+    if (!dw) dw = zero;
+    sc_sim_diag d;
+    sc_sim_diagnostics(s, &d);
+    sc_vec3 v = sc_v3_load(dv), w = sc_v3_load(dw), c = sc_v3_load(d.com);
+    for (int i = 0; i < s->nn; i++) {
+        sc_vec3 add = sc_v3_add(v, sc_v3_cross(w, sc_v3_sub(sc_v3_load(s->x + 3 * i), c)));
+        sc_v3_store(s->v + 3 * i, sc_v3_add(sc_v3_load(s->v + 3 * i), add));
+    }
     sc_skeleton_get_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
-    for (int b = 0; b < s->nb; b++)
-        for (int k = 0; k < 3; k++) s->lin_vel[3 * b + k] += dv[k];
+    for (int b = 0; b < s->nb; b++) {
+        sc_vec3 add = sc_v3_add(v, sc_v3_cross(w, sc_v3_sub(s->pose[b].p, c)));
+        sc_v3_store(s->lin_vel + 3 * b, sc_v3_add(sc_v3_load(s->lin_vel + 3 * b), add));
+        sc_v3_store(s->ang_vel + 3 * b, sc_v3_add(sc_v3_load(s->ang_vel + 3 * b), w));
+    }
     sc_skeleton_set_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
     sync_fixed(s);
+}
+
+void sc_sim_set_gravity(sc_sim *s, const double g[3])
+{
+    memcpy(s->o.gravity, g, 3 * sizeof(double));
+    sc_skeleton_set_gravity(s->skel, g);
 }
 
 void sc_sim_set_targets(sc_sim *s, const sc_quat *local)

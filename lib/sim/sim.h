@@ -83,9 +83,11 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
 void sc_sim_free(sc_sim *s);
 /* Moves the whole character rigidly by `offset` and gives everything velocity `vel`. */
 void sc_sim_translate(sc_sim *s, const double offset[3], const double vel[3]);
-/* Adds a velocity change to every node and bone (a sudden perturbation). */
-void sc_sim_add_velocity(sc_sim *s, const double dv[3]);
+/* Adds the rigid velocity field dv + dw x (x - com) to every node and bone (a sudden
+ * perturbation; dw may be NULL). */
+void sc_sim_add_velocity(sc_sim *s, const double dv[3], const double dw[3]);
 void sc_sim_set_targets(sc_sim *s, const sc_quat *local);
+void sc_sim_set_gravity(sc_sim *s, const double g[3]);
 /* One step; SC_ENUMERIC with the step, time, node or element and quantity on a blow-up. */
 int sc_sim_step(sc_sim *s, sc_err *err);
 void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d);

@@ -596,3 +596,9 @@ void sc_skeleton_momentum(const sc_skeleton *s, double lin[3], double ang[3])
     sc_v3_store(lin, P);
     sc_v3_store(ang, L);
 }
+
+void sc_skeleton_set_gravity(sc_skeleton *s, const double g[3])
+{
+    memcpy(s->opts.gravity, g, 3 * sizeof(double));
+    dWorldSetGravity(s->world, g[0], g[1], g[2]);
+}

@@ -44,6 +44,8 @@ void sc_skeleton_add_torque(sc_skeleton *s, int bone, const double tau[3]);
 /* Stable PD targets ([L13] eq. 1, 4-5): per non-root bone the target rotation of the bone
  * relative to its parent; for hinges only the twist about the hinge axis matters. The target
  * is held until changed; the motor rows are set up from it at the start of every step. */
+/* Changes gravity (for a tilted world, e.g. a slope test) from the next step on. */
+void sc_skeleton_set_gravity(sc_skeleton *s, const double g[3]);
 void sc_skeleton_set_targets(sc_skeleton *s, const sc_quat *target_local /* [nbones], root ignored */);
 /* local[b] = q_parent^-1 q_b (the root's is its world rotation). */
 void sc_skeleton_local_rotations(const sc_skeleton *s, sc_quat *local /* [nbones] */);

@@ -1,0 +1,429 @@
+/* The physics of the coupled simulation ([L13] section 4): momentum, plasticity, energy on
+ * impact, friction, determinism, numerical failure. Each test asserts the numbers. */
+#include <stdlib.h>
+#include <string.h>
+#include "core/mathx.h"
+#include "io/character.h"
+#include "io/h5.h"
+#include "mesh/tetmesh.h"
+#include "sim/sim.h"
+#include "test.h"
+
+static char out[8192];
+
+/* the built-in Michelin character with skin weights, built once per run */
+static const char *michelin(void)
+{
+    static int built;
+    const char *h5 = sc_test_tmp("sim_character.h5");
+    if (!built) {
+        int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"),
+                            sc_test_repo("configs/michelin.yaml"), h5, sc_test_tool("skin-weights"), sc_test_repo("configs/michelin.yaml"), h5, h5);
+        if (rc) return NULL;
+        built = 1;
+    }
+    return h5;
+}
+
+static int bone_index(const sc_model *m, const char *name)
+{
+    for (int b = 0; b < m->nbones; b++)
+        if (!strcmp(m->bone_name[b], name)) return b;
+    return -1;
+}
+
+/* a kicking and arm-swinging target sequence, period 1.6 s ([L13] Figure 7) */
+static void kick_targets(const sc_model *m, double t, sc_quat *q)
+{
+    for (int b = 0; b < m->nbones; b++) q[b] = sc_q_identity();
+    double s = sin(2 * SC_PI * t / 1.6);
+    q[bone_index(m, "r_thigh")] = sc_q_axis_angle(sc_v3(1, 0, 0), -0.9 * (s > 0 ? s : 0));
+    q[bone_index(m, "r_shin")] = sc_q_axis_angle(sc_v3(1, 0, 0), 0.8 * (s > 0 ? s : 0));
+    q[bone_index(m, "l_upperarm")] = sc_q_axis_angle(sc_v3(0, 0, 1), -0.8 * s);
+    q[bone_index(m, "r_upperarm")] = sc_q_axis_angle(sc_v3(0, 0, 1), 0.8 * s);
+    q[bone_index(m, "l_forearm")] = sc_q_axis_angle(sc_v3(0, -1, 0), 0.7 * (1 + s));
+}
+
+static void momentum_run(const sc_model *m, int damping, double *lin_rel, double *ang_rel, double *ang0_out)
+{
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    o.gravity[1] = 0;
+    o.contact.enabled = 0;
+    o.damping = damping;
+    o.plasticity = 1;
+    sc_sim *s;
+    sc_err err;
+    *lin_rel = *ang_rel = -1;
+    if (sc_sim_create(m, &o, &s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); return; }
+    /* a drift and a spin, so both momenta start non-zero */
+    double v0[3] = {0.3, 0.1, -0.2}, w0[3] = {0.2, 1.0, 0.1};
+    sc_sim_add_velocity(s, v0, w0);
+    sc_sim_diag d0, d;
+    sc_sim_diagnostics(s, &d0);
+    sc_quat q[SC_SIM_MAX_BONES];
+    double scale = 0, lmax = 0, amax = 0;
+    for (int i = 0; i < 3; i++) scale += d0.linear[i] * d0.linear[i];
+    scale = sqrt(scale);
+    double a0 = sqrt(d0.angular[0] * d0.angular[0] + d0.angular[1] * d0.angular[1] + d0.angular[2] * d0.angular[2]);
+    int steps = (int)(3.0 / o.dt);
+    for (int k = 0; k < steps; k++) {
+        kick_targets(m, s->t, q);
+        sc_sim_set_targets(s, q);
+        if (sc_sim_step(s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); sc_sim_free(s); return; }
+        if (k % 50 == 0 || k == steps - 1) {
+            sc_sim_diagnostics(s, &d);
+            double dl = 0, da = 0;
+            for (int i = 0; i < 3; i++) { dl += pow(d.linear[i] - d0.linear[i], 2); da += pow(d.angular[i] - d0.angular[i], 2); }
+            lmax = fmax(lmax, sqrt(dl) / scale);
+            double an = sqrt(d.angular[0] * d.angular[0] + d.angular[1] * d.angular[1] + d.angular[2] * d.angular[2]);
+            amax = fmax(amax, fabs(an - a0) / a0);
+        }
+    }
+    *lin_rel = lmax;
+    *ang_rel = amax;
+    *ang0_out = a0;
+    sc_sim_free(s);
+}
+
+TEST(sim_momentum_kicking_in_free_space)
+{
+    const char *h5 = michelin();
+    ENSURE_MSG(h5, "building the character failed: %s", out);
+    sc_model m;
+    sc_err err;
+    ENSURE_OK(sc_character_read(h5, &m, 1, &err), &err);
+    double lin, ang, a0, lin_r, ang_r, a0r;
+    momentum_run(&m, SC_DAMP_POSE, &lin, &ang, &a0);
+    momentum_run(&m, SC_DAMP_RAYLEIGH, &lin_r, &ang_r, &a0r);
+    sc_test_report("3 s of kicking, no gravity or contact, |L0| = %.3f kg m^2/s: pose-based damping: linear momentum drift %.2e (relative), "
+                   "|angular momentum| change %.3f%%; Rayleigh damping: linear %.2e, angular %.3f%%",
+                   a0, lin, 100 * ang, lin_r, 100 * ang_r);
+    ENSURE(lin >= 0 && lin < 1e-9);
+    ENSURE(ang >= 0 && ang < 0.01);
+    ENSURE(lin_r >= 0 && ang_r > ang); /* Rayleigh's mass-proportional term drags momentum ([L13] Figure 7) */
+    sc_model_free(&m);
+}
+
+/* elbow angle after bending it to `target` under PD in free space */
+static double elbow_error(const sc_model *m, int plasticity, double target)
+{
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    o.gravity[1] = 0;
+    o.contact.enabled = 0;
+    o.plasticity = plasticity;
+    sc_sim *s;
+    sc_err err;
+    if (sc_sim_create(m, &o, &s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); return -1; }
+    int fa = bone_index(m, "l_forearm");
+    sc_quat q[SC_SIM_MAX_BONES];
+    for (int b = 0; b < m->nbones; b++) q[b] = sc_q_identity();
+    for (int k = 0; k < (int)(3.0 / o.dt); k++) {
+        double ramp = fmin(1, s->t / 1.0); /* bend over 1 s, then hold */
+        q[fa] = sc_q_axis_angle(sc_v3_load(m->hinge_axis + 3 * fa), ramp * target);
+        sc_sim_set_targets(s, q);
+        if (sc_sim_step(s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); sc_sim_free(s); return -1; }
+    }
+    sc_quat local[SC_SIM_MAX_BONES];
+    sc_skeleton_local_rotations(s->skel, local);
+    double angle = sc_q_angle_between(local[fa], sc_q_identity());
+    sc_sim_free(s);
+    return fabs(angle - target) * 180 / SC_PI;
+}
+
+TEST(sim_plasticity_lets_the_elbow_bend)
+{
+    const char *h5 = michelin();
+    ENSURE_MSG(h5, "building the character failed: %s", out);
+    sc_model m;
+    sc_err err;
+    ENSURE_OK(sc_character_read(h5, &m, 1, &err), &err);
+    double target = 120 * SC_PI / 180;
+    double with = elbow_error(&m, 1, target), without = elbow_error(&m, 0, target);
+    sc_test_report("elbow bent to 120 deg under PD: error %.2f deg with pose-based plasticity, %.2f deg without", with, without);
+    ENSURE(with >= 0 && with < 5);
+    ENSURE(without > with);
+    sc_model_free(&m);
+}
+
+/* A soft cube (n x n x n nodes, spacing h, 6 tets per cell) with one bone whose fixed nodes
+ * are the middle cell's corners; its boundary nodes are the fine surface. */
+static int block_model(sc_model *m, int n, double h, double youngs)
+{
+    memset(m, 0, sizeof *m);
+    int nn = n * n * n, nc = (n - 1) * (n - 1) * (n - 1);
+    m->nnodes = nn;
+    m->ntets = 6 * nc;
+    m->rest_pos = malloc(sizeof(double) * 3 * nn);
+    m->tets = malloc(sizeof(int) * 4 * m->ntets);
+#define ID(i, j, k) (((k) * n + (j)) * n + (i))
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < n; i++) {
+                double *p = m->rest_pos + 3 * ID(i, j, k);
+                p[0] = (i - 0.5 * (n - 1)) * h; p[1] = j * h; p[2] = (k - 0.5 * (n - 1)) * h;
+            }
+    int t = 0;
+    for (int k = 0; k + 1 < n; k++)
+        for (int j = 0; j + 1 < n; j++)
+            for (int i = 0; i + 1 < n; i++) {
+                int c[8];
+                for (int q = 0; q < 8; q++) c[q] = ID(i + (q & 1), j + ((q >> 1) & 1), k + ((q >> 2) & 1));
+                static const int split[6][4] = {{0, 1, 3, 7}, {0, 3, 2, 7}, {0, 2, 6, 7}, {0, 6, 4, 7}, {0, 4, 5, 7}, {0, 5, 1, 7}};
+                for (int s = 0; s < 6; s++, t++)
+                    for (int q = 0; q < 4; q++) m->tets[4 * t + q] = c[split[s][q]];
+            }
+    sc_tetmesh tm = {nn, m->ntets, m->rest_pos, m->tets};
+    sc_tetmesh_orient(&tm);
+    m->tet_volume = malloc(sizeof(double) * m->ntets);
+    m->bm_inv = malloc(sizeof(double) * 9 * m->ntets);
+    m->node_mass = malloc(sizeof(double) * nn);
+    m->density = 1000;
+    m->youngs = youngs;
+    m->poisson = 0.3;
+    if (sc_tetmesh_geometry(&tm, m->density, m->tet_volume, m->bm_inv, m->node_mass, NULL)) return 0;
+    /* one free-root bone holding the middle cell */
+    int mid = (n - 1) / 2;
+    m->nbones = 1;
+    m->bone_name = calloc(1, sizeof *m->bone_name);
+    strcpy(m->bone_name[0], "block");
+    m->parent = calloc(1, sizeof(int)); m->parent[0] = -1;
+    m->joint_type = calloc(1, sizeof(int));
+    m->joint_pos = calloc(3, sizeof(double));
+    m->bone_end = calloc(3, sizeof(double));
+    m->hinge_axis = calloc(3, sizeof(double));
+    m->joint_lo = calloc(3, sizeof(double)); m->joint_hi = calloc(3, sizeof(double));
+    m->kp = calloc(1, sizeof(double)); m->kd = calloc(1, sizeof(double)); m->torque_limit = calloc(1, sizeof(double));
+    m->kd[0] = 1;
+    m->nfixed = 8;
+    m->fixed_node = malloc(sizeof(int) * 8);
+    m->fixed_bone = calloc(8, sizeof(int));
+    m->fixed_local = malloc(sizeof(double) * 24);
+    m->node_bone = malloc(sizeof(int) * nn);
+    for (int i = 0; i < nn; i++) m->node_bone[i] = -1;
+    double mass = 0, com[3] = {0, 0, 0};
+    for (int q = 0; q < 8; q++) {
+        int node = ID(mid + (q & 1), mid + ((q >> 1) & 1), mid + ((q >> 2) & 1));
+        m->fixed_node[q] = node;
+        m->node_bone[node] = 0;
+        mass += m->node_mass[node];
+        for (int d = 0; d < 3; d++) com[d] += m->node_mass[node] * m->rest_pos[3 * node + d];
+    }
+    for (int d = 0; d < 3; d++) { com[d] /= mass; m->joint_pos[d] = com[d]; m->bone_end[d] = com[d]; }
+    m->bone_end[1] += h;
+    m->bone_mass = malloc(sizeof(double)); m->bone_mass[0] = mass;
+    m->bone_com = malloc(sizeof(double) * 3); memcpy(m->bone_com, com, sizeof com);
+    m->bone_inertia = calloc(9, sizeof(double));
+    for (int q = 0; q < 8; q++) {
+        int node = m->fixed_node[q];
+        double r[3];
+        for (int d = 0; d < 3; d++) { r[d] = m->rest_pos[3 * node + d] - com[d]; m->fixed_local[3 * q + d] = r[d]; }
+        double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) m->bone_inertia[3 * a + b] += m->node_mass[node] * ((a == b) * r2 - r[a] * r[b]);
+    }
+    /* the fine surface: the boundary nodes, each embedded in a tet that holds it */
+    m->surf_tet = malloc(sizeof(int) * nn);
+    m->surf_bary = calloc((size_t)nn * 4, sizeof(double));
+    m->surf_rest = malloc(sizeof(double) * 3 * nn);
+    m->surf_tris = calloc(3, sizeof(int));
+    m->nsurf_tris = 0;
+    int nv = 0;
+    for (int v = 0; v < nn; v++) {
+        int i = v % n, j = (v / n) % n, k = v / (n * n);
+        if (i && j && k && i < n - 1 && j < n - 1 && k < n - 1) continue;
+        for (int tt = 0; tt < m->ntets; tt++)
+            for (int q = 0; q < 4; q++)
+                if (m->tets[4 * tt + q] == v) { m->surf_tet[nv] = tt; m->surf_bary[4 * nv + q] = 1; tt = m->ntets; break; }
+        memcpy(m->surf_rest + 3 * nv, m->rest_pos + 3 * v, 3 * sizeof(double));
+        nv++;
+    }
+    m->nsurf_verts = nv;
+#undef ID
+    return 1;
+}
+
+/* block on a slope of `deg` degrees (gravity tilted instead of the ground) with friction mu:
+   returns the distance moved along the slope during `secs`, measured from 0.3 s after the
+   tilt (when the elastic shear of the soft block has settled) */
+static double slide_distance(double deg, double mu, double secs, double *accel)
+{
+    sc_model m;
+    if (!block_model(&m, 4, 0.05, 1e5)) return -1;
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    o.plasticity = 0;
+    o.damping = SC_DAMP_RAYLEIGH;
+    o.contact.mu = mu;
+    double a = deg * SC_PI / 180;
+    sc_sim *s;
+    sc_err err;
+    /* settle on flat ground first, then tilt gravity */
+    if (sc_sim_create(&m, &o, &s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); sc_model_free(&m); return -1; }
+    double lift[3] = {0, 0.001, 0}, zero[3] = {0, 0, 0};
+    sc_sim_translate(s, lift, zero);
+    sc_sim_diag d0, d1;
+    int settle = (int)(0.5 / o.dt), shear = (int)(0.3 / o.dt), run = (int)(secs / o.dt);
+    for (int k = 0; k < settle + shear + run; k++) {
+        if (k == settle) {
+            double g[3] = {9.81 * sin(a), -9.81 * cos(a), 0};
+            sc_sim_set_gravity(s, g);
+        }
+        if (k == settle + shear) sc_sim_diagnostics(s, &d0);
+        if (sc_sim_step(s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); sc_sim_free(s); sc_model_free(&m); return -1; }
+    }
+    sc_sim_diagnostics(s, &d1);
+    double dist = d1.com[0] - d0.com[0];
+    if (accel) { /* from the velocity gained over the measured interval */
+        double v0 = d0.linear[0] / d0.mass, v1 = d1.linear[0] / d1.mass;
+        *accel = (v1 - v0) / secs;
+    }
+    sc_sim_free(s);
+    sc_model_free(&m);
+    return dist;
+}
+
+TEST(sim_friction_block_on_a_slope)
+{
+    /* mu = 0.5: tan(20 deg) = 0.36 sticks, tan(35 deg) = 0.70 slides */
+    double a_slide;
+    double stick = slide_distance(20, 0.5, 1.0, NULL), slide = slide_distance(35, 0.5, 1.0, &a_slide);
+    double a35 = 35 * SC_PI / 180, coulomb = 9.81 * (sin(a35) - 0.5 * cos(a35));
+    double mu_eff = (sin(a35) - a_slide / 9.81) / cos(a35); /* the friction coefficient the sliding block shows */
+    sc_test_report("soft block, mu 0.5: 20 deg slope (tan 0.36) moved %.2e m in 1 s; 35 deg (tan 0.70) slid %.3f m in 1 s, "
+                   "mean acceleration %.2f m/s^2 (Coulomb: %.2f), effective mu %.3f", stick, slide, a_slide, coulomb, mu_eff);
+    ENSURE(fabs(stick) < 2e-4);
+    ENSURE(slide > 0.3);
+    ENSURE(fabs(mu_eff - 0.5) < 0.1);
+}
+
+TEST(sim_drop_energy_never_increases)
+{
+    const char *h5 = michelin();
+    ENSURE_MSG(h5, "building the character failed: %s", out);
+    sc_model m;
+    sc_err err;
+    ENSURE_OK(sc_character_read(h5, &m, 1, &err), &err);
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    sc_sim *s;
+    ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+    double up[3] = {0, 0.5, 0}, zero[3] = {0, 0, 0};
+    sc_sim_translate(s, up, zero);
+    sc_sim_diag d;
+    double e_prev = -1, worst_rise = 0, e_impact = 0, ke_end = 0, max_depth = 0;
+    int impact = 0;
+    for (int k = 0; k < (int)(4.0 / o.dt); k++) {
+        ENSURE_OK(sc_sim_step(s, &err), &err);
+        max_depth = fmax(max_depth, s->contact.max_depth);
+        if (k % 10) continue;
+        sc_sim_diagnostics(s, &d);
+        double e = d.kinetic + d.elastic + d.potential;
+        if (!impact && d.contacts > 0) { impact = 1; e_impact = e; }
+        if (impact && e_prev >= 0) worst_rise = fmax(worst_rise, e - e_prev);
+        e_prev = e;
+        ke_end = d.kinetic;
+    }
+    sc_test_report("dropped from 0.5 m: energy at impact %.1f J, largest rise between samples (5 ms apart) after impact %.3f J "
+                   "(%.3f%% of it), kinetic energy after 4 s %.4f J, deepest penetration %.4f m",
+                   e_impact, worst_rise, 100 * worst_rise / e_impact, ke_end, max_depth);
+    ENSURE(impact);
+    ENSURE(worst_rise < 0.005 * e_impact); /* tolerance: 0.5% of the impact energy per 5 ms */
+    ENSURE(ke_end < 0.5);
+    sc_sim_free(s);
+    sc_model_free(&m);
+}
+
+TEST(sim_snapshot_restore_bit_identical)
+{
+    const char *h5 = michelin();
+    ENSURE_MSG(h5, "building the character failed: %s", out);
+    sc_model m;
+    sc_err err;
+    ENSURE_OK(sc_character_read(h5, &m, 1, &err), &err);
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    sc_sim *a, *b;
+    ENSURE_OK(sc_sim_create(&m, &o, &a, &err), &err);
+    ENSURE_OK(sc_sim_create(&m, &o, &b, &err), &err);
+    size_t n = sc_sim_state_size(a);
+    double *snap = malloc(n * sizeof *snap), *end_a = malloc(n * sizeof *snap), *end_b = malloc(n * sizeof *snap);
+    sc_quat q[SC_SIM_MAX_BONES];
+    /* walk on: kick while standing on the ground, so contact anchors and warm starts matter */
+    for (int k = 0; k < 400; k++) {
+        if (k == 200) sc_sim_save(a, snap);
+        kick_targets(&m, a->t, q);
+        sc_sim_set_targets(a, q);
+        ENSURE_OK(sc_sim_step(a, &err), &err);
+    }
+    sc_sim_save(a, end_a);
+    /* restore into another simulation that has run something else meanwhile */
+    for (int k = 0; k < 50; k++) ENSURE_OK(sc_sim_step(b, &err), &err);
+    sc_sim_restore(b, snap);
+    for (int k = 200; k < 400; k++) {
+        kick_targets(&m, b->t, q);
+        sc_sim_set_targets(b, q);
+        ENSURE_OK(sc_sim_step(b, &err), &err);
+    }
+    sc_sim_save(b, end_b);
+    ENSURE_MSG(memcmp(end_a, end_b, n * sizeof *snap) == 0, "restored run differs from the uninterrupted one");
+    sc_test_report("snapshot of %zu doubles at step 200; restored run equals the uninterrupted one bit for bit after 200 more steps", n);
+    free(snap); free(end_a); free(end_b);
+    sc_sim_free(a);
+    sc_sim_free(b);
+    sc_model_free(&m);
+}
+
+TEST(sim_cli_deterministic_and_failure_reported)
+{
+    const char *h5 = michelin();
+    ENSURE_MSG(h5, "building the character failed: %s", out);
+    const char *cfg = sc_test_write("short_push.yaml",
+                                    "simulation: {duration: 0.6}\ncontroller: {type: hold}\noutput: {every: 20}\n"
+                                    "perturbations:\n  - {type: push, bone: spine, time: 0.2, duration: 0.1, force: [100, 0, 0]}\n"
+                                    "  - {type: velocity, time: 0.4, delta: [0.1, 0, 0]}\n");
+    const char *s1 = sc_test_tmp("det1.h5"), *s2 = sc_test_tmp("det2.h5");
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s && %s -q -c %s -o %s %s", sc_test_tool("simulate"), cfg, s1, h5,
+                        sc_test_tool("simulate"), cfg, s2, h5);
+    ENSURE_MSG(rc == 0, "simulate exit %d: %s", rc, out);
+    /* every dataset but wall-clock timing identical */
+    sc_test_write("cmp.py",
+                  "import h5py, sys\n"
+                  "a, b = h5py.File(sys.argv[1]), h5py.File(sys.argv[2]); bad = []; n = [0]\n"
+                  "def cmp(name, o):\n"
+                  "    if isinstance(o, h5py.Dataset) and not name.startswith('timing'):\n"
+                  "        n[0] += 1\n"
+                  "        x, y = a[name][()], b[name][()]\n"
+                  "        same = x.tolist() == y.tolist() if x.dtype.kind == 'O' else x.tobytes() == y.tobytes()\n"
+                  "        if not same: bad.append(name)\n"
+                  "a.visititems(cmp)\n"
+                  "print(n[0], 'datasets compared, differing:', bad)\n"
+                  "sys.exit(1 if bad or n[0] < 10 else 0)\n");
+    rc = sc_test_sh(out, sizeof out, "/usr/bin/python3 %s %s %s", sc_test_tmp("cmp.py"), s1, s2);
+    ENSURE_MSG(rc == 0, "two identical runs differ: %s", out);
+    sc_test_report("two identical simulate runs: %s", out);
+    /* a numerical blow-up: exit 4, message with step and node, the output kept and marked failed */
+    const char *bad = sc_test_write("blowup.yaml", "simulation: {duration: 0.5, youngs_modulus: 1.0e9}\ncontroller: {type: hold}\n");
+    const char *s3 = sc_test_tmp("blowup.h5");
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), bad, s3, h5);
+    sc_test_report("blow-up: exit %d: %s", rc, out);
+    ENSURE_MSG(rc == 4 && strstr(out, "step ") && (strstr(out, "node ") || strstr(out, "tet")), "exit %d: %s", rc, out);
+    sc_h5 *f;
+    sc_err err;
+    char *status = NULL;
+    ENSURE_OK(sc_h5_open(s3, &f, &err), &err);
+    ENSURE_OK(sc_h5_read_attr_str(f, "/", "status", &status, &err), &err);
+    size_t nt = 0;
+    double *t = NULL;
+    ENSURE_OK(sc_h5_read_f64(f, "/time", 1, &nt, &t, &err), &err);
+    sc_h5_close(f);
+    ENSURE_MSG(!strncmp(status, "failed: step", 12) && nt >= 1, "status '%s', %zu frames", status, nt);
+    free(status);
+    free(t);
+    /* bad config: unknown bone in a push */
+    const char *bc = sc_test_write("badbone.yaml", "perturbations:\n  - {type: push, bone: tail, time: 0.1, force: [1, 0, 0]}\n");
+    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("simulate"), bc, sc_test_tmp("bb.h5"), h5);
+    ENSURE_MSG(rc == 2 && strstr(out, "badbone.yaml:2:") && strstr(out, "'tail' is not a bone"), "exit %d: %s", rc, out);
+    ENSURE(!sc_test_file_exists(sc_test_tmp("bb.h5")));
+}
