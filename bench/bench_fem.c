@@ -97,7 +97,9 @@ static void report(const char *what, double *t, int n, double extra, const char 
     printf("bench_fem: %-24s median %7.1f us  min %7.1f  p10 %7.1f  p90 %7.1f  (%d calls)", what, t[n / 2], t[0],
            t[n / 10], t[n - 1 - n / 10], n);
     if (extra_name) printf("  %s %.3g", extra_name, extra);
-    printf("\n");
+    printf("\n@ fem_");
+    for (const char *c = what; *c; c++) putchar(*c == ' ' || *c == '(' || *c == ')' || *c == ',' ? '_' : *c); /* metric name for scripts/bench.sh */
+    printf("_median %.1f us\n", t[n / 2]);
 }
 
 int main(int argc, char **argv)

@@ -22,8 +22,10 @@ record skin-weights bbw_solve_seconds "$(printf %.3f "$sw")" s
 for prog in "$@"; do
   name=$(basename "$prog")
   echo "== $name"
-  # each program prints lines "metric value unit" on stdout
-  "$prog" results/bench/character.h5 | while read -r metric value unit; do record "$name" "$metric" "$value" "$unit"; done
+  # programs print their report; lines "@ metric value unit" are the figures to record
+  "$prog" results/bench/character.h5 > "results/bench/$name.txt"
+  grep -v '^@ ' "results/bench/$name.txt" || true
+  grep '^@ ' "results/bench/$name.txt" | while read -r _ metric value unit; do record "$name" "$metric" "$value" "$unit"; done
 done
 mv "$csv.tmp" "$csv"
 echo "written $csv"
