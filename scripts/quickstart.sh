@@ -12,16 +12,12 @@ export SOFTCON_MOCAP_PATH="${SOFTCON_MOCAP_PATH:-$PWD/../shared/mocap}"
 echo "== mesh-prep: built-in Michelin character"
 bin/mesh-prep -c configs/michelin.yaml -o "$OUT/character.h5" --surface-obj "$OUT/surface.obj" --envelope-obj "$OUT/envelope.obj"
 
-if [ -x bin/skin-weights ]; then
-  echo "== skin-weights: bounded biharmonic weights"
-  bin/skin-weights -c configs/michelin.yaml -o "$OUT/character.h5" "$OUT/character.h5"
-fi
+echo "== skin-weights: bounded biharmonic weights"
+bin/skin-weights -c configs/michelin.yaml -o "$OUT/character.h5" "$OUT/character.h5"
 
-if [ -x bin/simulate ]; then
-  echo "== simulate: standing, then a push"
-  bin/simulate -c configs/stand.yaml -o "$OUT/stand.h5" "$OUT/character.h5"
-  bin/simulate -c configs/push.yaml -o "$OUT/push.h5" "$OUT/character.h5"
-fi
+echo "== simulate: standing, then a push"
+bin/simulate -c configs/stand.yaml -o "$OUT/stand.h5" "$OUT/character.h5"
+bin/simulate -c configs/push.yaml -o "$OUT/push.h5" "$OUT/character.h5"
 
 cat <<MSG
 
