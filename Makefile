@@ -94,3 +94,6 @@ help:
 ifeq ($(SAN),)
 $(BUILD)/lib/sim/fem.o: CFLAGS += -O3
 endif
+
+# keep object files between runs (they are intermediates of the pattern rules)
+.SECONDARY:
