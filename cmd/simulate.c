@@ -23,6 +23,7 @@ typedef struct { int kind, bone; double time, duration, v[3]; } perturbation; /*
 
 typedef struct {
     double duration, drop_height, init_vel[3];
+    int initial_pose; /* 0 rest, 1 the reference's state at the controller's start */
     double youngs, poisson, kp_scale, kd_scale, limit_scale;
     int every, store_nodes;
     int npert;
@@ -64,6 +65,8 @@ static int read_config(sc_cfg *cfg, const sc_model *m, sc_sim_opts *so, run_opts
     TRY(sc_cfg_double_range(sim, "max_inverted", so->max_inverted, 0, 1, &so->max_inverted, err));
     TRY(sc_cfg_double_range(sim, "drop_height", 0, -10, 100, &ro->drop_height, err));
     TRY(sc_cfg_vec(sim, "initial_velocity", 3, zero3, ro->init_vel, err));
+    static const char *const poses[] = {"rest", "reference"};
+    TRY(sc_cfg_enum(sim, "initial_pose", poses, 2, 0, &ro->initial_pose, err));
     TRY(sc_cfg_double_range(sim, "youngs_modulus", m->youngs, 1, 1e12, &ro->youngs, err));
     TRY(sc_cfg_double_range(sim, "poisson_ratio", m->poisson, 0, 0.4999, &ro->poisson, err));
     so->skeleton.exact_solver = solver == 1;
@@ -235,8 +238,23 @@ int main(int argc, char **argv)
     }
     sc_sim *sim;
     if (sc_sim_create(&m, &so, &sim, &err)) { sc_err_prefix(&err, "%s: ", cli.inputs[0]); sc_cli_die(&cli, &err); }
-    double off[3] = {0, ro.drop_height, 0};
-    sc_sim_translate(sim, off, ro.init_vel);
+    if (ro.initial_pose == 1) {
+        /* start in the reference's pose and velocity (a clip starts mid-motion) */
+        if (ctrl.kind != SC_CTRL_TRAJECTORY) {
+            sc_fail(&err, SC_EINPUT, "%s: simulation.initial_pose: reference needs controller.type: trajectory", cli.config);
+            sc_cli_die(&cli, &err);
+        }
+        double root[3], root_vel[3], *wl = malloc((size_t)m.nbones * 3 * sizeof *wl);
+        sc_quat *lq = malloc((size_t)m.nbones * sizeof *lq);
+        if (!wl || !lq || sc_reference_state(ctrl.source, &m, ctrl.offset, root, lq, root_vel, wl, &err)) sc_cli_die(&cli, &err);
+        root[1] += ro.drop_height;
+        sc_sim_set_pose(sim, root, lq, root_vel, wl);
+        free(wl);
+        free(lq);
+    } else {
+        double off[3] = {0, ro.drop_height, 0};
+        sc_sim_translate(sim, off, ro.init_vel);
+    }
 
     char xdmf[1024], h5rel[1024];
     sc_output_xdmf_paths(cli.output, xdmf, sizeof xdmf, h5rel, sizeof h5rel);

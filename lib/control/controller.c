@@ -20,8 +20,9 @@ static int bone_index(const sc_model *m, const char *name)
     return -1;
 }
 
-int sc_controller_load_trajectory(const char *path, const sc_model *m, sc_controller *c, sc_err *err)
+int sc_controller_load_trajectory(const char *path, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err)
 {
+    if (!dataset || !dataset[0]) dataset = "/targets/local_quat";
     sc_h5 *f;
     int rc = sc_h5_open(path, &f, err);
     if (rc) return rc;
@@ -32,7 +33,7 @@ int sc_controller_load_trajectory(const char *path, const sc_model *m, sc_contro
         goto done;
     dims[0] = nt;
     dims[1] = nnames;
-    if ((rc = sc_h5_read_f64(f, "/targets/local_quat", 3, dims, &q, err))) goto done;
+    if ((rc = sc_h5_read_f64(f, dataset, 3, dims, &q, err))) goto done;
     if (nt < 1) { rc = sc_fail(err, SC_EINPUT, "%s:/time: no samples", path); goto done; }
     for (size_t i = 1; i < nt; i++)
         if (!(t[i] > t[i - 1])) { rc = sc_fail(err, SC_EINPUT, "%s:/time: not increasing at sample %zu", path, i); goto done; }
@@ -51,13 +52,14 @@ int sc_controller_load_trajectory(const char *path, const sc_model *m, sc_contro
             const double *s = q + (i * nnames + j) * 4;
             sc_quat k = {s[0], s[1], s[2], s[3]};
             if (!isfinite(k.w) || !isfinite(k.x) || !isfinite(k.y) || !isfinite(k.z)) {
-                rc = sc_fail(err, SC_EINPUT, "%s:/targets/local_quat: non-finite target for bone '%s' at sample %zu", path, names[j], i);
+                rc = sc_fail(err, SC_EINPUT, "%s:%s: non-finite target for bone '%s' at sample %zu", path, dataset, names[j], i);
                 goto done;
             }
             c->keys[i * (size_t)m->nbones + (size_t)b] = sc_q_normalize(k);
         }
     }
     snprintf(c->source, sizeof c->source, "%s", path);
+    snprintf(c->dataset, sizeof c->dataset, "%s", dataset);
 done:
     free(t);
     free(q);
@@ -109,12 +111,13 @@ int sc_controller_from_config(sc_cfg_node *ctrl, const sc_model *m, const char *
         return rc;
     c->nbones = m->nbones;
     if (kind == SC_CTRL_TRAJECTORY) {
-        char name[1024], path[1024];
+        char name[1024], path[1024], dataset[128];
         int loop = c->loop;
         double off = c->offset;
         if ((rc = sc_cfg_string(ctrl, "file", NULL, name, sizeof name, err)) ||
+            (rc = sc_cfg_string(ctrl, "dataset", "/targets/local_quat", dataset, sizeof dataset, err)) ||
             (rc = sc_find_input(name, config_path, 0, sc_cfg_where(sc_cfg_get(ctrl, "file"), w, sizeof w), path, sizeof path, err)) ||
-            (rc = sc_controller_load_trajectory(path, m, c, err)))
+            (rc = sc_controller_load_trajectory(path, dataset, m, c, err)))
             return rc;
         c->loop = loop;
         c->offset = off;
@@ -179,4 +182,47 @@ void sc_controller_targets(const sc_controller *c, double t, sc_quat *out)
     }
     double a = (t - c->times[lo]) / (c->times[hi] - c->times[lo]);
     for (int b = 0; b < nb; b++) out[b] = sc_q_slerp(c->keys[(size_t)lo * nb + b], c->keys[(size_t)hi * nb + b], a);
+}
+
+int sc_reference_state(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
+                       double *local_ang_vel, sc_err *err)
+{
+    sc_h5 *f;
+    int rc = sc_h5_open(path, &f, err);
+    if (rc) return rc;
+    size_t nt = 0, nn = 0, d2[2] = {0, 3}, d3[3] = {0, 0, 4}, d3v[3] = {0, 0, 3};
+    double *time = NULL, *rp = NULL, *rv = NULL, *lq = NULL, *lw = NULL;
+    char **names = NULL;
+    if ((rc = sc_h5_read_f64(f, "/time", 1, &nt, &time, err)) || (rc = sc_h5_read_strings(f, "/bones/names", &nn, &names, err))) goto done;
+    d2[0] = nt;
+    d3[0] = d3v[0] = nt;
+    d3[1] = d3v[1] = nn;
+    if ((rc = sc_h5_read_f64(f, "/reference/root_pos", 2, d2, &rp, err)) || (rc = sc_h5_read_f64(f, "/reference/local_quat", 3, d3, &lq, err)))
+        goto done;
+    d2[0] = nt;
+    if (sc_h5_exists(f, "/reference/root_lin_vel") && (rc = sc_h5_read_f64(f, "/reference/root_lin_vel", 2, d2, &rv, err))) goto done;
+    if (sc_h5_exists(f, "/reference/local_ang_vel") && (rc = sc_h5_read_f64(f, "/reference/local_ang_vel", 3, d3v, &lw, err))) goto done;
+    size_t k = 0; /* the sample at or just before t */
+    while (k + 1 < nt && time[k + 1] <= t) k++;
+    for (int b = 0; b < m->nbones; b++) {
+        local[b] = sc_q_identity();
+        if (local_ang_vel) local_ang_vel[3 * b] = local_ang_vel[3 * b + 1] = local_ang_vel[3 * b + 2] = 0;
+    }
+    for (size_t j = 0; j < nn; j++) {
+        int b = bone_index(m, names[j]);
+        if (b < 0) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, names[j]); goto done; }
+        const double *q = lq + (k * nn + j) * 4;
+        local[b] = sc_q_normalize((sc_quat){q[0], q[1], q[2], q[3]});
+        if (lw && local_ang_vel) memcpy(local_ang_vel + 3 * b, lw + (k * nn + j) * 3, 3 * sizeof(double));
+    }
+    memcpy(root_pos, rp + 3 * k, 3 * sizeof(double));
+    if (root_vel) {
+        if (rv) memcpy(root_vel, rv + 3 * k, 3 * sizeof(double));
+        else root_vel[0] = root_vel[1] = root_vel[2] = 0;
+    }
+done:
+    free(time); free(rp); free(rv); free(lq); free(lw);
+    if (names) sc_h5_free_strings(names, nn);
+    sc_h5_close(f);
+    return rc;
 }

@@ -18,13 +18,21 @@ typedef struct sc_controller {
     int loop;          /* repeat the keys after the last one */
     double offset;     /* time shift: targets at t are the keys at t + offset */
     char source[1024];
+    char dataset[128];
 } sc_controller;
 
 struct sc_cfg_node;
 int sc_controller_from_config(struct sc_cfg_node *ctrl, const sc_model *m, const char *config_path,
                               sc_controller *c, sc_err *err);
-/* Reads a target trajectory file; bones are matched by name (/bones/names). */
-int sc_controller_load_trajectory(const char *path, const sc_model *m, sc_controller *c, sc_err *err);
+/* Reads a target trajectory file: /time, /bones/names (matched to the character by name) and
+ * `dataset` (NULL: /targets/local_quat, the PD targets; /reference/local_quat gives the raw
+ * reference poses as targets). */
+int sc_controller_load_trajectory(const char *path, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
+/* The reference state at time t of a reference file (inverse-dynamics output): root origin
+ * position and velocity (/reference/root_pos, root_lin_vel), local rotations and local angular
+ * velocities (/reference/local_quat, local_ang_vel), in the character's bone order. */
+int sc_reference_state(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
+                       double *local_ang_vel, sc_err *err);
 void sc_controller_targets(const sc_controller *c, double t, sc_quat *out);
 double sc_controller_duration(const sc_controller *c);
 void sc_controller_free(sc_controller *c);

@@ -136,6 +136,44 @@ void sc_sim_add_velocity(sc_sim *s, const double dv[3], const double dw[3])
     sync_fixed(s);
 }
 
+void sc_sim_set_pose(sc_sim *s, const double root_pos[3], const sc_quat *local, const double root_vel[3], const double *local_ang_vel)
+{
+    const sc_model *m = s->m;
+    for (int b = 0; b < s->nb; b++) {
+        int p = m->parent[b];
+        sc_vec3 wl = local_ang_vel ? sc_v3_load(local_ang_vel + 3 * b) : sc_v3(0, 0, 0);
+        if (p < 0) {
+            s->pose[b].q = sc_q_normalize(local[b]);
+            s->pose[b].p = sc_v3_load(root_pos);
+            sc_v3_store(s->lin_vel + 3 * b, root_vel ? sc_v3_load(root_vel) : sc_v3(0, 0, 0));
+            sc_v3_store(s->ang_vel + 3 * b, wl);
+            continue;
+        }
+        /* rest frames are world-aligned: the joint sits at the rest offset in the parent's frame */
+        sc_vec3 off = sc_q_rotate(s->pose[p].q, sc_v3_sub(sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->joint_pos + 3 * p)));
+        sc_vec3 wp = sc_v3_load(s->ang_vel + 3 * p);
+        s->pose[b].q = sc_q_normalize(sc_q_mul(s->pose[p].q, local[b]));
+        s->pose[b].p = sc_v3_add(s->pose[p].p, off);
+        sc_v3_store(s->lin_vel + 3 * b, sc_v3_add(sc_v3_load(s->lin_vel + 3 * p), sc_v3_cross(wp, off)));
+        sc_v3_store(s->ang_vel + 3 * b, sc_v3_add(wp, sc_q_rotate(s->pose[p].q, wl)));
+    }
+    sc_skeleton_set_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
+    /* the flesh takes the skinned shape and velocity, stress-free under pose-based plasticity */
+    if (m->skin_k) {
+        sc_lbs_eval(s->nn, m->rest_pos, m->skin_k, m->skin_bone, m->skin_w, m->joint_pos, s->nb, s->pose, s->lin_vel, s->ang_vel,
+                    s->x, s->v, NULL);
+    } else { /* without weights: rigidly with the root */
+        for (int i = 0; i < s->nn; i++) {
+            sc_vec3 r = sc_q_rotate(s->pose[0].q, sc_v3_sub(sc_v3_load(m->rest_pos + 3 * i), sc_v3_load(m->joint_pos)));
+            sc_v3_store(s->x + 3 * i, sc_v3_add(s->pose[0].p, r));
+            sc_v3_store(s->v + 3 * i, sc_v3_add(sc_v3_load(s->lin_vel), sc_v3_cross(sc_v3_load(s->ang_vel), r)));
+        }
+    }
+    sc_fem_warm_reset(&s->fem, s->warm);
+    for (int i = 0; i < s->nv; i++) s->in_contact[i] = 0;
+    sync_fixed(s);
+}
+
 void sc_sim_set_gravity(sc_sim *s, const double g[3])
 {
     memcpy(s->o.gravity, g, 3 * sizeof(double));

@@ -87,6 +87,10 @@ void sc_sim_translate(sc_sim *s, const double offset[3], const double vel[3]);
  * perturbation; dw may be NULL). */
 void sc_sim_add_velocity(sc_sim *s, const double dv[3], const double dw[3]);
 void sc_sim_set_targets(sc_sim *s, const sc_quat *local);
+/* Puts the character in a pose: the root bone's origin at root_pos, local joint rotations
+ * (root: world), optional root origin velocity and local angular velocities (each in its
+ * parent's frame; NULL = at rest); the flesh takes the skinned shape and velocity. */
+void sc_sim_set_pose(sc_sim *s, const double root_pos[3], const sc_quat *local, const double root_vel[3], const double *local_ang_vel);
 void sc_sim_set_gravity(sc_sim *s, const double g[3]);
 /* One step; SC_ENUMERIC with the step, time, node or element and quantity on a blow-up. */
 int sc_sim_step(sc_sim *s, sc_err *err);
