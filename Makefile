@@ -96,4 +96,4 @@ $(BUILD)/lib/sim/fem.o: CFLAGS += -O3
 endif
 
 # keep object files between runs (they are intermediates of the pattern rules)
-.SECONDARY:
+.PRECIOUS: $(BUILD)/%.o

@@ -1,0 +1,361 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "control/contact_est.h"
+
+#define NDIRS 256
+
+void sc_gc_default_opts(sc_gc_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mu = 0.8;
+    o->height_tol = 0.03;
+    o->speed_tol = 0.6;
+    o->min_dist = 0.01;
+    o->torque_split = SC_SPLIT_RESIDUAL;
+}
+
+void sc_gc_geom_free(sc_gc_geom *g)
+{
+    if (!g) return;
+    free(g->start);
+    free(g->pts);
+    memset(g, 0, sizeof *g);
+}
+
+int sc_gc_geom_build(const sc_model *m, sc_gc_geom *g, sc_err *err)
+{
+    memset(g, 0, sizeof *g);
+    int nb = m->nbones;
+    if (nb < 1 || nb > SC_BODY_MAX_BONES) return sc_fail(err, SC_EINPUT, "contact geometry: %d bones", nb);
+    int use_surf = m->nsurf_verts > 0 && m->surf_rest && m->surf_tet && m->surf_bary && m->tets;
+    int ns = use_surf ? m->nsurf_verts : m->nnodes;
+    if (ns < 1) return sc_fail(err, SC_EINPUT, "contact geometry: the character has neither surface vertices nor tet nodes");
+    const double *src = use_surf ? m->surf_rest : m->rest_pos;
+    int k = 0, *wb = NULL, source = 0;
+    double *ww = NULL;
+    int rc = SC_OK;
+    if (m->skin_k > 0 && (rc = sc_node_weights(m, &k, &wb, &ww, &source, err))) return rc;
+    int *owner = malloc((size_t)ns * sizeof(int));
+    unsigned char *keep = calloc((size_t)ns, 1);
+    g->start = calloc((size_t)nb + 1, sizeof(int));
+    if (!owner || !keep || !g->start) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
+    /* owner bone of every vertex: dominant interpolated skin weight, else nearest bone */
+    for (int v = 0; v < ns; v++) {
+        if (!wb) {
+            owner[v] = sc_nearest_bone(m, sc_v3_load(src + 3 * v));
+            continue;
+        }
+        double acc[SC_BODY_MAX_BONES] = {0};
+        if (use_surf) {
+            const int *t = m->tets + 4 * m->surf_tet[v];
+            for (int c = 0; c < 4; c++)
+                for (int s = 0; s < k; s++) {
+                    int j = wb[t[c] * k + s];
+                    if (j >= 0 && j < nb) acc[j] += m->surf_bary[4 * v + c] * ww[t[c] * k + s];
+                }
+        } else {
+            for (int s = 0; s < k; s++) {
+                int j = wb[v * k + s];
+                if (j >= 0 && j < nb) acc[j] += ww[v * k + s];
+            }
+        }
+        int best = 0;
+        for (int j = 1; j < nb; j++)
+            if (acc[j] > acc[best]) best = j;
+        owner[v] = best;
+    }
+    /* support points of a Fibonacci sphere of directions, per bone */
+    for (int j = 0; j < nb; j++) {
+        for (int d = 0; d < NDIRS; d++) {
+            double z = 1 - (2.0 * d + 1) / NDIRS, r = sqrt(fmax(0, 1 - z * z)), ph = d * SC_PI * (3 - sqrt(5.0));
+            sc_vec3 dir = sc_v3(r * cos(ph), z, r * sin(ph));
+            int best = -1;
+            double bd = -INFINITY;
+            for (int v = 0; v < ns; v++) {
+                if (owner[v] != j) continue;
+                double s = sc_v3_dot(dir, sc_v3_load(src + 3 * v));
+                if (s > bd) {
+                    bd = s;
+                    best = v;
+                }
+            }
+            if (best >= 0) keep[best] = 1;
+        }
+    }
+    int npts = 0;
+    for (int v = 0; v < ns; v++) npts += keep[v];
+    g->pts = malloc((size_t)(npts > 0 ? npts : 1) * 3 * sizeof(double));
+    if (!g->pts) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
+    int c = 0;
+    for (int j = 0; j < nb; j++) {
+        g->start[j] = c;
+        sc_vec3 jp = sc_v3_load(m->joint_pos + 3 * j);
+        for (int v = 0; v < ns; v++)
+            if (keep[v] && owner[v] == j) sc_v3_store(g->pts + 3 * c++, sc_v3_sub(sc_v3_load(src + 3 * v), jp));
+    }
+    g->start[nb] = c;
+    g->nb = nb;
+    g->npts = c;
+    g->nsource = ns;
+done:
+    free(owner);
+    free(keep);
+    free(wb);
+    free(ww);
+    if (rc) sc_gc_geom_free(g);
+    return rc;
+}
+
+int sc_gc_lowest(const sc_gc_geom *g, int j, const sc_bone_kin *k, sc_vec3 com, double patch_tol, sc_gc_probe *out)
+{
+    memset(out, 0, sizeof *out);
+    out->height = INFINITY;
+    int a = g->start[j], e = g->start[j + 1];
+    if (a >= e) return 0;
+    const sc_bone_kin *bk = &k[j];
+    sc_mat3 R = sc_q_to_m3(bk->q);
+    const double *ry = R.m[1]; /* heights need only the rotation's second row */
+    int lo = a;
+    for (int i = a; i < e; i++) {
+        const double *x = g->pts + 3 * i;
+        double y = ry[0] * x[0] + ry[1] * x[1] + ry[2] * x[2];
+        if (y < out->height) {
+            out->height = y;
+            lo = i;
+        }
+    }
+    double floor_y = out->height; /* relative to the origin */
+    out->height += bk->p.y;
+    sc_vec3 r = sc_m3_mulv(R, sc_v3_load(g->pts + 3 * lo));
+    out->point = sc_v3_add(bk->p, r);
+    out->vel = sc_v3_add(bk->v, sc_v3_cross(bk->w, r));
+    out->speed = sc_v3_norm(out->vel);
+    for (int i = a; i < e; i++) {
+        const double *x = g->pts + 3 * i;
+        if (ry[0] * x[0] + ry[1] * x[1] + ry[2] * x[2] > floor_y + patch_tol) continue;
+        sc_vec3 w = sc_v3_add(bk->p, sc_m3_mulv(R, sc_v3_load(x)));
+        out->r_max = fmax(out->r_max, sc_v3_dist(w, com));
+    }
+    return 1;
+}
+
+int sc_gc_estimate(const sc_body *b, const sc_gc_geom *g, const sc_bone_kin *k, sc_vec3 com, sc_vec3 fc, sc_vec3 tc,
+                   const sc_gc_opts *o, double *f, double *tau, int *flag, sc_gc_probe *probe, sc_gc_stats *st)
+{
+    int nb = b->nb, nc = 0;
+    sc_gc_probe pr[SC_BODY_MAX_BONES];
+    double inv[SC_BODY_MAX_BONES], sum = 0;
+    sc_vec3 d[SC_BODY_MAX_BONES];
+    memset(f, 0, 3 * (size_t)nb * sizeof(double));
+    memset(tau, 0, 3 * (size_t)nb * sizeof(double));
+    for (int j = 0; j < nb; j++) {
+        flag[j] = 0;
+        sc_vec3 cj = sc_kin_com(b, k, j);
+        int has = g && sc_gc_lowest(g, j, k, cj, o->height_tol, &pr[j]);
+        if (!has) {
+            memset(&pr[j], 0, sizeof pr[j]);
+            pr[j].height = INFINITY;
+        }
+        if (probe) probe[j] = pr[j];
+        if (!has || (o->allowed && !o->allowed[j])) continue;
+        /* below the floor is contact at any speed (a sliding or pivoting foot) */
+        if (pr[j].height <= 0 || (pr[j].height <= o->height_tol && pr[j].speed <= o->speed_tol)) {
+            flag[j] = 1;
+            nc++;
+            d[j] = sc_v3_sub(cj, com);
+            inv[j] = 1.0 / fmax(hypot(d[j].x, d[j].z), o->min_dist); /* eq. 27: horizontal distance */
+            sum += inv[j];
+        }
+    }
+    if (st) st->contact_steps += nc;
+    if (nc == 0) {
+        if (st && sc_v3_norm(fc) > 0) st->lost_steps++;
+        return 0;
+    }
+    sc_vec3 moment = {0, 0, 0};
+    for (int j = 0; j < nb; j++) {
+        if (!flag[j]) continue;
+        sc_vec3 fj = sc_v3_scale(fc, inv[j] / sum); /* eq. 27 */
+        sc_v3_store(f + 3 * j, fj);
+        moment = sc_v3_add(moment, sc_v3_cross(d[j], fj));
+    }
+    sc_vec3 resid = sc_v3_sub(tc, moment);
+    for (int j = 0; j < nb; j++) {
+        if (!flag[j]) continue;
+        double s = inv[j] / sum;
+        sc_vec3 fj = sc_v3_load(f + 3 * j);
+        sc_vec3 tj = o->torque_split == SC_SPLIT_PAPER ? sc_v3_sub(sc_v3_scale(tc, s), sc_v3_cross(d[j], fj)) /* eq. 28 */
+                                                       : sc_v3_scale(resid, s);
+        /* eq. 29-31 */
+        if (fj.y < 0) {
+            fj = sc_v3(0, 0, 0);
+            tj = fj;
+            if (st) st->push_only++;
+        }
+        double fxz = hypot(fj.x, fj.z), lim = o->mu * fj.y;
+        if (fxz > lim * (1 + 1e-12) && fxz > 0) {
+            fj.x *= lim / fxz;
+            fj.z *= lim / fxz;
+            if (st) st->friction++;
+        }
+        double tn = sc_v3_norm(tj), tl = pr[j].r_max * sqrt(1 + o->mu * o->mu) * fj.y;
+        if (tn > tl * (1 + 1e-12) && tn > 0) {
+            tj = sc_v3_scale(tj, tl / tn);
+            if (st) st->torque++;
+        }
+        sc_v3_store(f + 3 * j, fj);
+        sc_v3_store(tau + 3 * j, tj);
+    }
+    return nc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double percentile_of(double *v, int n, double pct)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    double pos = pct / 100.0 * (n - 1);
+    int i = (int)floor(pos);
+    if (i >= n - 1) return v[n - 1];
+    return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+
+/* Lowest point of every frame over the allowed bones whose lowest point moves slower than
+ * speed_tol (a material point, finite differences between keyframes): pts[3f..] (x, y, z);
+ * returns the count. */
+static int lowest_points(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, const unsigned char *allowed,
+                         double speed_tol, double *pts)
+{
+    int nb = b->nb, c = 0, n = m->nframes;
+    sc_bone_kin kin[SC_BODY_MAX_BONES], nxt[SC_BODY_MAX_BONES];
+    sc_vec3 zero = {0, 0, 0};
+    for (int fr = 0; fr < n; fr++) {
+        int f2 = fr < n - 1 ? fr + 1 : fr - 1;
+        sc_kin_forward_raw(b, sc_v3_load(m->root_pos + 3 * fr), zero, zero, m->local + (size_t)fr * nb, NULL, NULL, kin);
+        sc_kin_forward_raw(b, sc_v3_load(m->root_pos + 3 * f2), zero, zero, m->local + (size_t)f2 * nb, NULL, NULL, nxt);
+        sc_gc_probe best = {.height = INFINITY};
+        for (int j = 0; j < nb; j++) {
+            if (allowed && !allowed[j]) continue;
+            sc_gc_probe p;
+            if (!sc_gc_lowest(g, j, kin, zero, 0, &p) || !(p.height < best.height)) continue;
+            sc_vec3 loc = sc_q_rotate(sc_q_conj(kin[j].q), sc_v3_sub(p.point, kin[j].p));
+            sc_vec3 moved = sc_v3_add(nxt[j].p, sc_q_rotate(nxt[j].q, loc));
+            if (n > 1 && sc_v3_dist(moved, p.point) / m->frame_time > speed_tol) continue;
+            best = p;
+        }
+        if (isfinite(best.height)) sc_v3_store(pts + 3 * c++, best.point);
+    }
+    return c;
+}
+
+static double plane_y(const double coef[3], double e[2][2], double x, double z)
+{
+    return coef[0] + coef[1] * (e[0][0] * x + e[0][1] * z) + coef[2] * (e[1][0] * x + e[1][1] * z);
+}
+
+int sc_gc_floor(const sc_body *b, const sc_gc_geom *g, sc_motion *m, const unsigned char *allowed,
+                double speed_tol, int level, double percentile, double height_offset, sc_gc_floor_info *info, sc_err *err)
+{
+    int n = m->nframes;
+    sc_gc_floor_info inf = {0};
+    double *pts = malloc((size_t)n * 3 * sizeof(double)), *h = malloc((size_t)n * sizeof(double));
+    unsigned char *use = malloc((size_t)n);
+    if (!pts || !h || !use) {
+        free(pts);
+        free(h);
+        free(use);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    int np = lowest_points(b, g, m, allowed, speed_tol, pts);
+    if (np == 0) {
+        free(pts);
+        free(h);
+        free(use);
+        return sc_fail(err, SC_EINPUT, "floor: in no frame does a bone that may touch the ground have a lowest point slower "
+                       "than %g m/s (contact.speed_tol)", speed_tol);
+    }
+    /* principal horizontal directions of the supporting points; a slope is fitted only along
+       a direction they span by at least 1 m (a run in place says nothing about the floor) */
+    double mx = 0, mz = 0, cxx = 0, cxz = 0, czz = 0;
+    for (int i = 0; i < np; i++) {
+        mx += pts[3 * i] / np;
+        mz += pts[3 * i + 2] / np;
+    }
+    for (int i = 0; i < np; i++) {
+        double dx = pts[3 * i] - mx, dz = pts[3 * i + 2] - mz;
+        cxx += dx * dx;
+        cxz += dx * dz;
+        czz += dz * dz;
+    }
+    double ang = 0.5 * atan2(2 * cxz, cxx - czz);
+    double e[2][2] = {{cos(ang), sin(ang)}, {-sin(ang), cos(ang)}}, span[2] = {0, 0};
+    for (int d = 0; d < 2; d++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < np; i++) {
+            double u = e[d][0] * pts[3 * i] + e[d][1] * pts[3 * i + 2];
+            lo = fmin(lo, u);
+            hi = fmax(hi, u);
+        }
+        span[d] = hi - lo;
+    }
+    int fit[2] = {span[0] >= 1.0, span[1] >= 1.0};
+    if (level && (fit[0] || fit[1]) && np >= 8) {
+        double coef[3] = {0, 0, 0}; /* y = c0 + c1 u1 + c2 u2, u_d the coordinate along e[d] */
+        for (int i = 0; i < np; i++) use[i] = 1;
+        for (int it = 0; it < 5; it++) {
+            sc_mat3 N = sc_m3_zero(), Ni;
+            sc_vec3 r = {0, 0, 0};
+            for (int i = 0; i < np; i++) {
+                if (!use[i]) continue;
+                double row[3] = {1, 0, 0}, y = pts[3 * i + 1];
+                for (int d = 0; d < 2; d++) row[1 + d] = fit[d] ? e[d][0] * pts[3 * i] + e[d][1] * pts[3 * i + 2] : 0;
+                for (int p = 0; p < 3; p++)
+                    for (int q = 0; q < 3; q++) N.m[p][q] += row[p] * row[q];
+                r = sc_v3_add(r, sc_v3(row[0] * y, row[1] * y, row[2] * y));
+            }
+            for (int d = 0; d < 2; d++)
+                if (!fit[d]) N.m[1 + d][1 + d] = 1; /* that slope stays 0 */
+            if (!sc_m3_inverse(N, &Ni)) break;
+            sc_vec3 x = sc_m3_mulv(Ni, r);
+            coef[0] = x.x;
+            coef[1] = fit[0] ? x.y : 0;
+            coef[2] = fit[1] ? x.z : 0;
+            /* refit to the points on or below the median residual: the lower envelope */
+            for (int i = 0; i < np; i++) h[i] = pts[3 * i + 1] - plane_y(coef, e, pts[3 * i], pts[3 * i + 2]);
+            double med = percentile_of(h, np, 50);
+            for (int i = 0; i < np; i++) use[i] = pts[3 * i + 1] - plane_y(coef, e, pts[3 * i], pts[3 * i + 2]) <= med;
+        }
+        inf.slope[0] = coef[1] * e[0][0] + coef[2] * e[1][0]; /* dy/dx */
+        inf.slope[1] = coef[1] * e[0][1] + coef[2] * e[1][1]; /* dy/dz */
+        sc_quat lev = sc_q_identity();
+        sc_vec3 nrm = sc_v3_normalize(sc_v3(-inf.slope[0], 1, -inf.slope[1])), up = sc_v3(0, 1, 0);
+        sc_vec3 ax = sc_v3_cross(nrm, up);
+        double s = sc_v3_norm(ax);
+        if (s > 1e-12) lev = sc_q_axis_angle(ax, atan2(s, sc_v3_dot(nrm, up)));
+        inf.tilt_deg = sc_v3_norm(sc_q_log(lev)) * 180 / SC_PI;
+        for (int f = 0; f < n; f++) {
+            sc_v3_store(m->root_pos + 3 * f, sc_q_rotate(lev, sc_v3_load(m->root_pos + 3 * f)));
+            m->local[(size_t)f * m->nbones] = sc_q_normalize(sc_q_mul(lev, m->local[(size_t)f * m->nbones]));
+        }
+        np = lowest_points(b, g, m, allowed, speed_tol, pts);
+    }
+    for (int i = 0; i < np; i++) h[i] = pts[3 * i + 1];
+    inf.shift = height_offset - percentile_of(h, np, percentile);
+    for (int f = 0; f < n; f++) m->root_pos[3 * f + 1] += inf.shift;
+    free(pts);
+    free(h);
+    free(use);
+    if (info) *info = inf;
+    return SC_OK;
+}

@@ -1,0 +1,131 @@
+/* The inverse-dynamics reference ([L13] 5.1): a reference motion at simulation rate with its
+ * estimated ground contact, joint torques and the PD targets of eq. 32; the driver that computes
+ * it, and reference.h5 (schema softcon.reference/1) on disk.
+ *
+ * reference.h5 (every time series has /time as its HDF5 dimension scale; w,x,y,z quaternions):
+ *   /time [T] s                        simulation-rate sample times, from the first frame used
+ *   /bones/names [nb]                  the character's bone names, character order
+ *   /reference/root_pos [T,3] m        root bone origin, world
+ *   /reference/root_lin_vel, root_lin_acc [T,3]
+ *   /reference/local_quat [T,nb,4]     rotation relative to the parent (root: world); identity at rest
+ *   /reference/local_ang_vel [T,nb,3] rad/s   relative angular velocity in the parent frame
+ *   /reference/local_ang_acc [T,nb,3] rad/s^2 time derivative of local_ang_vel's components
+ *   /reference/bone_pos [T,nb,3], bone_quat [T,nb,4]   world pose of every bone origin
+ *   /reference/com, com_vel [T,3]      whole-body centre of mass (ID mass model)
+ *   /targets/local_quat [T,nb,4]       PD targets, eq. 32, in sim/skeleton.c's servo convention
+ *                                      (ball: target = reference exp(delta), delta in the joint
+ *                                      frame; hinge: rotation about the axis); root: identity
+ *   /contact/force, torque [T,nb,3]    per-bone ground force at the bone's centre of mass and
+ *                                      torque about it (after the clamps of eq. 29-31)
+ *   /contact/flag [T,nb] int           1 in contact
+ *   /contact/lowest_height [T,nb] m    height of each bone's lowest point
+ *   /contact/lowest_speed [T,nb] m/s   speed of that (material) point
+ *   /contact/resultant [T,6]           f_c, tau_c of eq. 25-26 (about the com), before the split
+ *   /torques/joint [T,nb,3] N m        servo torque on each bone (world; the parent gets minus it;
+ *                                      hinges: the axial part); root: 0
+ *   /torques/root_residual [T,6]       force and torque (about the root origin) the floating
+ *                                      base would still need: ~0 when the contact is consistent
+ *   /report (attributes)               see sc_reference_write_report */
+#ifndef SC_CONTROL_REFERENCE_H
+#define SC_CONTROL_REFERENCE_H
+#include "control/contact_est.h"
+#include "control/retarget.h"
+#include "io/h5.h"
+
+#define SC_REFERENCE_SCHEMA "softcon.reference/1"
+
+typedef struct sc_reference {
+    int n, nb;
+    double dt;
+    char (*names)[SC_NAME_LEN];
+    double *time;                                    /* [n] */
+    double *root_pos, *root_vel, *root_acc;          /* [n*3] */
+    double *local_quat;                              /* [n*nb*4] */
+    double *local_ang_vel, *local_ang_acc;           /* [n*nb*3] */
+    double *bone_pos;                                /* [n*nb*3] */
+    double *bone_quat;                               /* [n*nb*4] */
+    double *com, *com_vel;                           /* [n*3] */
+    double *target_quat;                             /* [n*nb*4] */
+    double *contact_force, *contact_torque;          /* [n*nb*3] */
+    int *contact_flag;                               /* [n*nb] */
+    double *contact_height, *contact_speed;          /* [n*nb] */
+    double *contact_resultant;                       /* [n*6] */
+    double *joint_torque;                            /* [n*nb*3] */
+    double *root_residual;                           /* [n*6] */
+} sc_reference;
+
+int sc_reference_alloc(sc_reference *r, int n, int nb, sc_err *err);
+void sc_reference_free(sc_reference *r);
+
+enum { SC_RATE_ANALYTIC = 0, SC_RATE_DIFFERENCE = 1 };
+
+typedef struct sc_id_opts {
+    double gravity[3];        /* default {0, -9.81, 0} */
+    int momentum_rate;        /* SC_RATE_ANALYTIC: dP, dH from the same accelerations as the RNEA
+                                 (the root residual then vanishes unless a clamp fires);
+                                 SC_RATE_DIFFERENCE: eq. 25-26 literally, (P_t+1 - P_t)/dt */
+    double max_target_offset; /* rad, bound on |delta| of eq. 32 (default 1.5) */
+    sc_gc_opts contact;
+} sc_id_opts;
+void sc_id_default_opts(sc_id_opts *o);
+
+typedef struct sc_id_report {
+    int nb;
+    double peak_torque[SC_BODY_MAX_BONES], rms_torque[SC_BODY_MAX_BONES]; /* |servo torque|, N m */
+    double duty[SC_BODY_MAX_BONES];         /* fraction of samples in contact */
+    long limit_exceeded[SC_BODY_MAX_BONES]; /* samples with |servo torque| > the torque limit */
+    sc_gc_stats contact;
+    long target_clamps;                     /* eq. 32 offsets clamped to max_target_offset */
+    double total_mass;
+    int mass_source;                        /* sc_mass_source */
+    double residual_force_rms, residual_force_max, residual_torque_rms, residual_torque_max;
+    double mean_contact_fy, mean_resultant_fy, peak_contact_fy, weight; /* N */
+} sc_id_report;
+
+/* Runs eq. 25-32 on every sample of t: forward kinematics, momentum rate, contact estimate (none
+ * when g is NULL: airborne), recursive Newton-Euler, PD targets with m's gains. out is allocated
+ * here. rep may be NULL. */
+int sc_id_run(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc_traj *t, const sc_id_opts *o,
+              sc_reference *out, sc_id_report *rep, sc_err *err);
+
+/* ---- configuration (configs/walk.yaml documents every key) ---- */
+struct sc_cfg;
+typedef struct sc_id_config {
+    char bvh[1024];          /* resolved path of motion.bvh */
+    char bvh_where[160];     /* its config location */
+    sc_retarget_opts retarget;
+    int filter;              /* motion.filter: 0 none, 1 moving_average, 2 butterworth */
+    int filter_window;       /* motion.filter_window (frames, moving average) */
+    double filter_cutoff;    /* motion.filter_cutoff (Hz, Butterworth) */
+    int floor_mode;          /* retarget.floor: 0 keep, 1 flat (shift only), 2 auto (level + shift) */
+    double floor_percentile, height_offset;
+    double dt;               /* kinematics.dt */
+    int scheme;              /* kinematics.differences: SC_DIFF_FORWARD | SC_DIFF_CENTRAL */
+    int mass_model;          /* dynamics.mass_model: SC_MASS_SKIN | SC_MASS_FIXED */
+    sc_id_opts id;
+    int all_bones;           /* contact.bones: all, or the list below */
+    int nallowed;
+    char allowed[SC_BODY_MAX_BONES][SC_NAME_LEN];
+    char bones_where[160];
+} sc_id_config;
+/* Reads the sections motion, retarget, kinematics, contact, dynamics (and resolves motion.bvh
+ * next to the config, in mocap/, then $SOFTCON_MOCAP_PATH). Leaves other sections alone, so a
+ * later tool sharing the config can read its own and then call sc_cfg_check_unknown. */
+int sc_id_read_config(struct sc_cfg *cfg, sc_id_config *c, sc_err *err);
+/* contact.bones as a mask over the character's bones (unknown names are SC_EINPUT). */
+int sc_id_allowed_mask(const sc_id_config *c, const sc_model *m, unsigned char *mask, sc_err *err);
+
+/* Writes /time, /bones and every dataset above (not the root attributes). */
+int sc_reference_write(sc_h5 *f, const sc_reference *r, sc_err *err);
+/* /report attributes: per-joint arrays peak_torque_Nm, rms_torque_Nm, torque_limit_exceeded,
+ * contact_duty_factor and the string joint_names (comma-separated, character order), duty_<bone>
+ * for every bone that touched the ground, clamp counts, total mass and its source ("skin weights",
+ * "nearest bone" or "fixed nodes"), root residual, mean forces. */
+int sc_reference_write_report(sc_h5 *f, const sc_reference *r, const sc_id_report *rep, sc_err *err);
+/* Reads a reference.h5 (every dataset above that is present; /time, /bones/names,
+ * /reference/root_pos, /reference/local_quat and /targets/local_quat are required). */
+int sc_reference_read(const char *path, sc_reference *r, sc_err *err);
+/* PD targets at time t (slerp between the samples around it; clamped to the ends). out[nb]. */
+void sc_reference_targets_at(const sc_reference *r, double t, sc_quat *out);
+
+#endif

@@ -1,0 +1,78 @@
+/* Retargeting a BVH motion onto the character's skeleton ([L13] 5.1 takes captured motion as
+ * its reference).
+ *
+ * Each character bone j names a BVH joint J (whose world rotation drives the bone) and a BVH joint
+ * or End Site T at its tail. Rest-pose alignment: A_j is the smallest rotation taking the
+ * character's rest bone direction (bone_end - joint_pos) to the BVH's rest segment direction
+ * (T - J with every channel zero), so the bone's world rotation in frame f is
+ *     Q_j(f) = R_J(f) A_j
+ * and the bone points where the BVH segment points. Local rotations are Q_parent^-1 Q_j.
+ * A hinge can only turn about its axis, so hinge limbs are fitted: a hinge whose parent is a ball
+ * joint (knee, elbow) is solved with that parent by two-bone IK, putting the hinge bone's tail
+ * (ankle, wrist) where the BVH has it relative to the parent's joint (distances scaled by the
+ * ratio of the limbs' full reaches), bending to the side the BVH bends, with the swivel that keeps
+ * the hinge axis nearest where the BVH holds it; other hinges take the rotation about their axis
+ * that points the bone nearest to the BVH's direction (or the swing-twist twist). Children of a
+ * hinge keep their BVH world orientation (a foot stays flat). Mirroring uses, for each bone,
+ * the BVH joints of its left/right counterpart reflected through the x = 0 plane (x -> -x: the
+ * lateral axis of the CMU data; rotations (w,x,y,z) -> (w,x,-y,-z)).
+ *
+ * Root translation: the root joint's BVH position in metres (unit), scaled by root_scale, the
+ * ratio of leg lengths (hip to ankle, along the character's bones and along the mapped BVH
+ * joints) unless given; optionally recentred so the first frame's root is above the origin.
+ * The floor is set afterwards by the caller (sc_gc_floor). */
+#ifndef SC_CONTROL_RETARGET_H
+#define SC_CONTROL_RETARGET_H
+#include "control/kinematics.h"
+#include "io/bvh.h"
+
+#define SC_RETARGET_MAX 64
+
+typedef struct sc_retarget_entry {
+    char bone[SC_NAME_LEN], joint[SC_NAME_LEN], tail[SC_NAME_LEN]; /* tail "" = the joint's first child */
+    char where[128];                                             /* config location, for messages */
+} sc_retarget_entry;
+
+enum { SC_HINGE_DIRECTION = 0, SC_HINGE_TWIST = 1 };
+
+typedef struct sc_retarget_opts {
+    double unit;        /* m per BVH length unit (CMU: 0.056444) */
+    int first, last;    /* frame range, 0-based inclusive; last < 0 counts from the end (-1 = last) */
+    int mirror;
+    double root_scale;  /* <= 0: the ratio of leg lengths */
+    int recentre;       /* 1: first frame's root at x = z = 0 */
+    int hinge_ik;       /* 1 (default): a hinge whose parent is a ball joint (knee, elbow) is solved
+                           with its parent by two-bone IK so the hinge bone's tail (ankle, wrist)
+                           lands where the BVH puts it (scaled by the limb length ratio) */
+    int hinge_fit;      /* other hinges: SC_HINGE_DIRECTION (default) or SC_HINGE_TWIST */
+    int nmap;
+    sc_retarget_entry map[SC_RETARGET_MAX];
+    char map_where[128]; /* where the map came from ("default CMU map" or file:line:col) */
+} sc_retarget_opts;
+
+/* unit 0.056444, frames [1, -1], no mirror, root_scale auto, recentre, the default CMU map of
+ * mesh/rig.c (its bone names, BVH joints and tails). */
+int sc_retarget_default_opts(sc_retarget_opts *o, sc_err *err);
+
+typedef struct sc_retarget_info {
+    int first, last;        /* the frame range used */
+    double root_scale;      /* used */
+    double leg_char, leg_bvh; /* m */
+    double max_align_deg;   /* largest rest-pose alignment angle over the bones */
+    double max_hinge_swing_deg; /* largest rotation dropped from a hinge's local rotation */
+    int hinge_bone;             /* ... at this bone */
+    double max_hinge_tip_error; /* m: largest distance of a hinge bone's tip from the BVH's */
+    int align_bone;         /* bone of max_align_deg */
+} sc_retarget_info;
+
+/* bvh_name is used in messages. Errors (SC_EINPUT): a character bone without a map entry, a map
+ * entry naming a bone the character lacks or a BVH joint the file lacks, a frame range outside
+ * the clip, fewer than two frames. */
+int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, const sc_retarget_opts *o,
+                sc_motion *out, sc_retarget_info *info, sc_err *err);
+
+/* "l_foot" <-> "r_foot", "left..." <-> "right...", "LeftFoot" <-> "RightFoot", "LHipJoint" <->
+ * "RHipJoint"; a name without a side is its own mirror. */
+void sc_retarget_mirror_name(const char *name, char *out, size_t size);
+
+#endif
