@@ -14,7 +14,10 @@
 #include "sim/sim.h"
 
 static const char *usage =
-    "-c CONFIG.yaml -o sim.h5 character.h5\n"
+    "-c CONFIG.yaml -o sim.h5 [--trajectory reference.h5 [--raw]] character.h5\n"
+    "  --trajectory FILE  track the PD targets of FILE (inverse-dynamics / sample-openloop output)\n"
+    "                     from the reference's initial pose (overrides the config's controller)\n"
+    "  --raw              with --trajectory: use the raw reference poses as targets instead\n"
     "Simulates the character (skin weights required for pose-based plasticity and damping)\n"
     "under the config's controller and perturbations; writes sim.h5 and sim.xdmf (ParaView).";
 
@@ -50,7 +53,7 @@ static int read_config(sc_cfg *cfg, const sc_model *m, sc_sim_opts *so, run_opts
     double zero3[3] = {0, 0, 0}, g[3] = {0, -9.81, 0};
 #define TRY(x) if ((rc = (x))) return rc
     TRY(sc_cfg_section(root, "simulation", &sim, err));
-    TRY(sc_cfg_double_range(sim, "duration", 5.0, 0, 1e5, &ro->duration, err));
+    TRY(sc_cfg_double_range(sim, "duration", 0, 0, 1e5, &ro->duration, err)); /* 0: the trajectory's length, else 5 s */
     TRY(sc_cfg_double_range(sim, "dt", 0.5e-3, 1e-6, 0.05, &so->dt, err));
     TRY(sc_cfg_vec(sim, "gravity", 3, g, so->gravity, err));
     TRY(sc_cfg_bool(sim, "plasticity", 1, &so->plasticity, err));
@@ -217,8 +220,21 @@ static int write_xdmf(const char *path, const char *h5, const sc_model *m, long 
 
 int main(int argc, char **argv)
 {
+    /* tool-specific options, taken out before the common parser sees argv */
+    const char *trajectory = NULL;
+    int raw = 0;
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
+    int nrest = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--trajectory") && i + 1 < argc) { trajectory = argv[++i]; continue; }
+        if (!strcmp(argv[i], "--raw")) { raw = 1; continue; }
+        rest[nrest++] = argv[i];
+    }
+    rest[nrest] = NULL;
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "simulate", usage, 1, 1, 1, 1);
+    sc_cli_parse(&cli, nrest, rest, "simulate", usage, 1, 1, 1, 1);
+    cli.argc = argc;
+    cli.argv = argv;
     sc_err err = {0};
     sc_model m;
     sc_cfg *cfg = NULL;
@@ -229,6 +245,11 @@ int main(int argc, char **argv)
     if (sc_cfg_load_file(cli.config, &cfg, &err) || read_config(cfg, &m, &so, &ro, &ctrl, &err)) sc_cli_die(&cli, &err);
     sc_cli_ignore_other_sections(cfg);
     if (sc_cfg_check_unknown(cfg, &err)) sc_cli_die(&cli, &err);
+    if (trajectory) {
+        sc_controller_free(&ctrl);
+        if (sc_controller_load_trajectory(trajectory, raw ? "/reference/local_quat" : NULL, &m, &ctrl, &err)) sc_cli_die(&cli, &err);
+        ro.initial_pose = 1;
+    }
     m.youngs = ro.youngs;
     m.poisson = ro.poisson;
     for (int b = 0; b < m.nbones; b++) {
@@ -268,6 +289,7 @@ int main(int argc, char **argv)
         sc_h5_abort(f);
         sc_cli_die(&cli, &err);
     }
+    if (ro.duration <= 0) ro.duration = ctrl.kind == SC_CTRL_TRAJECTORY ? sc_controller_duration(&ctrl) - ctrl.offset : 5.0;
     long nsteps = (long)llround(ro.duration / so.dt), nframes = 0;
     double *frame_times = malloc((size_t)(nsteps / ro.every + 2) * sizeof *frame_times);
     sc_quat *targets = malloc((size_t)m.nbones * sizeof *targets), *local = malloc((size_t)m.nbones * sizeof *local);
@@ -356,6 +378,7 @@ int main(int argc, char **argv)
                 1e6 * tm->damping / n, 1e6 * tm->contact / n, 1e6 * tm->coupling / n, 1e6 * tm->ode / n, max_depth);
     free(frame_times); free(targets); free(local); free(push_total); free(applied); free(resolved);
     sc_controller_free(&ctrl);
+    free(rest);
     sc_sim_free(sim);
     sc_model_free(&m);
     sc_cfg_free(cfg);
