@@ -8,7 +8,8 @@ typedef struct sc_fall_report {
     double fall_time;        /* s; the simulated duration when it never fell */
     int fell;
     char reason[128];        /* "pelvis below half its reference height" or "torso tilted 63 deg" */
-    double tracking_rms;     /* rad, RMS over joints and frames of the tracking error until the fall */
+    double tracking_rms;     /* rad, RMS over joints and frames of the angle between the simulated and
+                                the reference local rotations, until the fall */
     double pelvis_min_ratio; /* lowest pelvis height / reference pelvis height until the fall */
     double max_tilt_deg;     /* largest torso tilt until the fall */
 } sc_fall_report;
