@@ -15,9 +15,13 @@ bin/mesh-prep -c configs/michelin.yaml -o "$OUT/character.h5" --surface-obj "$OU
 echo "== skin-weights: bounded biharmonic weights"
 bin/skin-weights -c configs/michelin.yaml -o "$OUT/character.h5" "$OUT/character.h5"
 
-echo "== simulate: standing, then a push"
+echo "== inverse-dynamics: the project's march-in-place motion (mocap/march_in_place.bvh)"
+bin/inverse-dynamics -c configs/march.yaml -o "$OUT/march_ref.h5" "$OUT/character.h5"
+
+echo "== simulate: standing, then a push, then tracking the march's PD targets open loop"
 bin/simulate -c configs/stand.yaml -o "$OUT/stand.h5" "$OUT/character.h5"
 bin/simulate -c configs/push.yaml -o "$OUT/push.h5" "$OUT/character.h5"
+bin/simulate -c configs/stand.yaml -o "$OUT/march.h5" --trajectory "$OUT/march_ref.h5" "$OUT/character.h5"
 
 cat <<MSG
 
@@ -26,5 +30,6 @@ Done. Look at:
   $OUT/character.xdmf   open in ParaView: tet mesh with fixed-node bone labels (and skin weights)
   $OUT/surface.obj      the fine surface; envelope.obj the coarse envelope (Blender, MeshLab)
 MSG
-for f in "$OUT"/stand.xdmf "$OUT"/push.xdmf; do [ -f "$f" ] && echo "  $f   ParaView: the simulation over time"; done
+echo "  $OUT/march_ref.h5     inverse dynamics of the march: reference, contact forces, torques, PD targets"
+for f in "$OUT"/stand.xdmf "$OUT"/push.xdmf "$OUT"/march.xdmf; do [ -f "$f" ] && echo "  $f   ParaView: the simulation over time"; done
 exit 0
