@@ -88,7 +88,7 @@ clean:
 help:
 	@echo "targets: all test asan bench clean   (T=filter selects tests by name)"
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/cmd/%.d) $(CMD_COMMON_OBJ:.o=.d) $(BENCH_SRC:%.c=$(BUILD)/%.d)
 
 # the FEM element loop gains 5-15% from -O3 (not in sanitizer builds)
 ifeq ($(SAN),)

@@ -23,6 +23,11 @@ bin/simulate -c configs/stand.yaml -o "$OUT/stand.h5" "$OUT/character.h5"
 bin/simulate -c configs/push.yaml -o "$OUT/push.h5" "$OUT/character.h5"
 bin/simulate -c configs/stand.yaml -o "$OUT/march.h5" --trajectory "$OUT/march_ref.h5" "$OUT/character.h5"
 
+echo "== render: pictures, movies, exports and plots"
+bin/render --camera front -o "$OUT/push_render" "$OUT/push.h5"
+bin/render --skeleton -o "$OUT/march_render" "$OUT/march.h5"
+scripts/plot.sh -o "$OUT/plots" "$OUT/push.h5" "$OUT/march.h5" "$OUT/march_ref.h5" > /dev/null
+
 cat <<MSG
 
 Done. Look at:
@@ -32,4 +37,10 @@ Done. Look at:
 MSG
 echo "  $OUT/march_ref.h5     inverse dynamics of the march: reference, contact forces, torques, PD targets"
 for f in "$OUT"/stand.xdmf "$OUT"/push.xdmf "$OUT"/march.xdmf; do [ -f "$f" ] && echo "  $f   ParaView: the simulation over time"; done
+for d in "$OUT/push_render" "$OUT/march_render"; do
+  echo "  $d/contact_sheet.png   frames $d/frame_00000.png .. $(basename "$(ls "$d"/frame_*.png | tail -1)")"
+  if [ -f "$d/movie.mp4" ]; then echo "  $d/movie.mp4"; else echo "  (no movie in $d: ffmpeg is not installed)"; fi
+  echo "  $d/*_frames.xdmf (ParaView), *_surface.obj + .pc2 (Blender Mesh Cache), *_skeleton.bvh"
+done
+echo "  $OUT/plots/*.png   momentum, energy, contact, tracking; march_ref torques and contact forces"
 exit 0

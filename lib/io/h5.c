@@ -1387,3 +1387,52 @@ int sc_h5_delete(sc_h5 *f, const char *path, sc_err *err)
     }
     return SC_OK;
 }
+
+int sc_h5_shape(sc_h5 *f, const char *path, int *rank, size_t dims[3], sc_err *err)
+{
+    h5_init();
+    dset_info d;
+    int rc = open_dataset(f, path, "a dataset", &d, err);
+    if (rc) return rc;
+    if (d.rank > 3) {
+        char found[256];
+        describe_found(found, sizeof found, d.cls, d.rank, d.dims);
+        info_close(&d);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: expected at most 3 dimensions, found %s", f->path, lead(path), path, found);
+    }
+    *rank = d.rank;
+    for (int i = 0; i < 3; i++) dims[i] = i < d.rank ? (size_t)d.dims[i] : 0;
+    info_close(&d);
+    return SC_OK;
+}
+
+int sc_h5_read_f64_rows(sc_h5 *f, const char *path, int rank, size_t *dims_inout, size_t row0, size_t nrows,
+                        double *out, sc_err *err)
+{
+    h5_init();
+    if (!out || !dims_inout) return sc_fail(err, SC_EINPUT, "sc_h5_read_f64_rows: no output");
+    size_t want[3] = {0, 0, 0};
+    for (int i = 1; i < rank && i < 3; i++) want[i] = dims_inout[i];
+    dset_info d;
+    size_t total;
+    int rc = read_numeric_prepare(f, path, rank, want, 0, &d, &total, err);
+    if (rc) return rc;
+    if (row0 + nrows > (size_t)d.dims[0] || row0 + nrows < row0) {
+        info_close(&d);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: rows %zu..%zu requested, the dataset has %llu", f->path, lead(path), path,
+                       row0, row0 + nrows, (unsigned long long)d.dims[0]);
+    }
+    if (nrows) {
+        hsize_t start[3] = {row0, 0, 0}, count[3];
+        for (int i = 0; i < rank; i++) count[i] = i ? d.dims[i] : nrows;
+        hid_t mem = H5Screate_simple(rank, count, NULL);
+        if (mem < 0 || H5Sselect_hyperslab(d.space, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+            H5Dread(d.dset, H5T_NATIVE_DOUBLE, mem, d.space, H5P_DEFAULT, out) < 0)
+            rc = fail_h5(f, err, SC_EIO, path, "cannot read dataset");
+        close_id(mem);
+    }
+    info_close(&d);
+    if (rc) return rc;
+    for (int i = 0; i < rank; i++) dims_inout[i] = (size_t)d.dims[i];
+    return SC_OK;
+}

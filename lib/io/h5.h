@@ -104,4 +104,14 @@ int sc_h5_create_from(const char *src, const char *path, sc_h5 **out, sc_err *er
 /* Removes a group or dataset (and what is below it) from a writable file; absent is fine. */
 int sc_h5_delete(sc_h5 *f, const char *path, sc_err *err);
 
+/* Shape of the dataset at path: *rank (0 for a scalar) and dims[0..rank-1]; dims has room for
+   3 entries (a dataset of higher rank is SC_EINPUT). Also reports a non-numeric dataset's shape. */
+int sc_h5_shape(sc_h5 *f, const char *path, int *rank, size_t dims[3], sc_err *err);
+/* Rows [row0, row0 + nrows) along dim 0 of a numeric dataset (a frame range of a time series),
+   converted to double, into the caller's out (nrows x the product of dims[1..]). dims_inout as in
+   sc_h5_read_f64 (dim 0 is not checked on input; on output all dims are the dataset's).
+   Rows past the end are SC_EINPUT naming the path. */
+int sc_h5_read_f64_rows(sc_h5 *f, const char *path, int rank, size_t *dims_inout, size_t row0, size_t nrows,
+                        double *out, sc_err *err);
+
 #endif

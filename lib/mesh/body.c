@@ -128,6 +128,9 @@ double sc_implicit_eval(const sc_implicit *f, sc_vec3 x)
         v = first ? fmin(group_val[g], far) : smin(v, group_val[g], f->blend);
         first = 0;
     }
+    /* the smooth union bulges below the soles where the shin blends into the shoe: a rocker
+       sole (radius ~0.2 m, far below the centre-of-mass height) on which nothing stands */
+    if (f->has_floor) v = fmax(v, f->floor - x.y);
     return v;
 }
 
@@ -202,6 +205,8 @@ static double base_radius(role r, int panda)
     }
 }
 
+static double sole_bottom(const sc_rig_bone *b, double rad) { return fmin(b->head.y, b->tail.y) - 0.8 * rad; }
+
 static int build_bone(const sc_rig *rig, int b, const sc_body_params *p, double height, sc_implicit *f, sc_err *err)
 {
     const sc_rig_bone *bone = &rig->bone[b];
@@ -233,11 +238,12 @@ static int build_bone(const sc_rig *rig, int b, const sc_body_params *p, double 
         return add_ellipsoid(f, b, c, fr, sc_v3(fmax(0.6 * len, rad), rad, 0.8 * rad), err);
     }
     case ROLE_FOOT: {
-        /* a shoe with a flat sole: from behind the ankle to past the toe, so that the centre of
-           mass standing over the ankles is well inside the support area */
+        /* a shoe with a flat sole from past the toe to as far behind the ankle: the centre of
+           mass of a body standing over its ankles is then over the middle of the sole, where
+           the support is stiffest and a landing's impulse does not pitch the body */
         sc_vec3 fwd = sc_v3(axis.x, 0, axis.z);
-        double flen = sc_v3_norm(fwd), heel = 0.55 * flen + 0.5 * rad;
-        double top = fmax(h.y, t.y) + 0.9 * rad, bottom = fmin(h.y, t.y) - 0.8 * rad;
+        double flen = sc_v3_norm(fwd), heel = flen + 0.6 * rad;
+        double top = fmax(h.y, t.y) + 0.9 * rad, bottom = sole_bottom(bone, rad);
         sc_vec3 dir = sc_v3_normalize(fwd);
         sc_vec3 c = sc_v3_add(sc_v3(h.x, 0.5 * (top + bottom), h.z), sc_v3_scale(dir, 0.5 * (flen + 0.6 * rad - heel)));
         sc_vec3 half = sc_v3(0.5 * (flen + 0.6 * rad + heel), 0.5 * (top - bottom), 1.7 * rad);
@@ -296,6 +302,11 @@ int sc_body_build(const sc_rig *rig, const sc_body_params *p, sc_implicit *f, sc
     for (int b = 0; b < rig->nbones; b++) {
         int rc = build_bone(rig, b, p, height, f, err);
         if (rc) { sc_implicit_free(f); return rc; }
+        if (bone_role(rig, b) == ROLE_FOOT) { /* the sole plane: the highest shoe bottom */
+            double y = sole_bottom(&rig->bone[b], base_radius(ROLE_FOOT, panda) * height * p->girth);
+            f->floor = f->has_floor ? fmax(f->floor, y) : y;
+            f->has_floor = 1;
+        }
     }
     f->lo = sc_v3(1e30, 1e30, 1e30);
     f->hi = sc_v3(-1e30, -1e30, -1e30);

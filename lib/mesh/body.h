@@ -27,6 +27,8 @@ typedef struct sc_implicit {
     sc_prim *prims;
     double blend;       /* smooth-union radius between groups (m) */
     double ring_blend;  /* inside a group (m): small keeps Michelin's rings visible */
+    int has_floor;      /* 1: the body is cut by the plane y = floor (flat soles) */
+    double floor;       /* m */
     sc_vec3 lo, hi;     /* bounding box of the surface */
 } sc_implicit;
 

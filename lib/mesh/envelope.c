@@ -265,7 +265,7 @@ int sc_envelope_build(const sc_trimesh *fine, const sc_envelope_opts *o, sc_trim
     if (auto_h) h = sqrt(sc_trimesh_area(fine) / fmax(50, o->target_vertices));
     if (!(o->offset > 0)) return sc_fail(err, SC_EINPUT, "envelope: offset must be positive (got %g m)", o->offset);
     double level = o->offset;
-    int resized = 0, project = 2;
+    int resized = 0, project = 2, open_fails = 0;
     for (int attempt = 0; attempt < 12; attempt++) {
         /* The distance grid is finer than the extraction grid when the offset is small: the
            flood fill that signs it needs its spacing below the offset (see build_grid). */
@@ -297,6 +297,9 @@ int sc_envelope_build(const sc_trimesh *fine, const sc_envelope_opts *o, sc_trim
             level += 0.15 * h;
         } else {
             project = 0; /* projection can fold the surface in tight concave spots */
+            /* where two offset sheets meet inside one cell (armpits, crotch) surface nets leave
+               non-manifold edges whatever the grid shift: every second retry refines the grid */
+            if (++open_fails % 2 == 0) h *= 0.94;
         }
         sc_log_debug("envelope attempt %d (spacing %.4f m, level %.4f m) not closed or not enclosing; retrying", attempt, h, level);
         sc_trimesh_free(out);

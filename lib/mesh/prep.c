@@ -75,7 +75,9 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
         (rc = sc_cfg_double_range(mat, "density", 1000, 1, 1e5, &o->density, err)) ||
         (rc = sc_cfg_double_range(mat, "youngs_modulus", 5e4, 1, 1e12, &o->youngs, err)) ||
         (rc = sc_cfg_double_range(mat, "poisson_ratio", 0.4, 0, 0.4999, &o->poisson, err)) ||
-        (rc = sc_cfg_double_range(mat, "mass_floor", 0.1, 0, 1, &o->mass_floor, err)))
+        (rc = sc_cfg_double_range(mat, "mass_floor", 0.1, 0, 1, &o->mass_floor, err)) ||
+        (rc = sc_cfg_double_range(mat, "stable_youngs", 3.5e5, 0, 1e12, &o->stable_youngs, err)) ||
+        (rc = sc_cfg_double_range(mat, "stable_dt", 0.5e-3, 0, 1, &o->stable_dt, err)))
         return rc;
     return SC_OK;
 }
@@ -92,8 +94,12 @@ static void shift_y(sc_trimesh *m, double dy)
 }
 
 /* Fixed nodes of one bone: a box (4 corners per layer) or a capsule (6 around the axis per
- * layer, plus the axis ends) between the bone's margins, layers about `spacing` apart. */
-static int bone_fixed_points(const sc_prep_opts *o, const sc_rig_bone *b, double *pts, int cap)
+ * layer, plus the axis ends) between the bone's margins, layers about `spacing` apart; or a
+ * sole: a box parallel to the ground (per layer 3 nodes across its bottom, 2 on top) whose
+ * bottom is `fixed_clearance` above `ground`, so that the rigid foot reaches down to a flat
+ * sole whatever the bone's slope (the flesh under a bone-aligned box is thick at the heel and
+ * gives the standing body too little rotational stiffness: it tips over). */
+static int bone_fixed_points(const sc_prep_opts *o, const sc_rig_bone *b, double ground, double *pts, int cap)
 {
     sc_vec3 u = sc_v3_normalize(sc_v3_sub(b->tail, b->head));
     sc_vec3 hint = fabs(u.y) < 0.9 ? sc_v3(0, 1, 0) : sc_v3(0, 0, 1);
@@ -102,10 +108,29 @@ static int bone_fixed_points(const sc_prep_opts *o, const sc_rig_bone *b, double
     double r = b->fixed_radius > 0 ? b->fixed_radius : fmin(o->fixed_radius_max, fmax(o->fixed_radius_min, o->fixed_radius * len));
     int shape = b->fixed_shape ? b->fixed_shape : o->fixed_shape;
     double t0 = b->fixed_from, t1 = b->fixed_to;
+    sc_vec3 axis = sc_v3_sub(b->tail, b->head);
+    if (shape == SC_FIXED_SOLE) {
+        axis.y = 0; /* along the ground */
+        len = sc_v3_norm(axis);
+        if (!(len > 1e-9)) { /* a vertical bone: an ordinary box */
+            shape = SC_FIXED_BOX;
+            axis = sc_v3_sub(b->tail, b->head);
+            len = sc_rig_length(b);
+        }
+    }
     int layers = (int)fmax(2, 1 + round((t1 - t0) * len / b->fixed_spacing));
     int n = 0;
     for (int l = 0; l < layers; l++) {
-        sc_vec3 c = sc_v3_add(b->head, sc_v3_scale(sc_v3_sub(b->tail, b->head), t0 + (t1 - t0) * l / (layers - 1)));
+        sc_vec3 c = sc_v3_add(b->head, sc_v3_scale(axis, t0 + (t1 - t0) * l / (layers - 1)));
+        if (shape == SC_FIXED_SOLE) {
+            sc_vec3 side = sc_v3_scale(sc_v3_normalize(sc_v3_cross(sc_v3(0, 1, 0), axis)), r);
+            double y0 = ground + b->fixed_clearance, y1 = y0 + r;
+            /* bottom row: three across (the sole's support), top row: two */
+            static const double across[5][2] = {{-1, 0}, {0, 0}, {1, 0}, {-1, 1}, {1, 1}};
+            for (int i = 0; i < 5 && n < cap; i++)
+                sc_v3_store(pts + 3 * n++, sc_v3_add(sc_v3(c.x, across[i][1] ? y1 : y0, c.z), sc_v3_scale(side, across[i][0])));
+            continue;
+        }
         int k = shape == SC_FIXED_BOX ? 4 : 6;
         for (int i = 0; i < k && n < cap; i++) {
             double a = 2 * SC_PI * i / k + (shape == SC_FIXED_BOX ? SC_PI / 4 : 0);
@@ -138,6 +163,94 @@ static int fine_surface(const sc_prep_opts *o, sc_trimesh *fine, double *spacing
     sc_implicit_free(&body);
     *spacing = h;
     return rc;
+}
+
+/* Raises the free nodes to floors e*u[i] and rescales all free nodes by one factor s (found by
+ * bisection) so that their total stays: m_i' = max(s m_i, e u_i). Writes out (may be NULL) and
+ * returns the mass moved between nodes (half the summed |m_i' - m_i|), or a negative value if
+ * the floors alone exceed the free mass. */
+static double apply_floors(const sc_model *m, const double *mass, const double *u, double e, double *out, int *raised)
+{
+    double total = 0, floors = 0;
+    for (int i = 0; i < m->nnodes; i++)
+        if (m->node_bone[i] < 0) { total += mass[i]; floors += e * u[i]; }
+    if (floors >= total) return -1;
+    double lo = 0, hi = 1;
+    for (int it = 0; it < 60; it++) {
+        double s = 0.5 * (lo + hi), sum = 0;
+        for (int i = 0; i < m->nnodes; i++)
+            if (m->node_bone[i] < 0) sum += fmax(s * mass[i], e * u[i]);
+        if (sum > total) hi = s; else lo = s;
+    }
+    double moved = 0;
+    if (raised) *raised = 0;
+    for (int i = 0; i < m->nnodes; i++) {
+        if (m->node_bone[i] >= 0) continue;
+        double mi = fmax(lo * mass[i], e * u[i]);
+        if (raised && e * u[i] > lo * mass[i]) (*raised)++;
+        moved += 0.5 * fabs(mi - mass[i]);
+        if (out) out[i] = mi;
+    }
+    return moved;
+}
+
+/* Explicit-stability mass floor. Symplectic Euler is stable while dt w_max <= 2, and
+ * w_max^2 <= max_i (sum_j |K_ij|) / m_i (Gershgorin on M^-1 K, K the linear elastic stiffness
+ * at the rest shape; measured, the bound is about 2x conservative in E). Free nodes are raised
+ * to m_i >= (dt/2)^2 sum_j |K_ij| at modulus *youngs, which is lowered (and returned through
+ * it) when that would move more than max_moved of the free mass. Returns the raised nodes. */
+static int stiffness_mass_floor(const sc_model *m, double *youngs, double poisson, double dt, double max_moved, double *node_mass,
+                                double *moved)
+{
+    int nn = m->nnodes, raised = 0;
+    double *u = calloc((size_t)nn, sizeof *u);
+    if (!u) return -1;
+    /* floors per unit modulus: they scale with E */
+    double mu = 1 / (2 * (1 + poisson)), lambda = poisson / ((1 + poisson) * (1 - 2 * poisson));
+    for (int e = 0; e < m->ntets; e++) {
+        const int *tn = m->tets + 4 * e;
+        sc_vec3 x0 = sc_v3_load(m->rest_pos + 3 * tn[0]);
+        sc_mat3 d = sc_m3_from_cols(sc_v3_sub(sc_v3_load(m->rest_pos + 3 * tn[1]), x0), sc_v3_sub(sc_v3_load(m->rest_pos + 3 * tn[2]), x0),
+                                    sc_v3_sub(sc_v3_load(m->rest_pos + 3 * tn[3]), x0));
+        double det = sc_m3_det(d);
+        sc_mat3 di;
+        if (!sc_m3_inverse(d, &di)) continue; /* degenerate: no stiffness */
+        sc_vec3 g[4]; /* shape-function gradients: rows of D^-1, node 0 minus their sum */
+        for (int k = 0; k < 3; k++) g[k + 1] = sc_v3(di.m[k][0], di.m[k][1], di.m[k][2]);
+        g[0] = sc_v3_scale(sc_v3_add(g[1], sc_v3_add(g[2], g[3])), -1);
+        double vol = fabs(det) / 6;
+        for (int a = 0; a < 4; a++) {
+            double row = 0;
+            for (int b = 0; b < 4; b++) { /* |K_ab|_inf, K_ab = V (mu (ga.gb) I + mu gb ga^T + lambda ga gb^T) */
+                double gg = sc_v3_dot(g[a], g[b]), best = 0;
+                for (int r = 0; r < 3; r++) {
+                    double sum = 0;
+                    for (int c = 0; c < 3; c++)
+                        sum += fabs((r == c ? mu * gg : 0) + mu * sc_v3_get(g[b], r) * sc_v3_get(g[a], c) +
+                                    lambda * sc_v3_get(g[a], r) * sc_v3_get(g[b], c));
+                    best = fmax(best, sum);
+                }
+                row += vol * best;
+            }
+            u[tn[a]] += row * 0.25 * dt * dt;
+        }
+    }
+    double free_mass = 0;
+    for (int i = 0; i < nn; i++)
+        if (m->node_bone[i] < 0) free_mass += node_mass[i];
+    double e = *youngs, mv = apply_floors(m, node_mass, u, e, NULL, NULL);
+    if (mv < 0 || mv > max_moved * free_mass) { /* the largest modulus within the budget */
+        double lo = 0, hi = e;
+        for (int it = 0; it < 50; it++) {
+            double mid = 0.5 * (lo + hi), x = apply_floors(m, node_mass, u, mid, NULL, NULL);
+            if (x >= 0 && x <= max_moved * free_mass) lo = mid; else hi = mid;
+        }
+        e = lo;
+    }
+    *moved = apply_floors(m, node_mass, u, e, node_mass, &raised);
+    *youngs = e;
+    free(u);
+    return raised;
 }
 
 int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_report *rep, sc_err *err)
@@ -176,8 +289,10 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
     int *fbone = malloc((size_t)cap * sizeof *fbone), *fnode = malloc((size_t)cap * sizeof *fnode);
     if (!fx || !fbone || !fnode) { free(fx); free(fbone); free(fnode); rc = sc_fail(err, SC_EIO, "out of memory"); goto fail; }
     int nf = 0;
+    double ground = 1e30; /* the lowest point of the body: y = 0 when it stands on the ground */
+    for (int i = 0; i < fine.nverts; i++) ground = fmin(ground, fine.verts[3 * i + 1]);
     for (int b = 0; b < rig.nbones; b++) {
-        int k = bone_fixed_points(o, &rig.bone[b], fx + 3 * nf, cap - nf);
+        int k = bone_fixed_points(o, &rig.bone[b], ground, fx + 3 * nf, cap - nf);
         for (int i = 0; i < k; i++) {
             if (sc_winding_number(env, fx + 3 * (nf + i)) < 0.5) {
                 rc = sc_fail(err, SC_EINPUT, "bone '%s': its fixed node at (%.3f, %.3f, %.3f) m lies outside the body envelope; "
@@ -297,6 +412,19 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
         }
         m->node_bone[n] = b;
         sc_v3_store(m->fixed_local + 3 * i, sc_v3_sub(sc_v3_load(m->rest_pos + 3 * n), sc_v3_load(m->joint_pos + 3 * b)));
+    }
+    if (o->stable_youngs > 0 && o->stable_dt > 0) {
+        /* at most 10% of the free mass moves; a finer mesh gets a lower guaranteed modulus */
+        double moved = 0, want = fmax(o->youngs, o->stable_youngs), e = want;
+        int raised = stiffness_mass_floor(m, &e, o->poisson, o->stable_dt, 0.1, m->node_mass, &moved);
+        if (raised < 0) { rc = sc_fail(err, SC_EIO, "out of memory"); goto fail_model; }
+        rep->mass_floored += raised;
+        double pct = 100 * moved / (rep->body_volume * o->density);
+        if (e < 0.999 * want)
+            sc_log_warn("mesh-prep: node masses made a %g s step stable up to E = %.3g Pa only (asked %.3g Pa: it would move more than 10%% "
+                        "of the mass); %.2f%% of the mass moved to %d nodes", o->stable_dt, e, want, pct, raised);
+        else if (raised > 0)
+            sc_log_info("mesh-prep: %.2f%% of the mass moved to %d nodes for a stable %g s step at E = %.3g Pa", pct, raised, o->stable_dt, e);
     }
     /* bone mass and inertia from the fixed nodes ([L13] 4.3) */
     for (int b = 0; b < nb; b++) {

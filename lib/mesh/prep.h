@@ -29,6 +29,8 @@ typedef struct sc_prep_opts {
     double min_dihedral;         /* slivers below this are peeled or smoothed (degrees) */
     double density, youngs, poisson;
     double mass_floor;           /* node masses below this fraction of the median are raised */
+    double stable_youngs, stable_dt; /* free node masses are raised so that the explicit step
+                                    stable_dt is stable up to max(youngs, stable_youngs) (Pa); 0: off */
     int ground;                  /* shift so the lowest surface point is at y = 0 */
 } sc_prep_opts;
 
@@ -43,7 +45,7 @@ typedef struct sc_prep_report {
     double seconds, seconds_tetgen;
     double shift_y;
     int flipped_tets;
-    int mass_floored;            /* nodes whose mass was raised to the floor */
+    int mass_floored;            /* nodes whose mass was raised (mass_floor or stable_youngs) */
     sc_improve_stats improve;
     char tetgen_command[256];
 } sc_prep_report;

@@ -206,11 +206,12 @@ static int read_gains(sc_cfg_node *m, sc_rig_bone *b, const sc_rig_bone *def, sc
         (rc = sc_cfg_double_range(m, "fixed_radius", def->fixed_radius, 0, 10, &b->fixed_radius, err)) ||
         (rc = sc_cfg_double_range(m, "fixed_from", def->fixed_from, -1, 0.95, &b->fixed_from, err)) ||
         (rc = sc_cfg_double_range(m, "fixed_to", def->fixed_to, 0.05, 2, &b->fixed_to, err)) ||
-        (rc = sc_cfg_double_range(m, "fixed_spacing", def->fixed_spacing, 1e-3, 10, &b->fixed_spacing, err)))
+        (rc = sc_cfg_double_range(m, "fixed_spacing", def->fixed_spacing, 1e-3, 10, &b->fixed_spacing, err)) ||
+        (rc = sc_cfg_double_range(m, "fixed_clearance", def->fixed_clearance, 0, 1, &b->fixed_clearance, err)))
         return rc;
     int shape;
-    static const char *const shapes[] = {"box", "capsule"};
-    if ((rc = sc_cfg_enum(m, "fixed_shape", shapes, 2, def->fixed_shape, &shape, err))) return rc;
+    static const char *const shapes[] = {"box", "capsule", "sole"};
+    if ((rc = sc_cfg_enum(m, "fixed_shape", shapes, 3, def->fixed_shape, &shape, err))) return rc;
     b->fixed_shape = shape;
     memcpy(b->lo, lo, sizeof lo);
     memcpy(b->hi, hi, sizeof hi);
@@ -241,6 +242,7 @@ int sc_rig_from_config(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc
     def.fixed_from = 0.2;
     def.fixed_to = 0.8;
     def.fixed_spacing = 0.05;
+    def.fixed_clearance = 0.01;
     sc_cfg_node *gains = NULL, *joints = NULL;
     if ((rc = sc_cfg_section(sk, "gains", &gains, err)) || (rc = read_gains(gains, &def, &def, err))) return rc;
     if ((rc = sc_cfg_section(sk, "joints", &joints, err))) return rc;

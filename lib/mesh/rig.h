@@ -7,7 +7,8 @@
 
 #define SC_MAX_BONES 64
 
-typedef enum { SC_FIXED_BOX = 0, SC_FIXED_CAPSULE = 1 } sc_fixed_shape;
+/* sole: a flat box parallel to the ground under the bone (feet), see fixed_clearance */
+typedef enum { SC_FIXED_BOX = 0, SC_FIXED_CAPSULE = 1, SC_FIXED_SOLE = 2 } sc_fixed_shape;
 
 typedef struct sc_rig_bone {
     char name[SC_NAME_LEN];
@@ -24,6 +25,9 @@ typedef struct sc_rig_bone {
     double fixed_from, fixed_to; /* the fixed nodes span this fraction range of the bone, head = 0,
                                     tail = 1; beyond [0, 1] extends past the ends (feet: the heel) */
     double fixed_spacing;       /* node spacing along the bone (m) */
+    double fixed_clearance;     /* sole: height of its bottom nodes above the ground (m); the box
+                                   is 2 fixed_radius wide and fixed_radius tall, its length is
+                                   fixed_from..fixed_to of the bone's horizontal length */
 } sc_rig_bone;
 
 typedef struct sc_rig {

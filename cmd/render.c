@@ -1,0 +1,351 @@
+/* render: headless pictures and exports of a simulation (sim.h5) or of a character at rest
+ * (character.h5): PNG frames, a contact sheet, an MP4 through ffmpeg, XDMF for ParaView,
+ * OBJ + PC2 for Blender, BVH. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "common/cli.h"
+#include "core/log.h"
+#include "io/config.h"
+#include "render/anim.h"
+#include "render/export.h"
+#include "render/png.h"
+#include "render/scene.h"
+
+static const char *usage =
+    "[-c CONFIG.yaml] -o OUTDIR [--camera side|front|orbit] [--size WxH] [--fps N] [--skeleton]\n"
+    "       [--no-frames] [--no-sheet] [--no-movie] [--no-export] sim.h5|character.h5\n"
+    "Draws the simulation (or the character at rest) headless into OUTDIR: frame_00000.png ...,\n"
+    "contact_sheet.png, movie.mp4 (when the ffmpeg program is installed); exports NAME_frames.xdmf\n"
+    "+ NAME_frames.h5 (ParaView), NAME_surface.obj + NAME_surface.pc2 (Blender Mesh Cache) and\n"
+    "NAME_skeleton.bvh. Settings: the config's `render:` section (all optional).";
+
+typedef struct {
+    sc_render_opts ro;
+    double fps, start, end;
+    int every, images, movie, sheet, sheet_cols, sheet_rows, sheet_tile_w, ground_from_sim;
+    int xdmf, pc2, bvh, export_every;
+    double export_fps;
+} render_cfg;
+
+/* command-line overrides */
+static const char *opt_camera, *opt_size, *opt_fps;
+static int opt_skeleton, opt_no_frames, opt_no_sheet, opt_no_movie, opt_no_export;
+
+static int read_config(sc_cfg *cfg, render_cfg *c, sc_err *err)
+{
+    sc_render_opts *o = &c->ro;
+    sc_render_default_opts(o);
+    sc_cfg_node *root = cfg ? sc_cfg_root(cfg) : NULL, *r = NULL, *sh = NULL, *ex = NULL;
+    static const char *const cams[] = {"side", "front", "orbit"}, *const shading[] = {"smooth", "flat"};
+    long w, h, every, cols, rows, tw, eevery;
+    int flat, rc;
+    double def_color[3], def_light[3];
+    memcpy(def_color, o->body_color, sizeof def_color);
+    memcpy(def_light, o->light, sizeof def_light);
+#define TRY(x) if ((rc = (x))) return rc
+    if (root) TRY(sc_cfg_section(root, "render", &r, err));
+    TRY(sc_cfg_int(r, "width", 640, 16, 8192, &w, err));
+    TRY(sc_cfg_int(r, "height", 480, 16, 8192, &h, err));
+    TRY(sc_cfg_enum(r, "camera", cams, 3, SC_CAM_SIDE, &o->camera, err));
+    if (r && sc_cfg_get(r, "azimuth")) TRY(sc_cfg_double_range(r, "azimuth", 0, -3600, 3600, &o->azimuth, err));
+    TRY(sc_cfg_double_range(r, "elevation", o->elevation, -89, 89, &o->elevation, err));
+    TRY(sc_cfg_double_range(r, "distance", 0, 0, 1e4, &o->distance, err));
+    TRY(sc_cfg_double_range(r, "fov", o->fov, 5, 150, &o->fov, err));
+    TRY(sc_cfg_double_range(r, "orbit_period", o->orbit_period, 0.01, 1e6, &o->orbit_period, err));
+    TRY(sc_cfg_bool(r, "follow", 1, &o->follow, err));
+    TRY(sc_cfg_bool(r, "antialias", 1, &o->antialias, err));
+    TRY(sc_cfg_enum(r, "shading", shading, 2, 0, &flat, err));
+    o->flat = flat;
+    TRY(sc_cfg_bool(r, "skeleton", 0, &o->skeleton, err));
+    TRY(sc_cfg_bool(r, "contacts", 1, &o->contacts, err));
+    TRY(sc_cfg_bool(r, "pushes", 1, &o->pushes, err));
+    TRY(sc_cfg_bool(r, "shadow", 1, &o->shadow, err));
+    TRY(sc_cfg_bool(r, "labels", 1, &o->labels, err));
+    TRY(sc_cfg_double_range(r, "grid", o->tile, 0.01, 100, &o->tile, err));
+    TRY(sc_cfg_double_range(r, "contact_threshold", o->contact_threshold, 0, 1, &o->contact_threshold, err));
+    TRY(sc_cfg_double_range(r, "push_scale", o->push_scale, 0, 10, &o->push_scale, err));
+    TRY(sc_cfg_double_range(r, "force_scale", o->force_scale, 0, 10, &o->force_scale, err));
+    TRY(sc_cfg_vec(r, "body_color", 3, def_color, o->body_color, err));
+    TRY(sc_cfg_vec(r, "light", 3, def_light, o->light, err));
+    TRY(sc_cfg_bool(r, "ground_from_sim", 1, &c->ground_from_sim, err));
+    TRY(sc_cfg_double_range(r, "fps", 30, 0, 1000, &c->fps, err));
+    TRY(sc_cfg_int(r, "every", 0, 0, 1000000, &every, err));
+    TRY(sc_cfg_double_range(r, "start", 0, 0, 1e6, &c->start, err));
+    TRY(sc_cfg_double_range(r, "end", 0, 0, 1e6, &c->end, err));
+    TRY(sc_cfg_bool(r, "images", 1, &c->images, err));
+    TRY(sc_cfg_bool(r, "movie", 1, &c->movie, err));
+    if (r) TRY(sc_cfg_section(r, "contact_sheet", &sh, err));
+    TRY(sc_cfg_bool(sh, "enabled", 1, &c->sheet, err));
+    TRY(sc_cfg_int(sh, "cols", 4, 1, 20, &cols, err));
+    TRY(sc_cfg_int(sh, "rows", 3, 1, 20, &rows, err));
+    TRY(sc_cfg_int(sh, "tile_width", 320, 32, 4096, &tw, err));
+    if (r) TRY(sc_cfg_section(r, "export", &ex, err));
+    TRY(sc_cfg_bool(ex, "xdmf", 1, &c->xdmf, err));
+    TRY(sc_cfg_bool(ex, "pc2", 1, &c->pc2, err));
+    TRY(sc_cfg_bool(ex, "bvh", 1, &c->bvh, err));
+    TRY(sc_cfg_double_range(ex, "fps", 30, 0, 1000, &c->export_fps, err));
+    TRY(sc_cfg_int(ex, "every", 0, 0, 1000000, &eevery, err));
+#undef TRY
+    o->width = (int)w;
+    o->height = (int)h;
+    c->every = (int)every;
+    c->sheet_cols = (int)cols;
+    c->sheet_rows = (int)rows;
+    c->sheet_tile_w = (int)tw;
+    c->export_every = (int)eevery;
+    /* the command line wins */
+    if (opt_camera) {
+        int k = -1;
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(opt_camera, cams[i])) k = i;
+        if (k < 0) return sc_fail(err, SC_EUSAGE, "--camera expects side, front or orbit, got '%s'", opt_camera);
+        o->camera = k;
+    }
+    if (opt_size) {
+        int a, b;
+        char tail;
+        if (sscanf(opt_size, "%dx%d%c", &a, &b, &tail) != 2 || a < 16 || b < 16 || a > 8192 || b > 8192)
+            return sc_fail(err, SC_EUSAGE, "--size expects WxH with 16..8192 pixels each, got '%s'", opt_size);
+        o->width = a;
+        o->height = b;
+    }
+    if (opt_fps) {
+        char *end;
+        double v = strtod(opt_fps, &end);
+        if (*end || end == opt_fps || !(v >= 0 && v <= 1000)) return sc_fail(err, SC_EUSAGE, "--fps expects a number in 0..1000, got '%s'", opt_fps);
+        c->fps = v;
+        c->every = 0;
+    }
+    if (opt_skeleton) o->skeleton = 1;
+    if (opt_no_frames) c->images = 0;
+    if (opt_no_sheet) c->sheet = 0;
+    if (opt_no_movie) c->movie = 0;
+    if (opt_no_export) c->xdmf = c->pc2 = c->bvh = 0;
+    return SC_OK;
+}
+
+static int extra_opt(const char *name, const char *value, int *used)
+{
+    *used = 2;
+    if (!strcmp(name, "--camera") && value) { opt_camera = value; return 1; }
+    if (!strcmp(name, "--size") && value) { opt_size = value; return 1; }
+    if (!strcmp(name, "--fps") && value) { opt_fps = value; return 1; }
+    *used = 1;
+    if (!strcmp(name, "--skeleton")) return opt_skeleton = 1;
+    if (!strcmp(name, "--no-frames")) return opt_no_frames = 1;
+    if (!strcmp(name, "--no-sheet")) return opt_no_sheet = 1;
+    if (!strcmp(name, "--no-movie")) return opt_no_movie = 1;
+    if (!strcmp(name, "--no-export")) return opt_no_export = 1;
+    return 0;
+}
+
+static int make_dirs(const char *dir, sc_err *err)
+{
+    char p[4096];
+    if ((size_t)snprintf(p, sizeof p, "%s", dir) >= sizeof p) return sc_fail(err, SC_EIO, "%s: path too long", dir);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0777) && errno != EEXIST) return sc_fail(err, SC_EIO, "%s: cannot create: %s", p, strerror(errno));
+        *s = '/';
+    }
+    if (mkdir(p, 0777) && errno != EEXIST) return sc_fail(err, SC_EIO, "%s: cannot create: %s", p, strerror(errno));
+    struct stat st;
+    if (stat(p, &st) || !S_ISDIR(st.st_mode)) return sc_fail(err, SC_EIO, "%s: not a directory", p);
+    return SC_OK;
+}
+
+/* The ffmpeg program on PATH, or 0. */
+static int have_program(const char *name)
+{
+    const char *path = getenv("PATH");
+    if (!path) return 0;
+    char buf[4096];
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t n = colon ? (size_t)(colon - path) : strlen(path);
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? path : ".", name);
+        if (access(buf, X_OK) == 0) return 1;
+        path += n + (colon ? 1 : 0);
+    }
+    return 0;
+}
+
+static int run(char *const argv[])
+{
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+static int make_movie(const char *dir, int nframes, double fps, sc_err *err)
+{
+    char pattern[4200], tmp[4200], out[4200], rate[32], count[32];
+    snprintf(pattern, sizeof pattern, "%s/frame_%%05d.png", dir);
+    snprintf(tmp, sizeof tmp, "%s/movie.tmp.mp4", dir);
+    snprintf(out, sizeof out, "%s/movie.mp4", dir);
+    snprintf(rate, sizeof rate, "%.6g", fps);
+    snprintf(count, sizeof count, "%d", nframes);
+    /* H.264 in yuv420p needs even sizes; the pad filter rounds up */
+    char *argv[] = {"ffmpeg", "-nostdin", "-y", "-loglevel", "error", "-framerate", rate, "-start_number", "0", "-i", pattern,
+                    "-frames:v", count, "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+                    "-crf", "20", "-movflags", "+faststart", tmp, NULL};
+    int st = run(argv);
+    if (st != 0) { /* an ffmpeg without libx264: its default MPEG-4 encoder */
+        char *argv2[] = {"ffmpeg", "-nostdin", "-y", "-loglevel", "error", "-framerate", rate, "-start_number", "0", "-i", pattern,
+                         "-frames:v", count, "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-pix_fmt", "yuv420p", "-q:v", "3", tmp, NULL};
+        st = run(argv2);
+    }
+    if (st != 0) {
+        unlink(tmp);
+        return sc_fail(err, SC_EEXTERNAL, "ffmpeg failed (exit status %d) making %s from %s", st, out, pattern);
+    }
+    if (rename(tmp, out)) {
+        unlink(tmp);
+        return sc_fail(err, SC_EIO, "%s: %s", out, strerror(errno));
+    }
+    return SC_OK;
+}
+
+int main(int argc, char **argv)
+{
+    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
+    int nrest = 0;
+    for (int i = 0; i < argc; i++) {
+        int used;
+        if (i > 0 && extra_opt(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &used)) { i += used - 1; continue; }
+        rest[nrest++] = argv[i];
+    }
+    rest[nrest] = NULL;
+    sc_cli cli;
+    sc_cli_parse(&cli, nrest, rest, "render", usage, 1, 1, 0, 1);
+    cli.argc = argc;
+    cli.argv = argv;
+    sc_err err = {0};
+    sc_cfg *cfg = NULL;
+    render_cfg rc;
+    if (cli.config && sc_cfg_load_file(cli.config, &cfg, &err)) sc_cli_die(&cli, &err);
+    if (read_config(cfg, &rc, &err)) sc_cli_die(&cli, &err);
+    if (cfg) {
+        sc_cli_ignore_other_sections(cfg);
+        if (sc_cfg_check_unknown(cfg, &err)) sc_cli_die(&cli, &err);
+    }
+    const char *input = cli.inputs[0], *dir = cli.output;
+    sc_anim anim;
+    if (sc_anim_open(input, &anim, &err)) sc_cli_die(&cli, &err);
+    if (!rc.ground_from_sim) {
+        anim.ground_n[0] = anim.ground_n[2] = 0;
+        anim.ground_n[1] = 1;
+        anim.ground_off = 0;
+    }
+    if (anim.status[0] && strncmp(anim.status, "completed", 9))
+        sc_log_warn("%s: the simulation's status is '%s'", input, anim.status);
+    if (make_dirs(dir, &err)) sc_cli_die(&cli, &err);
+
+    /* name stem for exports: sim.h5 -> sim */
+    char stem[1024];
+    const char *base = strrchr(input, '/');
+    snprintf(stem, sizeof stem, "%s", base ? base + 1 : input);
+    char *dot = strrchr(stem, '.');
+    if (dot && dot != stem) *dot = 0;
+
+    double *times = NULL;
+    int n = sc_anim_times(&anim, rc.fps, rc.every, rc.start, rc.end, &times);
+    if (n < 0) { sc_fail(&err, SC_EIO, "out of memory"); sc_cli_die(&cli, &err); }
+    double frame_rate = rc.every > 0 || rc.fps <= 0
+                            ? (n > 1 && times[n - 1] > times[0] ? (n - 1) / (times[n - 1] - times[0]) : 30)
+                            : rc.fps;
+    char path[4200];
+    int code = 0;
+    double render_s = 0, png_s = 0;
+    if (rc.images) {
+        sc_renderer *r;
+        sc_anim_pose pose;
+        if (sc_renderer_create(&rc.ro, &anim, &r, &err) || sc_anim_pose_alloc(&anim, &pose, &err)) sc_cli_die(&cli, &err);
+        uint8_t *rgb = malloc((size_t)rc.ro.width * rc.ro.height * 3);
+        if (!rgb) { sc_fail(&err, SC_EIO, "out of memory"); sc_cli_die(&cli, &err); }
+        sc_progress prog;
+        sc_progress_begin(&prog, "render", n);
+        for (int i = 0; i < n; i++) {
+            double t0 = sc_wall_time();
+            if (sc_anim_sample(&anim, times[i], &pose, &err)) sc_cli_die(&cli, &err);
+            sc_render_frame(r, &anim, &pose, rgb);
+            double t1 = sc_wall_time();
+            snprintf(path, sizeof path, "%s/frame_%05d.png", dir, i);
+            if (sc_png_write(path, rgb, rc.ro.width, rc.ro.height, &err)) sc_cli_die(&cli, &err);
+            render_s += t1 - t0;
+            png_s += sc_wall_time() - t1;
+            sc_progress_update(&prog, i + 1);
+        }
+        sc_progress_end(&prog);
+        sc_log_info("render: %d frames %d x %d in %s/frame_%05d.png .. frame_%05d.png: %.1f ms per frame drawing, %.1f ms writing PNG",
+                    n, rc.ro.width, rc.ro.height, dir, 0, n - 1, 1e3 * render_s / n, 1e3 * png_s / n);
+        free(rgb);
+        sc_anim_pose_free(&pose);
+        sc_renderer_free(r);
+    }
+    if (rc.sheet) {
+        uint8_t *sheet;
+        int sw, sh, th = (int)lround((double)rc.sheet_tile_w * rc.ro.height / rc.ro.width);
+        double t0 = n ? times[0] : 0, t1 = n ? times[n - 1] : 0;
+        if (sc_render_contact_sheet(&rc.ro, &anim, t0, t1, rc.sheet_cols, rc.sheet_rows, rc.sheet_tile_w, th, &sheet, &sw, &sh, &err))
+            sc_cli_die(&cli, &err);
+        snprintf(path, sizeof path, "%s/contact_sheet.png", dir);
+        if (sc_png_write(path, sheet, sw, sh, &err)) sc_cli_die(&cli, &err);
+        free(sheet);
+        sc_log_info("render: %s (%d x %d tiles over t = %.2f .. %.2f s)", path, rc.sheet_cols, rc.sheet_rows, t0, t1);
+    }
+    if (rc.xdmf || rc.pc2 || rc.bvh) {
+        double *et = NULL;
+        int en = sc_anim_times(&anim, rc.export_fps, rc.export_every, rc.start, rc.end, &et);
+        if (en < 0) { sc_fail(&err, SC_EIO, "out of memory"); sc_cli_die(&cli, &err); }
+        double efps = en > 1 && et[en - 1] > et[0] ? (en - 1) / (et[en - 1] - et[0]) : 30;
+        char h5p[4200], xp[4200];
+        if (rc.xdmf) {
+            snprintf(h5p, sizeof h5p, "%s/%s_frames.h5", dir, stem);
+            snprintf(xp, sizeof xp, "%s/%s_frames.xdmf", dir, stem);
+            if (sc_export_xdmf(&anim, et, en, h5p, xp, argc, argv, &err)) sc_cli_die(&cli, &err);
+            sc_log_info("render: %s + %s: %d frames (ParaView: open the .xdmf, Xdmf3 reader)", xp, h5p, en);
+        }
+        if (rc.pc2) {
+            snprintf(xp, sizeof xp, "%s/%s_surface.obj", dir, stem);
+            snprintf(h5p, sizeof h5p, "%s/%s_surface.pc2", dir, stem);
+            if (sc_export_obj(&anim, et[0], xp, &err) || sc_export_pc2(&anim, et, en, h5p, &err)) sc_cli_die(&cli, &err);
+            sc_log_info("render: %s + %s: %d vertices, %d samples at %.4g fps (Blender: Mesh Cache modifier)", xp, h5p, anim.nsv, en, efps);
+        }
+        if (rc.bvh) {
+            snprintf(xp, sizeof xp, "%s/%s_skeleton.bvh", dir, stem);
+            if (sc_export_bvh(&anim, et, en, xp, &err)) sc_cli_die(&cli, &err);
+            sc_log_info("render: %s: %d bones, %d frames at %.4g fps (metres, ZYX Euler)", xp, anim.nbones, en, efps);
+        }
+        free(et);
+    }
+    if (rc.movie && rc.images) {
+        if (!have_program("ffmpeg")) {
+            sc_log_info("render: note: no movie: the ffmpeg program is not installed (apt-get install ffmpeg); the frames are in %s", dir);
+        } else if (make_movie(dir, n, frame_rate, &err)) {
+            fprintf(stderr, "render: error: %s\n", err.msg);
+            code = err.code;
+        } else {
+            sc_log_info("render: %s/movie.mp4 (%d frames at %.4g fps)", dir, n, frame_rate);
+        }
+    }
+    free(times);
+    free(rest);
+    sc_anim_close(&anim);
+    sc_cfg_free(cfg);
+    return code;
+}

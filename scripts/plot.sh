@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# PNG plots (gnuplot) of softcon results.
+#   sim.h5 (softcon.sim/1):             NAME_momentum.png NAME_energy.png NAME_contact.png NAME_tracking.png
+#   reference.h5 (softcon.reference/1): NAME_torques.png NAME_contact_forces.png
+# Usage: scripts/plot.sh [-o OUTDIR] FILE.h5 [FILE.h5 ...]   (OUTDIR defaults to each file's folder)
+# Data are read with python3 + h5py (Debian: python3-h5py, installed by scripts/install-deps.sh).
+# Exit codes: 0 ok, 1 usage, 2 not a sim/reference file or a dataset missing, 3 I/O, 5 gnuplot or
+# h5py missing. Prints the path of every PNG written.
+set -euo pipefail
+
+usage() { echo "usage: $0 [-o OUTDIR] FILE.h5 [FILE.h5 ...]" >&2; exit 1; }
+outdir=""
+while getopts "o:h" opt; do
+  case $opt in
+    o) outdir=$OPTARG ;;
+    *) usage ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || usage
+
+command -v gnuplot >/dev/null || { echo "plot.sh: the gnuplot program is missing (apt-get install gnuplot-nox)" >&2; exit 5; }
+py=""
+for p in /usr/bin/python3 python3; do
+  if command -v "$p" >/dev/null && "$p" -c "import h5py, numpy" 2>/dev/null; then py=$p; break; fi
+done
+[ -n "$py" ] || { echo "plot.sh: python3 with h5py and numpy is missing (apt-get install python3-h5py python3-numpy)" >&2; exit 5; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Writes whitespace-separated columns into $work and prints the schema kind (sim | reference).
+extract() {
+  "$py" - "$1" "$work" <<'PY'
+import sys, h5py, numpy as np
+path, work = sys.argv[1], sys.argv[2]
+def fail(code, msg):
+    print(f"plot.sh: {path}: {msg}", file=sys.stderr); sys.exit(code)
+try:
+    f = h5py.File(path, "r")
+except FileNotFoundError:
+    fail(3, "no such file")
+except OSError as e:
+    fail(2, f"not a readable HDF5 file ({e})")
+schema = f.attrs.get("schema", b"")
+schema = schema.decode() if isinstance(schema, bytes) else str(schema)
+def get(p, ndim=None):
+    if p not in f:
+        fail(2, f"{p}: missing")
+    try:
+        a = np.asarray(f[p][()], dtype=float)
+    except Exception as e:
+        fail(3, f"{p}: cannot read ({e})")
+    if ndim is not None and a.ndim != ndim:
+        fail(2, f"{p}: expected {ndim} dimensions, found shape {a.shape}")
+    return a
+def save(name, cols, header):
+    np.savetxt(f"{work}/{name}.dat", np.column_stack(cols), header=header, fmt="%.9g")
+if schema.startswith("softcon.sim/") or (not schema and "/energy" in f):
+    kind = "sim"
+elif schema.startswith("softcon.reference/") or (not schema and "/torques/joint" in f):
+    kind = "reference"
+else:
+    fail(2, f"schema '{schema}': expected softcon.sim/1 or softcon.reference/1")
+t = get("/time", 1)
+if t.size == 0:
+    fail(2, "/time: no frames")
+n = t.size
+def series(p, ndim):
+    a = get(p, ndim)
+    if a.shape[0] != n:
+        fail(2, f"{p}: {a.shape[0]} rows for {n} times")
+    return a
+if kind == "sim":
+    lin, ang = series("/momentum/linear", 2), series("/momentum/angular", 2)
+    save("momentum", [t, lin, np.linalg.norm(lin, axis=1), ang, np.linalg.norm(ang, axis=1)], "t px py pz |p| Lx Ly Lz |L|")
+    e = [series(f"/energy/{k}", 1) for k in ("kinetic", "elastic", "potential", "total")]
+    save("energy", [t, e[0], e[1], e[2] - e[2][0], e[3] - e[3][0]], "t kinetic elastic potential-potential0 total-total0")
+    cf = series("/contact/force", 2)
+    cnt = series("/contact/count", 1) if "/contact/count" in f else np.zeros(n)
+    push = series("/control/push_force", 2) if "/control/push_force" in f else np.zeros((n, 3))
+    save("contact", [t, cf, np.linalg.norm(cf, axis=1), cnt, np.linalg.norm(push, axis=1)], "t fx fy fz |f| count |push|")
+    te = series("/control/tracking_error", 1)
+    save("tracking", [t, np.degrees(te)], "t tracking_error_deg")
+    print("sim")
+else:
+    names = [x.decode() if isinstance(x, bytes) else str(x) for x in f["/bones/names"][()]] if "/bones/names" in f else []
+    tq = series("/torques/joint", 3)
+    nb = tq.shape[1]
+    names = (names + [f"bone{b}" for b in range(len(names), nb)])[:nb]
+    mag = np.linalg.norm(tq, axis=2)
+    save("torques", [t, mag], "t " + " ".join(names))
+    cf = series("/contact/force", 3)
+    flag = series("/contact/flag", 2) if "/contact/flag" in f else (np.linalg.norm(cf, axis=2) > 0).astype(float)
+    used = [b for b in range(cf.shape[1]) if np.any(flag[:, b] > 0) or np.any(np.abs(cf[:, b, :]) > 0)]
+    total = cf.sum(axis=1)
+    cols = [t, total[:, 1], np.linalg.norm(total, axis=1)] + [cf[:, b, 1] for b in used]
+    save("contact_forces", cols, "t total_fy total_norm " + " ".join(names[b] if b < len(names) else f"bone{b}" for b in used))
+    with open(f"{work}/names.txt", "w") as out:
+        out.write("\n".join(names) + "\n")
+    with open(f"{work}/contact_names.txt", "w") as out:
+        out.write("\n".join(names[b] if b < len(names) else f"bone{b}" for b in used) + "\n")
+    print("reference")
+PY
+}
+
+plot() { # plot OUT.png TITLE YLABEL 'gnuplot plot clause'
+  gnuplot <<EOF
+set terminal pngcairo size 900,500 enhanced font "DejaVu Sans,11"
+set output "$1.tmp"
+set title "$2" noenhanced
+set xlabel "time (s)"
+set ylabel "$3"
+set grid lc rgb "#dddddd"
+set key outside right top noenhanced
+set offsets 0, 0, graph 0.05, 0
+$4
+EOF
+  mv "$1.tmp" "$1"
+  echo "$1"
+}
+
+for file in "$@"; do
+  kind=$(extract "$file") || exit $?
+  dir=${outdir:-$(dirname "$file")}
+  mkdir -p "$dir" || { echo "plot.sh: cannot create $dir" >&2; exit 3; }
+  stem=$(basename "$file"); stem=${stem%.*}
+  d=$work
+  name=$(basename "$file")
+  if [ "$kind" = sim ]; then
+    plot "$dir/${stem}_momentum.png" "$name: whole-body momentum" "kg m/s, kg m^2/s" \
+      "plot '$d/momentum.dat' u 1:2 w l lw 2 t 'p_x', '' u 1:3 w l lw 2 t 'p_y', '' u 1:4 w l lw 2 t 'p_z', \
+            '' u 1:6 w l dt 2 lw 2 t 'L_x', '' u 1:7 w l dt 2 lw 2 t 'L_y', '' u 1:8 w l dt 2 lw 2 t 'L_z'"
+    plot "$dir/${stem}_energy.png" "$name: energy" "J" \
+      "plot '$d/energy.dat' u 1:2 w l lw 2 t 'kinetic', '' u 1:3 w l lw 2 t 'elastic', \
+            '' u 1:4 w l lw 2 t 'potential - potential(0)', '' u 1:5 w l lw 2 lc rgb 'black' t 'total - total(0)'"
+    plot "$dir/${stem}_contact.png" "$name: ground contact" "N" \
+      "set y2label 'vertices in contact'; set y2tics; set ytics nomirror; \
+       plot '$d/contact.dat' u 1:3 w l lw 2 t 'F_y', '' u 1:2 w l lw 2 t 'F_x', '' u 1:4 w l lw 2 t 'F_z', \
+            '' u 1:7 w l lw 2 lc rgb '#e0307a' t '|push|', '' u 1:6 axes x1y2 w l dt 3 lc rgb 'gray40' t 'contacts'"
+    plot "$dir/${stem}_tracking.png" "$name: PD tracking error (RMS over joints)" "degrees" \
+      "plot '$d/tracking.dat' u 1:2 w l lw 2 t 'tracking error'"
+  else
+    ncol=$(wc -l < "$d/names.txt")
+    cmd="plot"
+    i=0
+    while read -r bn; do
+      cmd="$cmd '$d/torques.dat' u 1:$((i + 2)) w l lw 1.5 dt $((i / 8 + 1)) t '$bn',"  # 8 colours, then dashes
+      i=$((i + 1))
+    done < "$d/names.txt"
+    plot "$dir/${stem}_torques.png" "$name: inverse-dynamics joint torques ($ncol bones)" "|torque| (N m)" "${cmd%,}"
+    cmd="plot '$d/contact_forces.dat' u 1:2 w l lw 2.5 lc rgb 'black' t 'total F_y',"
+    i=0
+    while read -r bn; do
+      [ -n "$bn" ] || continue
+      cmd="$cmd '' u 1:$((i + 4)) w l lw 1.5 dt $((i / 8 + 1)) t '$bn F_y',"
+      i=$((i + 1))
+    done < "$d/contact_names.txt"
+    plot "$dir/${stem}_contact_forces.png" "$name: estimated ground contact forces" "N" "${cmd%,}"
+  fi
+done
