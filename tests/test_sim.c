@@ -494,3 +494,102 @@ TEST(sim_set_pose_is_consistent_and_stress_free)
     sc_sim_free(s);
     sc_model_free(&m);
 }
+
+typedef struct { double max_tilt, min_height_ratio, max_depth; int max_inverted; long frames; char status[256]; } stand_result;
+
+/* runs simulate on a config with an optional Young's modulus override and measures standing */
+static int stand_run(const char *ch, const char *config, double youngs, stand_result *r, int *exit_code)
+{
+    char cfg[4096];
+    FILE *f = fopen(sc_test_repo(config), "r");
+    CHECK(f, "cannot read %s", config);
+    size_t n = fread(cfg, 1, sizeof cfg - 200, f);
+    fclose(f);
+    cfg[n] = 0;
+    char name[64], outp[64];
+    snprintf(name, sizeof name, "stand_%g.yaml", youngs);
+    snprintf(outp, sizeof outp, "stand_%g.h5", youngs);
+    if (youngs > 0) { /* the override goes into the simulation section */
+        char *sim = strstr(cfg, "simulation:\n");
+        CHECK(sim, "no simulation section in %s", config);
+        char tail[4096];
+        snprintf(tail, sizeof tail, "%s", sim + 12);
+        snprintf(sim + 12, sizeof cfg - (size_t)(sim + 12 - cfg), "  youngs_modulus: %g\n%s", youngs, tail);
+    }
+    const char *yaml = sc_test_write(name, cfg);
+    *exit_code = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), yaml, sc_test_tmp(outp), ch);
+    sc_h5 *h;
+    sc_err err;
+    CHECK(sc_h5_open(sc_test_tmp(outp), &h, &err) == 0, "%s", err.msg);
+    size_t nt = 0, d3[3] = {0, 0, 4}, d1 = 0, nn = 0;
+    double *q = NULL, *pos = NULL, *depth = NULL;
+    int *inv = NULL;
+    char **names = NULL, *status = NULL;
+    sc_h5_read_strings(h, "/bones/names", &nn, &names, &err);
+    d3[1] = nn;
+    int rc = sc_h5_read_f64(h, "/bones/orientation", 3, d3, &q, &err);
+    size_t p3[3] = {0, nn, 3};
+    rc = rc || sc_h5_read_f64(h, "/bones/position", 3, p3, &pos, &err) || sc_h5_read_f64(h, "/contact/max_depth", 1, &d1, &depth, &err) ||
+         sc_h5_read_i32(h, "/fem/inverted", 1, &nt, &inv, &err) || sc_h5_read_attr_str(h, "/", "status", &status, &err);
+    sc_h5_close(h);
+    CHECK(rc == 0, "%s", err.msg);
+    int spine = 0;
+    for (size_t b = 0; b < nn; b++)
+        if (!strcmp(names[b], "spine")) spine = (int)b;
+    memset(r, 0, sizeof *r);
+    r->min_height_ratio = 1e9;
+    r->frames = (long)nt;
+    for (size_t k = 0; k < nt; k++) {
+        const double *s = q + (k * nn + (size_t)spine) * 4;
+        sc_vec3 up = sc_q_rotate(sc_q_normalize((sc_quat){s[0], s[1], s[2], s[3]}), sc_v3(0, 1, 0));
+        r->max_tilt = fmax(r->max_tilt, acos(fmax(-1, fmin(1, up.y))) * 180 / SC_PI);
+        r->min_height_ratio = fmin(r->min_height_ratio, pos[k * nn * 3 + 1] / pos[1]);
+        r->max_depth = fmax(r->max_depth, depth[k]);
+        if (inv[k] > r->max_inverted) r->max_inverted = inv[k];
+    }
+    snprintf(r->status, sizeof r->status, "%s", status);
+    free(q); free(pos); free(depth); free(inv); free(status);
+    sc_h5_free_strings(names, nn);
+    return 1;
+}
+
+TEST(sim_standing_five_seconds)
+{
+    const char *h5 = michelin();
+    ENSURE_MSG(h5, "building the character failed: %s", out);
+    stand_result r;
+    int code;
+    if (!stand_run(h5, "configs/stand.yaml", 0, &r, &code)) return;
+    sc_test_report("stand.yaml, 5 s: torso tilt at most %.2f deg, pelvis height at least %.3f of its start, deepest ground penetration "
+                   "%.2f mm, at most %d inverted tets, %ld frames, status %s", r.max_tilt, r.min_height_ratio, 1e3 * r.max_depth,
+                   r.max_inverted, r.frames, r.status);
+    ENSURE(code == 0 && !strcmp(r.status, "completed") && r.frames >= 500);
+    ENSURE(r.max_tilt < 10);
+    ENSURE(r.min_height_ratio > 0.9);
+    ENSURE(r.max_depth < 0.01);
+    ENSURE(r.max_inverted == 0);
+    /* and a push: it is shoved and stays up */
+    if (!stand_run(h5, "configs/push.yaml", 0, &r, &code)) return;
+    sc_test_report("push.yaml (150 N on the spine for 0.2 s): torso tilt at most %.2f deg, pelvis at least %.3f, penetration %.2f mm, "
+                   "%d inverted", r.max_tilt, r.min_height_ratio, 1e3 * r.max_depth, r.max_inverted);
+    ENSURE(code == 0 && r.max_tilt < 20 && r.min_height_ratio > 0.9 && r.max_inverted == 0);
+}
+
+TEST(sim_stiffness_range_for_standing)
+{
+    /* scripts/stiffness-sweep.sh maps the whole range; here its two ends and the blow-up past it */
+    const char *h5 = michelin();
+    ENSURE_MSG(h5, "building the character failed: %s", out);
+    static const double ok[] = {5e3, 5e5};
+    stand_result r;
+    int code;
+    for (int i = 0; i < 2; i++) {
+        if (!stand_run(h5, "configs/stand.yaml", ok[i], &r, &code)) return;
+        sc_test_report("E = %g Pa: exit %d, tilt %.2f deg, height %.3f, penetration %.2f mm, %d inverted", ok[i], code, r.max_tilt,
+                       r.min_height_ratio, 1e3 * r.max_depth, r.max_inverted);
+        ENSURE(code == 0 && r.max_tilt < 10 && r.min_height_ratio > 0.9 && r.max_depth < 0.01 && r.max_inverted == 0);
+    }
+    stand_run(h5, "configs/stand.yaml", 3e6, &r, &code);
+    sc_test_report("E = 3e6 Pa: exit %d (%s)", code, r.status);
+    ENSURE(code == 4 && !strncmp(r.status, "failed: step", 12));
+}
