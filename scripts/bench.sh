@@ -25,7 +25,7 @@ for prog in "$@"; do
   # programs print their report; lines "@ metric value unit" are the figures to record
   "$prog" results/bench/character.h5 > "results/bench/$name.txt"
   grep -v '^@ ' "results/bench/$name.txt" || true
-  grep '^@ ' "results/bench/$name.txt" | while read -r _ metric value unit; do record "$name" "$metric" "$value" "$unit"; done
+  { grep '^@ ' "results/bench/$name.txt" || true; } | while read -r _ metric value unit; do record "$name" "$metric" "$value" "$unit"; done
 done
 mv "$csv.tmp" "$csv"
 echo "written $csv"
