@@ -41,27 +41,18 @@ static int write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
     return sc_h5_attr_str(f, "/report", "tetgen_command", r->tetgen_command, err);
 }
 
-static int extra_opt(const char *name, const char *value)
+static int extra_opt(const char *name, const char *value, int *used)
 {
-    if (!strcmp(name, "--surface-obj")) { surface_obj = value; return 1; }
-    if (!strcmp(name, "--envelope-obj")) { envelope_obj = value; return 1; }
+    *used = 2;
+    if (!strcmp(name, "--surface-obj") && value) { surface_obj = value; return 1; }
+    if (!strcmp(name, "--envelope-obj") && value) { envelope_obj = value; return 1; }
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    /* tool-specific options are taken out before the common parser sees argv */
-    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
-    int nrest = 0;
-    for (int i = 0; i < argc; i++) {
-        if (i + 1 < argc && extra_opt(argv[i], argv[i + 1])) { i++; continue; }
-        rest[nrest++] = argv[i];
-    }
-    rest[nrest] = NULL;
     sc_cli cli;
-    sc_cli_parse(&cli, nrest, rest, "mesh-prep", usage, 0, 0, 1, 1);
-    cli.argc = argc;
-    cli.argv = argv;
+    sc_cli_parse(&cli, argc, argv, "mesh-prep", usage, 0, 0, 1, 1, extra_opt);
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     sc_prep_opts opts;
@@ -122,6 +113,5 @@ int main(int argc, char **argv)
     sc_trimesh_free(&envelope);
     sc_model_free(&model);
     sc_cfg_free(cfg);
-    free(rest);
     return 0;
 }

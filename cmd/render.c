@@ -222,18 +222,8 @@ static int make_movie(const char *dir, int nframes, double fps, sc_err *err)
 
 int main(int argc, char **argv)
 {
-    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
-    int nrest = 0;
-    for (int i = 0; i < argc; i++) {
-        int used;
-        if (i > 0 && extra_opt(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &used)) { i += used - 1; continue; }
-        rest[nrest++] = argv[i];
-    }
-    rest[nrest] = NULL;
     sc_cli cli;
-    sc_cli_parse(&cli, nrest, rest, "render", usage, 1, 1, 0, 1);
-    cli.argc = argc;
-    cli.argv = argv;
+    sc_cli_parse(&cli, argc, argv, "render", usage, 1, 1, 0, 1, extra_opt);
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     render_cfg rc;
@@ -344,7 +334,6 @@ int main(int argc, char **argv)
         }
     }
     free(times);
-    free(rest);
     sc_anim_close(&anim);
     sc_cfg_free(cfg);
     return code;

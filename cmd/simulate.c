@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "io/character.h"
 #include "io/config.h"
+#include "io/paths.h"
 #include "sim/sim.h"
 
 static const char *usage =
@@ -213,28 +214,25 @@ static int write_xdmf(const char *path, const char *h5, const sc_model *m, long 
         fprintf(x, "   </Grid>\n");
     }
     fprintf(x, "  </Grid>\n </Domain>\n</Xdmf>\n");
-    int bad = ferror(x);
-    if (fclose(x) || bad || rename(tmp, path)) { unlink(tmp); return sc_fail(err, SC_EIO, "%s: cannot write", path); }
-    return SC_OK;
+    return sc_file_commit(x, tmp, path, err);
+}
+
+static const char *trajectory;
+static int raw;
+
+static int extra_opt(const char *name, const char *value, int *used)
+{
+    *used = 2;
+    if (!strcmp(name, "--trajectory") && value) { trajectory = value; return 1; }
+    *used = 1;
+    if (!strcmp(name, "--raw")) return raw = 1;
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    /* tool-specific options, taken out before the common parser sees argv */
-    const char *trajectory = NULL;
-    int raw = 0;
-    char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
-    int nrest = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--trajectory") && i + 1 < argc) { trajectory = argv[++i]; continue; }
-        if (!strcmp(argv[i], "--raw")) { raw = 1; continue; }
-        rest[nrest++] = argv[i];
-    }
-    rest[nrest] = NULL;
     sc_cli cli;
-    sc_cli_parse(&cli, nrest, rest, "simulate", usage, 1, 1, 1, 1);
-    cli.argc = argc;
-    cli.argv = argv;
+    sc_cli_parse(&cli, argc, argv, "simulate", usage, 1, 1, 1, 1, extra_opt);
     sc_err err = {0};
     sc_model m;
     sc_cfg *cfg = NULL;
@@ -378,7 +376,6 @@ int main(int argc, char **argv)
                 1e6 * tm->damping / n, 1e6 * tm->contact / n, 1e6 * tm->coupling / n, 1e6 * tm->ode / n, max_depth);
     free(frame_times); free(targets); free(local); free(push_total); free(applied); free(resolved);
     sc_controller_free(&ctrl);
-    free(rest);
     sc_sim_free(sim);
     sc_model_free(&m);
     sc_cfg_free(cfg);

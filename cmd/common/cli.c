@@ -23,7 +23,7 @@ static void usage_exit(const char *tool, const char *usage, int code)
 }
 
 void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const char *usage,
-                  int min_inputs, int max_inputs, int need_config, int need_output)
+                  int min_inputs, int max_inputs, int need_config, int need_output, sc_cli_extra_fn extra)
 {
     memset(cli, 0, sizeof *cli);
     cli->tool = tool;
@@ -61,6 +61,11 @@ void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const ch
                 else cli->threads = (int)v;
             }
         } else if (a[0] == '-' && a[1]) {
+            int used = 1;
+            if (extra && extra(a, next, &used)) {
+                i += used - 1;
+                continue;
+            }
             fprintf(stderr, "%s: unknown option '%s'\n", tool, a);
             usage_exit(tool, usage, SC_EUSAGE);
         } else {

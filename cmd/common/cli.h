@@ -20,12 +20,15 @@ typedef struct sc_cli {
     char **argv;
 } sc_cli;
 
-/* Tool-specific extra option: called for an unknown "--name value" pair; return 1 if consumed. */
-typedef int (*sc_cli_extra_fn)(sc_cli *cli, const char *name, const char *value, void *user);
+/* A tool's own option: called with an option the common parser does not know and the next
+ * argument (NULL at the end); returns 1 and sets *used (1: the option alone, 2: with its
+ * value) if it is the tool's, else 0. */
+typedef int (*sc_cli_extra_fn)(const char *name, const char *value, int *used);
 
-/* Parses argv; prints usage and exits 0 for --help / --version; exits SC_EUSAGE on bad usage. */
+/* Parses argv; prints usage and exits 0 for --help / --version; exits SC_EUSAGE on bad usage.
+ * extra (may be NULL) takes the tool's own options. */
 void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const char *usage,
-                  int min_inputs, int max_inputs, int need_config, int need_output);
+                  int min_inputs, int max_inputs, int need_config, int need_output, sc_cli_extra_fn extra);
 /* Prints "tool: message" on stderr and exits with err->code. */
 void sc_cli_die(const sc_cli *cli, const sc_err *err) __attribute__((noreturn));
 

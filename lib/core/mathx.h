@@ -74,6 +74,9 @@ double sc_q_angle_between(sc_quat a, sc_quat b); /* radians, [0, pi] */
 /* Euler angles in degrees applied in the given axis order ("ZYX" means R = Rz Ry Rx). */
 sc_quat sc_q_from_euler_deg(const char order[3], const double deg[3]);
 
+/* The point of triangle abc closest to p (Ericson, Real-Time Collision Detection 5.1.5). */
+sc_vec3 sc_closest_on_triangle(sc_vec3 p, sc_vec3 a, sc_vec3 b, sc_vec3 c);
+
 /* rigid transforms */
 sc_xform sc_xf_identity(void);
 sc_xform sc_xf_mul(sc_xform a, sc_xform b); /* apply b then a */

@@ -1,5 +1,6 @@
 /* BVH reader/writer. The text is read through a bounded cursor (never past len, no NUL
  * needed) so truncated or garbage input cannot run off the buffer. */
+#include "io/paths.h"
 #include "io/bvh.h"
 #include <errno.h>
 #include <limits.h>
@@ -742,20 +743,5 @@ int sc_bvh_write(const char *path, const sc_bvh *b, sc_err *err)
         }
         fputc('\n', f);
     }
-    int bad = ferror(f);
-    int e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad) {
-        remove(tmp);
-        return sc_fail(err, SC_EIO, "cannot write %s: %s", tmp, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        e = errno;
-        remove(tmp);
-        return sc_fail(err, SC_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
-    }
-    return SC_OK;
+    return sc_file_commit(f, tmp, path, err);
 }

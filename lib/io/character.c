@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "io/character.h"
+#include "io/paths.h"
 
 #define D1(n) (size_t[]){(size_t)(n)}
 #define D2(n, k) (size_t[]){(size_t)(n), (size_t)(k)}
@@ -225,8 +226,5 @@ int sc_character_write_xdmf(const char *xdmf_path, const char *h5, const sc_mode
     fprintf(x, "   <Geometry GeometryType=\"XYZ\">\n");
     fprintf(x, "    <DataItem Dimensions=\"%d 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/surface/vertices</DataItem>\n   </Geometry>\n", m->nsurf_verts, h5);
     fprintf(x, "  </Grid>\n </Domain>\n</Xdmf>\n");
-    int bad = ferror(x);
-    if (fclose(x) || bad) { unlink(tmp); return sc_fail(err, SC_EIO, "%s: write failed", tmp); }
-    if (rename(tmp, xdmf_path)) { unlink(tmp); return sc_fail(err, SC_EIO, "%s: %s", xdmf_path, strerror(errno)); }
-    return SC_OK;
+    return sc_file_commit(x, tmp, xdmf_path, err);
 }

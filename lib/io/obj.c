@@ -1,4 +1,5 @@
 /* OBJ reader/writer. Line-based over a bounded buffer (no NUL terminator needed). */
+#include "io/paths.h"
 #include "io/obj.h"
 #include <errno.h>
 #include <limits.h>
@@ -310,20 +311,5 @@ int sc_obj_write(const char *path, const sc_trimesh *m, sc_err *err)
     }
     for (int t = 0; t < m->ntris; t++)
         fprintf(f, "f %d %d %d\n", m->tris[3 * t] + 1, m->tris[3 * t + 1] + 1, m->tris[3 * t + 2] + 1);
-    int bad = ferror(f);
-    int e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad) {
-        remove(tmp);
-        return sc_fail(err, SC_EIO, "cannot write %s: %s", tmp, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        e = errno;
-        remove(tmp);
-        return sc_fail(err, SC_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
-    }
-    return SC_OK;
+    return sc_file_commit(f, tmp, path, err);
 }

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,4 +55,23 @@ int sc_find_input(const char *name, const char *config_path, int search_mocap, c
 #undef TRY
     return sc_fail(err, SC_EIO, "%s: cannot find '%s' (tried %s%s)", where, name, tried,
                    search_mocap ? "; set SOFTCON_MOCAP_PATH to the folder holding the clips" : "");
+}
+
+int sc_file_commit(FILE *f, const char *tmp, const char *path, sc_err *err)
+{
+    int bad = ferror(f), e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        remove(tmp);
+        return sc_fail(err, SC_EIO, "cannot write %s: %s", tmp, strerror(e));
+    }
+    if (rename(tmp, path) != 0) {
+        e = errno;
+        remove(tmp);
+        return sc_fail(err, SC_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
+    }
+    return SC_OK;
 }

@@ -16,29 +16,6 @@ void sc_tet_barycentric(const sc_tetmesh *m, int t, const double *p, double b[4]
     b[0] = 1 - l.x - l.y - l.z;
 }
 
-/* closest point on triangle abc to p (Ericson, Real-Time Collision Detection 5.1.5) */
-static sc_vec3 closest_on_triangle(sc_vec3 p, sc_vec3 a, sc_vec3 b, sc_vec3 c)
-{
-    sc_vec3 ab = sc_v3_sub(b, a), ac = sc_v3_sub(c, a), ap = sc_v3_sub(p, a);
-    double d1 = sc_v3_dot(ab, ap), d2 = sc_v3_dot(ac, ap);
-    if (d1 <= 0 && d2 <= 0) return a;
-    sc_vec3 bp = sc_v3_sub(p, b);
-    double d3 = sc_v3_dot(ab, bp), d4 = sc_v3_dot(ac, bp);
-    if (d3 >= 0 && d4 <= d3) return b;
-    double vc = d1 * d4 - d3 * d2;
-    if (vc <= 0 && d1 >= 0 && d3 <= 0) return sc_v3_add(a, sc_v3_scale(ab, d1 / (d1 - d3)));
-    sc_vec3 cp = sc_v3_sub(p, c);
-    double d5 = sc_v3_dot(ab, cp), d6 = sc_v3_dot(ac, cp);
-    if (d6 >= 0 && d5 <= d6) return c;
-    double vb = d5 * d2 - d1 * d6;
-    if (vb <= 0 && d2 >= 0 && d6 <= 0) return sc_v3_add(a, sc_v3_scale(ac, d2 / (d2 - d6)));
-    double va = d3 * d6 - d5 * d4;
-    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0)
-        return sc_v3_add(b, sc_v3_scale(sc_v3_sub(c, b), (d4 - d3) / ((d4 - d3) + (d5 - d6))));
-    double den = 1 / (va + vb + vc);
-    return sc_v3_add(a, sc_v3_add(sc_v3_scale(ab, vb * den), sc_v3_scale(ac, vc * den)));
-}
-
 int sc_embed_points(const sc_tetmesh *m, int npts, const double *pts, int *tet, double *bary, sc_embed_stats *st, sc_err *err)
 {
     memset(st, 0, sizeof *st);
@@ -108,7 +85,7 @@ int sc_embed_points(const sc_tetmesh *m, int npts, const double *pts, int *tet, 
             double bd = 1e300;
             int bf = -1;
             for (int f = 0; f < nb; f++) {
-                sc_vec3 q = closest_on_triangle(sc_v3_load(x), sc_v3_load(m->pos + 3 * bfaces[3 * f]),
+                sc_vec3 q = sc_closest_on_triangle(sc_v3_load(x), sc_v3_load(m->pos + 3 * bfaces[3 * f]),
                                                 sc_v3_load(m->pos + 3 * bfaces[3 * f + 1]), sc_v3_load(m->pos + 3 * bfaces[3 * f + 2]));
                 double d = sc_v3_dist(q, sc_v3_load(x));
                 if (d < bd) { bd = d; bf = f; }

@@ -14,28 +14,6 @@ typedef struct {
 
 static size_t at(const dist_grid *g, int i, int j, int k) { return ((size_t)k * g->ny + j) * g->nx + i; }
 
-static sc_vec3 closest_on_tri(sc_vec3 p, sc_vec3 a, sc_vec3 b, sc_vec3 c)
-{
-    sc_vec3 ab = sc_v3_sub(b, a), ac = sc_v3_sub(c, a), ap = sc_v3_sub(p, a);
-    double d1 = sc_v3_dot(ab, ap), d2 = sc_v3_dot(ac, ap);
-    if (d1 <= 0 && d2 <= 0) return a;
-    sc_vec3 bp = sc_v3_sub(p, b);
-    double d3 = sc_v3_dot(ab, bp), d4 = sc_v3_dot(ac, bp);
-    if (d3 >= 0 && d4 <= d3) return b;
-    double vc = d1 * d4 - d3 * d2;
-    if (vc <= 0 && d1 >= 0 && d3 <= 0) return sc_v3_add(a, sc_v3_scale(ab, d1 / (d1 - d3)));
-    sc_vec3 cp = sc_v3_sub(p, c);
-    double d5 = sc_v3_dot(ab, cp), d6 = sc_v3_dot(ac, cp);
-    if (d6 >= 0 && d5 <= d6) return c;
-    double vb = d5 * d2 - d1 * d6;
-    if (vb <= 0 && d2 >= 0 && d6 <= 0) return sc_v3_add(a, sc_v3_scale(ac, d2 / (d2 - d6)));
-    double va = d3 * d6 - d5 * d4;
-    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0)
-        return sc_v3_add(b, sc_v3_scale(sc_v3_sub(c, b), (d4 - d3) / ((d4 - d3) + (d5 - d6))));
-    double den = 1 / (va + vb + vc);
-    return sc_v3_add(a, sc_v3_add(sc_v3_scale(ab, vb * den), sc_v3_scale(ac, vc * den)));
-}
-
 static double grid_eval(const void *ctx, sc_vec3 p)
 {
     const dist_grid *g = ctx;
@@ -89,7 +67,7 @@ static int build_grid(const sc_trimesh *m, double h, double reach, dist_grid *g,
             for (int j = j0; j <= j1; j++)
                 for (int i = i0; i <= i1; i++) {
                     sc_vec3 p = sc_v3(g->origin.x + i * h, g->origin.y + j * h, g->origin.z + k * h);
-                    double d = sc_v3_dist(p, closest_on_tri(p, a, b, c));
+                    double d = sc_v3_dist(p, sc_closest_on_triangle(p, a, b, c));
                     float *v = &g->val[at(g, i, j, k)];
                     if (d < *v) *v = (float)d;
                 }
