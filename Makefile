@@ -13,7 +13,7 @@ MOCAP   ?= $(abspath ../shared/mocap)
 PKGS := hdf5-serial yaml-0.1 ode mpich lapacke openblas
 MISSING_PKGS := $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo y),,$(p)))
 MISSING_HDRS := $(if $(wildcard /usr/include/suitesparse/cholmod.h),,cholmod.h(libsuitesparse-dev))
-MISSING_PROGS := $(foreach p,tetgen h5dump mpiexec.mpich,$(if $(shell command -v $(p)),,$(p)))
+MISSING_PROGS := $(foreach p,tetgen h5dump mpicc.mpich mpiexec.mpich,$(if $(shell command -v $(p)),,$(p)))
 MISSING := $(strip $(MISSING_PKGS) $(MISSING_HDRS) $(MISSING_PROGS))
 
 ifneq ($(MISSING),)
