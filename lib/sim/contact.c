@@ -34,7 +34,6 @@ void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const do
     memset(res, 0, sizeof *res);
     if (!o->enabled) return;
     for (int i = 0; i < e->nverts; i++) {
-        if (e->near && !e->near[i]) { in_contact[i] = 0; continue; }
         sc_vec3 x = sc_v3_load(p + 3 * i), n;
         double h = sc_ground_height(&o->ground, x, &n);
         if (h >= 0) { in_contact[i] = 0; continue; }
@@ -64,22 +63,5 @@ void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const do
         res->total_force = sc_v3_add(res->total_force, fc);
         res->count++;
         res->max_depth = fmax(res->max_depth, -h);
-    }
-}
-
-void sc_contact_candidates(const sc_contact_opts *o, const sc_embedding *e, int nnodes, const double *x, double *node_h,
-                           unsigned char *near)
-{
-    const sc_ground *g = &o->ground;
-    for (int i = 0; i < nnodes; i++)
-        node_h[i] = g->normal.x * x[3 * i] + g->normal.y * x[3 * i + 1] + g->normal.z * x[3 * i + 2] - g->offset;
-    double margin = fabs(g->bump_height) + 1e-9;
-    for (int i = 0; i < e->nverts; i++) {
-        const int *t = e->tets + 4 * e->tet[i];
-        const double *w = e->bary + 4 * i;
-        /* outside its tet (the nearest-tet fallback) the bound does not hold: always test */
-        int inside = w[0] >= 0 && w[1] >= 0 && w[2] >= 0 && w[3] >= 0;
-        double lo = fmin(fmin(node_h[t[0]], node_h[t[1]]), fmin(node_h[t[2]], node_h[t[3]]));
-        near[i] = !inside || lo <= margin;
     }
 }

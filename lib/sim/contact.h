@@ -37,7 +37,6 @@ typedef struct sc_contact_result {
 /* The embedding of the fine surface: vertex i moves with tet tet[i] by weights bary[4 i..]. */
 typedef struct sc_embedding {
     int nverts;
-    const unsigned char *near; /* [nverts] or NULL: only these vertices are tested */
     const int *tets;     /* the tet mesh, 4 nodes per tet */
     const int *tet;      /* [nverts] */
     const double *bary;  /* [4 nverts] */
@@ -50,10 +49,5 @@ typedef struct sc_embedding {
  * contact anchors where it touched. */
 void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const double *p, const double *node_v,
                        double *anchor, unsigned char *in_contact, double *node_force, sc_contact_result *res);
-/* Marks the surface vertices that may touch the ground (near[i] = 1; the others cannot, and
- * their positions need not be computed): a vertex inside its tet lies above the lowest of the
- * tet's nodes over the base plane, less the bump height. node_h is scratch (one per node). */
-void sc_contact_candidates(const sc_contact_opts *o, const sc_embedding *e, int nnodes, const double *x, double *node_h,
-                           unsigned char *near);
 
 #endif

@@ -28,7 +28,7 @@ void sc_sim_free(sc_sim *s)
     sc_fem_free(&s->fem);
     sc_skeleton_free(s->skel);
     void *a[] = {s->x, s->v, s->warm, s->anchor, s->in_contact, s->targets, s->push, s->f, s->xbar, s->xbar_dot,
-                 s->reaction, s->sp, s->arm, s->near, s->node_h, s->pose, s->lin_vel, s->ang_vel, s->bone_f, s->bone_tau};
+                 s->reaction, s->sp, s->arm, s->pose, s->lin_vel, s->ang_vel, s->bone_f, s->bone_tau};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     free(s);
 }
@@ -79,8 +79,6 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->xbar_dot = calloc(n3, sizeof(double));
     s->reaction = calloc(n3, sizeof(double));
     s->sp = malloc((v3 + 1) * sizeof(double));
-    s->near = calloc((size_t)s->nv + 1, 1);
-    s->node_h = malloc(((size_t)s->nn + 1) * sizeof(double));
     s->arm = malloc(((size_t)s->nn * (m->skin_k ? m->skin_k : 1) * 3) * sizeof(double));
     s->pose = malloc((size_t)s->nb * sizeof *s->pose);
     s->lin_vel = malloc(b3 * sizeof(double));
@@ -88,7 +86,7 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->bone_f = malloc(b3 * sizeof(double));
     s->bone_tau = malloc(b3 * sizeof(double));
     if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->targets || !s->push || !s->f || !s->xbar ||
-        !s->xbar_dot || !s->reaction || !s->sp || !s->arm || !s->near || !s->node_h || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f ||
+        !s->xbar_dot || !s->reaction || !s->sp || !s->arm || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f ||
         !s->bone_tau) {
         sc_sim_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the simulation");
@@ -188,11 +186,9 @@ void sc_sim_set_targets(sc_sim *s, const sc_quat *local)
     sc_skeleton_set_targets(s->skel, local);
 }
 
-/* surface positions from the nodes (only where mask[i], when mask is given) */
-static void embed(const sc_model *m, const double *nodes, const unsigned char *mask, double *out)
+static void embed(const sc_model *m, const double *nodes, double *out)
 {
     for (int i = 0; i < m->nsurf_verts; i++) {
-        if (mask && !mask[i]) continue;
         const int *t = m->tets + 4 * m->surf_tet[i];
         const double *w = m->surf_bary + 4 * i;
         for (int k = 0; k < 3; k++)
@@ -200,7 +196,7 @@ static void embed(const sc_model *m, const double *nodes, const unsigned char *m
     }
 }
 
-void sc_sim_surface(const sc_sim *s, double *out) { embed(s->m, s->x, NULL, out); }
+void sc_sim_surface(const sc_sim *s, double *out) { embed(s->m, s->x, out); }
 
 int sc_sim_step(sc_sim *s, sc_err *err)
 {
@@ -235,9 +231,8 @@ int sc_sim_step(sc_sim *s, sc_err *err)
     double t3 = sc_wall_time();
     s->timing.damping += t3 - t2;
     if (o->contact.enabled) {
-        sc_embedding e = {m->nsurf_verts, s->near, m->tets, m->surf_tet, m->surf_bary};
-        sc_contact_candidates(&o->contact, &e, nn, s->x, s->node_h, s->near);
-        embed(m, s->x, s->near, s->sp);
+        embed(m, s->x, s->sp);
+        sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
         sc_contact_forces(&o->contact, &e, s->sp, s->v, s->anchor, s->in_contact, s->f, &s->contact);
     } else {
         memset(&s->contact, 0, sizeof s->contact);

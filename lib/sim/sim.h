@@ -69,8 +69,7 @@ typedef struct sc_sim {
     sc_quat *targets;           /* [nb] PD target local rotations */
     double *push;               /* [3 nb] external force at each bone's centre of mass (N) */
     /* scratch and last-step results */
-    double *f, *xbar, *xbar_dot, *reaction, *sp, *arm, *node_h;
-    unsigned char *near;        /* surface vertices that may touch the ground this step */
+    double *f, *xbar, *xbar_dot, *reaction, *sp, *arm;
     sc_xform *pose;
     double *lin_vel, *ang_vel, *bone_f, *bone_tau;
     sc_fem_stats fem_stats;
