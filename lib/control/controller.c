@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "control/controller.h"
+#include "control/reference.h"
 #include "io/config.h"
 #include "io/h5.h"
 #include "io/paths.h"
@@ -187,42 +188,27 @@ void sc_controller_targets(const sc_controller *c, double t, sc_quat *out)
 int sc_reference_state(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
                        double *local_ang_vel, sc_err *err)
 {
-    sc_h5 *f;
-    int rc = sc_h5_open(path, &f, err);
+    sc_reference r;
+    int rc = sc_reference_read(path, &r, err);
     if (rc) return rc;
-    size_t nt = 0, nn = 0, d2[2] = {0, 3}, d3[3] = {0, 0, 4}, d3v[3] = {0, 0, 3};
-    double *time = NULL, *rp = NULL, *rv = NULL, *lq = NULL, *lw = NULL;
-    char **names = NULL;
-    if ((rc = sc_h5_read_f64(f, "/time", 1, &nt, &time, err)) || (rc = sc_h5_read_strings(f, "/bones/names", &nn, &names, err))) goto done;
-    d2[0] = nt;
-    d3[0] = d3v[0] = nt;
-    d3[1] = d3v[1] = nn;
-    if ((rc = sc_h5_read_f64(f, "/reference/root_pos", 2, d2, &rp, err)) || (rc = sc_h5_read_f64(f, "/reference/local_quat", 3, d3, &lq, err)))
-        goto done;
-    d2[0] = nt;
-    if (sc_h5_exists(f, "/reference/root_lin_vel") && (rc = sc_h5_read_f64(f, "/reference/root_lin_vel", 2, d2, &rv, err))) goto done;
-    if (sc_h5_exists(f, "/reference/local_ang_vel") && (rc = sc_h5_read_f64(f, "/reference/local_ang_vel", 3, d3v, &lw, err))) goto done;
-    size_t k = 0; /* the sample at or just before t */
-    while (k + 1 < nt && time[k + 1] <= t) k++;
+    int k = 0; /* the sample at or just before t */
+    while (k + 1 < r.n && r.time[k + 1] <= t) k++;
     for (int b = 0; b < m->nbones; b++) {
         local[b] = sc_q_identity();
         if (local_ang_vel) local_ang_vel[3 * b] = local_ang_vel[3 * b + 1] = local_ang_vel[3 * b + 2] = 0;
     }
-    for (size_t j = 0; j < nn; j++) {
-        int b = bone_index(m, names[j]);
-        if (b < 0) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, names[j]); goto done; }
-        const double *q = lq + (k * nn + j) * 4;
+    for (int j = 0; j < r.nb; j++) {
+        int b = bone_index(m, r.names[j]);
+        if (b < 0) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, r.names[j]);
+            break;
+        }
+        const double *q = r.local_quat + ((size_t)k * r.nb + j) * 4;
         local[b] = sc_q_normalize((sc_quat){q[0], q[1], q[2], q[3]});
-        if (lw && local_ang_vel) memcpy(local_ang_vel + 3 * b, lw + (k * nn + j) * 3, 3 * sizeof(double));
+        if (local_ang_vel) memcpy(local_ang_vel + 3 * b, r.local_ang_vel + ((size_t)k * r.nb + j) * 3, 3 * sizeof(double));
     }
-    memcpy(root_pos, rp + 3 * k, 3 * sizeof(double));
-    if (root_vel) {
-        if (rv) memcpy(root_vel, rv + 3 * k, 3 * sizeof(double));
-        else root_vel[0] = root_vel[1] = root_vel[2] = 0;
-    }
-done:
-    free(time); free(rp); free(rv); free(lq); free(lw);
-    if (names) sc_h5_free_strings(names, nn);
-    sc_h5_close(f);
+    memcpy(root_pos, r.root_pos + 3 * k, 3 * sizeof(double));
+    if (root_vel) memcpy(root_vel, r.root_vel + 3 * k, 3 * sizeof(double));
+    sc_reference_free(&r);
     return rc;
 }

@@ -28,7 +28,7 @@ int sc_controller_from_config(struct sc_cfg_node *ctrl, const sc_model *m, const
  * `dataset` (NULL: /targets/local_quat, the PD targets; /reference/local_quat gives the raw
  * reference poses as targets). */
 int sc_controller_load_trajectory(const char *path, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
-/* The reference state at time t of a reference file (inverse-dynamics output): root origin
+/* The reference state at time t of a reference file (sc_reference_read): root origin
  * position and velocity (/reference/root_pos, root_lin_vel), local rotations and local angular
  * velocities (/reference/local_quat, local_ang_vel), in the character's bone order. */
 int sc_reference_state(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
