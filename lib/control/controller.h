@@ -28,12 +28,23 @@ int sc_controller_from_config(struct sc_cfg_node *ctrl, const sc_model *m, const
  * `dataset` (NULL: /targets/local_quat, the PD targets; /reference/local_quat gives the raw
  * reference poses as targets). */
 int sc_controller_load_trajectory(const char *path, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
-/* The reference state at time t of a reference file (sc_reference_read): root origin
- * position and velocity (/reference/root_pos, root_lin_vel), local rotations and local angular
- * velocities (/reference/local_quat, local_ang_vel), in the character's bone order. */
-int sc_reference_state(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
-                       double *local_ang_vel, sc_err *err);
+/* The reference state at time t (the sample at or just before t) of an in-memory reference:
+ * root origin position and velocity, local rotations and local angular velocities (each in the
+ * parent's frame), in the character's bone order (matched by name). Outputs but local may be NULL. */
+struct sc_reference;
+int sc_reference_state_at(const struct sc_reference *r, const sc_model *m, double t, double root_pos[3], sc_quat *local,
+                          double root_vel[3], double *local_ang_vel, sc_err *err);
+/* The state a target trajectory file starts from: its /start group when it has one (an
+ * openloop.h5: the sampler's exact start), else the reference state at time t of a
+ * reference.h5 (sc_reference_read). */
+int sc_trajectory_start(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
+                        double *local_ang_vel, sc_err *err);
 void sc_controller_targets(const sc_controller *c, double t, sc_quat *out);
+/* The library's one target interpolator: nb local rotations (w, x, y, z doubles) per sample
+ * at increasing times[n], slerped to time t and clamped to the ends. At a sample's own time
+ * the sample is returned exactly (bit for bit), so a trajectory recorded at the simulation
+ * rate replays exactly what was applied. */
+void sc_targets_interpolate(const double *times, int n, const double *quats, int nb, double t, sc_quat *out);
 double sc_controller_duration(const sc_controller *c);
 void sc_controller_free(sc_controller *c);
 

@@ -103,7 +103,7 @@ typedef struct sc_id_config {
     int scheme;              /* kinematics.differences: SC_DIFF_FORWARD | SC_DIFF_CENTRAL */
     int mass_model;          /* dynamics.mass_model: SC_MASS_SKIN | SC_MASS_FIXED */
     sc_id_opts id;
-    int all_bones;           /* contact.bones: all, or the list below */
+    int all_bones;           /* contact_estimation.bones: all, or the list below */
     int nallowed;
     char allowed[SC_BODY_MAX_BONES][SC_NAME_LEN];
     char bones_where[160];
@@ -112,7 +112,7 @@ typedef struct sc_id_config {
  * next to the config, in mocap/, then $SOFTCON_MOCAP_PATH). Leaves other sections alone, so a
  * later tool sharing the config can read its own and then call sc_cfg_check_unknown. */
 int sc_id_read_config(struct sc_cfg *cfg, sc_id_config *c, sc_err *err);
-/* contact.bones as a mask over the character's bones (unknown names are SC_EINPUT). */
+/* contact_estimation.bones as a mask over the character's bones (unknown names are SC_EINPUT). */
 int sc_id_allowed_mask(const sc_id_config *c, const sc_model *m, unsigned char *mask, sc_err *err);
 
 /* Writes /time, /bones and every dataset above (not the root attributes). */
