@@ -49,7 +49,9 @@ int sc_controller_load_trajectory(const char *path, const char *dataset, const s
                 rc = sc_fail(err, SC_EINPUT, "%s:%s: non-finite target for bone '%s' at sample %zu", path, dataset, names[j], i);
                 goto done;
             }
-            c->keys[i * (size_t)m->nbones + (size_t)b] = sc_q_normalize(k);
+            /* unit samples are kept as stored, so a recorded trajectory replays bit for bit */
+            double n2 = k.w * k.w + k.x * k.x + k.y * k.y + k.z * k.z;
+            c->keys[i * (size_t)m->nbones + (size_t)b] = fabs(n2 - 1) <= 1e-12 ? k : sc_q_normalize(k);
         }
     }
     snprintf(c->source, sizeof c->source, "%s", path);
