@@ -61,7 +61,8 @@ int main(int argc, char **argv)
     sc_h5 *f;
     if (sc_h5_create(cli.output, &f, &err)) sc_cli_die(&cli, &err);
     if (sc_h5_provenance(f, SC_REFERENCE_SCHEMA, argc, argv, resolved, &err) ||
-        sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) || sc_h5_attr_str(f, "/", "motion", c.bvh, &err) ||
+        sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) || sc_reference_write_character(f, &m, &err) ||
+        sc_h5_attr_str(f, "/", "motion", c.bvh, &err) ||
         sc_h5_attr_str(f, "/", "frame_range", range, &err) || sc_h5_attr_i64(f, "/", "first_frame", info.first, &err) ||
         sc_h5_attr_i64(f, "/", "last_frame", info.last, &err) || sc_h5_attr_f64(f, "/", "frame_time", bvh.frame_time, &err) ||
         sc_h5_attr_f64(f, "/", "root_scale", info.root_scale, &err) || sc_h5_attr_f64(f, "/", "floor_shift_m", fl.shift, &err) ||

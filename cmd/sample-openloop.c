@@ -115,9 +115,9 @@ int main(int argc, char **argv)
     if (sc_samcon_read_config(cfg, &loaded, &dofs, &sampling, &err)) die(&err);
     sc_cli_ignore_other_sections(cfg);
     if (sc_cfg_check_unknown(cfg, &err)) die(&err);
+    if (sc_reference_read(cli.inputs[1], &ref, &err) || sc_reference_check_character(&ref, cli.inputs[1], &loaded, &err)) die(&err);
     if (sc_scenario_model(&loaded, &sc, &m, &err)) die(&err);
     sc_model_free(&loaded);
-    if (sc_reference_read(cli.inputs[1], &ref, &err)) die(&err);
     {
         sc_tracker probe; /* a reference made for another character is an input error, found now */
         if (sc_tracker_init(&probe, &m, &ref, &sampling.tracker, &err)) { sc_err_prefix(&err, "%s: ", cli.inputs[1]); die(&err); }

@@ -406,6 +406,11 @@ int sc_reference_read(const char *path, sc_reference *r, sc_err *err)
         memcpy(r->contact_flag, fl, n * nb * sizeof(int));
         free(fl);
     }
+    char *hash = NULL;
+    if (sc_h5_read_attr_str(f, "/", "character_hash", &hash, NULL) == SC_OK) {
+        r->character_hash = strtoull(hash, NULL, 16);
+        free(hash);
+    }
     sc_h5_free_strings(names, nnames);
     free(time);
     sc_h5_close(f);
@@ -416,6 +421,21 @@ fail:
     sc_reference_free(r);
     sc_h5_close(f);
     return rc;
+}
+
+int sc_reference_write_character(sc_h5 *f, const sc_model *m, sc_err *err)
+{
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sc_model_hash(m));
+    return sc_h5_attr_str(f, "/", "character_hash", hex, err);
+}
+
+int sc_reference_check_character(const sc_reference *r, const char *path, const sc_model *m, sc_err *err)
+{
+    if (r->character_hash && r->character_hash != sc_model_hash(m))
+        return sc_fail(err, SC_EINPUT, "%s: made for another character (its character_hash %016llx is not this character's %016llx): run "
+                       "inverse-dynamics on this character", path, (unsigned long long)r->character_hash, (unsigned long long)sc_model_hash(m));
+    return SC_OK;
 }
 
 void sc_reference_targets_at(const sc_reference *r, double t, sc_quat *out)

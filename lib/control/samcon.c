@@ -620,15 +620,16 @@ static int make_level(sampler *W, search *S, const sample_result *res, const int
     return SC_OK;
 }
 
-static void report_segment(const sc_samcon_run *run, const search *S, int k, int n, const sample_result *res, int ne, double seconds)
+static void report_segment(const sc_samcon_run *run, const search *S, const sampler *W, int n, const sample_result *res, int ne, double seconds)
 {
+    int k = W->k;
     if (!run->progress || sc_par_rank(run->par) != 0) return;
     long kinds[SC_FAIL_KINDS] = {0};
     for (int i = 0; i < n; i++) kinds[res[i].failed]++;
     char line[512];
-    int len = snprintf(line, sizeof line, "segment %d/%d [%.2f-%.2f s] attempt %d: %d samples, %.0f%% failed", k + 1, S->nseg,
-                       run->cfg->start + k * run->cfg->segment, fmin(run->cfg->start + (k + 1) * run->cfg->segment, run->cfg->end),
-                       S->attempts[k], n, 100.0 * (n - kinds[0]) / n);
+    double t0 = run->ref->time[0];
+    int len = snprintf(line, sizeof line, "segment %d/%d [%.2f-%.2f s] attempt %d: %d samples, %.0f%% failed", k + 1, S->nseg, W->ref_t0 - t0,
+                       W->ref_t1 - t0, S->attempts[k], n, 100.0 * (n - kinds[0]) / n);
     if (n - kinds[0] > 0) {
         len += snprintf(line + len, sizeof line - (size_t)len, " (");
         for (int f = 1; f < SC_FAIL_KINDS; f++)
@@ -749,7 +750,7 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
                     S.backtracks++;
                 }
                 S.wall_seconds = wall_before + (sc_wall_time() - wall0);
-                report_segment(run, &S, k, n, res, ne, sc_wall_time() - t0);
+                report_segment(run, &S, &W, n, res, ne, sc_wall_time() - t0);
                 if (!rc && run->checkpoint && sc_par_rank(run->par) == 0) rc = write_checkpoint(run, &S, err);
             }
         }
