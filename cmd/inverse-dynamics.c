@@ -21,7 +21,8 @@ int main(int argc, char **argv)
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     sc_id_config c;
-    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_id_read_config(cfg, &c, &err) || sc_cfg_check_unknown(cfg, &err))
+    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_id_read_config(cfg, &c, &err) ||
+        (sc_cli_ignore_other_sections(cfg), sc_cfg_check_unknown(cfg, &err)))
         sc_cli_die(&cli, &err);
     double t0 = sc_wall_time();
 

@@ -26,10 +26,10 @@ static const char *usage =
 /* time series of sim.h5 */
 typedef struct {
     sc_h5_series *time, *bpos, *bquat, *blin, *bang, *nodes, *ke, *ee, *pe, *te, *lin, *ang, *com, *cf, *cn, *depth, *inv,
-        *track, *push, *steptime;
+        *track, *push, *steptime, *reftime;
 } series;
 
-static int create_series(sc_h5 *f, const sc_model *m, int store_nodes, series *s, sc_err *err)
+static int create_series(sc_h5 *f, const sc_model *m, int store_nodes, int follows_reference, series *s, sc_err *err)
 {
     size_t nb = (size_t)m->nbones, nn = (size_t)m->nnodes;
     int rc;
@@ -62,6 +62,7 @@ static int create_series(sc_h5 *f, const sc_model *m, int store_nodes, series *s
     if ((rc = sc_h5_group(f, "/control", "controller", err))) return rc;
     S(track, "/control/tracking_error", 0, NULL, "rad", "RMS over joints of the angle between local rotation and PD target");
     S(push, "/control/push_force", 1, ((size_t[]){3}), "N", "total external push force applied");
+    if (follows_reference) S(reftime, "/control/reference_time", 0, NULL, "s", "reference time the controller plays (time scaling)");
     if ((rc = sc_h5_group(f, "/timing", "wall-clock cost", err))) return rc;
     S(steptime, "/timing/step", 0, NULL, "s", "mean wall time per step since the previous frame");
 #undef S
@@ -125,6 +126,7 @@ static int extra_opt(const char *name, const char *value, int *used)
  * the XDMF. */
 typedef struct {
     const sc_model *m;
+    const sc_controller *ctrl;
     series *s;
     int every;
     long nframes;
@@ -174,6 +176,10 @@ static int write_frame(void *ctx, const sc_sim *sim, const sc_quat *targets, con
              sc_h5_series_append(s->depth, &depth, err) || sc_h5_series_append_i32(s->cn, &cnt, err) ||
              sc_h5_series_append_i32(s->inv, &inv, err) || sc_h5_series_append(s->track, &track, err) ||
              sc_h5_series_append(s->push, push_total, err) || sc_h5_series_append(s->steptime, &per, err);
+    if (!rc && s->reftime) {
+        double tr = sc_controller_reference_time(fw->ctrl, t);
+        rc = sc_h5_series_append(s->reftime, &tr, err);
+    }
     if (rc) return 1;
     fw->frame_times[fw->nframes++] = t;
     return 0;
@@ -230,7 +236,7 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     if (sc_h5_create(cli.output, &f, &err)) sc_cli_die(&cli, &err);
     if (sc_h5_provenance(f, "softcon.sim/1", argc, argv, resolved, &err) || sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) ||
-        sc_h5_attr_f64(f, "/", "dt", sc.sim.dt, &err) || create_series(f, &m, sc.store_nodes, &s, &err) || write_mesh(f, &m, &err)) {
+        sc_h5_attr_f64(f, "/", "dt", sc.sim.dt, &err) || create_series(f, &m, sc.store_nodes, ctrl.ref_time != NULL, &s, &err) || write_mesh(f, &m, &err)) {
         sc_h5_abort(f);
         sc_cli_die(&cli, &err);
     }
@@ -238,7 +244,7 @@ int main(int argc, char **argv)
     if (duration <= 0) duration = ctrl.kind == SC_CTRL_TRAJECTORY ? sc_controller_duration(&ctrl) - ctrl.offset : 5.0;
     long nsteps = (long)llround(duration / sc.sim.dt);
     sc_progress prog;
-    frame_writer fw = {.m = &m, .s = &s, .every = sc.every, .prog = &prog, .first_step = sim->step, .last_wall = sc_wall_time()};
+    frame_writer fw = {.m = &m, .ctrl = &ctrl, .s = &s, .every = sc.every, .prog = &prog, .first_step = sim->step, .last_wall = sc_wall_time()};
     fw.frame_times = malloc((size_t)(nsteps / sc.every + 2) * sizeof *fw.frame_times);
     fw.local = malloc((size_t)m.nbones * sizeof *fw.local);
     fw.bp = malloc((size_t)m.nbones * 7 * sizeof *fw.bp);

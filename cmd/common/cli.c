@@ -104,7 +104,7 @@ static const char *const pipeline_sections[] = {
     "skin",                                                                      /* skin-weights */
     "motion", "retarget", "kinematics", "contact_estimation", "dynamics",        /* inverse-dynamics */
     "simulation", "controller", "perturbations", "contact", "ground", "output",  /* simulate */
-    "sampling", "feedback", "render",                                            /* later stages */
+    "sampling", "feedback", "render", "pipeline",                                /* later stages, scripts/pipeline.sh */
     NULL};
 
 void sc_cli_ignore_other_sections(sc_cfg *cfg)

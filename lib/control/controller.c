@@ -11,6 +11,7 @@ void sc_controller_free(sc_controller *c)
 {
     free(c->times);
     free(c->keys);
+    free(c->ref_time);
     memset(c, 0, sizeof *c);
 }
 
@@ -53,6 +54,13 @@ int sc_controller_load_trajectory(const char *path, const char *dataset, const s
             double n2 = k.w * k.w + k.x * k.x + k.y * k.y + k.z * k.z;
             c->keys[i * (size_t)m->nbones + (size_t)b] = fabs(n2 - 1) <= 1e-12 ? k : sc_q_normalize(k);
         }
+    }
+    if (sc_h5_exists(f, "/targets/reference_time")) {
+        size_t nr = nt;
+        if ((rc = sc_h5_read_f64(f, "/targets/reference_time", 1, &nr, &c->ref_time, err))) goto done;
+    } else if (sc_h5_exists(f, "/reference/local_quat")) { /* a reference.h5 plays its own time */
+        if (!(c->ref_time = malloc(nt * sizeof(double)))) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+        memcpy(c->ref_time, c->times, nt * sizeof(double));
     }
     snprintf(c->source, sizeof c->source, "%s", path);
     snprintf(c->dataset, sizeof c->dataset, "%s", dataset);
@@ -159,6 +167,23 @@ int sc_controller_from_config(sc_cfg_node *ctrl, const sc_model *m, const char *
 }
 
 double sc_controller_duration(const sc_controller *c) { return c->nkeys ? c->times[c->nkeys - 1] : 0; }
+
+double sc_controller_reference_time(const sc_controller *c, double t)
+{
+    if (!c->ref_time || c->nkeys < 1) return NAN;
+    t += c->offset;
+    const double *tt = c->times;
+    int n = c->nkeys;
+    if (n == 1 || t <= tt[0]) return c->ref_time[0] + (t - tt[0]);
+    if (t >= tt[n - 1]) return c->ref_time[n - 1] + (t - tt[n - 1]);
+    int lo = 0, hi = n - 1;
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (tt[mid] <= t) lo = mid; else hi = mid;
+    }
+    double a = (t - tt[lo]) / (tt[hi] - tt[lo]);
+    return c->ref_time[lo] + a * (c->ref_time[hi] - c->ref_time[lo]);
+}
 
 void sc_targets_interpolate(const double *times, int n, const double *quats, int nb, double t, sc_quat *out)
 {

@@ -15,6 +15,7 @@ typedef struct sc_controller {
     int nbones, nkeys;
     double *times;     /* [nkeys], increasing */
     sc_quat *keys;     /* [nkeys * nbones] */
+    double *ref_time;  /* [nkeys] reference time each key plays (trajectories; NULL otherwise) */
     int loop;          /* repeat the keys after the last one */
     double offset;     /* time shift: targets at t are the keys at t + offset */
     char source[1024];
@@ -46,6 +47,10 @@ void sc_controller_targets(const sc_controller *c, double t, sc_quat *out);
  * rate replays exactly what was applied. */
 void sc_targets_interpolate(const double *times, int n, const double *quats, int nb, double t, sc_quat *out);
 double sc_controller_duration(const sc_controller *c);
+/* The reference time a trajectory plays at time t (its /targets/reference_time, which
+ * sample-openloop writes under time scaling; a reference.h5 plays its own time); NAN when the
+ * controller does not follow a reference. */
+double sc_controller_reference_time(const sc_controller *c, double t);
 void sc_controller_free(sc_controller *c);
 
 #endif
