@@ -53,10 +53,17 @@ static void die(const sc_err *err)
     exit(err->code ? err->code : 1);
 }
 
-static void progress_line(void *ctx, const char *line)
+/* A bar on a terminal (the segment lines with -v), a line per segment otherwise (Slurm logs). */
+static void progress_line(void *ctx, int done, int nseg, const char *line)
 {
-    (void)ctx;
-    sc_log_info("%s", line);
+    sc_progress *bar = ctx;
+    if (bar->tty) {
+        if (sc_log_level() >= SC_LOG_DEBUG) fprintf(stderr, "\r%s\n", line);
+        bar->total = nseg;
+        sc_progress_update(bar, done);
+    } else {
+        sc_log_info("%s", line);
+    }
 }
 
 static uint64_t reference_hash(const sc_reference *r)
@@ -141,6 +148,9 @@ int main(int argc, char **argv)
     run_hash = sc_hash_i64(run_hash, (int64_t)sc_sim_build_hash());
     sc_samcon_run run = {.m = &m, .sim_opts = &sc.sim, .ref = &ref, .dofs = &dofs, .cfg = &sampling, .seed = cli.seed, .run_hash = run_hash,
                          .checkpoint = ckpt, .resume = resume && have_ckpt, .stop = stop_requested, .progress = progress_line, .par = g_par};
+    sc_progress bar;
+    sc_progress_begin(&bar, "sample-openloop", 1);
+    run.progress_ctx = &bar;
     if (rank == 0)
         sc_log_info("sample-openloop: %s on %d rank%s: %d samples and %d elites per %.3g s segment, %s targets, time scale %s [%g, %g]%s",
                     cli.inputs[1], sc_par_size(g_par), sc_par_size(g_par) > 1 ? "s" : "", sampling.samples, sampling.elites, sampling.segment,
@@ -148,6 +158,7 @@ int main(int argc, char **argv)
                     sampling.scale_max, run.resume ? "; resuming from the checkpoint" : "");
     sc_samcon_result res;
     int rc = sc_samcon(&run, &res, &err);
+    if (bar.tty && rank == 0) sc_progress_end(&bar);
     if (rc) die(&err);
 
     /* rank 0 replays the path (which must reproduce the sampling bit for bit) and writes the file */

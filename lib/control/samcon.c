@@ -647,7 +647,7 @@ static void report_segment(const sc_samcon_run *run, const search *S, const samp
     int remaining = S->nseg - k - 1;
     if (rate > 0) left = remaining * run->cfg->samples / rate;
     snprintf(line + len, sizeof line - (size_t)len, "; %.1f samples/s, %.0f s elapsed, ETA %.0f s", rate, S->wall_seconds, left);
-    run->progress(run->progress_ctx, line);
+    run->progress(run->progress_ctx, S->k, S->nseg, line);
 }
 
 int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)

@@ -86,7 +86,9 @@ typedef struct sc_samcon_run {
     const char *checkpoint;     /* path; NULL: none */
     int resume;                 /* continue from the checkpoint */
     int (*stop)(void);          /* polled between samples: a signal asked to stop */
-    void (*progress)(void *ctx, const char *line); /* one line per segment (rank 0) */
+    /* after every segment on rank 0: the search's frontier (segments done of nseg) and a line
+       describing the segment just sampled */
+    void (*progress)(void *ctx, int done, int nseg, const char *line);
     void *progress_ctx;
     struct sc_par *par;
 } sc_samcon_run;
