@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "common/cli.h"
+#include "control/cycle.h"
 #include "control/openloop.h"
 #include "control/samcon.h"
 #include "control/scenario.h"
@@ -64,23 +65,6 @@ static void progress_line(void *ctx, int done, int nseg, const char *line)
     } else {
         sc_log_info("%s", line);
     }
-}
-
-static uint64_t reference_hash(const sc_reference *r)
-{
-    uint64_t h = SC_HASH_INIT;
-    size_t n = (size_t)r->n, nb = (size_t)r->nb;
-    h = sc_hash_bytes(h, r->time, 8 * n);
-    h = sc_hash_bytes(h, r->root_pos, 24 * n);
-    h = sc_hash_bytes(h, r->root_vel, 24 * n);
-    h = sc_hash_bytes(h, r->local_quat, 32 * n * nb);
-    h = sc_hash_bytes(h, r->local_ang_vel, 24 * n * nb);
-    h = sc_hash_bytes(h, r->target_quat, 32 * n * nb);
-    h = sc_hash_bytes(h, r->bone_pos, 24 * n * nb);
-    h = sc_hash_bytes(h, r->bone_quat, 32 * n * nb);
-    h = sc_hash_bytes(h, r->com, 24 * n);
-    h = sc_hash_bytes(h, r->com_vel, 24 * n);
-    return sc_hash_bytes(h, r->contact_flag, sizeof(int) * n * nb);
 }
 
 int main(int argc, char **argv)
@@ -142,11 +126,35 @@ int main(int argc, char **argv)
     }
     if (sc_par_bcast(g_par, &err.code, sizeof err.code, 0, &err) || err.code) { sc_par_bcast(g_par, err.msg, sizeof err.msg, 0, &err); die(&err); }
 
+    /* a gait cycle: the controller tracks it repeated, in segments that are fragments of one cycle */
+    sc_cycle cycle;
+    sc_reference repeated;
+    const sc_reference *track = &ref;
+    int fragments = 0;
+    if (sampling.cycle) {
+        if ((sampling.cycle == SC_CYCLE_AUTO ? sc_cycle_find(&ref, sampling.cycle_period[0], sampling.cycle_period[1], &cycle, &err)
+                                             : sc_cycle_from_times(&ref, sampling.cycle_span[0], sampling.cycle_span[1], &cycle, &err)) ||
+            sc_cycle_repeat(&ref, &cycle, sampling.cycles, &repeated, &err)) {
+            sc_err_prefix(&err, "%s: ", cli.inputs[1]);
+            die(&err);
+        }
+        track = &repeated;
+        double period = cycle.t1 - cycle.t0;
+        fragments = (int)lround(period / sampling.segment);
+        if (fragments < 1) fragments = 1;
+        sampling.segment = period / fragments;
+        if (rank == 0)
+            sc_log_info("sample-openloop: gait cycle %s [%.4f, %.4f] s (period %.4f s): pose mismatch %.2f deg at its ends (%.2f deg on average "
+                        "over the clip at this period), angular velocities %.2f rad/s RMS; %d fragments of %.4f s, repeated %d times",
+                        sampling.cycle == SC_CYCLE_AUTO ? "found" : "given", cycle.t0, cycle.t1, period, cycle.pose_error * 180 / SC_PI,
+                        cycle.mean_error * 180 / SC_PI, cycle.velocity_error, fragments, sampling.segment, sampling.cycles);
+    }
+
     char *resolved = sc_cfg_resolved_text(cfg);
     uint64_t run_hash = sc_hash_bytes(SC_HASH_INIT, resolved, strlen(resolved));
-    run_hash = sc_hash_i64(sc_hash_i64(sc_hash_i64(run_hash, (int64_t)sc_model_hash(&m)), (int64_t)reference_hash(&ref)), (int64_t)cli.seed);
+    run_hash = sc_hash_i64(sc_hash_i64(sc_hash_i64(run_hash, (int64_t)sc_model_hash(&m)), (int64_t)sc_reference_hash(&ref)), (int64_t)cli.seed);
     run_hash = sc_hash_i64(run_hash, (int64_t)sc_sim_build_hash());
-    sc_samcon_run run = {.m = &m, .sim_opts = &sc.sim, .ref = &ref, .dofs = &dofs, .cfg = &sampling, .seed = cli.seed, .run_hash = run_hash,
+    sc_samcon_run run = {.m = &m, .sim_opts = &sc.sim, .ref = track, .cycle = sampling.cycle ? &cycle : NULL, .fragments = fragments, .dofs = &dofs, .cfg = &sampling, .seed = cli.seed, .run_hash = run_hash,
                          .checkpoint = ckpt, .resume = resume && have_ckpt, .stop = stop_requested, .progress = progress_line, .par = g_par};
     sc_progress bar;
     sc_progress_begin(&bar, "sample-openloop", 1);
@@ -170,7 +178,7 @@ int main(int argc, char **argv)
         rc = sc_sim_create(&m, &sc.sim, &sim, &err) || sc_openloop_record(&run, &res, sim, sc.every, &trace, &err);
         if (!rc) {
             rc = sc_h5_create(cli.output, &f, &err) || sc_h5_provenance(f, SC_OPENLOOP_SCHEMA, argc, argv, resolved, &err) ||
-                 sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) || sc_h5_attr_str(f, "/", "reference", cli.inputs[1], &err) ||
+                 sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) || sc_openloop_write_reference(f, cli.inputs[1], &ref, &err) ||
                  sc_openloop_write(f, &run, &res, &trace, &err) || sc_h5_attr_str(f, "/run", "mpi_library", sc_par_library(), &err);
             if (rc) sc_h5_abort(f);
             else rc = sc_h5_commit(f, &err);
@@ -197,6 +205,7 @@ int main(int argc, char **argv)
     }
     sc_samcon_result_free(&res);
     sc_reference_free(&ref);
+    if (track != &ref) sc_reference_free(&repeated);
     sc_model_free(&m);
     sc_cfg_free(cfg);
     free(resolved);

@@ -145,6 +145,18 @@ void sc_tracker_reference(const sc_tracker *t, double tr, sc_ref_state *rs)
     }
 }
 
+void sc_tracker_reference_bones(const sc_tracker *t, double tr, sc_xform *bones)
+{
+    const sc_reference *r = t->r;
+    int k, nb = r->nb;
+    double a;
+    locate(r, tr, &k, &a);
+    for (int b = 0; b < nb; b++) {
+        bones[b].p = lerp3(r->bone_pos + 3 * b, k, a, 3 * (size_t)nb);
+        bones[b].q = slerp4(r->bone_quat + 4 * b, k, a, 4 * (size_t)nb);
+    }
+}
+
 /* local rotation and relative angular velocity (parent frame) of bone b in the simulation */
 static void sim_local(const sc_sim *s, int b, sc_quat *q, sc_vec3 *w)
 {

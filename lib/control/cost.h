@@ -60,6 +60,8 @@ typedef struct sc_ref_state {
     sc_vec3 ee[SC_SIM_MAX_BONES];   /* end-effector tips, world */
 } sc_ref_state;
 void sc_tracker_reference(const sc_tracker *t, double tr, sc_ref_state *rs);
+/* The reference's world bone poses (origin and rotation) at tr. */
+void sc_tracker_reference_bones(const sc_tracker *t, double tr, sc_xform *bones);
 
 /* The cost terms of s against the reference at tr; returns the weighted total. */
 double sc_tracker_cost(const sc_tracker *t, const sc_sim *s, double tr, double terms[SC_COST_TERMS]);

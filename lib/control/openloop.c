@@ -1,12 +1,15 @@
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "control/controller.h"
+#include "control/cycle.h"
 #include "control/openloop.h"
 
 void sc_openloop_trace_free(sc_openloop_trace *t)
 {
-    void *a[] = {t->time, t->ref_time, t->targets, t->frame_time, t->frame_ref_time, t->bone_pos, t->bone_quat, t->com, t->joint_error};
+    void *a[] = {t->time, t->ref_time, t->targets, t->frame_time, t->frame_ref_time, t->bone_pos, t->bone_quat, t->com, t->joint_error,
+                 t->ref_bone_pos, t->ref_bone_quat};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     memset(t, 0, sizeof *t);
 }
@@ -42,6 +45,13 @@ static int record_state(void *ctx, const sc_sim *s, const sc_quat *targets, cons
         sc_sim_diagnostics(s, &d);
         memcpy(t->com + 3 * f, d.com, sizeof d.com);
         t->joint_error[f] = sc_tracker_joint_rms(R->tracker, s, tr);
+        sc_xform rb[SC_SIM_MAX_BONES];
+        sc_tracker_reference_bones(R->tracker, tr, rb);
+        for (int b = 0; b < R->nb; b++) {
+            sc_v3_store(t->ref_bone_pos + 3 * ((size_t)f * R->nb + b), rb[b].p);
+            double *q = t->ref_bone_quat + 4 * ((size_t)f * R->nb + b);
+            q[0] = rb[b].q.w; q[1] = rb[b].q.x; q[2] = rb[b].q.y; q[3] = rb[b].q.z;
+        }
     }
     sc_v3_store(t->final_root, s->pose[0].p);
     sc_ref_state rs;
@@ -65,9 +75,11 @@ int sc_openloop_record(const sc_samcon_run *run, const sc_samcon_result *r, sc_s
     t->bone_quat = malloc(nf * (size_t)nb * 4 * sizeof(double));
     t->com = malloc(nf * 3 * sizeof(double));
     t->joint_error = malloc(nf * sizeof(double));
+    t->ref_bone_pos = malloc(nf * (size_t)nb * 3 * sizeof(double));
+    t->ref_bone_quat = malloc(nf * (size_t)nb * 4 * sizeof(double));
     sc_segment *seg = malloc(sizeof *seg * (size_t)(r->nseg ? r->nseg : 1));
     if (!t->time || !t->ref_time || !t->targets || !t->frame_time || !t->frame_ref_time || !t->bone_pos || !t->bone_quat || !t->com ||
-        !t->joint_error || !seg) {
+        !t->joint_error || !t->ref_bone_pos || !t->ref_bone_quat || !seg) {
         free(seg);
         sc_openloop_trace_free(t);
         return sc_fail(err, SC_EIO, "out of memory recording the controller");
@@ -99,6 +111,17 @@ int sc_openloop_record(const sc_samcon_run *run, const sc_samcon_result *r, sc_s
     sc_tracker_free(&tracker);
     free(seg);
     if (rc) sc_openloop_trace_free(t);
+    return rc;
+}
+
+int sc_openloop_write_reference(sc_h5 *f, const char *path, const sc_reference *r, sc_err *err)
+{
+    char hex[24], abs[4096];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sc_reference_hash(r));
+    if (!realpath(path, abs)) snprintf(abs, sizeof abs, "%s", path);
+    int rc = sc_h5_attr_str(f, "/", "reference", path, err);
+    if (!rc) rc = sc_h5_attr_str(f, "/", "reference_path", abs, err);
+    if (!rc) rc = sc_h5_attr_str(f, "/", "reference_hash", hex, err);
     return rc;
 }
 
@@ -191,7 +214,7 @@ int sc_openloop_write(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_result
     TRY(sc_h5_write_f64(f, "/segments/elite_median", 1, &one, median, "1", "median path cost of the elites", err));
     TRY(sc_h5_write_f64(f, "/segments/elite_time_scale", 1, &one, escale, "1", "mean time scale of the elites", err));
     /* what the controller achieves */
-    sc_h5_series *at, *ap, *aq, *ac, *ar, *ae;
+    sc_h5_series *at, *ap, *aq, *ac, *ar, *ae, *gp, *gq;
     TRY(sc_h5_group(f, "/achieved", "the motion the controller achieves (a replay of the path), every output.every steps", err));
     TRY(sc_h5_timeline_create(f, "/achieved/time", &at, err));
     TRY(sc_h5_series_create(f, "/achieved/bone_position", at, 2, (size_t[]){nb, 3}, "m", "bone origin positions", &ap, err));
@@ -199,6 +222,8 @@ int sc_openloop_write(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_result
     TRY(sc_h5_series_create(f, "/achieved/com", at, 1, (size_t[]){3}, "m", "centre of mass", &ac, err));
     TRY(sc_h5_series_create(f, "/achieved/reference_time", at, 0, NULL, "s", "reference time played", &ar, err));
     TRY(sc_h5_series_create(f, "/achieved/joint_error", at, 0, NULL, "rad", "RMS over joints of the angle to the reference's local rotation", &ae, err));
+    TRY(sc_h5_series_create(f, "/achieved/reference_bone_position", at, 2, (size_t[]){nb, 3}, "m", "the tracked reference's bone origins at the played time", &gp, err));
+    TRY(sc_h5_series_create(f, "/achieved/reference_bone_orientation", at, 2, (size_t[]){nb, 4}, "1", "the tracked reference's bone rotations", &gq, err));
     for (long q = 0; q < t->nframes; q++) {
         TRY(sc_h5_series_append(at, t->frame_time + q, err));
         TRY(sc_h5_series_append(ap, t->bone_pos + (size_t)q * nb * 3, err));
@@ -206,6 +231,22 @@ int sc_openloop_write(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_result
         TRY(sc_h5_series_append(ac, t->com + 3 * q, err));
         TRY(sc_h5_series_append(ar, t->frame_ref_time + q, err));
         TRY(sc_h5_series_append(ae, t->joint_error + q, err));
+        TRY(sc_h5_series_append(gp, t->ref_bone_pos + (size_t)q * nb * 3, err));
+        TRY(sc_h5_series_append(gq, t->ref_bone_quat + (size_t)q * nb * 4, err));
+    }
+    if (run->cycle) {
+        const sc_cycle *cy = run->cycle;
+        for (size_t j = 0; j < S; j++) steps[j] = (int)(j % (size_t)run->fragments); /* steps is written: reuse it */
+        TRY(sc_h5_write_i32(f, "/segments/fragment", 1, &one, steps, "the fragment of the gait cycle each segment plays", err));
+        TRY(sc_h5_group(f, "/cycle", "the gait cycle of the reference the controller tracks, repeated (sampling.cycle)", err));
+        TRY(sc_h5_attr_f64(f, "/cycle", "t0", cy->t0, err));
+        TRY(sc_h5_attr_f64(f, "/cycle", "t1", cy->t1, err));
+        TRY(sc_h5_attr_f64(f, "/cycle", "period_s", cy->t1 - cy->t0, err));
+        TRY(sc_h5_attr_i64(f, "/cycle", "cycles", c->cycles, err));
+        TRY(sc_h5_attr_i64(f, "/cycle", "fragments", run->fragments, err));
+        TRY(sc_h5_attr_f64(f, "/cycle", "pose_error_deg", cy->pose_error * 180 / SC_PI, err));
+        TRY(sc_h5_attr_f64(f, "/cycle", "velocity_error_rad_per_s", cy->velocity_error, err));
+        if (isfinite(cy->mean_error)) TRY(sc_h5_attr_f64(f, "/cycle", "mean_pose_error_deg", cy->mean_error * 180 / SC_PI, err));
     }
     TRY(sc_h5_group(f, "/report", "how well the controller tracks the reference", err));
     TRY(sc_h5_attr_i64(f, "/report", "completed", r->completed, err));

@@ -23,7 +23,13 @@
  *   /achieved/time [F] s             frames every output.every steps
  *   /achieved/bone_position [F,nb,3] m, bone_orientation [F,nb,4], com [F,3] m
  *   /achieved/reference_time [F] s, joint_error [F] rad (RMS over joints against the reference)
- *   / attributes: status ("completed" or "partial: reached t = ... s"), seed, base, ...
+ *   /achieved/reference_bone_position [F,nb,3] m, reference_bone_orientation [F,nb,4]
+ *                                    the tracked reference's pose at the played time (render's ghost)
+ *   /cycle (attributes, when a gait cycle was tracked): t0, t1, period, cycles, fragments, errors
+ *   /segments/fragment [S]           with a cycle: the fragment of the cycle each segment plays
+ *   / attributes: status ("completed" or "partial: reached t = ... s"), seed, base, reference
+ *                                    (the reference.h5 as named on the command line), reference_path
+ *                                    (absolute), reference_hash (sc_reference_hash, hex), ...
  *   /report attributes: rms_joint_error_rad, root_drift_m, root_height_error_m, final_cost, ...
  *   /run attributes: samples, samples_per_second, wall_seconds, ranks, mpi_library (these vary
  *                    from run to run; everything else is identical for identical inputs) */
@@ -40,6 +46,7 @@ typedef struct sc_openloop_trace {
     double *time, *ref_time, *targets;           /* [n], [n], [n*nb*4] */
     long nframes;
     double *frame_time, *frame_ref_time, *bone_pos, *bone_quat, *com, *joint_error; /* [F], [F], [F*nb*3], [F*nb*4], [F*3], [F] */
+    double *ref_bone_pos, *ref_bone_quat; /* [F*nb*3], [F*nb*4] the reference's pose at the played time */
     double final_root[3], final_ref_root[3];
 } sc_openloop_trace;
 void sc_openloop_trace_free(sc_openloop_trace *t);
@@ -48,7 +55,9 @@ void sc_openloop_trace_free(sc_openloop_trace *t);
  * `every` steps; checks the replay against the sampling (sc_samcon_replay). */
 int sc_openloop_record(const sc_samcon_run *run, const sc_samcon_result *r, sc_sim *s, int every, sc_openloop_trace *t, sc_err *err);
 
-/* Writes every dataset and attribute above but the root provenance. */
+/* The root attributes naming the reference (path as given, absolute path, content hash). */
+int sc_openloop_write_reference(sc_h5 *f, const char *path, const sc_reference *r, sc_err *err);
+/* Writes every dataset and attribute above but the root provenance and the reference's name. */
 int sc_openloop_write(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_result *r, const sc_openloop_trace *t, sc_err *err);
 
 #endif

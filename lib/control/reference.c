@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "control/controller.h"
+#include "core/hash.h"
 #include "control/reference.h"
 #include "io/config.h"
 #include "io/paths.h"
@@ -421,6 +422,23 @@ fail:
     sc_reference_free(r);
     sc_h5_close(f);
     return rc;
+}
+
+uint64_t sc_reference_hash(const sc_reference *r)
+{
+    uint64_t h = SC_HASH_INIT;
+    size_t n = (size_t)r->n, nb = (size_t)r->nb;
+    h = sc_hash_bytes(h, r->time, 8 * n);
+    h = sc_hash_bytes(h, r->root_pos, 24 * n);
+    h = sc_hash_bytes(h, r->root_vel, 24 * n);
+    h = sc_hash_bytes(h, r->local_quat, 32 * n * nb);
+    h = sc_hash_bytes(h, r->local_ang_vel, 24 * n * nb);
+    h = sc_hash_bytes(h, r->target_quat, 32 * n * nb);
+    h = sc_hash_bytes(h, r->bone_pos, 24 * n * nb);
+    h = sc_hash_bytes(h, r->bone_quat, 32 * n * nb);
+    h = sc_hash_bytes(h, r->com, 24 * n);
+    h = sc_hash_bytes(h, r->com_vel, 24 * n);
+    return sc_hash_bytes(h, r->contact_flag, sizeof(int) * n * nb);
 }
 
 int sc_reference_write_character(sc_h5 *f, const sc_model *m, sc_err *err)

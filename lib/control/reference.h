@@ -117,6 +117,9 @@ int sc_id_read_config(struct sc_cfg *cfg, sc_id_config *c, sc_err *err);
 /* contact_estimation.bones as a mask over the character's bones (unknown names are SC_EINPUT). */
 int sc_id_allowed_mask(const sc_id_config *c, const sc_model *m, unsigned char *mask, sc_err *err);
 
+/* Content hash of everything a controller tracks in a reference (poses, velocities, targets,
+ * contact flags): identifies the reference a controller was made for. */
+uint64_t sc_reference_hash(const sc_reference *r);
 /* Root attribute character_hash (hex): the character a reference is made for, so that a later
  * stage refuses a reference made for another one (sc_reference_check_character). */
 int sc_reference_write_character(sc_h5 *f, const sc_model *m, sc_err *err);

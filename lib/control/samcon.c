@@ -93,6 +93,30 @@ int sc_samcon_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs 
     c->max_retries = (int)n;
     TRY(sc_cfg_double_range(s, "growth", 2, 1, 100, &c->growth, err));
     TRY(sc_cfg_double_range(s, "max_cost", 0, 0, 1e12, &c->max_cost, err));
+    sc_cfg_node *cyc = sc_cfg_get(s, "cycle");
+    if (!cyc || (sc_cfg_is_scalar(cyc) && !strcmp(sc_cfg_scalar(cyc), "none"))) {
+        c->cycle = SC_CYCLE_NONE;
+        if (!cyc) TRY(sc_cfg_string(s, "cycle", "none", w, sizeof w, err));
+    } else if (sc_cfg_is_scalar(cyc) && !strcmp(sc_cfg_scalar(cyc), "auto")) {
+        c->cycle = SC_CYCLE_AUTO;
+    } else if (sc_cfg_is_seq(cyc) && sc_cfg_len(cyc) == 2) {
+        c->cycle = SC_CYCLE_GIVEN;
+        TRY(sc_cfg_vec(s, "cycle", 2, NULL, c->cycle_span, err));
+        if (!(c->cycle_span[1] > c->cycle_span[0] && c->cycle_span[0] >= 0))
+            return sc_fail(err, SC_EINPUT, "%s: sampling.cycle [%g, %g] is not a span of the reference (s)", sc_cfg_where(cyc, w, sizeof w),
+                           c->cycle_span[0], c->cycle_span[1]);
+    } else {
+        return sc_fail(err, SC_EINPUT, "%s: sampling.cycle is none, auto or [t0, t1] (s of the reference)", sc_cfg_where(cyc, w, sizeof w));
+    }
+    double period_def[2] = {0.4, 2.0};
+    TRY(sc_cfg_vec(s, "cycle_period", 2, period_def, c->cycle_period, err));
+    if (!(c->cycle_period[0] > 0 && c->cycle_period[1] > c->cycle_period[0]))
+        return sc_fail(err, SC_EINPUT, "%s: sampling.cycle_period [%g, %g] is not a range of periods (s)",
+                       sc_cfg_where(sc_cfg_get(s, "cycle_period"), w, sizeof w), c->cycle_period[0], c->cycle_period[1]);
+    TRY(sc_cfg_int(s, "cycles", 1, 1, 10000, &n, err));
+    c->cycles = (int)n;
+    if (c->cycle && (c->start > 0 || c->end > 0))
+        return sc_fail(err, SC_EINPUT, "%s: sampling.start and end do not apply with a cycle (the cycle sets the span)", sc_cfg_where(cyc, w, sizeof w));
 
     /* offset boxes: class defaults, then the config's classes, then per joint */
     double cls[NCLASS][3];

@@ -27,6 +27,7 @@
 
 enum { SC_BASE_ID = 0, SC_BASE_REFERENCE = 1 };
 enum { SC_SELECT_GREEDY = 0, SC_SELECT_SPREAD = 1 };
+enum { SC_CYCLE_NONE = 0, SC_CYCLE_AUTO = 1, SC_CYCLE_GIVEN = 2 };
 
 typedef struct sc_samcon_config {
     double segment;             /* s of reference time per segment (0.1) */
@@ -41,6 +42,10 @@ typedef struct sc_samcon_config {
     double growth;
     double max_cost;            /* a sample whose segment cost exceeds this fails (0: no bound) */
     double box[SC_MAX_DOFS];    /* offset half-widths per control DoF (rad); 0: not sampled */
+    int cycle;                  /* SC_CYCLE_*: track a gait cycle of the reference, repeated */
+    double cycle_span[2];       /* s, with SC_CYCLE_GIVEN */
+    double cycle_period[2];     /* s, the periods SC_CYCLE_AUTO searches */
+    int cycles;                 /* repetitions */
     sc_tracker_opts tracker;
 } sc_samcon_config;
 
@@ -75,10 +80,13 @@ typedef struct sc_samcon_result {
 void sc_samcon_result_free(sc_samcon_result *r);
 
 struct sc_par;
+struct sc_cycle;
 typedef struct sc_samcon_run {
     const sc_model *m;
     const sc_sim_opts *sim_opts;
-    const sc_reference *ref;
+    const sc_reference *ref;    /* what is tracked: the reference, or a cycle of it repeated */
+    const struct sc_cycle *cycle; /* that cycle (NULL: none); segments are then its fragments */
+    int fragments;              /* segments per cycle */
     const sc_control_dofs *dofs;
     const sc_samcon_config *cfg;
     uint64_t seed;

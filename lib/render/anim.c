@@ -378,7 +378,10 @@ int sc_anim_attach_reference(sc_anim *a, const char *ref_path, sc_err *err)
     if (rc) return rc;
     size_t nn = 0, nt = 0;
     char **names = NULL;
-    if ((rc = sc_h5_read_strings(f, "/bones/names", &nn, &names, err)) || (rc = sc_h5_read_f64(f, "/time", 1, &nt, &a->ghost_time, err)))
+    a->ghost_sim_time = sc_h5_exists(f, "/achieved/reference_bone_position");
+    const char *tpath = a->ghost_sim_time ? "/achieved/time" : "/time", *ppath = a->ghost_sim_time ? "/achieved/reference_bone_position" : "/reference/bone_pos",
+               *qpath = a->ghost_sim_time ? "/achieved/reference_bone_orientation" : "/reference/bone_quat";
+    if ((rc = sc_h5_read_strings(f, "/bones/names", &nn, &names, err)) || (rc = sc_h5_read_f64(f, tpath, 1, &nt, &a->ghost_time, err)))
         goto done;
     if (nn != (size_t)a->nbones) {
         rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: %zu bones, the simulation has %d: a reference of another character", ref_path, nn, a->nbones);
@@ -390,8 +393,7 @@ int sc_anim_attach_reference(sc_anim *a, const char *ref_path, sc_err *err)
             goto done;
         }
     size_t d3[3] = {nt, nn, 3}, d4[3] = {nt, nn, 4};
-    if ((rc = sc_h5_read_f64(f, "/reference/bone_pos", 3, d3, &a->ghost_pos, err)) ||
-        (rc = sc_h5_read_f64(f, "/reference/bone_quat", 3, d4, &a->ghost_quat, err)))
+    if ((rc = sc_h5_read_f64(f, ppath, 3, d3, &a->ghost_pos, err)) || (rc = sc_h5_read_f64(f, qpath, 3, d4, &a->ghost_quat, err)))
         goto done;
     for (size_t k = 0; k < nt && !rc; k++)
         if (!isfinite(a->ghost_time[k]) || (k && !(a->ghost_time[k] > a->ghost_time[k - 1])))
@@ -517,7 +519,9 @@ static int sample_between(sc_anim *a, int k, double u, double t, sc_anim_pose *p
     lerp3(p->push_force, a->push_force + 3 * k, a->push_force + 3 * k1, u);
     p->has_ghost = a->ghost_n > 0;
     if (p->has_ghost) {
-        double tr = a->ref_time ? a->ref_time[k] + u * (a->ref_time[k1] - a->ref_time[k]) : a->ghost_time[0] + (t - a->time[0]);
+        double tr = a->ghost_sim_time ? t
+                    : a->ref_time   ? a->ref_time[k] + u * (a->ref_time[k1] - a->ref_time[k])
+                                    : a->ghost_time[0] + (t - a->time[0]);
         ghost_at(a, tr, p->ghost);
     }
     p->t = t;

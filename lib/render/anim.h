@@ -52,6 +52,7 @@ typedef struct sc_anim {
     double *ref_time;  /* [nframes] reference time the controller played (/control/reference_time), or NULL */
     /* the reference's skeleton, drawn as a ghost (sc_anim_attach_reference) */
     int ghost_n;       /* reference samples; 0: no ghost */
+    int ghost_sim_time;/* 1: ghost_time is the simulation's time (an openloop.h5's achieved frames) */
     double *ghost_time, *ghost_pos, *ghost_quat; /* [ghost_n], [ghost_n*nbones*3], [ghost_n*nbones*4] */
     /* private */
     sc_h5 *file;
@@ -79,7 +80,9 @@ int sc_anim_open(const char *path, sc_anim *a, sc_err *err);
 void sc_anim_close(sc_anim *a);
 /* Adds the skeleton of a reference.h5 (softcon.reference/1, made for the same character) as a
    ghost: each pose gets the reference's bone poses at the reference time the simulation played
-   (its /control/reference_time; else the reference's start plus the simulation's time). */
+   (its /control/reference_time; else the reference's start plus the simulation's time). An
+   openloop.h5 works too: its /achieved/reference_bone_* give the tracked reference (a repeated
+   gait cycle included) at the simulation's times. */
 int sc_anim_attach_reference(sc_anim *a, const char *ref_path, sc_err *err);
 
 int sc_anim_pose_alloc(const sc_anim *a, sc_anim_pose *p, sc_err *err);
