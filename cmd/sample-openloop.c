@@ -1,12 +1,11 @@
 /* sample-openloop: open-loop controllers by sampling (SAMCON) from inverse-dynamics targets with
  * time scaling ([L13] 5, 5.1, 5.2), alone or under mpiexec.mpich; writes openloop.h5. */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "common/cli.h"
+#include "common/longrun.h"
 #include "control/cycle.h"
 #include "control/openloop.h"
 #include "control/samcon.h"
@@ -39,21 +38,6 @@ static int extra_opt(const char *name, const char *value, int *used)
     return 0;
 }
 
-static volatile sig_atomic_t g_stop;
-static void on_signal(int sig) { g_stop = sig; }
-static int stop_requested(void) { return g_stop != 0; }
-
-static sc_par *g_par;
-static const sc_cli *g_cli;
-
-/* Every rank meets the same input errors; rank 0 says so, all leave together. */
-static void die(const sc_err *err)
-{
-    if (!g_par || sc_par_rank(g_par) == 0) fprintf(stderr, "%s: error: %s\n", g_cli->tool, err->msg);
-    if (g_par) sc_par_finalize(g_par);
-    exit(err->code ? err->code : 1);
-}
-
 /* A bar on a terminal (the segment lines with -v), a line per segment otherwise (Slurm logs). */
 static void progress_line(void *ctx, int done, int nseg, const char *line)
 {
@@ -70,29 +54,18 @@ static void progress_line(void *ctx, int done, int nseg, const char *line)
 int main(int argc, char **argv)
 {
     sc_err err = {0};
-    sc_cli cli;
-    g_cli = &cli;
-    cli.tool = "sample-openloop";
-    if (sc_par_init(&argc, &argv, &g_par, &err)) die(&err);
-    int rank = sc_par_rank(g_par);
+    sc_cli cli = {.tool = "sample-openloop"};
+    sc_par *par = NULL;
+    sc_longrun_begin(&cli, NULL);
+    if (sc_par_init(&argc, &argv, &par, &err)) sc_longrun_die(&err);
+    sc_longrun_begin(&cli, par);
+    int rank = sc_par_rank(par);
     sc_cli_parse(&cli, argc, argv, "sample-openloop", usage, 2, 2, 1, 1, extra_opt);
     if (rank != 0 && sc_log_level() > SC_LOG_WARN) sc_log_set_level(SC_LOG_WARN); /* rank 0 reports the search */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGUSR1, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-
-    char ckpt[1100];
-    snprintf(ckpt, sizeof ckpt, "%s", checkpoint_opt ? checkpoint_opt : "");
-    if (!checkpoint_opt) snprintf(ckpt, sizeof ckpt, "%s.ckpt", cli.output);
-    struct stat st;
-    int have_ckpt = stat(ckpt, &st) == 0;
-    if (have_ckpt && !resume) {
-        sc_fail(&err, SC_EUSAGE, "%s holds the search of an earlier run: pass --resume to continue it, or delete it to start afresh", ckpt);
-        die(&err);
-    }
+    sc_longrun_catch_signals();
+    char ckpt[4200];
+    int have_ckpt;
+    sc_longrun_checkpoint(checkpoint_opt, cli.output, resume, ckpt, sizeof ckpt, &have_ckpt);
 
     sc_model loaded, m;
     sc_cfg *cfg = NULL;
@@ -100,31 +73,23 @@ int main(int argc, char **argv)
     sc_samcon_config sampling;
     sc_control_dofs dofs;
     sc_reference ref;
-    if (sc_character_read(cli.inputs[0], &loaded, 1, &err)) die(&err);
-    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_scenario_read(cfg, &loaded, &sc, &err)) die(&err);
+    if (sc_character_read(cli.inputs[0], &loaded, 1, &err)) sc_longrun_die(&err);
+    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_scenario_read(cfg, &loaded, &sc, &err)) sc_longrun_die(&err);
     sc_control_dofs_init(&loaded, &dofs);
-    if (sc_samcon_read_config(cfg, &loaded, &dofs, &sampling, &err)) die(&err);
+    if (sc_samcon_read_config(cfg, &loaded, &dofs, &sampling, &err)) sc_longrun_die(&err);
     sc_cli_ignore_other_sections(cfg);
-    if (sc_cfg_check_unknown(cfg, &err)) die(&err);
-    if (sc_reference_read(cli.inputs[1], &ref, &err) || sc_reference_check_character(&ref, cli.inputs[1], &loaded, &err)) die(&err);
-    if (sc_scenario_model(&loaded, &sc, &m, &err)) die(&err);
+    if (sc_cfg_check_unknown(cfg, &err)) sc_longrun_die(&err);
+    if (sc_reference_read(cli.inputs[1], &ref, &err) || sc_reference_check_character(&ref, cli.inputs[1], &loaded, &err)) sc_longrun_die(&err);
+    if (sc_scenario_model(&loaded, &sc, &m, &err)) sc_longrun_die(&err);
     sc_model_free(&loaded);
     {
         sc_tracker probe; /* a reference made for another character is an input error, found now */
-        if (sc_tracker_init(&probe, &m, &ref, &sampling.tracker, &err)) { sc_err_prefix(&err, "%s: ", cli.inputs[1]); die(&err); }
+        if (sc_tracker_init(&probe, &m, &ref, &sampling.tracker, &err)) { sc_err_prefix(&err, "%s: ", cli.inputs[1]); sc_longrun_die(&err); }
         sc_tracker_free(&probe);
     }
     if (!(fabs(ref.dt - sc.sim.dt) <= 1e-12))
         sc_log_warn("%s samples the reference every %g s and the simulation steps %g s: targets are interpolated", cli.inputs[1], ref.dt, sc.sim.dt);
-    /* an output that cannot be written is found before hours of sampling */
-    if (rank == 0) {
-        char dir[1100];
-        snprintf(dir, sizeof dir, "%s", cli.output);
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
-        if (access(dir, W_OK)) { sc_fail(&err, SC_EIO, "%s: cannot write into %s", cli.output, dir); }
-    }
-    if (sc_par_bcast(g_par, &err.code, sizeof err.code, 0, &err) || err.code) { sc_par_bcast(g_par, err.msg, sizeof err.msg, 0, &err); die(&err); }
+    if (sc_longrun_check_output(cli.output, &err)) sc_longrun_die(&err); /* found before hours of sampling */
 
     /* a gait cycle: the controller tracks it repeated, in segments that are fragments of one cycle */
     sc_cycle cycle;
@@ -136,7 +101,7 @@ int main(int argc, char **argv)
                                              : sc_cycle_from_times(&ref, sampling.cycle_span[0], sampling.cycle_span[1], &cycle, &err)) ||
             sc_cycle_repeat(&ref, &cycle, sampling.cycles, &repeated, &err)) {
             sc_err_prefix(&err, "%s: ", cli.inputs[1]);
-            die(&err);
+            sc_longrun_die(&err);
         }
         track = &repeated;
         double period = cycle.t1 - cycle.t0;
@@ -155,19 +120,19 @@ int main(int argc, char **argv)
     run_hash = sc_hash_i64(sc_hash_i64(sc_hash_i64(run_hash, (int64_t)sc_model_hash(&m)), (int64_t)sc_reference_hash(&ref)), (int64_t)cli.seed);
     run_hash = sc_hash_i64(run_hash, (int64_t)sc_sim_build_hash());
     sc_samcon_run run = {.m = &m, .sim_opts = &sc.sim, .ref = track, .cycle = sampling.cycle ? &cycle : NULL, .fragments = fragments, .dofs = &dofs, .cfg = &sampling, .seed = cli.seed, .run_hash = run_hash,
-                         .checkpoint = ckpt, .resume = resume && have_ckpt, .stop = stop_requested, .progress = progress_line, .par = g_par};
+                         .checkpoint = ckpt, .resume = resume && have_ckpt, .stop = sc_longrun_stop_requested, .progress = progress_line, .par = par};
     sc_progress bar;
     sc_progress_begin(&bar, "sample-openloop", 1);
     run.progress_ctx = &bar;
     if (rank == 0)
         sc_log_info("sample-openloop: %s on %d rank%s: %d samples and %d elites per %.3g s segment, %s targets, time scale %s [%g, %g]%s",
-                    cli.inputs[1], sc_par_size(g_par), sc_par_size(g_par) > 1 ? "s" : "", sampling.samples, sampling.elites, sampling.segment,
+                    cli.inputs[1], sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", sampling.samples, sampling.elites, sampling.segment,
                     sampling.base == SC_BASE_ID ? "inverse-dynamics" : "raw reference", sampling.time_scaling ? "on" : "off", sampling.scale_min,
                     sampling.scale_max, run.resume ? "; resuming from the checkpoint" : "");
     sc_samcon_result res;
     int rc = sc_samcon(&run, &res, &err);
     if (bar.tty && rank == 0) sc_progress_end(&bar);
-    if (rc) die(&err);
+    if (rc) sc_longrun_die(&err);
 
     /* rank 0 replays the path (which must reproduce the sampling bit for bit) and writes the file */
     int code = 0;
@@ -209,7 +174,7 @@ int main(int argc, char **argv)
     sc_model_free(&m);
     sc_cfg_free(cfg);
     free(resolved);
-    sc_par_bcast(g_par, &code, sizeof code, 0, &err);
-    sc_par_finalize(g_par);
+    sc_par_bcast(par, &code, sizeof code, 0, &err);
+    sc_par_finalize(par);
     return code;
 }

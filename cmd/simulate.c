@@ -8,6 +8,7 @@
 #include "common/cli.h"
 #include "common/output.h"
 #include "control/controller.h"
+#include "control/feedback.h"
 #include "control/rollout.h"
 #include "core/log.h"
 #include "io/character.h"
@@ -16,10 +17,13 @@
 #include "sim/sim.h"
 
 static const char *usage =
-    "-c CONFIG.yaml -o sim.h5 [--trajectory reference.h5 [--raw]] character.h5\n"
+    "-c CONFIG.yaml -o sim.h5 [--trajectory reference.h5 [--raw] | --policy policy.h5 [--cycles N] [--open-loop]] character.h5\n"
     "  --trajectory FILE  track the PD targets of FILE (inverse-dynamics / sample-openloop output)\n"
     "                     from the reference's initial pose (overrides the config's controller)\n"
     "  --raw              with --trajectory: use the raw reference poses as targets instead\n"
+    "  --policy FILE      run a learn-feedback policy (closed loop) from its start state\n"
+    "  --cycles N         with a policy: run N gait cycles (default: simulation.duration, else 20 s)\n"
+    "  --open-loop        with a policy: its open loop alone (every feedback gain zero)\n"
     "Simulates the character (skin weights required for pose-based plasticity and damping)\n"
     "under the config's controller and perturbations; writes sim.h5 and sim.xdmf (ParaView).";
 
@@ -110,15 +114,19 @@ static int write_xdmf(const char *path, const char *h5, const sc_model *m, long 
     return sc_file_commit(x, tmp, path, err);
 }
 
-static const char *trajectory;
-static int raw;
+static const char *trajectory, *policy_file;
+static int raw, open_loop;
+static long cycles_opt;
 
 static int extra_opt(const char *name, const char *value, int *used)
 {
     *used = 2;
     if (!strcmp(name, "--trajectory") && value) { trajectory = value; return 1; }
+    if (!strcmp(name, "--policy") && value) { policy_file = value; return 1; }
+    if (!strcmp(name, "--cycles") && value) { cycles_opt = atol(value); return cycles_opt > 0; }
     *used = 1;
     if (!strcmp(name, "--raw")) return raw = 1;
+    if (!strcmp(name, "--open-loop")) return open_loop = 1;
     return 0;
 }
 
@@ -206,11 +214,35 @@ int main(int argc, char **argv)
         if (sc_controller_load_trajectory(trajectory, raw ? "/reference/local_quat" : NULL, &loaded, &ctrl, &err)) sc_cli_die(&cli, &err);
         sc.initial_pose = SC_START_REFERENCE;
     }
+    if (policy_file) {
+        sc_controller_free(&ctrl);
+        ctrl.kind = SC_CTRL_POLICY;
+        snprintf(ctrl.source, sizeof ctrl.source, "%s", policy_file);
+        ctrl.cycles = cycles_opt;
+        ctrl.feedback = !open_loop;
+    }
+    /* a feedback policy: read now, against the loaded character (the copy with overrides is
+       another model) */
+    sc_policy pol = {0};
+    sc_features feat = {0};
+    sc_control_dofs dofs;
+    sc_policy_controller pctrl;
+    if (ctrl.kind == SC_CTRL_POLICY) {
+        sc_control_dofs_init(&loaded, &dofs);
+        if (sc_policy_read(ctrl.source, &loaded, &dofs, &pol, &err)) sc_cli_die(&cli, &err);
+        sc.initial_pose = SC_START_REFERENCE;
+        if (ctrl.cycles > 0) sc.duration = ctrl.cycles * pol.period;
+        else if (sc.duration <= 0) sc.duration = 20;
+    }
     if (sc_scenario_model(&loaded, &sc, &m, &err)) sc_cli_die(&cli, &err);
     sc_model_free(&loaded);
     sc_sim *sim;
     if (sc_sim_create(&m, &sc.sim, &sim, &err)) { sc_err_prefix(&err, "%s: ", cli.inputs[0]); sc_cli_die(&cli, &err); }
-    if (sc.initial_pose == SC_START_REFERENCE) {
+    if (ctrl.kind == SC_CTRL_POLICY) {
+        if (sc_features_init(&feat, &m, &err)) sc_cli_die(&cli, &err);
+        sc_policy_start(&pol, sim);
+        sc_policy_controller_init(&pctrl, &pol, &feat, &dofs, sim->step, ctrl.feedback);
+    } else if (sc.initial_pose == SC_START_REFERENCE) {
         /* start in the trajectory's first state (a clip starts mid-motion) */
         if (ctrl.kind != SC_CTRL_TRAJECTORY) {
             sc_fail(&err, SC_EINPUT, "%s: simulation.initial_pose: reference needs controller.type: trajectory", cli.config);
@@ -253,7 +285,8 @@ int main(int argc, char **argv)
     sc_progress_begin(&prog, "simulate", nsteps);
     sc_err step_err = {0};
     sc_rollout_result res;
-    int failed = sc_rollout(sim, sc_controller_source(&ctrl), &sc.pert, sim->step + nsteps, write_frame, &fw, targets, &res, &step_err) ? 2 : 0;
+    sc_target_source src = ctrl.kind == SC_CTRL_POLICY ? sc_policy_source(&pctrl) : sc_controller_source(&ctrl);
+    int failed = sc_rollout(sim, src, &sc.pert, sim->step + nsteps, write_frame, &fw, targets, &res, &step_err) ? 2 : 0;
     sc_progress_end(&prog);
     if (res.stopped) { sc_h5_abort(f); sc_cli_die(&cli, &fw.err); }
     /* timing and status; a numerical failure keeps what was written and says so */
@@ -285,6 +318,10 @@ int main(int argc, char **argv)
                     1e6 * tm->damping / n, 1e6 * tm->contact / n, 1e6 * tm->coupling / n, 1e6 * tm->ode / n, fw.max_depth);
     }
     free(fw.frame_times); free(fw.local); free(fw.bp); free(targets); free(resolved);
+    if (ctrl.kind == SC_CTRL_POLICY) {
+        sc_policy_free(&pol);
+        sc_features_free(&feat);
+    }
     sc_controller_free(&ctrl);
     sc_sim_free(sim);
     sc_model_free(&m);

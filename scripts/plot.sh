@@ -2,6 +2,9 @@
 # PNG plots (gnuplot) of softcon results.
 #   sim.h5 (softcon.sim/1):             NAME_momentum.png NAME_energy.png NAME_contact.png NAME_tracking.png
 #   reference.h5 (softcon.reference/1): NAME_torques.png NAME_contact_forces.png
+#   openloop.h5 (softcon.openloop/1):   NAME_segments.png (cost terms, time scale) NAME_tracking.png
+#   policy.h5 (softcon.policy/1):       NAME_pushes.png (success rate by push, open vs closed loop)
+#                                       NAME_stiffness.png NAME_learning.png
 # Usage: scripts/plot.sh [-o OUTDIR] FILE.h5 [FILE.h5 ...]   (OUTDIR defaults to each file's folder)
 # Data are read with python3 + h5py (Debian: python3-h5py, installed by scripts/install-deps.sh).
 # Exit codes: 0 ok, 1 usage, 2 not a sim/reference file or a dataset missing, 3 I/O, 5 gnuplot or
@@ -60,8 +63,31 @@ if schema.startswith("softcon.sim/") or (not schema and "/energy" in f):
     kind = "sim"
 elif schema.startswith("softcon.reference/") or (not schema and "/torques/joint" in f):
     kind = "reference"
+elif schema.startswith("softcon.openloop/"):
+    kind = "openloop"
+elif schema.startswith("softcon.policy/"):
+    kind = "policy"
 else:
-    fail(2, f"schema '{schema}': expected softcon.sim/1 or softcon.reference/1")
+    fail(2, f"schema '{schema}': expected softcon.sim/1, softcon.reference/1, softcon.openloop/1 or softcon.policy/1")
+if kind == "openloop":
+    c = get("/segments/cost_terms", 2)
+    w = np.asarray(f["/segments/cost_terms"].attrs["weights"], dtype=float)
+    t1 = get("/segments/ref_t1", 1)
+    save("segments", [t1, get("/segments/cost", 1), c * w, get("/segments/time_scale", 1)], "ref_t1 cost pose root ee balance com scale")
+    save("ol_tracking", [get("/achieved/time", 1), np.degrees(get("/achieved/joint_error", 1))], "t joint_error_deg")
+    print("openloop"); sys.exit(0)
+if kind == "policy":
+    m = get("/evaluation/push_magnitude", 1)
+    save("pushes", [m, 100 * get("/evaluation/push_success_rate_openloop", 1), 100 * get("/evaluation/push_success_rate_closedloop", 1)],
+         "N open% closed%")
+    if "/evaluation/youngs_modulus" in f:
+        save("stiffness", [get("/evaluation/youngs_modulus", 1), get("/evaluation/stiffness_survived_openloop", 1),
+                           get("/evaluation/stiffness_survived_closedloop", 1)], "E open_s closed_s")
+    s_ = get("/learning/survived", 1)
+    save("learning", [np.arange(1, s_.size + 1), s_, np.degrees(get("/learning/joint_error", 1))], "iteration survived_s joint_error_deg")
+    with open(f"{work}/test_seconds.txt", "w") as out:
+        out.write(str(float(f["/evaluation"].attrs["test_seconds"])) + "\n")
+    print("policy"); sys.exit(0)
 t = get("/time", 1)
 if t.size == 0:
     fail(2, "/time: no frames")
@@ -127,7 +153,26 @@ for file in "$@"; do
   stem=$(basename "$file"); stem=${stem%.*}
   d=$work
   name=$(basename "$file")
-  if [ "$kind" = sim ]; then
+  if [ "$kind" = openloop ]; then
+    plot "$dir/${stem}_segments.png" "$name: weighted cost of each segment, and its time scale" "cost" \
+      "set xlabel 'reference time at the segment end (s)'; set y2label 'time scale'; set y2tics; set ytics nomirror; \
+       plot '$d/segments.dat' u 1:2 w lp lw 2 lc rgb 'black' t 'cost', '' u 1:3 w l t 'pose', '' u 1:4 w l t 'root', \
+            '' u 1:5 w l t 'end effector', '' u 1:6 w l t 'balance', '' u 1:7 w l t 'com', '' u 1:8 axes x1y2 w p pt 7 t 'time scale'"
+    plot "$dir/${stem}_tracking.png" "$name: joint angle error against the reference (RMS over joints)" "degrees" \
+      "plot '$d/ol_tracking.dat' u 1:2 w l lw 2 t 'achieved vs reference'"
+  elif [ "$kind" = policy ]; then
+    plot "$dir/${stem}_pushes.png" "$name: pushes survived, over directions and cycle phases" "success rate (%)" \
+      "set xlabel 'push (N)'; set yrange [0:105]; \
+       plot '$d/pushes.dat' u 1:2 w lp lw 2 pt 7 t 'open loop', '' u 1:3 w lp lw 2 pt 5 t 'closed loop (feedback)'"
+    if [ -f "$d/stiffness.dat" ]; then
+      plot "$dir/${stem}_stiffness.png" "$name: the policy at other flesh stiffness" "time before a fall (s)" \
+        "set xlabel \"Young's modulus (Pa)\"; set logscale x; set yrange [0:$(cat "$d/test_seconds.txt")*1.05]; \
+         plot '$d/stiffness.dat' u 1:2 w lp lw 2 pt 7 t 'open loop', '' u 1:3 w lp lw 2 pt 5 t 'closed loop'"
+    fi
+    plot "$dir/${stem}_learning.png" "$name: guided learning" "s" \
+      "set xlabel 'iteration'; set y2label 'joint error (deg)'; set y2tics; set ytics nomirror; \
+       plot '$d/learning.dat' u 1:2 w lp lw 2 pt 7 t 'closed loop went (s)', '' u 1:3 axes x1y2 w lp lw 2 pt 5 t 'joint error'"
+  elif [ "$kind" = sim ]; then
     plot "$dir/${stem}_momentum.png" "$name: whole-body momentum" "kg m/s, kg m^2/s" \
       "plot '$d/momentum.dat' u 1:2 w l lw 2 t 'p_x', '' u 1:3 w l lw 2 t 'p_y', '' u 1:4 w l lw 2 t 'p_z', \
             '' u 1:6 w l dt 2 lw 2 t 'L_x', '' u 1:7 w l dt 2 lw 2 t 'L_y', '' u 1:8 w l dt 2 lw 2 t 'L_z'"

@@ -6,6 +6,15 @@ static char log_text[8192];
 
 const char *sc_fixture_log(void) { return log_text; }
 
+const char *sc_fixture_keep(const char *path)
+{
+    static char slots[64][1024];
+    static int next;
+    char *p = slots[next++ % 64];
+    snprintf(p, 1024, "%s", path);
+    return p;
+}
+
 /* sc_test_tmp's buffers are a ring reused by later calls: fixtures keep their own copies */
 static const char *keep(char *buf, size_t n, const char *path)
 {

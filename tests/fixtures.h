@@ -11,5 +11,7 @@ const char *sc_fixture_march_reference(void);
 /* The Michelin with the CMU walk's skeleton (configs/michelin_cmu.yaml), with skin weights. */
 const char *sc_fixture_michelin_cmu(void);
 const char *sc_fixture_log(void);
+/* A copy of path that outlives sc_test_tmp's ring of 32 buffers (a ring of 64 of its own). */
+const char *sc_fixture_keep(const char *path);
 
 #endif

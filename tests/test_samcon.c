@@ -16,22 +16,12 @@
 
 static char out[16384];
 
-/* sc_test_tmp's buffers are reused after 32 calls: what a test holds on to is copied */
-static const char *keep(const char *path)
-{
-    static char slots[16][1024];
-    static int next;
-    char *p = slots[next++ % 16];
-    snprintf(p, 1024, "%s", path);
-    return p;
-}
-
 /* 6 segments of 0.05 s, 12 samples, 3 elites: a few seconds */
 static const char *preset(void)
 {
     static const char *p;
     if (p) return p;
-    return p = keep(sc_test_write("samcon_preset.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 12\n  elites: 3\n"
+    return p = sc_fixture_keep(sc_test_write("samcon_preset.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 12\n  elites: 3\n"
                                                "  end: 0.3\n"));
 }
 
@@ -40,7 +30,7 @@ static const char *long_preset(void)
 {
     static const char *p;
     if (p) return p;
-    return p = keep(sc_test_write("samcon_long.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 24\n  elites: 4\n"
+    return p = sc_fixture_keep(sc_test_write("samcon_long.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 24\n  elites: 4\n"
                                              "  end: 0.5\n"));
 }
 
@@ -73,7 +63,7 @@ static const char *baseline(void)
 {
     static int state;
     static const char *p;
-    if (!p) p = keep(sc_test_tmp("samcon_n1.h5"));
+    if (!p) p = sc_fixture_keep(sc_test_tmp("samcon_n1.h5"));
     if (!state) state = run_sampler(0, preset(), p, NULL) == 0 ? 1 : -1;
     return state > 0 ? p : NULL;
 }
@@ -174,7 +164,7 @@ TEST(samcon_identical_for_1_2_3_ranks)
     for (int n = 1; n <= 3; n++) {
         char name[64];
         snprintf(name, sizeof name, "samcon_mpi%d.h5", n);
-        const char *p = keep(sc_test_tmp(name));
+        const char *p = sc_fixture_keep(sc_test_tmp(name));
         int rc = run_sampler(n, preset(), p, NULL);
         ENSURE_MSG(rc == 0, "mpiexec -n %d: exit %d: %s", n, rc, out);
         ENSURE(same_controller(b, p));
@@ -195,7 +185,7 @@ TEST(samcon_replay_through_simulate_is_bit_identical)
 {
     const char *b = baseline(), *ch = sc_fixture_michelin();
     ENSURE_MSG(b, "sample-openloop failed: %s", out);
-    const char *sim = keep(sc_test_tmp("samcon_replay_sim.h5"));
+    const char *sim = sc_fixture_keep(sc_test_tmp("samcon_replay_sim.h5"));
     int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --trajectory %s %s", sc_test_tool("simulate"), preset(), sim, b, ch);
     ENSURE_MSG(rc == 0, "simulate: %s", out);
     sc_h5 *fa, *fb;
@@ -268,7 +258,7 @@ static const char *long_baseline(void)
 {
     static int state;
     static const char *p;
-    if (!p) p = keep(sc_test_tmp("samcon_long.h5"));
+    if (!p) p = sc_fixture_keep(sc_test_tmp("samcon_long.h5"));
     if (!state) state = run_sampler(0, long_preset(), p, NULL) == 0 ? 1 : -1;
     return state > 0 ? p : NULL;
 }
@@ -277,7 +267,7 @@ TEST(samcon_kill9_then_resume_is_identical)
 {
     const char *b = long_baseline();
     ENSURE_MSG(b, "sample-openloop failed: %s", out);
-    const char *p = keep(sc_test_tmp("samcon_killed.h5")), *log = keep(sc_test_tmp("samcon_killed.log"));
+    const char *p = sc_fixture_keep(sc_test_tmp("samcon_killed.h5")), *log = sc_fixture_keep(sc_test_tmp("samcon_killed.log"));
     /* twice: once early, once later, each time mid-segment */
     int kills = 0;
     for (int round = 0; round < 2; round++) {
@@ -308,7 +298,7 @@ TEST(samcon_sigterm_writes_a_checkpoint_and_exits_6)
 {
     const char *b = long_baseline();
     ENSURE_MSG(b, "sample-openloop failed: %s", out);
-    const char *p = keep(sc_test_tmp("samcon_term.h5")), *log = keep(sc_test_tmp("samcon_term.log"));
+    const char *p = sc_fixture_keep(sc_test_tmp("samcon_term.h5")), *log = sc_fixture_keep(sc_test_tmp("samcon_term.log"));
     ENSURE_MSG(start_and_wait(p, log, 0, 1), "no checkpoint appeared");
     sc_test_sh(NULL, 0, "pkill -TERM -f '^%s -q -c %s -o %s'", sc_test_tool("sample-openloop"), long_preset(), p);
     int rc = wait_rc(log);
@@ -333,8 +323,8 @@ TEST(samcon_sigterm_writes_a_checkpoint_and_exits_6)
 
 static int expect(const char *name, const char *cfg_text, const char *ch, const char *ref, int code, const char *msg)
 {
-    const char *cfg = keep(sc_test_write(name, cfg_text));
-    const char *o = keep(sc_test_tmp("samcon_bad.h5"));
+    const char *cfg = sc_fixture_keep(sc_test_write(name, cfg_text));
+    const char *o = sc_fixture_keep(sc_test_tmp("samcon_bad.h5"));
     int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"), cfg, o, ch, ref);
     sc_test_report("%s: exit %d: %s", name, rc, out);
     CHECK(rc == code, "%s: exit %d, expected %d: %s", name, rc, code, out);

@@ -107,13 +107,22 @@ static int read_pose(sc_cfg_node *pose, const sc_model *m, sc_quat *out, sc_err 
 int sc_controller_from_config(sc_cfg_node *ctrl, const sc_model *m, const char *config_path, sc_controller *c, sc_err *err)
 {
     memset(c, 0, sizeof *c);
-    static const char *const kinds[] = {"hold", "keyframes", "trajectory"};
+    static const char *const kinds[] = {"hold", "keyframes", "trajectory", "policy"};
     int kind, rc;
     char w[256];
-    if ((rc = sc_cfg_enum(ctrl, "type", kinds, 3, SC_CTRL_HOLD, &kind, err)) || (rc = sc_cfg_bool(ctrl, "loop", 0, &c->loop, err)) ||
+    if ((rc = sc_cfg_enum(ctrl, "type", kinds, 4, SC_CTRL_HOLD, &kind, err)) || (rc = sc_cfg_bool(ctrl, "loop", 0, &c->loop, err)) ||
         (rc = sc_cfg_double(ctrl, "time_offset", 0, &c->offset, err)))
         return rc;
     c->nbones = m->nbones;
+    if (kind == SC_CTRL_POLICY) {
+        char name[1024];
+        c->kind = kind;
+        if ((rc = sc_cfg_string(ctrl, "file", NULL, name, sizeof name, err)) || (rc = sc_cfg_int(ctrl, "cycles", 0, 0, 1000000, &c->cycles, err)) ||
+            (rc = sc_cfg_bool(ctrl, "feedback", 1, &c->feedback, err)) ||
+            (rc = sc_find_input(name, config_path, 0, sc_cfg_where(sc_cfg_get(ctrl, "file"), w, sizeof w), c->source, sizeof c->source, err)))
+            return rc;
+        return SC_OK;
+    }
     if (kind == SC_CTRL_TRAJECTORY) {
         char name[1024], path[1024], dataset[128];
         int loop = c->loop;

@@ -8,7 +8,9 @@
 #include "core/status.h"
 #include "sim/model.h"
 
-typedef enum { SC_CTRL_HOLD = 0, SC_CTRL_KEYFRAMES = 1, SC_CTRL_TRAJECTORY = 2 } sc_ctrl_kind;
+/* SC_CTRL_POLICY: a feedback policy file (learn-feedback's policy.h5), which the caller loads
+ * (control/feedback.h): only `source` and `cycles` are filled here. */
+typedef enum { SC_CTRL_HOLD = 0, SC_CTRL_KEYFRAMES = 1, SC_CTRL_TRAJECTORY = 2, SC_CTRL_POLICY = 3 } sc_ctrl_kind;
 
 typedef struct sc_controller {
     int kind;
@@ -20,6 +22,8 @@ typedef struct sc_controller {
     double offset;     /* time shift: targets at t are the keys at t + offset */
     char source[1024];
     char dataset[128];
+    long cycles;       /* policy: gait cycles to run (0: the simulation's duration) */
+    int feedback;      /* policy: 1 closed loop, 0 its open loop */
 } sc_controller;
 
 struct sc_cfg_node;

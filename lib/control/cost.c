@@ -22,42 +22,6 @@ void sc_tracker_free(sc_tracker *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Squared distance from p to the segment ab. */
-static double segment_dist2(sc_vec3 p, sc_vec3 a, sc_vec3 b)
-{
-    sc_vec3 ab = sc_v3_sub(b, a);
-    double l2 = sc_v3_dot(ab, ab), u = l2 > 0 ? sc_v3_dot(sc_v3_sub(p, a), ab) / l2 : 0;
-    u = u < 0 ? 0 : u > 1 ? 1 : u;
-    sc_vec3 d = sc_v3_sub(p, sc_v3_axpy(u, ab, a));
-    return sc_v3_dot(d, d);
-}
-
-/* The bone that moves surface vertex i most: by skin weight through its tet, else the nearest bone. */
-static int dominant_bone(const sc_model *m, int i)
-{
-    double w[SC_SIM_MAX_BONES] = {0};
-    if (m->skin_k > 0) {
-        const int *tet = m->tets + 4 * m->surf_tet[i];
-        for (int c = 0; c < 4; c++)
-            for (int s = 0; s < m->skin_k; s++) {
-                int b = m->skin_bone[(size_t)tet[c] * m->skin_k + s];
-                if (b >= 0) w[b] += m->surf_bary[4 * i + c] * m->skin_w[(size_t)tet[c] * m->skin_k + s];
-            }
-        int best = 0;
-        for (int b = 1; b < m->nbones; b++)
-            if (w[b] > w[best]) best = b;
-        return best;
-    }
-    sc_vec3 p = sc_v3_load(m->surf_rest + 3 * i);
-    int best = 0;
-    double bd = 1e300;
-    for (int b = 0; b < m->nbones; b++) {
-        double d = segment_dist2(p, sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->bone_end + 3 * b));
-        if (d < bd) { bd = d; best = b; }
-    }
-    return best;
-}
-
 int sc_tracker_init(sc_tracker *t, const sc_model *m, const sc_reference *r, const sc_tracker_opts *o, sc_err *err)
 {
     memset(t, 0, sizeof *t);
@@ -89,10 +53,9 @@ int sc_tracker_init(sc_tracker *t, const sc_model *m, const sc_reference *r, con
     t->vert_bone = malloc(((size_t)m->nsurf_verts + 1) * sizeof(int));
     t->watch = malloc(((size_t)m->nsurf_verts + 1) * sizeof(int));
     if (!t->vert_bone || !t->watch) { sc_tracker_free(t); return sc_fail(err, SC_EIO, "out of memory"); }
-    for (int i = 0; i < m->nsurf_verts; i++) {
-        t->vert_bone[i] = dominant_bone(m, i);
+    sc_model_surface_bones(m, t->vert_bone);
+    for (int i = 0; i < m->nsurf_verts; i++)
         if (!t->allowed[t->vert_bone[i]]) t->watch[t->nwatch++] = i;
-    }
     return SC_OK;
 }
 

@@ -7,13 +7,6 @@
 static sc_quat qload(const double *a) { return (sc_quat){a[0], a[1], a[2], a[3]}; }
 static void qstore(double *a, sc_quat q) { a[0] = q.w; a[1] = q.x; a[2] = q.y; a[3] = q.z; }
 
-/* heading: the angle about +y of the root's forward axis (+z at rest) */
-static double heading(sc_quat q)
-{
-    sc_vec3 f = sc_q_rotate(q, sc_v3(0, 0, 1));
-    return atan2(f.x, f.z);
-}
-
 /* What makes two samples the same state of a gait, wherever the character is and faces. */
 typedef struct { double pose, vel, root; } mismatch;
 
@@ -25,7 +18,7 @@ static mismatch compare(const sc_reference *r, int a, int b)
         sc_quat qa = qload(r->local_quat + 4 * ((size_t)a * nb + j)), qb = qload(r->local_quat + 4 * ((size_t)b * nb + j));
         sc_vec3 wa = sc_v3_load(r->local_ang_vel + 3 * ((size_t)a * nb + j)), wb = sc_v3_load(r->local_ang_vel + 3 * ((size_t)b * nb + j));
         if (j == 0) { /* the root: its tilt, and its angular velocity, in its heading frame */
-            sc_quat ha = sc_q_axis_angle(sc_v3(0, 1, 0), -heading(qa)), hb = sc_q_axis_angle(sc_v3(0, 1, 0), -heading(qb));
+            sc_quat ha = sc_q_axis_angle(sc_v3(0, 1, 0), -sc_q_heading(qa)), hb = sc_q_axis_angle(sc_v3(0, 1, 0), -sc_q_heading(qb));
             qa = sc_q_mul(ha, qa);
             qb = sc_q_mul(hb, qb);
             wa = sc_q_rotate(ha, wa);
@@ -39,8 +32,8 @@ static mismatch compare(const sc_reference *r, int a, int b)
     d.pose /= nb;
     d.vel /= nb;
     sc_quat qa = qload(r->local_quat + 4 * (size_t)a * nb), qb = qload(r->local_quat + 4 * (size_t)b * nb);
-    sc_vec3 va = sc_q_rotate(sc_q_axis_angle(sc_v3(0, 1, 0), -heading(qa)), sc_v3_load(r->root_vel + 3 * a));
-    sc_vec3 vb = sc_q_rotate(sc_q_axis_angle(sc_v3(0, 1, 0), -heading(qb)), sc_v3_load(r->root_vel + 3 * b));
+    sc_vec3 va = sc_q_rotate(sc_q_axis_angle(sc_v3(0, 1, 0), -sc_q_heading(qa)), sc_v3_load(r->root_vel + 3 * a));
+    sc_vec3 vb = sc_q_rotate(sc_q_axis_angle(sc_v3(0, 1, 0), -sc_q_heading(qb)), sc_v3_load(r->root_vel + 3 * b));
     double dh = 10 * (r->root_pos[3 * a + 1] - r->root_pos[3 * b + 1]); /* 1 cm counts as 0.1 rad */
     sc_vec3 dv = sc_v3_sub(va, vb);
     d.root = dh * dh + 0.01 * sc_v3_dot(dv, dv);
@@ -141,7 +134,7 @@ int sc_cycle_repeat(const sc_reference *r, const sc_cycle *c, int n, sc_referenc
     out->character_hash = r->character_hash;
     memcpy(out->names, r->names, sizeof *r->names * (size_t)nb);
     /* G takes the state at i0 to the state at i1 */
-    double h0 = heading(qload(r->local_quat + 4 * (size_t)c->i0 * nb)), h1 = heading(qload(r->local_quat + 4 * (size_t)c->i1 * nb));
+    double h0 = sc_q_heading(qload(r->local_quat + 4 * (size_t)c->i0 * nb)), h1 = sc_q_heading(qload(r->local_quat + 4 * (size_t)c->i1 * nb));
     sc_quat qg = sc_q_axis_angle(sc_v3(0, 1, 0), h1 - h0);
     sc_vec3 p0 = sc_v3_load(r->root_pos + 3 * c->i0), p1 = sc_v3_load(r->root_pos + 3 * c->i1);
     p0.y = p1.y = 0;

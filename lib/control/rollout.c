@@ -21,6 +21,6 @@ int sc_rollout(sc_sim *s, sc_target_source src, const sc_perturbations *pert, lo
     }
 }
 
-static void controller_eval(const void *ctx, const sc_sim *s, sc_quat *out) { sc_controller_targets(ctx, s->t, out); }
+static void controller_eval(void *ctx, const sc_sim *s, sc_quat *out) { sc_controller_targets(ctx, s->t, out); }
 
-sc_target_source sc_controller_source(const sc_controller *c) { return (sc_target_source){controller_eval, c}; }
+sc_target_source sc_controller_source(const sc_controller *c) { return (sc_target_source){controller_eval, (void *)c}; }

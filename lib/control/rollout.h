@@ -7,10 +7,11 @@
 #include "control/scenario.h"
 
 /* PD targets (nb local rotations, sc_skeleton's convention) for the simulation's current
- * state: a function of s->t or s->step (and possibly of the state: feedback). */
+ * state: a function of s->t or s->step, or of the state (feedback; such a source keeps what it
+ * decided in ctx, which is why ctx is not const). */
 typedef struct sc_target_source {
-    void (*eval)(const void *ctx, const sc_sim *s, sc_quat *out);
-    const void *ctx;
+    void (*eval)(void *ctx, const sc_sim *s, sc_quat *out);
+    void *ctx;
 } sc_target_source;
 
 /* Called once per visited state, after its targets and perturbations are set and before it

@@ -13,25 +13,10 @@
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
-/* Joint classes for the default offset boxes, recognised from bone names. */
-enum { CLASS_HIPS, CLASS_KNEES, CLASS_ANKLES, CLASS_SPINE, CLASS_SHOULDERS, CLASS_OTHERS, NCLASS };
-static const char *const class_names[NCLASS] = {"hips", "knees", "ankles", "spine", "shoulders", "others"};
-/* half-widths (rad) about the joint frame's x (flexion for a character facing +z), y (twist), z */
-static const double class_box[NCLASS][3] = {
+/* default half-widths (rad) per joint class (segments.h), about the joint frame's x (flexion for
+   a character facing +z), y (twist) and z */
+static const double class_box[SC_JOINT_CLASSES][3] = {
     {0.5, 0.1, 0.2}, {0.4, 0, 0}, {0.4, 0.1, 0.2}, {0.2, 0.1, 0.1}, {0.2, 0.2, 0.2}, {0, 0, 0}};
-
-static int has(const char *name, const char *part) { return strstr(name, part) != NULL; }
-
-static int joint_class(const char *name)
-{
-    if (has(name, "forearm") || has(name, "elbow") || has(name, "hand") || has(name, "wrist")) return CLASS_OTHERS;
-    if (has(name, "thigh") || has(name, "hip") || has(name, "upleg")) return CLASS_HIPS;
-    if (has(name, "shin") || has(name, "knee") || has(name, "leg")) return CLASS_KNEES;
-    if (has(name, "foot") || has(name, "ankle") || has(name, "toe")) return CLASS_ANKLES;
-    if (has(name, "spine") || has(name, "chest") || has(name, "back") || has(name, "torso") || has(name, "abdomen")) return CLASS_SPINE;
-    if (has(name, "upperarm") || has(name, "shoulder") || has(name, "clavicle") || has(name, "arm")) return CLASS_SHOULDERS;
-    return CLASS_OTHERS;
-}
 
 /* A box: one number (every axis of a ball joint, or a hinge's angle) or [x, y, z] (ball only). */
 static int read_box(sc_cfg_node *v, int hinge, double out[3], sc_err *err)
@@ -119,21 +104,21 @@ int sc_samcon_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs 
         return sc_fail(err, SC_EINPUT, "%s: sampling.start and end do not apply with a cycle (the cycle sets the span)", sc_cfg_where(cyc, w, sizeof w));
 
     /* offset boxes: class defaults, then the config's classes, then per joint */
-    double cls[NCLASS][3];
+    double cls[SC_JOINT_CLASSES][3];
     memcpy(cls, class_box, sizeof cls);
     TRY(sc_cfg_section(s, "boxes", &boxes, err));
     for (int i = 0; i < sc_cfg_len(boxes); i++) {
         const char *key = sc_cfg_key_at(boxes, i);
         int k = 0;
-        while (k < NCLASS && strcmp(class_names[k], key)) k++;
-        if (k == NCLASS)
+        while (k < SC_JOINT_CLASSES && strcmp(sc_joint_class_names[k], key)) k++;
+        if (k == SC_JOINT_CLASSES)
             return sc_fail(err, SC_EINPUT, "%s: sampling.boxes has no joint class '%s' (classes: hips, knees, ankles, spine, shoulders, "
                            "others; single joints go under sampling.joints)", sc_cfg_where(sc_cfg_at(boxes, i), w, sizeof w), key);
         TRY(read_box(sc_cfg_at(boxes, i), 0, cls[k], err));
     }
-    for (int k = 0; k < NCLASS; k++) (void)sc_cfg_get(boxes, class_names[k]);
+    for (int k = 0; k < SC_JOINT_CLASSES; k++) (void)sc_cfg_get(boxes, sc_joint_class_names[k]);
     for (int d = 0; d < dofs->n; d++) {
-        const double *b = cls[joint_class(m->bone_name[dofs->bone[d]])];
+        const double *b = cls[sc_joint_class(m->bone_name[dofs->bone[d]])];
         c->box[d] = dofs->axis[d] < 0 ? b[0] : b[dofs->axis[d]];
     }
     TRY(sc_cfg_section(s, "joints", &joints, err));
@@ -189,7 +174,8 @@ typedef struct level {
     int n, ndof;
     int *sample, *parent, *attempt;
     long *end_step, *steps;
-    double *cost, *path_cost, *terms, *scale, *offset;
+    double *cost, *path_cost, *terms, *scale, *offset, *aux;
+    int naux;
     unsigned char **state;  /* NULL entries (or NULL) outside the backtracking window */
     size_t *state_size;
     sc_samcon_segment stats;
@@ -208,16 +194,17 @@ static void level_free_states(level *l)
 static void level_free(level *l)
 {
     level_free_states(l);
-    void *a[] = {l->sample, l->parent, l->attempt, l->end_step, l->steps, l->cost, l->path_cost, l->terms, l->scale, l->offset};
+    void *a[] = {l->sample, l->parent, l->attempt, l->end_step, l->steps, l->cost, l->path_cost, l->terms, l->scale, l->offset, l->aux};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     memset(l, 0, sizeof *l);
 }
 
-static int level_alloc(level *l, int n, int ndof, sc_err *err)
+static int level_alloc(level *l, int n, int ndof, int naux, sc_err *err)
 {
     memset(l, 0, sizeof *l);
     l->n = n;
     l->ndof = ndof;
+    l->naux = naux;
     size_t un = (size_t)(n > 0 ? n : 1);
     l->sample = calloc(un, sizeof(int));
     l->parent = calloc(un, sizeof(int));
@@ -229,10 +216,11 @@ static int level_alloc(level *l, int n, int ndof, sc_err *err)
     l->terms = calloc(un * SC_COST_TERMS, sizeof(double));
     l->scale = calloc(un, sizeof(double));
     l->offset = calloc(un * (size_t)(ndof > 0 ? ndof : 1), sizeof(double));
+    l->aux = calloc(un * (size_t)(naux > 0 ? naux : 1), sizeof(double));
     l->state = calloc(un, sizeof *l->state);
     l->state_size = calloc(un, sizeof(size_t));
     if (!l->sample || !l->parent || !l->attempt || !l->end_step || !l->steps || !l->cost || !l->path_cost || !l->terms || !l->scale ||
-        !l->offset || !l->state || !l->state_size) {
+        !l->offset || !l->aux || !l->state || !l->state_size) {
         level_free(l);
         return sc_fail(err, SC_EIO, "out of memory for %d elites", n);
     }
@@ -261,13 +249,14 @@ typedef struct sampler {
     const level *parent;
     double ref_t0, ref_t1;
     unsigned char **pool;    /* [N] end states of the samples this rank ran */
-    double *offsets;         /* [N * ndof] */
+    size_t rsize;            /* a sample's record: sample_result, then ndof offsets and naux values */
     sc_segment seg;
     sc_segment_controller ctrl;
 } sampler;
 
-/* Sample i of segment k at this attempt: its time scale and offsets, from its own stream. */
-static void draw_sample(const sampler *S, int k, int attempt, int i, double *scale, double *offset)
+/* Sample i of segment k at this attempt: its time scale and offsets about `center` (NULL: 0),
+   from its own stream. */
+static void draw_sample(const sampler *S, int k, int attempt, int i, const double *center, double *scale, double *offset)
 {
     const sc_samcon_config *c = S->cfg;
     sc_rng r;
@@ -276,12 +265,13 @@ static void draw_sample(const sampler *S, int k, int attempt, int i, double *sca
     *scale = c->scale_min + u * (c->scale_max - c->scale_min);
     for (int d = 0; d < S->ndof; d++) {
         double v = sc_rng_uniform(&r);
-        offset[d] = c->box[d] > 0 ? c->box[d] * (2 * v - 1) : 0;
+        offset[d] = (center ? center[d] : 0) + (c->box[d] > 0 ? c->box[d] * (2 * v - 1) : 0);
     }
 }
 
 static long segment_steps(const sampler *S, double scale)
 {
+    if (S->run->segment_steps) return S->run->segment_steps[S->k];
     long n = lround(scale * (S->ref_t1 - S->ref_t0) / S->sim->o.dt);
     return n < 1 ? 1 : n;
 }
@@ -299,13 +289,14 @@ static int sample_task(void *ctx, int i, void *out, sc_err *err)
     sampler *S = ctx;
     sample_result *res = out;
     double t0 = sc_wall_time();
-    memset(res, 0, sizeof *res);
-    double *offset = S->offsets + (size_t)i * S->ndof;
-    draw_sample(S, S->k, S->attempt, i, &res->scale, offset);
+    memset(out, 0, S->rsize);
+    double *offset = (double *)(res + 1), *aux = offset + S->ndof, center[SC_MAX_DOFS];
     int e = i % S->parent->n;
     res->elite = e;
     int rc = sc_sim_snapshot_restore(S->sim, S->parent->state[e], S->parent->state_size[e], err);
     if (rc) return sc_err_prefix(err, "sample %d of segment %d: elite %d: ", i, S->k, e);
+    if (S->run->center) S->run->center(S->run->center_ctx, S->k, S->sim, center, aux);
+    draw_sample(S, S->k, S->attempt, i, S->run->center ? center : NULL, &res->scale, offset);
     res->steps = segment_steps(S, res->scale);
     S->seg = (sc_segment){S->ref_t0, S->ref_t1, S->parent->end_step[e], res->steps, offset};
     sc_rollout_result rr;
@@ -395,7 +386,7 @@ static int select_elites(const sc_samcon_config *c, const sample_result *res, in
 /* ---- the search's state, serialized for checkpoints and for ranks that resume ------------ */
 
 typedef struct search {
-    int nseg, ndof, k;          /* k: the next segment to sample */
+    int nseg, ndof, naux, k;    /* k: the next segment to sample */
     level start;                /* the reference's first state, a level of one */
     level *lv;                  /* [nseg] elites of every segment done */
     int *attempts, *retries;    /* [nseg] */
@@ -445,6 +436,7 @@ static void put_level(blob *b, const level *l)
     bput(b, l->terms, 8 * (size_t)l->n * SC_COST_TERMS);
     bput(b, l->scale, 8 * (size_t)l->n);
     bput(b, l->offset, 8 * (size_t)l->n * (size_t)l->ndof);
+    bput(b, l->aux, 8 * (size_t)l->n * (size_t)l->naux);
     bput(b, &l->stats, sizeof l->stats);
     int with_states = l->state && l->n > 0 && l->state[0];
     bput_i(b, with_states);
@@ -455,11 +447,11 @@ static void put_level(blob *b, const level *l)
         }
 }
 
-static int get_level(bread *r, level *l, int ndof, sc_err *err)
+static int get_level(bread *r, level *l, int ndof, int naux, sc_err *err)
 {
     int64_t n = bget_i(r);
     if (r->bad || n < 0 || n > 10000000) return sc_fail(err, SC_EINPUT, "checkpoint: damaged elite list");
-    int rc = level_alloc(l, (int)n, ndof, err);
+    int rc = level_alloc(l, (int)n, ndof, naux, err);
     if (rc) return rc;
     for (int i = 0; i < l->n; i++) {
         l->sample[i] = (int)bget_i(r); l->parent[i] = (int)bget_i(r); l->attempt[i] = (int)bget_i(r);
@@ -470,6 +462,7 @@ static int get_level(bread *r, level *l, int ndof, sc_err *err)
     bget(r, l->terms, 8 * (size_t)l->n * SC_COST_TERMS);
     bget(r, l->scale, 8 * (size_t)l->n);
     bget(r, l->offset, 8 * (size_t)l->n * (size_t)ndof);
+    bget(r, l->aux, 8 * (size_t)l->n * (size_t)naux);
     bget(r, &l->stats, sizeof l->stats);
     if (bget_i(r)) {
         for (int i = 0; i < l->n && !r->bad; i++) {
@@ -491,7 +484,7 @@ static int serialize(const search *S, uint64_t run_hash, blob *b, sc_err *err)
     memset(b, 0, sizeof *b);
     bput_i(b, BLOB_MAGIC);
     bput_i(b, (int64_t)run_hash);
-    bput_i(b, S->nseg); bput_i(b, S->ndof); bput_i(b, S->k);
+    bput_i(b, S->nseg); bput_i(b, S->ndof); bput_i(b, S->naux); bput_i(b, S->k);
     bput_i(b, S->samples); bput_i(b, S->numeric_failures); bput_i(b, S->backtracks);
     bput(b, &S->wall_seconds, 8);
     bput(b, &S->sample_seconds, 8);
@@ -509,7 +502,8 @@ static int deserialize(search *S, uint64_t run_hash, const unsigned char *p, siz
     if (bget_i(&r) != BLOB_MAGIC) return sc_fail(err, SC_EINPUT, "checkpoint: not a sampler checkpoint");
     if ((uint64_t)bget_i(&r) != run_hash)
         return sc_fail(err, SC_EINPUT, "checkpoint: made for other inputs (config, character, reference, seed or build differ)");
-    if (bget_i(&r) != S->nseg || bget_i(&r) != S->ndof) return sc_fail(err, SC_EINPUT, "checkpoint: made for another segmentation");
+    if (bget_i(&r) != S->nseg || bget_i(&r) != S->ndof || bget_i(&r) != S->naux)
+        return sc_fail(err, SC_EINPUT, "checkpoint: made for another segmentation");
     int64_t k = bget_i(&r);
     if (k < 0 || k > S->nseg) return sc_fail(err, SC_EINPUT, "checkpoint: damaged (segment %lld)", (long long)k);
     S->k = (int)k;
@@ -520,7 +514,7 @@ static int deserialize(search *S, uint64_t run_hash, const unsigned char *p, siz
     bget(&r, S->mult, 8 * (size_t)S->nseg);
     bget(&r, S->acc, sizeof *S->acc * (size_t)S->nseg);
     for (int j = 0; j < S->k; j++) {
-        int rc = get_level(&r, &S->lv[j], S->ndof, err);
+        int rc = get_level(&r, &S->lv[j], S->ndof, S->naux, err);
         if (rc) return rc;
     }
     if (r.bad || r.left) return sc_fail(err, SC_EINPUT, "checkpoint: damaged (%zu bytes unread)", r.left);
@@ -607,10 +601,11 @@ static double median_of(double *v, int n)
 }
 
 /* Segment k's elites from the samples: records from the results, states from their owners. */
-static int make_level(sampler *W, search *S, const sample_result *res, const int *owner, const int *chosen, int ne, sc_err *err)
+static int make_level(sampler *W, search *S, const sample_result *res, const double *extra, const int *owner, const int *chosen, int ne,
+                      sc_err *err)
 {
     level *l = &S->lv[W->k];
-    int rc = level_alloc(l, ne, S->ndof, err);
+    int naux = W->run->naux, rc = level_alloc(l, ne, S->ndof, naux, err);
     if (rc) return rc;
     sc_par *par = W->run->par;
     double scale_sum = 0;
@@ -627,8 +622,9 @@ static int make_level(sampler *W, search *S, const sample_result *res, const int
         memcpy(l->terms + SC_COST_TERMS * e, r->terms, sizeof r->terms);
         l->scale[e] = r->steps * W->sim->o.dt / (W->ref_t1 - W->ref_t0);
         scale_sum += l->scale[e];
-        double dummy;
-        draw_sample(W, W->k, W->attempt, i, &dummy, l->offset + (size_t)e * S->ndof);
+        const double *x = extra + (size_t)i * (size_t)(S->ndof + naux);
+        memcpy(l->offset + (size_t)e * S->ndof, x, sizeof(double) * (size_t)S->ndof);
+        memcpy(l->aux + (size_t)e * naux, x + S->ndof, sizeof(double) * (size_t)naux);
         l->state_size[e] = (size_t)r->state_bytes;
         if (sc_par_rank(par) == owner[i]) {
             l->state[e] = W->pool[i];
@@ -688,6 +684,7 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     sampler W = {0};
     S.nseg = (int)ceil((t_last - t_first) / c->segment - 1e-6);
     S.ndof = run->dofs->n;
+    S.naux = run->naux;
     W.run = run;
     W.cfg = c;
     W.m = run->m;
@@ -711,7 +708,8 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     W.ctrl = (sc_segment_controller){run->m, run->dofs, ref->time, c->base == SC_BASE_ID ? ref->target_quat : ref->local_quat, ref->n, &W.seg, 1};
 
     /* the start: the reference's first state, at step 0 */
-    if ((rc = level_alloc(&S.start, 1, S.ndof, err)) || (rc = sc_samcon_start_state(run, W.sim, err))) goto done;
+    W.rsize = sizeof(sample_result) + sizeof(double) * (size_t)(S.ndof + S.naux);
+    if ((rc = level_alloc(&S.start, 1, S.ndof, S.naux, err)) || (rc = sc_samcon_start_state(run, W.sim, err))) goto done;
     S.start.state_size[0] = sc_sim_snapshot_save(W.sim, W.scratch, W.scratch_cap);
     if (!(S.start.state[0] = malloc(S.start.state_size[0]))) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
     memcpy(S.start.state[0], W.scratch, S.start.state_size[0]);
@@ -730,14 +728,20 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
         if (n < c->elites) n = c->elites;
         sample_result *res = calloc((size_t)n, sizeof *res);
         int *owner = calloc((size_t)n, sizeof(int)), *order = malloc((size_t)n * sizeof(int)), *chosen = malloc((size_t)n * sizeof(int));
+        unsigned char *records = malloc((size_t)n * W.rsize);
+        double *extra = malloc((size_t)n * (size_t)(S.ndof + S.naux + 1) * sizeof(double));
         W.pool = calloc((size_t)n, sizeof *W.pool);
-        W.offsets = malloc((size_t)n * (size_t)(S.ndof ? S.ndof : 1) * sizeof(double));
-        if (!res || !owner || !order || !chosen || !W.pool || !W.offsets) {
+        if (!res || !owner || !order || !chosen || !W.pool || !records || !extra) {
             rc = sc_fail(err, SC_EIO, "out of memory for %d samples", n);
         } else {
             double t0 = sc_wall_time();
             int stopped = 0;
-            rc = sc_par_map(run->par, n, sizeof *res, sample_task, &W, run->stop, res, owner, &stopped, err);
+            rc = sc_par_map(run->par, n, W.rsize, sample_task, &W, run->stop, records, owner, &stopped, err);
+            for (int i = 0; !rc && !stopped && i < n; i++) { /* a record: the result, then offsets and aux */
+                memcpy(&res[i], records + (size_t)i * W.rsize, sizeof *res);
+                memcpy(extra + (size_t)i * (size_t)(S.ndof + S.naux), records + (size_t)i * W.rsize + sizeof *res,
+                       sizeof(double) * (size_t)(S.ndof + S.naux));
+            }
             if (!rc && stopped) {
                 S.attempts[k]--; /* this attempt did not happen */
                 S.wall_seconds = wall_before + (sc_wall_time() - wall0);
@@ -758,7 +762,7 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
                 S.acc[k].attempts++;
                 if (ne > 0) {
                     level_free(&S.lv[k]);
-                    rc = make_level(&W, &S, res, owner, chosen, ne, err);
+                    rc = make_level(&W, &S, res, extra, owner, chosen, ne, err);
                     /* elite states outside the backtracking window are no longer needed */
                     if (!rc && k - c->backtrack - 1 >= 0) level_free_states(&S.lv[k - c->backtrack - 1]);
                     S.k = k + 1;
@@ -782,7 +786,8 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
             for (int i = 0; i < n; i++) free(W.pool[i]);
         free(W.pool);
         W.pool = NULL;
-        free(W.offsets);
+        free(records);
+        free(extra);
         free(res); free(owner); free(order); free(chosen);
         /* an error one rank met alone (a checkpoint rank 0 could not write) stops every rank */
         int elsewhere = sc_par_any(run->par, rc != SC_OK && rc != SC_EINTERRUPTED);
@@ -804,6 +809,20 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     r->seg = calloc((size_t)(depth ? depth : 1), sizeof *r->seg);
     r->offset = calloc((size_t)(depth ? depth : 1) * (size_t)(S.ndof ? S.ndof : 1), sizeof(double));
     if (!r->seg || !r->offset) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    size_t total = 0;
+    for (int j = 0; j < depth; j++) total += (size_t)S.lv[j].n;
+    r->nelites = calloc((size_t)(depth ? depth : 1), sizeof(int));
+    r->elite_offset = malloc((total ? total : 1) * (size_t)(S.ndof ? S.ndof : 1) * sizeof(double));
+    r->elite_aux = malloc((total ? total : 1) * (size_t)(S.naux ? S.naux : 1) * sizeof(double));
+    if (!r->nelites || !r->elite_offset || !r->elite_aux) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    total = 0;
+    for (int j = 0; j < depth; j++) {
+        const level *l = &S.lv[j];
+        r->nelites[j] = l->n;
+        memcpy(r->elite_offset + total * (size_t)S.ndof, l->offset, sizeof(double) * (size_t)l->n * (size_t)S.ndof);
+        memcpy(r->elite_aux + total * (size_t)S.naux, l->aux, sizeof(double) * (size_t)l->n * (size_t)S.naux);
+        total += (size_t)l->n;
+    }
     int e = 0;
     for (int j = depth - 1; j >= 0; j--) {
         const level *l = &S.lv[j];
@@ -838,6 +857,9 @@ void sc_samcon_result_free(sc_samcon_result *r)
 {
     free(r->seg);
     free(r->offset);
+    free(r->nelites);
+    free(r->elite_offset);
+    free(r->elite_aux);
     memset(r, 0, sizeof *r);
 }
 

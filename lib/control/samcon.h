@@ -67,6 +67,10 @@ typedef struct sc_samcon_segment {
 
 typedef struct sc_samcon_result {
     int nseg_total;             /* segments of the clip */
+    /* every segment's elites (last attempt), in path-cost order: for learning from good samples */
+    int *nelites;               /* [nseg] */
+    double *elite_offset;       /* [sum nelites * ndof] */
+    double *elite_aux;          /* [sum nelites * naux] (naux > 0) */
     int nseg;                   /* segments of the path found (== total when completed) */
     int completed;
     sc_samcon_segment *seg;     /* [nseg] */
@@ -94,6 +98,14 @@ typedef struct sc_samcon_run {
     const char *checkpoint;     /* path; NULL: none */
     int resume;                 /* continue from the checkpoint */
     int (*stop)(void);          /* polled between samples: a signal asked to stop */
+    /* Guided sampling (learn-feedback): when center is set, sample i's offsets are
+       center(segment, its start state) + the uniform box noise, and center also fills naux
+       values of that start state (features) kept with the sample; segment_steps (when set)
+       fixes each segment's simulated steps (no time scaling). */
+    void (*center)(void *ctx, int segment, const sc_sim *start, double *offset, double *aux);
+    void *center_ctx;
+    int naux;
+    const long *segment_steps;
     /* after every segment on rank 0: the search's frontier (segments done of nseg) and a line
        describing the segment just sampled */
     void (*progress)(void *ctx, int done, int nseg, const char *line);

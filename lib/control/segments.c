@@ -3,6 +3,21 @@
 #include "control/controller.h"
 #include "control/segments.h"
 
+const char *const sc_joint_class_names[SC_JOINT_CLASSES] = {"hips", "knees", "ankles", "spine", "shoulders", "others"};
+
+static int has(const char *name, const char *part) { return strstr(name, part) != NULL; }
+
+int sc_joint_class(const char *name)
+{
+    if (has(name, "forearm") || has(name, "elbow") || has(name, "hand") || has(name, "wrist")) return SC_JOINT_OTHERS;
+    if (has(name, "thigh") || has(name, "hip") || has(name, "upleg")) return SC_JOINT_HIPS;
+    if (has(name, "shin") || has(name, "knee") || has(name, "leg")) return SC_JOINT_KNEES;
+    if (has(name, "foot") || has(name, "ankle") || has(name, "toe")) return SC_JOINT_ANKLES;
+    if (has(name, "spine") || has(name, "chest") || has(name, "back") || has(name, "torso") || has(name, "abdomen")) return SC_JOINT_SPINE;
+    if (has(name, "upperarm") || has(name, "shoulder") || has(name, "clavicle") || has(name, "arm")) return SC_JOINT_SHOULDERS;
+    return SC_JOINT_OTHERS;
+}
+
 void sc_control_dofs_init(const sc_model *m, sc_control_dofs *d)
 {
     memset(d, 0, sizeof *d);
@@ -65,6 +80,6 @@ void sc_segment_targets(const sc_segment_controller *c, long step, sc_quat *out)
     sc_apply_offsets(c->m, c->dofs, c->seg[k].offset, out);
 }
 
-static void segment_eval(const void *ctx, const sc_sim *s, sc_quat *out) { sc_segment_targets(ctx, s->step, out); }
+static void segment_eval(void *ctx, const sc_sim *s, sc_quat *out) { sc_segment_targets(ctx, s->step, out); }
 
-sc_target_source sc_segment_source(const sc_segment_controller *c) { return (sc_target_source){segment_eval, c}; }
+sc_target_source sc_segment_source(const sc_segment_controller *c) { return (sc_target_source){segment_eval, (void *)c}; }

@@ -25,6 +25,12 @@ typedef struct sc_control_dofs {
     int first[SC_SIM_MAX_BONES];     /* first DoF of each bone, -1 for the root */
 } sc_control_dofs;
 
+/* Joint classes, recognised from bone names (CMU and built-in names: thigh, shin, foot, spine,
+ * upperarm, ...): the sampler's default offset boxes and the feedback's default actions. */
+enum { SC_JOINT_HIPS, SC_JOINT_KNEES, SC_JOINT_ANKLES, SC_JOINT_SPINE, SC_JOINT_SHOULDERS, SC_JOINT_OTHERS, SC_JOINT_CLASSES };
+extern const char *const sc_joint_class_names[SC_JOINT_CLASSES];
+int sc_joint_class(const char *bone_name);
+
 /* Every DoF of every non-root joint, in bone order. */
 void sc_control_dofs_init(const sc_model *m, sc_control_dofs *d);
 /* Index of a DoF by name ("l_thigh.x" or "l_shin"), -1 if none. */

@@ -229,6 +229,11 @@ double sc_q_angle_between(sc_quat a, sc_quat b)
 {
     return sc_v3_norm(sc_q_log(sc_q_mul(sc_q_conj(a), b)));
 }
+double sc_q_heading(sc_quat q)
+{
+    sc_vec3 f = sc_q_rotate(q, sc_v3(0, 0, 1));
+    return atan2(f.x, f.z);
+}
 sc_quat sc_q_from_euler_deg(const char order[3], const double deg[3])
 {
     sc_quat q = sc_q_identity();

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/hash.h"
+#include "core/mathx.h"
 #include "sim/model.h"
 
 /* Every array of the model with its element size and count: one table serves free, clone and
@@ -116,4 +117,42 @@ int sc_model_leaf_bones(const sc_model *m, int *leaves)
         if (!has_child) leaves[n++] = b;
     }
     return n;
+}
+
+/* Squared distance from p to the segment ab. */
+static double segment_dist2(sc_vec3 p, sc_vec3 a, sc_vec3 b)
+{
+    sc_vec3 ab = sc_v3_sub(b, a);
+    double l2 = sc_v3_dot(ab, ab), u = l2 > 0 ? sc_v3_dot(sc_v3_sub(p, a), ab) / l2 : 0;
+    u = u < 0 ? 0 : u > 1 ? 1 : u;
+    sc_vec3 d = sc_v3_sub(p, sc_v3_axpy(u, ab, a));
+    return sc_v3_dot(d, d);
+}
+
+void sc_model_surface_bones(const sc_model *m, int *out)
+{
+    double *w = calloc((size_t)(m->nbones > 0 ? m->nbones : 1), sizeof(double));
+    for (int i = 0; i < m->nsurf_verts; i++) {
+        int best = 0;
+        if (m->skin_k > 0 && w) {
+            memset(w, 0, sizeof(double) * (size_t)m->nbones);
+            const int *tet = m->tets + 4 * m->surf_tet[i];
+            for (int c = 0; c < 4; c++)
+                for (int s = 0; s < m->skin_k; s++) {
+                    int b = m->skin_bone[(size_t)tet[c] * m->skin_k + s];
+                    if (b >= 0) w[b] += m->surf_bary[4 * i + c] * m->skin_w[(size_t)tet[c] * m->skin_k + s];
+                }
+            for (int b = 1; b < m->nbones; b++)
+                if (w[b] > w[best]) best = b;
+        } else {
+            sc_vec3 p = sc_v3_load(m->surf_rest + 3 * i);
+            double bd = 1e300;
+            for (int b = 0; b < m->nbones; b++) {
+                double d = segment_dist2(p, sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->bone_end + 3 * b));
+                if (d < bd) { bd = d; best = b; }
+            }
+        }
+        out[i] = best;
+    }
+    free(w);
 }

@@ -1,0 +1,71 @@
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "longrun.h"
+#include "par/par.h"
+
+static const sc_cli *g_cli;
+static sc_par *g_par;
+static volatile sig_atomic_t g_stop;
+
+void sc_longrun_begin(const sc_cli *cli, sc_par *par)
+{
+    g_cli = cli;
+    g_par = par;
+}
+
+void sc_longrun_die(const sc_err *err)
+{
+    if (!g_par || sc_par_rank(g_par) == 0) fprintf(stderr, "%s: error: %s\n", g_cli && g_cli->tool ? g_cli->tool : "softcon", err->msg);
+    if (g_par) sc_par_finalize(g_par);
+    exit(err->code ? err->code : 1);
+}
+
+static void on_signal(int sig) { g_stop = sig; }
+
+void sc_longrun_catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+int sc_longrun_stop_requested(void) { return g_stop != 0; }
+
+void sc_longrun_checkpoint(const char *given, const char *output, int resume, char *path, size_t n, int *exists)
+{
+    if (given) snprintf(path, n, "%s", given);
+    else snprintf(path, n, "%s.ckpt", output);
+    struct stat st;
+    *exists = stat(path, &st) == 0;
+    if (*exists && !resume) {
+        sc_err err;
+        sc_fail(&err, SC_EUSAGE, "%s holds the work of an earlier run: pass --resume to continue it, or delete it to start afresh", path);
+        sc_longrun_die(&err);
+    }
+}
+
+int sc_longrun_check_output(const char *output, sc_err *err)
+{
+    int code = 0;
+    if (!g_par || sc_par_rank(g_par) == 0) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", output);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0;
+        else snprintf(dir, sizeof dir, ".");
+        if (access(dir, W_OK)) code = sc_fail(err, SC_EIO, "%s: cannot write into %s", output, dir[0] ? dir : "/");
+    }
+    if (g_par) {
+        sc_par_bcast(g_par, &code, sizeof code, 0, err);
+        if (code) sc_par_bcast(g_par, err->msg, sizeof err->msg, 0, err);
+        err->code = code;
+    }
+    return code;
+}

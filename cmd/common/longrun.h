@@ -1,0 +1,24 @@
+/* What the long-running MPI tools (sample-openloop, learn-feedback) share: one error exit for
+ * every rank, signals that ask for a checkpoint and a clean stop, and the checks made before
+ * hours of work (a checkpoint left by an earlier run, an output that cannot be written). */
+#ifndef SC_LONGRUN_H
+#define SC_LONGRUN_H
+#include "cli.h"
+
+struct sc_par;
+/* Records the tool's ranks and command line for sc_longrun_die. */
+void sc_longrun_begin(const sc_cli *cli, struct sc_par *par);
+/* Rank 0 prints the error (every rank meets the same input errors); all ranks finalize MPI and
+ * exit with the error's code. */
+void sc_longrun_die(const sc_err *err) __attribute__((noreturn));
+/* SIGTERM, SIGUSR1 and SIGINT set a flag sc_longrun_stop_requested reads (the library polls it
+ * between samples, checkpoints and returns SC_EINTERRUPTED). */
+void sc_longrun_catch_signals(void);
+int sc_longrun_stop_requested(void);
+/* The checkpoint path (given, or OUTPUT.ckpt) and whether one is there: without --resume an
+ * existing checkpoint is a usage error (it would be overwritten). */
+void sc_longrun_checkpoint(const char *given, const char *output, int resume, char *path, size_t n, int *exists);
+/* SC_EIO when the output's folder is not writable (checked on rank 0, agreed by all). */
+int sc_longrun_check_output(const char *output, sc_err *err);
+
+#endif

@@ -1,0 +1,139 @@
+/* learn-feedback: linear feedback policies for a gait cycle's open-loop controller, by guided
+ * learning ([L13] 5; Liu et al. 2016), with their evaluation against pushes and flesh stiffness;
+ * alone or under mpiexec.mpich. Writes policy.h5. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "common/cli.h"
+#include "common/longrun.h"
+#include "control/feedback.h"
+#include "control/scenario.h"
+#include "core/hash.h"
+#include "core/log.h"
+#include "io/character.h"
+#include "io/config.h"
+#include "par/par.h"
+
+static const char *usage =
+    "-c CONFIG.yaml -o policy.h5 [--resume] [--checkpoint FILE] character.h5 openloop.h5\n"
+    "  --resume           continue from the checkpoint (when there is one; else start afresh)\n"
+    "  --checkpoint FILE  where the learning is saved after every iteration (default: OUTPUT.ckpt)\n"
+    "Learns a linear feedback policy per fragment of the gait cycle openloop.h5 plays (made by\n"
+    "sample-openloop with sampling.cycle), by guided learning: sampling centred on the policy's\n"
+    "output, ridge regression of the good samples' (state, action) pairs, iterated (config section\n"
+    "`feedback:`). Then evaluates it against pushes and flesh stiffness, open and closed loop.\n"
+    "The reference openloop.h5 tracked is read from where it names it (checked by its hash).\n"
+    "Run it under mpiexec.mpich -n N to spread the work; the result does not depend on N. SIGTERM,\n"
+    "SIGUSR1, SIGINT: the learning is saved and the tool exits with code 6 (resume with --resume).";
+
+static int resume;
+static const char *checkpoint_opt;
+
+static int extra_opt(const char *name, const char *value, int *used)
+{
+    *used = 1;
+    if (!strcmp(name, "--resume")) return resume = 1;
+    if (!strcmp(name, "--checkpoint") && value) { *used = 2; checkpoint_opt = value; return 1; }
+    return 0;
+}
+
+static void progress_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    sc_log_info("%s", line);
+}
+
+int main(int argc, char **argv)
+{
+    sc_err err = {0};
+    sc_cli cli = {.tool = "learn-feedback"};
+    sc_par *par = NULL;
+    sc_longrun_begin(&cli, NULL);
+    if (sc_par_init(&argc, &argv, &par, &err)) sc_longrun_die(&err);
+    sc_longrun_begin(&cli, par);
+    int rank = sc_par_rank(par);
+    sc_cli_parse(&cli, argc, argv, "learn-feedback", usage, 2, 2, 1, 1, extra_opt);
+    if (rank != 0 && sc_log_level() > SC_LOG_WARN) sc_log_set_level(SC_LOG_WARN);
+    sc_longrun_catch_signals();
+    char ckpt[4200];
+    int have_ckpt;
+    sc_longrun_checkpoint(checkpoint_opt, cli.output, resume, ckpt, sizeof ckpt, &have_ckpt);
+
+    sc_model loaded, m;
+    sc_cfg *cfg = NULL;
+    sc_scenario sc;
+    sc_samcon_config sampling;
+    sc_feedback_config fb;
+    sc_control_dofs dofs;
+    sc_openloop_cycle ol;
+    sc_reference ref;
+    if (sc_character_read(cli.inputs[0], &loaded, 1, &err)) sc_longrun_die(&err);
+    sc_control_dofs_init(&loaded, &dofs);
+    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_scenario_read(cfg, &loaded, &sc, &err) ||
+        sc_samcon_read_config(cfg, &loaded, &dofs, &sampling, &err) || sc_feedback_read_config(cfg, &loaded, &dofs, &fb, &err))
+        sc_longrun_die(&err);
+    sc_cli_ignore_other_sections(cfg);
+    if (sc_cfg_check_unknown(cfg, &err)) sc_longrun_die(&err);
+    if (sc_openloop_cycle_read(cli.inputs[1], &loaded, &dofs, &ol, &err)) sc_longrun_die(&err);
+    if (sc_reference_read(ol.reference, &ref, &err) || sc_reference_check_character(&ref, ol.reference, &loaded, &err)) sc_longrun_die(&err);
+    if (sc_reference_hash(&ref) != ol.reference_hash) {
+        sc_fail(&err, SC_EINPUT, "%s: the reference %s named has changed since the controller was made (its hash differs): run sample-openloop again",
+                cli.inputs[1], ol.reference);
+        sc_longrun_die(&err);
+    }
+    if (sc_scenario_model(&loaded, &sc, &m, &err)) sc_longrun_die(&err);
+    if (sc_longrun_check_output(cli.output, &err)) sc_longrun_die(&err);
+
+    char *resolved = sc_cfg_resolved_text(cfg);
+    uint64_t run_hash = sc_hash_bytes(SC_HASH_INIT, resolved, strlen(resolved));
+    run_hash = sc_hash_i64(sc_hash_i64(sc_hash_i64(run_hash, (int64_t)sc_model_hash(&loaded)), (int64_t)ol.hash), (int64_t)ol.reference_hash);
+    run_hash = sc_hash_i64(sc_hash_i64(run_hash, (int64_t)cli.seed), (int64_t)sc_sim_build_hash());
+    sc_feedback_run run = {.m = &m, .sim_opts = &sc.sim, .ref = &ref, .ol = &ol, .dofs = &dofs, .sampling = &sampling, .cfg = &fb,
+                           .seed = cli.seed, .run_hash = run_hash, .checkpoint = ckpt, .resume = resume && have_ckpt,
+                           .stop = sc_longrun_stop_requested, .progress = progress_line, .par = par};
+    if (rank == 0)
+        sc_log_info("learn-feedback: %s on %d rank%s: %d iterations of %d cycles x %d fragments, %d samples and %d elites per segment, %d actions%s",
+                    cli.inputs[1], sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", fb.iterations, fb.cycles, ol.fragments, fb.samples,
+                    fb.elites, fb.nact, run.resume ? "; resuming from the checkpoint" : "");
+    sc_feedback_result res;
+    int rc = sc_feedback_learn(&run, &res, &err);
+    if (rc) sc_longrun_die(&err);
+    if (rank == 0) sc_log_info("learn-feedback: evaluating the policy of iteration %d (pushes, stiffness, open and closed loop)", res.best_iteration + 1);
+    if ((rc = sc_feedback_evaluate(&run, &res.policy, &res.eval, &err))) sc_longrun_die(&err);
+
+    int code = 0;
+    if (rank == 0) {
+        sc_h5 *f = NULL;
+        char hex[24];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)ol.hash);
+        rc = sc_h5_create(cli.output, &f, &err) || sc_h5_provenance(f, SC_POLICY_SCHEMA, argc, argv, resolved, &err) ||
+             sc_h5_attr_i64(f, "/", "seed", (long long)cli.seed, &err) || sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) ||
+             sc_h5_attr_str(f, "/", "openloop", cli.inputs[1], &err) || sc_h5_attr_str(f, "/", "openloop_hash", hex, &err) ||
+             sc_h5_attr_str(f, "/", "status", "completed", &err) || sc_policy_write(f, &res.policy, &loaded, &dofs, &err) ||
+             sc_feedback_write(f, &run, &res, &err) || sc_h5_attr_i64(f, "/learning", "ranks", sc_par_size(par), &err);
+        if (rc) sc_h5_abort(f);
+        else rc = sc_h5_commit(f, &err);
+        if (rc) {
+            fprintf(stderr, "%s: error: %s\n", cli.tool, err.msg);
+            code = err.code ? err.code : SC_EIO;
+        } else {
+            unlink(ckpt);
+            const sc_evaluation *e = &res.eval;
+            sc_log_info("learn-feedback: %s: closed loop went %.1f s of %.1f s (open loop %.1f s), joint error %.1f deg (open loop %.1f deg); "
+                        "%ld samples in %.0f s",
+                        cli.output, e->closedloop_survived_s, fb.eval_seconds, e->openloop_survived_s, e->closedloop_joint_error * 180 / SC_PI,
+                        e->openloop_joint_error * 180 / SC_PI, res.samples, res.wall_seconds);
+        }
+    }
+    sc_policy_free(&res.policy);
+    sc_openloop_cycle_free(&ol);
+    sc_reference_free(&ref);
+    sc_model_free(&m);
+    sc_model_free(&loaded);
+    sc_cfg_free(cfg);
+    free(resolved);
+    sc_par_bcast(par, &code, sizeof code, 0, &err);
+    sc_par_finalize(par);
+    return code;
+}

@@ -1,0 +1,1004 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "control/controller.h"
+#include "control/feedback.h"
+#include "core/hash.h"
+#include "core/linalg.h"
+#include "core/log.h"
+#include "io/config.h"
+#include "par/par.h"
+
+/* ---- configuration ---------------------------------------------------------------------- */
+
+int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs *dofs, sc_feedback_config *c, sc_err *err)
+{
+    sc_cfg_node *root = sc_cfg_root(cfg), *f, *ev, *list;
+    char w[256];
+    long n;
+    int rc;
+    memset(c, 0, sizeof *c);
+#define TRY(x) if ((rc = (x))) return rc
+    TRY(sc_cfg_section(root, "feedback", &f, err));
+    TRY(sc_cfg_int(f, "iterations", 6, 1, 64, &n, err));
+    c->iterations = (int)n;
+    TRY(sc_cfg_int(f, "cycles", 4, 1, 1000, &n, err));
+    c->cycles = (int)n;
+    TRY(sc_cfg_int(f, "samples", 300, 1, 1000000, &n, err));
+    c->samples = (int)n;
+    TRY(sc_cfg_int(f, "elites", 30, 1, 100000, &n, err));
+    c->elites = (int)n;
+    if (c->elites > c->samples)
+        return sc_fail(err, SC_EINPUT, "%s: feedback.elites = %d is more than feedback.samples = %d", sc_cfg_where(sc_cfg_get(f, "elites"), w, sizeof w),
+                       c->elites, c->samples);
+    TRY(sc_cfg_double_range(f, "noise", 1.0, 0, 10, &c->noise, err));
+    TRY(sc_cfg_double_range(f, "ridge", 0.1, 0, 1e6, &c->ridge, err));
+    TRY(sc_cfg_double_range(f, "max_action", 1.0, 0, SC_PI, &c->max_action, err));
+    static const char *const data[] = {"last", "all"};
+    TRY(sc_cfg_enum(f, "data", data, 2, 1, &c->all_data, err));
+    TRY(sc_cfg_list(f, "actions", 0, &list, err));
+    if (list) {
+        for (int i = 0; i < sc_cfg_len(list); i++) {
+            const char *name = sc_cfg_scalar(sc_cfg_at(list, i));
+            int b = name ? sc_model_bone_index(m, name) : -1;
+            if (b < 0 || dofs->first[b] < 0)
+                return sc_fail(err, SC_EINPUT, "%s: feedback.actions names '%s', which is not a joint of the character",
+                               sc_cfg_where(sc_cfg_at(list, i), w, sizeof w), name ? name : "?");
+            int k = m->joint_type[b] == SC_JOINT_HINGE ? 1 : 3;
+            if (c->nact + k > SC_MAX_ACTIONS) return sc_fail(err, SC_EINPUT, "%s: more than %d action DoFs", sc_cfg_where(list, w, sizeof w), SC_MAX_ACTIONS);
+            for (int d = 0; d < k; d++) c->act[c->nact++] = dofs->first[b] + d;
+        }
+    } else { /* the waist, both hips and knees (mass-SAMCON's actions) */
+        for (int d = 0; d < dofs->n; d++) {
+            int cls = sc_joint_class(m->bone_name[dofs->bone[d]]);
+            if ((cls == SC_JOINT_SPINE || cls == SC_JOINT_HIPS || cls == SC_JOINT_KNEES) && c->nact < SC_MAX_ACTIONS) c->act[c->nact++] = d;
+        }
+    }
+    if (c->nact == 0) return sc_fail(err, SC_EINPUT, "%s: feedback.actions: no joint to act on", sc_cfg_where(f, w, sizeof w));
+
+    TRY(sc_cfg_section(f, "evaluate", &ev, err));
+    double tilt;
+    TRY(sc_cfg_double_range(ev, "seconds", 20, 0.1, 1e5, &c->eval_seconds, err));
+    TRY(sc_cfg_double_range(ev, "max_tilt", 60, 1, 180, &tilt, err));
+    c->max_tilt = tilt * SC_PI / 180;
+    sc_cfg_node *pl;
+    TRY(sc_cfg_list(ev, "pushes", 0, &pl, err));
+    if (!pl) {
+        double def[] = {100, 200, 300, 400};
+        c->npush = 4;
+        memcpy(c->push, def, sizeof def);
+        double v[4];
+        TRY(sc_cfg_vec(ev, "pushes", 4, def, v, err)); /* records the default */
+    } else {
+        c->npush = sc_cfg_len(pl);
+        if (c->npush > SC_MAX_EVAL) return sc_fail(err, SC_EINPUT, "%s: at most %d push magnitudes", sc_cfg_where(pl, w, sizeof w), SC_MAX_EVAL);
+        for (int i = 0; i < c->npush; i++) {
+            TRY(sc_cfg_scalar_double(sc_cfg_at(pl, i), &c->push[i], err));
+            if (!(c->push[i] >= 0 && c->push[i] <= 1e5))
+                return sc_fail(err, SC_EINPUT, "%s: a push of %g N", sc_cfg_where(sc_cfg_at(pl, i), w, sizeof w), c->push[i]);
+        }
+    }
+    TRY(sc_cfg_double_range(ev, "push_duration", 0.1, 0.001, 10, &c->push_duration, err));
+    char bone[SC_NAME_LEN];
+    TRY(sc_cfg_string(ev, "push_bone", "spine", bone, sizeof bone, err));
+    c->push_bone = sc_model_bone_index(m, bone);
+    if (c->push_bone < 0)
+        return sc_fail(err, SC_EINPUT, "%s: feedback.evaluate.push_bone '%s' is not a bone of the character",
+                       sc_cfg_where(sc_cfg_get(ev, "push_bone"), w, sizeof w), bone);
+    TRY(sc_cfg_int(ev, "directions", 4, 1, 4, &n, err));
+    c->ndir = (int)n;
+    TRY(sc_cfg_int(ev, "phases", 4, 1, SC_MAX_EVAL, &n, err));
+    c->nphase = (int)n;
+    TRY(sc_cfg_int(ev, "after", 2, 1, 100, &n, err));
+    c->after_cycles = (int)n;
+    sc_cfg_node *sl;
+    TRY(sc_cfg_list(ev, "stiffness", 0, &sl, err));
+    if (!sl) {
+        double def[] = {0.125, 0.25, 0.5, 2, 4};
+        c->nstiff = 5;
+        memcpy(c->stiffness, def, sizeof def);
+        double v[5];
+        TRY(sc_cfg_vec(ev, "stiffness", 5, def, v, err));
+    } else {
+        c->nstiff = sc_cfg_len(sl);
+        if (c->nstiff > SC_MAX_EVAL) return sc_fail(err, SC_EINPUT, "%s: at most %d stiffness factors", sc_cfg_where(sl, w, sizeof w), SC_MAX_EVAL);
+        for (int i = 0; i < c->nstiff; i++) {
+            TRY(sc_cfg_scalar_double(sc_cfg_at(sl, i), &c->stiffness[i], err));
+            if (!(c->stiffness[i] > 0 && c->stiffness[i] <= 1e3))
+                return sc_fail(err, SC_EINPUT, "%s: a stiffness factor of %g", sc_cfg_where(sc_cfg_at(sl, i), w, sizeof w), c->stiffness[i]);
+        }
+    }
+#undef TRY
+    return SC_OK;
+}
+
+/* ---- the open-loop cycle controller ------------------------------------------------------- */
+
+void sc_openloop_cycle_free(sc_openloop_cycle *o)
+{
+    free(o->steps);
+    free(o->offsets);
+    free(o->start_quat);
+    free(o->start_w);
+    memset(o, 0, sizeof *o);
+}
+
+int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_openloop_cycle *o, sc_err *err)
+{
+    memset(o, 0, sizeof *o);
+    sc_h5 *f;
+    int rc = sc_h5_open(path, &f, err);
+    if (rc) return rc;
+    char *schema = NULL, *ref = NULL, *refabs = NULL, *hash = NULL, *base = NULL, **names = NULL, **dnames = NULL;
+    size_t nnames = 0, ndn = 0, ns = 0, od[2] = {0, 0}, d3 = 3, dq[2] = {0, 4}, dw[2] = {0, 3};
+    int *steps = NULL;
+    double *rp = NULL, *rv = NULL;
+    long long cyc = 0, frag = 0;
+#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+    TRY(sc_h5_read_attr_str(f, "/", "schema", &schema, err));
+    if (strcmp(schema, "softcon.openloop/1")) { rc = sc_fail(err, SC_EINPUT, "%s: schema '%s', expected an openloop.h5 (softcon.openloop/1)", path, schema); goto done; }
+    if (!sc_h5_exists(f, "/cycle")) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/cycle: missing: the controller was not made for a gait cycle (run sample-openloop with sampling.cycle: auto)", path);
+        goto done;
+    }
+    TRY(sc_h5_read_strings(f, "/bones/names", &nnames, &names, err));
+    if (nnames != (size_t)m->nbones) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: %zu bones, the character has %d: a controller for another character", path, nnames, m->nbones); goto done; }
+    for (size_t b = 0; b < nnames; b++)
+        if (strcmp(names[b], m->bone_name[b])) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone %zu is '%s', the character's is '%s': a controller for another character", path, b, names[b], m->bone_name[b]); goto done; }
+    TRY(sc_h5_read_strings(f, "/segments/dof_names", &ndn, &dnames, err));
+    if (ndn != (size_t)dofs->n) { rc = sc_fail(err, SC_EINPUT, "%s:/segments/dof_names: %zu DoFs, the character has %d", path, ndn, dofs->n); goto done; }
+    for (size_t d = 0; d < ndn; d++)
+        if (strcmp(dnames[d], dofs->name[d])) { rc = sc_fail(err, SC_EINPUT, "%s:/segments/dof_names: DoF %zu is '%s', the character's is '%s'", path, d, dnames[d], dofs->name[d]); goto done; }
+    TRY(sc_h5_read_attr_f64(f, "/cycle", "t0", &o->cycle.t0, err));
+    TRY(sc_h5_read_attr_f64(f, "/cycle", "t1", &o->cycle.t1, err));
+    TRY(sc_h5_read_attr_i64(f, "/cycle", "cycles", &cyc, err));
+    TRY(sc_h5_read_attr_i64(f, "/cycle", "fragments", &frag, err));
+    if (frag < 1 || frag > 100000 || cyc < 1 || !(o->cycle.t1 > o->cycle.t0)) { rc = sc_fail(err, SC_EINPUT, "%s:/cycle: damaged (%lld fragments, %lld cycles)", path, frag, cyc); goto done; }
+    o->fragments = (int)frag;
+    TRY(sc_h5_read_i32(f, "/segments/steps", 1, &ns, &steps, err));
+    od[0] = ns;
+    od[1] = (size_t)dofs->n;
+    TRY(sc_h5_read_f64(f, "/segments/offsets", 2, od, &o->offsets, err));
+    o->nseg = (int)ns;
+    if (o->nseg < o->fragments) { rc = sc_fail(err, SC_EINPUT, "%s:/segments: %d segments, less than one cycle of %d fragments (the search did not complete one cycle)", path, o->nseg, o->fragments); goto done; }
+    o->steps = malloc(ns * sizeof(long));
+    if (!o->steps) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    for (size_t k = 0; k < ns; k++) {
+        if (steps[k] < 1) { rc = sc_fail(err, SC_EINPUT, "%s:/segments/steps: element %zu = %d", path, k, steps[k]); goto done; }
+        o->steps[k] = steps[k];
+    }
+    for (size_t k = 0; k < ns * (size_t)dofs->n; k++)
+        if (!isfinite(o->offsets[k]) || fabs(o->offsets[k]) > 10) { rc = sc_fail(err, SC_EINPUT, "%s:/segments/offsets: element %zu = %g", path, k, o->offsets[k]); goto done; }
+    dq[0] = dw[0] = nnames;
+    TRY(sc_h5_read_f64(f, "/start/root_pos", 1, &d3, &rp, err));
+    TRY(sc_h5_read_f64(f, "/start/root_vel", 1, &d3, &rv, err));
+    TRY(sc_h5_read_f64(f, "/start/local_quat", 2, dq, &o->start_quat, err));
+    TRY(sc_h5_read_f64(f, "/start/local_ang_vel", 2, dw, &o->start_w, err));
+    memcpy(o->start_root, rp, sizeof o->start_root);
+    memcpy(o->start_vel, rv, sizeof o->start_vel);
+    TRY(sc_h5_read_attr_str(f, "/", "base_targets", &base, err));
+    o->base = strstr(base, "raw") ? SC_BASE_REFERENCE : SC_BASE_ID;
+    TRY(sc_h5_read_attr_str(f, "/", "reference", &ref, err));
+    TRY(sc_h5_read_attr_str(f, "/", "reference_path", &refabs, err));
+    TRY(sc_h5_read_attr_str(f, "/", "reference_hash", &hash, err));
+    o->reference_hash = strtoull(hash, NULL, 16);
+    /* the reference: next to the openloop.h5 as named, else where it was */
+    {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash) slash[1] = 0; else dir[0] = 0;
+        const char *leaf = strrchr(ref, '/');
+        snprintf(o->reference, sizeof o->reference, "%s%s", dir, leaf ? leaf + 1 : ref);
+        if (access(o->reference, R_OK)) snprintf(o->reference, sizeof o->reference, "%s", refabs);
+    }
+    o->hash = sc_hash_bytes(sc_hash_bytes(SC_HASH_INIT, o->offsets, sizeof(double) * ns * (size_t)dofs->n), o->steps, sizeof(long) * ns);
+#undef TRY
+done:
+    free(schema); free(ref); free(refabs); free(hash); free(base); free(steps); free(rp); free(rv);
+    if (names) sc_h5_free_strings(names, nnames);
+    if (dnames) sc_h5_free_strings(dnames, ndn);
+    sc_h5_close(f);
+    if (rc) sc_openloop_cycle_free(o);
+    return rc;
+}
+
+static int cmp_long(const void *a, const void *b) { long x = *(const long *)a, y = *(const long *)b; return (x > y) - (x < y); }
+
+int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref, const sc_model *m, const sc_control_dofs *dofs,
+                            const sc_feedback_config *c, sc_policy *p, sc_err *err)
+{
+    sc_cycle cy;
+    int rc = sc_cycle_from_times(ref, o->cycle.t0, o->cycle.t1, &cy, err);
+    if (rc) return rc;
+    int nb = m->nbones, mf = o->fragments, P = cy.i1 - cy.i0, ndof = dofs->n;
+    if ((rc = sc_policy_alloc(p, nb, ndof, c->nact, mf, P + 1, err))) return rc;
+    memcpy(p->act, c->act, sizeof(int) * (size_t)c->nact);
+    p->max_action = c->max_action;
+    p->period = ref->time[cy.i1] - ref->time[cy.i0];
+    const double *base = o->base == SC_BASE_ID ? ref->target_quat : ref->local_quat;
+    double h = 0;
+    for (int s = 0; s <= P; s++) {
+        p->base_time[s] = ref->time[cy.i0 + s] - ref->time[cy.i0];
+        memcpy(p->base_quat + (size_t)s * nb * 4, base + (size_t)(cy.i0 + s) * nb * 4, sizeof(double) * 4 * (size_t)nb);
+        memcpy(p->ref_quat + (size_t)s * nb * 4, ref->local_quat + (size_t)(cy.i0 + s) * nb * 4, sizeof(double) * 4 * (size_t)nb);
+        h += ref->root_pos[3 * (cy.i0 + s) + 1];
+    }
+    p->mean_root_height = h / (P + 1);
+    long *st = malloc(sizeof(long) * (size_t)(o->nseg / mf + 1));
+    if (!st) { sc_policy_free(p); return sc_fail(err, SC_EIO, "out of memory"); }
+    for (int j = 0; j < mf; j++) {
+        p->ref_t0[j] = p->period * j / mf;
+        p->ref_t1[j] = p->period * (j + 1) / mf;
+        int n = 0;
+        for (int k = j; k < o->nseg; k += mf) {
+            st[n++] = o->steps[k];
+            for (int d = 0; d < ndof; d++) p->offset[(size_t)j * ndof + d] += o->offsets[(size_t)k * ndof + d];
+        }
+        for (int d = 0; d < ndof; d++) p->offset[(size_t)j * ndof + d] /= n;
+        qsort(st, (size_t)n, sizeof *st, cmp_long);
+        p->steps[j] = st[n / 2];
+        for (int i = 0; i < c->nact; i++) p->a_bar[(size_t)j * c->nact + i] = p->offset[(size_t)j * ndof + c->act[i]];
+    }
+    free(st);
+    memcpy(p->start_root, o->start_root, sizeof p->start_root);
+    memcpy(p->start_vel, o->start_vel, sizeof p->start_vel);
+    memcpy(p->start_quat, o->start_quat, sizeof(double) * 4 * (size_t)nb);
+    memcpy(p->start_w, o->start_w, sizeof(double) * 3 * (size_t)nb);
+    return SC_OK;
+}
+
+/* ---- running a policy ------------------------------------------------------------------- */
+
+typedef struct judge {
+    const sc_policy *p;
+    sc_policy_controller *c;
+    double max_tilt, se;
+    long n, fell_at;       /* step of the fall, -1 */
+} judge;
+
+/* a fall ends the run; the joint error against the cycle's reference accumulates meanwhile */
+static int judge_state(void *ctx, const sc_sim *s, const sc_quat *targets, const double push[3])
+{
+    (void)targets;
+    (void)push;
+    judge *J = ctx;
+    if (sc_policy_fallen(J->p, s, J->max_tilt)) { J->fell_at = s->step; return 1; }
+    if (s->step % 20) return 0;
+    const sc_policy *p = J->p;
+    sc_quat ref[SC_SIM_MAX_BONES];
+    sc_targets_interpolate(p->base_time, p->nbase, p->ref_quat, p->nb, sc_policy_controller_cycle_time(J->c, s->step), ref);
+    for (int b = 1; b < p->nb; b++) {
+        int par = s->m->parent[b];
+        double a = sc_q_angle_between(sc_q_mul(sc_q_conj(s->pose[par].q), s->pose[b].q), ref[b]);
+        J->se += a * a;
+        J->n++;
+    }
+    return 0;
+}
+
+/* One run of the policy from its start state: until `steps`, with an optional push (world force
+ * on push_bone from push_step for push_len steps, direction dir relative to the heading then). */
+typedef struct run_spec {
+    const sc_model *m;
+    const sc_sim_opts *o;
+    const sc_policy *p;
+    const sc_control_dofs *dofs;
+    const sc_features *f;
+    int feedback;
+    long steps;
+    double max_tilt;
+    int push_bone;
+    long push_step, push_len;
+    double push_force;     /* N; 0: none */
+    int push_dir;          /* 0 front, 1 back, 2 left, 3 right */
+} run_spec;
+
+static int run_policy(const run_spec *R, double *survived, double *joint_error, sc_err *err)
+{
+    sc_sim *s;
+    int rc = sc_sim_create(R->m, R->o, &s, err);
+    if (rc) return rc;
+    sc_policy_start(R->p, s);
+    sc_policy_controller c;
+    sc_policy_controller_init(&c, R->p, R->f, R->dofs, s->step, R->feedback);
+    judge J = {R->p, &c, R->max_tilt, 0, 0, -1};
+    sc_quat targets[SC_SIM_MAX_BONES];
+    sc_rollout_result rr;
+    sc_err step_err;
+    long end = R->steps;
+    if (R->push_force > 0 && R->push_step < end) {
+        rc = sc_rollout(s, sc_policy_source(&c), NULL, R->push_step, judge_state, &J, targets, &rr, &step_err);
+        if (!rc && !rr.stopped) {
+            /* a push in the character's own frame at that moment */
+            static const double dirs[4][3] = {{0, 0, 1}, {0, 0, -1}, {1, 0, 0}, {-1, 0, 0}};
+            sc_vec3 d = sc_q_rotate(sc_q_axis_angle(sc_v3(0, 1, 0), sc_q_heading(s->pose[0].q)), sc_v3_load(dirs[R->push_dir]));
+            sc_perturbations pert = {1, {{SC_PERTURB_PUSH, R->push_bone, s->t, R->push_len * s->o.dt, {0, 0, 0}}}};
+            sc_v3_store(pert.p[0].v, sc_v3_scale(d, R->push_force));
+            rc = sc_rollout(s, sc_policy_source(&c), &pert, end, judge_state, &J, targets, &rr, &step_err);
+        }
+    } else {
+        rc = sc_rollout(s, sc_policy_source(&c), NULL, end, judge_state, &J, targets, &rr, &step_err);
+    }
+    if (rc == SC_ENUMERIC) { J.fell_at = s->step; rc = SC_OK; } /* a blow-up is a fall too */
+    else if (rc) *err = step_err;
+    *survived = (J.fell_at >= 0 ? J.fell_at : s->step) * s->o.dt;
+    if (joint_error) *joint_error = J.n ? sqrt(J.se / J.n) : 0;
+    sc_sim_free(s);
+    return rc;
+}
+
+int sc_policy_run(const sc_model *m, const sc_sim_opts *o, const sc_policy *p, const sc_control_dofs *dofs, int feedback, double seconds,
+                  double max_tilt, double *survived, double *joint_error, sc_err *err)
+{
+    sc_features f;
+    int rc = sc_features_init(&f, m, err);
+    if (rc) return rc;
+    run_spec R = {m, o, p, dofs, &f, feedback, lround(seconds / o->dt), max_tilt, 0, 0, 0, 0, 0};
+    rc = run_policy(&R, survived, joint_error, err);
+    sc_features_free(&f);
+    return rc;
+}
+
+/* ---- evaluation: every run is a task of the map ------------------------------------------- */
+
+typedef struct eval_ctx {
+    const sc_feedback_run *run;
+    const sc_policy *p;
+    const sc_features *f;
+    sc_model *stiff;        /* [nstiff] models with scaled Young's modulus */
+    int npush_tasks;        /* 2 * npush * ndir * nphase, then 2 * nstiff, then 2 survival runs */
+} eval_ctx;
+
+typedef struct { double survived, joint_error; } eval_result;
+
+static long cycle_steps(const sc_policy *p)
+{
+    long n = 0;
+    for (int j = 0; j < p->nfrag; j++) n += p->steps[j];
+    return n;
+}
+
+static int eval_task(void *ctx, int i, void *out, sc_err *err)
+{
+    eval_ctx *E = ctx;
+    const sc_feedback_config *c = E->run->cfg;
+    eval_result *res = out;
+    long cyc = cycle_steps(E->p), full = lround(c->eval_seconds / E->run->sim_opts->dt);
+    run_spec R = {E->run->m, E->run->sim_opts, E->p, E->run->dofs, E->f, i % 2, full, c->max_tilt, c->push_bone, 0, 0, 0, 0};
+    int t = i / 2;
+    if (t < E->npush_tasks / 2) { /* pushes during the second cycle: magnitude, direction, phase */
+        int ph = t % c->nphase, dir = (t / c->nphase) % c->ndir, mag = t / (c->nphase * c->ndir);
+        R.push_force = c->push[mag];
+        R.push_dir = dir;
+        R.push_len = lround(c->push_duration / E->run->sim_opts->dt);
+        R.push_step = cyc + cyc * ph / c->nphase;
+        R.steps = R.push_step + R.push_len + (long)c->after_cycles * cyc;
+    } else if ((t -= E->npush_tasks / 2) < c->nstiff) {
+        R.m = &E->stiff[t];
+    }
+    return run_policy(&R, &res->survived, &res->joint_error, err);
+}
+
+int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_evaluation *e, sc_err *err)
+{
+    const sc_feedback_config *c = run->cfg;
+    memset(e, 0, sizeof *e);
+    sc_features f;
+    int rc = sc_features_init(&f, run->m, err);
+    if (rc) return rc;
+    eval_ctx E = {run, p, &f, calloc((size_t)(c->nstiff ? c->nstiff : 1), sizeof(sc_model)), 2 * c->npush * c->ndir * c->nphase};
+    int ntask = E.npush_tasks + 2 * c->nstiff + 2, stopped = 0;
+    eval_result *res = calloc((size_t)ntask, sizeof *res);
+    int *owner = calloc((size_t)ntask, sizeof(int));
+    if (!E.stiff || !res || !owner) rc = sc_fail(err, SC_EIO, "out of memory");
+    for (int k = 0; !rc && k < c->nstiff; k++) {
+        rc = sc_model_clone(run->m, &E.stiff[k], err);
+        E.stiff[k].youngs *= c->stiffness[k];
+    }
+    if (!rc) rc = sc_par_map(run->par, ntask, sizeof *res, eval_task, &E, run->stop, res, owner, &stopped, err);
+    if (!rc && stopped) rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal during the evaluation");
+    if (!rc) {
+        long cyc = cycle_steps(p);
+        for (int t = 0; t < E.npush_tasks / 2; t++) {
+            int ph = t % c->nphase, dir = (t / c->nphase) % c->ndir, mag = t / (c->nphase * c->ndir);
+            double need = (cyc + cyc * ph / c->nphase + lround(c->push_duration / run->sim_opts->dt) + (long)c->after_cycles * cyc) * run->sim_opts->dt;
+            e->push_open[mag][dir][ph] = res[2 * t].survived >= need - 1e-9;
+            e->push_closed[mag][dir][ph] = res[2 * t + 1].survived >= need - 1e-9;
+        }
+        for (int k = 0; k < c->nstiff; k++) {
+            e->stiff_open_s[k] = res[E.npush_tasks + 2 * k].survived;
+            e->stiff_closed_s[k] = res[E.npush_tasks + 2 * k + 1].survived;
+        }
+        int t = E.npush_tasks + 2 * c->nstiff;
+        e->openloop_survived_s = res[t].survived;
+        e->openloop_joint_error = res[t].joint_error;
+        e->closedloop_survived_s = res[t + 1].survived;
+        e->closedloop_joint_error = res[t + 1].joint_error;
+    }
+    for (int k = 0; E.stiff && k < c->nstiff; k++) sc_model_free(&E.stiff[k]);
+    free(E.stiff);
+    free(res);
+    free(owner);
+    sc_features_free(&f);
+    return rc;
+}
+
+/* ---- guided learning -------------------------------------------------------------------- */
+
+typedef struct guide {
+    const sc_policy *p;
+    const sc_features *f;
+    int fragments;
+} guide;
+
+/* centre of a sample's offsets: the policy's output for its start state (features kept as aux) */
+static void guide_center(void *ctx, int segment, const sc_sim *start, double *offset, double *aux)
+{
+    const guide *g = ctx;
+    const sc_policy *p = g->p;
+    int j = segment % g->fragments;
+    sc_features_eval(g->f, start, aux);
+    memcpy(offset, p->offset + (size_t)j * p->ndof, sizeof(double) * (size_t)p->ndof);
+    double a[SC_MAX_ACTIONS];
+    sc_policy_actions(p, j, aux, 1, a);
+    for (int i = 0; i < p->nact; i++) offset[p->act[i]] = a[i];
+}
+
+/* (features, offsets) pairs per fragment, gathered over the iterations */
+typedef struct dataset {
+    int ndof;
+    long n, cap;
+    int *frag;
+    double *s, *o;  /* [n * SC_FEATURES], [n * ndof] */
+} dataset;
+
+static int data_add(dataset *d, int frag, const double *s, const double *o)
+{
+    if (d->n == d->cap) {
+        long cap = d->cap ? 2 * d->cap : 4096;
+        int *f = realloc(d->frag, sizeof(int) * (size_t)cap);
+        if (f) d->frag = f;
+        double *ns = realloc(d->s, sizeof(double) * SC_FEATURES * (size_t)cap);
+        if (ns) d->s = ns;
+        double *no = realloc(d->o, sizeof(double) * (size_t)d->ndof * (size_t)cap);
+        if (no) d->o = no;
+        if (!f || !ns || !no) return SC_EIO;
+        d->cap = cap;
+    }
+    d->frag[d->n] = frag;
+    memcpy(d->s + SC_FEATURES * d->n, s, sizeof(double) * SC_FEATURES);
+    memcpy(d->o + (size_t)d->ndof * d->n, o, sizeof(double) * (size_t)d->ndof);
+    d->n++;
+    return SC_OK;
+}
+
+/* Refits fragment j's law on its pairs: s_bar and a_bar the means; M by ridge regression on
+ * features scaled to unit variance; the other DoFs' offsets the mean of the pairs'. */
+static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pairs, double *sq_residual, sc_err *err)
+{
+    int na = p->nact, nd = p->ndof;
+    long n = 0;
+    for (long r = 0; r < d->n; r++) n += d->frag[r] == j;
+    if (n < 2) return SC_OK;
+    double mean_s[SC_FEATURES] = {0}, sd[SC_FEATURES] = {0}, mean_o[SC_MAX_DOFS] = {0};
+    for (long r = 0; r < d->n; r++) {
+        if (d->frag[r] != j) continue;
+        for (int k = 0; k < SC_FEATURES; k++) mean_s[k] += d->s[SC_FEATURES * r + k] / n;
+        for (int k = 0; k < nd; k++) mean_o[k] += d->o[(size_t)nd * r + k] / n;
+    }
+    for (long r = 0; r < d->n; r++) {
+        if (d->frag[r] != j) continue;
+        for (int k = 0; k < SC_FEATURES; k++) sd[k] += pow(d->s[SC_FEATURES * r + k] - mean_s[k], 2) / n;
+    }
+    for (int k = 0; k < SC_FEATURES; k++) sd[k] = sqrt(sd[k]) + 1e-6; /* a constant feature gets no weight */
+    double *X = malloc(sizeof(double) * (size_t)n * SC_FEATURES), *Y = malloc(sizeof(double) * (size_t)n * na),
+           *W = malloc(sizeof(double) * SC_FEATURES * (size_t)na);
+    if (!X || !Y || !W) { free(X); free(Y); free(W); return sc_fail(err, SC_EIO, "out of memory"); }
+    long q = 0;
+    for (long r = 0; r < d->n; r++) {
+        if (d->frag[r] != j) continue;
+        for (int k = 0; k < SC_FEATURES; k++) X[q * SC_FEATURES + k] = (d->s[SC_FEATURES * r + k] - mean_s[k]) / sd[k];
+        for (int i = 0; i < na; i++) Y[q * na + i] = d->o[(size_t)nd * r + p->act[i]] - mean_o[p->act[i]];
+        q++;
+    }
+    int rc = sc_ridge((int)n, SC_FEATURES, na, X, Y, ridge * n, W, err);
+    if (!rc) {
+        memcpy(p->s_bar + (size_t)j * SC_FEATURES, mean_s, sizeof mean_s);
+        memcpy(p->offset + (size_t)j * nd, mean_o, sizeof(double) * (size_t)nd);
+        for (int i = 0; i < na; i++) {
+            p->a_bar[(size_t)j * na + i] = mean_o[p->act[i]];
+            for (int k = 0; k < SC_FEATURES; k++) p->M[((size_t)j * na + i) * SC_FEATURES + k] = W[k * na + i] / sd[k];
+        }
+        for (long r = 0; r < n; r++)
+            for (int i = 0; i < na; i++) {
+                double pred = 0;
+                for (int k = 0; k < SC_FEATURES; k++) pred += X[r * SC_FEATURES + k] * W[k * na + i];
+                *sq_residual += pow(Y[r * na + i] - pred, 2) / na;
+            }
+        *pairs += n;
+    }
+    free(X); free(Y); free(W);
+    return rc;
+}
+
+/* the learner's state between iterations, for checkpoints */
+typedef struct learner {
+    int it;                 /* iterations done */
+    sc_policy cur, best;
+    dataset data;
+    sc_feedback_result *r;
+} learner;
+
+static void put_policy(FILE *f, const sc_policy *p)
+{
+    size_t F = (size_t)p->nfrag;
+    fwrite(p->offset, sizeof(double), F * (size_t)p->ndof, f);
+    fwrite(p->s_bar, sizeof(double), F * SC_FEATURES, f);
+    fwrite(p->a_bar, sizeof(double), F * (size_t)p->nact, f);
+    fwrite(p->M, sizeof(double), F * (size_t)p->nact * SC_FEATURES, f);
+}
+static int get_policy(FILE *f, sc_policy *p)
+{
+    size_t F = (size_t)p->nfrag;
+    return fread(p->offset, sizeof(double), F * (size_t)p->ndof, f) == F * (size_t)p->ndof &&
+           fread(p->s_bar, sizeof(double), F * SC_FEATURES, f) == F * SC_FEATURES &&
+           fread(p->a_bar, sizeof(double), F * (size_t)p->nact, f) == F * (size_t)p->nact &&
+           fread(p->M, sizeof(double), F * (size_t)p->nact * SC_FEATURES, f) == F * (size_t)p->nact * SC_FEATURES;
+}
+
+/* The learner's state as bytes (the same layout every rank can read back). */
+static int serialize_learner(const learner *L, uint64_t run_hash, unsigned char **buf, size_t *len)
+{
+    char *p = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&p, &n);
+    if (!f) return SC_EIO;
+    int64_t hdr[4] = {0x53434c5241524e31ll, (int64_t)run_hash, L->it, L->data.n};
+    fwrite(hdr, sizeof hdr, 1, f);
+    put_policy(f, &L->cur);
+    put_policy(f, &L->best);
+    fwrite(L->data.frag, sizeof(int), (size_t)L->data.n, f);
+    fwrite(L->data.s, sizeof(double), (size_t)L->data.n * SC_FEATURES, f);
+    fwrite(L->data.o, sizeof(double), (size_t)L->data.n * (size_t)L->data.ndof, f);
+    const sc_feedback_result *r = L->r;
+    fwrite(&r->best_iteration, sizeof r->best_iteration, 1, f);
+    fwrite(&r->niter, sizeof r->niter, 1, f);
+    fwrite(r->iter, sizeof r->iter, 1, f);
+    fwrite(&r->wall_seconds, sizeof r->wall_seconds, 1, f);
+    fwrite(&r->samples, sizeof r->samples, 1, f);
+    if (fclose(f)) { free(p); return SC_EIO; }
+    *buf = (unsigned char *)p;
+    *len = n;
+    return SC_OK;
+}
+
+static int deserialize_learner(learner *L, uint64_t run_hash, const unsigned char *buf, size_t len, sc_err *err)
+{
+    FILE *f = fmemopen((void *)buf, len, "rb");
+    if (!f) return sc_fail(err, SC_EIO, "out of memory");
+    int64_t hdr[4];
+    int ok = fread(hdr, sizeof hdr, 1, f) == 1 && hdr[0] == 0x53434c5241524e31ll;
+    if (ok && (uint64_t)hdr[1] != run_hash) {
+        fclose(f);
+        return sc_fail(err, SC_EINPUT, "checkpoint: made for other inputs (config, character, controller, seed or build differ)");
+    }
+    ok = ok && hdr[2] >= 0 && hdr[3] >= 0 && get_policy(f, &L->cur) && get_policy(f, &L->best);
+    long n = ok ? (long)hdr[3] : 0;
+    for (long r = 0; ok && r < n; r++) ok = data_add(&L->data, 0, L->cur.s_bar, L->cur.offset) == SC_OK; /* room for n pairs */
+    ok = ok && fread(L->data.frag, sizeof(int), (size_t)n, f) == (size_t)n &&
+         fread(L->data.s, sizeof(double), (size_t)n * SC_FEATURES, f) == (size_t)n * SC_FEATURES &&
+         fread(L->data.o, sizeof(double), (size_t)n * (size_t)L->data.ndof, f) == (size_t)n * (size_t)L->data.ndof &&
+         fread(&L->r->best_iteration, sizeof L->r->best_iteration, 1, f) == 1 && fread(&L->r->niter, sizeof L->r->niter, 1, f) == 1 &&
+         fread(L->r->iter, sizeof L->r->iter, 1, f) == 1 && fread(&L->r->wall_seconds, sizeof L->r->wall_seconds, 1, f) == 1 &&
+         fread(&L->r->samples, sizeof L->r->samples, 1, f) == 1;
+    fclose(f);
+    if (!ok) return sc_fail(err, SC_EINPUT, "checkpoint: damaged or truncated");
+    L->it = (int)hdr[2];
+    return SC_OK;
+}
+
+static int write_learner(const sc_feedback_run *run, const learner *L, sc_err *err)
+{
+    unsigned char *buf;
+    size_t len;
+    if (serialize_learner(L, run->run_hash, &buf, &len)) return sc_fail(err, SC_EIO, "out of memory writing the checkpoint");
+    sc_h5 *f;
+    int rc = sc_h5_create(run->checkpoint, &f, err);
+    if (!rc) {
+        rc = sc_h5_attr_str(f, "/", "schema", "softcon.feedback_checkpoint/1", err) ||
+             sc_h5_attr_str(f, "/", "description", "learn-feedback after its last completed iteration: continue it with --resume", err) ||
+             sc_h5_attr_i64(f, "/", "iterations_done", L->it, err) ||
+             sc_h5_write_bytes(f, "/learner", len, buf, "the policies, the regression pairs and the history, softcon's own layout", err);
+        rc = rc ? (sc_h5_abort(f), rc) : sc_h5_commit(f, err);
+    }
+    free(buf);
+    return rc;
+}
+
+static int read_learner(const sc_feedback_run *run, learner *L, sc_err *err)
+{
+    unsigned char *data = NULL;
+    int64_t n = 0;
+    int rc = SC_OK;
+    if (sc_par_rank(run->par) == 0) {
+        sc_h5 *f;
+        size_t sz = 0;
+        rc = sc_h5_open(run->checkpoint, &f, err);
+        if (!rc) {
+            rc = sc_h5_read_bytes(f, "/learner", &sz, &data, err);
+            sc_h5_close(f);
+        }
+        n = rc ? -rc : (int64_t)sz;
+    }
+    sc_par_bcast(run->par, &n, sizeof n, 0, err);
+    sc_par_bcast(run->par, err->msg, SC_ERR_MSG, 0, err);
+    if (n < 0) { free(data); err->code = (int)-n; return (int)-n; }
+    if (!data && !(data = malloc((size_t)n + 1))) return sc_fail(err, SC_EIO, "out of memory");
+    if ((rc = sc_par_bcast(run->par, data, (size_t)n, 0, err))) { free(data); return rc; }
+    rc = deserialize_learner(L, run->run_hash, data, (size_t)n, err);
+    free(data);
+    if (rc) sc_err_prefix(err, "%s: ", run->checkpoint);
+    return rc;
+}
+
+static int policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err)
+{
+    int rc = sc_policy_alloc(dst, src->nb, src->ndof, src->nact, src->nfrag, src->nbase, err);
+    if (rc) return rc;
+    size_t F = (size_t)src->nfrag, B = (size_t)src->nbase * (size_t)src->nb * 4;
+    memcpy(dst->act, src->act, sizeof src->act);
+    memcpy(dst->steps, src->steps, sizeof(long) * F);
+    memcpy(dst->ref_t0, src->ref_t0, sizeof(double) * F);
+    memcpy(dst->ref_t1, src->ref_t1, sizeof(double) * F);
+    memcpy(dst->offset, src->offset, sizeof(double) * F * (size_t)src->ndof);
+    memcpy(dst->s_bar, src->s_bar, sizeof(double) * F * SC_FEATURES);
+    memcpy(dst->a_bar, src->a_bar, sizeof(double) * F * (size_t)src->nact);
+    memcpy(dst->M, src->M, sizeof(double) * F * (size_t)src->nact * SC_FEATURES);
+    memcpy(dst->base_time, src->base_time, sizeof(double) * (size_t)src->nbase);
+    memcpy(dst->base_quat, src->base_quat, sizeof(double) * B);
+    memcpy(dst->ref_quat, src->ref_quat, sizeof(double) * B);
+    memcpy(dst->start_quat, src->start_quat, sizeof(double) * 4 * (size_t)src->nb);
+    memcpy(dst->start_w, src->start_w, sizeof(double) * 3 * (size_t)src->nb);
+    dst->max_action = src->max_action;
+    dst->period = src->period;
+    dst->mean_root_height = src->mean_root_height;
+    memcpy(dst->start_root, src->start_root, sizeof src->start_root);
+    memcpy(dst->start_vel, src->start_vel, sizeof src->start_vel);
+    return SC_OK;
+}
+
+typedef struct { const sc_feedback_run *run; int it; } iteration_progress;
+static void samcon_progress(void *ctx, int done, int nseg, const char *line)
+{
+    const iteration_progress *ip = ctx;
+    char buf[640];
+    snprintf(buf, sizeof buf, "iteration %d/%d, %s", ip->it + 1, ip->run->cfg->iterations, line);
+    (void)done;
+    (void)nseg;
+    ip->run->progress(ip->run->progress_ctx, buf);
+}
+
+typedef struct { const sc_feedback_run *run; const sc_policy *p; } survival_ctx;
+static int survival_task(void *ctx, int i, void *out, sc_err *err)
+{
+    (void)i;
+    const survival_ctx *sv = ctx;
+    eval_result *res = out;
+    return sc_policy_run(sv->run->m, sv->run->sim_opts, sv->p, sv->run->dofs, 1, sv->run->cfg->eval_seconds, sv->run->cfg->max_tilt,
+                         &res->survived, &res->joint_error, err);
+}
+
+int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err *err)
+{
+    const sc_feedback_config *c = run->cfg;
+    const sc_model *m = run->m;
+    memset(r, 0, sizeof *r);
+    learner L = {0};
+    L.r = r;
+    L.data.ndof = run->dofs->n;
+    sc_features f;
+    sc_cycle cy;
+    sc_reference rep;
+    int have_rep = 0;
+    long *seg_steps = NULL;
+    char inner[4200];
+    snprintf(inner, sizeof inner, "%s.samcon", run->checkpoint);
+    int rc = sc_features_init(&f, m, err);
+    if (rc) return rc;
+    if ((rc = sc_policy_from_openloop(run->ol, run->ref, m, run->dofs, c, &L.cur, err)) || (rc = policy_copy(&L.cur, &L.best, err)) ||
+        (rc = sc_cycle_from_times(run->ref, run->ol->cycle.t0, run->ol->cycle.t1, &cy, err)) ||
+        (rc = sc_cycle_repeat(run->ref, &cy, c->cycles, &rep, err)))
+        goto done;
+    have_rep = 1;
+    int mf = L.cur.nfrag, nseg = mf * c->cycles;
+    if (!(seg_steps = malloc(sizeof(long) * (size_t)nseg))) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    for (int k = 0; k < nseg; k++) seg_steps[k] = L.cur.steps[k % mf];
+    /* the guided runs: the sampler's settings, with the feedback's sample counts, boxes scaled by
+       `noise`, the fragments' own durations, over the repeated cycle */
+    sc_samcon_config scfg = *run->sampling;
+    scfg.samples = c->samples;
+    scfg.elites = c->elites;
+    for (int d = 0; d < run->dofs->n; d++) scfg.box[d] *= c->noise;
+    scfg.time_scaling = 0;
+    scfg.scale_min = scfg.scale_max = 1;
+    scfg.start = scfg.end = 0;
+    scfg.segment = L.cur.period / mf;
+    scfg.cycle = SC_CYCLE_NONE;
+    if (run->resume && access(run->checkpoint, F_OK) == 0 && (rc = read_learner(run, &L, err))) goto done;
+    double wall0 = sc_wall_time(), wall_before = r->wall_seconds;
+    while (L.it < c->iterations) {
+        int i = L.it;
+        guide g = {&L.cur, &f, mf};
+        iteration_progress ip = {run, i};
+        sc_samcon_run sr = {.m = m, .sim_opts = run->sim_opts, .ref = &rep, .cycle = &cy, .fragments = mf, .dofs = run->dofs, .cfg = &scfg,
+                            .seed = sc_hash_i64(run->seed, i), .run_hash = sc_hash_i64(run->run_hash, i), .checkpoint = inner,
+                            .resume = access(inner, F_OK) == 0, .stop = run->stop, .progress = run->progress ? samcon_progress : NULL,
+                            .progress_ctx = &ip, .par = run->par, .center = guide_center, .center_ctx = &g, .naux = SC_FEATURES,
+                            .segment_steps = seg_steps};
+        sc_samcon_result sres;
+        if ((rc = sc_samcon(&sr, &sres, err))) goto done;
+        if (!c->all_data) L.data.n = 0;
+        long idx = 0;
+        for (int k = 0; k < sres.nseg && !rc; k++)
+            for (int e = 0; e < sres.nelites[k] && !rc; e++, idx++)
+                if (data_add(&L.data, k % mf, sres.elite_aux + (size_t)idx * SC_FEATURES, sres.elite_offset + (size_t)idx * run->dofs->n))
+                    rc = sc_fail(err, SC_EIO, "out of memory for the regression pairs");
+        sc_learning_iteration *it = &r->iter[i];
+        it->samples = sres.samples;
+        r->samples += sres.samples;
+        sc_samcon_result_free(&sres);
+        double sq = 0;
+        for (int j = 0; j < mf && !rc; j++) rc = refit(&L.cur, &L.data, j, c->ridge, &it->pairs, &sq, err);
+        if (rc) goto done;
+        it->residual = it->pairs ? sqrt(sq / it->pairs) : 0;
+        survival_ctx sv = {run, &L.cur};
+        eval_result er;
+        int owner, stopped;
+        if ((rc = sc_par_map(run->par, 1, sizeof er, survival_task, &sv, run->stop, &er, &owner, &stopped, err))) goto done;
+        if (stopped) { rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in iteration %d; the learning up to there is in %s", i + 1, run->checkpoint); goto done; }
+        it->survived_s = er.survived;
+        it->joint_error = er.joint_error;
+        const sc_learning_iteration *b = r->niter ? &r->iter[r->best_iteration] : NULL;
+        if (!b || it->survived_s > b->survived_s + 1e-9 || (fabs(it->survived_s - b->survived_s) <= 1e-9 && it->joint_error < b->joint_error)) {
+            sc_policy_free(&L.best);
+            if ((rc = policy_copy(&L.cur, &L.best, err))) goto done;
+            r->best_iteration = i;
+        }
+        L.it = i + 1;
+        r->niter = L.it;
+        r->wall_seconds = wall_before + (sc_wall_time() - wall0);
+        if (run->progress && sc_par_rank(run->par) == 0) {
+            char line[512];
+            snprintf(line, sizeof line, "iteration %d/%d: %ld samples, %ld regression pairs, action residual %.3f rad; closed loop went %.1f of %.1f s "
+                     "(joint error %.1f deg); best so far: iteration %d",
+                     i + 1, c->iterations, it->samples, it->pairs, it->residual, it->survived_s, c->eval_seconds, it->joint_error * 180 / SC_PI,
+                     r->best_iteration + 1);
+            run->progress(run->progress_ctx, line);
+        }
+        if (sc_par_rank(run->par) == 0) {
+            rc = write_learner(run, &L, err);
+            if (!rc) unlink(inner);
+        }
+        if (sc_par_any(run->par, rc != SC_OK)) { if (!rc) rc = sc_fail(err, SC_EIO, "stopped: rank 0 could not write the checkpoint"); goto done; }
+    }
+    rc = policy_copy(&L.best, &r->policy, err);
+done:
+    sc_policy_free(&L.cur);
+    sc_policy_free(&L.best);
+    free(L.data.frag); free(L.data.s); free(L.data.o);
+    free(seg_steps);
+    if (have_rep) sc_reference_free(&rep);
+    sc_features_free(&f);
+    return rc;
+}
+
+/* ---- policy.h5 -------------------------------------------------------------------------- */
+
+int sc_policy_write(sc_h5 *f, const sc_policy *p, const sc_model *m, const sc_control_dofs *dofs, sc_err *err)
+{
+    size_t F = (size_t)p->nfrag, A = (size_t)p->nact, D = (size_t)p->ndof, nb = (size_t)p->nb, NB = (size_t)p->nbase;
+    const char *names[SC_SIM_MAX_BONES], *act[SC_MAX_ACTIONS], *dn[SC_MAX_DOFS];
+    for (size_t b = 0; b < nb; b++) names[b] = m->bone_name[b];
+    for (size_t i = 0; i < A; i++) act[i] = dofs->name[p->act[i]];
+    for (size_t d = 0; d < D; d++) dn[d] = dofs->name[d];
+    int *steps = malloc(sizeof(int) * F), *adof = malloc(sizeof(int) * (A ? A : 1)), rc;
+    if (!steps || !adof) { free(steps); free(adof); return sc_fail(err, SC_EIO, "out of memory"); }
+    for (size_t j = 0; j < F; j++) steps[j] = (int)p->steps[j];
+    for (size_t i = 0; i < A; i++) adof[i] = p->act[i];
+#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+    TRY(sc_h5_write_strings(f, "/bones/names", nb, names, "the character's bones, in the order of every per-bone dataset", err));
+    TRY(sc_h5_group(f, "/policy", "a = a_bar + M (s - s_bar) per fragment, on the action DoFs; the other DoFs hold the fragment's offsets", err));
+    TRY(sc_h5_write_strings(f, "/policy/features", SC_FEATURES, sc_feature_names, "the state s, in the root's heading frame (lib/control/policy.h)", err));
+    TRY(sc_h5_write_strings(f, "/policy/feature_units", SC_FEATURES, sc_feature_units, "units of each feature", err));
+    TRY(sc_h5_write_strings(f, "/policy/actions", A, act, "the control DoFs the policy sets (rad)", err));
+    TRY(sc_h5_write_i32(f, "/policy/action_dof", 1, &A, adof, "index of each action in /policy/dof_names", err));
+    TRY(sc_h5_write_strings(f, "/policy/dof_names", D, dn, "every control DoF: bone.x|y|z of a ball joint, or a hinge", err));
+    TRY(sc_h5_write_i32(f, "/policy/steps", 1, &F, steps, "simulated steps of each fragment", err));
+    TRY(sc_h5_write_f64(f, "/policy/ref_t0", 1, &F, p->ref_t0, "s", "start of the fragment's span of the cycle", err));
+    TRY(sc_h5_write_f64(f, "/policy/ref_t1", 1, &F, p->ref_t1, "s", "end of the span", err));
+    TRY(sc_h5_write_f64(f, "/policy/offsets", 2, (size_t[]){F, D}, p->offset, "rad", "open-loop PD target offsets of each fragment", err));
+    TRY(sc_h5_write_f64(f, "/policy/s_bar", 2, (size_t[]){F, SC_FEATURES}, p->s_bar, "see feature_units", "the state each fragment's law is centred on", err));
+    TRY(sc_h5_write_f64(f, "/policy/a_bar", 2, (size_t[]){F, A}, p->a_bar, "rad", "the actions at s_bar", err));
+    TRY(sc_h5_write_f64(f, "/policy/M", 3, (size_t[]){F, A, SC_FEATURES}, p->M, "rad per feature unit", "feedback gains", err));
+    TRY(sc_h5_attr_f64(f, "/policy", "max_action_rad", p->max_action, err));
+    TRY(sc_h5_attr_f64(f, "/policy", "period_s", p->period, err));
+    TRY(sc_h5_attr_i64(f, "/policy", "fragments", p->nfrag, err));
+    TRY(sc_h5_attr_f64(f, "/policy", "mean_root_height_m", p->mean_root_height, err));
+    TRY(sc_h5_group(f, "/cycle", "the gait cycle's base PD targets and reference poses, from its start", err));
+    TRY(sc_h5_write_f64(f, "/cycle/time", 1, &NB, p->base_time, "s", "sample times from the cycle's start", err));
+    TRY(sc_h5_write_f64(f, "/cycle/targets", 3, (size_t[]){NB, nb, 4}, p->base_quat, "1", "base PD target local rotations (w, x, y, z)", err));
+    TRY(sc_h5_write_f64(f, "/cycle/reference_quat", 3, (size_t[]){NB, nb, 4}, p->ref_quat, "1", "the reference's local rotations", err));
+    TRY(sc_h5_group(f, "/start", "the state the controller starts from", err));
+    TRY(sc_h5_write_f64(f, "/start/root_pos", 1, (size_t[]){3}, p->start_root, "m", "root bone origin", err));
+    TRY(sc_h5_write_f64(f, "/start/root_vel", 1, (size_t[]){3}, p->start_vel, "m/s", "root origin velocity", err));
+    TRY(sc_h5_write_f64(f, "/start/local_quat", 2, (size_t[]){nb, 4}, p->start_quat, "1", "local rotations (root: world)", err));
+    TRY(sc_h5_write_f64(f, "/start/local_ang_vel", 2, (size_t[]){nb, 3}, p->start_w, "rad/s", "local angular velocities, parent frame", err));
+    TRY(sc_reference_write_character(f, m, err));
+#undef TRY
+done:
+    free(steps);
+    free(adof);
+    return rc;
+}
+
+int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_result *r, sc_err *err)
+{
+    const sc_feedback_config *c = run->cfg;
+    int rc, n = r->niter;
+    size_t N = (size_t)(n ? n : 1);
+    double *a = calloc(N * 5, sizeof(double));
+    if (!a) return sc_fail(err, SC_EIO, "out of memory");
+    for (int i = 0; i < n; i++) {
+        a[i] = r->iter[i].survived_s;
+        a[N + i] = r->iter[i].joint_error;
+        a[2 * N + i] = (double)r->iter[i].samples;
+        a[3 * N + i] = (double)r->iter[i].pairs;
+        a[4 * N + i] = r->iter[i].residual;
+    }
+    const sc_evaluation *e = &r->eval;
+    size_t M = (size_t)c->npush, Dn = (size_t)c->ndir, P = (size_t)c->nphase, S = (size_t)(c->nstiff ? c->nstiff : 1);
+    int *po = calloc(M * Dn * P + 1, sizeof(int)), *pc = calloc(M * Dn * P + 1, sizeof(int));
+    double rate[2][SC_MAX_EVAL], youngs[SC_MAX_EVAL], largest[2][4];
+    static const char *const dirs[4] = {"front", "back", "left", "right"};
+    for (size_t q = 0; q < M; q++) {
+        int so = 0, sc = 0;
+        for (size_t d = 0; d < Dn; d++)
+            for (size_t ph = 0; ph < P; ph++) {
+                po[(q * Dn + d) * P + ph] = e->push_open[q][d][ph];
+                pc[(q * Dn + d) * P + ph] = e->push_closed[q][d][ph];
+                so += e->push_open[q][d][ph];
+                sc += e->push_closed[q][d][ph];
+            }
+        rate[0][q] = (double)so / (double)(Dn * P);
+        rate[1][q] = (double)sc / (double)(Dn * P);
+    }
+    /* the largest push survived in a direction at every phase (0 when none) */
+    for (int loop = 0; loop < 2; loop++)
+        for (size_t d = 0; d < Dn; d++) {
+            largest[loop][d] = 0;
+            for (size_t q = 0; q < M; q++) {
+                int all = 1;
+                for (size_t ph = 0; ph < P; ph++) all &= loop ? e->push_closed[q][d][ph] : e->push_open[q][d][ph];
+                if (all && c->push[q] > largest[loop][d]) largest[loop][d] = c->push[q];
+            }
+        }
+    for (int k = 0; k < c->nstiff; k++) youngs[k] = run->m->youngs * c->stiffness[k];
+#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+    TRY(sc_h5_group(f, "/learning", "guided learning (Liu et al. 2016): one row per iteration", err));
+    TRY(sc_h5_attr_str(f, "/learning", "method", "guided learning: sampling centred on the policy's output, ridge regression per fragment", err));
+    TRY(sc_h5_attr_i64(f, "/learning", "chosen_iteration", r->best_iteration, err));
+    TRY(sc_h5_attr_f64(f, "/learning", "wall_seconds", r->wall_seconds, err));
+    TRY(sc_h5_attr_i64(f, "/learning", "samples", r->samples, err));
+    TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a, "s", "closed loop until the fall (or the end of the test)", err));
+    TRY(sc_h5_write_f64(f, "/learning/joint_error", 1, &N, a + N, "rad", "RMS joint angle error against the cycle's reference", err));
+    TRY(sc_h5_write_f64(f, "/learning/samples", 1, &N, a + 2 * N, "1", "samples simulated", err));
+    TRY(sc_h5_write_f64(f, "/learning/pairs", 1, &N, a + 3 * N, "1", "(state, action) pairs regressed", err));
+    TRY(sc_h5_write_f64(f, "/learning/residual", 1, &N, a + 4 * N, "rad", "RMS residual of the regressed actions", err));
+    TRY(sc_h5_group(f, "/evaluation", "pushes and stiffness, open loop (M = 0) and closed loop alike", err));
+    TRY(sc_h5_attr_f64(f, "/evaluation", "openloop_survived_s", e->openloop_survived_s, err));
+    TRY(sc_h5_attr_f64(f, "/evaluation", "closedloop_survived_s", e->closedloop_survived_s, err));
+    TRY(sc_h5_attr_f64(f, "/evaluation", "openloop_joint_error_rad", e->openloop_joint_error, err));
+    TRY(sc_h5_attr_f64(f, "/evaluation", "closedloop_joint_error_rad", e->closedloop_joint_error, err));
+    TRY(sc_h5_attr_f64(f, "/evaluation", "test_seconds", c->eval_seconds, err));
+    TRY(sc_h5_write_f64(f, "/evaluation/push_magnitude", 1, &M, c->push, "N", "push forces tried", err));
+    TRY(sc_h5_write_strings(f, "/evaluation/push_direction", Dn, dirs, "in the character's heading frame when the push starts", err));
+    TRY(sc_h5_attr_f64(f, "/evaluation", "push_duration_s", c->push_duration, err));
+    TRY(sc_h5_attr_str(f, "/evaluation", "push_bone", run->m->bone_name[c->push_bone], err));
+    TRY(sc_h5_attr_i64(f, "/evaluation", "phases", c->nphase, err));
+    TRY(sc_h5_attr_i64(f, "/evaluation", "cycles_after_push", c->after_cycles, err));
+    TRY(sc_h5_write_i32(f, "/evaluation/push_success_openloop", 3, (size_t[]){M, Dn, P}, po, "1: still going after the push (magnitude, direction, phase)", err));
+    TRY(sc_h5_write_i32(f, "/evaluation/push_success_closedloop", 3, (size_t[]){M, Dn, P}, pc, "the same with feedback", err));
+    TRY(sc_h5_write_f64(f, "/evaluation/push_success_rate_openloop", 1, &M, rate[0], "1", "over directions and phases, per magnitude", err));
+    TRY(sc_h5_write_f64(f, "/evaluation/push_success_rate_closedloop", 1, &M, rate[1], "1", "the same with feedback", err));
+    TRY(sc_h5_write_f64(f, "/evaluation/largest_push_openloop", 1, &Dn, largest[0], "N", "largest magnitude survived at every phase, per direction", err));
+    TRY(sc_h5_write_f64(f, "/evaluation/largest_push_closedloop", 1, &Dn, largest[1], "N", "the same with feedback", err));
+    if (c->nstiff) {
+        TRY(sc_h5_write_f64(f, "/evaluation/stiffness_factor", 1, &S, c->stiffness, "1", "Young's modulus / the character's", err));
+        TRY(sc_h5_write_f64(f, "/evaluation/youngs_modulus", 1, &S, youngs, "Pa", "Young's modulus run", err));
+        TRY(sc_h5_write_f64(f, "/evaluation/stiffness_survived_openloop", 1, &S, e->stiff_open_s, "s", "time until the fall (test length: completed)", err));
+        TRY(sc_h5_write_f64(f, "/evaluation/stiffness_survived_closedloop", 1, &S, e->stiff_closed_s, "s", "the same with feedback", err));
+    }
+#undef TRY
+done:
+    free(a);
+    free(po);
+    free(pc);
+    return rc;
+}
+
+int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p, sc_err *err)
+{
+    memset(p, 0, sizeof *p);
+    sc_h5 *f;
+    int rc = sc_h5_open(path, &f, err);
+    if (rc) return rc;
+    char *schema = NULL, *hash = NULL, **names = NULL, **feat = NULL, **dn = NULL;
+    size_t nn = 0, nf = 0, nd = 0, F = 0, A = 0, NB = 0;
+    int *steps = NULL, *adof = NULL;
+    double *v[12] = {0};
+    long long frag = 0;
+#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+#define BAD(...) do { rc = sc_fail(err, SC_EINPUT, __VA_ARGS__); goto done; } while (0)
+    TRY(sc_h5_read_attr_str(f, "/", "schema", &schema, err));
+    if (strcmp(schema, SC_POLICY_SCHEMA)) BAD("%s: schema '%s', expected a policy.h5 (%s)", path, schema, SC_POLICY_SCHEMA);
+    TRY(sc_h5_read_attr_str(f, "/", "character_hash", &hash, err));
+    if (strtoull(hash, NULL, 16) != sc_model_hash(m)) BAD("%s: a policy for another character (its character_hash %s differs from this character's)", path, hash);
+    TRY(sc_h5_read_strings(f, "/bones/names", &nn, &names, err));
+    if (nn != (size_t)m->nbones) BAD("%s:/bones/names: %zu bones, the character has %d", path, nn, m->nbones);
+    TRY(sc_h5_read_strings(f, "/policy/features", &nf, &feat, err));
+    if (nf != SC_FEATURES) BAD("%s:/policy/features: %zu features, this build's policies have %d", path, nf, SC_FEATURES);
+    for (size_t k = 0; k < nf; k++)
+        if (strcmp(feat[k], sc_feature_names[k])) BAD("%s:/policy/features: feature %zu is '%s', unknown here (expected '%s')", path, k, feat[k], sc_feature_names[k]);
+    TRY(sc_h5_read_strings(f, "/policy/dof_names", &nd, &dn, err));
+    if (nd != (size_t)dofs->n) BAD("%s:/policy/dof_names: %zu DoFs, the character has %d", path, nd, dofs->n);
+    for (size_t d = 0; d < nd; d++)
+        if (strcmp(dn[d], dofs->name[d])) BAD("%s:/policy/dof_names: DoF %zu is '%s', the character's is '%s'", path, d, dn[d], dofs->name[d]);
+    TRY(sc_h5_read_attr_i64(f, "/policy", "fragments", &frag, err));
+    TRY(sc_h5_read_i32(f, "/policy/steps", 1, &F, &steps, err));
+    TRY(sc_h5_read_i32(f, "/policy/action_dof", 1, &A, &adof, err));
+    TRY(sc_h5_read_f64(f, "/cycle/time", 1, &NB, &v[0], err));
+    if ((long long)F != frag || F < 1 || A > SC_MAX_ACTIONS || NB < 2) BAD("%s:/policy: %zu fragments (attribute %lld), %zu actions, %zu cycle samples", path, F, frag, A, NB);
+    TRY(sc_policy_alloc(p, m->nbones, dofs->n, (int)A, (int)F, (int)NB, err));
+    size_t dims[][3] = {{F, 0, 0}, {F, 0, 0}, {F, nd, 0}, {F, SC_FEATURES, 0}, {F, A, 0}, {F, A, SC_FEATURES}, {NB, nn, 4}, {NB, nn, 4}, {3}, {3}, {nn, 4}, {nn, 3}};
+    const char *paths[] = {"/policy/ref_t0", "/policy/ref_t1", "/policy/offsets", "/policy/s_bar", "/policy/a_bar", "/policy/M",
+                           "/cycle/targets", "/cycle/reference_quat", "/start/root_pos", "/start/root_vel", "/start/local_quat", "/start/local_ang_vel"};
+    double *dst[] = {p->ref_t0, p->ref_t1, p->offset, p->s_bar, p->a_bar, p->M, p->base_quat, p->ref_quat, p->start_root, p->start_vel, p->start_quat, p->start_w};
+    int ranks[] = {1, 1, 2, 2, 2, 3, 3, 3, 1, 1, 2, 2};
+    memcpy(p->base_time, v[0], sizeof(double) * NB);
+    for (int i = 0; i < 12; i++) {
+        double *x;
+        size_t total = 1;
+        TRY(sc_h5_read_f64(f, paths[i], ranks[i], dims[i], &x, err));
+        for (int k = 0; k < ranks[i]; k++) total *= dims[i][k];
+        for (size_t q = 0; q < total; q++)
+            if (!isfinite(x[q])) { free(x); BAD("%s:%s: element %zu is not finite", path, paths[i], q); }
+        memcpy(dst[i], x, sizeof(double) * total);
+        free(x);
+    }
+    for (size_t j = 0; j < F; j++) {
+        if (steps[j] < 1) BAD("%s:/policy/steps: element %zu = %d", path, j, steps[j]);
+        p->steps[j] = steps[j];
+    }
+    for (size_t i = 0; i < A; i++) {
+        if (adof[i] < 0 || adof[i] >= dofs->n) BAD("%s:/policy/action_dof: element %zu = %d", path, i, adof[i]);
+        p->act[i] = adof[i];
+    }
+    for (size_t k = 1; k < NB; k++)
+        if (!(p->base_time[k] > p->base_time[k - 1])) BAD("%s:/cycle/time: not increasing at %zu", path, k);
+    TRY(sc_h5_read_attr_f64(f, "/policy", "max_action_rad", &p->max_action, err));
+    TRY(sc_h5_read_attr_f64(f, "/policy", "period_s", &p->period, err));
+    TRY(sc_h5_read_attr_f64(f, "/policy", "mean_root_height_m", &p->mean_root_height, err));
+#undef TRY
+#undef BAD
+done:
+    free(schema); free(hash); free(steps); free(adof); free(v[0]);
+    if (names) sc_h5_free_strings(names, nn);
+    if (feat) sc_h5_free_strings(feat, nf);
+    if (dn) sc_h5_free_strings(dn, nd);
+    sc_h5_close(f);
+    if (rc) sc_policy_free(p);
+    return rc;
+}

@@ -1,0 +1,255 @@
+/* Gait cycles and learn-feedback: cycle detection on a motion of known period, repetition,
+ * policy.h5 identical whatever the number of ranks and across kill -9 and --resume, the closed
+ * loop with zero gains equal to the open loop bit for bit, and bad input. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "control/cycle.h"
+#include "control/feedback.h"
+#include "fixtures.h"
+#include "io/character.h"
+#include "io/h5.h"
+#include "test.h"
+
+static char out[16384];
+
+/* A walk-like motion of period T: joints swing sinusoidally, the root bobs at twice the rate,
+   moves forward at a constant speed and turns at a constant rate (so the cycle's ends differ by
+   a planar motion). */
+static int synthetic(sc_reference *r, double T, double seconds, sc_err *err)
+{
+    int nb = 6, n = (int)lround(seconds / 0.0005) + 1;
+    int rc = sc_reference_alloc(r, n, nb, err);
+    if (rc) return rc;
+    r->dt = 0.0005;
+    for (int j = 0; j < nb; j++) snprintf(r->names[j], SC_NAME_LEN, "b%d", j);
+    double w = 2 * SC_PI / T, turn = 0.2; /* rad/s */
+    for (int k = 0; k < n; k++) {
+        double t = k * r->dt, yaw = turn * t;
+        r->time[k] = t;
+        sc_vec3 fwd = sc_v3(sin(yaw), 0, cos(yaw));
+        /* position: integral of 1.2 m/s along the turning heading */
+        double x = 1.2 / turn * (1 - cos(yaw)), z = 1.2 / turn * sin(yaw);
+        r->root_pos[3 * k] = x;
+        r->root_pos[3 * k + 1] = 0.95 + 0.02 * sin(2 * w * t);
+        r->root_pos[3 * k + 2] = z;
+        sc_v3_store(r->root_vel + 3 * k, sc_v3_add(sc_v3_scale(fwd, 1.2), sc_v3(0, 0.04 * w * cos(2 * w * t), 0)));
+        sc_quat root = sc_q_mul(sc_q_axis_angle(sc_v3(0, 1, 0), yaw), sc_q_axis_angle(sc_v3(1, 0, 0), 0.05 * sin(w * t)));
+        double *q = r->local_quat + 4 * ((size_t)k * nb);
+        q[0] = root.w; q[1] = root.x; q[2] = root.y; q[3] = root.z;
+        for (int j = 1; j < nb; j++) {
+            double amp = 0.3 + 0.1 * j, ph = 0.7 * j;
+            sc_quat lq = sc_q_axis_angle(sc_v3(1, 0, 0), amp * sin(w * t + ph));
+            double *p = r->local_quat + 4 * ((size_t)k * nb + j);
+            p[0] = lq.w; p[1] = lq.x; p[2] = lq.y; p[3] = lq.z;
+            r->local_ang_vel[3 * ((size_t)k * nb + j)] = amp * w * cos(w * t + ph);
+        }
+        sc_v3_store(r->local_ang_vel + 3 * ((size_t)k * nb), sc_v3(0.05 * w * cos(w * t), turn, 0));
+        memcpy(r->target_quat + 4 * ((size_t)k * nb), q, 4 * sizeof(double) * (size_t)nb);
+        for (int j = 0; j < nb; j++) {
+            sc_v3_store(r->bone_pos + 3 * ((size_t)k * nb + j), sc_v3(x, 0.95 - 0.1 * j, z));
+            double *bq = r->bone_quat + 4 * ((size_t)k * nb + j);
+            bq[0] = root.w; bq[1] = root.x; bq[2] = root.y; bq[3] = root.z;
+        }
+        sc_v3_store(r->com + 3 * k, sc_v3(x, 0.9, z));
+        sc_v3_store(r->com_vel + 3 * k, sc_v3_scale(fwd, 1.2));
+    }
+    return SC_OK;
+}
+
+TEST(cycle_found_on_a_motion_of_known_period)
+{
+    sc_err err;
+    for (int trial = 0; trial < 2; trial++) {
+        double T = trial ? 1.1 : 0.8;
+        sc_reference r;
+        ENSURE_OK(synthetic(&r, T, 3.2, &err), &err);
+        sc_cycle c;
+        ENSURE_OK(sc_cycle_find(&r, 0.4, 2.0, &c, &err), &err);
+        double period = c.t1 - c.t0;
+        sc_test_report("period %.4f s found for a motion of period %.4f s (a double period also repeats it); pose mismatch %.2e rad, "
+                       "velocity %.2e rad/s", period, T, c.pose_error, c.velocity_error);
+        ENSURE_NEAR(period, T, 0.0005 + 1e-12);
+        ENSURE(c.pose_error < 1e-3);
+        /* repeated, the cycle continues the motion: the repetition's first sample is the clip's
+           sample one period later (to the turn and advance the clip itself makes) */
+        sc_reference rep;
+        ENSURE_OK(sc_cycle_repeat(&r, &c, 3, &rep, &err), &err);
+        ENSURE(rep.n == 3 * (c.i1 - c.i0) + 1);
+        int P = c.i1 - c.i0;
+        double worst = 0;
+        for (int k = 0; k <= 2 * P && c.i0 + k < r.n; k += 7) {
+            worst = fmax(worst, sc_v3_dist(sc_v3_load(rep.root_pos + 3 * k), sc_v3_load(r.root_pos + 3 * (c.i0 + k))));
+            sc_quat a = {rep.local_quat[4 * (size_t)k * 6], rep.local_quat[4 * (size_t)k * 6 + 1], rep.local_quat[4 * (size_t)k * 6 + 2], rep.local_quat[4 * (size_t)k * 6 + 3]};
+            const double *b = r.local_quat + 4 * (size_t)(c.i0 + k) * 6;
+            worst = fmax(worst, sc_q_angle_between(a, (sc_quat){b[0], b[1], b[2], b[3]}));
+        }
+        sc_test_report("the cycle repeated 3 times follows the clip itself within %.2e (m, rad) over two periods", worst);
+        ENSURE(worst < 5e-3);
+        sc_reference_free(&rep);
+        sc_reference_free(&r);
+    }
+}
+
+/* a cyclic open-loop controller of the march and a tiny learning preset: seconds, not minutes */
+static const char *preset(void)
+{
+    static const char *p;
+    if (!p)
+        p = sc_fixture_keep(sc_test_write("feedback_preset.yaml",
+                                          "simulation: {solver: quick}\n"
+                                          "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1}\n"
+                                          "feedback:\n  iterations: 2\n  cycles: 1\n  samples: 8\n  elites: 3\n"
+                                          "  evaluate: {seconds: 1.5, pushes: [150], directions: 1, phases: 1, after: 1, stiffness: [2]}\n"));
+    return p;
+}
+
+static const char *cyclic_openloop(void)
+{
+    static int state;
+    static const char *p;
+    if (!p) p = sc_fixture_keep(sc_test_tmp("feedback_openloop.h5"));
+    const char *ch = sc_fixture_michelin(), *ref = sc_fixture_march_reference();
+    if (!state)
+        state = ch && ref && !sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"), preset(), p, ch, ref) ? 1 : -1;
+    return state > 0 ? p : NULL;
+}
+
+static int learn(int ranks, const char *outp, const char *extra)
+{
+    const char *ol = cyclic_openloop(), *ch = sc_fixture_michelin();
+    if (!ol) return -1;
+    char launcher[64] = "";
+    if (ranks) snprintf(launcher, sizeof launcher, "mpiexec.mpich -n %d ", ranks);
+    return sc_test_sh(out, sizeof out, "%s%s -q -c %s -o %s %s %s %s", launcher, sc_test_tool("learn-feedback"), preset(), outp, extra ? extra : "", ch, ol);
+}
+
+static int same_policy(const char *a, const char *b)
+{
+    static const char *const groups[] = {"/policy", "/cycle", "/start", "/learning/survived", "/learning/joint_error", "/learning/pairs",
+                                         "/learning/residual", "/evaluation", "/bones"};
+    for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {
+        int rc = sc_test_sh(out, sizeof out, "h5diff %s %s %s", a, b, groups[i]);
+        CHECK(rc == 0, "%s and %s differ in %s: %s", a, b, groups[i], out);
+    }
+    return 1;
+}
+
+static const char *baseline(void)
+{
+    static int state;
+    static const char *p;
+    if (!p) p = sc_fixture_keep(sc_test_tmp("feedback_n1.h5"));
+    if (!state) state = learn(0, p, NULL) == 0 ? 1 : -1;
+    return state > 0 ? p : NULL;
+}
+
+TEST(feedback_policy_identical_for_1_2_3_ranks)
+{
+    const char *b = baseline();
+    ENSURE_MSG(b, "learn-feedback failed: %s", out);
+    for (int n = 1; n <= 3; n++) {
+        char name[64];
+        snprintf(name, sizeof name, "feedback_mpi%d.h5", n);
+        const char *p = sc_fixture_keep(sc_test_tmp(name));
+        int rc = learn(n, p, NULL);
+        ENSURE_MSG(rc == 0, "mpiexec -n %d: exit %d: %s", n, rc, out);
+        ENSURE(same_policy(b, p));
+    }
+    sc_test_report("policy.h5 (policy, learning history, evaluation) identical without MPI and under mpiexec.mpich -n 1, 2, 3");
+}
+
+TEST(feedback_kill9_then_resume_is_identical)
+{
+    const char *b = baseline();
+    ENSURE_MSG(b, "learn-feedback failed: %s", out);
+    const char *p = sc_fixture_keep(sc_test_tmp("feedback_killed.h5")), *log = sc_fixture_keep(sc_test_tmp("feedback_killed.log"));
+    char ck[1100], inner[1200];
+    snprintf(ck, sizeof ck, "%s.ckpt", p);
+    snprintf(inner, sizeof inner, "%s.samcon", ck);
+    unlink(ck);
+    unlink(inner);
+    sc_test_sh(NULL, 0, "(mpiexec.mpich -n 2 %s -q -c %s -o %s %s %s > %s 2>&1) > /dev/null 2>&1 &", sc_test_tool("learn-feedback"), preset(), p,
+               sc_fixture_michelin(), cyclic_openloop(), log);
+    /* kill it while it samples the second iteration: after the first iteration's checkpoint */
+    int seen = 0;
+    for (int i = 0; i < 2400 && !seen; i++) {
+        seen = sc_test_file_exists(ck) && sc_test_file_exists(inner);
+        if (!seen) usleep(50000);
+    }
+    ENSURE_MSG(seen, "no checkpoint of the first iteration appeared");
+    ENSURE(!sc_test_file_exists(p));
+    sc_test_sh(NULL, 0, "pkill -KILL -f '^%s -q -c %s -o %s'", sc_test_tool("learn-feedback"), preset(), p);
+    for (int i = 0; i < 200 && !sc_test_sh(NULL, 0, "pgrep -f '^%s -q -c %s -o %s' > /dev/null", sc_test_tool("learn-feedback"), preset(), p); i++)
+        usleep(50000);
+    int rc = learn(2, p, "--resume");
+    ENSURE_MSG(rc == 0, "resume: exit %d: %s", rc, out);
+    ENSURE(same_policy(b, p));
+    ENSURE(!sc_test_file_exists(ck) && !sc_test_file_exists(inner));
+    sc_test_report("killed with SIGKILL during the second iteration (2 ranks), resumed: policy.h5 identical to the uninterrupted run");
+}
+
+TEST(feedback_zero_gains_reproduce_the_open_loop)
+{
+    const char *b = baseline(), *ch = sc_fixture_michelin();
+    ENSURE_MSG(b, "learn-feedback failed: %s", out);
+    /* the learned policy with every gain zeroed, closed loop, against its open loop */
+    const char *zero = sc_fixture_keep(sc_test_tmp("feedback_zero.h5"));
+    int rc = sc_test_sh(out, sizeof out,
+                        "cp %s %s && /usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r+'); f['/policy/M'][...] = 0\"", b, zero, zero);
+    ENSURE_MSG(rc == 0, "zeroing the gains: %s", out);
+    const char *closed = sc_fixture_keep(sc_test_tmp("feedback_zero_closed.h5")), *open = sc_fixture_keep(sc_test_tmp("feedback_zero_open.h5"));
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --policy %s --cycles 2 %s && %s -q -c %s -o %s --policy %s --cycles 2 --open-loop %s",
+                    sc_test_tool("simulate"), preset(), closed, zero, ch, sc_test_tool("simulate"), preset(), open, zero, ch);
+    ENSURE_MSG(rc == 0, "simulate --policy: %s", out);
+    rc = sc_test_sh(out, sizeof out, "h5diff %s %s /bones && h5diff %s %s /nodes", closed, open, closed, open);
+    ENSURE_MSG(rc == 0, "closed loop with M = 0 differs from the open loop: %s", out);
+    /* and the learned gains do change the motion */
+    const char *learned = sc_fixture_keep(sc_test_tmp("feedback_learned.h5"));
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --policy %s --cycles 2 %s", sc_test_tool("simulate"), preset(), learned, b, ch);
+    ENSURE_MSG(rc == 0, "simulate --policy: %s", out);
+    rc = sc_test_sh(out, sizeof out, "h5diff -q %s %s /bones/position", learned, open);
+    ENSURE_MSG(rc != 0, "the learned gains changed nothing");
+    sc_test_report("simulate --policy with every gain zero equals --open-loop bit for bit (bones and nodes, 2 cycles); the learned gains "
+                   "change the motion");
+}
+
+static int expect(const char *name, const char *pol, int code, const char *msg)
+{
+    const char *o = sc_fixture_keep(sc_test_tmp("feedback_bad_sim.h5"));
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --policy %s %s", sc_test_tool("simulate"), preset(), o, pol, sc_fixture_michelin());
+    sc_test_report("%s: exit %d: %s", name, rc, out);
+    CHECK(rc == code && strstr(out, msg), "%s: exit %d (expected %d), '%s' not in: %s", name, rc, code, msg, out);
+    CHECK(!sc_test_file_exists(o), "%s left an output", name);
+    return 1;
+}
+
+TEST(feedback_bad_input)
+{
+    const char *b = baseline(), *ch = sc_fixture_michelin(), *cmu = sc_fixture_michelin_cmu();
+    ENSURE_MSG(b && cmu, "fixtures: %s %s", out, sc_fixture_log());
+    /* a policy for another character */
+    const char *o = sc_fixture_keep(sc_test_tmp("feedback_bad_sim.h5"));
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --policy %s %s", sc_test_tool("simulate"), preset(), o, b, cmu);
+    ENSURE_MSG(rc == 2 && strstr(out, "another character"), "exit %d: %s", rc, out);
+    /* a feature this build does not know */
+    const char *feat = sc_fixture_keep(sc_test_tmp("feedback_feature.h5"));
+    sc_test_sh(out, sizeof out,
+               "cp %s %s && /usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r+'); n = [x.decode() for x in f['/policy/features'][()]]; "
+               "n[3] = 'zmp_x'; del f['/policy/features']; f['/policy/features'] = n\"", b, feat, feat);
+    ENSURE(expect("unknown feature", feat, 2, "feature 3 is 'zmp_x', unknown here"));
+    /* a controller that is not a cycle, and a file that is not an openloop.h5 */
+    const char *notcyc = sc_fixture_keep(sc_test_tmp("feedback_notcycle.h5"));
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"),
+                    sc_test_write("feedback_nocycle.yaml", "sampling: {samples: 4, elites: 2, end: 0.1}\n"), notcyc, ch, sc_fixture_march_reference());
+    ENSURE_MSG(rc == 0, "%s", out);
+    const char *pol = sc_fixture_keep(sc_test_tmp("feedback_bad_policy.h5"));
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"), preset(), pol, ch, notcyc);
+    ENSURE_MSG(rc == 2 && strstr(out, "/cycle: missing"), "exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"), preset(), pol, ch, sc_fixture_march_reference());
+    ENSURE_MSG(rc == 2 && strstr(out, "expected an openloop.h5"), "exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"),
+                    sc_test_write("feedback_actions.yaml", "feedback: {actions: [l_thigh, tail]}\n"), pol, ch, cyclic_openloop());
+    ENSURE_MSG(rc == 2 && strstr(out, "feedback.actions names 'tail'"), "exit %d: %s", rc, out);
+    ENSURE(!sc_test_file_exists(pol));
+}
