@@ -772,7 +772,9 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
                     /* back up to a segment whose parent states are still held */
                     int back = k < c->backtrack ? k : c->backtrack;
                     while (back > 0 && k - back - 1 >= 0 && !S.lv[k - back - 1].state) back--;
-                    for (int j = k - back; j <= k; j++) S.mult[j] = fmin(S.mult[j] * c->growth, 1e3);
+                    /* the retried segments get growth^(retries of the one that failed): failures do not compound */
+                    double mult = pow(c->growth, S.retries[k]);
+                    for (int j = k - back; j <= k; j++) S.mult[j] = fmax(S.mult[j], mult);
                     for (int j = k - back; j < k; j++) level_free(&S.lv[j]);
                     S.k = k - back;
                     S.backtracks++;

@@ -11,7 +11,8 @@
  * diverges. The K best (or, with selection: spread, Liu 2010's drop-the-worst-40%-then-spread
  * set) by path cost (the sum of segment costs, control/cost.h) become segment k's elites. When
  * every sample fails, the search backs up `backtrack` segments and samples them again with
- * `growth` times more samples, at most `max_retries` times per segment; then it gives up and
+ * growth^r times the samples (r: the failures of the segment that failed), at most `max_retries`
+ * times per segment; then it gives up and
  * keeps the longest path found. At the end the cheapest path is traced back through the elites'
  * parents and simulated once more from the start, which must reproduce every sampled segment
  * bit for bit.
