@@ -10,10 +10,11 @@
 #   inverse-dynamics          NAME_ref.h5      (motion)
 #   sample-openloop           NAME_openloop.h5 (sampling; mpiexec.mpich -n RANKS, --resume)
 #   learn-feedback            NAME_policy.h5   (feedback; when bin/learn-feedback exists)
-#   simulate                  NAME_sim.h5      (the controller replayed: the policy, else the open loop)
-#   render                    NAME_render/     (with the reference's skeleton as a ghost)
+#   simulate                  NAME_sim.h5      (the policy for 20 s, else the open loop replayed)
+#   render                    NAME_render/     (an open loop with the tracked reference as a ghost)
 # The config's optional `pipeline:` section: character (the config the character is built
-# from, next to CONFIG; default CONFIG itself) and name (default: CONFIG's file name).
+# from, next to CONFIG; default CONFIG itself), reference (the config whose inverse-dynamics
+# reference is tracked; default CONFIG itself) and name (default: CONFIG's file name).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=results/pipeline ranks=$(nproc)
@@ -55,11 +56,14 @@ if has "$chcfg" skeleton || has "$chcfg" body; then
 fi
 [ -e "$character" ] || { echo "pipeline: no character: $cfg has no mesh-prep sections and no pipeline.character" >&2; exit 2; }
 
-ref=$out/${name}_ref.h5
-if has "$cfg" motion; then
-  if newer "$ref" "$cfg" "$character" bin/inverse-dynamics; then skip inverse-dynamics "$ref"; else
-    stage "inverse-dynamics: $cfg"
-    bin/inverse-dynamics -c "$cfg" -o "$ref" "$character"
+refcfg=$(key "$cfg" reference)
+if [ -n "$refcfg" ]; then refcfg="$(dirname "$cfg")/$refcfg"; else refcfg=$cfg; fi
+refname=$(key "$refcfg" name); refname=${refname:-$(basename "$refcfg" .yaml)}
+ref=$out/${refname}_ref.h5
+if has "$refcfg" motion; then
+  if newer "$ref" "$refcfg" "$character" bin/inverse-dynamics; then skip inverse-dynamics "$ref"; else
+    stage "inverse-dynamics: $refcfg"
+    bin/inverse-dynamics -c "$refcfg" -o "$ref" "$character"
   fi
 fi
 
@@ -84,7 +88,7 @@ fi
 if [ -n "$controller" ]; then
   sim=$out/${name}_sim.h5
   ctl=(--trajectory "$controller") && inputs=("$controller")
-  if [ -e "$policy" ]; then ctl=(--policy "$policy") && inputs=("$policy"); fi
+  if [ -e "$policy" ]; then ctl=(--policy "$policy") && inputs=("$policy"); fi  # 20 s unless simulation.duration says
   if newer "$sim" "$cfg" "$character" "${inputs[@]}" bin/simulate; then skip simulate "$sim"; else
     stage "simulate: ${ctl[*]}"
     bin/simulate -c "$cfg" -o "$sim" "${ctl[@]}" "$character"
@@ -92,7 +96,7 @@ if [ -n "$controller" ]; then
   rdir=$out/${name}_render
   if newer "$rdir/contact_sheet.png" "$sim" bin/render; then skip render "$rdir"; else
     stage "render: $rdir"
-    bin/render --reference "$ref" -o "$rdir" "$sim"
+    if [ -e "$policy" ]; then bin/render -o "$rdir" "$sim"; else bin/render --reference "$controller" -o "$rdir" "$sim"; fi
   fi
 fi
 echo "pipeline: done; outputs in $out"
