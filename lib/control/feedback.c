@@ -9,6 +9,7 @@
 #include "core/linalg.h"
 #include "core/log.h"
 #include "io/config.h"
+#include "par/checkpoint.h"
 #include "par/par.h"
 
 /* ---- configuration ---------------------------------------------------------------------- */
@@ -605,40 +606,21 @@ static int write_learner(const sc_feedback_run *run, const learner *L, sc_err *e
     unsigned char *buf;
     size_t len;
     if (serialize_learner(L, run->run_hash, &buf, &len)) return sc_fail(err, SC_EIO, "out of memory writing the checkpoint");
-    sc_h5 *f;
-    int rc = sc_h5_create(run->checkpoint, &f, err);
-    if (!rc) {
-        rc = sc_h5_attr_str(f, "/", "schema", "softcon.feedback_checkpoint/1", err) ||
-             sc_h5_attr_str(f, "/", "description", "learn-feedback after its last completed iteration: continue it with --resume", err) ||
-             sc_h5_attr_i64(f, "/", "iterations_done", L->it, err) ||
-             sc_h5_write_bytes(f, "/learner", len, buf, "the policies, the regression pairs and the history, softcon's own layout", err);
-        rc = rc ? (sc_h5_abort(f), rc) : sc_h5_commit(f, err);
-    }
+    sc_checkpoint_info info = {"softcon.feedback_checkpoint/1", "learn-feedback after its last completed iteration: continue it with --resume",
+                               "/learner", "the policies, the regression pairs and the history, softcon's own layout", "iterations_done", L->it,
+                               run->run_hash};
+    int rc = sc_checkpoint_write(run->checkpoint, &info, buf, len, err);
     free(buf);
     return rc;
 }
 
 static int read_learner(const sc_feedback_run *run, learner *L, sc_err *err)
 {
-    unsigned char *data = NULL;
-    int64_t n = 0;
-    int rc = SC_OK;
-    if (sc_par_rank(run->par) == 0) {
-        sc_h5 *f;
-        size_t sz = 0;
-        rc = sc_h5_open(run->checkpoint, &f, err);
-        if (!rc) {
-            rc = sc_h5_read_bytes(f, "/learner", &sz, &data, err);
-            sc_h5_close(f);
-        }
-        n = rc ? -rc : (int64_t)sz;
-    }
-    sc_par_bcast(run->par, &n, sizeof n, 0, err);
-    sc_par_bcast(run->par, err->msg, SC_ERR_MSG, 0, err);
-    if (n < 0) { free(data); err->code = (int)-n; return (int)-n; }
-    if (!data && !(data = malloc((size_t)n + 1))) return sc_fail(err, SC_EIO, "out of memory");
-    if ((rc = sc_par_bcast(run->par, data, (size_t)n, 0, err))) { free(data); return rc; }
-    rc = deserialize_learner(L, run->run_hash, data, (size_t)n, err);
+    unsigned char *data;
+    size_t n;
+    int rc = sc_checkpoint_read(run->par, run->checkpoint, "/learner", &data, &n, err);
+    if (rc) return rc;
+    rc = deserialize_learner(L, run->run_hash, data, n, err);
     free(data);
     if (rc) sc_err_prefix(err, "%s: ", run->checkpoint);
     return rc;

@@ -9,6 +9,7 @@
 #include "core/rng.h"
 #include "io/config.h"
 #include "io/h5.h"
+#include "par/checkpoint.h"
 #include "par/par.h"
 
 /* ---- configuration ---------------------------------------------------------------------- */
@@ -526,44 +527,22 @@ static int write_checkpoint(const sc_samcon_run *run, const search *S, sc_err *e
     blob b;
     int rc = serialize(S, run->run_hash, &b, err);
     if (rc) return rc;
-    sc_h5 *f;
-    if ((rc = sc_h5_create(run->checkpoint, &f, err))) { free(b.p); return rc; }
-    rc = sc_h5_attr_str(f, "/", "schema", "softcon.samcon_checkpoint/1", err) ||
-         sc_h5_attr_str(f, "/", "description", "sample-openloop's search after its last completed segment: continue it with --resume", err) ||
-         sc_h5_attr_i64(f, "/", "next_segment", S->k, err) || sc_h5_attr_i64(f, "/", "segments", S->nseg, err) ||
-         sc_h5_attr_i64(f, "/", "samples", S->samples, err) || sc_h5_attr_f64(f, "/", "wall_seconds", S->wall_seconds, err) ||
-         sc_h5_write_bytes(f, "/search", b.n, b.p, "the search state (elites with their simulation snapshots, counters), softcon's own layout", err);
+    sc_checkpoint_info info = {"softcon.samcon_checkpoint/1", "sample-openloop's search after its last completed segment: continue it with --resume",
+                               "/search", "the search state (elites with their simulation snapshots, counters), softcon's own layout",
+                               "next_segment", S->k, run->run_hash};
+    rc = sc_checkpoint_write(run->checkpoint, &info, b.p, b.n, err);
     free(b.p);
-    if (rc) { sc_h5_abort(f); return rc; }
-    char hash[32];
-    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)run->run_hash);
-    if ((rc = sc_h5_attr_str(f, "/", "run_hash", hash, err))) { sc_h5_abort(f); return rc; }
-    return sc_h5_commit(f, err);
+    return rc;
 }
 
 /* Rank 0 reads the checkpoint and every rank gets the search from it. */
 static int read_checkpoint(const sc_samcon_run *run, search *S, sc_err *err)
 {
-    unsigned char *data = NULL;
-    int64_t n = 0;
-    int rc = SC_OK;
-    if (sc_par_rank(run->par) == 0) {
-        sc_h5 *f;
-        size_t sz = 0;
-        rc = sc_h5_open(run->checkpoint, &f, err);
-        if (!rc) {
-            rc = sc_h5_read_bytes(f, "/search", &sz, &data, err);
-            sc_h5_close(f);
-        }
-        n = rc ? -rc : (int64_t)sz;
-    }
-    int64_t hdr[1] = {n};
-    sc_par_bcast(run->par, hdr, sizeof hdr, 0, err);
-    sc_par_bcast(run->par, err->msg, SC_ERR_MSG, 0, err);
-    if (hdr[0] < 0) { free(data); err->code = (int)-hdr[0]; return (int)-hdr[0]; }
-    if (!data && !(data = malloc((size_t)hdr[0] + 1))) return sc_fail(err, SC_EIO, "out of memory for the checkpoint");
-    if ((rc = sc_par_bcast(run->par, data, (size_t)hdr[0], 0, err))) { free(data); return rc; }
-    rc = deserialize(S, run->run_hash, data, (size_t)hdr[0], err);
+    unsigned char *data;
+    size_t n;
+    int rc = sc_checkpoint_read(run->par, run->checkpoint, "/search", &data, &n, err);
+    if (rc) return rc;
+    rc = deserialize(S, run->run_hash, data, n, err);
     free(data);
     if (rc) sc_err_prefix(err, "%s: ", run->checkpoint);
     return rc;

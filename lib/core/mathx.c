@@ -229,6 +229,15 @@ double sc_q_angle_between(sc_quat a, sc_quat b)
 {
     return sc_v3_norm(sc_q_log(sc_q_mul(sc_q_conj(a), b)));
 }
+double sc_point_segment_dist2(sc_vec3 p, sc_vec3 a, sc_vec3 b)
+{
+    sc_vec3 ab = sc_v3_sub(b, a);
+    double l2 = sc_v3_dot(ab, ab), u = l2 > 0 ? sc_v3_dot(sc_v3_sub(p, a), ab) / l2 : 0;
+    u = u < 0 ? 0 : u > 1 ? 1 : u;
+    sc_vec3 d = sc_v3_sub(p, sc_v3_axpy(u, ab, a));
+    return sc_v3_dot(d, d);
+}
+
 double sc_q_heading(sc_quat q)
 {
     sc_vec3 f = sc_q_rotate(q, sc_v3(0, 0, 1));

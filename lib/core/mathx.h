@@ -77,6 +77,8 @@ double sc_q_heading(sc_quat q);
 /* Euler angles in degrees applied in the given axis order ("ZYX" means R = Rz Ry Rx). */
 sc_quat sc_q_from_euler_deg(const char order[3], const double deg[3]);
 
+/* Squared distance from p to the segment ab. */
+double sc_point_segment_dist2(sc_vec3 p, sc_vec3 a, sc_vec3 b);
 /* The point of triangle abc closest to p (Ericson, Real-Time Collision Detection 5.1.5). */
 sc_vec3 sc_closest_on_triangle(sc_vec3 p, sc_vec3 a, sc_vec3 b, sc_vec3 c);
 

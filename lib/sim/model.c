@@ -119,16 +119,6 @@ int sc_model_leaf_bones(const sc_model *m, int *leaves)
     return n;
 }
 
-/* Squared distance from p to the segment ab. */
-static double segment_dist2(sc_vec3 p, sc_vec3 a, sc_vec3 b)
-{
-    sc_vec3 ab = sc_v3_sub(b, a);
-    double l2 = sc_v3_dot(ab, ab), u = l2 > 0 ? sc_v3_dot(sc_v3_sub(p, a), ab) / l2 : 0;
-    u = u < 0 ? 0 : u > 1 ? 1 : u;
-    sc_vec3 d = sc_v3_sub(p, sc_v3_axpy(u, ab, a));
-    return sc_v3_dot(d, d);
-}
-
 void sc_model_surface_bones(const sc_model *m, int *out)
 {
     double *w = calloc((size_t)(m->nbones > 0 ? m->nbones : 1), sizeof(double));
@@ -148,7 +138,7 @@ void sc_model_surface_bones(const sc_model *m, int *out)
             sc_vec3 p = sc_v3_load(m->surf_rest + 3 * i);
             double bd = 1e300;
             for (int b = 0; b < m->nbones; b++) {
-                double d = segment_dist2(p, sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->bone_end + 3 * b));
+                double d = sc_point_segment_dist2(p, sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->bone_end + 3 * b));
                 if (d < bd) { bd = d; best = b; }
             }
         }
