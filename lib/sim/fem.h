@@ -1,10 +1,19 @@
 /* Soft-body force kernels of [L13] 4.2: corotated linear FEM (eq. 7-11) with pose-based
  * plasticity (eq. 12-16, R_p = R* R), pose-based damping (eq. 17) and Rayleigh damping.
  *
- * Layout: tets are stored structure-of-arrays, padded to a multiple of SC_FEM_PAD so the
- * element loop runs in SIMD groups (2 lanes with SSE, 4 with AVX) without a scalar tail;
- * padding slots repeat tet 0 with zero volume and never touch the force arrays. Node arrays
- * (positions, velocities, forces) are AoS, x[3*i+k]. Nothing allocates after sc_fem_init.
+ * Layout: tets are stored in "slots", padded to a multiple of SC_FEM_PAD so the element loop
+ * runs in SIMD groups without a scalar tail; padding slots repeat the first tet with zero
+ * volume and never touch the force arrays. Per-tet arrays of several rows (nodes, Bm^-1, the
+ * warm starts) are blocked: each block of SC_FEM_PAD slots stores its rows one after the
+ * other (sc_fem_index), so a SIMD group's data is contiguous and one pointer reaches it. Node arrays (positions,
+ * velocities, forces) are AoS, x[3*i+k], in the model's node order. Nothing allocates after
+ * sc_fem_init.
+ *
+ * Kernels: a plain scalar reference (sc_polar on every tet) and SIMD kernels for AVX2 (4
+ * tets per group) and AVX-512 (8 per group). sc_fem_init selects the widest one the CPU runs
+ * (the environment variable SOFTCON_FEM_KERNEL=scalar|avx2|avx512 overrides it);
+ * sc_fem_set_kernel switches. The forces of all kernels agree to rounding (tests check it),
+ * but the bits of a run depend on the kernel: a snapshot records sc_fem_kernel_id.
  *
  * Rotations: every tet keeps two warm-start quaternions (R of F, and R* of Fp F^T) and their
  * last increments. They are simulation STATE: save them in snapshots so that a restored run
@@ -14,8 +23,7 @@
  * positive definite Hessian (big jump, inverted with s2 ~ s3, collapsed) is redone by the
  * exact polar decomposition (sc_polar) and counted in sc_fem_stats.fallbacks. Call the
  * elastic pass once per time step: extra calls only cost Newton steps, not accuracy. The warm
- * layout does not depend on the SIMD width, but the bits of a run do (v2 and v3 builds take
- * their Newton steps in groups of 2 and 4 tets). */
+ * layout is the same for every kernel. */
 #ifndef SC_FEM_H
 #define SC_FEM_H
 #include <stddef.h>
@@ -25,29 +33,59 @@
 
 #define SC_FEM_PAD 8
 
+/* Index of row `row` of slot t in a blocked per-tet array of `rows` rows. */
+static inline size_t sc_fem_index(int t, int row, int rows)
+{
+    return ((size_t)t / SC_FEM_PAD * (size_t)rows + (size_t)row) * SC_FEM_PAD + (size_t)t % SC_FEM_PAD;
+}
+
+/* Kernel ids: they name the SIMD width and precision, so that a snapshot taken under one
+ * kernel is never restored under another. */
+enum {
+    SC_FEM_KERNEL_SCALAR = 1, /* "scalar-f64": plain C, exact polar decomposition per tet (reference) */
+    SC_FEM_KERNEL_AVX2 = 2,   /* "avx2-f64x4": 4 tets per group, double */
+    SC_FEM_KERNEL_AVX512 = 3  /* "avx512-f64x8": 8 tets per group, double */
+};
+#define SC_FEM_KERNEL_MAX 3
+
 typedef struct sc_fem {
     int ntets, nnodes;
     int stride;        /* ntets rounded up to SC_FEM_PAD: the row length of every SoA array */
     double mu, lambda; /* Lame parameters (Pa) from youngs/poisson */
-    int *node;         /* [4*stride] node[k*stride + t] = node k of tet t */
-    double *bm;        /* [9*stride] bm[(3*r+c)*stride + t] = Bm^-1(r, c) of tet t ([L13] eq. 11) */
+    int *node;         /* [4*stride] node[sc_fem_index(s, k, 4)] = node k of the tet in slot s */
+    double *bm;        /* [9*stride] bm[sc_fem_index(s, 3*r+c, 9)] = Bm^-1(r, c) of the tet in slot s ([L13] eq. 11) */
     double *vol;       /* [stride] rest volume (m^3); 0 in the padding */
+    int *slot;         /* [ntets] slot of the model's tet t (tets are ordered for locality) */
+    double *tet_id;    /* [stride] the model's index of the tet in slot s (as a double, for the SIMD stats) */
+    int kernel;        /* SC_FEM_KERNEL_* in use */
 } sc_fem;
 
 /* Copies the mesh out of the model (tets, tet_volume, bm_inv; the last two are recomputed from
- * rest_pos when NULL) and derives the Lame parameters. SC_EINPUT names the offending tet or
- * material value; SC_EIO on allocation failure. */
+ * rest_pos when NULL), derives the Lame parameters and selects the kernel (sc_fem_kernel_id).
+ * SC_EINPUT names the offending tet or material value, or a bad SOFTCON_FEM_KERNEL; SC_EIO on
+ * allocation failure. */
 int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err);
 void sc_fem_free(sc_fem *fem);
 
-/* Warm-start state: SC_FEM_WARM_PER_TET*stride doubles, SoA: warm[c*stride + t] with rows
- * c = 0..3 the quaternion (w, x, y, z) of R, 4..6 its predictor (the body-frame Cayley
+/* The kernel sc_fem_init selects in this process: SOFTCON_FEM_KERNEL when set, else the
+ * widest the CPU runs (AVX-512 when the CPU and OS support it, else AVX2). 0 when
+ * SOFTCON_FEM_KERNEL names an unknown or unavailable kernel (sc_fem_init then fails). */
+int sc_fem_kernel_id(void);
+/* "scalar-f64", "avx2-f64x4", "avx512-f64x8"; "unknown" otherwise. */
+const char *sc_fem_kernel_name(int id);
+/* 1 when this CPU runs kernel id. */
+int sc_fem_kernel_available(int id);
+/* Switches fem to kernel id (SC_EINPUT when unknown or not available on this CPU). */
+int sc_fem_set_kernel(sc_fem *fem, int id, sc_err *err);
+
+/* Warm-start state: SC_FEM_WARM_PER_TET*stride doubles, blocked: warm[sc_fem_index(s, c, 14)]
+ * for slot s, with rows c = 0..3 the quaternion (w, x, y, z) of R, 4..6 its predictor (the body-frame Cayley
  * half-vector of the last call's increment, reused as a constant angular velocity), 7..10 the
  * quaternion of R*, 11..13 its predictor. Reset: identity, zero predictors. */
 #define SC_FEM_WARM_PER_TET 14
 size_t sc_fem_warm_size(const sc_fem *fem);
 void sc_fem_warm_reset(const sc_fem *fem, double *warm); /* all identity */
-/* which = 0: R of tet t, 1: R* of tet t. */
+/* which = 0: R of tet t, 1: R* of tet t (t in the model's tet order). */
 sc_quat sc_fem_warm_get(const sc_fem *fem, const double *warm, int t, int which);
 
 typedef struct sc_fem_stats {
@@ -83,14 +121,15 @@ void sc_fem_pose_damping(int nnodes, const double *mass, const double *x, const 
 void sc_fem_rayleigh_damping(const sc_fem *fem, const double *mass, const double *v, const double *warm,
                              double alpha, double beta, double *force);
 
-/* The rotation extraction used by sc_fem_elastic_forces, exposed for tests: for n row-major
- * matrices f[9*i], updates the warm quaternions q[4*i] (w, x, y, z) to rot(f_i) and the
- * predictors h[3*i] (NULL: no prediction). fallback[i] (may be NULL) is set to 1 where the
- * exact fallback was used; iters (may be NULL) receives the Newton steps summed over SIMD
- * groups. Returns the fallback count. */
+/* The rotation extraction used by sc_fem_elastic_forces (of the kernel sc_fem_kernel_id),
+ * exposed for tests: for n row-major matrices f[9*i], updates the warm quaternions q[4*i]
+ * (w, x, y, z) to rot(f_i) and the predictors h[3*i] (NULL: no prediction). fallback[i] (may
+ * be NULL) is set to 1 where the exact fallback was used; iters (may be NULL) receives the
+ * Newton steps summed over SIMD groups. Returns the fallback count. The scalar kernel
+ * decomposes every matrix exactly (all count as fallbacks). */
 int sc_fem_polar_batch(int n, const double *f, double *q, double *h, int *fallback, long *iters);
 
-/* SIMD lanes the kernels were compiled for (2 or 4). */
+/* SIMD lanes (tets per group) of the kernel sc_fem_kernel_id: 8, 4 or 1. */
 int sc_fem_simd_width(void);
 
 #endif

@@ -1,0 +1,527 @@
+/* The SIMD element kernels of the FEM pass ([L13] 4.2, eq. 7-17), written once and compiled
+ * once per instruction set: lib/sim/fem_avx2.c (4 doubles, the build's baseline x86-64-v3)
+ * and lib/sim/fem_avx512.c (8 doubles, compiled for x86-64-v4 and only ever called after
+ * sc_fem_init found AVX-512 on the CPU). Private to lib/sim: include it from exactly one .c
+ * file per variant, after defining
+ *   FK_VW     lanes per group (4 or 8),
+ *   FK_ID     the kernel id (SC_FEM_KERNEL_*),
+ *   FK_TABLE  the name of the sc_fem_kernel table the file exports.
+ *
+ * The element loop runs over groups of FK_VW tets in GCC vector extensions, so it is
+ * vectorized whatever the cost model says: gather the 4 nodes of each lane, do all per-tet
+ * algebra lane-parallel, then scatter-add the 12 force components lane by lane in tet order
+ * (so the summation order, hence every bit, does not depend on which tets took the fallback).
+ * The rotation fit runs the same number of steps on all lanes of a group (1 when the
+ * predictor is good, at most POLAR_KMAX), so the only branches are per group. A run's bits
+ * depend on the lane count (groups take their Newton steps together): hence the kernel id in
+ * snapshots. */
+#include <immintrin.h>
+#include <string.h>
+#include "sim/fem_internal.h"
+
+#define VW FK_VW
+typedef double vd __attribute__((vector_size(8 * VW)));
+typedef long long vm __attribute__((vector_size(8 * VW))); /* lane masks: 0 or -1 */
+typedef double v2d __attribute__((vector_size(16)));
+#define INL static inline __attribute__((always_inline))
+#define UNROLL _Pragma("GCC unroll 9") /* keep the small loops' arrays in registers */
+
+#define WARM_RS 7       /* warm rows: 0-3 q of R, 4-6 its predictor, 7-10 q of R*, 11-13 its predictor */
+#define POLAR_KMAX 3     /* Newton steps at most in the fast path */
+#define POLAR_TOL2 4e-6  /* last step below 2e-3 rad: the error left is O(|w|^5) ~ 1e-14 */
+
+INL vd v_load(const double *p) { vd v; memcpy(&v, p, sizeof v); return v; }
+INL void v_store(double *p, vd v) { memcpy(p, &v, sizeof v); }
+INL vd v_splat(double a) { vd z = {0}; return z + a; }
+INL vd v_iota(void)
+{
+    vd v;
+    for (int l = 0; l < VW; l++) v[l] = l;
+    return v;
+}
+#if VW == 8
+INL vd v_sqrt(vd a) { return (vd)_mm512_sqrt_pd((__m512d)a); }
+INL int v_all(vm m) { return _mm512_movepi64_mask((__m512i)m) == 0xFF; }
+#elif VW == 4
+INL vd v_sqrt(vd a) { return (vd)_mm256_sqrt_pd((__m256d)a); }
+INL int v_all(vm m) { return _mm256_movemask_pd((__m256d)m) == 0xF; }
+#else
+#error "FK_VW must be 4 or 8"
+#endif
+INL vd v_select(vm m, vd a, vd b) { return (vd)(((vm)a & m) | ((vm)b & ~m)); }
+
+/* ---- 3x3 matrices of lanes, row-major, written out so they live in registers ---- */
+
+#define RC(A, i, B, j) (A[3 * (i)] * B[(j)] + A[3 * (i) + 1] * B[3 + (j)] + A[3 * (i) + 2] * B[6 + (j)])
+#define RR(A, i, B, j) (A[3 * (i)] * B[3 * (j)] + A[3 * (i) + 1] * B[3 * (j) + 1] + A[3 * (i) + 2] * B[3 * (j) + 2])
+#define CC(A, i, B, j) (A[(i)] * B[(j)] + A[3 + (i)] * B[3 + (j)] + A[6 + (i)] * B[6 + (j)])
+
+INL void m_mul(vd *restrict c, const vd *a, const vd *b) /* c = a b */
+{
+    c[0] = RC(a, 0, b, 0); c[1] = RC(a, 0, b, 1); c[2] = RC(a, 0, b, 2);
+    c[3] = RC(a, 1, b, 0); c[4] = RC(a, 1, b, 1); c[5] = RC(a, 1, b, 2);
+    c[6] = RC(a, 2, b, 0); c[7] = RC(a, 2, b, 1); c[8] = RC(a, 2, b, 2);
+}
+INL void m_mul_nt(vd *restrict c, const vd *a, const vd *b) /* c = a b^T */
+{
+    c[0] = RR(a, 0, b, 0); c[1] = RR(a, 0, b, 1); c[2] = RR(a, 0, b, 2);
+    c[3] = RR(a, 1, b, 0); c[4] = RR(a, 1, b, 1); c[5] = RR(a, 1, b, 2);
+    c[6] = RR(a, 2, b, 0); c[7] = RR(a, 2, b, 1); c[8] = RR(a, 2, b, 2);
+}
+INL void m_mul_tn(vd *restrict c, const vd *a, const vd *b) /* c = a^T b */
+{
+    c[0] = CC(a, 0, b, 0); c[1] = CC(a, 0, b, 1); c[2] = CC(a, 0, b, 2);
+    c[3] = CC(a, 1, b, 0); c[4] = CC(a, 1, b, 1); c[5] = CC(a, 1, b, 2);
+    c[6] = CC(a, 2, b, 0); c[7] = CC(a, 2, b, 1); c[8] = CC(a, 2, b, 2);
+}
+INL vd m_det(const vd *a)
+{
+    return a[0] * (a[4] * a[8] - a[5] * a[7]) - a[1] * (a[3] * a[8] - a[5] * a[6]) +
+           a[2] * (a[3] * a[7] - a[4] * a[6]);
+}
+
+/* |q|^2 R(q) for any q (homogeneous form: no normalization needed). */
+INL void q_to_mat_h(const vd *q, vd *r)
+{
+    vd w = q[0], x = q[1], y = q[2], z = q[3];
+    vd ww = w * w, xx = x * x, yy = y * y, zz = z * z;
+    vd xy = x * y, xz = x * z, yz = y * z, wx = w * x, wy = w * y, wz = w * z;
+    r[0] = (ww + xx) - (yy + zz); r[1] = 2.0 * (xy - wz); r[2] = 2.0 * (xz + wy);
+    r[3] = 2.0 * (xy + wz); r[4] = (ww - xx) + (yy - zz); r[5] = 2.0 * (yz - wx);
+    r[6] = 2.0 * (xz - wy); r[7] = 2.0 * (yz + wx); r[8] = (ww - xx) - (yy - zz);
+}
+/* R(q) for unit q. */
+INL void q_to_mat(const vd *q, vd *r)
+{
+    vd w = q[0], x = q[1], y = q[2], z = q[3];
+    vd x2 = x + x, y2 = y + y, z2 = z + z;
+    vd xx = x * x2, yy = y * y2, zz = z * z2, xy = x * y2, xz = x * z2, yz = y * z2;
+    vd wx = w * x2, wy = w * y2, wz = w * z2;
+    r[0] = 1.0 - (yy + zz); r[1] = xy - wz; r[2] = xz + wy;
+    r[3] = xy + wz; r[4] = 1.0 - (xx + zz); r[5] = yz - wx;
+    r[6] = xz - wy; r[7] = yz + wx; r[8] = 1.0 - (xx + yy);
+}
+INL void q_normalize(vd *q)
+{
+    vd inv = 1.0 / v_sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    q[0] *= inv; q[1] *= inv; q[2] *= inv; q[3] *= inv;
+}
+
+/* q <- q (1, h): body-frame rotation by the Cayley half-vector h (angle 2 atan|h|). */
+INL void q_mul_cayley(vd *q, vd h0, vd h1, vd h2)
+{
+    vd qw = q[0], qx = q[1], qy = q[2], qz = q[3];
+    q[0] = qw - qx * h0 - qy * h1 - qz * h2;
+    q[1] = qx + qw * h0 + qy * h2 - qz * h1;
+    q[2] = qy + qw * h1 - qx * h2 + qz * h0;
+    q[3] = qz + qw * h2 + qx * h1 - qy * h0;
+}
+
+/* One step on max_R tr(R^T G) around R = R(q), in the body-frame Cayley parameter w
+ * (R' = R cay(w), q' = q (1, w/2)). With M = R^T G, exactly
+ *   tr(R'^T G) = tr M + (g.w - w^T H w / 2) / (1 + |w|^2/4),
+ *   g = (M21 - M12, M02 - M20, M10 - M01),  H = tr(sym M) I - sym M,
+ * so the Newton step w = H^-1 g is off the optimum by O(|w|^3), and with the correction below
+ * by O(|w|^5) (~0.5 |w|^5 measured: 5e-11 from 0.01 rad, 1e-13 from 0.003 rad). At the maximum
+ * H is positive definite unless the (signed) singular values are degenerate. h receives w/2;
+ * *ok flags the lanes whose step was below 2e-3 rad on a positive definite H. */
+INL void newton_step(const vd *g, vd *q, vd *h, vm *ok)
+{
+    vd r[9], m[9];
+    q_to_mat_h(q, r); /* M is off by the factor |q|^2 > 0: the step and the tests do not see it */
+    m_mul_tn(m, r, g);
+    vd g0 = m[7] - m[5], g1 = m[2] - m[6], g2 = m[3] - m[1];
+    vd a = m[4] + m[8], b = m[0] + m[8], c = m[0] + m[4];
+    vd d = -0.5 * (m[1] + m[3]), e = -0.5 * (m[2] + m[6]), f = -0.5 * (m[5] + m[7]);
+    vd a00 = b * c - f * f, a11 = a * c - e * e, a22 = a * b - d * d;
+    vd a01 = e * f - d * c, a02 = d * f - b * e, a12 = d * e - a * f;
+    vd det = a * a00 + d * a01 + e * a02;
+    vd inv = 0.5 / det; /* half: the quaternion increment is w/2 */
+    vd h0 = (a00 * g0 + a01 * g1 + a02 * g2) * inv;
+    vd h1 = (a01 * g0 + a11 * g1 + a12 * g2) * inv;
+    vd h2 = (a02 * g0 + a12 * g1 + a22 * g2) * inv;
+    /* the exact stationarity is (H + cI) w = g with c = g.w/4 + O(|w|^4): one correction
+     * w -= c H^-1 w leaves an O(|w|^5) error instead of Newton's O(|w|^3) */
+    vd k = (g0 * h0 + g1 * h1 + g2 * h2) * inv;
+    vd u0 = a00 * h0 + a01 * h1 + a02 * h2, u1 = a01 * h0 + a11 * h1 + a12 * h2, u2 = a02 * h0 + a12 * h1 + a22 * h2;
+    h0 -= k * u0;
+    h1 -= k * u1;
+    h2 -= k * u2;
+    q_mul_cayley(q, h0, h1, h2);
+    h[0] = h0; h[1] = h1; h[2] = h2;
+    *ok = (a > 0) & (a22 > 0) & (det > 0) & (4.0 * (h0 * h0 + h1 * h1 + h2 * h2) < POLAR_TOL2);
+}
+
+/* Fast path. The warm start q is first advanced by the previous call's increment hp (constant
+ * body-frame angular velocity), then 1..POLAR_KMAX Newton steps run until every lane of the
+ * group has converged. hp receives this call's increment (first order sum of the steps; only
+ * a predictor), dropped when above 0.1 rad. Returns the lanes that did not converge. */
+INL vm polar_fast(const vd *g, vd *q, vd *hp, long *iters)
+{
+    vd s0 = hp[0], s1 = hp[1], s2 = hp[2], h[3];
+    vm ok;
+    q_mul_cayley(q, s0, s1, s2);
+    int it = 0;
+    do {
+        newton_step(g, q, h, &ok);
+        s0 += h[0]; s1 += h[1]; s2 += h[2];
+        it++;
+    } while (it < POLAR_KMAX && !v_all(ok));
+    *iters += it;
+    vd zero = {0};
+    vm keep = (s0 * s0 + s1 * s1 + s2 * s2) < 0.0025;
+    hp[0] = v_select(keep, s0, zero);
+    hp[1] = v_select(keep, s1, zero);
+    hp[2] = v_select(keep, s2, zero);
+    return ~ok;
+}
+
+/* Exact fallback for one lane: eigen-based polar (max-trace rotation, robust for inverted and
+ * degenerate G), kept in the warm start's hemisphere, then polished by Newton steps when they
+ * are well posed. q0 is the warm start, q the result (unit). */
+static void polar_exact(const double *g, const double *q0, double *q)
+{
+    double res[4];
+    sc_fem_polar_exact_start(g, q0, res);
+    vd gv[9], qv[4], h[3];
+    vm ok;
+    for (int k = 0; k < 9; k++) gv[k] = v_splat(g[k]);
+    for (int k = 0; k < 4; k++) qv[k] = v_splat(res[k]);
+    for (int it = 0; it < 2; it++) {
+        newton_step(gv, qv, h, &ok);
+        if (!ok[0]) break; /* ill-posed (rank <= 1, s2 = s3): keep sc_polar's */
+        for (int k = 0; k < 4; k++) res[k] = qv[k][0];
+    }
+    double n = sqrt(res[0] * res[0] + res[1] * res[1] + res[2] * res[2] + res[3] * res[3]);
+    if (!(n > 0) || !isfinite(n)) { res[0] = 1; res[1] = res[2] = res[3] = 0; n = 1; } /* NaN input */
+    for (int k = 0; k < 4; k++) q[k] = res[k] / n;
+}
+
+/* Runs polar_exact on the flagged lanes of (g, q) and clears their predictor hp; q0 holds
+ * the warm starts. */
+static int polar_fix_lanes(vm bad, const vd *g, const vd *q0, vd *q, vd *hp)
+{
+    int nfix = 0;
+    for (int l = 0; l < VW; l++) {
+        if (!bad[l]) continue;
+        double gl[9], q0l[4], ql[4];
+        for (int k = 0; k < 9; k++) gl[k] = g[k][l];
+        for (int k = 0; k < 4; k++) q0l[k] = q0[k][l];
+        polar_exact(gl, q0l, ql);
+        for (int k = 0; k < 4; k++) q[k][l] = ql[k];
+        for (int k = 0; k < 3; k++) hp[k][l] = 0;
+        nfix++;
+    }
+    return nfix;
+}
+
+/* Node positions p[3*idx[l] + (0, 1, 2)] of the group's lanes as three vectors: (x, y) pairs
+ * are loaded 2-wide, even lanes into one vector and odd lanes into another, and
+ * de-interleaved by two shuffles. */
+INL v2d load2(const double *p) { v2d v; memcpy(&v, p, sizeof v); return v; }
+INL void gather3(const double *p, const int *idx, vd *vx, vd *vy, vd *vz)
+{
+    const double *pl[VW];
+    for (int l = 0; l < VW; l++) pl[l] = p + 3 * idx[l];
+#if VW == 4
+    vd lo = __builtin_shufflevector(load2(pl[0]), load2(pl[2]), 0, 1, 2, 3); /* x0 y0 x2 y2 */
+    vd hi = __builtin_shufflevector(load2(pl[1]), load2(pl[3]), 0, 1, 2, 3); /* x1 y1 x3 y3 */
+    *vx = __builtin_shufflevector(lo, hi, 0, 4, 2, 6);
+    *vy = __builtin_shufflevector(lo, hi, 1, 5, 3, 7);
+    *vz = (vd){pl[0][2], pl[1][2], pl[2][2], pl[3][2]};
+#else
+    typedef double v4d __attribute__((vector_size(32)));
+    v4d l0 = __builtin_shufflevector(load2(pl[0]), load2(pl[2]), 0, 1, 2, 3);
+    v4d l1 = __builtin_shufflevector(load2(pl[4]), load2(pl[6]), 0, 1, 2, 3);
+    v4d h0 = __builtin_shufflevector(load2(pl[1]), load2(pl[3]), 0, 1, 2, 3);
+    v4d h1 = __builtin_shufflevector(load2(pl[5]), load2(pl[7]), 0, 1, 2, 3);
+    vd lo = __builtin_shufflevector(l0, l1, 0, 1, 2, 3, 4, 5, 6, 7); /* x0 y0 x2 y2 x4 y4 x6 y6 */
+    vd hi = __builtin_shufflevector(h0, h1, 0, 1, 2, 3, 4, 5, 6, 7);
+    *vx = __builtin_shufflevector(lo, hi, 0, 8, 2, 10, 4, 12, 6, 14);
+    *vy = __builtin_shufflevector(lo, hi, 1, 9, 3, 11, 5, 13, 7, 15);
+    *vz = (vd){pl[0][2], pl[1][2], pl[2][2], pl[3][2], pl[4][2], pl[5][2], pl[6][2], pl[7][2]};
+#endif
+}
+
+/* D = [x1 - x0, x2 - x0, x3 - x0] for the group's tets, then F = D Bm^-1 ([L13] eq. 9-10). */
+INL void def_grad(const double *x, const int *n0, const vd *bm, vd *f)
+{
+    vd a[3], b[3], d[9];
+    gather3(x, n0, &a[0], &a[1], &a[2]);
+    UNROLL
+    for (int j = 0; j < 3; j++) {
+        gather3(x, n0 + (j + 1) * SC_FEM_PAD, &b[0], &b[1], &b[2]);
+        d[j] = b[0] - a[0];
+        d[3 + j] = b[1] - a[1];
+        d[6 + j] = b[2] - a[2];
+    }
+    m_mul(f, d, bm);
+}
+
+INL void load_bm(const sc_fem *fem, int t0, vd *bm)
+{
+    const double *p = fem->bm + sc_fem_index(t0, 0, 9);
+    UNROLL
+    for (int k = 0; k < 9; k++) bm[k] = v_load(p + k * SC_FEM_PAD);
+}
+
+/* Adds the node forces of the group (h = -V P Bm^-T: column j is node j+1's force, node 0
+ * gets minus the sum) lane by lane, in tet order. (x, y) pairs are interleaved by the
+ * in-lane unpack shuffles so each node takes one 2-wide and one scalar add. */
+INL void scatter(const sc_fem *fem, int t0, const vd *h, double *force)
+{
+    double xy[4][2 * VW], z[4][VW];
+#if VW == 4
+#define UNPACK_LO 0, 4, 2, 6
+#define UNPACK_HI 1, 5, 3, 7
+#else
+#define UNPACK_LO 0, 8, 2, 10, 4, 12, 6, 14
+#define UNPACK_HI 1, 9, 3, 11, 5, 13, 7, 15
+#endif
+    vd fx = -(h[0] + h[1] + h[2]), fy = -(h[3] + h[4] + h[5]), fz = -(h[6] + h[7] + h[8]);
+    v_store(xy[0], __builtin_shufflevector(fx, fy, UNPACK_LO));
+    v_store(xy[0] + VW, __builtin_shufflevector(fx, fy, UNPACK_HI));
+    v_store(z[0], fz);
+    UNROLL
+    for (int j = 0; j < 3; j++) {
+        v_store(xy[j + 1], __builtin_shufflevector(h[j], h[3 + j], UNPACK_LO));
+        v_store(xy[j + 1] + VW, __builtin_shufflevector(h[j], h[3 + j], UNPACK_HI));
+        v_store(z[j + 1], h[6 + j]);
+    }
+#undef UNPACK_LO
+#undef UNPACK_HI
+    const int s = SC_FEM_PAD, nl = fem->ntets - t0 < VW ? fem->ntets - t0 : VW;
+    const int *nd = fem->node + sc_fem_index(t0, 0, 4);
+    for (int l = 0; l < nl; l++) {
+        const int o = (l & 1) * VW + (l >> 1) * 2;
+        UNROLL
+        for (int k = 0; k < 4; k++) {
+            double *p = force + 3 * nd[k * s + l];
+            v2d a, b;
+            memcpy(&a, p, sizeof a);
+            memcpy(&b, xy[k] + o, sizeof b);
+            a += b;
+            memcpy(p, &a, sizeof a);
+            p[2] += z[k][l];
+        }
+    }
+}
+
+typedef struct {
+    vd energy, min_det, min_idx; /* per lane: energy sum, smallest det F and its tet (model index) */
+    vm inverted;                 /* per lane: minus the count of det F <= 0 */
+    int fallbacks;
+    long iters;
+} elastic_acc;
+
+/* The elastic pass ([L13] eq. 7-11, 14-16) runs over blocks of BLOCK tets in three phases,
+ * each a short loop over the block's SIMD groups: (1) gather the nodes and form F (and Fp)
+ * into a scratch block; (2) fit the rotations R and R*, each in its own loop; (3) stresses,
+ * node forces and statistics. One group's work is a long chain of dependent operations (a
+ * Newton step, a square root, two divisions); short loops over independent groups let the
+ * out-of-order core overlap several groups, which one long loop body does not (measured: the
+ * phases take about 0.6 of the time of the fused loop). The scratch block stays in L1. */
+#define BLOCK (8 * VW)
+
+typedef struct {
+    double f[9][BLOCK], fp[9][BLOCK]; /* F and Fp of the block's tets, SoA */
+} elastic_scratch;
+
+INL vd s_load(const double (*a)[BLOCK], int k, int g) { return v_load(&a[k][g]); }
+INL void s_store(double (*a)[BLOCK], int k, int g, vd v) { v_store(&a[k][g], v); }
+
+/* Phase 2: the rotation of g (row-major, 9 lanes) for the group at slot t0, warm rows
+ * row..row+6 (quaternion, predictor). Counts fallbacks (padding lanes excluded). */
+INL void fit_rotation(const sc_fem *fem, int t0, const vd *g, double *warm, int row, elastic_acc *acc)
+{
+    const size_t s = SC_FEM_PAD;
+    double *w = warm + sc_fem_index(t0, row, SC_FEM_WARM_PER_TET);
+    vd q[4], q0[4], hp[3];
+    UNROLL
+    for (int k = 0; k < 4; k++) q0[k] = q[k] = v_load(w + k * s);
+    UNROLL
+    for (int k = 0; k < 3; k++) hp[k] = v_load(w + (4 + k) * s);
+    vm bad = polar_fast(g, q, hp, &acc->iters);
+    if (__builtin_expect(!v_all(~bad), 0)) {
+        int nl = fem->ntets - t0 < VW ? fem->ntets - t0 : VW;
+        acc->fallbacks += polar_fix_lanes(bad, g, q0, q, hp);
+        /* padding lanes were fixed too (they repeat the first tet) but are not counted */
+        for (int l = nl; l < VW; l++) acc->fallbacks -= bad[l] != 0;
+    }
+    q_normalize(q);
+    UNROLL
+    for (int k = 0; k < 4; k++) v_store(w + k * s, q[k]);
+    UNROLL
+    for (int k = 0; k < 3; k++) v_store(w + (4 + k) * s, hp[k]);
+}
+
+INL void load_rotation(const sc_fem *fem, int t0, const double *warm, int row, vd *r)
+{
+    const size_t s = SC_FEM_PAD;
+    const double *w = warm + sc_fem_index(t0, row, SC_FEM_WARM_PER_TET);
+    vd q[4];
+    UNROLL
+    for (int k = 0; k < 4; k++) q[k] = v_load(w + k * s);
+    q_to_mat(q, r);
+}
+
+INL void elastic_block(const sc_fem *fem, int b0, int nt, const double *x, const double *xp, double *warm,
+                       double *force, elastic_acc *acc, elastic_scratch *sc, const int plastic)
+{
+    /* phase 1: F = Ds Bm^-1 and Fp = Dp Bm^-1 */
+    for (int g = 0; g < nt; g += VW) {
+        const int t0 = b0 + g;
+        vd bm[9], f[9];
+        load_bm(fem, t0, bm);
+        def_grad(x, fem->node + sc_fem_index(t0, 0, 4), bm, f);
+        UNROLL
+        for (int k = 0; k < 9; k++) s_store(sc->f, k, g, f[k]);
+        if (plastic) {
+            def_grad(xp, fem->node + sc_fem_index(t0, 0, 4), bm, f);
+            UNROLL
+            for (int k = 0; k < 9; k++) s_store(sc->fp, k, g, f[k]);
+        }
+    }
+    /* phase 2: R = rot(F); R* = rot(Fp F^T), which makes P F^T symmetric ([L13] 4.2.2) */
+    for (int g = 0; g < nt; g += VW) {
+        vd f[9];
+        UNROLL
+        for (int k = 0; k < 9; k++) f[k] = s_load(sc->f, k, g);
+        fit_rotation(fem, b0 + g, f, warm, 0, acc);
+    }
+    if (plastic)
+        for (int g = 0; g < nt; g += VW) {
+            vd f[9], fp[9], a[9];
+            UNROLL
+            for (int k = 0; k < 9; k++) { f[k] = s_load(sc->f, k, g); fp[k] = s_load(sc->fp, k, g); }
+            m_mul_nt(a, fp, f);
+            fit_rotation(fem, b0 + g, a, warm, WARM_RS, acc);
+        }
+    /* phase 3: P = 2 mu E + lambda tr(R^T E) R, E = F - R*^T Fp (eq. 16) or F - R (eq. 8);
+     * node forces -V P Bm^-T */
+    for (int g = 0; g < nt; g += VW) {
+        const int t0 = b0 + g;
+        vd f[9], r[9], e[9], bm[9];
+        UNROLL
+        for (int k = 0; k < 9; k++) f[k] = s_load(sc->f, k, g);
+        load_rotation(fem, t0, warm, 0, r);
+        if (plastic) {
+            vd rs[9], fp[9], b[9];
+            UNROLL
+            for (int k = 0; k < 9; k++) fp[k] = s_load(sc->fp, k, g);
+            load_rotation(fem, t0, warm, WARM_RS, rs);
+            m_mul_tn(b, rs, fp); /* R R_p^T Fp = R*^T Fp */
+            UNROLL
+            for (int k = 0; k < 9; k++) e[k] = f[k] - b[k];
+        } else {
+            UNROLL
+            for (int k = 0; k < 9; k++) e[k] = f[k] - r[k];
+        }
+        vd tr = r[0] * e[0] + r[1] * e[1] + r[2] * e[2] + r[3] * e[3] + r[4] * e[4] + r[5] * e[5] +
+                r[6] * e[6] + r[7] * e[7] + r[8] * e[8];
+        vd e2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3] + e[4] * e[4] + e[5] * e[5] +
+                e[6] * e[6] + e[7] * e[7] + e[8] * e[8];
+        vd vol = v_load(fem->vol + t0);
+        acc->energy += vol * (fem->mu * e2 + 0.5 * fem->lambda * tr * tr);
+        vd c1 = -2.0 * fem->mu * vol, c2 = -fem->lambda * vol * tr, p[9], h[9];
+        UNROLL
+        for (int k = 0; k < 9; k++) p[k] = c1 * e[k] + c2 * r[k]; /* -V P */
+        load_bm(fem, t0, bm);
+        m_mul_nt(h, p, bm);
+        scatter(fem, t0, h, force);
+
+        /* stats, lane-parallel; padding lanes (slot >= ntets) are masked out */
+        vd det = m_det(f), tidx = v_load(fem->tet_id + t0);
+        vm valid = (v_splat((double)t0) + v_iota()) < (double)fem->ntets;
+        acc->inverted += ~(det > 0) & valid;
+        vm better = ((det < acc->min_det) | ((det == acc->min_det) & (tidx < acc->min_idx))) & valid;
+        acc->min_det = v_select(better, det, acc->min_det);
+        acc->min_idx = v_select(better, tidx, acc->min_idx);
+    }
+}
+
+static void elastic_forces(const sc_fem *fem, const double *x, const double *pose_rest, double *warm, double *force,
+                           sc_fem_stats *stats)
+{
+    elastic_acc acc;
+    elastic_scratch sc __attribute__((aligned(64)));
+    memset(&acc, 0, sizeof acc);
+    acc.min_det = v_splat(INFINITY);
+    acc.min_idx = v_splat(INFINITY);
+    for (int b0 = 0; b0 < fem->ntets; b0 += BLOCK) {
+        const int nt = fem->ntets - b0 < BLOCK ? fem->ntets - b0 : BLOCK;
+        if (pose_rest) elastic_block(fem, b0, nt, x, pose_rest, warm, force, &acc, &sc, 1);
+        else elastic_block(fem, b0, nt, x, NULL, warm, force, &acc, &sc, 0);
+    }
+    if (stats) {
+        double en = 0, wd = INFINITY, wi = INFINITY;
+        int inv = 0;
+        for (int l = 0; l < VW; l++) {
+            en += acc.energy[l];
+            inv -= (int)acc.inverted[l];
+            double d = acc.min_det[l], i = acc.min_idx[l];
+            if (d < wd || (d == wd && i < wi)) { wd = d; wi = i; }
+        }
+        stats->elastic_energy = en;
+        stats->inverted = inv;
+        stats->worst_tet = wi < INFINITY ? (int)wi : -1;
+        stats->worst_det = wi < INFINITY ? wd : 0;
+        stats->fallbacks = acc.fallbacks;
+        stats->newton_steps = acc.iters;
+    }
+}
+
+static void rayleigh_damping(const sc_fem *fem, const double *v, const double *warm, double beta, double *force)
+{
+    for (int t0 = 0; t0 < fem->ntets; t0 += VW) {
+        vd bm[9], fd[9], r[9], g[9];
+        load_bm(fem, t0, bm);
+        def_grad(v, fem->node + sc_fem_index(t0, 0, 4), bm, fd); /* dF/dt */
+        load_rotation(fem, t0, warm, 0, r); /* unit: the elastic pass stores it normalized */
+        m_mul_tn(g, r, fd);
+        /* sigma = 2 mu sym(G) + lambda tr(G) I; -beta V R sigma */
+        vd vol = v_load(fem->vol + t0), mu = v_splat(fem->mu);
+        vd trg = (g[0] + g[4] + g[8]) * fem->lambda;
+        vd sg[9];
+        sg[0] = 2.0 * mu * g[0] + trg; sg[4] = 2.0 * mu * g[4] + trg; sg[8] = 2.0 * mu * g[8] + trg;
+        sg[1] = sg[3] = mu * (g[1] + g[3]);
+        sg[2] = sg[6] = mu * (g[2] + g[6]);
+        sg[5] = sg[7] = mu * (g[5] + g[7]);
+        vd c = -beta * vol, p[9], h[9];
+        m_mul(p, r, sg);
+        UNROLL
+        for (int k = 0; k < 9; k++) p[k] *= c;
+        m_mul_nt(h, p, bm);
+        scatter(fem, t0, h, force);
+    }
+}
+
+static int polar_batch(int n, const double *f, double *q, double *h, int *fallback, long *iters)
+{
+    int nfix = 0;
+    long its = 0;
+    for (int i0 = 0; i0 < n; i0 += VW) {
+        vd g[9], qv[4], q0[4], hv[3];
+        for (int l = 0; l < VW; l++) {
+            int i = i0 + l < n ? i0 + l : n - 1; /* pad with the last matrix */
+            for (int k = 0; k < 9; k++) g[k][l] = f[9 * i + k];
+            for (int k = 0; k < 4; k++) q0[k][l] = qv[k][l] = q[4 * i + k];
+            for (int k = 0; k < 3; k++) hv[k][l] = h ? h[3 * i + k] : 0;
+        }
+        vm bad = polar_fast(g, qv, hv, &its);
+        for (int l = 0; l < VW; l++)
+            if (i0 + l >= n) bad[l] = 0;
+        nfix += polar_fix_lanes(bad, g, q0, qv, hv);
+        q_normalize(qv);
+        for (int l = 0; l < VW && i0 + l < n; l++) {
+            for (int k = 0; k < 4; k++) q[4 * (i0 + l) + k] = qv[k][l];
+            if (h)
+                for (int k = 0; k < 3; k++) h[3 * (i0 + l) + k] = hv[k][l];
+            if (fallback) fallback[i0 + l] = bad[l] != 0;
+        }
+    }
+    if (iters) *iters = its;
+    return nfix;
+}
+
+const sc_fem_kernel FK_TABLE = {FK_ID, VW, elastic_forces, rayleigh_damping, polar_batch};
