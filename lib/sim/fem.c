@@ -242,6 +242,7 @@ void sc_fem_warm_reset(const sc_fem *fem, double *warm)
 
 sc_quat sc_fem_warm_get(const sc_fem *fem, const double *warm, int t, int which)
 {
+    if (fem->slot[t] < 0) return sc_q_identity(); /* a rigid tet: not stored */
     const size_t o = sc_fem_index(fem->slot[t], which ? WARM_RS : 0, SC_FEM_WARM_PER_TET);
     sc_quat q = {warm[o], warm[o + SC_FEM_PAD], warm[o + 2 * SC_FEM_PAD], warm[o + 3 * SC_FEM_PAD]};
     return q;
@@ -267,6 +268,53 @@ void sc_fem_free(sc_fem *fem)
     memset(fem, 0, sizeof *fem);
 }
 
+/* Tets whose four nodes are fixed to one bone move rigidly with it, and whatever their
+ * forces, they sum to zero force and zero torque on that bone (sum f = 0 by construction,
+ * sum x x f = 0 because P F^T is symmetric, [L13] 4.2.2): they are not stored. */
+static int rigid_tet(const sc_model *m, const int *tn)
+{
+    if (!m->node_bone) return 0;
+    int b = m->node_bone[tn[0]];
+    return b >= 0 && m->node_bone[tn[1]] == b && m->node_bone[tn[2]] == b && m->node_bone[tn[3]] == b;
+}
+
+/* Checks tet t of the model and derives its rest volume and Bm^-1 ([L13] eq. 11). */
+static int rest_shape(const sc_model *m, int t, double *vol, sc_mat3 *inv, sc_err *err)
+{
+    const int *tn = m->tets + 4 * t;
+    for (int k = 0; k < 4; k++) {
+        if (tn[k] < 0 || tn[k] >= m->nnodes)
+            return sc_fail(err, SC_EINPUT, "/tetmesh/tets[%d]: node %d out of range [0, %d)", t, tn[k], m->nnodes);
+        for (int j = 0; j < k; j++)
+            if (tn[j] == tn[k]) return sc_fail(err, SC_EINPUT, "/tetmesh/tets[%d]: node %d repeated", t, tn[k]);
+    }
+    sc_mat3 dm;
+    sc_vec3 x0 = sc_v3_load(m->rest_pos + 3 * tn[0]);
+    for (int j = 0; j < 3; j++) {
+        sc_vec3 e = sc_v3_sub(sc_v3_load(m->rest_pos + 3 * tn[j + 1]), x0);
+        dm.m[0][j] = e.x;
+        dm.m[1][j] = e.y;
+        dm.m[2][j] = e.z;
+    }
+    *vol = m->tet_volume ? m->tet_volume[t] : sc_m3_det(dm) / 6;
+    int ok = 1;
+    if (m->bm_inv) memcpy(inv->m, m->bm_inv + 9 * t, sizeof inv->m);
+    else ok = sc_m3_inverse(dm, inv);
+    for (int k = 0; k < 9; k++) ok &= isfinite(inv->m[k / 3][k % 3]);
+    if (!ok || !(*vol > 0) || !isfinite(*vol))
+        return sc_fail(err, SC_EINPUT, "/tetmesh: tet %d (nodes %d %d %d %d) is inverted or degenerate in the rest pose (volume %g m^3)",
+                       t, tn[0], tn[1], tn[2], tn[3], *vol);
+    return SC_OK;
+}
+
+static void fill_slot(sc_fem *fem, const sc_model *m, int sl, int t, double vol, const sc_mat3 *inv)
+{
+    for (int k = 0; k < 4; k++) fem->node[sc_fem_index(sl, k, 4)] = m->tets[4 * t + k];
+    for (int k = 0; k < 9; k++) fem->bm[sc_fem_index(sl, k, 9)] = inv->m[k / 3][k % 3];
+    fem->vol[sl] = vol;
+    fem->tet_id[sl] = t;
+}
+
 int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
 {
     memset(fem, 0, sizeof *fem);
@@ -276,66 +324,49 @@ int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
         return sc_fail(err, SC_EINPUT, "/material/youngs: Young's modulus must be > 0 (got %g)", m->youngs);
     if (!(m->poisson > -1 && m->poisson < 0.5))
         return sc_fail(err, SC_EINPUT, "/material/poisson: Poisson's ratio must be in (-1, 0.5) (got %g)", m->poisson);
-    const int nt = m->ntets, s = (nt + SC_FEM_PAD - 1) / SC_FEM_PAD * SC_FEM_PAD;
-    fem->ntets = nt;
-    fem->nnodes = m->nnodes;
-    fem->stride = s;
-    fem->mu = m->youngs / (2 * (1 + m->poisson));
-    fem->lambda = m->youngs * m->poisson / ((1 + m->poisson) * (1 - 2 * m->poisson));
     const char *env;
     fem->kernel = sc_fem_kernel_id();
     if (!fem->kernel && env_kernel(&env) == 0)
         return sc_fail(err, SC_EINPUT, "SOFTCON_FEM_KERNEL=%s: unknown or not available on this CPU (scalar, avx2%s)", env,
                        sc_fem_kernel_available(SC_FEM_KERNEL_AVX512) ? ", avx512" : "");
+    fem->nnodes = m->nnodes;
+    fem->mu = m->youngs / (2 * (1 + m->poisson));
+    fem->lambda = m->youngs * m->poisson / ((1 + m->poisson) * (1 - 2 * m->poisson));
+    fem->slot = alloc64((size_t)m->ntets * sizeof(int), err);
+    if (!fem->slot) return SC_EIO;
+    int nt = 0;
+    for (int t = 0; t < m->ntets; t++) {
+        double vol;
+        sc_mat3 inv;
+        int rc = rest_shape(m, t, &vol, &inv, err);
+        if (rc) { sc_fem_free(fem); return rc; }
+        fem->slot[t] = rigid_tet(m, m->tets + 4 * t) ? -1 : nt++;
+    }
+    fem->nrigid = m->ntets - nt;
+    if (nt == 0) { /* keep one (zero-volume) slot so the layout is never empty */
+        fem->slot[0] = 0;
+        nt = 1;
+    }
+    const int s = (nt + SC_FEM_PAD - 1) / SC_FEM_PAD * SC_FEM_PAD;
+    fem->ntets = nt;
+    fem->stride = s;
     fem->node = alloc64(4 * (size_t)s * sizeof(int), err);
     fem->bm = alloc64(9 * (size_t)s * sizeof(double), err);
     fem->vol = alloc64((size_t)s * sizeof(double), err);
     fem->tet_id = alloc64((size_t)s * sizeof(double), err);
-    fem->slot = alloc64((size_t)nt * sizeof(int), err);
-    if (!fem->node || !fem->bm || !fem->vol || !fem->tet_id || !fem->slot) { sc_fem_free(fem); return SC_EIO; }
-    for (int t = 0; t < nt; t++) fem->slot[t] = t;
-    for (int t = 0; t < s; t++) {
-        const int src = t < nt ? t : 0; /* padding repeats tet 0 with zero volume */
-        fem->tet_id[t] = src;
-        const int *tn = m->tets + 4 * src;
-        for (int k = 0; k < 4; k++) {
-            if (tn[k] < 0 || tn[k] >= m->nnodes) {
-                int code = sc_fail(err, SC_EINPUT, "/tetmesh/tets[%d]: node %d out of range [0, %d)", src, tn[k],
-                                   m->nnodes);
-                sc_fem_free(fem);
-                return code;
-            }
-            for (int j = 0; j < k; j++)
-                if (tn[j] == tn[k]) {
-                    int code = sc_fail(err, SC_EINPUT, "/tetmesh/tets[%d]: node %d repeated", src, tn[k]);
-                    sc_fem_free(fem);
-                    return code;
-                }
-            fem->node[sc_fem_index(t, k, 4)] = tn[k];
-        }
-        sc_mat3 dm;
-        sc_vec3 x0 = sc_v3_load(m->rest_pos + 3 * tn[0]);
-        for (int j = 0; j < 3; j++) {
-            sc_vec3 e = sc_v3_sub(sc_v3_load(m->rest_pos + 3 * tn[j + 1]), x0);
-            dm.m[0][j] = e.x;
-            dm.m[1][j] = e.y;
-            dm.m[2][j] = e.z;
-        }
-        double vol = m->tet_volume ? m->tet_volume[src] : sc_m3_det(dm) / 6;
+    if (!fem->node || !fem->bm || !fem->vol || !fem->tet_id) { sc_fem_free(fem); return SC_EIO; }
+    /* slots in model order; the padding (and, when every tet is rigid, the one slot) repeats
+     * the first stored tet with zero volume */
+    int first = -1;
+    for (int t = 0; t < m->ntets; t++) {
+        if (fem->slot[t] < 0 && !(t == 0 && fem->nrigid == m->ntets)) continue;
+        double vol;
         sc_mat3 inv;
-        int ok = 1;
-        if (m->bm_inv) memcpy(inv.m, m->bm_inv + 9 * src, sizeof inv.m);
-        else ok = sc_m3_inverse(dm, &inv);
-        for (int k = 0; k < 9; k++) ok &= isfinite(inv.m[k / 3][k % 3]);
-        if (!ok || !(vol > 0) || !isfinite(vol)) {
-            int code = sc_fail(err, SC_EINPUT,
-                               "/tetmesh: tet %d (nodes %d %d %d %d) is inverted or degenerate in the rest pose "
-                               "(volume %g m^3)", src, tn[0], tn[1], tn[2], tn[3], vol);
-            sc_fem_free(fem);
-            return code;
-        }
-        for (int k = 0; k < 9; k++) fem->bm[sc_fem_index(t, k, 9)] = inv.m[k / 3][k % 3];
-        fem->vol[t] = t < nt ? vol : 0;
+        rest_shape(m, t, &vol, &inv, err);
+        if (first < 0) first = t;
+        fill_slot(fem, m, fem->slot[t], t, fem->nrigid == m->ntets ? 0 : vol, &inv);
+        if (t == first)
+            for (int sl = nt; sl < s; sl++) fill_slot(fem, m, sl, t, 0, &inv);
     }
     return SC_OK;
 }

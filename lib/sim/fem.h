@@ -49,19 +49,23 @@ enum {
 #define SC_FEM_KERNEL_MAX 3
 
 typedef struct sc_fem {
-    int ntets, nnodes;
+    int ntets, nnodes; /* ntets: the tets stored in slots (the model's, less the rigid ones) */
+    int nrigid;        /* tets fixed to one bone, not stored (see sc_fem_init) */
     int stride;        /* ntets rounded up to SC_FEM_PAD: the row length of every SoA array */
     double mu, lambda; /* Lame parameters (Pa) from youngs/poisson */
     int *node;         /* [4*stride] node[sc_fem_index(s, k, 4)] = node k of the tet in slot s */
     double *bm;        /* [9*stride] bm[sc_fem_index(s, 3*r+c, 9)] = Bm^-1(r, c) of the tet in slot s ([L13] eq. 11) */
     double *vol;       /* [stride] rest volume (m^3); 0 in the padding */
-    int *slot;         /* [ntets] slot of the model's tet t (tets are ordered for locality) */
+    int *slot;         /* [the model's ntets] slot of the model's tet t; -1 for a rigid tet */
     double *tet_id;    /* [stride] the model's index of the tet in slot s (as a double, for the SIMD stats) */
     int kernel;        /* SC_FEM_KERNEL_* in use */
 } sc_fem;
 
 /* Copies the mesh out of the model (tets, tet_volume, bm_inv; the last two are recomputed from
  * rest_pos when NULL), derives the Lame parameters and selects the kernel (sc_fem_kernel_id).
+ * Tets whose four nodes are fixed to the same bone (model node_bone) are left out: they move
+ * rigidly with the bone and their forces sum to zero force and torque on it whatever they are
+ * (sum f = 0 by construction, sum x x f = 0 as P F^T is symmetric, [L13] 4.2.2).
  * SC_EINPUT names the offending tet or material value, or a bad SOFTCON_FEM_KERNEL; SC_EIO on
  * allocation failure. */
 int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err);
@@ -85,7 +89,7 @@ int sc_fem_set_kernel(sc_fem *fem, int id, sc_err *err);
 #define SC_FEM_WARM_PER_TET 14
 size_t sc_fem_warm_size(const sc_fem *fem);
 void sc_fem_warm_reset(const sc_fem *fem, double *warm); /* all identity */
-/* which = 0: R of tet t, 1: R* of tet t (t in the model's tet order). */
+/* which = 0: R of tet t, 1: R* of tet t (t in the model's tet order; identity for a rigid tet). */
 sc_quat sc_fem_warm_get(const sc_fem *fem, const double *warm, int t, int which);
 
 typedef struct sc_fem_stats {
