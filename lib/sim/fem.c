@@ -265,6 +265,7 @@ void sc_fem_free(sc_fem *fem)
     free(fem->vol);
     free(fem->slot);
     free(fem->tet_id);
+    free(fem->pad4);
     memset(fem, 0, sizeof *fem);
 }
 
@@ -354,7 +355,8 @@ int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
     fem->bm = alloc64(9 * (size_t)s * sizeof(double), err);
     fem->vol = alloc64((size_t)s * sizeof(double), err);
     fem->tet_id = alloc64((size_t)s * sizeof(double), err);
-    if (!fem->node || !fem->bm || !fem->vol || !fem->tet_id) { sc_fem_free(fem); return SC_EIO; }
+    fem->pad4 = alloc64(12 * (size_t)m->nnodes * sizeof(double), err);
+    if (!fem->node || !fem->bm || !fem->vol || !fem->tet_id || !fem->pad4) { sc_fem_free(fem); return SC_EIO; }
     /* slots in model order; the padding (and, when every tet is rigid, the one slot) repeats
      * the first stored tet with zero volume */
     int first = -1;

@@ -59,6 +59,8 @@ typedef struct sc_fem {
     int *slot;         /* [the model's ntets] slot of the model's tet t; -1 for a rigid tet */
     double *tet_id;    /* [stride] the model's index of the tet in slot s (as a double, for the SIMD stats) */
     int kernel;        /* SC_FEM_KERNEL_* in use */
+    double *pad4;      /* [12*nnodes] scratch of the SIMD kernels (node arrays padded to 4): an sc_fem
+                          serves one simulation at a time */
 } sc_fem;
 
 /* Copies the mesh out of the model (tets, tet_volume, bm_inv; the last two are recomputed from

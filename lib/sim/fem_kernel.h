@@ -258,6 +258,107 @@ INL void def_grad(const double *x, const int *n0, const vd *bm, vd *f)
     m_mul(f, d, bm);
 }
 
+/* The padded node arrays (x, y, z, 0 per node, 32 bytes) of the elastic pass: one 4-wide
+ * load or read-modify-write per node and lane, and a register transpose between them and
+ * the lane vectors. */
+typedef double v4d __attribute__((vector_size(32)));
+INL v4d load4(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+INL void gather4(const double *p4, const int *idx, vd *vx, vd *vy, vd *vz)
+{
+#if VW == 4
+    v4d a0 = load4(p4 + 4 * idx[0]), a1 = load4(p4 + 4 * idx[1]), a2 = load4(p4 + 4 * idx[2]), a3 = load4(p4 + 4 * idx[3]);
+    vd u0 = __builtin_shufflevector(a0, a1, 0, 4, 2, 6), u1 = __builtin_shufflevector(a0, a1, 1, 5, 3, 7); /* x0 x1 z0 z1, y0 y1 . . */
+    vd u2 = __builtin_shufflevector(a2, a3, 0, 4, 2, 6), u3 = __builtin_shufflevector(a2, a3, 1, 5, 3, 7);
+    *vx = __builtin_shufflevector(u0, u2, 0, 1, 4, 5);
+    *vy = __builtin_shufflevector(u1, u3, 0, 1, 4, 5);
+    *vz = __builtin_shufflevector(u0, u2, 2, 3, 6, 7);
+#else
+    vd c[4];
+    for (int l = 0; l < 4; l++)
+        c[l] = __builtin_shufflevector(load4(p4 + 4 * idx[l]), load4(p4 + 4 * idx[l + 4]), 0, 1, 2, 3, 4, 5, 6, 7);
+    vd u0 = __builtin_shufflevector(c[0], c[1], 0, 8, 2, 10, 4, 12, 6, 14), u1 = __builtin_shufflevector(c[0], c[1], 1, 9, 3, 11, 5, 13, 7, 15);
+    vd u2 = __builtin_shufflevector(c[2], c[3], 0, 8, 2, 10, 4, 12, 6, 14), u3 = __builtin_shufflevector(c[2], c[3], 1, 9, 3, 11, 5, 13, 7, 15);
+    *vx = __builtin_shufflevector(u0, u2, 0, 1, 8, 9, 4, 5, 12, 13);
+    *vy = __builtin_shufflevector(u1, u3, 0, 1, 8, 9, 4, 5, 12, 13);
+    *vz = __builtin_shufflevector(u0, u2, 2, 3, 10, 11, 6, 7, 14, 15);
+#endif
+}
+
+/* F = D Bm^-1 from the padded positions. */
+INL void def_grad4(const double *x4, const int *n0, const vd *bm, vd *f)
+{
+    vd a[3], b[3], d[9];
+    gather4(x4, n0, &a[0], &a[1], &a[2]);
+    UNROLL
+    for (int j = 0; j < 3; j++) {
+        gather4(x4, n0 + (j + 1) * SC_FEM_PAD, &b[0], &b[1], &b[2]);
+        d[j] = b[0] - a[0];
+        d[3 + j] = b[1] - a[1];
+        d[6 + j] = b[2] - a[2];
+    }
+    m_mul(f, d, bm);
+}
+
+/* f4[idx[l]] += (fx, fy, fz, 0)[l] for the first nl lanes, in lane order. */
+INL void scatter_node4(double *f4, const int *idx, int nl, vd fx, vd fy, vd fz)
+{
+    const vd zero = {0};
+    v4d a[VW];
+#if VW == 4
+    vd u0 = __builtin_shufflevector(fx, fz, 0, 1, 4, 5), u2 = __builtin_shufflevector(fx, fz, 2, 3, 6, 7); /* x0 x1 z0 z1 */
+    vd u1 = __builtin_shufflevector(fy, zero, 0, 1, 4, 4), u3 = __builtin_shufflevector(fy, zero, 2, 3, 4, 4); /* y0 y1 0 0 */
+    a[0] = __builtin_shufflevector(u0, u1, 0, 4, 2, 6);
+    a[1] = __builtin_shufflevector(u0, u1, 1, 5, 3, 7);
+    a[2] = __builtin_shufflevector(u2, u3, 0, 4, 2, 6);
+    a[3] = __builtin_shufflevector(u2, u3, 1, 5, 3, 7);
+#else
+    vd u0 = __builtin_shufflevector(fx, fz, 0, 1, 8, 9, 4, 5, 12, 13), u2 = __builtin_shufflevector(fx, fz, 2, 3, 10, 11, 6, 7, 14, 15);
+    vd u1 = __builtin_shufflevector(fy, zero, 0, 1, 8, 8, 4, 5, 8, 8), u3 = __builtin_shufflevector(fy, zero, 2, 3, 8, 8, 6, 7, 8, 8);
+    vd c0 = __builtin_shufflevector(u0, u1, 0, 8, 2, 10, 4, 12, 6, 14), c1 = __builtin_shufflevector(u0, u1, 1, 9, 3, 11, 5, 13, 7, 15);
+    vd c2 = __builtin_shufflevector(u2, u3, 0, 8, 2, 10, 4, 12, 6, 14), c3 = __builtin_shufflevector(u2, u3, 1, 9, 3, 11, 5, 13, 7, 15);
+    a[0] = __builtin_shufflevector(c0, c0, 0, 1, 2, 3), a[4] = __builtin_shufflevector(c0, c0, 4, 5, 6, 7);
+    a[1] = __builtin_shufflevector(c1, c1, 0, 1, 2, 3), a[5] = __builtin_shufflevector(c1, c1, 4, 5, 6, 7);
+    a[2] = __builtin_shufflevector(c2, c2, 0, 1, 2, 3), a[6] = __builtin_shufflevector(c2, c2, 4, 5, 6, 7);
+    a[3] = __builtin_shufflevector(c3, c3, 0, 1, 2, 3), a[7] = __builtin_shufflevector(c3, c3, 4, 5, 6, 7);
+#endif
+    for (int l = 0; l < nl; l++) {
+        double *p = f4 + 4 * idx[l];
+        v4d v = load4(p) + a[l];
+        memcpy(p, &v, sizeof v);
+    }
+}
+
+/* Adds the group's node forces (h = -V P Bm^-T: column j is node j+1's force, node 0 gets
+ * minus the sum) to the padded force array, node by node and lane by lane. */
+INL void scatter4(const sc_fem *fem, int t0, const vd *h, double *f4)
+{
+    const int nl = fem->ntets - t0 < VW ? fem->ntets - t0 : VW;
+    const int *nd = fem->node + sc_fem_index(t0, 0, 4);
+    scatter_node4(f4, nd, nl, -(h[0] + h[1] + h[2]), -(h[3] + h[4] + h[5]), -(h[6] + h[7] + h[8]));
+    UNROLL
+    for (int j = 0; j < 3; j++) scatter_node4(f4, nd + (j + 1) * SC_FEM_PAD, nl, h[j], h[3 + j], h[6 + j]);
+}
+
+/* dst4 = src padded; the arrays of one call are packed once. */
+static void pack4(int n, const double *src, double *dst4)
+{
+    for (int i = 0; i < n; i++) {
+        dst4[4 * i] = src[3 * i];
+        dst4[4 * i + 1] = src[3 * i + 1];
+        dst4[4 * i + 2] = src[3 * i + 2];
+        dst4[4 * i + 3] = 0;
+    }
+}
+
+static void unpack4_add(int n, const double *src4, double *dst)
+{
+    for (int i = 0; i < n; i++) {
+        dst[3 * i] += src4[4 * i];
+        dst[3 * i + 1] += src4[4 * i + 1];
+        dst[3 * i + 2] += src4[4 * i + 2];
+    }
+}
+
 INL void load_bm(const sc_fem *fem, int t0, vd *bm)
 {
     const double *p = fem->bm + sc_fem_index(t0, 0, 9);
@@ -365,19 +466,19 @@ INL void load_rotation(const sc_fem *fem, int t0, const double *warm, int row, v
     q_to_mat(q, r);
 }
 
-INL void elastic_block(const sc_fem *fem, int b0, int nt, const double *x, const double *xp, double *warm,
-                       double *force, elastic_acc *acc, elastic_scratch *sc, const int plastic)
+INL void elastic_block(const sc_fem *fem, int b0, int nt, const double *x4, const double *xp4, double *warm,
+                       double *f4, elastic_acc *acc, elastic_scratch *sc, const int plastic)
 {
     /* phase 1: F = Ds Bm^-1 and Fp = Dp Bm^-1 */
     for (int g = 0; g < nt; g += VW) {
         const int t0 = b0 + g;
         vd bm[9], f[9];
         load_bm(fem, t0, bm);
-        def_grad(x, fem->node + sc_fem_index(t0, 0, 4), bm, f);
+        def_grad4(x4, fem->node + sc_fem_index(t0, 0, 4), bm, f);
         UNROLL
         for (int k = 0; k < 9; k++) s_store(sc->f, k, g, f[k]);
         if (plastic) {
-            def_grad(xp, fem->node + sc_fem_index(t0, 0, 4), bm, f);
+            def_grad4(xp4, fem->node + sc_fem_index(t0, 0, 4), bm, f);
             UNROLL
             for (int k = 0; k < 9; k++) s_store(sc->fp, k, g, f[k]);
         }
@@ -428,7 +529,7 @@ INL void elastic_block(const sc_fem *fem, int b0, int nt, const double *x, const
         for (int k = 0; k < 9; k++) p[k] = c1 * e[k] + c2 * r[k]; /* -V P */
         load_bm(fem, t0, bm);
         m_mul_nt(h, p, bm);
-        scatter(fem, t0, h, force);
+        scatter4(fem, t0, h, f4);
 
         /* stats, lane-parallel; padding lanes (slot >= ntets) are masked out */
         vd det = m_det(f), tidx = v_load(fem->tet_id + t0);
@@ -448,11 +549,17 @@ static void elastic_forces(const sc_fem *fem, const double *x, const double *pos
     memset(&acc, 0, sizeof acc);
     acc.min_det = v_splat(INFINITY);
     acc.min_idx = v_splat(INFINITY);
+    const int n = fem->nnodes;
+    double *x4 = fem->pad4, *xp4 = x4 + 4 * (size_t)n, *f4 = xp4 + 4 * (size_t)n;
+    pack4(n, x, x4);
+    if (pose_rest) pack4(n, pose_rest, xp4);
+    memset(f4, 0, 4 * (size_t)n * sizeof *f4);
     for (int b0 = 0; b0 < fem->ntets; b0 += BLOCK) {
         const int nt = fem->ntets - b0 < BLOCK ? fem->ntets - b0 : BLOCK;
-        if (pose_rest) elastic_block(fem, b0, nt, x, pose_rest, warm, force, &acc, &sc, 1);
-        else elastic_block(fem, b0, nt, x, NULL, warm, force, &acc, &sc, 0);
+        if (pose_rest) elastic_block(fem, b0, nt, x4, xp4, warm, f4, &acc, &sc, 1);
+        else elastic_block(fem, b0, nt, x4, NULL, warm, f4, &acc, &sc, 0);
     }
+    unpack4_add(n, f4, force);
     if (stats) {
         double en = 0, wd = INFINITY, wi = INFINITY;
         int inv = 0;
