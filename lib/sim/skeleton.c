@@ -56,6 +56,9 @@ struct sc_skeleton {
     double *pre_axis, *pre_r; /* [3nb] hinge world axis and anchor - com before the step */
     long ode_messages;        /* ODE messages (warnings) raised while stepping this skeleton */
     char last_ode_message[160];
+    unsigned char *boxed;     /* [nb] the servo's rows carry their torque bound in this step */
+    double *undo;             /* [state size] the state before a step that may be redone */
+    long redone;              /* exact steps redone with every servo boxed */
 };
 
 /* ---- ODE process setup ------------------------------------------------------------------ */
@@ -188,7 +191,7 @@ void sc_skeleton_free(sc_skeleton *s)
     free(s->body); free(s->joint); free(s->amotor); free(s->fb); free(s->parent); free(s->type);
     free(s->name); free(s->com_local); free(s->mass); free(s->inertia); free(s->kp); free(s->kd);
     free(s->tlim); free(s->axis); free(s->target); free(s->motor_tau); free(s->explicit_tau);
-    free(s->pre_axis); free(s->pre_r);
+    free(s->pre_axis); free(s->pre_r); free(s->boxed); free(s->undo);
     free(s);
 }
 
@@ -230,7 +233,9 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
     s->explicit_tau = sc_alloc(err, 3 * nb, sizeof(double));
     s->pre_axis = sc_alloc(err, 3 * nb, sizeof(double));
     s->pre_r = sc_alloc(err, 3 * nb, sizeof(double));
-    if (!s->body || !s->joint || !s->amotor || !s->fb || !s->parent || !s->type || !s->name || !s->com_local ||
+    s->boxed = sc_alloc(err, nb, 1);
+    s->undo = sc_alloc(err, 1 + (size_t)SNAP_PER_BONE * nb, sizeof(double));
+    if (!s->boxed || !s->undo || !s->body || !s->joint || !s->amotor || !s->fb || !s->parent || !s->type || !s->name || !s->com_local ||
         !s->mass || !s->inertia || !s->kp || !s->kd || !s->tlim || !s->axis || !s->target || !s->motor_tau ||
         !s->explicit_tau || !s->pre_axis || !s->pre_r) {
         sc_skeleton_free(s);
@@ -429,11 +434,18 @@ void sc_skeleton_motor_torques(const sc_skeleton *s, double *tau)
 /* Motor rows from the current state and the targets ([L13] eq. 1, 4). */
 static void setup_servos(sc_skeleton *s)
 {
-    static const int pv[3] = {dParamVel, dParamVel2, dParamVel3};
+    static const int pv[3] = {dParamVel, dParamVel2, dParamVel3}, pf[3] = {dParamFMax, dParamFMax2, dParamFMax3};
     for (int b = 1; b < s->nb; b++) {
         double kp = s->kp[b], kd = s->kd[b];
         sc_vec3 zero = {0, 0, 0};
         sc_v3_store(s->explicit_tau + 3 * b, zero);
+        if (kd > 0 && isfinite(s->tlim[b])) { /* the torque bound, or none in a speculative step */
+            double fm = s->boxed[b] ? s->tlim[b] : dInfinity;
+            if (s->amotor[b])
+                for (int k = 0; k < (s->type[b] == SC_JOINT_HINGE ? 1 : 3); k++) dJointSetAMotorParam(s->amotor[b], pf[k], fm);
+            else
+                dJointSetHingeParam(s->joint[b], dParamFMax, fm);
+        }
         if (s->type[b] == SC_JOINT_HINGE) {
             dJointID j = s->joint[b];
             double err = wrap_pi(twist_angle(s->target[b], sc_v3_load(s->axis + 3 * b)) - dJointGetHingeAngle(j));
@@ -517,11 +529,36 @@ int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
             return rc;
         }
     }
+    /* The exact solver's LCP is far cheaper without bounds on the servo rows, and a bound
+     * that does not bind does not change its solution (unique: the system is positive
+     * definite). So a servo whose last torque was below half its limit steps unbounded; if
+     * any of them then exceeds its limit, the step is redone from the saved state with every
+     * servo bounded, as ODE would have solved it. (|tau| bounds every motor row's torque.) */
+    int speculative = 0;
+    for (int b = 1; b < s->nb; b++) {
+        int bounded = s->kd[b] > 0 && isfinite(s->tlim[b]);
+        s->boxed[b] = !s->opts.exact_solver || (bounded && sc_v3_norm(sc_v3_load(s->motor_tau + 3 * b)) > 0.5 * s->tlim[b]);
+        speculative |= bounded && !s->boxed[b];
+    }
+    if (speculative) sc_skeleton_save(s, s->undo);
     setup_servos(s);
     int ok;
     t_stepping = s;
     if (s->opts.exact_solver) {
         ok = dWorldStep(s->world, dt);
+        if (ok && speculative) {
+            collect_motor_torques(s);
+            int exceeded = 0;
+            for (int b = 1; b < s->nb; b++)
+                exceeded |= s->kd[b] > 0 && !s->boxed[b] && sc_v3_norm(sc_v3_load(s->motor_tau + 3 * b)) > s->tlim[b];
+            if (exceeded) {
+                sc_skeleton_restore(s, s->undo);
+                for (int b = 1; b < s->nb; b++) s->boxed[b] = 1;
+                setup_servos(s);
+                ok = dWorldStep(s->world, dt);
+                s->redone++;
+            }
+        }
     } else {
         dRandSetSeed(SC_QUICKSTEP_SEED);
         ok = dWorldQuickStep(s->world, dt);
@@ -538,6 +575,8 @@ int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
     }
     return SC_OK;
 }
+
+long sc_skeleton_redone_steps(const sc_skeleton *s) { return s->redone; }
 
 /* ---- snapshot --------------------------------------------------------------------------- */
 /* What ODE carries from step to step: body pos/q/R/velocities and the force accumulators.

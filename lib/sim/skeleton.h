@@ -53,8 +53,14 @@ void sc_skeleton_local_rotations(const sc_skeleton *s, sc_quat *local /* [nbones
  * parent received the opposite). Root: zero. Joint stops' reactions are not included. */
 void sc_skeleton_motor_torques(const sc_skeleton *s, double *tau /* 3*nbones */);
 
-/* One step of size dt. Non-finite state afterwards -> SC_ENUMERIC naming the bone. */
+/* One step of size dt. Non-finite state afterwards -> SC_ENUMERIC naming the bone. With the
+ * exact solver, servos well below their torque limit (last step's torque under half of it)
+ * step without the bound, which makes the LCP much cheaper and leaves its solution as it is
+ * while the bound does not bind; if one then exceeds its limit, the step is redone with
+ * every bound. */
 int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err);
+/* Exact steps redone with every servo bounded since creation. */
+long sc_skeleton_redone_steps(const sc_skeleton *s);
 
 /* Snapshot of everything that determines the future (body positions, quaternions, velocities,
  * pending loads, targets, last motor torques). Restoring it and
