@@ -1,3 +1,5 @@
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "sim/contact.h"
 
@@ -28,40 +30,153 @@ double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal)
     return h;
 }
 
+/* Contact of surface vertex i at x ([L13] 4.2.4): penalty normal force, anchored Coulomb
+ * friction, mapped to the tet nodes by J_phi^T. */
+static inline void contact_vertex(const sc_contact_opts *o, const sc_embedding *e, int i, sc_vec3 x, const double *node_v,
+                                  double *anchor, unsigned char *in_contact, double *node_force, sc_contact_result *res)
+{
+    sc_vec3 n;
+    double h = sc_ground_height(&o->ground, x, &n);
+    if (h >= 0) { in_contact[i] = 0; return; }
+    const int *t = e->tets + 4 * e->tet[i];
+    const double *w = e->bary + 4 * i;
+    sc_vec3 vel = sc_v3(0, 0, 0);
+    for (int k = 0; k < 4; k++) vel = sc_v3_axpy(w[k], sc_v3_load(node_v + 3 * t[k]), vel);
+    double vn = sc_v3_dot(vel, n);
+    double fn = -o->stiffness * h - o->damping * vn;
+    if (fn <= 0) { in_contact[i] = 0; return; } /* penalty may not pull */
+    if (!in_contact[i]) { sc_v3_store(anchor + 3 * i, x); in_contact[i] = 1; }
+    /* tangential anchor spring, clamped to the friction cone */
+    sc_vec3 d = sc_v3_sub(x, sc_v3_load(anchor + 3 * i));
+    d = sc_v3_sub(d, sc_v3_scale(n, sc_v3_dot(n, d)));
+    sc_vec3 vt = sc_v3_sub(vel, sc_v3_scale(n, vn));
+    sc_vec3 ft = sc_v3_add(sc_v3_scale(d, -o->tangent_stiffness), sc_v3_scale(vt, -o->tangent_damping));
+    double ftn = sc_v3_norm(ft), lim = o->mu * fn;
+    if (ftn > lim) {
+        ft = sc_v3_scale(ft, lim / ftn);
+        /* sliding: drag the anchor so that the spring alone carries the friction limit */
+        if (sc_v3_norm(d) > 0) sc_v3_store(anchor + 3 * i, sc_v3_sub(x, sc_v3_scale(sc_v3_normalize(d), lim / o->tangent_stiffness)));
+        res->sliding++;
+    }
+    sc_vec3 fc = sc_v3_add(sc_v3_scale(n, fn), ft);
+    for (int k = 0; k < 4; k++) /* f_c = J_phi^T f~_c ([L13] 4.2.4) */
+        sc_v3_store(node_force + 3 * t[k], sc_v3_axpy(w[k], fc, sc_v3_load(node_force + 3 * t[k])));
+    res->total_force = sc_v3_add(res->total_force, fc);
+    res->count++;
+    res->max_depth = fmax(res->max_depth, -h);
+}
+
 void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const double *p, const double *node_v,
                        double *anchor, unsigned char *in_contact, double *node_force, sc_contact_result *res)
 {
     memset(res, 0, sizeof *res);
     if (!o->enabled) return;
+    for (int i = 0; i < e->nverts; i++)
+        contact_vertex(o, e, i, sc_v3_load(p + 3 * i), node_v, anchor, in_contact, node_force, res);
+}
+
+/* ---- culling ---- */
+
+void sc_contact_cull_free(sc_contact_cull *c)
+{
+    if (!c) return;
+    void *a[] = {c->tets, c->vert_start, c->verts, c->node_start, c->node_tets, c->always, c->bits, c->cand, c->prev};
+    for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
+    memset(c, 0, sizeof *c);
+}
+
+int sc_contact_cull_init(sc_contact_cull *c, const sc_embedding *e, int ntets, int nnodes, sc_err *err)
+{
+    memset(c, 0, sizeof *c);
+    const size_t nv = (size_t)(e->nverts > 0 ? e->nverts : 1), nw = nv / 64 + 1;
+    int *index = malloc((size_t)(ntets > 0 ? ntets : 1) * sizeof *index), *count = NULL;
+    c->tets = malloc(nv * sizeof *c->tets);
+    c->vert_start = calloc(nv + 1, sizeof *c->vert_start);
+    c->verts = malloc(nv * sizeof *c->verts);
+    c->node_start = calloc((size_t)nnodes + 1, sizeof *c->node_start);
+    c->node_tets = malloc(4 * nv * sizeof *c->node_tets);
+    c->always = calloc(nw, sizeof *c->always);
+    c->bits = calloc(nw, sizeof *c->bits);
+    c->cand = malloc(nv * sizeof *c->cand);
+    c->prev = malloc(nv);
+    count = calloc(nv + (size_t)nnodes + 1, sizeof *count);
+    if (!index || !c->tets || !c->vert_start || !c->verts || !c->node_start || !c->node_tets || !c->always || !c->bits ||
+        !c->cand || !c->prev || !count) {
+        free(index); free(count);
+        sc_contact_cull_free(c);
+        return sc_fail(err, SC_EIO, "out of memory for the contact culling");
+    }
+    c->nverts = e->nverts;
+    c->nnodes = nnodes;
+    /* the distinct tets of the embedding and their vertices, ascending */
+    for (int t = 0; t < ntets; t++) index[t] = -1;
+    int nt = 0;
+    for (int i = 0; i < e->nverts; i++)
+        if (index[e->tet[i]] < 0) { index[e->tet[i]] = nt; c->tets[nt++] = e->tet[i]; }
+    c->ntets = nt;
+    for (int i = 0; i < e->nverts; i++) count[index[e->tet[i]] + 1]++;
+    for (int k = 0; k < nt; k++) c->vert_start[k + 1] = c->vert_start[k] + count[k + 1];
+    for (int k = 0; k < nt; k++) count[k] = c->vert_start[k];
     for (int i = 0; i < e->nverts; i++) {
-        sc_vec3 x = sc_v3_load(p + 3 * i), n;
-        double h = sc_ground_height(&o->ground, x, &n);
-        if (h >= 0) { in_contact[i] = 0; continue; }
+        c->verts[count[index[e->tet[i]]]++] = i;
+        const double *w = e->bary + 4 * i;
+        /* outside its tet (the nearest-tet fallback) the bound does not hold: always tested */
+        if (!(w[0] >= 0 && w[1] >= 0 && w[2] >= 0 && w[3] >= 0)) c->always[i >> 6] |= 1ull << (i & 63);
+    }
+    /* for every node, the embedding tets it belongs to */
+    memset(count, 0, (nv + (size_t)nnodes + 1) * sizeof *count);
+    for (int k = 0; k < nt; k++)
+        for (int a = 0; a < 4; a++) count[e->tets[4 * c->tets[k] + a] + 1]++;
+    for (int i = 0; i < nnodes; i++) c->node_start[i + 1] = c->node_start[i] + count[i + 1];
+    for (int i = 0; i < nnodes; i++) count[i] = c->node_start[i];
+    for (int k = 0; k < nt; k++)
+        for (int a = 0; a < 4; a++) c->node_tets[count[e->tets[4 * c->tets[k] + a]]++] = k;
+    free(index);
+    free(count);
+    return SC_OK;
+}
+
+void sc_contact_forces_culled(const sc_contact_opts *o, const sc_embedding *e, sc_contact_cull *c, const double *x,
+                              const double *node_v, double *anchor, unsigned char *in_contact, double *node_force,
+                              sc_contact_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (!o->enabled) return;
+    /* A vertex inside its tet is a convex combination of the tet's nodes: its height over the
+     * base plane is at least the lowest node's, and the bumps lower the ground by at most
+     * |bump_height| (1 nm more covers the rounding of the combination). So only the tets with
+     * a node below that margin can hold a vertex that touches. */
+    const sc_ground *g = &o->ground;
+    const double nx = g->normal.x, ny = g->normal.y, nz = g->normal.z, off = g->offset;
+    const double margin = (g->bump_length > 0 ? fabs(g->bump_height) : 0) + 1e-9;
+    const int nw = c->nverts > 0 ? ((c->nverts - 1) >> 6) + 1 : 0;
+    memcpy(c->bits, c->always, (size_t)nw * sizeof *c->bits);
+    for (int i = 0; i < c->nnodes; i++) {
+        if (!(nx * x[3 * i] + ny * x[3 * i + 1] + nz * x[3 * i + 2] - off < margin)) continue;
+        for (int j = c->node_start[i]; j < c->node_start[i + 1]; j++) {
+            int k = c->node_tets[j];
+            for (int v = c->vert_start[k]; v < c->vert_start[k + 1]; v++) c->bits[c->verts[v] >> 6] |= 1ull << (c->verts[v] & 63);
+        }
+    }
+    /* the candidates in ascending order (the order sc_contact_forces visits them, so the sums
+     * are the same to the bit); every other vertex is above the ground: not in contact */
+    int nc = 0;
+    for (int w = 0; w < nw; w++)
+        for (uint64_t b = c->bits[w]; b; b &= b - 1) {
+            int i = (w << 6) + __builtin_ctzll(b);
+            c->prev[nc] = in_contact[i];
+            c->cand[nc++] = i;
+        }
+    if (c->nverts > 0) memset(in_contact, 0, (size_t)c->nverts);
+    for (int j = 0; j < nc; j++) {
+        const int i = c->cand[j];
         const int *t = e->tets + 4 * e->tet[i];
         const double *w = e->bary + 4 * i;
-        sc_vec3 vel = sc_v3(0, 0, 0);
-        for (int k = 0; k < 4; k++) vel = sc_v3_axpy(w[k], sc_v3_load(node_v + 3 * t[k]), vel);
-        double vn = sc_v3_dot(vel, n);
-        double fn = -o->stiffness * h - o->damping * vn;
-        if (fn <= 0) { in_contact[i] = 0; continue; } /* penalty may not pull */
-        if (!in_contact[i]) { sc_v3_store(anchor + 3 * i, x); in_contact[i] = 1; }
-        /* tangential anchor spring, clamped to the friction cone */
-        sc_vec3 d = sc_v3_sub(x, sc_v3_load(anchor + 3 * i));
-        d = sc_v3_sub(d, sc_v3_scale(n, sc_v3_dot(n, d)));
-        sc_vec3 vt = sc_v3_sub(vel, sc_v3_scale(n, vn));
-        sc_vec3 ft = sc_v3_add(sc_v3_scale(d, -o->tangent_stiffness), sc_v3_scale(vt, -o->tangent_damping));
-        double ftn = sc_v3_norm(ft), lim = o->mu * fn;
-        if (ftn > lim) {
-            ft = sc_v3_scale(ft, lim / ftn);
-            /* sliding: drag the anchor so that the spring alone carries the friction limit */
-            if (sc_v3_norm(d) > 0) sc_v3_store(anchor + 3 * i, sc_v3_sub(x, sc_v3_scale(sc_v3_normalize(d), lim / o->tangent_stiffness)));
-            res->sliding++;
-        }
-        sc_vec3 fc = sc_v3_add(sc_v3_scale(n, fn), ft);
-        for (int k = 0; k < 4; k++) /* f_c = J_phi^T f~_c ([L13] 4.2.4) */
-            sc_v3_store(node_force + 3 * t[k], sc_v3_axpy(w[k], fc, sc_v3_load(node_force + 3 * t[k])));
-        res->total_force = sc_v3_add(res->total_force, fc);
-        res->count++;
-        res->max_depth = fmax(res->max_depth, -h);
+        double p[3];
+        for (int k = 0; k < 3; k++) /* as sc_sim_surface computes it, to the bit */
+            p[k] = w[0] * x[3 * t[0] + k] + w[1] * x[3 * t[1] + k] + w[2] * x[3 * t[2] + k] + w[3] * x[3 * t[3] + k];
+        in_contact[i] = c->prev[j];
+        contact_vertex(o, e, i, sc_v3(p[0], p[1], p[2]), node_v, anchor, in_contact, node_force, res);
     }
+    c->candidates = nc;
 }

@@ -6,6 +6,7 @@
 #ifndef SC_CONTACT_H
 #define SC_CONTACT_H
 #include "core/mathx.h"
+#include "core/status.h"
 
 typedef struct sc_ground {
     sc_vec3 normal;       /* unit, of the base plane */
@@ -49,5 +50,30 @@ typedef struct sc_embedding {
  * contact anchors where it touched. */
 void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const double *p, const double *node_v,
                        double *anchor, unsigned char *in_contact, double *node_force, sc_contact_result *res);
+
+/* Contact culling: the same forces, anchors and contact flags as sc_contact_forces, to the
+ * bit, without visiting the vertices that cannot reach the ground. A vertex inside its tet
+ * lies above the lowest of the tet's nodes (over the base plane), and the bumps lower the
+ * ground by at most |bump_height|; vertices outside their tet (the nearest-tet fallback of
+ * the embedding) are always tested. Built once per simulation; no allocation per step. */
+typedef struct sc_contact_cull {
+    int nverts, nnodes, ntets;
+    int *tets;                 /* [ntets] the distinct tets of the embedding */
+    int *vert_start, *verts;   /* the vertices of tets[k]: verts[vert_start[k] .. vert_start[k+1]), ascending */
+    int *node_start, *node_tets; /* the embedding tets (indices into tets) of node i: node_tets[node_start[i] ..] */
+    unsigned long long *always; /* [nverts/64+1] bitmap of the vertices outside their tet */
+    unsigned long long *bits;  /* scratch: bitmap of the candidates */
+    int *cand;                 /* [nverts] scratch: candidates, ascending */
+    unsigned char *prev;       /* [nverts] scratch: their contact flags */
+    int candidates;            /* vertices tested in the last call */
+} sc_contact_cull;
+
+int sc_contact_cull_init(sc_contact_cull *c, const sc_embedding *e, int ntets, int nnodes, sc_err *err);
+void sc_contact_cull_free(sc_contact_cull *c);
+/* As sc_contact_forces, with the surface points computed from the node positions x (3 per
+ * node) only where a vertex can touch. */
+void sc_contact_forces_culled(const sc_contact_opts *o, const sc_embedding *e, sc_contact_cull *c, const double *x,
+                              const double *node_v, double *anchor, unsigned char *in_contact, double *node_force,
+                              sc_contact_result *res);
 
 #endif

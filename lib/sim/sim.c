@@ -30,6 +30,7 @@ void sc_sim_free(sc_sim *s)
     if (!s) return;
     sc_fem_free(&s->fem);
     sc_skeleton_free(s->skel);
+    sc_contact_cull_free(&s->cull);
     void *a[] = {s->x, s->v, s->warm, s->anchor, s->in_contact, s->targets, s->push, s->f, s->xbar, s->xbar_dot,
                  s->reaction, s->sp, s->arm, s->pose, s->lin_vel, s->ang_vel, s->bone_f, s->bone_tau};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
@@ -96,6 +97,8 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
         sc_sim_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the simulation");
     }
+    sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
+    if ((rc = sc_contact_cull_init(&s->cull, &e, m->ntets, m->nnodes, err))) { sc_sim_free(s); return rc; }
     memcpy(s->x, m->rest_pos, n3 * sizeof(double));
     sc_fem_warm_reset(&s->fem, s->warm);
     for (int b = 0; b < s->nb; b++) s->targets[b] = sc_q_identity();
@@ -237,9 +240,8 @@ int sc_sim_step(sc_sim *s, sc_err *err)
     double t3 = sc_wall_time();
     s->timing.damping += t3 - t2;
     if (o->contact.enabled) {
-        embed(m, s->x, s->sp);
         sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
-        sc_contact_forces(&o->contact, &e, s->sp, s->v, s->anchor, s->in_contact, s->f, &s->contact);
+        sc_contact_forces_culled(&o->contact, &e, &s->cull, s->x, s->v, s->anchor, s->in_contact, s->f, &s->contact);
     } else {
         memset(&s->contact, 0, sizeof s->contact);
     }

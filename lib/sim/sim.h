@@ -82,6 +82,7 @@ typedef struct sc_sim {
     double *f, *xbar, *xbar_dot, *reaction, *sp, *arm;
     sc_xform *pose;
     double *lin_vel, *ang_vel, *bone_f, *bone_tau;
+    sc_contact_cull cull;       /* which surface vertices can touch the ground */
     sc_fem_stats fem_stats;
     sc_contact_result contact;
     sc_sim_timing timing;
