@@ -1,6 +1,10 @@
-/* The coupled step on a character (default: results/bench/character.h5 from scripts/bench.sh):
- * median per-step cost with a per-stage breakdown over 2000 steps after a warm-up, one
- * thread; then two independent simulations at once, one per core. */
+/* The coupled step on a character (default: results/bench/character.h5 from scripts/bench.sh),
+ * standing on the ground with the options of configs/stand.yaml and push.yaml (the exact ODE
+ * solver, pose-based plasticity and damping): the median cost of a step and of every stage
+ * over STEPS steps after a warm-up, one thread; then two independent simulations at once,
+ * one per core.
+ * Usage: bench_sim [character.h5] [--steps N] [--quick-solver] [--single]
+ *   --single: only the one-core figures (the scaling series runs it on every mesh size). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +15,7 @@
 #include "sim/sim.h"
 
 #define WARMUP 300
-#define STEPS 2000
+#define NSTAGE 8
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -25,71 +29,103 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
-static int run(const sc_model *m, int steps, double stage[6][STEPS], double *wall)
+static const char *const stage_names[NSTAGE] = {"step", "fem_forces", "rest_shape_skinning", "damping", "contact", "coupling", "ode_step", "integrate"};
+
+static void stage_times(const sc_sim_timing *a, const sc_sim_timing *b, double *t)
+{
+    t[0] = b->total - a->total;
+    t[1] = b->fem - a->fem;
+    t[2] = b->skin - a->skin;
+    t[3] = b->damping - a->damping;
+    t[4] = b->contact - a->contact;
+    t[5] = b->coupling - a->coupling;
+    t[6] = b->ode - a->ode;
+    t[7] = b->integrate - a->integrate;
+}
+
+/* steps a standing simulation; stage[i][k] (may be NULL) receives stage i of step k */
+static int run(const sc_model *m, int exact, int steps, double **stage, double *wall, long *redone)
 {
     sc_sim_opts o;
     sc_sim_default_opts(&o);
+    o.skeleton.exact_solver = exact;
     sc_sim *s;
     sc_err err;
     if (sc_sim_create(m, &o, &s, &err)) { fprintf(stderr, "bench_sim: %s\n", err.msg); return 1; }
     for (int k = 0; k < WARMUP; k++)
         if (sc_sim_step(s, &err)) { fprintf(stderr, "bench_sim: %s\n", err.msg); return 1; }
+    long redone0 = sc_skeleton_redone_steps(s->skel);
     double t0 = sc_wall_time();
     for (int k = 0; k < steps; k++) {
         sc_sim_timing before = s->timing;
         if (sc_sim_step(s, &err)) { fprintf(stderr, "bench_sim: %s\n", err.msg); return 1; }
         if (stage) {
-            stage[0][k] = s->timing.total - before.total;
-            stage[1][k] = s->timing.fem - before.fem;
-            stage[2][k] = s->timing.skin - before.skin;
-            stage[3][k] = s->timing.contact - before.contact;
-            stage[4][k] = (s->timing.coupling - before.coupling) + (s->timing.damping - before.damping);
-            stage[5][k] = s->timing.ode - before.ode;
+            double t[NSTAGE];
+            stage_times(&before, &s->timing, t);
+            for (int i = 0; i < NSTAGE; i++) stage[i][k] = t[i];
         }
     }
     *wall = sc_wall_time() - t0;
+    if (redone) *redone = sc_skeleton_redone_steps(s->skel) - redone0;
     sc_sim_free(s);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    const char *path = argc > 1 ? argv[1] : "results/bench/character.h5";
+    const char *path = "results/bench/character.h5";
+    int steps = 2000, exact = 1, single = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--quick-solver")) exact = 0;
+        else if (!strcmp(argv[i], "--single")) single = 1;
+        else path = argv[i];
+    }
+    if (steps < 10) steps = 10;
     sc_model m;
     sc_err err;
     if (sc_character_read(path, &m, 1, &err)) { fprintf(stderr, "bench_sim: %s\n", err.msg); return 1; }
-    static double stage[6][STEPS];
-    double wall;
-    if (run(&m, STEPS, stage, &wall)) return 1;
-    static const char *const names[6] = {"step", "fem_forces", "rest_shape_skinning", "contact", "coupling_and_damping", "ode_step"};
-    printf("bench_sim: %s: %d nodes, %d tets, %d surface vertices, %d bones; standing on the ground, dt 0.5 ms, %d steps after %d\n",
-           path, m.nnodes, m.ntets, m.nsurf_verts, m.nbones, STEPS, WARMUP);
-    for (int i = 0; i < 6; i++) {
-        double med = 1e6 * median(stage[i], STEPS);
-        printf("bench_sim: %-22s median %7.1f us\n@ sim_%s_median %.1f us\n", names[i], med, names[i], med);
+    double *stage[NSTAGE], wall;
+    for (int i = 0; i < NSTAGE; i++) stage[i] = malloc((size_t)steps * sizeof(double));
+    long redone = 0;
+    if (run(&m, exact, steps, stage, &wall, &redone)) return 1;
+    printf("bench_sim: %s: %d nodes, %d tets, %d surface vertices, %d bones; standing on the ground, dt 0.5 ms, %s ODE solver, "
+           "FEM kernel %s, %d steps after %d (%ld ODE steps redone with every torque bound)\n",
+           path, m.nnodes, m.ntets, m.nsurf_verts, m.nbones, exact ? "exact" : "quick (20 iterations)",
+           sc_fem_kernel_name(sc_fem_kernel_id()), steps, WARMUP, redone);
+    printf("@ sim_tets %d count\n@ sim_nodes %d count\n", m.ntets, m.nnodes);
+    double sum = 0, med[NSTAGE];
+    for (int i = 0; i < NSTAGE; i++) {
+        med[i] = 1e6 * median(stage[i], steps);
+        if (i) sum += med[i];
+        printf("bench_sim: %-22s median %7.1f us\n@ sim_%s_median %.1f us\n", stage_names[i], med[i], stage_names[i], med[i]);
     }
-    printf("@ sim_realtime_factor_one_core %.2f x\n", STEPS * 0.5e-3 / wall);
-    /* two simulations at once, one per core */
-    int fds[2][2];
-    for (int c = 0; c < 2; c++) {
-        if (pipe(fds[c])) return 1;
-        pid_t pid = fork();
-        if (pid == 0) {
-            double w;
-            if (run(&m, STEPS, NULL, &w)) _exit(1);
-            if (write(fds[c][1], &w, sizeof w) != sizeof w) _exit(1);
-            _exit(0);
+    printf("bench_sim: (sum of the stage medians %.1f us)\n", sum);
+    printf("@ sim_one_core_steps_per_s %.0f steps/s\n@ sim_realtime_factor_one_core %.2f x\n", steps / wall, steps * 0.5e-3 / wall);
+    if (!single) { /* two simulations at once, one per core */
+        int fds[2][2];
+        for (int c = 0; c < 2; c++) {
+            if (pipe(fds[c])) return 1;
+            pid_t pid = fork();
+            if (pid == 0) {
+                double w;
+                if (run(&m, exact, steps, NULL, &w, NULL)) _exit(1);
+                if (write(fds[c][1], &w, sizeof w) != sizeof w) _exit(1);
+                _exit(0);
+            }
         }
+        double rate = 0;
+        for (int c = 0; c < 2; c++) {
+            double w = 0;
+            if (read(fds[c][0], &w, sizeof w) != sizeof w) return 1;
+            rate += steps / w;
+        }
+        while (wait(NULL) > 0) {}
+        printf("bench_sim: two simulations in parallel: %.0f steps/s together (%.0f each, one alone: %.0f)\n", rate, rate / 2,
+               steps / wall);
+        printf("@ sim_two_cores_steps_per_s %.0f steps/s\n", rate);
     }
-    double rate = 0;
-    for (int c = 0; c < 2; c++) {
-        double w = 0;
-        if (read(fds[c][0], &w, sizeof w) != sizeof w) return 1;
-        rate += STEPS / w;
-    }
-    while (wait(NULL) > 0) {}
-    printf("bench_sim: two simulations in parallel: %.0f steps/s together (%.0f each, one alone: %.0f)\n", rate, rate / 2, STEPS / wall);
-    printf("@ sim_two_cores_steps_per_s %.0f steps/s\n@ sim_one_core_steps_per_s %.0f steps/s\n", rate, STEPS / wall);
+    for (int i = 0; i < NSTAGE; i++) free(stage[i]);
     sc_model_free(&m);
     return 0;
 }

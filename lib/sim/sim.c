@@ -31,8 +31,9 @@ void sc_sim_free(sc_sim *s)
     sc_fem_free(&s->fem);
     sc_skeleton_free(s->skel);
     sc_contact_cull_free(&s->cull);
+    sc_lbs_plan_free(&s->lbs);
     void *a[] = {s->x, s->v, s->warm, s->anchor, s->in_contact, s->targets, s->push, s->f, s->xbar, s->xbar_dot,
-                 s->reaction, s->sp, s->arm, s->pose, s->lin_vel, s->ang_vel, s->bone_f, s->bone_tau};
+                 s->reaction, s->sp, s->pose, s->lin_vel, s->ang_vel, s->bone_f, s->bone_tau};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     free(s);
 }
@@ -42,11 +43,22 @@ static void sync_fixed(sc_sim *s)
 {
     const sc_model *m = s->m;
     sc_skeleton_get_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
+    sc_mat3 rot[SC_SIM_MAX_BONES];
+    for (int b = 0; b < s->nb; b++) rot[b] = sc_q_to_m3(s->pose[b].q);
     for (int i = 0; i < m->nfixed; i++) {
-        int n = m->fixed_node[i], b = m->fixed_bone[i];
-        sc_vec3 r = sc_q_rotate(s->pose[b].q, sc_v3_load(m->fixed_local + 3 * i));
-        sc_v3_store(s->x + 3 * n, sc_v3_add(s->pose[b].p, r));
-        sc_v3_store(s->v + 3 * n, sc_v3_add(sc_v3_load(s->lin_vel + 3 * b), sc_v3_cross(sc_v3_load(s->ang_vel + 3 * b), r)));
+        const int n = m->fixed_node[i], b = m->fixed_bone[i];
+        const double *l = m->fixed_local + 3 * i, *w = s->ang_vel + 3 * b, *v = s->lin_vel + 3 * b;
+        const sc_mat3 *r = &rot[b];
+        const double r0 = r->m[0][0] * l[0] + r->m[0][1] * l[1] + r->m[0][2] * l[2];
+        const double r1 = r->m[1][0] * l[0] + r->m[1][1] * l[1] + r->m[1][2] * l[2];
+        const double r2 = r->m[2][0] * l[0] + r->m[2][1] * l[1] + r->m[2][2] * l[2];
+        double *x = s->x + 3 * n, *xv = s->v + 3 * n;
+        x[0] = s->pose[b].p.x + r0;
+        x[1] = s->pose[b].p.y + r1;
+        x[2] = s->pose[b].p.z + r2;
+        xv[0] = v[0] + (w[1] * r2 - w[2] * r1);
+        xv[1] = v[1] + (w[2] * r0 - w[0] * r2);
+        xv[2] = v[2] + (w[0] * r1 - w[1] * r0);
     }
 }
 
@@ -85,20 +97,24 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->xbar_dot = calloc(n3, sizeof(double));
     s->reaction = calloc(n3, sizeof(double));
     s->sp = malloc((v3 + 1) * sizeof(double));
-    s->arm = malloc(((size_t)s->nn * (m->skin_k ? m->skin_k : 1) * 3) * sizeof(double));
     s->pose = malloc((size_t)s->nb * sizeof *s->pose);
     s->lin_vel = malloc(b3 * sizeof(double));
     s->ang_vel = malloc(b3 * sizeof(double));
     s->bone_f = malloc(b3 * sizeof(double));
     s->bone_tau = malloc(b3 * sizeof(double));
     if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->targets || !s->push || !s->f || !s->xbar ||
-        !s->xbar_dot || !s->reaction || !s->sp || !s->arm || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f ||
+        !s->xbar_dot || !s->reaction || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f ||
         !s->bone_tau) {
         sc_sim_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the simulation");
     }
     sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
     if ((rc = sc_contact_cull_init(&s->cull, &e, m->ntets, m->nnodes, err))) { sc_sim_free(s); return rc; }
+    if (m->skin_k &&
+        (rc = sc_lbs_plan_init(&s->lbs, m->nnodes, m->rest_pos, m->skin_k, m->skin_bone, m->skin_w, m->joint_pos, m->nbones, err))) {
+        sc_sim_free(s);
+        return rc;
+    }
     memcpy(s->x, m->rest_pos, n3 * sizeof(double));
     sc_fem_warm_reset(&s->fem, s->warm);
     for (int b = 0; b < s->nb; b++) s->targets[b] = sc_q_identity();
@@ -217,8 +233,7 @@ int sc_sim_step(sc_sim *s, sc_err *err)
     sync_fixed(s);
     int pose_shape = o->plasticity || o->damping == SC_DAMP_POSE;
     if (pose_shape)
-        sc_lbs_eval(nn, m->rest_pos, m->skin_k, m->skin_bone, m->skin_w, m->joint_pos, nb, s->pose, s->lin_vel, s->ang_vel, s->xbar,
-                    o->damping == SC_DAMP_POSE ? s->xbar_dot : NULL, s->arm);
+        sc_lbs_plan_eval(&s->lbs, s->pose, s->lin_vel, s->ang_vel, s->xbar, o->damping == SC_DAMP_POSE ? s->xbar_dot : NULL);
     t1 = sc_wall_time();
     s->timing.skin += t1 - t0;
 
@@ -233,7 +248,7 @@ int sc_sim_step(sc_sim *s, sc_err *err)
     if (o->damping == SC_DAMP_POSE) {
         sc_fem_pose_damping(nn, m->node_mass, s->x, s->v, s->xbar, s->xbar_dot, o->pose_damping, s->f, s->reaction);
         /* the reactions act on the virtual nodes x~: to the bones by eq. 18 */
-        sc_lbs_jacobian_transpose_arms(nn, m->skin_k, m->skin_bone, m->skin_w, s->arm, s->reaction, s->bone_f, s->bone_tau);
+        sc_lbs_plan_jacobian_transpose(&s->lbs, s->reaction, s->bone_f, s->bone_tau);
     } else if (o->damping == SC_DAMP_RAYLEIGH) {
         sc_fem_rayleigh_damping(&s->fem, m->node_mass, s->v, s->warm, o->rayleigh_alpha, o->rayleigh_beta, s->f);
     }
@@ -248,23 +263,35 @@ int sc_sim_step(sc_sim *s, sc_err *err)
     double t4 = sc_wall_time();
     s->timing.contact += t4 - t3;
 
-    /* 3. coupling: forces on fixed nodes to their bones (gravity of fixed nodes is the bones' own) */
+    /* 3. coupling: forces on fixed nodes to their bones (gravity of fixed nodes is the bones'
+     * own), summed per bone into a force at its centre of mass and a torque about it */
+    double com[SC_SIM_MAX_BONES][3], bf[SC_SIM_MAX_BONES][3], bt[SC_SIM_MAX_BONES][3];
+    for (int b = 0; b < nb; b++) {
+        sc_skeleton_bone_com(s->skel, b, com[b], NULL);
+        for (int k = 0; k < 3; k++) bf[b][k] = bt[b][k] = 0;
+    }
     for (int i = 0; i < m->nfixed; i++) {
-        int n = m->fixed_node[i];
-        sc_skeleton_add_force_at(s->skel, m->fixed_bone[i], s->f + 3 * n, s->x + 3 * n);
+        const int n = m->fixed_node[i], b = m->fixed_bone[i];
+        const double *f = s->f + 3 * n, *x = s->x + 3 * n;
+        const double r0 = x[0] - com[b][0], r1 = x[1] - com[b][1], r2 = x[2] - com[b][2];
+        bf[b][0] += f[0]; bf[b][1] += f[1]; bf[b][2] += f[2];
+        bt[b][0] += r1 * f[2] - r2 * f[1];
+        bt[b][1] += r2 * f[0] - r0 * f[2];
+        bt[b][2] += r0 * f[1] - r1 * f[0];
     }
     for (int b = 0; b < nb; b++) {
-        double origin[3] = {s->pose[b].p.x, s->pose[b].p.y, s->pose[b].p.z};
-        if (o->damping == SC_DAMP_POSE) {
-            sc_skeleton_add_force_at(s->skel, b, s->bone_f + 3 * b, origin);
-            sc_skeleton_add_torque(s->skel, b, s->bone_tau + 3 * b);
+        if (o->damping == SC_DAMP_POSE) { /* eq. 18 gave force and torque about the bone's origin */
+            const double *f = s->bone_f + 3 * b, *t = s->bone_tau + 3 * b;
+            const double r0 = s->pose[b].p.x - com[b][0], r1 = s->pose[b].p.y - com[b][1], r2 = s->pose[b].p.z - com[b][2];
+            bf[b][0] += f[0]; bf[b][1] += f[1]; bf[b][2] += f[2];
+            bt[b][0] += t[0] + (r1 * f[2] - r2 * f[1]);
+            bt[b][1] += t[1] + (r2 * f[0] - r0 * f[2]);
+            bt[b][2] += t[2] + (r0 * f[1] - r1 * f[0]);
         }
-        const double *push = s->push + 3 * b;
-        if (push[0] != 0 || push[1] != 0 || push[2] != 0) {
-            double com[3], cv[3];
-            sc_skeleton_bone_com(s->skel, b, com, cv);
-            sc_skeleton_add_force_at(s->skel, b, push, com);
-        }
+        const double *push = s->push + 3 * b; /* at the centre of mass */
+        bf[b][0] += push[0]; bf[b][1] += push[1]; bf[b][2] += push[2];
+        sc_skeleton_add_force_at(s->skel, b, bf[b], com[b]);
+        sc_skeleton_add_torque(s->skel, b, bt[b]);
     }
     double t5 = sc_wall_time();
     s->timing.coupling += t5 - t4;
@@ -279,19 +306,27 @@ int sc_sim_step(sc_sim *s, sc_err *err)
             s->x[3 * i + k] += dt * s->v[3 * i + k];
         }
     }
-    int rc = sc_skeleton_step(s->skel, dt, err);
     double t6 = sc_wall_time();
-    s->timing.ode += t6 - t5;
+    int rc = sc_skeleton_step(s->skel, dt, err);
+    double t7 = sc_wall_time();
+    s->timing.ode += t7 - t6;
     s->t += dt;
     s->step++;
     if (rc) return sc_err_prefix(err, "step %ld, t = %.4f s: ", s->step, s->t);
     sync_fixed(s);
-    s->timing.total += sc_wall_time() - t0;
-    s->timing.steps++;
 
-    /* blow-up detection */
-    double vmax2 = o->max_speed * o->max_speed;
-    for (int i = 0; i < nn; i++) {
+    /* blow-up detection: one branch-free pass; the slow one below names the node */
+    const double vmax2 = o->max_speed * o->max_speed;
+    int bad = 0;
+    for (int i = 0; i < 3 * nn; i += 3) {
+        const double vx = s->v[i], vy = s->v[i + 1], vz = s->v[i + 2];
+        bad |= !(vx * vx + vy * vy + vz * vz <= vmax2) | !(s->x[i] * 0 == 0) | !(s->x[i + 1] * 0 == 0) | !(s->x[i + 2] * 0 == 0);
+    }
+    double t8 = sc_wall_time();
+    s->timing.integrate += (t6 - t5) + (t8 - t7);
+    s->timing.total += t8 - t0;
+    s->timing.steps++;
+    for (int i = 0; bad && i < nn; i++) {
         double vx = s->v[3 * i], vy = s->v[3 * i + 1], vz = s->v[3 * i + 2];
         double v2 = vx * vx + vy * vy + vz * vz;
         if (!isfinite(v2) || !isfinite(s->x[3 * i]) || !isfinite(s->x[3 * i + 1]) || !isfinite(s->x[3 * i + 2]))

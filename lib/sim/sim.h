@@ -18,6 +18,7 @@
 #include "sim/fem.h"
 #include "sim/model.h"
 #include "sim/skeleton.h"
+#include "skin/lbs.h"
 
 #define SC_SIM_MAX_BONES 64
 
@@ -40,7 +41,7 @@ typedef struct sc_sim_opts {
 void sc_sim_default_opts(sc_sim_opts *o);
 
 typedef struct sc_sim_timing {  /* seconds, accumulated over `steps` */
-    double skin, fem, damping, contact, coupling, ode, total;
+    double skin, fem, damping, contact, coupling, ode, integrate, total; /* integrate: nodes, fixed nodes, blow-up check */
     long steps;
 } sc_sim_timing;
 
@@ -79,10 +80,11 @@ typedef struct sc_sim {
     sc_quat *targets;           /* [nb] PD target local rotations */
     double *push;               /* [3 nb] external force at each bone's centre of mass (N) */
     /* scratch and last-step results */
-    double *f, *xbar, *xbar_dot, *reaction, *sp, *arm;
+    double *f, *xbar, *xbar_dot, *reaction, *sp;
     sc_xform *pose;
     double *lin_vel, *ang_vel, *bone_f, *bone_tau;
     sc_contact_cull cull;       /* which surface vertices can touch the ground */
+    sc_lbs_plan lbs;            /* skinning by bone (when the model has weights) */
     sc_fem_stats fem_stats;
     sc_contact_result contact;
     sc_sim_timing timing;

@@ -1,5 +1,7 @@
 /* Linear blend skinning and its Jacobian (see lbs.h). */
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include "skin/lbs.h"
 
 /* r = T_j X - p_j = q_j (X - J_j): the skinned point relative to the bone origin. */
@@ -109,5 +111,146 @@ void sc_lbs_jacobian_transpose_arms(int nnodes, int k, const int *skin_bone, con
             bone_torque[3 * j + 1] += r[2] * fx - r[0] * fz;
             bone_torque[3 * j + 2] += r[0] * fy - r[1] * fx;
         }
+    }
+}
+
+/* ---- bone-major plan ---- */
+
+void sc_lbs_plan_free(sc_lbs_plan *p)
+{
+    if (!p) return;
+    free(p->bone_start);
+    free(p->node);
+    free(p->w);
+    free(p->d);
+    free(p->arm);
+    free(p->buf);
+    memset(p, 0, sizeof *p);
+}
+
+int sc_lbs_plan_init(sc_lbs_plan *p, int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w,
+                     const double *joint_rest, int nbones, sc_err *err)
+{
+    memset(p, 0, sizeof *p);
+    int n = 0;
+    for (size_t is = 0; is < (size_t)nnodes * k; is++) n += skin_bone[is] >= 0 && skin_bone[is] < nbones;
+    p->nnodes = nnodes;
+    p->nbones = nbones;
+    p->npairs = n;
+    p->bone_start = calloc((size_t)nbones + 1, sizeof *p->bone_start);
+    p->node = malloc((size_t)(n ? n : 1) * sizeof *p->node);
+    p->w = malloc((size_t)(n ? n : 1) * sizeof *p->w);
+    p->d = malloc(3 * (size_t)(n ? n : 1) * sizeof *p->d);
+    p->arm = malloc(3 * (size_t)(n ? n : 1) * sizeof *p->arm);
+    p->buf = malloc(6 * 64 * sizeof *p->buf);
+    if (!p->bone_start || !p->node || !p->w || !p->d || !p->arm || !p->buf) {
+        sc_lbs_plan_free(p);
+        return sc_fail(err, SC_EIO, "out of memory for the skinning plan");
+    }
+    for (size_t is = 0; is < (size_t)nnodes * k; is++)
+        if (skin_bone[is] >= 0 && skin_bone[is] < nbones) p->bone_start[skin_bone[is] + 1]++;
+    for (int j = 0; j < nbones; j++) p->bone_start[j + 1] += p->bone_start[j];
+    int *fill = malloc((size_t)(nbones ? nbones : 1) * sizeof *fill);
+    if (!fill) { sc_lbs_plan_free(p); return sc_fail(err, SC_EIO, "out of memory for the skinning plan"); }
+    memcpy(fill, p->bone_start, (size_t)nbones * sizeof *fill);
+    for (int i = 0; i < nnodes; i++) /* ascending nodes within each bone */
+        for (int s = 0; s < k; s++) {
+            size_t is = (size_t)i * k + s;
+            int j = skin_bone[is];
+            if (j < 0 || j >= nbones) continue;
+            int q = fill[j]++;
+            p->node[q] = i;
+            p->w[q] = skin_w[is];
+            for (int c = 0; c < 3; c++) p->d[(size_t)c * n + q] = rest_pos[3 * (size_t)i + c] - joint_rest[3 * j + c];
+        }
+    free(fill);
+    return SC_OK;
+}
+
+#define LBS_CHUNK 64
+
+typedef struct { sc_mat3 r; double p[3], v[3], w[3]; } lbs_bone;
+
+/* One bone's pairs, lane-parallel: arms r = R d, position terms w (r + p), velocity terms
+ * w (v + omega x r). */
+static inline void lbs_lanes(int m, const double *restrict dx, const double *restrict dy, const double *restrict dz,
+                             const double *restrict w, const lbs_bone *b, double *restrict ax, double *restrict ay,
+                             double *restrict az, double *restrict bx, double *restrict by, double *restrict bz,
+                             double *restrict ux, double *restrict uy, double *restrict uz)
+{
+    const double r00 = b->r.m[0][0], r01 = b->r.m[0][1], r02 = b->r.m[0][2], r10 = b->r.m[1][0], r11 = b->r.m[1][1];
+    const double r12 = b->r.m[1][2], r20 = b->r.m[2][0], r21 = b->r.m[2][1], r22 = b->r.m[2][2];
+    const double px = b->p[0], py = b->p[1], pz = b->p[2], vx = b->v[0], vy = b->v[1], vz = b->v[2];
+    const double wx = b->w[0], wy = b->w[1], wz = b->w[2];
+    for (int q = 0; q < m; q++) {
+        const double r0 = r00 * dx[q] + r01 * dy[q] + r02 * dz[q];
+        const double r1 = r10 * dx[q] + r11 * dy[q] + r12 * dz[q];
+        const double r2 = r20 * dx[q] + r21 * dy[q] + r22 * dz[q];
+        ax[q] = r0; ay[q] = r1; az[q] = r2;
+        bx[q] = w[q] * (r0 + px); by[q] = w[q] * (r1 + py); bz[q] = w[q] * (r2 + pz);
+        ux[q] = w[q] * (vx + (wy * r2 - wz * r1));
+        uy[q] = w[q] * (vy + (wz * r0 - wx * r2));
+        uz[q] = w[q] * (vz + (wx * r1 - wy * r0));
+    }
+}
+
+void sc_lbs_plan_eval(sc_lbs_plan *p, const sc_xform *pose, const double *lin_vel, const double *ang_vel, double *xbar,
+                      double *xbar_dot)
+{
+    const size_t n = (size_t)p->npairs;
+    memset(xbar, 0, 3 * (size_t)p->nnodes * sizeof *xbar);
+    if (xbar_dot) memset(xbar_dot, 0, 3 * (size_t)p->nnodes * sizeof *xbar_dot);
+    double *bx = p->buf, *by = bx + LBS_CHUNK, *bz = by + LBS_CHUNK, *ux = bz + LBS_CHUNK, *uy = ux + LBS_CHUNK, *uz = uy + LBS_CHUNK;
+    for (int j = 0; j < p->nbones; j++) {
+        lbs_bone b = {sc_q_to_m3(pose[j].q), {pose[j].p.x, pose[j].p.y, pose[j].p.z}, {lin_vel[3 * j], lin_vel[3 * j + 1], lin_vel[3 * j + 2]},
+                      {ang_vel[3 * j], ang_vel[3 * j + 1], ang_vel[3 * j + 2]}};
+        for (int q0 = p->bone_start[j]; q0 < p->bone_start[j + 1]; q0 += LBS_CHUNK) {
+            const int m = p->bone_start[j + 1] - q0 < LBS_CHUNK ? p->bone_start[j + 1] - q0 : LBS_CHUNK;
+            lbs_lanes(m, p->d + q0, p->d + n + q0, p->d + 2 * n + q0, p->w + q0, &b, p->arm + q0, p->arm + n + q0,
+                      p->arm + 2 * n + q0, bx, by, bz, ux, uy, uz);
+            const int *node = p->node + q0;
+            for (int q = 0; q < m; q++) {
+                double *o = xbar + 3 * (size_t)node[q];
+                o[0] += bx[q]; o[1] += by[q]; o[2] += bz[q];
+            }
+            if (xbar_dot)
+                for (int q = 0; q < m; q++) {
+                    double *o = xbar_dot + 3 * (size_t)node[q];
+                    o[0] += ux[q]; o[1] += uy[q]; o[2] += uz[q];
+                }
+        }
+    }
+}
+
+void sc_lbs_plan_jacobian_transpose(const sc_lbs_plan *p, const double *node_force, double *bone_force, double *bone_torque)
+{
+    typedef double v4 __attribute__((vector_size(32)));
+    const size_t n = (size_t)p->npairs;
+    const double *ax = p->arm, *ay = ax + n, *az = ay + n;
+    for (int j = 0; j < p->nbones; j++) {
+        /* four lanes of partial sums, reduced in a fixed order: the same bits on every machine */
+        v4 fx = {0}, fy = {0}, fz = {0}, tx = {0}, ty = {0}, tz = {0};
+        const int q0 = p->bone_start[j], q1 = p->bone_start[j + 1];
+        for (int q = q0; q < q1; q += 4) {
+            v4 gx, gy, gz, w, r0, r1, r2;
+            for (int l = 0; l < 4; l++) { /* past the bone's end: weight 0 */
+                const int ql = q + l < q1 ? q + l : q0;
+                const double *fi = node_force + 3 * (size_t)p->node[ql];
+                gx[l] = fi[0]; gy[l] = fi[1]; gz[l] = fi[2];
+                w[l] = q + l < q1 ? p->w[ql] : 0;
+                r0[l] = ax[ql]; r1[l] = ay[ql]; r2[l] = az[ql];
+            }
+            gx *= w; gy *= w; gz *= w;
+            fx += gx; fy += gy; fz += gz;
+            tx += r1 * gz - r2 * gy;
+            ty += r2 * gx - r0 * gz;
+            tz += r0 * gy - r1 * gx;
+        }
+        bone_force[3 * j] += (fx[0] + fx[1]) + (fx[2] + fx[3]);
+        bone_force[3 * j + 1] += (fy[0] + fy[1]) + (fy[2] + fy[3]);
+        bone_force[3 * j + 2] += (fz[0] + fz[1]) + (fz[2] + fz[3]);
+        bone_torque[3 * j] += (tx[0] + tx[1]) + (tx[2] + tx[3]);
+        bone_torque[3 * j + 1] += (ty[0] + ty[1]) + (ty[2] + ty[3]);
+        bone_torque[3 * j + 2] += (tz[0] + tz[1]) + (tz[2] + tz[3]);
     }
 }

@@ -39,3 +39,31 @@ void sc_lbs_eval(int nnodes, const double *rest_pos, int k, const int *skin_bone
 void sc_lbs_jacobian_transpose_arms(int nnodes, int k, const int *skin_bone, const double *skin_w, const double *arm,
                                     const double *node_force, double *bone_force, double *bone_torque);
 #endif
+
+#ifndef SC_LBS_PLAN
+#define SC_LBS_PLAN
+#include "core/status.h"
+/* Bone-major skinning for the simulation step: the (node, bone) pairs of the top-k weights
+ * grouped by bone, with the rest offsets X_i - J_j precomputed, so each bone's rotation stays
+ * in registers and its pairs run as plain vector loops. Same results as the reference
+ * functions to rounding (a node's terms are summed in bone order, not slot order). */
+typedef struct sc_lbs_plan {
+    int nnodes, nbones, npairs;
+    int *bone_start; /* [nbones+1] the pairs of bone j: [bone_start[j], bone_start[j+1]) */
+    int *node;       /* [npairs] */
+    double *w;       /* [npairs] weight */
+    double *d;       /* [3*npairs] SoA: d[c*npairs + p] = (X_i - J_j)_c */
+    double *arm;     /* [3*npairs] SoA scratch: r = q_j (X_i - J_j) of the last sc_lbs_plan_eval */
+    double *buf;     /* [6*64] scratch */
+} sc_lbs_plan;
+
+int sc_lbs_plan_init(sc_lbs_plan *p, int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w,
+                     const double *joint_rest, int nbones, sc_err *err);
+void sc_lbs_plan_free(sc_lbs_plan *p);
+/* x~ (eq. 12-13) and, when xbar_dot is not NULL, its velocity; keeps the arms. */
+void sc_lbs_plan_eval(sc_lbs_plan *p, const sc_xform *pose, const double *lin_vel, const double *ang_vel, double *xbar,
+                      double *xbar_dot);
+/* The transpose of the skinning Jacobian (eq. 18) with the arms of the last eval;
+ * ACCUMULATES into bone_force and bone_torque (about each bone's origin). */
+void sc_lbs_plan_jacobian_transpose(const sc_lbs_plan *p, const double *node_force, double *bone_force, double *bone_torque);
+#endif
