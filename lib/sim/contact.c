@@ -15,7 +15,8 @@ void sc_contact_default_opts(sc_contact_opts *o)
     o->ground.normal = sc_v3(0, 1, 0);
 }
 
-double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal)
+
+static inline __attribute__((always_inline)) double ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal)
 {
     double h = sc_v3_dot(g->normal, p) - g->offset;
     sc_vec3 n = g->normal;
@@ -30,21 +31,24 @@ double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal)
     return h;
 }
 
-/* Contact of surface vertex i at x ([L13] 4.2.4): penalty normal force, anchored Coulomb
- * friction, mapped to the tet nodes by J_phi^T. */
-static inline void contact_vertex(const sc_contact_opts *o, const sc_embedding *e, int i, sc_vec3 x, const double *node_v,
-                                  double *anchor, unsigned char *in_contact, double *node_force, sc_contact_result *res)
+double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal) { return ground_height(g, p, normal); }
+
+/* Contact of surface vertex i at x ([L13] 4.2.4): penalty normal force and anchored Coulomb
+ * friction; returns 1 with the force in *fc when the vertex pushes on the ground. */
+static inline __attribute__((always_inline)) int contact_vertex(const sc_contact_opts *o, const sc_embedding *e, int i, sc_vec3 x,
+                                                                const double *node_v, double *anchor, unsigned char *in_contact,
+                                                                sc_vec3 *fc, sc_contact_result *res)
 {
     sc_vec3 n;
-    double h = sc_ground_height(&o->ground, x, &n);
-    if (h >= 0) { in_contact[i] = 0; return; }
+    double h = ground_height(&o->ground, x, &n);
+    if (h >= 0) { in_contact[i] = 0; return 0; }
     const int *t = e->tets + 4 * e->tet[i];
     const double *w = e->bary + 4 * i;
     sc_vec3 vel = sc_v3(0, 0, 0);
     for (int k = 0; k < 4; k++) vel = sc_v3_axpy(w[k], sc_v3_load(node_v + 3 * t[k]), vel);
     double vn = sc_v3_dot(vel, n);
     double fn = -o->stiffness * h - o->damping * vn;
-    if (fn <= 0) { in_contact[i] = 0; return; } /* penalty may not pull */
+    if (fn <= 0) { in_contact[i] = 0; return 0; } /* penalty may not pull */
     if (!in_contact[i]) { sc_v3_store(anchor + 3 * i, x); in_contact[i] = 1; }
     /* tangential anchor spring, clamped to the friction cone */
     sc_vec3 d = sc_v3_sub(x, sc_v3_load(anchor + 3 * i));
@@ -58,12 +62,19 @@ static inline void contact_vertex(const sc_contact_opts *o, const sc_embedding *
         if (sc_v3_norm(d) > 0) sc_v3_store(anchor + 3 * i, sc_v3_sub(x, sc_v3_scale(sc_v3_normalize(d), lim / o->tangent_stiffness)));
         res->sliding++;
     }
-    sc_vec3 fc = sc_v3_add(sc_v3_scale(n, fn), ft);
-    for (int k = 0; k < 4; k++) /* f_c = J_phi^T f~_c ([L13] 4.2.4) */
-        sc_v3_store(node_force + 3 * t[k], sc_v3_axpy(w[k], fc, sc_v3_load(node_force + 3 * t[k])));
-    res->total_force = sc_v3_add(res->total_force, fc);
+    *fc = sc_v3_add(sc_v3_scale(n, fn), ft);
+    res->total_force = sc_v3_add(res->total_force, *fc);
     res->count++;
     res->max_depth = fmax(res->max_depth, -h);
+    return 1;
+}
+
+/* f_c = J_phi^T f~_c ([L13] 4.2.4): vertex i's force to its tet's nodes */
+static inline void to_nodes(const sc_embedding *e, int i, sc_vec3 fc, double *node_force)
+{
+    const int *t = e->tets + 4 * e->tet[i];
+    const double *w = e->bary + 4 * i;
+    for (int k = 0; k < 4; k++) sc_v3_store(node_force + 3 * t[k], sc_v3_axpy(w[k], fc, sc_v3_load(node_force + 3 * t[k])));
 }
 
 void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const double *p, const double *node_v,
@@ -71,8 +82,10 @@ void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const do
 {
     memset(res, 0, sizeof *res);
     if (!o->enabled) return;
-    for (int i = 0; i < e->nverts; i++)
-        contact_vertex(o, e, i, sc_v3_load(p + 3 * i), node_v, anchor, in_contact, node_force, res);
+    for (int i = 0; i < e->nverts; i++) {
+        sc_vec3 fc;
+        if (contact_vertex(o, e, i, sc_v3_load(p + 3 * i), node_v, anchor, in_contact, &fc, res)) to_nodes(e, i, fc, node_force);
+    }
 }
 
 /* ---- culling ---- */
@@ -80,7 +93,7 @@ void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const do
 void sc_contact_cull_free(sc_contact_cull *c)
 {
     if (!c) return;
-    void *a[] = {c->tets, c->vert_start, c->verts, c->node_start, c->node_tets, c->always, c->bits, c->cand, c->prev};
+    void *a[] = {c->tets, c->vert_start, c->verts, c->node_start, c->node_tets, c->always, c->bits, c->cand, c->prev, c->force};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     memset(c, 0, sizeof *c);
 }
@@ -99,9 +112,10 @@ int sc_contact_cull_init(sc_contact_cull *c, const sc_embedding *e, int ntets, i
     c->bits = calloc(nw, sizeof *c->bits);
     c->cand = malloc(nv * sizeof *c->cand);
     c->prev = malloc(nv);
+    c->force = malloc(nv * sizeof *c->force);
     count = calloc(nv + (size_t)nnodes + 1, sizeof *count);
     if (!index || !c->tets || !c->vert_start || !c->verts || !c->node_start || !c->node_tets || !c->always || !c->bits ||
-        !c->cand || !c->prev || !count) {
+        !c->cand || !c->prev || !c->force || !count) {
         free(index); free(count);
         sc_contact_cull_free(c);
         return sc_fail(err, SC_EIO, "out of memory for the contact culling");
@@ -168,6 +182,9 @@ void sc_contact_forces_culled(const sc_contact_opts *o, const sc_embedding *e, s
             c->cand[nc++] = i;
         }
     if (c->nverts > 0) memset(in_contact, 0, (size_t)c->nverts);
+    /* the candidates' forces first (independent of each other), then to the nodes in vertex
+     * order: a node shared by consecutive vertices does not chain them */
+    int nf = 0;
     for (int j = 0; j < nc; j++) {
         const int i = c->cand[j];
         const int *t = e->tets + 4 * e->tet[i];
@@ -176,7 +193,8 @@ void sc_contact_forces_culled(const sc_contact_opts *o, const sc_embedding *e, s
         for (int k = 0; k < 3; k++) /* as sc_sim_surface computes it, to the bit */
             p[k] = w[0] * x[3 * t[0] + k] + w[1] * x[3 * t[1] + k] + w[2] * x[3 * t[2] + k] + w[3] * x[3 * t[3] + k];
         in_contact[i] = c->prev[j];
-        contact_vertex(o, e, i, sc_v3(p[0], p[1], p[2]), node_v, anchor, in_contact, node_force, res);
+        if (contact_vertex(o, e, i, sc_v3(p[0], p[1], p[2]), node_v, anchor, in_contact, &c->force[nf], res)) c->cand[nf++] = i;
     }
+    for (int j = 0; j < nf; j++) to_nodes(e, c->cand[j], c->force[j], node_force);
     c->candidates = nc;
 }

@@ -65,6 +65,7 @@ typedef struct sc_contact_cull {
     unsigned long long *bits;  /* scratch: bitmap of the candidates */
     int *cand;                 /* [nverts] scratch: candidates, ascending */
     unsigned char *prev;       /* [nverts] scratch: their contact flags */
+    sc_vec3 *force;            /* [nverts] scratch: their contact forces */
     int candidates;            /* vertices tested in the last call */
 } sc_contact_cull;
 
