@@ -96,8 +96,8 @@ help:
 $(BUILD)/lib/sim/fem_avx512.o: CFLAGS += -march=x86-64-v4
 ifeq ($(SAN),)
 $(BUILD)/lib/sim/fem_avx2.o $(BUILD)/lib/sim/fem_avx512.o: CFLAGS += -O3 -ffp-contract=fast
-# the skinning loops of the step vectorize at -O3
-$(BUILD)/lib/skin/lbs.o: CFLAGS += -O3
+# the skinning and pose-damping loops of the step vectorize at -O3
+$(BUILD)/lib/skin/lbs.o $(BUILD)/lib/sim/fem.o: CFLAGS += -O3
 endif
 
 # keep object files between runs (they are intermediates of the pattern rules)

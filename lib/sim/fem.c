@@ -210,25 +210,27 @@ void sc_fem_rayleigh_damping(const sc_fem *fem, const double *mass, const double
     if (beta != 0) kernel_table(fem->kernel)->rayleigh(fem, v, warm, beta, force);
 }
 
-void sc_fem_pose_damping(int nnodes, const double *mass, const double *x, const double *v, const double *xbar,
-                         const double *xbar_dot, double c, double *force, double *reaction)
+static inline void pose_damping(int nnodes, const double *restrict mass, const double *restrict x, const double *restrict v,
+                                const double *restrict xbar, const double *restrict xbar_dot, double c, double *restrict force,
+                                double *restrict reaction)
 {
     for (int i = 0; i < nnodes; i++) {
         const int o = 3 * i;
-        double dx[3], dv[3];
-        for (int k = 0; k < 3; k++) {
-            dx[k] = xbar[o + k] - x[o + k];
-            dv[k] = xbar_dot[o + k] - v[o + k];
-        }
-        double d2 = dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2];
-        double s = 0;
-        if (d2 > 1e-24) s = c * mass[i] * (dv[0] * dx[0] + dv[1] * dx[1] + dv[2] * dx[2]) / d2;
-        for (int k = 0; k < 3; k++) {
-            double f = s * dx[k];
-            force[o + k] += f;
-            if (reaction) reaction[o + k] = -f;
-        }
+        const double dx0 = xbar[o] - x[o], dx1 = xbar[o + 1] - x[o + 1], dx2 = xbar[o + 2] - x[o + 2];
+        const double dv0 = xbar_dot[o] - v[o], dv1 = xbar_dot[o + 1] - v[o + 1], dv2 = xbar_dot[o + 2] - v[o + 2];
+        const double d2 = dx0 * dx0 + dx1 * dx1 + dx2 * dx2;
+        const double s = d2 > 1e-24 ? c * mass[i] * (dv0 * dx0 + dv1 * dx1 + dv2 * dx2) / (d2 > 1e-24 ? d2 : 1) : 0;
+        const double f0 = s * dx0, f1 = s * dx1, f2 = s * dx2;
+        force[o] += f0; force[o + 1] += f1; force[o + 2] += f2;
+        if (reaction) { reaction[o] = -f0; reaction[o + 1] = -f1; reaction[o + 2] = -f2; }
     }
+}
+
+void sc_fem_pose_damping(int nnodes, const double *mass, const double *x, const double *v, const double *xbar,
+                         const double *xbar_dot, double c, double *force, double *reaction)
+{
+    if (reaction) pose_damping(nnodes, mass, x, v, xbar, xbar_dot, c, force, reaction); /* two loops without a branch */
+    else pose_damping(nnodes, mass, x, v, xbar, xbar_dot, c, force, NULL);
 }
 
 size_t sc_fem_warm_size(const sc_fem *fem) { return SC_FEM_WARM_PER_TET * (size_t)fem->stride; }

@@ -125,6 +125,7 @@ void sc_lbs_plan_free(sc_lbs_plan *p)
     free(p->d);
     free(p->arm);
     free(p->buf);
+    free(p->pair_of);
     memset(p, 0, sizeof *p);
 }
 
@@ -142,8 +143,10 @@ int sc_lbs_plan_init(sc_lbs_plan *p, int nnodes, const double *rest_pos, int k, 
     p->w = malloc((size_t)(n ? n : 1) * sizeof *p->w);
     p->d = malloc(3 * (size_t)(n ? n : 1) * sizeof *p->d);
     p->arm = malloc(3 * (size_t)(n ? n : 1) * sizeof *p->arm);
-    p->buf = malloc(6 * 64 * sizeof *p->buf);
-    if (!p->bone_start || !p->node || !p->w || !p->d || !p->arm || !p->buf) {
+    p->buf = malloc(6 * (size_t)(n ? n : 1) * sizeof *p->buf);
+    p->pair_of = malloc((size_t)(nnodes ? nnodes : 1) * k * sizeof *p->pair_of);
+    p->k = k;
+    if (!p->bone_start || !p->node || !p->w || !p->d || !p->arm || !p->buf || !p->pair_of) {
         sc_lbs_plan_free(p);
         return sc_fail(err, SC_EIO, "out of memory for the skinning plan");
     }
@@ -157,8 +160,10 @@ int sc_lbs_plan_init(sc_lbs_plan *p, int nnodes, const double *rest_pos, int k, 
         for (int s = 0; s < k; s++) {
             size_t is = (size_t)i * k + s;
             int j = skin_bone[is];
+            p->pair_of[is] = -1;
             if (j < 0 || j >= nbones) continue;
             int q = fill[j]++;
+            p->pair_of[is] = q;
             p->node[q] = i;
             p->w[q] = skin_w[is];
             for (int c = 0; c < 3; c++) p->d[(size_t)c * n + q] = rest_pos[3 * (size_t)i + c] - joint_rest[3 * j + c];
@@ -167,7 +172,6 @@ int sc_lbs_plan_init(sc_lbs_plan *p, int nnodes, const double *rest_pos, int k, 
     return SC_OK;
 }
 
-#define LBS_CHUNK 64
 
 typedef struct { sc_mat3 r; double p[3], v[3], w[3]; } lbs_bone;
 
@@ -198,26 +202,31 @@ void sc_lbs_plan_eval(sc_lbs_plan *p, const sc_xform *pose, const double *lin_ve
                       double *xbar_dot)
 {
     const size_t n = (size_t)p->npairs;
-    memset(xbar, 0, 3 * (size_t)p->nnodes * sizeof *xbar);
-    if (xbar_dot) memset(xbar_dot, 0, 3 * (size_t)p->nnodes * sizeof *xbar_dot);
-    double *bx = p->buf, *by = bx + LBS_CHUNK, *bz = by + LBS_CHUNK, *ux = bz + LBS_CHUNK, *uy = ux + LBS_CHUNK, *uz = uy + LBS_CHUNK;
+    double *bx = p->buf, *by = bx + n, *bz = by + n, *ux = bz + n, *uy = ux + n, *uz = uy + n;
+    /* per bone, lane-parallel over its pairs */
     for (int j = 0; j < p->nbones; j++) {
         lbs_bone b = {sc_q_to_m3(pose[j].q), {pose[j].p.x, pose[j].p.y, pose[j].p.z}, {lin_vel[3 * j], lin_vel[3 * j + 1], lin_vel[3 * j + 2]},
                       {ang_vel[3 * j], ang_vel[3 * j + 1], ang_vel[3 * j + 2]}};
-        for (int q0 = p->bone_start[j]; q0 < p->bone_start[j + 1]; q0 += LBS_CHUNK) {
-            const int m = p->bone_start[j + 1] - q0 < LBS_CHUNK ? p->bone_start[j + 1] - q0 : LBS_CHUNK;
-            lbs_lanes(m, p->d + q0, p->d + n + q0, p->d + 2 * n + q0, p->w + q0, &b, p->arm + q0, p->arm + n + q0,
-                      p->arm + 2 * n + q0, bx, by, bz, ux, uy, uz);
-            const int *node = p->node + q0;
-            for (int q = 0; q < m; q++) {
-                double *o = xbar + 3 * (size_t)node[q];
-                o[0] += bx[q]; o[1] += by[q]; o[2] += bz[q];
-            }
-            if (xbar_dot)
-                for (int q = 0; q < m; q++) {
-                    double *o = xbar_dot + 3 * (size_t)node[q];
-                    o[0] += ux[q]; o[1] += uy[q]; o[2] += uz[q];
-                }
+        const int q0 = p->bone_start[j], m = p->bone_start[j + 1] - q0;
+        lbs_lanes(m, p->d + q0, p->d + n + q0, p->d + 2 * n + q0, p->w + q0, &b, p->arm + q0, p->arm + n + q0,
+                  p->arm + 2 * n + q0, bx + q0, by + q0, bz + q0, ux + q0, uy + q0, uz + q0);
+    }
+    /* per node, its terms in slot order (as sc_lbs_eval sums them) */
+    const int k = p->k;
+    for (int i = 0; i < p->nnodes; i++) {
+        const int *pq = p->pair_of + (size_t)i * k;
+        double x0 = 0, x1 = 0, x2 = 0, v0 = 0, v1 = 0, v2 = 0;
+        for (int s = 0; s < k; s++) {
+            const int q = pq[s];
+            if (q < 0) continue;
+            x0 += bx[q]; x1 += by[q]; x2 += bz[q];
+            v0 += ux[q]; v1 += uy[q]; v2 += uz[q];
+        }
+        double *o = xbar + 3 * (size_t)i;
+        o[0] = x0; o[1] = x1; o[2] = x2;
+        if (xbar_dot) {
+            double *ov = xbar_dot + 3 * (size_t)i;
+            ov[0] = v0; ov[1] = v1; ov[2] = v2;
         }
     }
 }

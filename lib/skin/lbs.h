@@ -45,8 +45,8 @@ void sc_lbs_jacobian_transpose_arms(int nnodes, int k, const int *skin_bone, con
 #include "core/status.h"
 /* Bone-major skinning for the simulation step: the (node, bone) pairs of the top-k weights
  * grouped by bone, with the rest offsets X_i - J_j precomputed, so each bone's rotation stays
- * in registers and its pairs run as plain vector loops. Same results as the reference
- * functions to rounding (a node's terms are summed in bone order, not slot order). */
+ * in registers and its pairs run as plain vector loops; then each node sums its terms in
+ * slot order: the same bits as sc_lbs_eval. */
 typedef struct sc_lbs_plan {
     int nnodes, nbones, npairs;
     int *bone_start; /* [nbones+1] the pairs of bone j: [bone_start[j], bone_start[j+1]) */
@@ -54,7 +54,8 @@ typedef struct sc_lbs_plan {
     double *w;       /* [npairs] weight */
     double *d;       /* [3*npairs] SoA: d[c*npairs + p] = (X_i - J_j)_c */
     double *arm;     /* [3*npairs] SoA scratch: r = q_j (X_i - J_j) of the last sc_lbs_plan_eval */
-    double *buf;     /* [6*64] scratch */
+    double *buf;     /* [6*npairs] scratch: each pair's position and velocity terms */
+    int k, *pair_of; /* [nnodes*k] the pair of node i's slot s, -1 for none */
 } sc_lbs_plan;
 
 int sc_lbs_plan_init(sc_lbs_plan *p, int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w,
