@@ -744,3 +744,126 @@ TEST(fem_warm_state_bit_identical)
     free(w2);
     fixture_free(&fx);
 }
+
+/* ---- the kernels ---- */
+
+TEST(fem_kernels_match_scalar_reference)
+{
+    /* Every SIMD kernel this CPU runs against the plain scalar kernel (sc_polar on every tet),
+     * on a jittered block deformed by a random rotation and noise large enough to invert some
+     * tets: forces within 1e-10 of the largest, energy within 1e-11, the same inverted count and
+     * worst tet; from cold warm starts (fallbacks) and then warm (the Newton path). */
+    sc_err err;
+    fixture fx;
+    ENSURE_OK(fixture_init(&fx, 4, 4, 3, 0.05, 0.15, 12, &err), &err);
+    const int n3 = 3 * fx.m.nnodes;
+    const size_t ws = sc_fem_warm_size(&fx.fem);
+    double *wref = malloc(ws * sizeof(double)), *ref = calloc(n3, sizeof(double)), *vel = malloc(n3 * sizeof(double));
+    sc_rng r;
+    sc_rng_init(&r, 12, 0, 0);
+    for (int i = 0; i < n3; i++) vel[i] = sc_rng_normal(&r);
+    int kernels = 0, max_inv = 0;
+    double worst = 0;
+    for (int id = 1; id <= SC_FEM_KERNEL_MAX; id++) {
+        if (id == SC_FEM_KERNEL_SCALAR || !sc_fem_kernel_available(id)) continue;
+        kernels++;
+        sc_rng_init(&r, 13, 0, 0);
+        sc_fem_warm_reset(&fx.fem, fx.warm);
+        sc_fem_warm_reset(&fx.fem, wref);
+        for (int trial = 0; trial < 8; trial++) {
+            /* trials 0-3 from cold warm starts, 4-7 one step on from the previous configuration */
+            if (trial < 4 || trial == 4) {
+                transform(fx.m.nnodes, fx.m.rest_pos, random_q(&r), sc_v3(0.1, -0.2, 0.3), trial % 2 ? 0.012 : 0.005, &r, fx.x);
+                transform(fx.m.nnodes, fx.m.rest_pos, random_q(&r), sc_v3(0, 0, 0), 0.004, &r, fx.xp);
+            } else {
+                for (int i = 0; i < n3; i++) { fx.x[i] += 2e-5 * sc_rng_normal(&r); fx.xp[i] += 1e-5 * sc_rng_normal(&r); }
+            }
+            if (trial < 4) { sc_fem_warm_reset(&fx.fem, fx.warm); sc_fem_warm_reset(&fx.fem, wref); }
+            const double *xp = trial % 4 == 3 ? NULL : fx.xp;
+            sc_fem_stats st, sr;
+            ENSURE_OK(sc_fem_set_kernel(&fx.fem, id, &err), &err);
+            elastic(&fx, fx.x, xp, fx.f, &st);
+            ENSURE_OK(sc_fem_set_kernel(&fx.fem, SC_FEM_KERNEL_SCALAR, &err), &err);
+            memset(ref, 0, n3 * sizeof(double));
+            sc_fem_elastic_forces(&fx.fem, fx.x, xp, wref, ref, &sr);
+            double scale = max_abs(n3, ref), d = max_diff(n3, fx.f, ref) / scale;
+            worst = fmax(worst, d);
+            ENSURE_MSG(d < 1e-10, "%s trial %d: forces off by %.3g of the largest", sc_fem_kernel_name(id), trial, d);
+            ENSURE_NEAR(st.elastic_energy, sr.elastic_energy, 1e-11 * sr.elastic_energy);
+            ENSURE(st.inverted == sr.inverted && st.worst_tet == sr.worst_tet);
+            ENSURE_NEAR(st.worst_det, sr.worst_det, 1e-12);
+            if (trial >= 5) ENSURE(st.fallbacks == 0);
+            max_inv = st.inverted > max_inv ? st.inverted : max_inv;
+        }
+        /* Rayleigh damping from the same rotations */
+        ENSURE_OK(sc_fem_set_kernel(&fx.fem, id, &err), &err);
+        memset(fx.f, 0, n3 * sizeof(double));
+        sc_fem_rayleigh_damping(&fx.fem, fx.m.node_mass, vel, fx.warm, 0.5, 1e-3, fx.f);
+        ENSURE_OK(sc_fem_set_kernel(&fx.fem, SC_FEM_KERNEL_SCALAR, &err), &err);
+        memset(ref, 0, n3 * sizeof(double));
+        sc_fem_rayleigh_damping(&fx.fem, fx.m.node_mass, vel, fx.warm, 0.5, 1e-3, ref);
+        ENSURE(max_diff(n3, fx.f, ref) < 1e-12 * max_abs(n3, ref));
+    }
+    sc_test_report("%d SIMD kernel(s) vs the scalar kernel: max force difference %.2g of the largest (%d tets, up to %d inverted)",
+                   kernels, worst, fx.m.ntets, max_inv);
+    ENSURE(kernels >= 1 && max_inv > 0);
+    free(wref);
+    free(ref);
+    free(vel);
+    fixture_free(&fx);
+}
+
+TEST(fem_kernel_selection_and_determinism)
+{
+    /* the id names the kernel in use; SOFTCON_FEM_KERNEL overrides the choice and a bad value is
+     * refused; each kernel repeats itself to the bit */
+    sc_err err;
+    const char *saved = getenv("SOFTCON_FEM_KERNEL");
+    char keep[64] = "";
+    if (saved) snprintf(keep, sizeof keep, "%s", saved);
+    unsetenv("SOFTCON_FEM_KERNEL");
+    int best = sc_fem_kernel_id();
+    ENSURE(best == (sc_fem_kernel_available(SC_FEM_KERNEL_AVX512) ? SC_FEM_KERNEL_AVX512 : SC_FEM_KERNEL_AVX2));
+    ENSURE(!strcmp(sc_fem_kernel_name(SC_FEM_KERNEL_AVX512), "avx512-f64x8") && !strcmp(sc_fem_kernel_name(SC_FEM_KERNEL_AVX2), "avx2-f64x4"));
+    ENSURE(!strcmp(sc_fem_kernel_name(99), "unknown"));
+    fixture fx;
+    ENSURE_OK(fixture_init(&fx, 2, 2, 2, 0.05, 0.1, 14, &err), &err);
+    ENSURE(fx.fem.kernel == best);
+    ENSURE(sc_fem_set_kernel(&fx.fem, 99, &err) == SC_EINPUT);
+    setenv("SOFTCON_FEM_KERNEL", "avx2", 1);
+    ENSURE(sc_fem_kernel_id() == SC_FEM_KERNEL_AVX2 && sc_fem_simd_width() == 4);
+    sc_fem f2;
+    ENSURE_OK(sc_fem_init(&f2, &fx.m, &err), &err);
+    ENSURE(f2.kernel == SC_FEM_KERNEL_AVX2);
+    sc_fem_free(&f2);
+    setenv("SOFTCON_FEM_KERNEL", "avx1024", 1);
+    ENSURE(sc_fem_kernel_id() == 0);
+    ENSURE(sc_fem_init(&f2, &fx.m, &err) == SC_EINPUT && strstr(err.msg, "SOFTCON_FEM_KERNEL=avx1024"));
+    if (keep[0]) setenv("SOFTCON_FEM_KERNEL", keep, 1);
+    else unsetenv("SOFTCON_FEM_KERNEL");
+    /* determinism: same inputs, same bits, for every kernel */
+    const int n3 = 3 * fx.m.nnodes;
+    const size_t ws = sc_fem_warm_size(&fx.fem);
+    double *w1 = malloc(ws * sizeof(double)), *f1 = calloc(n3, sizeof(double));
+    sc_rng r;
+    for (int id = 1; id <= SC_FEM_KERNEL_MAX; id++) {
+        if (!sc_fem_kernel_available(id)) continue;
+        ENSURE_OK(sc_fem_set_kernel(&fx.fem, id, &err), &err);
+        for (int rep = 0; rep < 2; rep++) {
+            sc_rng_init(&r, 15, 0, 0);
+            sc_fem_warm_reset(&fx.fem, fx.warm);
+            for (int k = 0; k < 5; k++) {
+                transform(fx.m.nnodes, fx.m.rest_pos, random_q(&r), sc_v3(0, 0, 0), 0.003, &r, fx.x);
+                transform(fx.m.nnodes, fx.m.rest_pos, random_q(&r), sc_v3(0, 0, 0), 0.003, &r, fx.xp);
+                elastic(&fx, fx.x, fx.xp, fx.f, NULL);
+            }
+            if (rep == 0) { memcpy(w1, fx.warm, ws * sizeof(double)); memcpy(f1, fx.f, n3 * sizeof(double)); }
+        }
+        ENSURE_MSG(!memcmp(w1, fx.warm, ws * sizeof(double)) && !memcmp(f1, fx.f, n3 * sizeof(double)), "%s is not deterministic",
+                   sc_fem_kernel_name(id));
+    }
+    sc_test_report("kernel selected on this CPU: %s", sc_fem_kernel_name(best));
+    free(w1);
+    free(f1);
+    fixture_free(&fx);
+}

@@ -198,3 +198,48 @@ TEST(lbs_fast_form_matches_reference)
     sc_test_report("fast LBS vs reference: max difference %.2e", e);
     ENSURE(e < 1e-12);
 }
+
+TEST(lbs_plan_matches_eval)
+{
+    /* the bone-major plan of the simulation step gives sc_lbs_eval's bits, and the reference's
+     * Jacobian transpose to rounding */
+    enum { N = 300, K = 4, NB = 7 };
+    sc_rng r;
+    sc_rng_init(&r, 78, 0, 0);
+    double X[3 * N], J[3 * NB], w[N * K], lv[3 * NB], av[3 * NB], f[3 * N];
+    int bone[N * K];
+    sc_xform pose[NB];
+    for (int i = 0; i < 3 * N; i++) { X[i] = sc_rng_normal(&r); f[i] = sc_rng_normal(&r); }
+    for (int j = 0; j < NB; j++) {
+        for (int d = 0; d < 3; d++) { J[3 * j + d] = sc_rng_normal(&r); lv[3 * j + d] = sc_rng_normal(&r); av[3 * j + d] = sc_rng_normal(&r); }
+        sc_quat q = {sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r)};
+        pose[j].q = sc_q_normalize(q);
+        pose[j].p = sc_v3(sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r));
+    }
+    for (int i = 0; i < N; i++) {
+        double s = 0;
+        for (int k = 0; k < K; k++) { bone[i * K + k] = (3 * i + 2 * k) % NB; w[i * K + k] = sc_rng_uniform(&r); s += w[i * K + k]; }
+        for (int k = 0; k < K; k++) w[i * K + k] /= s;
+        if (i % 5 == 0) { bone[i * K + 3] = -1; w[i * K + 3] = 0; }
+    }
+    double p0[3 * N], v0[3 * N], p1[3 * N], v1[3 * N], arm[3 * N * K];
+    double bf0[3 * NB] = {0}, bt0[3 * NB] = {0}, bf1[3 * NB] = {0}, bt1[3 * NB] = {0};
+    sc_lbs_eval(N, X, K, bone, w, J, NB, pose, lv, av, p0, v0, arm);
+    sc_lbs_jacobian_transpose(N, X, K, bone, w, J, pose, f, bf0, bt0);
+    sc_lbs_plan plan;
+    sc_err err;
+    ENSURE_OK(sc_lbs_plan_init(&plan, N, X, K, bone, w, J, NB, &err), &err);
+    ENSURE(plan.npairs == N * K - (N + 4) / 5);
+    sc_lbs_plan_eval(&plan, pose, lv, av, p1, v1);
+    sc_lbs_plan_jacobian_transpose(&plan, f, bf1, bt1);
+    double e = 0, scale = 0;
+    for (int i = 0; i < 3 * NB; i++) {
+        e = fmax(e, fmax(fabs(bf0[i] - bf1[i]), fabs(bt0[i] - bt1[i])));
+        scale = fmax(scale, fmax(fabs(bf0[i]), fabs(bt0[i])));
+    }
+    sc_test_report("skinning plan: positions and velocities bit-identical to sc_lbs_eval: %s; J^T vs reference %.2e of %.3g",
+                   !memcmp(p0, p1, sizeof p0) && !memcmp(v0, v1, sizeof v0) ? "yes" : "no", e, scale);
+    ENSURE(!memcmp(p0, p1, sizeof p0) && !memcmp(v0, v1, sizeof v0));
+    ENSURE(e < 1e-13 * scale);
+    sc_lbs_plan_free(&plan);
+}

@@ -657,3 +657,55 @@ TEST(sim_stiffness_range_for_standing)
     sc_test_report("E = 3e6 Pa: exit %d (%s)", code, r.status);
     ENSURE(code == 4 && !strncmp(r.status, "failed: step", 12));
 }
+
+TEST(sim_contact_culling_matches_full)
+{
+    /* The step tests only the surface vertices whose embedding tet has a node near the ground:
+     * forces, anchors, contact flags and totals equal sc_contact_forces on every vertex, to the
+     * bit, on flat ground, a slope and a height field, over a standing run. */
+    const char *h5 = michelin();
+    ENSURE_MSG(h5, "building the character failed: %s", out);
+    sc_model m;
+    sc_err err;
+    ENSURE_OK(sc_character_read(h5, &m, 1, &err), &err);
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    sc_sim *s;
+    ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+    const int nv = m.nsurf_verts, n3 = 3 * m.nnodes;
+    double *p = malloc(3 * (size_t)nv * sizeof(double)), *fa = malloc(n3 * sizeof(double)), *fb = malloc(n3 * sizeof(double));
+    double *aa = malloc(3 * (size_t)nv * sizeof(double)), *ab = malloc(3 * (size_t)nv * sizeof(double));
+    unsigned char *ca = malloc((size_t)nv), *cb = malloc((size_t)nv);
+    sc_embedding e = {nv, m.tets, m.surf_tet, m.surf_bary};
+    int compared = 0, most = 0, tested = 0;
+    for (int k = 1; k <= 600; k++) {
+        ENSURE_OK(sc_sim_step(s, &err), &err);
+        if (k % 100) continue;
+        for (int g = 0; g < 3; g++) {
+            sc_contact_opts c = o.contact;
+            if (g == 1) { c.ground.normal = sc_v3(sin(0.05), cos(0.05), 0); c.ground.offset = 0.01; }
+            if (g == 2) { c.ground.bump_height = 0.01; c.ground.bump_length = 0.25; }
+            sc_sim_surface(s, p);
+            memcpy(aa, s->anchor, 3 * (size_t)nv * sizeof(double));
+            memcpy(ab, s->anchor, 3 * (size_t)nv * sizeof(double));
+            memcpy(ca, s->in_contact, (size_t)nv);
+            memcpy(cb, s->in_contact, (size_t)nv);
+            for (int i = 0; i < n3; i++) fa[i] = fb[i] = s->f[i];
+            sc_contact_result ra, rb;
+            sc_contact_forces(&c, &e, p, s->v, aa, ca, fa, &ra);
+            sc_contact_forces_culled(&c, &e, &s->cull, s->x, s->v, ab, cb, fb, &rb);
+            ENSURE_MSG(!memcmp(fa, fb, n3 * sizeof(double)) && !memcmp(aa, ab, 3 * (size_t)nv * sizeof(double)) &&
+                           !memcmp(ca, cb, (size_t)nv) && !memcmp(&ra, &rb, sizeof ra),
+                       "step %d ground %d: culled contact differs", k, g);
+            most = ra.count > most ? ra.count : most;
+            tested = s->cull.candidates > tested ? s->cull.candidates : tested;
+            compared++;
+        }
+    }
+    sc_test_report("%d states on flat ground, a slope and bumps: culled contact bit-identical to the full pass; up to %d of %d "
+                   "vertices tested, up to %d in contact", compared, tested, nv, most);
+    ENSURE(most > 50 && tested < nv / 4);
+    free(p); free(fa); free(fb); free(aa); free(ab); free(ca); free(cb);
+    sc_sim_free(s);
+    sc_model_free(&m);
+}

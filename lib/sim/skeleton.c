@@ -127,6 +127,7 @@ void sc_skeleton_default_opts(sc_skeleton_opts *o)
     o->cfm = 1e-10;
     o->fix_root = 0;
     o->finite_rotation = 1;
+    o->speculative = 1;
 }
 
 /* ---- validation ------------------------------------------------------------------------- */
@@ -537,7 +538,8 @@ int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
     int speculative = 0;
     for (int b = 1; b < s->nb; b++) {
         int bounded = s->kd[b] > 0 && isfinite(s->tlim[b]);
-        s->boxed[b] = !s->opts.exact_solver || (bounded && sc_v3_norm(sc_v3_load(s->motor_tau + 3 * b)) > 0.5 * s->tlim[b]);
+        s->boxed[b] = !s->opts.exact_solver || !s->opts.speculative ||
+                      (bounded && sc_v3_norm(sc_v3_load(s->motor_tau + 3 * b)) > 0.5 * s->tlim[b]);
         speculative |= bounded && !s->boxed[b];
     }
     if (speculative) sc_skeleton_save(s, s->undo);

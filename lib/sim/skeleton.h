@@ -20,6 +20,8 @@ typedef struct sc_skeleton_opts {
     int fix_root;        /* 1: the root is kinematic (moves only as set), for tests and rigs */
     int finite_rotation; /* 1 (default): exact rotation by w*h per step instead of ODE's
                             first-order quaternion update */
+    int speculative;     /* 1 (default): exact steps leave the torque bound off servos far below it
+                            (see sc_skeleton_step); 0: every servo row carries its bound */
 } sc_skeleton_opts;
 
 void sc_skeleton_default_opts(sc_skeleton_opts *o);

@@ -192,9 +192,9 @@ static inline void lbs_lanes(int m, const double *restrict dx, const double *res
         const double r2 = r20 * dx[q] + r21 * dy[q] + r22 * dz[q];
         ax[q] = r0; ay[q] = r1; az[q] = r2;
         bx[q] = w[q] * (r0 + px); by[q] = w[q] * (r1 + py); bz[q] = w[q] * (r2 + pz);
-        ux[q] = w[q] * (vx + (wy * r2 - wz * r1));
-        uy[q] = w[q] * (vy + (wz * r0 - wx * r2));
-        uz[q] = w[q] * (vz + (wx * r1 - wy * r0));
+        ux[q] = w[q] * (vx + wy * r2 - wz * r1); /* associated as in sc_lbs_eval */
+        uy[q] = w[q] * (vy + wz * r0 - wx * r2);
+        uz[q] = w[q] * (vz + wx * r1 - wy * r0);
     }
 }
 
