@@ -1,16 +1,22 @@
-/* Benchmark of the soft-body force kernels ([L13] 4.2) on a character-sized mesh: a block of
- * 9 x 9 x 10 cubes (1100 nodes, 4050 tets, 2 cm cells, jittered nodes) that bends and wobbles
- * at realistic per-step rates (dt = 0.5 ms), so the warm-started rotations see typical
- * increments. Prints the median time per call over >= 2000 calls after a warm-up.
- * Usage: bench_fem [calls] */
+/* Benchmark of the soft-body force kernels ([L13] 4.2).
+ * 1. Every FEM kernel this CPU runs (the plain scalar reference, AVX2, AVX-512), side by side in
+ *    one process: the elastic pass with pose-based plasticity on the states of a simulation of
+ *    the character (standing, pushed), recorded and replayed to each kernel in turn, step by
+ *    step; medians and their ratios.
+ * 2. The selected kernel on a block of 9 x 9 x 10 cubes (1100 nodes, 4050 tets, 2 cm cells,
+ *    jittered nodes) that bends and wobbles at realistic per-step rates (dt = 0.5 ms), so the
+ *    warm-started rotations see typical increments: median time per call over >= 2000 calls.
+ * Usage: bench_fem [character.h5] [calls]   (scripts/bench.sh passes the character) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "core/mathx.h"
+#include "core/log.h"
 #include "core/rng.h"
-#include "sim/fem.h"
+#include "io/character.h"
+#include "sim/sim.h"
 
 static double now_us(void)
 {
@@ -102,9 +108,99 @@ static void report(const char *what, double *t, int n, double extra, const char 
     printf("_median %.1f us\n", t[n / 2]);
 }
 
+/* Part 1: the kernels side by side on recorded states of the character. */
+static int character_kernels(const char *path)
+{
+    enum { REC = 400, ROUNDS = 5 };
+    sc_model m;
+    sc_err err;
+    if (sc_character_read(path, &m, 1, &err)) { fprintf(stderr, "bench_fem: %s\n", err.msg); return 1; }
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    o.skeleton.exact_solver = 1;
+    sc_sim *s;
+    if (sc_sim_create(&m, &o, &s, &err)) { fprintf(stderr, "bench_fem: %s\n", err.msg); return 1; }
+    const size_t n3 = 3 * (size_t)m.nnodes;
+    double *xs = malloc(REC * n3 * sizeof(double)), *xps = malloc(REC * n3 * sizeof(double)), *force = malloc(n3 * sizeof(double));
+    int spine = -1;
+    for (int b = 0; b < m.nbones; b++)
+        if (!strcmp(m.bone_name[b], "spine")) spine = b;
+    for (int k = 0; k < 300 + REC; k++) { /* stand, then a 150 N push on the spine during the recording */
+        if (spine >= 0) s->push[3 * spine] = k >= 350 && k < 550 ? 150 : 0;
+        if (sc_sim_step(s, &err)) { fprintf(stderr, "bench_fem: %s\n", err.msg); return 1; }
+        if (k < 300) continue;
+        memcpy(xs + (k - 300) * n3, s->x, n3 * sizeof(double));
+        memcpy(xps + (k - 300) * n3, s->xbar, n3 * sizeof(double)); /* the step's x~ (eq. 12-13) */
+    }
+    int ids[SC_FEM_KERNEL_MAX], nk = 0;
+    for (int id = 1; id <= SC_FEM_KERNEL_MAX; id++)
+        if (sc_fem_kernel_available(id)) ids[nk++] = id;
+    sc_fem fem[SC_FEM_KERNEL_MAX];
+    double *warm[SC_FEM_KERNEL_MAX], *t[SC_FEM_KERNEL_MAX], med[SC_FEM_KERNEL_MAX];
+    for (int k = 0; k < nk; k++) {
+        if (sc_fem_init(&fem[k], &m, &err) || sc_fem_set_kernel(&fem[k], ids[k], &err)) {
+            fprintf(stderr, "bench_fem: %s\n", err.msg);
+            return 1;
+        }
+        warm[k] = malloc(sc_fem_warm_size(&fem[k]) * sizeof(double));
+        sc_fem_warm_reset(&fem[k], warm[k]);
+        t[k] = malloc(ROUNDS * REC * sizeof(double));
+    }
+    /* the SIMD kernels interleaved state by state; the scalar one (tens of times slower, it
+     * would flush the others' caches) on every 20th state of the first round only. Each state
+     * is copied in before its call, as a simulation has x and x~ at hand. */
+    double *x = malloc(n3 * sizeof(double)), *xp = malloc(n3 * sizeof(double));
+    int nt[SC_FEM_KERNEL_MAX] = {0};
+    for (int round = 0; round < ROUNDS; round++)
+        for (int i = 0; i < REC; i++) /* the recording forwards, then backwards: the rotations move on smoothly */
+            for (int k = 0; k < nk; k++) {
+                if (ids[k] == SC_FEM_KERNEL_SCALAR && (round || i % 20)) continue;
+                int j = round % 2 ? REC - 1 - i : i;
+                memcpy(x, xs + j * n3, n3 * sizeof(double));
+                memcpy(xp, xps + j * n3, n3 * sizeof(double));
+                memset(force, 0, n3 * sizeof(double));
+                double a = sc_wall_time();
+                sc_fem_elastic_forces(&fem[k], x, xp, warm[k], force, NULL);
+                t[k][nt[k]++] = sc_wall_time() - a;
+            }
+    free(x);
+    free(xp);
+    printf("bench_fem: %s: %d tets (%d fixed rigidly to one bone, not stored), elastic pass with pose-based plasticity on %d "
+           "recorded simulation states x %d, the SIMD kernels interleaved state by state\n", path, m.ntets, fem[0].nrigid, REC, ROUNDS);
+    for (int k = 0; k < nk; k++) {
+        qsort(t[k], (size_t)nt[k], sizeof(double), cmp_d);
+        med[k] = 1e6 * t[k][nt[k] / 2];
+    }
+    for (int k = 0; k < nk; k++) {
+        printf("bench_fem: kernel %-13s median %7.1f us  (scalar / this: %.2f)\n", sc_fem_kernel_name(ids[k]), med[k], med[0] / med[k]);
+        printf("@ fem_character_%s_median %.1f us\n", sc_fem_kernel_name(ids[k]), med[k]);
+        if (k) printf("@ fem_character_scalar_over_%s %.2f x\n", sc_fem_kernel_name(ids[k]), med[0] / med[k]);
+    }
+    for (int k = 0; k < nk; k++)
+        for (int q = 0; q < nk; q++)
+            if (ids[k] == SC_FEM_KERNEL_AVX512 && ids[q] == SC_FEM_KERNEL_AVX2)
+                printf("bench_fem: avx2 / avx512: %.2f\n@ fem_character_avx2_over_avx512 %.2f x\n", med[q] / med[k], med[q] / med[k]);
+    for (int k = 0; k < nk; k++) {
+        sc_fem_free(&fem[k]);
+        free(warm[k]);
+        free(t[k]);
+    }
+    free(xs);
+    free(xps);
+    free(force);
+    sc_sim_free(s);
+    sc_model_free(&m);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int calls = argc > 1 && atoi(argv[1]) > 0 ? atoi(argv[1]) : 3000; /* scripts/bench.sh passes a character path: ignored */
+    int arg = 1;
+    if (argc > 1 && strstr(argv[1], ".h5")) {
+        if (character_kernels(argv[1])) return 1;
+        arg = 2;
+    }
+    int calls = argc > arg && atoi(argv[arg]) > 0 ? atoi(argv[arg]) : 3000;
     if (calls < 10) calls = 10;
     const int warmup = 200;
     const double h = 0.02, dt = 5e-4, height = 10 * h;

@@ -1,23 +1,55 @@
 #!/usr/bin/env bash
-# Benchmarks (make bench): prints median figures and writes them to bench/results/<machine>.csv
-# (committed, one file per machine kind). Arguments: the benchmark programs built by make.
+# Benchmarks (make bench): prints the figures and APPENDS them, one dated row per figure, to
+# bench/results/<machine>.csv (committed, one file per machine kind; columns date, commit,
+# benchmark, metric, value, unit). Arguments: the benchmark programs built by make.
+#
+#   1. mesh-prep and skin-weights on the built-in Michelin (median of 3), inverse-dynamics of
+#      the march clip (the reference of the rollout benchmark);
+#   2. every benchmark program on that character ("@ metric value unit" lines are recorded);
+#   3. the step side by side with a baseline build of softcon (BASELINE, default the code
+#      before the performance work of issue 11): bench/bench_pair.c is compiled against both
+#      libraries and run alternately PAIRS times; medians of each and their ratio;
+#   4. the scaling series: the same character from mesh-prep with tetgen.target_tets of
+#      SCALING_TETS, skin-weights, the step on each; plotted by gnuplot (when installed) into
+#      docs/perf_scaling.png.
+# Environment: BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING_TETS
+# (default "1000 2500 5000 10000 20000"; "none" skips 4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 machine="$(uname -m)-$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //; s/[^A-Za-z0-9]\+/-/g; s/-$//')-$(nproc)cpu"
-mkdir -p bench/results results/bench
+BASELINE="${BASELINE:-a3b491a}"
+PAIRS="${PAIRS:-5}"
+SCALING_TETS="${SCALING_TETS:-1000 2500 5000 10000 20000}"
+out=results/bench
+mkdir -p bench/results "$out"
 csv="bench/results/$machine.csv"
-echo "benchmark,metric,value,unit" > "$csv.tmp"
-record() { echo "$1,$2,$3,$4" >> "$csv.tmp"; printf '  %-28s %-28s %12s %s\n' "$1" "$2" "$3" "$4"; }
+header="date,commit,benchmark,metric,value,unit"
+if [[ ! -f "$csv" ]]; then
+  echo "$header" > "$csv"
+elif [[ "$(head -1 "$csv")" != "$header" ]]; then
+  # an older file without dates: its rows get the date and commit of its last commit
+  old_date=$(git log -1 --format=%cs -- "$csv" 2>/dev/null || true)
+  old_rev=$(git log -1 --format=%h -- "$csv" 2>/dev/null || true)
+  { echo "$header"; tail -n +2 "$csv" | sed "s/^/${old_date:-unknown},${old_rev:-unknown},/"; } > "$csv.tmp" && mv "$csv.tmp" "$csv"
+fi
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || rev="$rev+dirty"
+rows="$out/rows.csv"
+: > "$rows"
+record() { echo "$now,$rev,$1,$2,$3,$4" >> "$rows"; printf '  %-28s %-40s %12s %s\n' "$1" "$2" "$3" "$4"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 
 echo "== mesh-prep + skin-weights on the built-in Michelin character (median of 3)"
 for i in 1 2 3; do
-  bin/mesh-prep -q -c configs/michelin.yaml -o results/bench/character.h5
-  bin/skin-weights -q -c configs/michelin.yaml -o results/bench/character.h5 results/bench/character.h5
-  /usr/bin/python3 -c "import h5py; f=h5py.File('results/bench/character.h5'); print(f['report'].attrs['seconds'], f['skin'].attrs['seconds'])"
-done > results/bench/prep_times.txt
-read -r mp sw < <(sort -n -k2 results/bench/prep_times.txt | sed -n 2p)
-record mesh-prep wall_seconds "$(printf %.3f "$mp")" s
-record skin-weights bbw_solve_seconds "$(printf %.3f "$sw")" s
+  bin/mesh-prep -q -c configs/michelin.yaml -o "$out/character.h5"
+  bin/skin-weights -q -c configs/michelin.yaml -o "$out/character.h5" "$out/character.h5"
+  printf '%s %s\n' "$(h5dump -a /report/seconds "$out/character.h5" | awk '/\(0\)/ { print $2 }')" \
+                   "$(h5dump -a /skin/seconds "$out/character.h5" | awk '/\(0\)/ { print $2 }')"
+done > "$out/prep_times.txt"
+record mesh-prep wall_seconds "$(awk '{ print $1 }' "$out/prep_times.txt" | median)" s
+record skin-weights bbw_solve_seconds "$(awk '{ print $2 }' "$out/prep_times.txt" | median)" s
+bin/inverse-dynamics -q -c configs/march.yaml -o "$out/march_ref.h5" "$out/character.h5"
 
 echo "== sample-openloop throughput on the march: 0.1 s segments, 1 rank and 2 ranks alternately (median of 3 each)"
 cat > results/bench/sampling.yaml <<'CFG'
@@ -42,11 +74,86 @@ record sample-openloop speedup_2_ranks_over_1 "$(awk -v a="$r2" -v b="$r1" 'BEGI
 
 for prog in "$@"; do
   name=$(basename "$prog")
+  [[ "$name" == bench_pair ]] && continue # run below, against the baseline
   echo "== $name"
   # programs print their report; lines "@ metric value unit" are the figures to record
-  "$prog" results/bench/character.h5 > "results/bench/$name.txt"
-  grep -v '^@ ' "results/bench/$name.txt" || true
-  { grep '^@ ' "results/bench/$name.txt" || true; } | while read -r _ metric value unit; do record "$name" "$metric" "$value" "$unit"; done
+  "$prog" "$out/character.h5" > "$out/$name.txt"
+  grep -v '^@ ' "$out/$name.txt" || true
+  { grep '^@ ' "$out/$name.txt" || true; } | while read -r _ metric value unit; do record "$name" "$metric" "$value" "$unit"; done
 done
-mv "$csv.tmp" "$csv"
-echo "written $csv"
+
+pair_bin=""
+for prog in "$@"; do [[ "$(basename "$prog")" == bench_pair ]] && pair_bin="$prog"; done
+if [[ "$BASELINE" != none && -n "$pair_bin" ]]; then
+  echo "== the step side by side with the baseline $BASELINE ($PAIRS alternating runs each, exact ODE solver)"
+  base_src="build/baseline-$(git rev-parse --short "$BASELINE")"
+  if [[ ! -f "$base_src/lib/libsoftcon.a" ]]; then
+    rm -rf "$base_src" && mkdir -p "$base_src"
+    git archive "$BASELINE" | tar -x -C "$base_src"
+    make -s -C "$base_src" -j2 lib/libsoftcon.a > "$out/baseline_build.log" 2>&1
+  fi
+  cflags="-std=c11 -D_GNU_SOURCE -O2 -march=x86-64-v3 $(pkg-config --cflags hdf5-serial yaml-0.1 ode)"
+  libs="$(pkg-config --libs hdf5-serial yaml-0.1 ode lapacke openblas mpich) -lcholmod -lm -lpthread"
+  # shellcheck disable=SC2086
+  gcc $cflags -I"$base_src/lib" bench/bench_pair.c "$base_src/lib/libsoftcon.a" $libs -o "$out/bench_pair_baseline"
+  : > "$out/pair.txt"
+  for i in $(seq "$PAIRS"); do
+    "$out/bench_pair_baseline" "$out/character.h5" | sed 's/^@ /baseline /' >> "$out/pair.txt"
+    "$pair_bin" "$out/character.h5" | sed 's/^@ /current /' >> "$out/pair.txt"
+  done
+  for metric in $(awk '{ print $2 }' "$out/pair.txt" | sort -u); do
+    key=$(echo "$metric" | sed 's/^pair_//; s/_median$//')
+    b=$(awk -v m="$metric" '$1 == "baseline" && $2 == m { print $3 }' "$out/pair.txt" | median)
+    c=$(awk -v m="$metric" '$1 == "current" && $2 == m { print $3 }' "$out/pair.txt" | median)
+    record bench_pair "baseline_${key}_median" "$b" us
+    record bench_pair "current_${key}_median" "$c" us
+    record bench_pair "baseline_over_current_${key}" "$(awk -v b="$b" -v c="$c" 'BEGIN { printf "%.2f", b / c }')" x
+  done
+fi
+
+if [[ "$SCALING_TETS" != none ]]; then
+  echo "== scaling: the step against the number of tets (tetgen.target_tets of configs/michelin.yaml)"
+  sim_bin=""
+  for prog in "$@"; do [[ "$(basename "$prog")" == bench_sim ]] && sim_bin="$prog"; done
+  : > "$out/scaling.dat"
+  for n in $SCALING_TETS; do
+    cfg="$out/michelin_$n.yaml"
+    sed "s/^\(  target_tets: *\)[0-9]*/\1$n/" configs/michelin.yaml > "$cfg"
+    bin/mesh-prep -q -c "$cfg" -o "$out/scaling_$n.h5"
+    bin/skin-weights -q -c "$cfg" -o "$out/scaling_$n.h5" "$out/scaling_$n.h5"
+    "$sim_bin" "$out/scaling_$n.h5" --single --steps 800 > "$out/scaling_$n.txt"
+    tets=$(awk '$2 == "sim_tets" { print $3 }' "$out/scaling_$n.txt")
+    step=$(awk '$2 == "sim_step_median" { print $3 }' "$out/scaling_$n.txt")
+    fem=$(awk '$2 == "sim_fem_forces_median" { print $3 }' "$out/scaling_$n.txt")
+    echo "$tets $step $fem" >> "$out/scaling.dat"
+    record scaling "step_median_${tets}_tets" "$step" us
+    record scaling "fem_median_${tets}_tets" "$fem" us
+  done
+  # linear growth: the cost per tet of the largest mesh against the smallest's
+  read -r t0 s0 _ < <(sort -n "$out/scaling.dat" | head -1)
+  read -r t1 s1 _ < <(sort -n "$out/scaling.dat" | tail -1)
+  record scaling per_tet_cost_largest_over_smallest "$(awk -v a="$s0" -v b="$s1" -v n0="$t0" -v n1="$t1" 'BEGIN { printf "%.2f", (b / n1) / (a / n0) }')" x
+  if command -v gnuplot > /dev/null; then
+    gnuplot <<EOF
+set terminal pngcairo size 800,500 font ",11"
+set output "docs/perf_scaling.png"
+set title "Coupled step against mesh size (built-in Michelin, $machine)"
+set xlabel "tetrahedra"
+set ylabel "median time (us)"
+set key left top
+set grid
+set xrange [0:*]
+set yrange [0:*]
+linear(x) = $s0 / $t0 * x
+plot "$out/scaling.dat" using 1:2 with linespoints lw 2 pt 7 title "whole step", \
+     "$out/scaling.dat" using 1:3 with linespoints lw 2 pt 5 title "FEM forces", \
+     linear(x) with lines dt 2 lc rgb "gray40" title "proportional to the tets (through the smallest mesh)"
+EOF
+    echo "  plot: docs/perf_scaling.png"
+  else
+    echo "  (gnuplot not installed: no plot)"
+  fi
+fi
+
+cat "$rows" >> "$csv"
+echo "appended $(wc -l < "$rows") rows to $csv"

@@ -444,7 +444,7 @@ static uint64_t options_hash(const sc_sim_opts *o)
                   c->stiffness, c->damping, c->mu, c->tangent_stiffness, c->tangent_damping, c->ground.normal.x,
                   c->ground.normal.y, c->ground.normal.z, c->ground.offset, c->ground.bump_height, c->ground.bump_length,
                   k->erp, k->cfm};
-    int64_t i[] = {o->plasticity, o->damping, c->enabled, k->exact_solver, k->iterations, k->fix_root, k->finite_rotation};
+    int64_t i[] = {o->plasticity, o->damping, c->enabled, k->exact_solver, k->iterations, k->fix_root, k->finite_rotation, k->speculative};
     for (size_t j = 0; j < sizeof d / sizeof *d; j++) h = sc_hash_f64(h, d[j]);
     for (size_t j = 0; j < sizeof i / sizeof *i; j++) h = sc_hash_i64(h, i[j]);
     return h;
@@ -510,7 +510,7 @@ size_t sc_sim_snapshot_save(const sc_sim *s, void *buf, size_t cap)
     memset(&h, 0, sizeof h);
     memcpy(h.magic, snapshot_magic, sizeof h.magic);
     h.layout = SC_SNAPSHOT_LAYOUT;
-    h.kernel = (uint32_t)sc_fem_simd_width();
+    h.kernel = (uint32_t)s->fem.kernel; /* SIMD width and precision of the kernel in use */
     h.model_hash = s->model_hash;
     h.options_hash = s->options_hash;
     h.build_hash = sc_sim_build_hash();
@@ -528,9 +528,9 @@ int sc_sim_snapshot_restore(sc_sim *s, const void *buf, size_t size, sc_err *err
     if (memcmp(h.magic, snapshot_magic, sizeof h.magic)) return sc_fail(err, SC_EINPUT, "snapshot: not a softcon simulation snapshot");
     if (h.layout != SC_SNAPSHOT_LAYOUT)
         return sc_fail(err, SC_EINPUT, "snapshot: layout version %u, this build reads %d", h.layout, SC_SNAPSHOT_LAYOUT);
-    if (h.kernel != (uint32_t)sc_fem_simd_width())
-        return sc_fail(err, SC_EINPUT, "snapshot: made with the %u-lane FEM kernel, this process runs the %d-lane one", h.kernel,
-                       sc_fem_simd_width());
+    if (h.kernel != (uint32_t)s->fem.kernel)
+        return sc_fail(err, SC_EINPUT, "snapshot: made with the %s FEM kernel, this simulation runs %s", sc_fem_kernel_name((int)h.kernel),
+                       sc_fem_kernel_name(s->fem.kernel));
     if (h.build_hash != sc_sim_build_hash()) return sc_fail(err, SC_EINPUT, "snapshot: made by another build of softcon");
     if (h.model_hash != s->model_hash) return sc_fail(err, SC_EINPUT, "snapshot: made for another character model");
     if (h.options_hash != s->options_hash) return sc_fail(err, SC_EINPUT, "snapshot: made with other simulation options");

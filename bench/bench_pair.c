@@ -1,0 +1,55 @@
+/* The coupled step on the standing character, with only the API every version of softcon has
+ * (sc_sim_create, sc_sim_step, sc_sim_timing's stages), so that scripts/bench.sh can build it
+ * against an older library too and time the old and the new step side by side, run after run.
+ * Usage: bench_pair [character.h5] [--quick-solver] [--steps N] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/character.h"
+#include "sim/sim.h"
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = "results/bench/character.h5";
+    int exact = 1, steps = 1500;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick-solver")) exact = 0;
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else path = argv[i];
+    }
+    if (steps < 10) steps = 10;
+    sc_model m;
+    sc_err err;
+    if (sc_character_read(path, &m, 1, &err)) { fprintf(stderr, "bench_pair: %s\n", err.msg); return 1; }
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    o.skeleton.exact_solver = exact;
+    sc_sim *s;
+    if (sc_sim_create(&m, &o, &s, &err)) { fprintf(stderr, "bench_pair: %s\n", err.msg); return 1; }
+    enum { NST = 5 };
+    static const char *const names[NST] = {"step", "fem_forces", "skinning", "contact", "ode_step"};
+    double *t[NST];
+    for (int k = 0; k < NST; k++) t[k] = malloc((size_t)steps * sizeof(double));
+    for (int i = 0; i < 300 + steps; i++) {
+        sc_sim_timing a = s->timing;
+        if (sc_sim_step(s, &err)) { fprintf(stderr, "bench_pair: %s\n", err.msg); return 1; }
+        if (i < 300) continue;
+        const sc_sim_timing *b = &s->timing;
+        double v[NST] = {b->total - a.total, b->fem - a.fem, b->skin - a.skin, b->contact - a.contact, b->ode - a.ode};
+        for (int k = 0; k < NST; k++) t[k][i - 300] = v[k];
+    }
+    for (int k = 0; k < NST; k++) {
+        qsort(t[k], (size_t)steps, sizeof(double), cmp_d);
+        printf("@ pair_%s_median %.1f us\n", names[k], 1e6 * t[k][steps / 2]);
+        free(t[k]);
+    }
+    sc_sim_free(s);
+    sc_model_free(&m);
+    return 0;
+}

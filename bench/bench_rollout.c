@@ -1,0 +1,215 @@
+/* Sampling throughput: the unit of work of sample-openloop ([L13] 5, SAMCON) on the built-in
+ * character, as the sampler does it (lib/control/samcon.c, sample_task): restore an elite's
+ * snapshot, draw PD target offsets, run a 0.1 s segment (200 steps of 0.5 ms, exact ODE
+ * solver, the failure check after every step), evaluate the cost against the reference and
+ * save the end state's snapshot. Prints the rollouts per second on one core, and per core with
+ * two processes at once (both cores busy), the snapshot size and the cost of saving and
+ * restoring one.
+ * Usage: bench_rollout [character.h5 [reference.h5]]   (defaults: results/bench/character.h5,
+ * results/bench/march_ref.h5, made by scripts/bench.sh) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "control/controller.h"
+#include "control/cost.h"
+#include "control/reference.h"
+#include "control/segments.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "io/character.h"
+#include "sim/sim.h"
+
+#define SEGMENT 0.1   /* s of reference time per segment */
+#define BOX 0.1       /* rad: offsets drawn uniformly in [-BOX, BOX] on every DoF */
+#define ELITES 4
+
+typedef struct {
+    const sc_model *m;
+    const sc_reference *ref;
+    sc_control_dofs dofs;
+    sc_sim *sim;
+    sc_tracker tracker;
+    sc_segment seg;
+    sc_segment_controller ctrl;
+    sc_quat *targets;
+    unsigned char *scratch;
+    size_t cap;
+    unsigned char *elite[ELITES];
+    size_t elite_size[ELITES];
+    double *offset;
+} bench;
+
+static int failure_hook(void *ctx, const sc_sim *s, const sc_quat *targets, const double push[3])
+{
+    (void)targets;
+    (void)push;
+    const bench *B = ctx;
+    return sc_tracker_failure(&B->tracker, s, sc_segment_ref_time(&B->ctrl, s->step, NULL));
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int setup(bench *B, const sc_model *m, const sc_reference *ref, sc_err *err)
+{
+    memset(B, 0, sizeof *B);
+    B->m = m;
+    B->ref = ref;
+    sc_control_dofs_init(m, &B->dofs);
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    o.skeleton.exact_solver = 1; /* as configs/stand.yaml, push.yaml and the sampler's defaults */
+    int rc;
+    if ((rc = sc_sim_create(m, &o, &B->sim, err)) || (rc = sc_tracker_init(&B->tracker, m, ref, NULL, err))) return rc;
+    B->cap = sc_sim_snapshot_capacity(B->sim);
+    B->scratch = malloc(B->cap);
+    B->targets = malloc(sizeof(sc_quat) * (size_t)m->nbones);
+    B->offset = calloc((size_t)B->dofs.n, sizeof(double));
+    if (!B->scratch || !B->targets || !B->offset) return sc_fail(err, SC_EIO, "out of memory");
+    B->ctrl = (sc_segment_controller){m, &B->dofs, ref->time, ref->target_quat, ref->n, &B->seg, 1};
+    /* elites: the reference's first state, then a few segments on from it */
+    double root[3], root_vel[3], w[3 * SC_SIM_MAX_BONES];
+    sc_quat q[SC_SIM_MAX_BONES];
+    if ((rc = sc_reference_state_at(ref, m, ref->time[0], root, q, root_vel, w, err))) return rc;
+    sc_sim_set_pose(B->sim, root, q, root_vel, w);
+    for (int e = 0; e < ELITES; e++) {
+        B->elite_size[e] = sc_sim_snapshot_save(B->sim, B->scratch, B->cap);
+        B->elite[e] = malloc(B->elite_size[e]);
+        if (!B->elite[e]) return sc_fail(err, SC_EIO, "out of memory");
+        memcpy(B->elite[e], B->scratch, B->elite_size[e]);
+        B->seg = (sc_segment){ref->time[0] + e * SEGMENT, ref->time[0] + (e + 1) * SEGMENT, B->sim->step, 200, B->offset};
+        sc_rollout_result rr;
+        if ((rc = sc_rollout(B->sim, sc_segment_source(&B->ctrl), NULL, B->sim->step + 200, NULL, NULL, B->targets, &rr, err))) return rc;
+    }
+    return SC_OK;
+}
+
+static void teardown(bench *B)
+{
+    for (int e = 0; e < ELITES; e++) free(B->elite[e]);
+    free(B->scratch);
+    free(B->targets);
+    free(B->offset);
+    sc_tracker_free(&B->tracker);
+    sc_sim_free(B->sim);
+}
+
+/* One sample: restore, offsets, 200 steps with the failure check, cost, save. */
+static int rollout(bench *B, sc_rng *r, int i, double *cost, int *failed, sc_err *err)
+{
+    const int e = i % ELITES;
+    int rc = sc_sim_snapshot_restore(B->sim, B->elite[e], B->elite_size[e], err);
+    if (rc) return rc;
+    for (int d = 0; d < B->dofs.n; d++) B->offset[d] = BOX * (2 * sc_rng_uniform(r) - 1);
+    const double t0 = B->ref->time[0] + e * SEGMENT;
+    B->seg = (sc_segment){t0, t0 + SEGMENT, B->sim->step, 200, B->offset};
+    sc_rollout_result rr;
+    sc_err step_err;
+    rc = sc_rollout(B->sim, sc_segment_source(&B->ctrl), NULL, B->sim->step + 200, failure_hook, B, B->targets, &rr, &step_err);
+    *failed = rc == SC_ENUMERIC || rr.stopped;
+    if (rc && rc != SC_ENUMERIC) { *err = step_err; return rc; }
+    if (!*failed) {
+        double terms[SC_COST_TERMS];
+        *cost = sc_tracker_cost(&B->tracker, B->sim, t0 + SEGMENT, terms);
+        sc_sim_snapshot_save(B->sim, B->scratch, B->cap);
+    }
+    return SC_OK;
+}
+
+/* n rollouts; returns the wall time, fills per-rollout times when t is not NULL */
+static int run(bench *B, int n, uint64_t seed, double *t, double *wall, int *nfailed, sc_err *err)
+{
+    sc_rng r;
+    sc_rng_init(&r, seed, 0, 0);
+    *nfailed = 0;
+    double w0 = sc_wall_time();
+    for (int i = 0; i < n; i++) {
+        double c = 0, a = sc_wall_time();
+        int failed = 0, rc = rollout(B, &r, i, &c, &failed, err);
+        if (rc) return rc;
+        *nfailed += failed;
+        if (t) t[i] = sc_wall_time() - a;
+    }
+    *wall = sc_wall_time() - w0;
+    return SC_OK;
+}
+
+int main(int argc, char **argv)
+{
+    const char *chr = argc > 1 ? argv[1] : "results/bench/character.h5";
+    const char *refp = argc > 2 ? argv[2] : "results/bench/march_ref.h5";
+    sc_model m;
+    sc_reference ref;
+    sc_err err;
+    if (sc_character_read(chr, &m, 1, &err) || sc_reference_read(refp, &ref, &err) ||
+        sc_reference_check_character(&ref, refp, &m, &err)) {
+        fprintf(stderr, "bench_rollout: %s\n", err.msg);
+        return 1;
+    }
+    bench B;
+    if (setup(&B, &m, &ref, &err)) { fprintf(stderr, "bench_rollout: %s\n", err.msg); return 1; }
+
+    /* snapshot size and cost */
+    enum { NS = 2000 };
+    static double ts[NS], tr[NS];
+    size_t bytes = 0;
+    for (int k = 0; k < NS; k++) {
+        double a = sc_wall_time();
+        bytes = sc_sim_snapshot_save(B.sim, B.scratch, B.cap);
+        double b = sc_wall_time();
+        if (sc_sim_snapshot_restore(B.sim, B.scratch, bytes, &err)) { fprintf(stderr, "bench_rollout: %s\n", err.msg); return 1; }
+        tr[k] = sc_wall_time() - b;
+        ts[k] = b - a;
+    }
+    qsort(ts, NS, sizeof *ts, cmp_d);
+    qsort(tr, NS, sizeof *tr, cmp_d);
+    printf("bench_rollout: %s, reference %s; FEM kernel %s\n", chr, refp, sc_fem_kernel_name(B.sim->fem.kernel));
+    printf("bench_rollout: snapshot %zu bytes (capacity %zu, %d surface vertices in contact); save median %.1f us, restore %.1f us\n",
+           bytes, B.cap, B.sim->contact.count, 1e6 * ts[NS / 2], 1e6 * tr[NS / 2]);
+    printf("@ snapshot_bytes %zu bytes\n@ snapshot_save_median %.1f us\n@ snapshot_restore_median %.1f us\n", bytes, 1e6 * ts[NS / 2],
+           1e6 * tr[NS / 2]);
+
+    /* one core */
+    enum { N = 100 };
+    static double t[N];
+    double wall;
+    int failed;
+    run(&B, 10, 1, NULL, &wall, &failed, &err); /* warm-up */
+    if (run(&B, N, 2, t, &wall, &failed, &err)) { fprintf(stderr, "bench_rollout: %s\n", err.msg); return 1; }
+    qsort(t, N, sizeof *t, cmp_d);
+    printf("bench_rollout: one core: %d rollouts (restore + 200 steps + failure checks + cost + save; %d failed) in %.2f s: "
+           "%.1f rollouts/s, median %.2f ms each\n", N, failed, wall, N / wall, 1e3 * t[N / 2]);
+    printf("@ rollouts_per_s_one_core %.1f 1/s\n@ rollout_median %.2f ms\n", N / wall, 1e3 * t[N / 2]);
+
+    /* both cores busy: one process per core */
+    int fds[2][2];
+    for (int c = 0; c < 2; c++) {
+        if (pipe(fds[c])) return 1;
+        pid_t pid = fork();
+        if (pid == 0) {
+            double w;
+            int f;
+            if (run(&B, N, 3 + (uint64_t)c, NULL, &w, &f, &err)) _exit(1);
+            if (write(fds[c][1], &w, sizeof w) != sizeof w) _exit(1);
+            _exit(0);
+        }
+    }
+    double rate = 0;
+    for (int c = 0; c < 2; c++) {
+        double w = 0;
+        if (read(fds[c][0], &w, sizeof w) != sizeof w) { fprintf(stderr, "bench_rollout: a worker failed\n"); return 1; }
+        rate += N / w;
+    }
+    while (wait(NULL) > 0) {}
+    printf("bench_rollout: two processes at once: %.1f rollouts/s together, %.1f per core\n", rate, rate / 2);
+    printf("@ rollouts_per_s_per_core_two_busy %.1f 1/s\n", rate / 2);
+    teardown(&B);
+    sc_reference_free(&ref);
+    sc_model_free(&m);
+    return 0;
+}
