@@ -9,17 +9,19 @@
 #   3. the step side by side with a baseline build of softcon (BASELINE, default the code
 #      before the performance work of issue 11): bench/bench_pair.c is compiled against both
 #      libraries and run alternately PAIRS times; medians of each and their ratio;
-#   4. the scaling series: the same character from mesh-prep with tetgen.target_tets of
-#      SCALING_TETS, skin-weights, the step on each; plotted by gnuplot (when installed) into
+#   4. the scaling series: the same character from configs/michelin.yaml with mesh-prep's own
+#      resolution settings scaled (SCALING, below: about 1.7K, 2.3K, 5.2K, 10K and 21K tets),
+#      skin-weights, the step on each; plotted by gnuplot (when installed) into
 #      docs/perf_scaling.png.
-# Environment: BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING_TETS
-# (default "1000 2500 5000 10000 20000"; "none" skips 4).
+# Environment: BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING ("none"
+# skips 4; else levels "tetgen.target_tets:envelope.target_vertices:gains.fixed_spacing:
+# tetgen.radius_edge:tetgen.min_dihedral", or "default" for configs/michelin.yaml as it is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 machine="$(uname -m)-$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //; s/[^A-Za-z0-9]\+/-/g; s/-$//')-$(nproc)cpu"
 BASELINE="${BASELINE:-a3b491a}"
 PAIRS="${PAIRS:-5}"
-SCALING_TETS="${SCALING_TETS:-1000 2500 5000 10000 20000}"
+SCALING="${SCALING:-1000:80:0.2:2.0:10 2000:150:0.1:2.0:10 default 10000:1000:0.05:1.5:15 18000:1800:0.04:1.5:15}"
 out=results/bench
 mkdir -p bench/results "$out"
 csv="bench/results/$machine.csv"
@@ -111,14 +113,22 @@ if [[ "$BASELINE" != none && -n "$pair_bin" ]]; then
   done
 fi
 
-if [[ "$SCALING_TETS" != none ]]; then
-  echo "== scaling: the step against the number of tets (tetgen.target_tets of configs/michelin.yaml)"
+if [[ "$SCALING" != none ]]; then
+  echo "== scaling: the step against the number of tets (configs/michelin.yaml at other resolutions)"
   sim_bin=""
   for prog in "$@"; do [[ "$(basename "$prog")" == bench_sim ]] && sim_bin="$prog"; done
   : > "$out/scaling.dat"
-  for n in $SCALING_TETS; do
+  for level in $SCALING; do
+    n=${level%%:*}
     cfg="$out/michelin_$n.yaml"
-    sed "s/^\(  target_tets: *\)[0-9]*/\1$n/" configs/michelin.yaml > "$cfg"
+    if [[ "$level" == default ]]; then
+      cp configs/michelin.yaml "$cfg"
+    else
+      IFS=: read -r tt ev fs re md <<< "$level"
+      sed "s/^\(  target_tets: *\)[0-9]*/\1$tt/; /^envelope:/,/^[a-z]/ s/^\(  target_vertices: *\)[0-9]*/\1$ev/;
+           s/^\(    torque_limit: 200 .*\)/\1\n    fixed_spacing: $fs/; s/^\(  radius_edge: *\)[0-9.]*/\1$re/;
+           s/^\(  min_dihedral: *\)[0-9.]*/\1$md/" configs/michelin.yaml > "$cfg"
+    fi
     bin/mesh-prep -q -c "$cfg" -o "$out/scaling_$n.h5"
     bin/skin-weights -q -c "$cfg" -o "$out/scaling_$n.h5" "$out/scaling_$n.h5"
     "$sim_bin" "$out/scaling_$n.h5" --single --steps 800 > "$out/scaling_$n.txt"
