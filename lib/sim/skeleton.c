@@ -121,7 +121,7 @@ void sc_skeleton_default_opts(sc_skeleton_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->gravity[1] = -9.81;
-    o->exact_solver = 0;
+    o->exact_solver = 1;
     o->iterations = 20;
     o->erp = 0.2;
     o->cfm = 1e-10;

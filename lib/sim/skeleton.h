@@ -14,7 +14,7 @@ typedef struct sc_skeleton sc_skeleton;
 
 typedef struct sc_skeleton_opts {
     double gravity[3];   /* default {0,-9.81,0} */
-    int exact_solver;    /* 1: dWorldStep (exact LCP), 0: dWorldQuickStep with `iterations` */
+    int exact_solver;    /* 1 (default): dWorldStep (exact LCP), 0: dWorldQuickStep with `iterations` */
     int iterations;      /* quickstep iterations, default 20 */
     double erp, cfm;     /* global joint ERP/CFM (defaults 0.2, 1e-10) */
     int fix_root;        /* 1: the root is kinematic (moves only as set), for tests and rigs */
