@@ -216,13 +216,10 @@ static inline void pose_damping(int nnodes, const double *restrict mass, const d
 {
     for (int i = 0; i < nnodes; i++) {
         const int o = 3 * i;
-        const double dx0 = xbar[o] - x[o], dx1 = xbar[o + 1] - x[o + 1], dx2 = xbar[o + 2] - x[o + 2];
-        const double dv0 = xbar_dot[o] - v[o], dv1 = xbar_dot[o + 1] - v[o + 1], dv2 = xbar_dot[o + 2] - v[o + 2];
-        const double d2 = dx0 * dx0 + dx1 * dx1 + dx2 * dx2;
-        const double s = d2 > 1e-24 ? c * mass[i] * (dv0 * dx0 + dv1 * dx1 + dv2 * dx2) / (d2 > 1e-24 ? d2 : 1) : 0;
-        const double f0 = s * dx0, f1 = s * dx1, f2 = s * dx2;
-        force[o] += f0; force[o + 1] += f1; force[o + 2] += f2;
-        if (reaction) { reaction[o] = -f0; reaction[o + 1] = -f1; reaction[o + 2] = -f2; }
+        double f[3];
+        sc_fem_pose_damping_node(mass[i], x + o, v + o, xbar + o, xbar_dot + o, c, f);
+        force[o] += f[0]; force[o + 1] += f[1]; force[o + 2] += f[2];
+        if (reaction) { reaction[o] = -f[0]; reaction[o + 1] = -f[1]; reaction[o + 2] = -f[2]; }
     }
 }
 

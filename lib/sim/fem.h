@@ -119,6 +119,18 @@ void sc_fem_elastic_forces(const sc_fem *fem, const double *x, const double *pos
  * sent to the bones through the skinning Jacobian transpose, [L13] eq. 18). */
 void sc_fem_pose_damping(int nnodes, const double *mass, const double *x, const double *v, const double *xbar,
                          const double *xbar_dot, double c, double *force, double *reaction);
+/* The force of eq. 17 on one node (3 values each), as sc_fem_pose_damping computes it. */
+static inline void sc_fem_pose_damping_node(double mass, const double *x, const double *v, const double *xbar, const double *xbar_dot,
+                                            double c, double *f)
+{
+    const double dx0 = xbar[0] - x[0], dx1 = xbar[1] - x[1], dx2 = xbar[2] - x[2];
+    const double dv0 = xbar_dot[0] - v[0], dv1 = xbar_dot[1] - v[1], dv2 = xbar_dot[2] - v[2];
+    const double d2 = dx0 * dx0 + dx1 * dx1 + dx2 * dx2;
+    const double s = d2 > 1e-24 ? c * mass * (dv0 * dx0 + dv1 * dx1 + dv2 * dx2) / (d2 > 1e-24 ? d2 : 1) : 0;
+    f[0] = s * dx0;
+    f[1] = s * dx1;
+    f[2] = s * dx2;
+}
 
 /* Rayleigh damping f = -(alpha M + beta K_R) v, ACCUMULATED. K_R = R K_0 R^T is the corotated
  * (warped) linear stiffness with R taken from warm[] (the last elastic pass): per tet

@@ -33,7 +33,7 @@ void sc_sim_free(sc_sim *s)
     sc_contact_cull_free(&s->cull);
     sc_lbs_plan_free(&s->lbs);
     void *a[] = {s->x, s->v, s->warm, s->anchor, s->in_contact, s->targets, s->push, s->f, s->xbar, s->xbar_dot,
-                 s->reaction, s->sp, s->pose, s->lin_vel, s->ang_vel, s->bone_f, s->bone_tau};
+                 s->reaction, s->sp, s->pose, s->lin_vel, s->ang_vel, s->bone_f, s->bone_tau, s->dt_mass};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     free(s);
 }
@@ -96,6 +96,7 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->xbar = calloc(n3, sizeof(double));
     s->xbar_dot = calloc(n3, sizeof(double));
     s->reaction = calloc(n3, sizeof(double));
+    s->dt_mass = calloc((size_t)s->nn, sizeof(double));
     s->sp = malloc((v3 + 1) * sizeof(double));
     s->pose = malloc((size_t)s->nb * sizeof *s->pose);
     s->lin_vel = malloc(b3 * sizeof(double));
@@ -103,7 +104,7 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->bone_f = malloc(b3 * sizeof(double));
     s->bone_tau = malloc(b3 * sizeof(double));
     if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->targets || !s->push || !s->f || !s->xbar ||
-        !s->xbar_dot || !s->reaction || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f ||
+        !s->xbar_dot || !s->reaction || !s->dt_mass || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f ||
         !s->bone_tau) {
         sc_sim_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the simulation");
@@ -115,6 +116,7 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
         sc_sim_free(s);
         return rc;
     }
+    for (int i = 0; i < s->nn; i++) s->dt_mass[i] = m->node_bone[i] >= 0 ? 0 : s->o.dt / m->node_mass[i];
     memcpy(s->x, m->rest_pos, n3 * sizeof(double));
     sc_fem_warm_reset(&s->fem, s->warm);
     for (int b = 0; b < s->nb; b++) s->targets[b] = sc_q_identity();
@@ -229,26 +231,46 @@ int sc_sim_step(sc_sim *s, sc_err *err)
     int nn = s->nn, nb = s->nb;
     double t0 = sc_wall_time(), t1;
 
-    /* 1. kinematics */
+    /* 1. kinematics: fixed nodes, x~ and its velocity ([L13] eq. 12-13); pose-based damping
+     * (eq. 17) node by node as x~ is formed, its reaction on x~ weighted per skinning pair
+     * for eq. 18 (in place of the pair's spent terms) */
     sync_fixed(s);
-    int pose_shape = o->plasticity || o->damping == SC_DAMP_POSE;
-    if (pose_shape)
-        sc_lbs_plan_eval(&s->lbs, s->pose, s->lin_vel, s->ang_vel, s->xbar, o->damping == SC_DAMP_POSE ? s->xbar_dot : NULL);
+    memset(s->f, 0, (size_t)nn * 3 * sizeof(double));
+    const int pose_shape = o->plasticity || o->damping == SC_DAMP_POSE, pose_damp = o->damping == SC_DAMP_POSE;
+    if (pose_shape) {
+        sc_lbs_plan *p = &s->lbs;
+        const size_t np = (size_t)p->npairs;
+        double *wfx = p->buf, *wfy = wfx + np, *wfz = wfy + np;
+        sc_lbs_plan_terms(p, s->pose, s->lin_vel, s->ang_vel);
+        for (int i = 0; i < nn; i++) {
+            double *xb = s->xbar + 3 * i, xbd[3], f[3];
+            sc_lbs_plan_node(p, i, xb, xbd);
+            if (!pose_damp) continue;
+            sc_fem_pose_damping_node(m->node_mass[i], s->x + 3 * i, s->v + 3 * i, xb, xbd, o->pose_damping, f);
+            s->f[3 * i] = f[0];
+            s->f[3 * i + 1] = f[1];
+            s->f[3 * i + 2] = f[2];
+            const int *pq = p->pair_of + (size_t)i * p->k;
+            for (int k = 0; k < p->k; k++) {
+                const int q = pq[k];
+                if (q < 0) continue;
+                wfx[q] = -(p->w[q] * f[0]);
+                wfy[q] = -(p->w[q] * f[1]);
+                wfz[q] = -(p->w[q] * f[2]);
+            }
+        }
+    }
     t1 = sc_wall_time();
     s->timing.skin += t1 - t0;
 
     /* 2. forces */
-    memset(s->f, 0, (size_t)nn * 3 * sizeof(double));
     sc_fem_elastic_forces(&s->fem, s->x, o->plasticity ? s->xbar : NULL, s->warm, s->f, &s->fem_stats);
     double t2 = sc_wall_time();
     s->timing.fem += t2 - t1;
-    s->fem_fallbacks += s->fem_stats.fallbacks;
     memset(s->bone_f, 0, (size_t)nb * 3 * sizeof(double));
     memset(s->bone_tau, 0, (size_t)nb * 3 * sizeof(double));
-    if (o->damping == SC_DAMP_POSE) {
-        sc_fem_pose_damping(nn, m->node_mass, s->x, s->v, s->xbar, s->xbar_dot, o->pose_damping, s->f, s->reaction);
-        /* the reactions act on the virtual nodes x~: to the bones by eq. 18 */
-        sc_lbs_plan_jacobian_transpose(&s->lbs, s->reaction, s->bone_f, s->bone_tau);
+    if (pose_damp) { /* the reactions act on the virtual nodes x~: to the bones by eq. 18 */
+        sc_lbs_plan_jacobian_transpose_weighted(&s->lbs, s->lbs.buf, s->bone_f, s->bone_tau);
     } else if (o->damping == SC_DAMP_RAYLEIGH) {
         sc_fem_rayleigh_damping(&s->fem, m->node_mass, s->v, s->warm, o->rayleigh_alpha, o->rayleigh_beta, s->f);
     }
@@ -297,14 +319,19 @@ int sc_sim_step(sc_sim *s, sc_err *err)
     s->timing.coupling += t5 - t4;
 
     /* 4. integrate: free nodes (symplectic Euler), then the skeleton */
-    const double dt = o->dt;
+    /* every node in one branch-free pass: the fixed ones are set from their bones after the
+     * skeleton's step (sync_fixed) */
+    const double dt = o->dt, g0 = dt * o->gravity[0], g1 = dt * o->gravity[1], g2 = dt * o->gravity[2];
     for (int i = 0; i < nn; i++) {
-        if (m->node_bone[i] >= 0) continue;
-        double im = dt / m->node_mass[i];
-        for (int k = 0; k < 3; k++) {
-            s->v[3 * i + k] += im * s->f[3 * i + k] + dt * o->gravity[k];
-            s->x[3 * i + k] += dt * s->v[3 * i + k];
-        }
+        const double im = s->dt_mass[i];
+        double *v = s->v + 3 * i, *x = s->x + 3 * i;
+        const double *f = s->f + 3 * i;
+        v[0] += im * f[0] + g0;
+        v[1] += im * f[1] + g1;
+        v[2] += im * f[2] + g2;
+        x[0] += dt * v[0];
+        x[1] += dt * v[1];
+        x[2] += dt * v[2];
     }
     double t6 = sc_wall_time();
     int rc = sc_skeleton_step(s->skel, dt, err);

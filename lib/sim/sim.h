@@ -83,6 +83,7 @@ typedef struct sc_sim {
     double *f, *xbar, *xbar_dot, *reaction, *sp;
     sc_xform *pose;
     double *lin_vel, *ang_vel, *bone_f, *bone_tau;
+    double *dt_mass;            /* [nn] dt / node mass; 0 for fixed nodes */
     sc_contact_cull cull;       /* which surface vertices can touch the ground */
     sc_lbs_plan lbs;            /* skinning by bone (when the model has weights) */
     sc_fem_stats fem_stats;

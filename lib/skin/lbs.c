@@ -198,12 +198,10 @@ static inline void lbs_lanes(int m, const double *restrict dx, const double *res
     }
 }
 
-void sc_lbs_plan_eval(sc_lbs_plan *p, const sc_xform *pose, const double *lin_vel, const double *ang_vel, double *xbar,
-                      double *xbar_dot)
+void sc_lbs_plan_terms(sc_lbs_plan *p, const sc_xform *pose, const double *lin_vel, const double *ang_vel)
 {
     const size_t n = (size_t)p->npairs;
     double *bx = p->buf, *by = bx + n, *bz = by + n, *ux = bz + n, *uy = ux + n, *uz = uy + n;
-    /* per bone, lane-parallel over its pairs */
     for (int j = 0; j < p->nbones; j++) {
         lbs_bone b = {sc_q_to_m3(pose[j].q), {pose[j].p.x, pose[j].p.y, pose[j].p.z}, {lin_vel[3 * j], lin_vel[3 * j + 1], lin_vel[3 * j + 2]},
                       {ang_vel[3 * j], ang_vel[3 * j + 1], ang_vel[3 * j + 2]}};
@@ -211,45 +209,40 @@ void sc_lbs_plan_eval(sc_lbs_plan *p, const sc_xform *pose, const double *lin_ve
         lbs_lanes(m, p->d + q0, p->d + n + q0, p->d + 2 * n + q0, p->w + q0, &b, p->arm + q0, p->arm + n + q0,
                   p->arm + 2 * n + q0, bx + q0, by + q0, bz + q0, ux + q0, uy + q0, uz + q0);
     }
-    /* per node, its terms in slot order (as sc_lbs_eval sums them) */
-    const int k = p->k;
-    for (int i = 0; i < p->nnodes; i++) {
-        const int *pq = p->pair_of + (size_t)i * k;
-        double x0 = 0, x1 = 0, x2 = 0, v0 = 0, v1 = 0, v2 = 0;
-        for (int s = 0; s < k; s++) {
-            const int q = pq[s];
-            if (q < 0) continue;
-            x0 += bx[q]; x1 += by[q]; x2 += bz[q];
-            v0 += ux[q]; v1 += uy[q]; v2 += uz[q];
-        }
-        double *o = xbar + 3 * (size_t)i;
-        o[0] = x0; o[1] = x1; o[2] = x2;
-        if (xbar_dot) {
-            double *ov = xbar_dot + 3 * (size_t)i;
-            ov[0] = v0; ov[1] = v1; ov[2] = v2;
-        }
-    }
 }
 
-void sc_lbs_plan_jacobian_transpose(const sc_lbs_plan *p, const double *node_force, double *bone_force, double *bone_torque)
+void sc_lbs_plan_eval(sc_lbs_plan *p, const sc_xform *pose, const double *lin_vel, const double *ang_vel, double *xbar,
+                      double *xbar_dot)
+{
+    sc_lbs_plan_terms(p, pose, lin_vel, ang_vel);
+    double v[3];
+    for (int i = 0; i < p->nnodes; i++) sc_lbs_plan_node(p, i, xbar + 3 * (size_t)i, xbar_dot ? xbar_dot + 3 * (size_t)i : v);
+}
+
+/* bone j's force and torque (about its origin) from per-pair forces wf (SoA, 3 x npairs, the
+ * weights applied): four lanes of partial sums, reduced in a fixed order (the same bits on
+ * every machine) */
+static void bone_sums(const sc_lbs_plan *p, const double *wfx, const double *wfy, const double *wfz, double *bone_force,
+                      double *bone_torque)
 {
     typedef double v4 __attribute__((vector_size(32)));
     const size_t n = (size_t)p->npairs;
     const double *ax = p->arm, *ay = ax + n, *az = ay + n;
     for (int j = 0; j < p->nbones; j++) {
-        /* four lanes of partial sums, reduced in a fixed order: the same bits on every machine */
         v4 fx = {0}, fy = {0}, fz = {0}, tx = {0}, ty = {0}, tz = {0};
         const int q0 = p->bone_start[j], q1 = p->bone_start[j + 1];
         for (int q = q0; q < q1; q += 4) {
-            v4 gx, gy, gz, w, r0, r1, r2;
-            for (int l = 0; l < 4; l++) { /* past the bone's end: weight 0 */
-                const int ql = q + l < q1 ? q + l : q0;
-                const double *fi = node_force + 3 * (size_t)p->node[ql];
-                gx[l] = fi[0]; gy[l] = fi[1]; gz[l] = fi[2];
-                w[l] = q + l < q1 ? p->w[ql] : 0;
-                r0[l] = ax[ql]; r1[l] = ay[ql]; r2[l] = az[ql];
+            v4 gx, gy, gz, r0, r1, r2;
+            if (q + 4 <= q1) {
+                memcpy(&gx, wfx + q, 32); memcpy(&gy, wfy + q, 32); memcpy(&gz, wfz + q, 32);
+                memcpy(&r0, ax + q, 32); memcpy(&r1, ay + q, 32); memcpy(&r2, az + q, 32);
+            } else {
+                for (int l = 0; l < 4; l++) { /* past the bone's end: zero force */
+                    const int in = q + l < q1, ql = in ? q + l : q0;
+                    gx[l] = in ? wfx[ql] : 0; gy[l] = in ? wfy[ql] : 0; gz[l] = in ? wfz[ql] : 0;
+                    r0[l] = ax[ql]; r1[l] = ay[ql]; r2[l] = az[ql];
+                }
             }
-            gx *= w; gy *= w; gz *= w;
             fx += gx; fy += gy; fz += gz;
             tx += r1 * gz - r2 * gy;
             ty += r2 * gx - r0 * gz;
@@ -262,4 +255,23 @@ void sc_lbs_plan_jacobian_transpose(const sc_lbs_plan *p, const double *node_for
         bone_torque[3 * j + 1] += (ty[0] + ty[1]) + (ty[2] + ty[3]);
         bone_torque[3 * j + 2] += (tz[0] + tz[1]) + (tz[2] + tz[3]);
     }
+}
+
+void sc_lbs_plan_jacobian_transpose(const sc_lbs_plan *p, const double *node_force, double *bone_force, double *bone_torque)
+{
+    const size_t n = (size_t)p->npairs;
+    double *wx = p->buf, *wy = wx + n, *wz = wy + n; /* the terms are spent: reuse their space */
+    for (size_t q = 0; q < n; q++) {
+        const double *fi = node_force + 3 * (size_t)p->node[q];
+        wx[q] = p->w[q] * fi[0];
+        wy[q] = p->w[q] * fi[1];
+        wz[q] = p->w[q] * fi[2];
+    }
+    bone_sums(p, wx, wy, wz, bone_force, bone_torque);
+}
+
+void sc_lbs_plan_jacobian_transpose_weighted(const sc_lbs_plan *p, const double *wf, double *bone_force, double *bone_torque)
+{
+    const size_t n = (size_t)p->npairs;
+    bone_sums(p, wf, wf + n, wf + 2 * n, bone_force, bone_torque);
 }

@@ -64,7 +64,28 @@ void sc_lbs_plan_free(sc_lbs_plan *p);
 /* x~ (eq. 12-13) and, when xbar_dot is not NULL, its velocity; keeps the arms. */
 void sc_lbs_plan_eval(sc_lbs_plan *p, const sc_xform *pose, const double *lin_vel, const double *ang_vel, double *xbar,
                       double *xbar_dot);
+/* The same in two parts, for a caller that uses each node's x~ at once: the pairs' terms
+ * (and the arms), then node i's sums (3 values each), in slot order. */
+void sc_lbs_plan_terms(sc_lbs_plan *p, const sc_xform *pose, const double *lin_vel, const double *ang_vel);
+static inline void sc_lbs_plan_node(const sc_lbs_plan *p, int i, double *xbar, double *xbar_dot)
+{
+    const size_t n = (size_t)p->npairs;
+    const double *bx = p->buf, *by = bx + n, *bz = by + n, *ux = bz + n, *uy = ux + n, *uz = uy + n;
+    const int *pq = p->pair_of + (size_t)i * p->k;
+    double x0 = 0, x1 = 0, x2 = 0, v0 = 0, v1 = 0, v2 = 0;
+    for (int s = 0; s < p->k; s++) {
+        const int q = pq[s];
+        if (q < 0) continue;
+        x0 += bx[q]; x1 += by[q]; x2 += bz[q];
+        v0 += ux[q]; v1 += uy[q]; v2 += uz[q];
+    }
+    xbar[0] = x0; xbar[1] = x1; xbar[2] = x2;
+    xbar_dot[0] = v0; xbar_dot[1] = v1; xbar_dot[2] = v2;
+}
 /* The transpose of the skinning Jacobian (eq. 18) with the arms of the last eval;
- * ACCUMULATES into bone_force and bone_torque (about each bone's origin). */
+ * ACCUMULATES into bone_force and bone_torque (about each bone's origin). Overwrites the
+ * terms of the last eval (their space is reused). */
 void sc_lbs_plan_jacobian_transpose(const sc_lbs_plan *p, const double *node_force, double *bone_force, double *bone_torque);
+/* The same from per-pair forces already weighted: wf[c*npairs + q] = w_q f_c of pair q's node. */
+void sc_lbs_plan_jacobian_transpose_weighted(const sc_lbs_plan *p, const double *wf, double *bone_force, double *bone_torque);
 #endif
