@@ -9,6 +9,7 @@
  * Usage: bench_fem [character.h5] [calls]   (scripts/bench.sh passes the character) */
 #include <stdint.h>
 #include <stdio.h>
+#include "bench_util.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -91,15 +92,9 @@ static void bend(const sc_model *m, double theta, double height, double xc, cons
     }
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void report(const char *what, double *t, int n, double extra, const char *extra_name)
 {
-    qsort(t, (size_t)n, sizeof *t, cmp_d);
+    qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
     printf("bench_fem: %-24s median %7.1f us  min %7.1f  p10 %7.1f  p90 %7.1f  (%d calls)", what, t[n / 2], t[0],
            t[n / 10], t[n - 1 - n / 10], n);
     if (extra_name) printf("  %s %.3g", extra_name, extra);
@@ -168,7 +163,7 @@ static int character_kernels(const char *path)
     printf("bench_fem: %s: %d tets (%d fixed rigidly to one bone, not stored), elastic pass with pose-based plasticity on %d "
            "recorded simulation states x %d, the SIMD kernels interleaved state by state\n", path, m.ntets, fem[0].nrigid, REC, ROUNDS);
     for (int k = 0; k < nk; k++) {
-        qsort(t[k], (size_t)nt[k], sizeof(double), cmp_d);
+        qsort(t[k], (size_t)nt[k], sizeof(double), bench_cmp_double);
         med[k] = 1e6 * t[k][nt[k] / 2];
     }
     for (int k = 0; k < nk; k++) {

@@ -2,6 +2,7 @@
  * servos with moving targets, dt = 0.5 ms, both solvers. Prints the median microseconds per
  * step over 4000 steps after 200 warm-up steps, plus tracking and joint-separation errors. */
 #include <stdio.h>
+#include "bench_util.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -110,12 +111,6 @@ static double now_us(void)
     return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 enum { WARMUP = 200, STEPS = 4000 };
 
 static int run(const humanoid *h, int exact, double *median, double *p90, double *track, double *sep)
@@ -152,7 +147,7 @@ static int run(const humanoid *h, int exact, double *median, double *p90, double
         }
     }
     sc_skeleton_free(s);
-    qsort(t_us, STEPS, sizeof(double), cmp_d);
+    qsort(t_us, STEPS, sizeof(double), bench_cmp_double);
     *median = t_us[STEPS / 2];
     *p90 = t_us[STEPS * 9 / 10];
     return 0;

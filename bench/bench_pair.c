@@ -3,16 +3,11 @@
  * against an older library too and time the old and the new step side by side, run after run.
  * Usage: bench_pair [character.h5] [--quick-solver] [--steps N] */
 #include <stdio.h>
+#include "bench_util.h"
 #include <stdlib.h>
 #include <string.h>
 #include "io/character.h"
 #include "sim/sim.h"
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -45,8 +40,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < NST; k++) t[k][i - 300] = v[k];
     }
     for (int k = 0; k < NST; k++) {
-        qsort(t[k], (size_t)steps, sizeof(double), cmp_d);
-        printf("@ pair_%s_median %.1f us\n", names[k], 1e6 * t[k][steps / 2]);
+        printf("@ pair_%s_median %.1f us\n", names[k], 1e6 * bench_median(t[k], steps));
         free(t[k]);
     }
     sc_sim_free(s);

@@ -10,8 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "bench_util.h"
 #include "control/controller.h"
 #include "control/cost.h"
 #include "control/reference.h"
@@ -24,6 +23,7 @@
 #define SEGMENT 0.1   /* s of reference time per segment */
 #define BOX 0.1       /* rad: offsets drawn uniformly in [-BOX, BOX] on every DoF */
 #define ELITES 4
+#define N_ROLLOUTS 100 /* per measurement */
 
 typedef struct {
     const sc_model *m;
@@ -47,12 +47,6 @@ static int failure_hook(void *ctx, const sc_sim *s, const sc_quat *targets, cons
     (void)push;
     const bench *B = ctx;
     return sc_tracker_failure(&B->tracker, s, sc_segment_ref_time(&B->ctrl, s->step, NULL));
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 static int setup(bench *B, const sc_model *m, const sc_reference *ref, sc_err *err)
@@ -139,6 +133,14 @@ static int run(bench *B, int n, uint64_t seed, double *t, double *wall, int *nfa
     return SC_OK;
 }
 
+static double two_work(void *ctx, int worker)
+{
+    double w;
+    int f;
+    sc_err err;
+    return run(ctx, N_ROLLOUTS, 3 + (uint64_t)worker, NULL, &w, &f, &err) ? -1 : N_ROLLOUTS / w;
+}
+
 int main(int argc, char **argv)
 {
     const char *chr = argc > 1 ? argv[1] : "results/bench/character.h5";
@@ -166,8 +168,8 @@ int main(int argc, char **argv)
         tr[k] = sc_wall_time() - b;
         ts[k] = b - a;
     }
-    qsort(ts, NS, sizeof *ts, cmp_d);
-    qsort(tr, NS, sizeof *tr, cmp_d);
+    qsort(ts, NS, sizeof *ts, bench_cmp_double);
+    qsort(tr, NS, sizeof *tr, bench_cmp_double);
     printf("bench_rollout: %s, reference %s; FEM kernel %s\n", chr, refp, sc_fem_kernel_name(B.sim->fem.kernel));
     printf("bench_rollout: snapshot %zu bytes (capacity %zu, %d surface vertices in contact); save median %.1f us, restore %.1f us\n",
            bytes, B.cap, B.sim->contact.count, 1e6 * ts[NS / 2], 1e6 * tr[NS / 2]);
@@ -175,37 +177,20 @@ int main(int argc, char **argv)
            1e6 * tr[NS / 2]);
 
     /* one core */
-    enum { N = 100 };
+    enum { N = N_ROLLOUTS };
     static double t[N];
     double wall;
     int failed;
     run(&B, 10, 1, NULL, &wall, &failed, &err); /* warm-up */
     if (run(&B, N, 2, t, &wall, &failed, &err)) { fprintf(stderr, "bench_rollout: %s\n", err.msg); return 1; }
-    qsort(t, N, sizeof *t, cmp_d);
+    qsort(t, N, sizeof *t, bench_cmp_double);
     printf("bench_rollout: one core: %d rollouts (restore + 200 steps + failure checks + cost + save; %d failed) in %.2f s: "
            "%.1f rollouts/s, median %.2f ms each\n", N, failed, wall, N / wall, 1e3 * t[N / 2]);
     printf("@ rollouts_per_s_one_core %.1f 1/s\n@ rollout_median %.2f ms\n", N / wall, 1e3 * t[N / 2]);
 
     /* both cores busy: one process per core */
-    int fds[2][2];
-    for (int c = 0; c < 2; c++) {
-        if (pipe(fds[c])) return 1;
-        pid_t pid = fork();
-        if (pid == 0) {
-            double w;
-            int f;
-            if (run(&B, N, 3 + (uint64_t)c, NULL, &w, &f, &err)) _exit(1);
-            if (write(fds[c][1], &w, sizeof w) != sizeof w) _exit(1);
-            _exit(0);
-        }
-    }
-    double rate = 0;
-    for (int c = 0; c < 2; c++) {
-        double w = 0;
-        if (read(fds[c][0], &w, sizeof w) != sizeof w) { fprintf(stderr, "bench_rollout: a worker failed\n"); return 1; }
-        rate += N / w;
-    }
-    while (wait(NULL) > 0) {}
+    double rate = bench_two_at_once(two_work, &B);
+    if (rate < 0) { fprintf(stderr, "bench_rollout: a worker failed\n"); return 1; }
     printf("bench_rollout: two processes at once: %.1f rollouts/s together, %.1f per core\n", rate, rate / 2);
     printf("@ rollouts_per_s_per_core_two_busy %.1f 1/s\n", rate / 2);
     teardown(&B);

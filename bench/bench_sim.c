@@ -8,26 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "bench_util.h"
 #include "core/log.h"
 #include "io/character.h"
 #include "sim/sim.h"
 
 #define WARMUP 300
 #define NSTAGE 8
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
-}
 
 static const char *const stage_names[NSTAGE] = {"step", "fem_forces", "rest_shape_skinning", "damping", "contact", "coupling", "ode_step", "integrate"};
 
@@ -71,6 +58,15 @@ static int run(const sc_model *m, int exact, int steps, double **stage, double *
     return 0;
 }
 
+typedef struct { const sc_model *m; int exact, steps; } two_ctx;
+static double two_work(void *ctx, int worker)
+{
+    (void)worker;
+    const two_ctx *c = ctx;
+    double w;
+    return run(c->m, c->exact, c->steps, NULL, &w, NULL) ? -1 : c->steps / w;
+}
+
 int main(int argc, char **argv)
 {
     const char *path = "results/bench/character.h5";
@@ -96,31 +92,16 @@ int main(int argc, char **argv)
     printf("@ sim_tets %d count\n@ sim_nodes %d count\n", m.ntets, m.nnodes);
     double sum = 0, med[NSTAGE];
     for (int i = 0; i < NSTAGE; i++) {
-        med[i] = 1e6 * median(stage[i], steps);
+        med[i] = 1e6 * bench_median(stage[i], steps);
         if (i) sum += med[i];
         printf("bench_sim: %-22s median %7.1f us\n@ sim_%s_median %.1f us\n", stage_names[i], med[i], stage_names[i], med[i]);
     }
     printf("bench_sim: (sum of the stage medians %.1f us)\n", sum);
     printf("@ sim_one_core_steps_per_s %.0f steps/s\n@ sim_realtime_factor_one_core %.2f x\n", steps / wall, steps * 0.5e-3 / wall);
     if (!single) { /* two simulations at once, one per core */
-        int fds[2][2];
-        for (int c = 0; c < 2; c++) {
-            if (pipe(fds[c])) return 1;
-            pid_t pid = fork();
-            if (pid == 0) {
-                double w;
-                if (run(&m, exact, steps, NULL, &w, NULL)) _exit(1);
-                if (write(fds[c][1], &w, sizeof w) != sizeof w) _exit(1);
-                _exit(0);
-            }
-        }
-        double rate = 0;
-        for (int c = 0; c < 2; c++) {
-            double w = 0;
-            if (read(fds[c][0], &w, sizeof w) != sizeof w) return 1;
-            rate += steps / w;
-        }
-        while (wait(NULL) > 0) {}
+        two_ctx ctx = {&m, exact, steps};
+        double rate = bench_two_at_once(two_work, &ctx);
+        if (rate < 0) { fprintf(stderr, "bench_sim: a simulation of the two failed\n"); return 1; }
         printf("bench_sim: two simulations in parallel: %.0f steps/s together (%.0f each, one alone: %.0f)\n", rate, rate / 2,
                steps / wall);
         printf("@ sim_two_cores_steps_per_s %.0f steps/s\n", rate);

@@ -7,6 +7,7 @@
  * median cost of the ODE step and of the whole step.
  * Usage: bench_solver [character.h5] */
 #include <stdio.h>
+#include "bench_util.h"
 #include <stdlib.h>
 #include <string.h>
 #include "core/log.h"
@@ -21,12 +22,6 @@ typedef struct {
     const char *name;
     int exact, iterations;
 } setting;
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static double tilt_deg(sc_quat q) /* angle of the bone's y axis from the vertical */
 {
@@ -76,8 +71,8 @@ int main(int argc, char **argv)
             for (int b = 1; b < m.nbones; b++, nse++) se += pow(sc_q_angle_between(local[b], s->targets[b]), 2);
         }
         sc_sim_free(s);
-        qsort(t_ode, STEPS, sizeof *t_ode, cmp_d);
-        qsort(t_step, STEPS, sizeof *t_step, cmp_d);
+        qsort(t_ode, STEPS, sizeof *t_ode, bench_cmp_double);
+        qsort(t_step, STEPS, sizeof *t_step, bench_cmp_double);
         double track = sqrt(se / (double)nse) * 180 / SC_PI, ode = 1e6 * t_ode[STEPS / 2], step = 1e6 * t_step[STEPS / 2];
         if (k == 0) exact_tilt = tilt_push;
         printf("bench_solver: %-13s %7.3f deg %7.3f deg %7.3f deg %10.1f %10.1f\n", settings[k].name, tilt_stand, tilt_push, track,
