@@ -90,12 +90,15 @@ help:
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/cmd/%.d) $(CMD_COMMON_OBJ:.o=.d) $(BENCH_SRC:%.c=$(BUILD)/%.d)
 
-# The FEM element kernels: -O3 (not in sanitizer builds); the AVX-512 variant is compiled for
-# x86-64-v4 and only called after a run-time CPU check (lib/sim/fem.c), so the build still
-# runs on AVX2-only machines.
+# The FEM element kernels: each file is compiled for its instruction set (also in builds whose
+# OPT has no -march, like make asan) and only called after a run-time CPU check
+# (lib/sim/fem.c), so the build still runs on CPUs without AVX-512; -O3 outside sanitizer
+# builds.
+FEM_KERNELS := $(BUILD)/lib/sim/fem_avx2.o $(BUILD)/lib/sim/fem_avx512.o
+$(BUILD)/lib/sim/fem_avx2.o: CFLAGS += -march=x86-64-v3
 $(BUILD)/lib/sim/fem_avx512.o: CFLAGS += -march=x86-64-v4
 ifeq ($(SAN),)
-$(BUILD)/lib/sim/fem_avx2.o $(BUILD)/lib/sim/fem_avx512.o: CFLAGS += -O3 -ffp-contract=fast
+$(FEM_KERNELS): CFLAGS += -O3 -ffp-contract=fast
 # the skinning and pose-damping loops of the step vectorize at -O3
 $(BUILD)/lib/skin/lbs.o $(BUILD)/lib/sim/fem.o: CFLAGS += -O3
 endif

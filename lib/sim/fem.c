@@ -141,8 +141,10 @@ const char *sc_fem_kernel_name(int id) { return id >= 1 && id <= SC_FEM_KERNEL_M
 int sc_fem_kernel_available(int id)
 {
     switch (id) {
-    case SC_FEM_KERNEL_SCALAR:
-    case SC_FEM_KERNEL_AVX2: return 1; /* the build's baseline (x86-64-v3) */
+    case SC_FEM_KERNEL_SCALAR: return 1;
+    case SC_FEM_KERNEL_AVX2: /* the release build's baseline (x86-64-v3), but not every build's */
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case SC_FEM_KERNEL_AVX512:
         /* everything -march=x86-64-v4 may use; libgcc also checks that the OS saves the zmm state */
         __builtin_cpu_init();
@@ -167,7 +169,9 @@ int sc_fem_kernel_id(void)
     const char *env;
     int id = env_kernel(&env);
     if (id >= 0) return id;
-    return sc_fem_kernel_available(SC_FEM_KERNEL_AVX512) ? SC_FEM_KERNEL_AVX512 : SC_FEM_KERNEL_AVX2;
+    return sc_fem_kernel_available(SC_FEM_KERNEL_AVX512) ? SC_FEM_KERNEL_AVX512
+           : sc_fem_kernel_available(SC_FEM_KERNEL_AVX2)   ? SC_FEM_KERNEL_AVX2
+                                                            : SC_FEM_KERNEL_SCALAR;
 }
 
 int sc_fem_set_kernel(sc_fem *fem, int id, sc_err *err)
@@ -183,7 +187,7 @@ int sc_fem_set_kernel(sc_fem *fem, int id, sc_err *err)
 static const sc_fem_kernel *default_table(void)
 {
     const sc_fem_kernel *k = kernel_table(sc_fem_kernel_id());
-    return k ? k : &sc_fem_kernel_avx2;
+    return k ? k : &kernel_scalar;
 }
 
 int sc_fem_simd_width(void) { return default_table()->lanes; }

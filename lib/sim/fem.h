@@ -10,7 +10,8 @@
  * sc_fem_init.
  *
  * Kernels: a plain scalar reference (sc_polar on every tet) and SIMD kernels for AVX2 (4
- * tets per group) and AVX-512 (8 per group). sc_fem_init selects the widest one the CPU runs
+ * tets per group) and AVX-512 (8 per group), each compiled for its instruction set and
+ * called only after a CPU check. sc_fem_init selects the widest one the CPU runs
  * (the environment variable SOFTCON_FEM_KERNEL=scalar|avx2|avx512 overrides it);
  * sc_fem_set_kernel switches. The forces of all kernels agree to rounding (tests check it),
  * but the bits of a run depend on the kernel: a snapshot records sc_fem_kernel_id.
@@ -74,7 +75,7 @@ int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err);
 void sc_fem_free(sc_fem *fem);
 
 /* The kernel sc_fem_init selects in this process: SOFTCON_FEM_KERNEL when set, else the
- * widest the CPU runs (AVX-512 when the CPU and OS support it, else AVX2). 0 when
+ * widest the CPU runs (AVX-512 when the CPU and OS support it, else AVX2, else scalar). 0 when
  * SOFTCON_FEM_KERNEL names an unknown or unavailable kernel (sc_fem_init then fails). */
 int sc_fem_kernel_id(void);
 /* "scalar-f64", "avx2-f64x4", "avx512-f64x8"; "unknown" otherwise. */
