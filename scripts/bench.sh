@@ -55,10 +55,9 @@ bin/inverse-dynamics -q -c configs/march.yaml -o "$out/march_ref.h5" "$out/chara
 
 echo "== sample-openloop throughput on the march: 0.1 s segments, 1 rank and 2 ranks alternately (median of 3 each)"
 cat > results/bench/sampling.yaml <<'CFG'
-simulation: {solver: quick}
+simulation: {solver: exact}
 sampling: {segment: 0.1, samples: 96, elites: 8, end: 0.6}
 CFG
-bin/inverse-dynamics -q -c configs/march.yaml -o results/bench/march_ref.h5 results/bench/character.h5
 for i in 1 2 3; do
   for n in 1 2; do
     rm -f results/bench/sampling_$n.h5 results/bench/sampling_$n.h5.ckpt
