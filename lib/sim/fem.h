@@ -54,7 +54,10 @@ typedef struct sc_fem {
     int nrigid;        /* tets fixed to one bone, not stored (see sc_fem_init) */
     int stride;        /* ntets rounded up to SC_FEM_PAD: the row length of every SoA array */
     double mu, lambda; /* Lame parameters (Pa) from youngs/poisson */
-    int *node;         /* [4*stride] node[sc_fem_index(s, k, 4)] = node k of the tet in slot s */
+    int *node;         /* [4*stride] node[sc_fem_index(s, k, 4)] = node k of the tet in slot s (FEM numbering) */
+    int *order;        /* [nnodes] the FEM's number of the model's node i (tets and nodes are numbered along a
+                          space-filling curve for cache locality) */
+    int *node_model;   /* [nnodes] the model's number of FEM node j */
     double *bm;        /* [9*stride] bm[sc_fem_index(s, 3*r+c, 9)] = Bm^-1(r, c) of the tet in slot s ([L13] eq. 11) */
     double *vol;       /* [stride] rest volume (m^3); 0 in the padding */
     int *slot;         /* [the model's ntets] slot of the model's tet t; -1 for a rigid tet */

@@ -22,7 +22,6 @@
 #define VW FK_VW
 typedef double vd __attribute__((vector_size(8 * VW)));
 typedef long long vm __attribute__((vector_size(8 * VW))); /* lane masks: 0 or -1 */
-typedef double v2d __attribute__((vector_size(16)));
 #define INL static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 9") /* keep the small loops' arrays in registers */
 
@@ -215,49 +214,6 @@ static int polar_fix_lanes(vm bad, const vd *g, const vd *q0, vd *q, vd *hp)
     return nfix;
 }
 
-/* Node positions p[3*idx[l] + (0, 1, 2)] of the group's lanes as three vectors: (x, y) pairs
- * are loaded 2-wide, even lanes into one vector and odd lanes into another, and
- * de-interleaved by two shuffles. */
-INL v2d load2(const double *p) { v2d v; memcpy(&v, p, sizeof v); return v; }
-INL void gather3(const double *p, const int *idx, vd *vx, vd *vy, vd *vz)
-{
-    const double *pl[VW];
-    for (int l = 0; l < VW; l++) pl[l] = p + 3 * idx[l];
-#if VW == 4
-    vd lo = __builtin_shufflevector(load2(pl[0]), load2(pl[2]), 0, 1, 2, 3); /* x0 y0 x2 y2 */
-    vd hi = __builtin_shufflevector(load2(pl[1]), load2(pl[3]), 0, 1, 2, 3); /* x1 y1 x3 y3 */
-    *vx = __builtin_shufflevector(lo, hi, 0, 4, 2, 6);
-    *vy = __builtin_shufflevector(lo, hi, 1, 5, 3, 7);
-    *vz = (vd){pl[0][2], pl[1][2], pl[2][2], pl[3][2]};
-#else
-    typedef double v4d __attribute__((vector_size(32)));
-    v4d l0 = __builtin_shufflevector(load2(pl[0]), load2(pl[2]), 0, 1, 2, 3);
-    v4d l1 = __builtin_shufflevector(load2(pl[4]), load2(pl[6]), 0, 1, 2, 3);
-    v4d h0 = __builtin_shufflevector(load2(pl[1]), load2(pl[3]), 0, 1, 2, 3);
-    v4d h1 = __builtin_shufflevector(load2(pl[5]), load2(pl[7]), 0, 1, 2, 3);
-    vd lo = __builtin_shufflevector(l0, l1, 0, 1, 2, 3, 4, 5, 6, 7); /* x0 y0 x2 y2 x4 y4 x6 y6 */
-    vd hi = __builtin_shufflevector(h0, h1, 0, 1, 2, 3, 4, 5, 6, 7);
-    *vx = __builtin_shufflevector(lo, hi, 0, 8, 2, 10, 4, 12, 6, 14);
-    *vy = __builtin_shufflevector(lo, hi, 1, 9, 3, 11, 5, 13, 7, 15);
-    *vz = (vd){pl[0][2], pl[1][2], pl[2][2], pl[3][2], pl[4][2], pl[5][2], pl[6][2], pl[7][2]};
-#endif
-}
-
-/* D = [x1 - x0, x2 - x0, x3 - x0] for the group's tets, then F = D Bm^-1 ([L13] eq. 9-10). */
-INL void def_grad(const double *x, const int *n0, const vd *bm, vd *f)
-{
-    vd a[3], b[3], d[9];
-    gather3(x, n0, &a[0], &a[1], &a[2]);
-    UNROLL
-    for (int j = 0; j < 3; j++) {
-        gather3(x, n0 + (j + 1) * SC_FEM_PAD, &b[0], &b[1], &b[2]);
-        d[j] = b[0] - a[0];
-        d[3 + j] = b[1] - a[1];
-        d[6 + j] = b[2] - a[2];
-    }
-    m_mul(f, d, bm);
-}
-
 /* The padded node arrays (x, y, z, 0 per node, 32 bytes) of the elastic pass: one 4-wide
  * load or read-modify-write per node and lane, and a register transpose between them and
  * the lane vectors. */
@@ -339,23 +295,25 @@ INL void scatter4(const sc_fem *fem, int t0, const vd *h, double *f4)
     for (int j = 0; j < 3; j++) scatter_node4(f4, nd + (j + 1) * SC_FEM_PAD, nl, h[j], h[3 + j], h[6 + j]);
 }
 
-/* dst4 = src padded; the arrays of one call are packed once. */
-static void pack4(int n, const double *src, double *dst4)
+/* dst4 = src padded, in the FEM's node order; the arrays of one call are packed once. */
+static void pack4(int n, const int *order, const double *src, double *dst4)
 {
     for (int i = 0; i < n; i++) {
-        dst4[4 * i] = src[3 * i];
-        dst4[4 * i + 1] = src[3 * i + 1];
-        dst4[4 * i + 2] = src[3 * i + 2];
-        dst4[4 * i + 3] = 0;
+        double *d = dst4 + 4 * order[i];
+        d[0] = src[3 * i];
+        d[1] = src[3 * i + 1];
+        d[2] = src[3 * i + 2];
+        d[3] = 0;
     }
 }
 
-static void unpack4_add(int n, const double *src4, double *dst)
+static void unpack4_add(int n, const int *order, const double *src4, double *dst)
 {
     for (int i = 0; i < n; i++) {
-        dst[3 * i] += src4[4 * i];
-        dst[3 * i + 1] += src4[4 * i + 1];
-        dst[3 * i + 2] += src4[4 * i + 2];
+        const double *s4 = src4 + 4 * order[i];
+        dst[3 * i] += s4[0];
+        dst[3 * i + 1] += s4[1];
+        dst[3 * i + 2] += s4[2];
     }
 }
 
@@ -364,48 +322,6 @@ INL void load_bm(const sc_fem *fem, int t0, vd *bm)
     const double *p = fem->bm + sc_fem_index(t0, 0, 9);
     UNROLL
     for (int k = 0; k < 9; k++) bm[k] = v_load(p + k * SC_FEM_PAD);
-}
-
-/* Adds the node forces of the group (h = -V P Bm^-T: column j is node j+1's force, node 0
- * gets minus the sum) lane by lane, in tet order. (x, y) pairs are interleaved by the
- * in-lane unpack shuffles so each node takes one 2-wide and one scalar add. */
-INL void scatter(const sc_fem *fem, int t0, const vd *h, double *force)
-{
-    double xy[4][2 * VW], z[4][VW];
-#if VW == 4
-#define UNPACK_LO 0, 4, 2, 6
-#define UNPACK_HI 1, 5, 3, 7
-#else
-#define UNPACK_LO 0, 8, 2, 10, 4, 12, 6, 14
-#define UNPACK_HI 1, 9, 3, 11, 5, 13, 7, 15
-#endif
-    vd fx = -(h[0] + h[1] + h[2]), fy = -(h[3] + h[4] + h[5]), fz = -(h[6] + h[7] + h[8]);
-    v_store(xy[0], __builtin_shufflevector(fx, fy, UNPACK_LO));
-    v_store(xy[0] + VW, __builtin_shufflevector(fx, fy, UNPACK_HI));
-    v_store(z[0], fz);
-    UNROLL
-    for (int j = 0; j < 3; j++) {
-        v_store(xy[j + 1], __builtin_shufflevector(h[j], h[3 + j], UNPACK_LO));
-        v_store(xy[j + 1] + VW, __builtin_shufflevector(h[j], h[3 + j], UNPACK_HI));
-        v_store(z[j + 1], h[6 + j]);
-    }
-#undef UNPACK_LO
-#undef UNPACK_HI
-    const int s = SC_FEM_PAD, nl = fem->ntets - t0 < VW ? fem->ntets - t0 : VW;
-    const int *nd = fem->node + sc_fem_index(t0, 0, 4);
-    for (int l = 0; l < nl; l++) {
-        const int o = (l & 1) * VW + (l >> 1) * 2;
-        UNROLL
-        for (int k = 0; k < 4; k++) {
-            double *p = force + 3 * nd[k * s + l];
-            v2d a, b;
-            memcpy(&a, p, sizeof a);
-            memcpy(&b, xy[k] + o, sizeof b);
-            a += b;
-            memcpy(p, &a, sizeof a);
-            p[2] += z[k][l];
-        }
-    }
 }
 
 typedef struct {
@@ -549,15 +465,15 @@ static void elastic_forces(const sc_fem *fem, const double *x, const double *pos
     acc.min_idx = v_splat(INFINITY);
     const int n = fem->nnodes;
     double *x4 = fem->pad4, *xp4 = x4 + 4 * (size_t)n, *f4 = xp4 + 4 * (size_t)n;
-    pack4(n, x, x4);
-    if (pose_rest) pack4(n, pose_rest, xp4);
+    pack4(n, fem->order, x, x4);
+    if (pose_rest) pack4(n, fem->order, pose_rest, xp4);
     memset(f4, 0, 4 * (size_t)n * sizeof *f4);
     for (int b0 = 0; b0 < fem->ntets; b0 += BLOCK) {
         const int nt = fem->ntets - b0 < BLOCK ? fem->ntets - b0 : BLOCK;
         if (pose_rest) elastic_block(fem, b0, nt, x4, xp4, warm, f4, &acc, &sc, 1);
         else elastic_block(fem, b0, nt, x4, NULL, warm, f4, &acc, &sc, 0);
     }
-    unpack4_add(n, f4, force);
+    unpack4_add(n, fem->order, f4, force);
     if (stats) {
         double en = 0, wd = INFINITY, wi = INFINITY;
         int inv = 0;
@@ -578,10 +494,14 @@ static void elastic_forces(const sc_fem *fem, const double *x, const double *pos
 
 static void rayleigh_damping(const sc_fem *fem, const double *v, const double *warm, double beta, double *force)
 {
+    const int n = fem->nnodes;
+    double *v4 = fem->pad4, *f4 = v4 + 8 * (size_t)n;
+    pack4(n, fem->order, v, v4);
+    memset(f4, 0, 4 * (size_t)n * sizeof *f4);
     for (int t0 = 0; t0 < fem->ntets; t0 += VW) {
         vd bm[9], fd[9], r[9], g[9];
         load_bm(fem, t0, bm);
-        def_grad(v, fem->node + sc_fem_index(t0, 0, 4), bm, fd); /* dF/dt */
+        def_grad4(v4, fem->node + sc_fem_index(t0, 0, 4), bm, fd); /* dF/dt */
         load_rotation(fem, t0, warm, 0, r); /* unit: the elastic pass stores it normalized */
         m_mul_tn(g, r, fd);
         /* sigma = 2 mu sym(G) + lambda tr(G) I; -beta V R sigma */
@@ -597,8 +517,9 @@ static void rayleigh_damping(const sc_fem *fem, const double *v, const double *w
         UNROLL
         for (int k = 0; k < 9; k++) p[k] *= c;
         m_mul_nt(h, p, bm);
-        scatter(fem, t0, h, force);
+        scatter4(fem, t0, h, f4);
     }
+    unpack4_add(n, fem->order, f4, force);
 }
 
 static int polar_batch(int n, const double *f, double *q, double *h, int *fallback, long *iters)
