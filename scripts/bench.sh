@@ -161,7 +161,7 @@ if [[ "$SCALING" != none ]]; then
   record scaling fem_per_tet_largest_over_smallest "$(awk -v a="$f0" -v b="$f1" -v n0="$t0" -v n1="$t1" 'BEGIN { printf "%.2f", (b / n1) / (a / n0) }')" x
   if command -v gnuplot > /dev/null; then
     gnuplot <<EOF
-set terminal pngcairo size 800,500 font ",11"
+set terminal pngcairo size 800,500 font ",11" noenhanced
 set output "docs/perf_scaling.png"
 set title "Coupled step against mesh size (built-in Michelin, $machine)"
 set xlabel "tetrahedra"
@@ -174,8 +174,8 @@ step_linear(x) = $s0 / $t0 * x
 fem_linear(x) = $f0 / $t0 * x
 plot "$out/scaling.dat" using 1:2 with linespoints lw 2 pt 7 title "whole step", \
      "$out/scaling.dat" using 1:3 with linespoints lw 2 pt 5 title "FEM forces", \
-     step_linear(x) with lines dt 2 lc rgb "gray40" title "proportional to the tets, through the smallest mesh", \
-     fem_linear(x) with lines dt 3 lc rgb "gray60" notitle
+     step_linear(x) with lines dt 2 lc rgb "gray40" title "step proportional to the tets (through the smallest mesh)", \
+     fem_linear(x) with lines dt 3 lc rgb "gray60" title "FEM proportional to the tets"
 EOF
     echo "  plot: docs/perf_scaling.png"
   else
