@@ -17,7 +17,7 @@ static const char *usage =
 int main(int argc, char **argv)
 {
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "inverse-dynamics", usage, 1, 1, 1, 1, NULL);
+    sc_cli_parse(&cli, argc, argv, "inverse-dynamics", usage, 1, 1, 1, SC_CLI_OUTPUT, NULL);
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     sc_id_config c;

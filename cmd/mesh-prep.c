@@ -52,7 +52,7 @@ static int extra_opt(const char *name, const char *value, int *used)
 int main(int argc, char **argv)
 {
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "mesh-prep", usage, 0, 0, 1, 1, extra_opt);
+    sc_cli_parse(&cli, argc, argv, "mesh-prep", usage, 0, 0, 1, SC_CLI_OUTPUT, extra_opt);
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     sc_prep_opts opts;

@@ -223,7 +223,7 @@ static int make_movie(const char *dir, int nframes, double fps, sc_err *err)
 int main(int argc, char **argv)
 {
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "render", usage, 1, 1, 0, 1, extra_opt);
+    sc_cli_parse(&cli, argc, argv, "render", usage, 1, 1, 0, SC_CLI_OUTPUT_DIR, extra_opt);
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     render_cfg rc;

@@ -232,7 +232,7 @@ static int extra_opt(const char *name, const char *value, int *used)
 int main(int argc, char **argv)
 {
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "simulate", usage, 1, 1, 1, 1, extra_opt);
+    sc_cli_parse(&cli, argc, argv, "simulate", usage, 1, 1, 1, SC_CLI_OUTPUT, extra_opt);
     sc_err err = {0};
     sc_model m;
     sc_cfg *cfg = NULL;

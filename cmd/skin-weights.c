@@ -24,7 +24,7 @@ static const char *usage =
 int main(int argc, char **argv)
 {
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "skin-weights", usage, 1, 1, 1, 1, NULL);
+    sc_cli_parse(&cli, argc, argv, "skin-weights", usage, 1, 1, 1, SC_CLI_OUTPUT_IN_PLACE, NULL);
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     sc_cfg_node *sec;
