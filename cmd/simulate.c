@@ -8,6 +8,7 @@
 #include "common/cli.h"
 #include "common/output.h"
 #include "control/controller.h"
+#include "core/cleanup.h"
 #include "core/log.h"
 #include "io/character.h"
 #include "io/config.h"
@@ -56,7 +57,7 @@ static int read_config(sc_cfg *cfg, const sc_model *m, sc_sim_opts *so, run_opts
     TRY(sc_cfg_section(root, "simulation", &sim, err));
     TRY(sc_cfg_double_range(sim, "duration", 0, 0, 1e5, &ro->duration, err)); /* 0: the trajectory's length, else 5 s */
     TRY(sc_cfg_double_range(sim, "dt", 0.5e-3, 1e-6, 0.05, &so->dt, err));
-    TRY(sc_cfg_vec(sim, "gravity", 3, g, so->gravity, err));
+    TRY(sc_cfg_vec_range(sim, "gravity", 3, g, -1e3, 1e3, so->gravity, err));
     TRY(sc_cfg_bool(sim, "plasticity", 1, &so->plasticity, err));
     TRY(sc_cfg_enum(sim, "damping", damping, 3, SC_DAMP_POSE, &so->damping, err));
     TRY(sc_cfg_double_range(sim, "pose_damping", so->pose_damping, 0, 1e5, &so->pose_damping, err));
@@ -68,7 +69,7 @@ static int read_config(sc_cfg *cfg, const sc_model *m, sc_sim_opts *so, run_opts
     TRY(sc_cfg_double_range(sim, "max_speed", so->max_speed, 1e-3, 1e6, &so->max_speed, err));
     TRY(sc_cfg_double_range(sim, "max_inverted", so->max_inverted, 0, 1, &so->max_inverted, err));
     TRY(sc_cfg_double_range(sim, "drop_height", 0, -10, 100, &ro->drop_height, err));
-    TRY(sc_cfg_vec(sim, "initial_velocity", 3, zero3, ro->init_vel, err));
+    TRY(sc_cfg_vec_range(sim, "initial_velocity", 3, zero3, -1e3, 1e3, ro->init_vel, err));
     static const char *const poses[] = {"rest", "reference"};
     TRY(sc_cfg_enum(sim, "initial_pose", poses, 2, 0, &ro->initial_pose, err));
     TRY(sc_cfg_double_range(sim, "youngs_modulus", m->youngs, 1, 1e12, &ro->youngs, err));
@@ -116,11 +117,11 @@ static int read_config(sc_cfg *cfg, const sc_model *m, sc_sim_opts *so, run_opts
         if (p->kind == 0) {
             TRY(sc_cfg_string(e, "bone", NULL, bone, sizeof bone, err));
             TRY(sc_cfg_double_range(e, "duration", 0.1, 0, 1e6, &p->duration, err));
-            TRY(sc_cfg_vec(e, "force", 3, NULL, p->v, err));
+            TRY(sc_cfg_vec_range(e, "force", 3, NULL, -1e6, 1e6, p->v, err));
             p->bone = bone_of(m, bone);
             if (p->bone < 0) return sc_fail(err, SC_EINPUT, "%s: '%s' is not a bone of the character", sc_cfg_where(sc_cfg_get(e, "bone"), w, sizeof w), bone);
         } else {
-            TRY(sc_cfg_vec(e, "delta", 3, NULL, p->v, err));
+            TRY(sc_cfg_vec_range(e, "delta", 3, NULL, -1e3, 1e3, p->v, err));
         }
     }
     TRY(sc_cfg_section(root, "output", &out, err));
@@ -198,9 +199,8 @@ static int write_mesh(sc_h5 *f, const sc_model *m, sc_err *err)
 static int write_xdmf(const char *path, const char *h5, const sc_model *m, long nframes, const double *times, sc_err *err)
 {
     char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *x = fopen(tmp, "w");
-    if (!x) return sc_fail(err, SC_EIO, "%s: cannot write", tmp);
+    FILE *x = sc_file_open_tmp(path, "w", tmp, sizeof tmp, err);
+    if (!x) return err->code;
     fprintf(x, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"sim\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
     for (long k = 0; k < nframes; k++) {
         fprintf(x, "   <Grid Name=\"frame%ld\" GridType=\"Uniform\">\n    <Time Value=\"%.6f\"/>\n", k, times[k]);
@@ -223,7 +223,11 @@ static int raw;
 static int extra_opt(const char *name, const char *value, int *used)
 {
     *used = 2;
-    if (!strcmp(name, "--trajectory") && value) { trajectory = value; return 1; }
+    if (!strcmp(name, "--trajectory")) {
+        if (!value) return -1;
+        trajectory = value;
+        return 1;
+    }
     *used = 1;
     if (!strcmp(name, "--raw")) return raw = 1;
     return 0;
@@ -233,6 +237,14 @@ int main(int argc, char **argv)
 {
     sc_cli cli;
     sc_cli_parse(&cli, argc, argv, "simulate", usage, 1, 1, 1, SC_CLI_OUTPUT, extra_opt);
+    if (raw && !trajectory) {
+        fprintf(stderr, "simulate: --raw only applies with --trajectory FILE (it selects the raw reference poses of FILE)\n");
+        return SC_EUSAGE;
+    }
+    sc_cli_add_input(&cli, trajectory);
+    char xdmf[1024], h5rel[1024];
+    sc_output_xdmf_paths(cli.output, xdmf, sizeof xdmf, h5rel, sizeof h5rel);
+    sc_cli_add_output(&cli, xdmf);
     sc_err err = {0};
     sc_model m;
     sc_cfg *cfg = NULL;
@@ -275,8 +287,6 @@ int main(int argc, char **argv)
         sc_sim_translate(sim, off, ro.init_vel);
     }
 
-    char xdmf[1024], h5rel[1024];
-    sc_output_xdmf_paths(cli.output, xdmf, sizeof xdmf, h5rel, sizeof h5rel);
     char *resolved = sc_cfg_resolved_text(cfg);
     sc_h5 *f;
     series s;
@@ -293,6 +303,12 @@ int main(int argc, char **argv)
     sc_quat *targets = malloc((size_t)m.nbones * sizeof *targets), *local = malloc((size_t)m.nbones * sizeof *local);
     double *push_total = calloc(3, sizeof(double));
     int *applied = calloc(MAX_PERT, sizeof(int));
+    if (!frame_times || !targets || !local || !push_total || !applied) {
+        sc_fail(&err, SC_EIO, "out of memory for %ld output frames (simulation.duration %g s / output.every %d steps)",
+                nsteps / ro.every + 2, ro.duration, ro.every);
+        sc_h5_abort(f);
+        sc_cli_die(&cli, &err);
+    }
     sc_progress prog;
     sc_progress_begin(&prog, "simulate", nsteps);
     int failed = 0;
@@ -369,8 +385,11 @@ int main(int argc, char **argv)
              sc_h5_attr_f64(f, "/contact", "max_depth_m", max_depth, &err);
     if (rc) { sc_h5_abort(f); sc_cli_die(&cli, &err); }
     if (sc_h5_commit(f, &err)) sc_cli_die(&cli, &err);
-    if (ro.store_nodes && write_xdmf(xdmf, h5rel, &m, nframes, frame_times, &err)) { unlink(cli.output); sc_cli_die(&cli, &err); }
-    sc_log_info("simulate: %s: %ld steps (%.3f s simulated) in %.2f s wall, %.1f us/step (fem %.1f, skinning %.1f, damping %.1f, contact %.1f, "
+    sc_cleanup_add(cli.output, SC_CLEANUP_OUTPUT); /* removed again if the .xdmf cannot be written */
+    if (ro.store_nodes && write_xdmf(xdmf, h5rel, &m, nframes, frame_times, &err)) sc_cli_die(&cli, &err);
+    sc_cleanup_keep_outputs();
+    if (!failed)
+        sc_log_info("simulate: %s: %ld steps (%.3f s simulated) in %.2f s wall, %.1f us/step (fem %.1f, skinning %.1f, damping %.1f, contact %.1f, "
                 "coupling %.1f, ODE %.1f); max ground penetration %.4f m",
                 cli.output, tm->steps, sim->t, tm->total, 1e6 * tm->total / n, 1e6 * tm->fem / n, 1e6 * tm->skin / n,
                 1e6 * tm->damping / n, 1e6 * tm->contact / n, 1e6 * tm->coupling / n, 1e6 * tm->ode / n, max_depth);

@@ -1,5 +1,6 @@
 /* BVH reader/writer. The text is read through a bounded cursor (never past len, no NUL
  * needed) so truncated or garbage input cannot run off the buffer. */
+#include "core/cleanup.h"
 #include "io/paths.h"
 #include "io/bvh.h"
 #include <errno.h>
@@ -688,14 +689,13 @@ int sc_bvh_write(const char *path, const sc_bvh *b, sc_err *err)
     int rc = validate(b, err);
     if (rc) return rc;
     char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return sc_fail(err, SC_EIO, "path too long: %s", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return sc_fail(err, SC_EIO, "cannot create %s: %s", tmp, strerror(errno));
+    FILE *f = sc_file_open_tmp(path, "wb", tmp, sizeof tmp, err);
+    if (!f) return err->code;
     int *stack = malloc((size_t)b->njoints * sizeof(int));
     if (!stack) {
         fclose(f);
         remove(tmp);
+        sc_cleanup_forget(tmp);
         return sc_fail(err, SC_EIO, "out of memory");
     }
     int depth = 0;

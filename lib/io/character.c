@@ -255,9 +255,8 @@ int sc_character_read_image(const void *data, size_t size, const char *name, sc_
 int sc_character_write_xdmf(const char *xdmf_path, const char *h5, const sc_model *m, int with_weights, sc_err *err)
 {
     char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", xdmf_path);
-    FILE *x = fopen(tmp, "w");
-    if (!x) return sc_fail(err, SC_EIO, "%s: %s", tmp, strerror(errno));
+    FILE *x = sc_file_open_tmp(xdmf_path, "w", tmp, sizeof tmp, err);
+    if (!x) return err->code;
     fprintf(x, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
     fprintf(x, "  <Grid Name=\"tetmesh\" GridType=\"Uniform\">\n");
     fprintf(x, "   <Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"%d\">\n", m->ntets);

@@ -297,10 +297,8 @@ int sc_obj_write(const char *path, const sc_trimesh *m, sc_err *err)
             return sc_fail(err, SC_EINPUT, "triangle %zu: vertex index %d out of range (%d vertices)", k / 3,
                            m->tris[k], m->nverts);
     char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return sc_fail(err, SC_EIO, "path too long: %s", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return sc_fail(err, SC_EIO, "cannot create %s: %s", tmp, strerror(errno));
+    FILE *f = sc_file_open_tmp(path, "wb", tmp, sizeof tmp, err);
+    if (!f) return err->code;
     fprintf(f, "# softcon %d vertices %d triangles\n", m->nverts, m->ntris);
     char a[40], b[40], c[40];
     for (int v = 0; v < m->nverts; v++) {
