@@ -73,8 +73,8 @@ static int read_config(sc_cfg *cfg, render_cfg *c, sc_err *err)
     TRY(sc_cfg_double_range(r, "contact_threshold", o->contact_threshold, 0, 1, &o->contact_threshold, err));
     TRY(sc_cfg_double_range(r, "push_scale", o->push_scale, 0, 10, &o->push_scale, err));
     TRY(sc_cfg_double_range(r, "force_scale", o->force_scale, 0, 10, &o->force_scale, err));
-    TRY(sc_cfg_vec(r, "body_color", 3, def_color, o->body_color, err));
-    TRY(sc_cfg_vec(r, "light", 3, def_light, o->light, err));
+    TRY(sc_cfg_vec_range(r, "body_color", 3, def_color, 0, 1, o->body_color, err));
+    TRY(sc_cfg_vec_range(r, "light", 3, def_light, -1e3, 1e3, o->light, err));
     TRY(sc_cfg_bool(r, "ground_from_sim", 1, &c->ground_from_sim, err));
     TRY(sc_cfg_double_range(r, "fps", 30, 0, 1000, &c->fps, err));
     TRY(sc_cfg_int(r, "every", 0, 0, 1000000, &every, err));

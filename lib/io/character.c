@@ -84,20 +84,6 @@ static int read_i(sc_h5 *f, const char *path, int rank, size_t d0, size_t d1, in
 #define MAX_COORD 1e3       /* m: positions and offsets */
 #define MAX_NODES (1 << 26) /* nodes, tets, fixed nodes, surface vertices and faces */
 
-static int check_names(sc_h5 *f, const char *path, char **names, size_t n, sc_err *err)
-{
-    for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(names[i]);
-        if (len == 0 || len >= SC_NAME_LEN)
-            return sc_fail(err, SC_EINPUT, "%s:%s[%zu]: name of %zu bytes, must be 1..%d", sc_h5_filename(f), path, i, len,
-                           SC_NAME_LEN - 1);
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(names[i], names[j]))
-                return sc_fail(err, SC_EINPUT, "%s:%s[%zu]: '%s' repeats entry %zu", sc_h5_filename(f), path, i, names[i], j);
-    }
-    return SC_OK;
-}
-
 int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err)
 {
     memset(m, 0, sizeof *m);
@@ -115,7 +101,7 @@ int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err)
 #define TRY(x) do { if ((rc = (x))) goto done; } while (0)
     TRY(sc_h5_read_strings(f, "/skeleton/names", &nb, &names, err));
     TRY(sc_h5_check_count(f, "/skeleton/names", nb, 1, 256, err));
-    TRY(check_names(f, "/skeleton/names", names, nb, err));
+    TRY(sc_h5_check_names(f, "/skeleton/names", names, nb, SC_NAME_LEN, err));
     m->nbones = (int)nb;
     m->bone_name = calloc(nb, sizeof *m->bone_name);
     if (!m->bone_name) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1775,5 +1776,38 @@ int sc_h5_check_increasing(const sc_h5 *f, const char *path, const double *t, si
         if (!(t[i] > t[i - 1]))
             return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: value %g, must be greater than the one before (%g)",
                            sc_h5_filename(f), lead(path), path, i, t[i], t[i - 1]);
+    return SC_OK;
+}
+
+int sc_h5_check_unit_quats(const sc_h5 *f, const char *path, const double *q, size_t n, sc_err *err)
+{
+    int rc = sc_h5_check_finite(f, path, q, 4 * n, 4, err);
+    if (rc) return rc;
+    for (size_t i = 0; i < n; i++) {
+        const double *a = q + 4 * i;
+        double norm = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2] + a[3] * a[3]);
+        if (!(norm >= 0.5 && norm <= 2))
+            return sc_fail(err, SC_EINPUT, "%s:%s%s: quaternion %zu (%g, %g, %g, %g) has norm %g, must be a rotation (norm 1)",
+                           sc_h5_filename(f), lead(path), path, i, a[0], a[1], a[2], a[3], norm);
+    }
+    return SC_OK;
+}
+
+int sc_h5_check_names(const sc_h5 *f, const char *path, char *const *names, size_t n, size_t maxlen, sc_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(names[i]);
+        if (len == 0 || len >= maxlen)
+            return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: a name of %zu bytes, must be 1..%zu", sc_h5_filename(f), lead(path),
+                           path, i, len, maxlen - 1);
+        for (size_t k = 0; k < len; k++)
+            if ((unsigned char)names[i][k] < 32 || names[i][k] == 127)
+                return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: control character in a name", sc_h5_filename(f), lead(path),
+                               path, i);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(names[i], names[j]))
+                return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: '%s' repeats entry %zu", sc_h5_filename(f), lead(path), path,
+                               i, names[i], j);
+    }
     return SC_OK;
 }

@@ -143,6 +143,11 @@ int sc_h5_check_index(const sc_h5 *f, const char *path, const int *v, size_t n, 
 /* a count read from a dataset's shape that softcon stores in an int: 1 <= n <= max (min_one)
  * or 0 <= n <= max */
 int sc_h5_check_count(const sc_h5 *f, const char *path, size_t n, int min_one, long max, sc_err *err);
+/* n quaternions (w, x, y, z) with finite components and a norm in [0.5, 2] (written
+ * normalized; the tolerance only lets rounding through) */
+int sc_h5_check_unit_quats(const sc_h5 *f, const char *path, const double *q, size_t n, sc_err *err);
+/* names: each 1..maxlen-1 bytes, printable, all different */
+int sc_h5_check_names(const sc_h5 *f, const char *path, char *const *names, size_t n, size_t maxlen, sc_err *err);
 /* times strictly increasing and finite */
 int sc_h5_check_increasing(const sc_h5 *f, const char *path, const double *t, size_t n, sc_err *err);
 

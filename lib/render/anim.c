@@ -155,7 +155,7 @@ static void read_scene_config(sc_h5 *f, sc_anim *a)
         sc_anim_push p;
         if (!sc_cfg_is_map(it) || sc_cfg_string(it, "type", "push", type, sizeof type, &e) || strcmp(type, "push") ||
             sc_cfg_string(it, "bone", "", bone, sizeof bone, &e) || sc_cfg_double(it, "time", 0, &p.time, &e) ||
-            sc_cfg_double(it, "duration", 0.1, &p.duration, &e) || sc_cfg_vec(it, "force", 3, NULL, p.force, &e))
+            sc_cfg_double(it, "duration", 0.1, &p.duration, &e) || sc_cfg_vec_range(it, "force", 3, NULL, -1e6, 1e6, p.force, &e))
             continue;
         p.bone = -1;
         for (int b = 0; b < a->nbones; b++)
