@@ -154,10 +154,11 @@ static int segment_crosses(sc_vec3 p, sc_vec3 q, sc_vec3 a, sc_vec3 b, sc_vec3 c
 int sc_surface_validate_closed(const sc_trimesh *m, const char *name, sc_err *err)
 {
     int first = -1;
-    int open = sc_trimesh_open_edges(m, &first);
+    int open = sc_trimesh_unmatched_edges(m, &first);
+    if (open < 0) return sc_fail(err, SC_EIO, "out of memory");
     if (open)
-        return sc_fail(err, SC_EINPUT, "%s: surface is not closed: %d edges are not shared by exactly two consistently "
-                       "oriented triangles (first at triangle %d)", name, open, first);
+        return sc_fail(err, SC_EINPUT, "%s: surface is not closed: %d edges are not matched by an opposite edge (an open "
+                       "boundary, a repeated or flipped face; first at triangle %d)", name, open, first);
     if (sc_trimesh_volume(m) <= 0)
         return sc_fail(err, SC_EINPUT, "%s: surface is oriented inwards (negative enclosed volume %.4g m^3)", name, sc_trimesh_volume(m));
     return SC_OK;
@@ -165,8 +166,13 @@ int sc_surface_validate_closed(const sc_trimesh *m, const char *name, sc_err *er
 
 int sc_surface_validate(const sc_trimesh *m, const char *name, sc_err *err)
 {
-    int rc = sc_surface_validate_closed(m, name, err);
-    if (rc) return rc;
+    int first = -1;
+    int open = sc_trimesh_open_edges(m, &first);
+    if (open)
+        return sc_fail(err, SC_EINPUT, "%s: surface is not closed: %d edges are not shared by exactly two consistently "
+                       "oriented triangles (first at triangle %d)", name, open, first);
+    if (sc_trimesh_volume(m) <= 0)
+        return sc_fail(err, SC_EINPUT, "%s: surface is oriented inwards (negative enclosed volume %.4g m^3)", name, sc_trimesh_volume(m));
     /* self-intersections: an edge of one triangle crossing another triangle that shares no vertex */
     int nt = m->ntris;
     double *box = malloc((size_t)nt * 6 * sizeof *box);
