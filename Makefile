@@ -70,7 +70,7 @@ TEST_BIN := $(BUILD)/softcon_test
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test asan bench fuzz fuzz-build clean help FORCE
+.PHONY: all test asan bench fuzz fuzz-build fuzz-seeds clean help FORCE
 all: $(TOOL_BIN) $(PUBLIC_LIB)
 
 lib/libsoftcon.a: $(LIB)
@@ -129,6 +129,12 @@ $(BUILD)/fuzzers/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/common.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(DEP_LIBS)
 fuzz-build: $(FUZZ_NAMES:%=$(BUILD)/fuzzers/%)
+
+# the HDF5 seed files of tests/fuzz/corpus, written by softcon's own writers (committed)
+$(BUILD)/fuzz_seeds: $(BUILD)/tests/fuzz/seeds.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(DEP_LIBS)
+fuzz-seeds: $(BUILD)/fuzz_seeds
+	$(BUILD)/fuzz_seeds tests/fuzz/corpus
 
 fuzz:
 	$(MAKE) fuzz-build CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) OPT="-O1 -g -fno-omit-frame-pointer" \

@@ -488,6 +488,11 @@ int sc_cfg_load_file(const char *path, sc_cfg **out, sc_err *err)
     }
     for (;;) {
         if (len + 1 >= cap) {
+            if (cap >= SC_CFG_MAX_BYTES) {
+                free(buf);
+                fclose(f);
+                return sc_fail(err, SC_EINPUT, "config '%s' is larger than %d bytes: not a config", path, SC_CFG_MAX_BYTES);
+            }
             char *nb = realloc(buf, cap * 2);
             if (!nb) {
                 free(buf);

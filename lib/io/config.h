@@ -20,6 +20,8 @@
 #include "core/status.h"
 
 typedef struct sc_cfg sc_cfg;           /* a loaded document (owns all nodes) */
+
+#define SC_CFG_MAX_BYTES (16 << 20) /* a config file larger than this is refused as read */
 typedef struct sc_cfg_node sc_cfg_node; /* scalar, map or sequence, with its location */
 
 /* Missing/unreadable file -> SC_EIO naming the path and strerror; YAML syntax error,

@@ -248,7 +248,12 @@ int sc_obj_load_ex(const char *path, sc_trimesh *out, sc_obj_info *info, sc_err 
     int rc = buf ? SC_OK : sc_fail(err, SC_EIO, "out of memory reading %s", path);
     while (!rc) {
         if (n == cap) {
-            char *nb = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (cap >= SC_OBJ_MAX_BYTES) { /* /dev/zero, a runaway pipe: checked as read */
+                rc = sc_fail(err, SC_EINPUT, "%s: more than an OBJ softcon reads (%llu bytes)", path,
+                             (unsigned long long)SC_OBJ_MAX_BYTES);
+                break;
+            }
+            char *nb = realloc(buf, cap * 2);
             if (!nb) {
                 rc = sc_fail(err, SC_EIO, "out of memory reading %s", path);
                 break;
