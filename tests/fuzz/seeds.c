@@ -98,6 +98,8 @@ static int write_character(const char *path, int skinned, sc_err *err)
     return sc_h5_commit(f, err);
 }
 
+/* bare 0: everything sc_reference_write writes; 1: a trajectory (time, names, targets); 2: a
+   reference with only the datasets its reader requires */
 static int write_reference(const char *path, int bare, sc_err *err)
 {
     sc_reference r;
@@ -127,10 +129,12 @@ static int write_reference(const char *path, int bare, sc_err *err)
     if (bare) {
         /* what the trajectory reader needs and nothing else */
         const char *names[2] = {"pelvis", "spine"};
-        size_t d1[1] = {4}, d3[3] = {4, 2, 4};
+        size_t d1[1] = {4}, d3[3] = {4, 2, 4}, d2[2] = {4, 3};
         if ((rc = sc_h5_write_f64(f, "/time", 1, d1, r.time, "s", "sample times", err)) ||
             (rc = sc_h5_write_strings(f, "/bones/names", 2, names, "bone names", err)) ||
-            (rc = sc_h5_write_f64(f, "/targets/local_quat", 3, d3, r.target_quat, "1", "PD targets", err)))
+            (rc = sc_h5_write_f64(f, "/targets/local_quat", 3, d3, r.target_quat, "1", "PD targets", err)) ||
+            (bare == 2 && (rc = sc_h5_write_f64(f, "/reference/root_pos", 2, d2, r.root_pos, "m", "root", err))) ||
+            (bare == 2 && (rc = sc_h5_write_f64(f, "/reference/local_quat", 3, d3, r.local_quat, "1", "poses", err))))
             goto fail;
     } else if ((rc = sc_reference_write(f, &r, err))) {
         goto fail;
@@ -158,6 +162,8 @@ int main(int argc, char **argv)
     if (write_character(p, 0, &err)) return die(&err);
     snprintf(p, sizeof p, "%s/fuzz_reference/tiny_reference.h5", argv[1]);
     if (write_reference(p, 0, &err)) return die(&err);
+    snprintf(p, sizeof p, "%s/fuzz_reference/minimal_reference.h5", argv[1]);
+    if (write_reference(p, 2, &err)) return die(&err);
     snprintf(p, sizeof p, "%s/fuzz_trajectory/tiny_reference.h5", argv[1]);
     if (write_reference(p, 0, &err)) return die(&err);
     snprintf(p, sizeof p, "%s/fuzz_trajectory/bare_trajectory.h5", argv[1]);
