@@ -77,10 +77,12 @@ lib/libsoftcon.a: $(LIB)
 	cp $< $@
 
 # the flags a folder was built with; objects depend on it, so changing OPT/SAN/CC rebuilds them
+# (not the git revision: a commit alone does not rebuild everything)
 FLAGS_STAMP := $(BUILD)/.flags
+STAMPED := $(CC) $(filter-out -DSC_GIT_REV=%,$(CFLAGS)) $(LDFLAGS)
 $(FLAGS_STAMP): FORCE
 	@mkdir -p $(BUILD)
-	@echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $@
+	@echo '$(STAMPED)' | cmp -s - $@ || echo '$(STAMPED)' > $@
 
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

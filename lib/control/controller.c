@@ -39,7 +39,7 @@ int sc_controller_load_trajectory_h5(sc_h5 *f, const char *dataset, const sc_mod
         goto done;
     dims[0] = nt;
     dims[1] = nnames;
-    if ((rc = sc_h5_read_f64(f, dataset, 3, dims, &q, err)) || (rc = sc_h5_check_unit_quats(f, dataset, q, nt * nnames, err)))
+    if ((rc = sc_h5_read_f64(f, dataset, 3, dims, &q, err)) || (rc = sc_h5_check_unit_quats(f, dataset, q, 3, dims, err)))
         goto done;
     c->kind = SC_CTRL_TRAJECTORY;
     c->nbones = m->nbones;

@@ -370,28 +370,28 @@ static int rd(sc_h5 *f, const char *path, int required, int rank, size_t n, size
    naming the dataset and element, instead of steering a simulation with NaN). */
 static int check_reference(sc_h5 *f, const sc_reference *r, int has_flag, sc_err *err)
 {
-    size_t n = (size_t)r->n, nb = (size_t)r->nb;
+    size_t n = (size_t)r->n, nb = (size_t)r->nb, q4[3] = {n, nb, 4}, v3[3] = {n, nb, 3};
     int rc;
 #define CHECK(x) do { if ((rc = (x))) return rc; } while (0)
     CHECK(sc_h5_check_increasing(f, "/time", r->time, n, err));
     CHECK(sc_h5_check_range(f, "/reference/root_pos", r->root_pos, 3 * n, 3, -1e4, 1e4, 0, err));
-    CHECK(sc_h5_check_unit_quats(f, "/reference/local_quat", r->local_quat, n * nb, err));
-    CHECK(sc_h5_check_unit_quats(f, "/targets/local_quat", r->target_quat, n * nb, err));
+    CHECK(sc_h5_check_unit_quats(f, "/reference/local_quat", r->local_quat, 3, q4, err));
+    CHECK(sc_h5_check_unit_quats(f, "/targets/local_quat", r->target_quat, 3, q4, err));
     /* the optional series are zero when absent */
     CHECK(sc_h5_check_finite(f, "/reference/root_lin_vel", r->root_vel, 3 * n, 3, err));
     CHECK(sc_h5_check_finite(f, "/reference/root_lin_acc", r->root_acc, 3 * n, 3, err));
-    CHECK(sc_h5_check_finite(f, "/reference/local_ang_vel", r->local_ang_vel, 3 * n * nb, 3, err));
-    CHECK(sc_h5_check_finite(f, "/reference/local_ang_acc", r->local_ang_acc, 3 * n * nb, 3, err));
-    CHECK(sc_h5_check_range(f, "/reference/bone_pos", r->bone_pos, 3 * n * nb, 3, -1e4, 1e4, 0, err));
-    CHECK(sc_h5_check_finite(f, "/reference/bone_quat", r->bone_quat, 4 * n * nb, 4, err));
+    CHECK(sc_h5_check_range_nd(f, "/reference/local_ang_vel", r->local_ang_vel, 3, v3, -INFINITY, INFINITY, 0, err));
+    CHECK(sc_h5_check_range_nd(f, "/reference/local_ang_acc", r->local_ang_acc, 3, v3, -INFINITY, INFINITY, 0, err));
+    CHECK(sc_h5_check_range_nd(f, "/reference/bone_pos", r->bone_pos, 3, v3, -1e4, 1e4, 0, err));
+    CHECK(sc_h5_check_range_nd(f, "/reference/bone_quat", r->bone_quat, 3, q4, -INFINITY, INFINITY, 0, err));
     CHECK(sc_h5_check_range(f, "/reference/com", r->com, 3 * n, 3, -1e4, 1e4, 0, err));
     CHECK(sc_h5_check_finite(f, "/reference/com_vel", r->com_vel, 3 * n, 3, err));
-    CHECK(sc_h5_check_finite(f, "/contact/force", r->contact_force, 3 * n * nb, 3, err));
-    CHECK(sc_h5_check_finite(f, "/contact/torque", r->contact_torque, 3 * n * nb, 3, err));
+    CHECK(sc_h5_check_range_nd(f, "/contact/force", r->contact_force, 3, v3, -INFINITY, INFINITY, 0, err));
+    CHECK(sc_h5_check_range_nd(f, "/contact/torque", r->contact_torque, 3, v3, -INFINITY, INFINITY, 0, err));
     CHECK(sc_h5_check_finite(f, "/contact/lowest_height", r->contact_height, n * nb, nb, err));
     CHECK(sc_h5_check_range(f, "/contact/lowest_speed", r->contact_speed, n * nb, nb, 0, INFINITY, 0, err));
     CHECK(sc_h5_check_finite(f, "/contact/resultant", r->contact_resultant, 6 * n, 6, err));
-    CHECK(sc_h5_check_finite(f, "/torques/joint", r->joint_torque, 3 * n * nb, 3, err));
+    CHECK(sc_h5_check_range_nd(f, "/torques/joint", r->joint_torque, 3, v3, -INFINITY, INFINITY, 0, err));
     CHECK(sc_h5_check_finite(f, "/torques/root_residual", r->root_residual, 6 * n, 6, err));
     if (has_flag) CHECK(sc_h5_check_index(f, "/contact/flag", r->contact_flag, n * nb, nb, 0, 1, err));
 #undef CHECK

@@ -515,10 +515,10 @@ int sc_h5_open(const char *path, sc_h5 **out, sc_err *err)
     hid_t fapl = make_fapl();
     f->file = fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
     int rc = SC_OK;
-    if (f->file < 0) {
+    if (f->file < 0) { /* readable, with an HDF5 signature, yet unopenable: damaged */
         char reason[512];
         h5_reason(reason, sizeof reason);
-        rc = sc_fail(err, SC_EIO, "%s: cannot open HDF5 file: %s", path, reason);
+        rc = sc_fail(err, SC_EINPUT, "%s: damaged HDF5 file: cannot open it: %s", path, reason);
     }
     close_id(fapl);
     if (rc != SC_OK) {
@@ -1723,7 +1723,7 @@ int sc_h5_open_image(const void *data, size_t size, const char *name, sc_h5 **ou
     if (f->file < 0) {
         char reason[512];
         h5_reason(reason, sizeof reason);
-        rc = sc_fail(err, SC_EINPUT, "%s: cannot open HDF5 image: %s", name, reason);
+        rc = sc_fail(err, SC_EINPUT, "%s: damaged HDF5 file: cannot open it: %s", name, reason);
     }
     close_id(fapl);
     if (rc) {
@@ -1776,7 +1776,7 @@ static int guard_child(const char *path, const void *data, size_t size, const ch
 {
     struct stat st;
     double bytes = path ? (stat(path, &st) == 0 ? (double)st.st_size : 0) : (double)size;
-    double seconds = g_guard_seconds > 0 ? g_guard_seconds : 60 + bytes / (10 << 20);
+    double seconds = g_guard_seconds > 0 ? g_guard_seconds : 10 + bytes / (10 << 20);
     int fds[2];
     if (pipe(fds) != 0) return SC_OK; /* cannot guard: read unguarded */
     fflush(stdout);
@@ -1885,21 +1885,35 @@ int sc_h5_read_image(const void *data, size_t size, const char *name, sc_h5_read
 /* ------------------------------------------------------------------------------------------ */
 /* checks for readers */
 
-static void element_name(char *buf, size_t n, size_t i, size_t cols)
+/* "[i]", "[i][j]" or "[i][j][k]" of flat index e in a dataset of the given dims */
+static void element_name(char *buf, size_t n, size_t e, int rank, const size_t *dims)
 {
-    if (cols > 1) snprintf(buf, n, "[%zu][%zu]", i / cols, i % cols);
-    else snprintf(buf, n, "[%zu]", i);
+    size_t idx[3] = {e, 0, 0};
+    if (rank == 2 && dims[1]) {
+        idx[0] = e / dims[1];
+        idx[1] = e % dims[1];
+    } else if (rank == 3 && dims[1] && dims[2]) {
+        idx[0] = e / (dims[1] * dims[2]);
+        idx[1] = e / dims[2] % dims[1];
+        idx[2] = e % dims[2];
+    } else {
+        rank = 1;
+    }
+    size_t k = 0;
+    for (int r = 0; r < rank && k < n; r++) k += (size_t)snprintf(buf + k, n - k, "[%zu]", idx[r]);
 }
 
-int sc_h5_check_range(const sc_h5 *f, const char *path, const double *v, size_t n, size_t cols, double lo, double hi,
-                      int open_interval, sc_err *err)
+int sc_h5_check_range_nd(const sc_h5 *f, const char *path, const double *v, int rank, const size_t *dims, double lo,
+                         double hi, int open_interval, sc_err *err)
 {
+    size_t n = 1;
+    for (int r = 0; r < rank; r++) n *= dims[r];
     for (size_t i = 0; i < n; i++) {
         double x = v[i];
         int ok = isfinite(x) && (open_interval ? x > lo && x < hi : x >= lo && x <= hi);
         if (ok) continue;
-        char at[64], rule[96];
-        element_name(at, sizeof at, i, cols);
+        char at[96], rule[96];
+        element_name(at, sizeof at, i, rank, dims);
         if (!isfinite(x)) snprintf(rule, sizeof rule, "finite");
         else if (isinf(hi)) snprintf(rule, sizeof rule, "%s %g", open_interval ? ">" : ">=", lo);
         else if (isinf(lo)) snprintf(rule, sizeof rule, "%s %g", open_interval ? "<" : "<=", hi);
@@ -1909,13 +1923,21 @@ int sc_h5_check_range(const sc_h5 *f, const char *path, const double *v, size_t 
     return SC_OK;
 }
 
+int sc_h5_check_range(const sc_h5 *f, const char *path, const double *v, size_t n, size_t cols, double lo, double hi,
+                      int open_interval, sc_err *err)
+{
+    size_t dims[2] = {cols > 1 ? n / cols : n, cols};
+    return sc_h5_check_range_nd(f, path, v, cols > 1 ? 2 : 1, dims, lo, hi, open_interval, err);
+}
+
 int sc_h5_check_index(const sc_h5 *f, const char *path, const int *v, size_t n, size_t cols, long lo, long hi,
                       sc_err *err)
 {
+    size_t dims[2] = {cols > 1 ? n / cols : n, cols};
     for (size_t i = 0; i < n; i++) {
         if (v[i] >= lo && v[i] <= hi) continue;
-        char at[64];
-        element_name(at, sizeof at, i, cols);
+        char at[96];
+        element_name(at, sizeof at, i, cols > 1 ? 2 : 1, dims);
         return sc_fail(err, SC_EINPUT, "%s:%s%s%s: value %d, must be in [%ld, %ld]", sc_h5_filename(f), lead(path), path,
                        at, v[i], lo, hi);
     }
@@ -1941,16 +1963,21 @@ int sc_h5_check_increasing(const sc_h5 *f, const char *path, const double *t, si
     return SC_OK;
 }
 
-int sc_h5_check_unit_quats(const sc_h5 *f, const char *path, const double *q, size_t n, sc_err *err)
+int sc_h5_check_unit_quats(const sc_h5 *f, const char *path, const double *q, int rank, const size_t *dims, sc_err *err)
 {
-    int rc = sc_h5_check_finite(f, path, q, 4 * n, 4, err);
+    int rc = sc_h5_check_range_nd(f, path, q, rank, dims, -INFINITY, INFINITY, 0, err);
     if (rc) return rc;
+    size_t n = 1;
+    for (int r = 0; r < rank - 1; r++) n *= dims[r];
     for (size_t i = 0; i < n; i++) {
         const double *a = q + 4 * i;
         double norm = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2] + a[3] * a[3]);
-        if (!(norm >= 0.5 && norm <= 2))
-            return sc_fail(err, SC_EINPUT, "%s:%s%s: quaternion %zu (%g, %g, %g, %g) has norm %g, must be a rotation (norm 1)",
-                           sc_h5_filename(f), lead(path), path, i, a[0], a[1], a[2], a[3], norm);
+        if (!(norm >= 0.5 && norm <= 2)) {
+            char at[96];
+            element_name(at, sizeof at, i, rank - 1, dims);
+            return sc_fail(err, SC_EINPUT, "%s:%s%s%s: quaternion (%g, %g, %g, %g) has norm %g, must be a rotation (norm 1)",
+                           sc_h5_filename(f), lead(path), path, at, a[0], a[1], a[2], a[3], norm);
+        }
     }
     return SC_OK;
 }

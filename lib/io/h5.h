@@ -30,7 +30,8 @@ int sc_h5_create(const char *path, sc_h5 **out, sc_err *err);
 int sc_h5_commit(sc_h5 *f, sc_err *err);
 /* Close and unlink the tmp file; path is left as it was. NULL is a no-op. */
 void sc_h5_abort(sc_h5 *f);
-/* Open read-only. Missing/unreadable -> SC_EIO; not HDF5 -> SC_EINPUT "x.h5: not an HDF5 file". */
+/* Open read-only. Missing/unreadable -> SC_EIO; not HDF5 -> SC_EINPUT "x.h5: not an HDF5 file";
+ * an HDF5 signature but unopenable -> SC_EINPUT "x.h5: damaged HDF5 file: ...". */
 int sc_h5_open(const char *path, sc_h5 **out, sc_err *err);
 /* Open an in-memory file image read-only (HDF5's core driver; the bytes are copied). name
  * stands for the file in messages. Not HDF5 -> SC_EINPUT. */
@@ -120,7 +121,7 @@ long sc_h5_live_ids(void);
  * The child only calls HDF5, malloc and write(2): safe after fork with glibc, also with idle
  * worker threads (OpenBLAS) and after MPI_Init as long as the reader itself uses no MPI. The
  * guard costs one extra read of the file; SOFTCON_H5_GUARD=0 turns it off and
- * SOFTCON_H5_GUARD_SECONDS sets the time limit (default 60 s + 1 s per 10 MiB). Every reader
+ * SOFTCON_H5_GUARD_SECONDS sets the time limit (default 10 s + 1 s per 10 MiB). Every reader
  * of a softcon file (character, reference, trajectory, sim.h5, and the openloop / policy
  * readers to come) should go through sc_h5_read_file. */
 typedef int (*sc_h5_reader)(sc_h5 *f, void *arg, sc_err *err);
@@ -136,6 +137,9 @@ void sc_h5_guard_config(int enabled, double seconds);
 /* every value finite and within [lo, hi] (lo/hi may be -INFINITY/INFINITY; open: exclusive) */
 int sc_h5_check_range(const sc_h5 *f, const char *path, const double *v, size_t n, size_t cols, double lo, double hi,
                       int open_interval, sc_err *err);
+/* the same for a dataset of any rank (1..3), naming elements [i][j][k] by its dims */
+int sc_h5_check_range_nd(const sc_h5 *f, const char *path, const double *v, int rank, const size_t *dims, double lo,
+                         double hi, int open_interval, sc_err *err);
 #define sc_h5_check_finite(f, path, v, n, cols, err) sc_h5_check_range(f, path, v, n, cols, -INFINITY, INFINITY, 0, err)
 /* integers in [lo, hi] (indices: lo 0 or -1, hi count - 1) */
 int sc_h5_check_index(const sc_h5 *f, const char *path, const int *v, size_t n, size_t cols, long lo, long hi,
@@ -143,9 +147,10 @@ int sc_h5_check_index(const sc_h5 *f, const char *path, const int *v, size_t n, 
 /* a count read from a dataset's shape that softcon stores in an int: 1 <= n <= max (min_one)
  * or 0 <= n <= max */
 int sc_h5_check_count(const sc_h5 *f, const char *path, size_t n, int min_one, long max, sc_err *err);
-/* n quaternions (w, x, y, z) with finite components and a norm in [0.5, 2] (written
- * normalized; the tolerance only lets rounding through) */
-int sc_h5_check_unit_quats(const sc_h5 *f, const char *path, const double *q, size_t n, sc_err *err);
+/* quaternions (w, x, y, z): a dataset of rank 1..3 whose last dim is 4, with finite
+ * components and every norm in [0.5, 2] (written normalized; the tolerance only lets rounding
+ * through) */
+int sc_h5_check_unit_quats(const sc_h5 *f, const char *path, const double *q, int rank, const size_t *dims, sc_err *err);
 /* names: each 1..maxlen-1 bytes, printable, all different */
 int sc_h5_check_names(const sc_h5 *f, const char *path, char *const *names, size_t n, size_t maxlen, sc_err *err);
 /* times strictly increasing and finite */
