@@ -139,6 +139,8 @@ fuzz-seeds: $(BUILD)/fuzz_seeds
 	$(BUILD)/fuzz_seeds tests/fuzz/corpus
 
 fuzz:
+	@command -v $(FUZZ_CC) >/dev/null && test -n "$$(ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a 2>/dev/null)" || \
+	  { echo "make fuzz needs clang and libFuzzer (clang, libclang-rt-14-dev): sudo scripts/install-deps.sh"; exit 1; }
 	$(MAKE) fuzz-build CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) OPT="-O1 -g -fno-omit-frame-pointer" \
 	  SAN="$(FUZZ_SAN)" LIB_EXCLUDE=lib/sim/fem.c
 	scripts/fuzz.sh $(FUZZ_BUILD)/fuzzers $(FUZZ_SECONDS) "$(FUZZ_FLAGS)" $(FUZZ)
