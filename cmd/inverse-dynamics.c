@@ -21,7 +21,8 @@ int main(int argc, char **argv)
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     sc_id_config c;
-    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_id_read_config(cfg, &c, &err) || sc_cfg_check_unknown(cfg, &err))
+    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_id_read_config(cfg, &c, &err) ||
+        (sc_cli_ignore_other_sections(cfg), sc_cfg_check_unknown(cfg, &err)))
         sc_cli_die(&cli, &err);
     double t0 = sc_wall_time();
 
@@ -71,7 +72,8 @@ int main(int argc, char **argv)
     sc_h5 *f;
     if (sc_h5_create(cli.output, &f, &err)) sc_cli_die(&cli, &err);
     if (sc_h5_provenance(f, SC_REFERENCE_SCHEMA, argc, argv, resolved, &err) ||
-        sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) || sc_h5_attr_str(f, "/", "motion", c.bvh, &err) ||
+        sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) || sc_reference_write_character(f, &m, &err) ||
+        sc_h5_attr_str(f, "/", "motion", c.bvh, &err) ||
         sc_h5_attr_str(f, "/", "frame_range", range, &err) || sc_h5_attr_i64(f, "/", "first_frame", info.first, &err) ||
         sc_h5_attr_i64(f, "/", "last_frame", info.last, &err) || sc_h5_attr_f64(f, "/", "frame_time", bvh.frame_time, &err) ||
         sc_h5_attr_f64(f, "/", "root_scale", info.root_scale, &err) || sc_h5_attr_f64(f, "/", "floor_shift_m", fl.shift, &err) ||

@@ -21,7 +21,10 @@
 
 static const char *usage =
     "[-c CONFIG.yaml] -o OUTDIR [--camera side|front|orbit] [--size WxH] [--fps N] [--skeleton]\n"
-    "       [--no-frames] [--no-sheet] [--no-movie] [--no-export] sim.h5|character.h5\n"
+    "       [--reference ref.h5] [--no-frames] [--no-sheet] [--no-movie] [--no-export] sim.h5|character.h5\n"
+    "  --reference FILE  draw the skeleton of a reference.h5 (inverse-dynamics) as a blue ghost, at the\n"
+    "                    reference time the simulation played (so time scaling is followed); or of the\n"
+    "                    openloop.h5 the simulation replays (the reference it tracked, repeated cycles included)\n"
     "Draws the simulation (or the character at rest) headless into OUTDIR: frame_00000.png ...,\n"
     "contact_sheet.png, movie.mp4 (when the ffmpeg program is installed); exports NAME_frames.xdmf\n"
     "+ NAME_frames.h5 (ParaView), NAME_surface.obj + NAME_surface.pc2 (Blender Mesh Cache) and\n"
@@ -37,6 +40,7 @@ typedef struct {
 
 /* command-line overrides */
 static const char *opt_camera, *opt_size, *opt_fps;
+static const char *opt_reference;
 static int opt_skeleton, opt_no_frames, opt_no_sheet, opt_no_movie, opt_no_export;
 
 static int read_config(sc_cfg *cfg, render_cfg *c, sc_err *err)
@@ -138,6 +142,7 @@ static int extra_opt(const char *name, const char *value, int *used)
     if (!strcmp(name, "--camera") && value) { opt_camera = value; return 1; }
     if (!strcmp(name, "--size") && value) { opt_size = value; return 1; }
     if (!strcmp(name, "--fps") && value) { opt_fps = value; return 1; }
+    if (!strcmp(name, "--reference") && value) { opt_reference = value; return 1; }
     *used = 1;
     if (!strcmp(name, "--skeleton")) return opt_skeleton = 1;
     if (!strcmp(name, "--no-frames")) return opt_no_frames = 1;
@@ -292,6 +297,7 @@ int main(int argc, char **argv)
     const char *input = cli.inputs[0], *dir = cli.output;
     sc_anim anim;
     if (sc_anim_open(input, &anim, &err)) sc_cli_die(&cli, &err);
+    if (opt_reference && sc_anim_attach_reference(&anim, opt_reference, &err)) sc_cli_die(&cli, &err);
     if (!rc.ground_from_sim) {
         anim.ground_n[0] = anim.ground_n[2] = 0;
         anim.ground_n[1] = 1;

@@ -18,14 +18,20 @@ bin/skin-weights -c configs/michelin.yaml -o "$OUT/character.h5" "$OUT/character
 echo "== inverse-dynamics: the project's march-in-place motion (mocap/march_in_place.bvh)"
 bin/inverse-dynamics -c configs/march.yaml -o "$OUT/march_ref.h5" "$OUT/character.h5"
 
-echo "== simulate: standing, then a push, then tracking the march's PD targets open loop"
+echo "== simulate: standing, then a push, then the march's inverse-dynamics targets alone (it falls)"
 bin/simulate -c configs/stand.yaml -o "$OUT/stand.h5" "$OUT/character.h5"
 bin/simulate -c configs/push.yaml -o "$OUT/push.h5" "$OUT/character.h5"
-bin/simulate -c configs/stand.yaml -o "$OUT/march.h5" --trajectory "$OUT/march_ref.h5" "$OUT/character.h5"
+bin/simulate -c configs/stand.yaml -o "$OUT/march_id_only.h5" --trajectory "$OUT/march_ref.h5" "$OUT/character.h5"
+
+echo "== sample-openloop: a controller for the march by sampling (SAMCON) on $(nproc) ranks"
+rm -f "$OUT/march_openloop.h5.ckpt"
+mpiexec.mpich -n "$(nproc)" bin/sample-openloop -c configs/march.yaml -o "$OUT/march_openloop.h5" "$OUT/character.h5" "$OUT/march_ref.h5"
+bin/simulate -c configs/march.yaml -o "$OUT/march.h5" --trajectory "$OUT/march_openloop.h5" "$OUT/character.h5"
 
 echo "== render: pictures, movies, exports and plots"
 bin/render --camera front -o "$OUT/push_render" "$OUT/push.h5"
-bin/render --skeleton -o "$OUT/march_render" "$OUT/march.h5"
+bin/render --reference "$OUT/march_ref.h5" -o "$OUT/march_render" "$OUT/march.h5"
+bin/render --reference "$OUT/march_ref.h5" --no-export -o "$OUT/march_id_only_render" "$OUT/march_id_only.h5"
 scripts/plot.sh -o "$OUT/plots" "$OUT/push.h5" "$OUT/march.h5" "$OUT/march_ref.h5" > /dev/null
 
 cat <<MSG
@@ -36,11 +42,14 @@ Done. Look at:
   $OUT/surface.obj      the fine surface; envelope.obj the coarse envelope (Blender, MeshLab)
 MSG
 echo "  $OUT/march_ref.h5     inverse dynamics of the march: reference, contact forces, torques, PD targets"
+echo "  $OUT/march_openloop.h5  the sampled controller (h5dump -A -g /report: how well it tracks)"
+echo "  $OUT/march_render/contact_sheet.png  the character marching under it, the reference as a blue ghost"
+echo "  $OUT/march_id_only_render/contact_sheet.png  the inverse-dynamics targets alone: it falls"
 for f in "$OUT"/stand.xdmf "$OUT"/push.xdmf "$OUT"/march.xdmf; do [ -f "$f" ] && echo "  $f   ParaView: the simulation over time"; done
-for d in "$OUT/push_render" "$OUT/march_render"; do
+for d in "$OUT/push_render" "$OUT/march_render" "$OUT/march_id_only_render"; do
   echo "  $d/contact_sheet.png   frames $d/frame_00000.png .. $(basename "$(ls "$d"/frame_*.png | tail -1)")"
   if [ -f "$d/movie.mp4" ]; then echo "  $d/movie.mp4"; else echo "  (no movie in $d: ffmpeg is not installed)"; fi
-  echo "  $d/*_frames.xdmf (ParaView), *_surface.obj + .pc2 (Blender Mesh Cache), *_skeleton.bvh"
+  if ls "$d"/*_frames.xdmf > /dev/null 2>&1; then echo "  $d/*_frames.xdmf (ParaView), *_surface.obj + .pc2 (Blender Mesh Cache), *_skeleton.bvh"; fi
 done
 echo "  $OUT/plots/*.png   momentum, energy, contact, tracking; march_ref torques and contact forces"
 exit 0

@@ -626,7 +626,7 @@ TEST(id_standing_still)
         ENSURE(ch);
         int paper = run == 2;
         char cfg[2048], name[64];
-        snprintf(cfg, sizeof cfg, "motion: {bvh: %s}\ncontact: {torque_split: %s}\n", bvh, paper ? "paper" : "residual");
+        snprintf(cfg, sizeof cfg, "motion: {bvh: %s}\ncontact_estimation: {torque_split: %s}\n", bvh, paper ? "paper" : "residual");
         snprintf(name, sizeof name, "stand%d.yaml", run);
         const char *yaml = sc_test_write(name, cfg);
         snprintf(name, sizeof name, "stand%d.h5", run);
@@ -931,7 +931,7 @@ TEST(id_bad_input)
     snprintf(buf, sizeof buf, "motion: {bvh: %s, frames: [200, 100]}\n", walk);
     expect_failure("frames_reversed", buf, ch, 2, "frames [200, 100] is reversed", "frames_reversed.yaml:1:");
     /* config errors: unknown key (did you mean), bad enum, missing clip, missing character */
-    snprintf(buf, sizeof buf, "motion: {bvh: %s}\ncontact:\n  mu: 0.8\n  hieght_tol: 0.03\n", walk);
+    snprintf(buf, sizeof buf, "motion: {bvh: %s}\ncontact_estimation:\n  mu: 0.8\n  hieght_tol: 0.03\n", walk);
     expect_failure("unknown_key", buf, ch, 2, "unknown_key.yaml:4:3: unknown key 'hieght_tol'", "did you mean 'height_tol'");
     snprintf(buf, sizeof buf, "motion: {bvh: %s}\nkinematics: {differences: backward}\n", walk);
     expect_failure("bad_scheme", buf, ch, 2, "differences", "forward");
@@ -939,8 +939,8 @@ TEST(id_bad_input)
     expect_failure("missing_clip", buf, ch, 3, "no_such_clip.bvh", "SOFTCON_MOCAP_PATH");
     snprintf(buf, sizeof buf, "motion: {bvh: %s}\n", walk);
     expect_failure("missing_character", buf, sc_test_tmp("no_such_character.h5"), 3, "no_such_character.h5", NULL);
-    snprintf(buf, sizeof buf, "motion: {bvh: %s}\ncontact: {bones: [l_foot, l_toe]}\n", walk);
-    expect_failure("contact_bones", buf, ch, 2, "contact.bones names 'l_toe'", NULL);
+    snprintf(buf, sizeof buf, "motion: {bvh: %s}\ncontact_estimation: {bones: [l_foot, l_toe]}\n", walk);
+    expect_failure("contact_bones", buf, ch, 2, "contact_estimation.bones names 'l_toe'", NULL);
     /* usage */
     int rc = sc_test_sh(out, sizeof out, "%s -c %s", sc_test_tool("inverse-dynamics"), sc_test_repo("configs/walk.yaml"));
     ENSURE_MSG(rc == 1 && strstr(out, "usage"), "exit %d: %s", rc, out);

@@ -347,32 +347,96 @@ TEST(sim_snapshot_restore_bit_identical)
     sc_sim *a, *b;
     ENSURE_OK(sc_sim_create(&m, &o, &a, &err), &err);
     ENSURE_OK(sc_sim_create(&m, &o, &b, &err), &err);
-    size_t n = sc_sim_state_size(a);
-    double *snap = malloc(n * sizeof *snap), *end_a = malloc(n * sizeof *snap), *end_b = malloc(n * sizeof *snap);
+    size_t cap = sc_sim_snapshot_capacity(a);
+    unsigned char *snap = malloc(cap), *end_a = malloc(cap), *end_b = malloc(cap);
     sc_quat q[SC_SIM_MAX_BONES];
-    /* walk on: kick while standing on the ground, so contact anchors and warm starts matter */
+    size_t nsnap = 0, na, nb;
+    sc_sim_diag da, db;
+    double push[3] = {40, 0, 15};
+    /* walk on: kick while standing on the ground, so contact anchors and warm starts matter;
+       a push in force and changed gravity at the moment of the snapshot must be carried too */
     for (int k = 0; k < 400; k++) {
-        if (k == 200) sc_sim_save(a, snap);
+        if (k == 150) memcpy(a->push + 3 * 0, push, sizeof push);
+        if (k == 180) sc_sim_set_gravity(a, (double[]){0.3, -9.6, 0});
+        if (k == 200) {
+            nsnap = sc_sim_snapshot_save(a, snap, cap);
+            sc_sim_diagnostics(a, &da);
+        }
         kick_targets(&m, a->t, q);
         sc_sim_set_targets(a, q);
         ENSURE_OK(sc_sim_step(a, &err), &err);
     }
-    sc_sim_save(a, end_a);
+    ENSURE(nsnap > 0);
+    na = sc_sim_snapshot_save(a, end_a, cap);
+    ENSURE(na > 0 && sc_sim_snapshot_save(a, end_b, na - 1) == 0); /* too small a buffer is refused */
     /* restore into another simulation that has run something else meanwhile */
     for (int k = 0; k < 50; k++) ENSURE_OK(sc_sim_step(b, &err), &err);
-    sc_sim_restore(b, snap);
+    ENSURE_OK(sc_sim_snapshot_restore(b, snap, nsnap, &err), &err);
+    sc_sim_diagnostics(b, &db);
+    ENSURE_MSG(da.elastic == db.elastic && da.contacts == db.contacts && da.contact_force[1] == db.contact_force[1] &&
+                   da.kinetic == db.kinetic,
+               "diagnostics after restore describe another state: elastic %g vs %g, contacts %d vs %d", da.elastic, db.elastic,
+               da.contacts, db.contacts);
+    ENSURE(da.contacts > 0);
     for (int k = 200; k < 400; k++) {
         kick_targets(&m, b->t, q);
         sc_sim_set_targets(b, q);
         ENSURE_OK(sc_sim_step(b, &err), &err);
     }
-    sc_sim_save(b, end_b);
-    ENSURE_MSG(memcmp(end_a, end_b, n * sizeof *snap) == 0, "restored run differs from the uninterrupted one");
-    sc_test_report("snapshot of %zu doubles at step 200; restored run equals the uninterrupted one bit for bit after 200 more steps", n);
+    nb = sc_sim_snapshot_save(b, end_b, cap);
+    ENSURE_MSG(na == nb && memcmp(end_a, end_b, na) == 0, "restored run differs from the uninterrupted one");
+    sc_test_report("snapshot of %zu bytes at step 200 (%d vertices in contact; capacity %zu bytes); restored run equals the "
+                   "uninterrupted one bit for bit after 200 more steps, with a push in force and changed gravity",
+                   nsnap, da.contacts, cap);
     free(snap); free(end_a); free(end_b);
     sc_sim_free(a);
     sc_sim_free(b);
     sc_model_free(&m);
+}
+
+TEST(sim_snapshot_rejects_foreign_buffers)
+{
+    const char *h5 = michelin();
+    ENSURE_MSG(h5, "building the character failed: %s", out);
+    sc_model m, m2;
+    sc_err err;
+    ENSURE_OK(sc_character_read(h5, &m, 1, &err), &err);
+    ENSURE_OK(sc_model_clone(&m, &m2, &err), &err);
+    m2.kp[3] *= 1.5; /* another character (the gains are part of the model) */
+    sc_sim_opts o, o2;
+    sc_sim_default_opts(&o);
+    o2 = o;
+    o2.contact.mu = 0.5;
+    sc_sim *a, *other_model, *other_opts;
+    ENSURE_OK(sc_sim_create(&m, &o, &a, &err), &err);
+    ENSURE_OK(sc_sim_create(&m2, &o, &other_model, &err), &err);
+    ENSURE_OK(sc_sim_create(&m, &o2, &other_opts, &err), &err);
+    for (int k = 0; k < 20; k++) ENSURE_OK(sc_sim_step(a, &err), &err);
+    size_t cap = sc_sim_snapshot_capacity(a);
+    unsigned char *buf = malloc(cap);
+    size_t n = sc_sim_snapshot_save(a, buf, cap);
+    ENSURE(n > 0);
+    ENSURE(sc_sim_snapshot_restore(other_model, buf, n, &err) == SC_EINPUT && strstr(err.msg, "another character"));
+    ENSURE(sc_sim_snapshot_restore(other_opts, buf, n, &err) == SC_EINPUT && strstr(err.msg, "other simulation options"));
+    ENSURE(sc_sim_snapshot_restore(a, buf, n - 8, &err) == SC_EINPUT && strstr(err.msg, "truncated"));
+    ENSURE(sc_sim_snapshot_restore(a, buf, 10, &err) == SC_EINPUT);
+    buf[n / 2] ^= 0x10;
+    ENSURE(sc_sim_snapshot_restore(a, buf, n, &err) == SC_EINPUT && strstr(err.msg, "checksum"));
+    buf[n / 2] ^= 0x10;
+    buf[0] = 'X';
+    ENSURE(sc_sim_snapshot_restore(a, buf, n, &err) == SC_EINPUT && strstr(err.msg, "not a softcon"));
+    buf[0] = 'S';
+    double t = a->t;
+    ENSURE_OK(sc_sim_snapshot_restore(a, buf, n, &err), &err);
+    ENSURE(a->t == t);
+    ENSURE(sc_model_hash(&m) != sc_model_hash(&m2));
+    sc_test_report("restore refuses another model, other options, a truncated, damaged or non-snapshot buffer");
+    free(buf);
+    sc_sim_free(a);
+    sc_sim_free(other_model);
+    sc_sim_free(other_opts);
+    sc_model_free(&m);
+    sc_model_free(&m2);
 }
 
 TEST(sim_cli_deterministic_and_failure_reported)

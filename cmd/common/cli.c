@@ -149,8 +149,10 @@ static void usage_exit(const char *tool, const char *usage, int code)
             "  --threads N    worker threads (default 1)\n"
             "  --help, --version\n"
             "exit codes: 0 ok, 1 usage, 2 bad config or input, 3 I/O, 4 numerical failure,\n"
-            "            5 external program missing or failed; killed by SIGINT/SIGTERM/SIGHUP:\n"
-            "            128 + the signal, after removing temporary files\n");
+            "            5 external program missing or failed, 6 interrupted by a signal after a\n"
+            "            checkpoint (run again with --resume), 7 completed only part of the clip;\n"
+            "            killed by SIGINT/SIGTERM/SIGHUP otherwise: 128 + the signal, after removing\n"
+            "            temporary files\n");
     exit(code);
 }
 
@@ -250,9 +252,9 @@ void sc_cli_die(const sc_cli *cli, const sc_err *err)
 static const char *const pipeline_sections[] = {
     "skeleton", "body", "envelope", "fixed", "tetgen", "material",              /* mesh-prep */
     "skin",                                                                      /* skin-weights */
-    "motion", "retarget", "kinematics", "contact_estimation", "inverse_dynamics", /* inverse-dynamics */
+    "motion", "retarget", "kinematics", "contact_estimation", "dynamics",        /* inverse-dynamics */
     "simulation", "controller", "perturbations", "contact", "ground", "output",  /* simulate */
-    "sampling", "feedback", "render",                                            /* later stages */
+    "sampling", "feedback", "render", "pipeline",                                /* later stages, scripts/pipeline.sh */
     NULL};
 
 void sc_cli_ignore_other_sections(sc_cfg *cfg)

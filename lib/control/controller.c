@@ -12,14 +12,8 @@ void sc_controller_free(sc_controller *c)
 {
     free(c->times);
     free(c->keys);
+    free(c->ref_time);
     memset(c, 0, sizeof *c);
-}
-
-static int bone_index(const sc_model *m, const char *name)
-{
-    for (int b = 0; b < m->nbones; b++)
-        if (!strcmp(m->bone_name[b], name)) return b;
-    return -1;
 }
 
 int sc_controller_load_trajectory_h5(sc_h5 *f, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err)
@@ -50,12 +44,24 @@ int sc_controller_load_trajectory_h5(sc_h5 *f, const char *dataset, const sc_mod
     if (!c->keys) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
     for (size_t i = 0; i < nt * (size_t)m->nbones; i++) c->keys[i] = sc_q_identity();
     for (size_t j = 0; j < nnames; j++) {
-        int b = bone_index(m, names[j]);
+        int b = sc_model_bone_index(m, names[j]);
         if (b < 0) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, names[j]); goto done; }
         for (size_t i = 0; i < nt; i++) {
             const double *s = q + (i * nnames + j) * 4;
-            c->keys[i * (size_t)m->nbones + (size_t)b] = sc_q_normalize((sc_quat){s[0], s[1], s[2], s[3]});
+            sc_quat k = {s[0], s[1], s[2], s[3]}; /* finite and of norm ~1: checked above */
+            /* unit samples are kept as stored, so a recorded trajectory replays bit for bit */
+            double n2 = k.w * k.w + k.x * k.x + k.y * k.y + k.z * k.z;
+            c->keys[i * (size_t)m->nbones + (size_t)b] = fabs(n2 - 1) <= 1e-12 ? k : sc_q_normalize(k);
         }
+    }
+    if (sc_h5_exists(f, "/targets/reference_time")) {
+        size_t nr = nt;
+        if ((rc = sc_h5_read_f64(f, "/targets/reference_time", 1, &nr, &c->ref_time, err)) ||
+            (rc = sc_h5_check_finite(f, "/targets/reference_time", c->ref_time, nr, 1, err)))
+            goto done;
+    } else if (sc_h5_exists(f, "/reference/local_quat")) { /* a reference.h5 plays its own time */
+        if (!(c->ref_time = malloc(nt * sizeof(double)))) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+        memcpy(c->ref_time, c->times, nt * sizeof(double));
     }
     snprintf(c->source, sizeof c->source, "%s", path);
     snprintf(c->dataset, sizeof c->dataset, "%s", dataset);
@@ -103,7 +109,7 @@ static int read_pose(sc_cfg_node *pose, const sc_model *m, sc_quat *out, sc_err 
     for (int i = 0; i < sc_cfg_len(pose); i++) {
         const char *name = sc_cfg_key_at(pose, i);
         sc_cfg_node *v = sc_cfg_at(pose, i);
-        int b = bone_index(m, name);
+        int b = sc_model_bone_index(m, name);
         if (b < 0) return sc_fail(err, SC_EINPUT, "%s: '%s' is not a bone of the character", sc_cfg_where(v, w, sizeof w), name);
         if (sc_cfg_is_scalar(v)) {
             double deg;
@@ -194,50 +200,123 @@ int sc_controller_from_config(sc_cfg_node *ctrl, const sc_model *m, const char *
 
 double sc_controller_duration(const sc_controller *c) { return c->nkeys ? c->times[c->nkeys - 1] : 0; }
 
-void sc_controller_targets(const sc_controller *c, double t, sc_quat *out)
+double sc_controller_reference_time(const sc_controller *c, double t)
 {
-    int nb = c->nbones;
+    if (!c->ref_time || c->nkeys < 1) return NAN;
     t += c->offset;
-    if (c->nkeys == 1 || t <= c->times[0]) { memcpy(out, c->keys, (size_t)nb * sizeof *out); return; }
-    double end = c->times[c->nkeys - 1];
-    if (t >= end) {
-        if (!c->loop || end <= c->times[0]) { memcpy(out, c->keys + (size_t)(c->nkeys - 1) * nb, (size_t)nb * sizeof *out); return; }
-        t = c->times[0] + fmod(t - c->times[0], end - c->times[0]);
-    }
-    /* binary search for the interval */
-    int lo = 0, hi = c->nkeys - 1;
+    const double *tt = c->times;
+    int n = c->nkeys;
+    if (n == 1 || t <= tt[0]) return c->ref_time[0] + (t - tt[0]);
+    if (t >= tt[n - 1]) return c->ref_time[n - 1] + (t - tt[n - 1]);
+    int lo = 0, hi = n - 1;
     while (hi - lo > 1) {
-        int mid = (lo + hi) / 2;
-        if (c->times[mid] <= t) lo = mid; else hi = mid;
+        int mid = lo + (hi - lo) / 2;
+        if (tt[mid] <= t) lo = mid; else hi = mid;
     }
-    double a = (t - c->times[lo]) / (c->times[hi] - c->times[lo]);
-    for (int b = 0; b < nb; b++) out[b] = sc_q_slerp(c->keys[(size_t)lo * nb + b], c->keys[(size_t)hi * nb + b], a);
+    double a = (t - tt[lo]) / (tt[hi] - tt[lo]);
+    return c->ref_time[lo] + a * (c->ref_time[hi] - c->ref_time[lo]);
 }
 
-int sc_reference_state(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
-                       double *local_ang_vel, sc_err *err)
+void sc_targets_interpolate(const double *times, int n, const double *quats, int nb, double t, sc_quat *out)
 {
-    sc_reference r;
-    int rc = sc_reference_read(path, &r, err);
-    if (rc) return rc;
+    int k;
+    if (n <= 1 || t <= times[0]) {
+        k = 0;
+    } else if (t >= times[n - 1]) {
+        k = n - 1;
+    } else {
+        int lo = 0, hi = n - 1; /* times[lo] <= t < times[hi] */
+        while (hi - lo > 1) {
+            int mid = lo + (hi - lo) / 2;
+            if (times[mid] <= t) lo = mid; else hi = mid;
+        }
+        if (times[lo] != t) {
+            double a = (t - times[lo]) / (times[hi] - times[lo]);
+            const double *q0 = quats + (size_t)lo * nb * 4, *q1 = quats + (size_t)hi * nb * 4;
+            for (int b = 0; b < nb; b++)
+                out[b] = sc_q_slerp((sc_quat){q0[4 * b], q0[4 * b + 1], q0[4 * b + 2], q0[4 * b + 3]},
+                                    (sc_quat){q1[4 * b], q1[4 * b + 1], q1[4 * b + 2], q1[4 * b + 3]}, a);
+            return;
+        }
+        k = lo;
+    }
+    const double *q = quats + (size_t)k * nb * 4;
+    for (int b = 0; b < nb; b++) out[b] = (sc_quat){q[4 * b], q[4 * b + 1], q[4 * b + 2], q[4 * b + 3]};
+}
+
+void sc_controller_targets(const sc_controller *c, double t, sc_quat *out)
+{
+    t += c->offset;
+    double end = c->times[c->nkeys - 1];
+    if (c->loop && c->nkeys > 1 && t >= end && end > c->times[0]) t = c->times[0] + fmod(t - c->times[0], end - c->times[0]);
+    sc_targets_interpolate(c->times, c->nkeys, (const double *)c->keys, c->nbones, t, out);
+}
+
+int sc_reference_state_at(const sc_reference *r, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
+                          double *local_ang_vel, sc_err *err)
+{
     int k = 0; /* the sample at or just before t */
-    while (k + 1 < r.n && r.time[k + 1] <= t) k++;
+    while (k + 1 < r->n && r->time[k + 1] <= t) k++;
     for (int b = 0; b < m->nbones; b++) {
         local[b] = sc_q_identity();
         if (local_ang_vel) local_ang_vel[3 * b] = local_ang_vel[3 * b + 1] = local_ang_vel[3 * b + 2] = 0;
     }
-    for (int j = 0; j < r.nb; j++) {
-        int b = bone_index(m, r.names[j]);
-        if (b < 0) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, r.names[j]);
-            break;
-        }
-        const double *q = r.local_quat + ((size_t)k * r.nb + j) * 4;
+    for (int j = 0; j < r->nb; j++) {
+        int b = sc_model_bone_index(m, r->names[j]);
+        if (b < 0) return sc_fail(err, SC_EINPUT, "reference: bone '%s' is not in the character", r->names[j]);
+        const double *q = r->local_quat + ((size_t)k * r->nb + j) * 4;
         local[b] = sc_q_normalize((sc_quat){q[0], q[1], q[2], q[3]});
-        if (local_ang_vel) memcpy(local_ang_vel + 3 * b, r.local_ang_vel + ((size_t)k * r.nb + j) * 3, 3 * sizeof(double));
+        if (local_ang_vel) memcpy(local_ang_vel + 3 * b, r->local_ang_vel + ((size_t)k * r->nb + j) * 3, 3 * sizeof(double));
     }
-    memcpy(root_pos, r.root_pos + 3 * k, 3 * sizeof(double));
-    if (root_vel) memcpy(root_vel, r.root_vel + 3 * k, 3 * sizeof(double));
+    if (root_pos) memcpy(root_pos, r->root_pos + 3 * k, 3 * sizeof(double));
+    if (root_vel) memcpy(root_vel, r->root_vel + 3 * k, 3 * sizeof(double));
+    return SC_OK;
+}
+
+/* /start of an openloop.h5: root_pos [3], root_vel [3], local_quat [nb, 4], local_ang_vel [nb, 3]
+ * with /bones/names giving the order. */
+static int read_start_group(sc_h5 *f, const char *path, const sc_model *m, double root_pos[3], sc_quat *local, double root_vel[3],
+                            double *local_ang_vel, sc_err *err)
+{
+    size_t nnames = 0, d3 = 3, dq[2] = {0, 4}, dw[2] = {0, 3};
+    char **names = NULL;
+    double *rp = NULL, *rv = NULL, *q = NULL, *w = NULL;
+    int rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err);
+    if (rc) return rc;
+    dq[0] = dw[0] = nnames;
+    if ((rc = sc_h5_read_f64(f, "/start/root_pos", 1, &d3, &rp, err)) || (d3 = 3, rc = sc_h5_read_f64(f, "/start/root_vel", 1, &d3, &rv, err)) ||
+        (rc = sc_h5_read_f64(f, "/start/local_quat", 2, dq, &q, err)) || (rc = sc_h5_read_f64(f, "/start/local_ang_vel", 2, dw, &w, err)))
+        goto done;
+    for (int b = 0; b < m->nbones; b++) local[b] = sc_q_identity();
+    if (local_ang_vel) memset(local_ang_vel, 0, 3 * sizeof(double) * (size_t)m->nbones);
+    for (size_t j = 0; j < nnames; j++) {
+        int b = sc_model_bone_index(m, names[j]);
+        if (b < 0) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, names[j]); goto done; }
+        local[b] = (sc_quat){q[4 * j], q[4 * j + 1], q[4 * j + 2], q[4 * j + 3]};
+        if (local_ang_vel) memcpy(local_ang_vel + 3 * b, w + 3 * j, 3 * sizeof(double));
+    }
+    memcpy(root_pos, rp, 3 * sizeof(double));
+    if (root_vel) memcpy(root_vel, rv, 3 * sizeof(double));
+done:
+    free(rp); free(rv); free(q); free(w);
+    sc_h5_free_strings(names, nnames);
+    return rc;
+}
+
+int sc_trajectory_start(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
+                        double *local_ang_vel, sc_err *err)
+{
+    sc_h5 *f;
+    int rc = sc_h5_open(path, &f, err);
+    if (rc) return rc;
+    int has_start = sc_h5_exists(f, "/start");
+    if (has_start) rc = read_start_group(f, path, m, root_pos, local, root_vel, local_ang_vel, err);
+    sc_h5_close(f);
+    if (has_start) return rc;
+    sc_reference r;
+    if ((rc = sc_reference_read(path, &r, err))) return rc;
+    rc = sc_reference_state_at(&r, m, t, root_pos, local, root_vel, local_ang_vel, err);
     sc_reference_free(&r);
+    if (rc) sc_err_prefix(err, "%s: ", path);
     return rc;
 }

@@ -15,6 +15,7 @@ typedef struct sc_controller {
     int nbones, nkeys;
     double *times;     /* [nkeys], increasing */
     sc_quat *keys;     /* [nkeys * nbones] */
+    double *ref_time;  /* [nkeys] reference time each key plays (trajectories; NULL otherwise) */
     int loop;          /* repeat the keys after the last one */
     double offset;     /* time shift: targets at t are the keys at t + offset */
     char source[1024];
@@ -35,13 +36,28 @@ struct sc_h5;
 int sc_controller_load_trajectory_image(const void *data, size_t size, const char *name, const char *dataset,
                                         const sc_model *m, sc_controller *c, sc_err *err);
 int sc_controller_load_trajectory_h5(struct sc_h5 *f, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
-/* The reference state at time t of a reference file (sc_reference_read): root origin
- * position and velocity (/reference/root_pos, root_lin_vel), local rotations and local angular
- * velocities (/reference/local_quat, local_ang_vel), in the character's bone order. */
-int sc_reference_state(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
-                       double *local_ang_vel, sc_err *err);
+/* The reference state at time t (the sample at or just before t) of an in-memory reference:
+ * root origin position and velocity, local rotations and local angular velocities (each in the
+ * parent's frame), in the character's bone order (matched by name). Outputs but local may be NULL. */
+struct sc_reference;
+int sc_reference_state_at(const struct sc_reference *r, const sc_model *m, double t, double root_pos[3], sc_quat *local,
+                          double root_vel[3], double *local_ang_vel, sc_err *err);
+/* The state a target trajectory file starts from: its /start group when it has one (an
+ * openloop.h5: the sampler's exact start), else the reference state at time t of a
+ * reference.h5 (sc_reference_read). */
+int sc_trajectory_start(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
+                        double *local_ang_vel, sc_err *err);
 void sc_controller_targets(const sc_controller *c, double t, sc_quat *out);
+/* The library's one target interpolator: nb local rotations (w, x, y, z doubles) per sample
+ * at increasing times[n], slerped to time t and clamped to the ends. At a sample's own time
+ * the sample is returned exactly (bit for bit), so a trajectory recorded at the simulation
+ * rate replays exactly what was applied. */
+void sc_targets_interpolate(const double *times, int n, const double *quats, int nb, double t, sc_quat *out);
 double sc_controller_duration(const sc_controller *c);
+/* The reference time a trajectory plays at time t (its /targets/reference_time, which
+ * sample-openloop writes under time scaling; a reference.h5 plays its own time); NAN when the
+ * controller does not follow a reference. */
+double sc_controller_reference_time(const sc_controller *c, double t);
 void sc_controller_free(sc_controller *c);
 
 #endif

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "control/controller.h"
+#include "core/hash.h"
 #include "control/reference.h"
 #include "io/config.h"
 #include "io/paths.h"
@@ -80,12 +82,6 @@ static void q_store(double *a, sc_quat q)
     a[1] = q.x;
     a[2] = q.y;
     a[3] = q.z;
-}
-
-static sc_quat q_load(const double *a)
-{
-    sc_quat q = {a[0], a[1], a[2], a[3]};
-    return q;
 }
 
 /* ---- the driver ------------------------------------------------------------------------- */
@@ -445,6 +441,11 @@ int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err)
         has_flag = 1;
     }
     if ((rc = check_reference(f, r, has_flag, err))) goto fail;
+    char *hash = NULL;
+    if (sc_h5_read_attr_str(f, "/", "character_hash", &hash, NULL) == SC_OK) {
+        r->character_hash = strtoull(hash, NULL, 16);
+        free(hash);
+    }
     sc_h5_free_strings(names, nnames);
     free(time);
     return SC_OK;
@@ -470,24 +471,41 @@ int sc_reference_read_image(const void *data, size_t size, const char *name, sc_
     return sc_h5_read_image(data, size, name, reference_reader, r, err);
 }
 
+uint64_t sc_reference_hash(const sc_reference *r)
+{
+    uint64_t h = SC_HASH_INIT;
+    size_t n = (size_t)r->n, nb = (size_t)r->nb;
+    h = sc_hash_bytes(h, r->time, 8 * n);
+    h = sc_hash_bytes(h, r->root_pos, 24 * n);
+    h = sc_hash_bytes(h, r->root_vel, 24 * n);
+    h = sc_hash_bytes(h, r->local_quat, 32 * n * nb);
+    h = sc_hash_bytes(h, r->local_ang_vel, 24 * n * nb);
+    h = sc_hash_bytes(h, r->target_quat, 32 * n * nb);
+    h = sc_hash_bytes(h, r->bone_pos, 24 * n * nb);
+    h = sc_hash_bytes(h, r->bone_quat, 32 * n * nb);
+    h = sc_hash_bytes(h, r->com, 24 * n);
+    h = sc_hash_bytes(h, r->com_vel, 24 * n);
+    return sc_hash_bytes(h, r->contact_flag, sizeof(int) * n * nb);
+}
+
+int sc_reference_write_character(sc_h5 *f, const sc_model *m, sc_err *err)
+{
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sc_model_hash(m));
+    return sc_h5_attr_str(f, "/", "character_hash", hex, err);
+}
+
+int sc_reference_check_character(const sc_reference *r, const char *path, const sc_model *m, sc_err *err)
+{
+    if (r->character_hash && r->character_hash != sc_model_hash(m))
+        return sc_fail(err, SC_EINPUT, "%s: made for another character (its character_hash %016llx is not this character's %016llx): run "
+                       "inverse-dynamics on this character", path, (unsigned long long)r->character_hash, (unsigned long long)sc_model_hash(m));
+    return SC_OK;
+}
+
 void sc_reference_targets_at(const sc_reference *r, double t, sc_quat *out)
 {
-    int nb = r->nb;
-    double u = r->dt > 0 ? (t - r->time[0]) / r->dt : 0;
-    int k = (int)floor(u);
-    if (k < 0) {
-        k = 0;
-        u = 0;
-    }
-    if (k >= r->n - 1) {
-        k = r->n > 1 ? r->n - 2 : 0;
-        u = r->n > 1 ? k + 1 : 0;
-    }
-    double a = u - k;
-    for (int j = 0; j < nb; j++) {
-        sc_quat q0 = q_load(r->target_quat + 4 * ((size_t)k * nb + j));
-        out[j] = r->n > 1 ? sc_q_slerp(q0, q_load(r->target_quat + 4 * ((size_t)(k + 1) * nb + j)), a) : q0;
-    }
+    sc_targets_interpolate(r->time, r->n, r->target_quat, r->nb, t, out);
 }
 
 /* ---- configuration ---------------------------------------------------------------------- */
@@ -561,7 +579,7 @@ int sc_id_read_config(struct sc_cfg *cfg, sc_id_config *c, sc_err *err)
     sc_cfg_node *root = sc_cfg_root(cfg), *mo, *rt, *ki, *co, *dy;
     char w[256], name[512], buf[64];
     if ((rc = sc_cfg_section(root, "motion", &mo, err)) || (rc = sc_cfg_section(root, "retarget", &rt, err)) ||
-        (rc = sc_cfg_section(root, "kinematics", &ki, err)) || (rc = sc_cfg_section(root, "contact", &co, err)) ||
+        (rc = sc_cfg_section(root, "kinematics", &ki, err)) || (rc = sc_cfg_section(root, "contact_estimation", &co, err)) ||
         (rc = sc_cfg_section(root, "dynamics", &dy, err)))
         return rc;
     /* motion */
@@ -619,17 +637,17 @@ int sc_id_read_config(struct sc_cfg *cfg, sc_id_config *c, sc_err *err)
         c->all_bones = 0;
         sc_cfg_where(bones, c->bones_where, sizeof c->bones_where);
         int n = sc_cfg_len(bones);
-        if (n > SC_BODY_MAX_BONES) return sc_fail(err, SC_EINPUT, "%s: too many bones in contact.bones", c->bones_where);
+        if (n > SC_BODY_MAX_BONES) return sc_fail(err, SC_EINPUT, "%s: too many bones in contact_estimation.bones", c->bones_where);
         for (int i = 0; i < n; i++) {
             const char *s = sc_cfg_scalar(sc_cfg_at(bones, i));
             if (!s || strlen(s) >= SC_NAME_LEN)
-                return sc_fail(err, SC_EINPUT, "%s: contact.bones must list bone names", sc_cfg_where(sc_cfg_at(bones, i), w, sizeof w));
+                return sc_fail(err, SC_EINPUT, "%s: contact_estimation.bones must list bone names", sc_cfg_where(sc_cfg_at(bones, i), w, sizeof w));
             snprintf(c->allowed[c->nallowed++], SC_NAME_LEN, "%s", s);
         }
     } else {
         if ((rc = sc_cfg_string(co, "bones", "all", buf, sizeof buf, err))) return rc;
         if (strcmp(buf, "all") != 0)
-            return sc_fail(err, SC_EINPUT, "%s: contact.bones must be 'all' or a list of bone names, got '%s'",
+            return sc_fail(err, SC_EINPUT, "%s: contact_estimation.bones must be 'all' or a list of bone names, got '%s'",
                            sc_cfg_where(bones, w, sizeof w), buf);
     }
     /* dynamics */
@@ -653,7 +671,7 @@ int sc_id_allowed_mask(const sc_id_config *c, const sc_model *m, unsigned char *
         for (int j = 0; j < m->nbones; j++)
             if (!strcmp(m->bone_name[j], c->allowed[i])) mask[j] = 1, found = 1;
         if (!found)
-            return sc_fail(err, SC_EINPUT, "%s: contact.bones names '%s', which the character does not have", c->bones_where,
+            return sc_fail(err, SC_EINPUT, "%s: contact_estimation.bones names '%s', which the character does not have", c->bones_where,
                            c->allowed[i]);
     }
     return SC_OK;

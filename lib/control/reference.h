@@ -28,6 +28,7 @@
  *   /report (attributes)               see sc_reference_write_report */
 #ifndef SC_CONTROL_REFERENCE_H
 #define SC_CONTROL_REFERENCE_H
+#include <stdint.h>
 #include "control/contact_est.h"
 #include "control/retarget.h"
 #include "io/h5.h"
@@ -52,6 +53,7 @@ typedef struct sc_reference {
     double *contact_resultant;                       /* [n*6] */
     double *joint_torque;                            /* [n*nb*3] */
     double *root_residual;                           /* [n*6] */
+    uint64_t character_hash;                         /* sc_model_hash of the character it was made for (0: unknown) */
 } sc_reference;
 
 int sc_reference_alloc(sc_reference *r, int n, int nb, sc_err *err);
@@ -103,7 +105,7 @@ typedef struct sc_id_config {
     int scheme;              /* kinematics.differences: SC_DIFF_FORWARD | SC_DIFF_CENTRAL */
     int mass_model;          /* dynamics.mass_model: SC_MASS_SKIN | SC_MASS_FIXED */
     sc_id_opts id;
-    int all_bones;           /* contact.bones: all, or the list below */
+    int all_bones;           /* contact_estimation.bones: all, or the list below */
     int nallowed;
     char allowed[SC_BODY_MAX_BONES][SC_NAME_LEN];
     char bones_where[160];
@@ -112,9 +114,17 @@ typedef struct sc_id_config {
  * next to the config, in mocap/, then $SOFTCON_MOCAP_PATH). Leaves other sections alone, so a
  * later tool sharing the config can read its own and then call sc_cfg_check_unknown. */
 int sc_id_read_config(struct sc_cfg *cfg, sc_id_config *c, sc_err *err);
-/* contact.bones as a mask over the character's bones (unknown names are SC_EINPUT). */
+/* contact_estimation.bones as a mask over the character's bones (unknown names are SC_EINPUT). */
 int sc_id_allowed_mask(const sc_id_config *c, const sc_model *m, unsigned char *mask, sc_err *err);
 
+/* Content hash of everything a controller tracks in a reference (poses, velocities, targets,
+ * contact flags): identifies the reference a controller was made for. */
+uint64_t sc_reference_hash(const sc_reference *r);
+/* Root attribute character_hash (hex): the character a reference is made for, so that a later
+ * stage refuses a reference made for another one (sc_reference_check_character). */
+int sc_reference_write_character(sc_h5 *f, const sc_model *m, sc_err *err);
+/* SC_EINPUT when r records a character other than m (references without the record pass). */
+int sc_reference_check_character(const sc_reference *r, const char *path, const sc_model *m, sc_err *err);
 /* Writes /time, /bones and every dataset above (not the root attributes). */
 int sc_reference_write(sc_h5 *f, const sc_reference *r, sc_err *err);
 /* /report attributes: per-joint arrays peak_torque_Nm, rms_torque_Nm, torque_limit_exceeded,

@@ -9,6 +9,7 @@
 typedef struct { double x, y, z; } sc_vec3;
 typedef struct { double m[3][3]; } sc_mat3;   /* m[row][col] */
 typedef struct { double w, x, y, z; } sc_quat;
+_Static_assert(sizeof(sc_quat) == 4 * sizeof(double), "sc_quat arrays are read as (w, x, y, z) doubles");
 typedef struct { sc_quat q; sc_vec3 p; } sc_xform; /* x_world = q * x_local + p */
 
 static inline sc_vec3 sc_v3(double x, double y, double z) { sc_vec3 v = {x, y, z}; return v; }

@@ -11,7 +11,10 @@ typedef enum {
     SC_EINPUT = 2,   /* bad config or input file: message names file:line:column or HDF5 path */
     SC_EIO = 3,      /* cannot read/write a file, out of memory */
     SC_ENUMERIC = 4, /* numerical failure: names step, element or node, quantity */
-    SC_EEXTERNAL = 5 /* an external program (tetgen, ffmpeg) is missing or failed */
+    SC_EEXTERNAL = 5, /* an external program (tetgen, ffmpeg) is missing or failed */
+    SC_EINTERRUPTED = 6 /* stopped by a signal (SIGTERM, SIGUSR1, SIGINT) after writing a checkpoint:
+                           run again with --resume (a Slurm job requeues on it) */,
+    SC_EPARTIAL = 7     /* the output holds only part of what was asked (the sampler's longest path) */
 } sc_code;
 
 #define SC_ERR_MSG 2048

@@ -741,7 +741,7 @@ static void pick_chunk(int rank, const hsize_t *dims, size_t elsize, hsize_t *ch
 }
 
 static int write_dataset(sc_h5 *f, const char *path, int rank, const size_t *dims, hid_t file_type, hid_t mem_type,
-                         const void *data, const char *units, const char *description, sc_err *err)
+                         const void *data, const char *units, const char *description, int compress, sc_err *err)
 {
     int rc = check_writable(f, path, err);
     if (rc) return rc;
@@ -763,7 +763,7 @@ static int write_dataset(sc_h5 *f, const char *path, int rank, const size_t *dim
         rc = fail_h5(f, err, SC_EIO, path, "cannot set up dataset");
         goto done;
     }
-    if (total > 0 && total > SMALL_DATASET_BYTES / elsize) {
+    if (compress && total > 0 && total > SMALL_DATASET_BYTES / elsize) {
         pick_chunk(rank, hd, elsize, chunk);
         if (H5Pset_chunk(dcpl, rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 4) < 0) {
             rc = fail_h5(f, err, SC_EIO, path, "cannot set up compression");
@@ -792,14 +792,20 @@ int sc_h5_write_f64(sc_h5 *f, const char *path, int rank, const size_t *dims, co
                     const char *description, sc_err *err)
 {
     h5_init();
-    return write_dataset(f, path, rank, dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, data, units, description, err);
+    return write_dataset(f, path, rank, dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, data, units, description, 1, err);
 }
 
 int sc_h5_write_i32(sc_h5 *f, const char *path, int rank, const size_t *dims, const int *data,
                     const char *description, sc_err *err)
 {
     h5_init();
-    return write_dataset(f, path, rank, dims, H5T_STD_I32LE, H5T_NATIVE_INT, data, NULL, description, err);
+    return write_dataset(f, path, rank, dims, H5T_STD_I32LE, H5T_NATIVE_INT, data, NULL, description, 1, err);
+}
+
+int sc_h5_write_bytes(sc_h5 *f, const char *path, size_t n, const void *data, const char *description, sc_err *err)
+{
+    h5_init();
+    return write_dataset(f, path, 1, &n, H5T_STD_U8LE, H5T_NATIVE_UCHAR, data, NULL, description, 0, err);
 }
 
 int sc_h5_write_strings(sc_h5 *f, const char *path, size_t n, const char *const *strs, const char *description,
@@ -813,7 +819,7 @@ int sc_h5_write_strings(sc_h5 *f, const char *path, size_t n, const char *const 
     hid_t t = vlen_str_type();
     size_t dims[1] = {n};
     int rc = t < 0 ? fail_h5(f, err, SC_EIO, path, "cannot create string type")
-                   : write_dataset(f, path, 1, dims, t, t, tmp, NULL, description, err);
+                   : write_dataset(f, path, 1, dims, t, t, tmp, NULL, description, 1, err);
     close_id(t);
     free(tmp);
     return rc;
@@ -1174,6 +1180,29 @@ int sc_h5_read_f64(sc_h5 *f, const char *path, int rank, size_t *dims_inout, dou
         return rc;
     }
     for (int i = 0; i < rank; i++) dims_inout[i] = (size_t)d.dims[i];
+    *data = buf;
+    return SC_OK;
+}
+
+int sc_h5_read_bytes(sc_h5 *f, const char *path, size_t *n, unsigned char **data, sc_err *err)
+{
+    h5_init();
+    *data = NULL;
+    dset_info d;
+    size_t total, dims[1] = {0};
+    int rc = read_numeric_prepare(f, path, 1, dims, 1, &d, &total, err);
+    if (rc) return rc;
+    if (H5Tget_size(d.type) != 1 || H5Tget_sign(d.type) != H5T_SGN_NONE) {
+        info_close(&d);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: expected unsigned bytes", f->path, lead(path), path);
+    }
+    unsigned char *buf = sc_alloc(err, total ? total : 1, 1);
+    if (!buf) rc = SC_EIO;
+    else if (total && H5Dread(d.dset, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+        rc = fail_h5(f, err, SC_EIO, path, "cannot read dataset");
+    info_close(&d);
+    if (rc) { free(buf); return rc; }
+    *n = total;
     *data = buf;
     return SC_OK;
 }

@@ -55,6 +55,9 @@ int sc_h5_write_f64(sc_h5 *f, const char *path, int rank, const size_t *dims, co
                     const char *units, const char *description, sc_err *err);
 int sc_h5_write_i32(sc_h5 *f, const char *path, int rank, const size_t *dims, const int *data,
                     const char *description, sc_err *err);
+/* 1-D dataset of n unsigned bytes, contiguous and uncompressed (opaque blobs such as checked
+ * simulation snapshots in checkpoints, where deflate would cost seconds and gain little). */
+int sc_h5_write_bytes(sc_h5 *f, const char *path, size_t n, const void *data, const char *description, sc_err *err);
 /* 1-D dataset of n variable-length UTF-8 strings (a NULL entry is stored as ""). */
 int sc_h5_write_strings(sc_h5 *f, const char *path, size_t n, const char *const *strs, const char *description,
                         sc_err *err);
@@ -97,6 +100,8 @@ int sc_h5_flush(sc_h5 *f, sc_err *err);
 int sc_h5_exists(sc_h5 *f, const char *path); /* 1 if an object exists at path, else 0 */
 int sc_h5_read_f64(sc_h5 *f, const char *path, int rank, size_t *dims_inout, double **data, sc_err *err);
 int sc_h5_read_i32(sc_h5 *f, const char *path, int rank, size_t *dims_inout, int **data, sc_err *err);
+/* A 1-D dataset of unsigned bytes (sc_h5_write_bytes); *data malloc'd. */
+int sc_h5_read_bytes(sc_h5 *f, const char *path, size_t *n, unsigned char **data, sc_err *err);
 /* 1-D (or scalar) string dataset, variable- or fixed-length. */
 int sc_h5_read_strings(sc_h5 *f, const char *path, size_t *n, char ***strs, sc_err *err);
 void sc_h5_free_strings(char **strs, size_t n);

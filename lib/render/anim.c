@@ -27,7 +27,8 @@ void sc_anim_close(sc_anim *a)
     sc_h5_close(a->file);
     void *arrays[] = {a->time, a->bone_name, a->parent, a->joint_rest, a->tip_rest, a->bone_pos, a->bone_quat, a->tets,
                       a->rest_pos, a->node_bone, a->faces, a->surf_tet, a->surf_bary, a->surf_rest, a->com,
-                      a->contact_force, a->push_force, a->rigid_bone, a->cache[0], a->cache[1]};
+                      a->contact_force, a->push_force, a->rigid_bone, a->cache[0], a->cache[1], a->ref_time, a->ghost_time,
+                      a->ghost_pos, a->ghost_quat};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
     memset(a, 0, sizeof *a);
 }
@@ -240,6 +241,10 @@ static int open_sim(sc_h5 *f, sc_anim *a, sc_err *err)
     TRY(read_optional3(f, "/momentum/com", a, &a->com, err));
     TRY(read_optional3(f, "/contact/force", a, &a->contact_force, err));
     TRY(read_optional3(f, "/control/push_force", a, &a->push_force, err));
+    if (sc_h5_exists(f, "/control/reference_time")) {
+        size_t nt = (size_t)a->nframes;
+        TRY(sc_h5_read_f64(f, "/control/reference_time", 1, &nt, &a->ref_time, err));
+    }
 
     a->surf_rest = malloc((size_t)a->nsv * 3 * sizeof(double));
     if (!a->surf_rest) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
@@ -366,13 +371,74 @@ int sc_anim_open(const char *path, sc_anim *a, sc_err *err)
 
 /* ---- sampling ---- */
 
+int sc_anim_attach_reference(sc_anim *a, const char *ref_path, sc_err *err)
+{
+    sc_h5 *f;
+    int rc = sc_h5_open(ref_path, &f, err);
+    if (rc) return rc;
+    size_t nn = 0, nt = 0;
+    char **names = NULL;
+    a->ghost_sim_time = sc_h5_exists(f, "/achieved/reference_bone_position");
+    const char *tpath = a->ghost_sim_time ? "/achieved/time" : "/time", *ppath = a->ghost_sim_time ? "/achieved/reference_bone_position" : "/reference/bone_pos",
+               *qpath = a->ghost_sim_time ? "/achieved/reference_bone_orientation" : "/reference/bone_quat";
+    if ((rc = sc_h5_read_strings(f, "/bones/names", &nn, &names, err)) || (rc = sc_h5_read_f64(f, tpath, 1, &nt, &a->ghost_time, err)))
+        goto done;
+    if (nn != (size_t)a->nbones) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: %zu bones, the simulation has %d: a reference of another character", ref_path, nn, a->nbones);
+        goto done;
+    }
+    for (size_t b = 0; b < nn; b++)
+        if (strcmp(names[b], a->bone_name[b])) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone %zu is '%s', the simulation's is '%s'", ref_path, b, names[b], a->bone_name[b]);
+            goto done;
+        }
+    size_t d3[3] = {nt, nn, 3}, d4[3] = {nt, nn, 4};
+    if ((rc = sc_h5_read_f64(f, ppath, 3, d3, &a->ghost_pos, err)) || (rc = sc_h5_read_f64(f, qpath, 3, d4, &a->ghost_quat, err)))
+        goto done;
+    for (size_t k = 0; k < nt && !rc; k++)
+        if (!isfinite(a->ghost_time[k]) || (k && !(a->ghost_time[k] > a->ghost_time[k - 1])))
+            rc = sc_fail(err, SC_EINPUT, "%s:/time: element %zu = %g is not finite and increasing", ref_path, k, a->ghost_time[k]);
+    if (!rc) a->ghost_n = (int)nt;
+done:
+    if (names) sc_h5_free_strings(names, nn);
+    sc_h5_close(f);
+    return rc;
+}
+
+/* The reference's bone poses at reference time tr (clamped), linear and slerp between samples. */
+static void ghost_at(const sc_anim *a, double tr, sc_xform *out)
+{
+    const double *t = a->ghost_time;
+    int n = a->ghost_n, k = 0;
+    double u = 0;
+    if (tr >= t[n - 1]) k = n - 1;
+    else if (tr > t[0]) {
+        int hi = n - 1;
+        while (hi - k > 1) {
+            int mid = (k + hi) / 2;
+            if (t[mid] <= tr) k = mid; else hi = mid;
+        }
+        u = (tr - t[k]) / (t[hi] - t[k]);
+    }
+    int k1 = k + 1 < n ? k + 1 : k;
+    for (int b = 0; b < a->nbones; b++) {
+        const double *p0 = a->ghost_pos + 3 * ((size_t)k * a->nbones + b), *p1 = a->ghost_pos + 3 * ((size_t)k1 * a->nbones + b);
+        const double *q0 = a->ghost_quat + 4 * ((size_t)k * a->nbones + b), *q1 = a->ghost_quat + 4 * ((size_t)k1 * a->nbones + b);
+        double pb[3];
+        for (int d = 0; d < 3; d++) pb[d] = p0[d] + u * (p1[d] - p0[d]);
+        out[b].p = sc_v3_load(pb);
+        out[b].q = sc_q_slerp((sc_quat){q0[0], q0[1], q0[2], q0[3]}, (sc_quat){q1[0], q1[1], q1[2], q1[3]}, u);
+    }
+}
+
 int sc_anim_pose_alloc(const sc_anim *a, sc_anim_pose *p, sc_err *err)
 {
     memset(p, 0, sizeof *p);
     p->nodes = malloc((size_t)a->nnodes * 3 * sizeof(double) + 1);
     p->surf = malloc((size_t)a->nsv * 3 * sizeof(double) + 1);
     p->bone = malloc((size_t)a->nbones * sizeof(sc_xform) + 1);
-    if (!p->nodes || !p->surf || !p->bone) {
+    p->ghost = malloc((size_t)a->nbones * sizeof(sc_xform) + 1);
+    if (!p->nodes || !p->surf || !p->bone || !p->ghost) {
         sc_anim_pose_free(p);
         return sc_fail(err, SC_EIO, "out of memory");
     }
@@ -385,6 +451,7 @@ void sc_anim_pose_free(sc_anim_pose *p)
     free(p->nodes);
     free(p->surf);
     free(p->bone);
+    free(p->ghost);
     memset(p, 0, sizeof *p);
 }
 
@@ -450,6 +517,13 @@ static int sample_between(sc_anim *a, int k, double u, double t, sc_anim_pose *p
     lerp3(p->com, a->com + 3 * k, a->com + 3 * k1, u);
     lerp3(p->contact_force, a->contact_force + 3 * k, a->contact_force + 3 * k1, u);
     lerp3(p->push_force, a->push_force + 3 * k, a->push_force + 3 * k1, u);
+    p->has_ghost = a->ghost_n > 0;
+    if (p->has_ghost) {
+        double tr = a->ghost_sim_time ? t
+                    : a->ref_time   ? a->ref_time[k] + u * (a->ref_time[k1] - a->ref_time[k])
+                                    : a->ghost_time[0] + (t - a->time[0]);
+        ghost_at(a, tr, p->ghost);
+    }
     p->t = t;
     p->frame = k;
     return SC_OK;

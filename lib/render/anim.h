@@ -49,6 +49,11 @@ typedef struct sc_anim {
     sc_anim_push push[SC_ANIM_MAX_PUSH];
     double height;     /* rest surface height (m) */
     char status[256];  /* the sim's root `status` attribute ("" if none) */
+    double *ref_time;  /* [nframes] reference time the controller played (/control/reference_time), or NULL */
+    /* the reference's skeleton, drawn as a ghost (sc_anim_attach_reference) */
+    int ghost_n;       /* reference samples; 0: no ghost */
+    int ghost_sim_time;/* 1: ghost_time is the simulation's time (an openloop.h5's achieved frames) */
+    double *ghost_time, *ghost_pos, *ghost_quat; /* [ghost_n], [ghost_n*nbones*3], [ghost_n*nbones*4] */
     /* private */
     sc_h5 *file;
     int *rigid_bone;   /* [nnodes] bone each node follows when there are no node frames */
@@ -64,6 +69,8 @@ typedef struct sc_anim_pose {
     double *surf;      /* [nsv*3] */
     sc_xform *bone;    /* [nbones] world pose: x = q (X - joint_rest) + p */
     double com[3], contact_force[3], push_force[3];
+    int has_ghost;
+    sc_xform *ghost;   /* [nbones] the reference's bone poses at the reference time played at t */
 } sc_anim_pose;
 
 /* Opens sim.h5 or character.h5 (told apart by the root `schema` attribute, or by content).
@@ -71,6 +78,12 @@ typedef struct sc_anim_pose {
    SC_EIO for unreadable files or data. */
 int sc_anim_open(const char *path, sc_anim *a, sc_err *err);
 void sc_anim_close(sc_anim *a);
+/* Adds the skeleton of a reference.h5 (softcon.reference/1, made for the same character) as a
+   ghost: each pose gets the reference's bone poses at the reference time the simulation played
+   (its /control/reference_time; else the reference's start plus the simulation's time). An
+   openloop.h5 works too: its /achieved/reference_bone_* give the tracked reference (a repeated
+   gait cycle included) at the simulation's times. */
+int sc_anim_attach_reference(sc_anim *a, const char *ref_path, sc_err *err);
 
 int sc_anim_pose_alloc(const sc_anim *a, sc_anim_pose *p, sc_err *err);
 void sc_anim_pose_free(sc_anim_pose *p);

@@ -434,6 +434,17 @@ static void overlays(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, co
     const sc_render_opts *o = &r->o;
     int w = o->width, h = o->height, scale = w >= 480 ? 2 : 1;
     double px = o->height / 480.0; /* line widths scale with the image */
+    if (p->has_ghost) { /* the reference's skeleton, over everything, in translucent blue */
+        static const float ghost[3] = {0.15f, 0.45f, 1.0f};
+        for (int b = 0; b < a->nbones; b++) {
+            sc_vec3 l = sc_v3_sub(sc_v3_load(a->tip_rest + 3 * b), sc_v3_load(a->joint_rest + 3 * b));
+            sc_vec3 tip = sc_v3_add(sc_q_rotate(p->ghost[b].q, l), p->ghost[b].p);
+            double x0, y0, x1, y1;
+            if (!project(c, p->ghost[b].p, &x0, &y0) || !project(c, tip, &x1, &y1)) continue;
+            sc_draw_line(rgb, w, h, x0, y0, x1, y1, 3.5 * px, ghost, 0.7);
+            sc_draw_disc(rgb, w, h, x0, y0, 3.0 * px, ghost, 0.8);
+        }
+    }
     if (o->skeleton) {
         static const float dark[3] = {0.08f, 0.08f, 0.1f}, bone[3] = {0.95f, 0.55f, 0.10f}, joint[3] = {0.20f, 0.45f, 0.95f};
         for (int b = 0; b < a->nbones; b++) {

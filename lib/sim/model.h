@@ -4,6 +4,7 @@
  * its origin at the bone's joint, so a bone-local coordinate is (rest world - joint). */
 #ifndef SC_MODEL_H
 #define SC_MODEL_H
+#include <stdint.h>
 #include "core/status.h"
 
 #define SC_NAME_LEN 64
@@ -60,5 +61,14 @@ typedef struct sc_model {
 } sc_model;
 
 void sc_model_free(sc_model *m);
+/* Deep copy (for overrides: a tool edits the copy, never the loaded model). SC_EIO when out of
+ * memory; *dst is then empty. */
+int sc_model_clone(const sc_model *src, sc_model *dst, sc_err *err);
+/* Content hash of everything a simulation reads from the model (checked snapshot headers). */
+uint64_t sc_model_hash(const sc_model *m);
+/* Index of the bone called name, -1 if none: the one bone-name lookup of the library. */
+int sc_model_bone_index(const sc_model *m, const char *name);
+/* Leaf bones (no child), e.g. hands, feet and head: the end effectors. Returns their count. */
+int sc_model_leaf_bones(const sc_model *m, int *leaves);
 
 #endif

@@ -1,9 +1,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/hash.h"
 #include "core/log.h"
 #include "sim/sim.h"
 #include "skin/lbs.h"
+
+static uint64_t options_hash(const sc_sim_opts *o);
 
 void sc_sim_default_opts(sc_sim_opts *o)
 {
@@ -60,6 +63,8 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->m = m;
     s->o = *o;
     memcpy(s->o.skeleton.gravity, o->gravity, sizeof o->gravity);
+    s->model_hash = sc_model_hash(m);
+    s->options_hash = options_hash(o);
     s->nn = m->nnodes;
     s->nb = m->nbones;
     s->nv = m->nsurf_verts;
@@ -219,6 +224,7 @@ int sc_sim_step(sc_sim *s, sc_err *err)
     sc_fem_elastic_forces(&s->fem, s->x, o->plasticity ? s->xbar : NULL, s->warm, s->f, &s->fem_stats);
     double t2 = sc_wall_time();
     s->timing.fem += t2 - t1;
+    s->fem_fallbacks += s->fem_stats.fallbacks;
     memset(s->bone_f, 0, (size_t)nb * 3 * sizeof(double));
     memset(s->bone_tau, 0, (size_t)nb * 3 * sizeof(double));
     if (o->damping == SC_DAMP_POSE) {
@@ -353,37 +359,204 @@ void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d)
     d->inverted = s->fem_stats.inverted;
 }
 
-size_t sc_sim_state_size(const sc_sim *s)
+void sc_sim_warnings_get(const sc_sim *s, sc_sim_warnings *w)
 {
-    return 2 + 6 * (size_t)s->nn + sc_fem_warm_size(&s->fem) + 4 * (size_t)s->nv + sc_skeleton_state_size(s->skel) +
-           4 * (size_t)s->nb;
+    w->fem_fallbacks = s->fem_fallbacks;
+    w->ode_messages = sc_skeleton_ode_messages(s->skel, &w->last_ode_message);
 }
 
-void sc_sim_save(const sc_sim *s, double *buf)
+/* ---- snapshots -------------------------------------------------------------------------- */
+
+typedef struct snapshot_header {
+    char magic[8];
+    uint32_t layout, kernel;
+    uint64_t model_hash, options_hash, build_hash;
+    uint64_t payload_bytes, checksum;
+} snapshot_header;
+static const char snapshot_magic[8] = {'S', 'C', 'S', 'N', 'A', 'P', 0, 1};
+
+/* Word-wise, so a checksum of a 0.5 MB snapshot costs tens of microseconds, not a millisecond. */
+static uint64_t payload_checksum(const unsigned char *p, size_t n)
 {
-    size_t n3 = 3 * (size_t)s->nn;
-    *buf++ = s->t;
-    *buf++ = (double)s->step;
-    memcpy(buf, s->x, n3 * sizeof *buf); buf += n3;
-    memcpy(buf, s->v, n3 * sizeof *buf); buf += n3;
-    memcpy(buf, s->warm, sc_fem_warm_size(&s->fem) * sizeof *buf); buf += sc_fem_warm_size(&s->fem);
-    memcpy(buf, s->anchor, 3 * (size_t)s->nv * sizeof *buf); buf += 3 * (size_t)s->nv;
-    for (int i = 0; i < s->nv; i++) *buf++ = s->in_contact[i];
-    for (int b = 0; b < s->nb; b++) { *buf++ = s->targets[b].w; *buf++ = s->targets[b].x; *buf++ = s->targets[b].y; *buf++ = s->targets[b].z; }
-    sc_skeleton_save(s->skel, buf);
+    uint64_t h = SC_HASH_INIT, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return sc_hash_bytes(h, p + i, n - i);
 }
 
-void sc_sim_restore(sc_sim *s, const double *buf)
+uint64_t sc_sim_build_hash(void)
 {
+    uint64_t h = SC_HASH_INIT;
+    const char *parts[] = {SC_VERSION, SC_GIT_REV, __VERSION__};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) h = sc_hash_bytes(h, parts[i], strlen(parts[i]) + 1);
+    return sc_hash_i64(h, sc_fem_simd_width());
+}
+
+/* Everything in the options that changes a step, field by field (struct padding is not hashed).
+ * Gravity is state (sc_sim_set_gravity), carried in the snapshot instead. */
+static uint64_t options_hash(const sc_sim_opts *o)
+{
+    uint64_t h = SC_HASH_INIT;
+    const sc_contact_opts *c = &o->contact;
+    const sc_skeleton_opts *k = &o->skeleton;
+    double d[] = {o->dt, o->pose_damping, o->rayleigh_alpha, o->rayleigh_beta, o->max_speed, o->max_inverted,
+                  c->stiffness, c->damping, c->mu, c->tangent_stiffness, c->tangent_damping, c->ground.normal.x,
+                  c->ground.normal.y, c->ground.normal.z, c->ground.offset, c->ground.bump_height, c->ground.bump_length,
+                  k->erp, k->cfm};
+    int64_t i[] = {o->plasticity, o->damping, c->enabled, k->exact_solver, k->iterations, k->fix_root, k->finite_rotation};
+    for (size_t j = 0; j < sizeof d / sizeof *d; j++) h = sc_hash_f64(h, d[j]);
+    for (size_t j = 0; j < sizeof i / sizeof *i; j++) h = sc_hash_i64(h, i[j]);
+    return h;
+}
+
+enum { DIAG_F64 = 6, DIAG_I64 = 6 };
+
+static size_t fixed_payload_doubles(const sc_sim *s)
+{
+    return 2 + 3 + 6 * (size_t)s->nn + sc_fem_warm_size(&s->fem) + 7 * (size_t)s->nb + sc_skeleton_state_size(s->skel) +
+           DIAG_F64 + DIAG_I64 + 1;
+}
+
+size_t sc_sim_snapshot_capacity(const sc_sim *s)
+{
+    return sizeof(snapshot_header) + 8 * (fixed_payload_doubles(s) + 4 * (size_t)s->nv);
+}
+
+typedef struct { unsigned char *p; } writer;
+static void put(writer *w, const void *v, size_t n) { memcpy(w->p, v, n); w->p += n; }
+static void put_i64(writer *w, int64_t v) { put(w, &v, 8); }
+typedef struct { const unsigned char *p, *end; } reader;
+static int get(reader *r, void *v, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n) return 0;
+    memcpy(v, r->p, n);
+    r->p += n;
+    return 1;
+}
+
+size_t sc_sim_snapshot_save(const sc_sim *s, void *buf, size_t cap)
+{
+    int ncontact = 0;
+    for (int i = 0; i < s->nv; i++) ncontact += s->in_contact[i] != 0;
+    size_t payload = 8 * (fixed_payload_doubles(s) + 4 * (size_t)ncontact), total = sizeof(snapshot_header) + payload;
+    if (cap < total) return 0;
+    unsigned char *base = buf;
+    writer w = {base + sizeof(snapshot_header)};
     size_t n3 = 3 * (size_t)s->nn;
-    s->t = *buf++;
-    s->step = (long)*buf++;
-    memcpy(s->x, buf, n3 * sizeof *buf); buf += n3;
-    memcpy(s->v, buf, n3 * sizeof *buf); buf += n3;
-    memcpy(s->warm, buf, sc_fem_warm_size(&s->fem) * sizeof *buf); buf += sc_fem_warm_size(&s->fem);
-    memcpy(s->anchor, buf, 3 * (size_t)s->nv * sizeof *buf); buf += 3 * (size_t)s->nv;
-    for (int i = 0; i < s->nv; i++) s->in_contact[i] = (unsigned char)*buf++;
-    for (int b = 0; b < s->nb; b++, buf += 4) s->targets[b] = (sc_quat){buf[0], buf[1], buf[2], buf[3]};
-    sc_skeleton_restore(s->skel, buf);
+    put(&w, &s->t, 8);
+    put_i64(&w, s->step);
+    put(&w, s->o.gravity, 24);
+    put(&w, s->x, 8 * n3);
+    put(&w, s->v, 8 * n3);
+    put(&w, s->warm, 8 * sc_fem_warm_size(&s->fem));
+    put(&w, s->targets, sizeof(sc_quat) * (size_t)s->nb);
+    put(&w, s->push, 24 * (size_t)s->nb);
+    sc_skeleton_save(s->skel, (double *)(void *)w.p); /* memcpy-only writer: alignment of w.p is irrelevant on x86-64 */
+    w.p += 8 * sc_skeleton_state_size(s->skel);
+    const sc_fem_stats *fs = &s->fem_stats;
+    const sc_contact_result *cr = &s->contact;
+    double df[DIAG_F64] = {fs->elastic_energy, fs->worst_det, cr->total_force.x, cr->total_force.y, cr->total_force.z, cr->max_depth};
+    put(&w, df, sizeof df);
+    int64_t di[DIAG_I64] = {fs->inverted, fs->worst_tet, fs->fallbacks, fs->newton_steps, cr->count, cr->sliding};
+    put(&w, di, sizeof di);
+    put_i64(&w, ncontact);
+    for (int i = 0; i < s->nv; i++) {
+        if (!s->in_contact[i]) continue;
+        put_i64(&w, i);
+        put(&w, s->anchor + 3 * i, 24);
+    }
+    snapshot_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, snapshot_magic, sizeof h.magic);
+    h.layout = SC_SNAPSHOT_LAYOUT;
+    h.kernel = (uint32_t)sc_fem_simd_width();
+    h.model_hash = s->model_hash;
+    h.options_hash = s->options_hash;
+    h.build_hash = sc_sim_build_hash();
+    h.payload_bytes = payload;
+    h.checksum = payload_checksum(base + sizeof h, payload);
+    memcpy(base, &h, sizeof h);
+    return total;
+}
+
+int sc_sim_snapshot_restore(sc_sim *s, const void *buf, size_t size, sc_err *err)
+{
+    snapshot_header h;
+    if (size < sizeof h) return sc_fail(err, SC_EINPUT, "snapshot: %zu bytes, shorter than its header", size);
+    memcpy(&h, buf, sizeof h);
+    if (memcmp(h.magic, snapshot_magic, sizeof h.magic)) return sc_fail(err, SC_EINPUT, "snapshot: not a softcon simulation snapshot");
+    if (h.layout != SC_SNAPSHOT_LAYOUT)
+        return sc_fail(err, SC_EINPUT, "snapshot: layout version %u, this build reads %d", h.layout, SC_SNAPSHOT_LAYOUT);
+    if (h.kernel != (uint32_t)sc_fem_simd_width())
+        return sc_fail(err, SC_EINPUT, "snapshot: made with the %u-lane FEM kernel, this process runs the %d-lane one", h.kernel,
+                       sc_fem_simd_width());
+    if (h.build_hash != sc_sim_build_hash()) return sc_fail(err, SC_EINPUT, "snapshot: made by another build of softcon");
+    if (h.model_hash != s->model_hash) return sc_fail(err, SC_EINPUT, "snapshot: made for another character model");
+    if (h.options_hash != s->options_hash) return sc_fail(err, SC_EINPUT, "snapshot: made with other simulation options");
+    if (h.payload_bytes != size - sizeof h)
+        return sc_fail(err, SC_EINPUT, "snapshot: %zu payload bytes, the header says %llu (truncated?)", size - sizeof h,
+                       (unsigned long long)h.payload_bytes);
+    const unsigned char *base = buf;
+    if (payload_checksum(base + sizeof h, size - sizeof h) != h.checksum) return sc_fail(err, SC_EINPUT, "snapshot: checksum mismatch (damaged)");
+    size_t fixed = 8 * fixed_payload_doubles(s);
+    if (size - sizeof h < fixed || (size - sizeof h - fixed) % 32)
+        return sc_fail(err, SC_EINPUT, "snapshot: payload of %zu bytes does not fit this simulation", size - sizeof h);
+    /* validate the contact list before touching s */
+    reader r = {base + sizeof h + fixed - 8, base + size};
+    int64_t ncontact;
+    get(&r, &ncontact, 8);
+    if (ncontact < 0 || ncontact > s->nv || (size_t)ncontact * 32 != (size_t)(r.end - r.p))
+        return sc_fail(err, SC_EINPUT, "snapshot: %lld contact entries do not fit the payload", (long long)ncontact);
+    for (int64_t c = 0; c < ncontact; c++) {
+        int64_t i;
+        memcpy(&i, r.p + 32 * c, 8);
+        if (i < 0 || i >= s->nv) return sc_fail(err, SC_EINPUT, "snapshot: contact vertex %lld out of range", (long long)i);
+    }
+
+    r = (reader){base + sizeof h, base + size};
+    size_t n3 = 3 * (size_t)s->nn;
+    int64_t step;
+    double g[3];
+    get(&r, &s->t, 8);
+    get(&r, &step, 8);
+    s->step = (long)step;
+    get(&r, g, 24);
+    get(&r, s->x, 8 * n3);
+    get(&r, s->v, 8 * n3);
+    get(&r, s->warm, 8 * sc_fem_warm_size(&s->fem));
+    get(&r, s->targets, sizeof(sc_quat) * (size_t)s->nb);
+    get(&r, s->push, 24 * (size_t)s->nb);
+    sc_skeleton_restore(s->skel, (const double *)(const void *)r.p);
+    r.p += 8 * sc_skeleton_state_size(s->skel);
+    sc_sim_set_gravity(s, g);
+    double df[DIAG_F64];
+    int64_t di[DIAG_I64];
+    get(&r, df, sizeof df);
+    get(&r, di, sizeof di);
+    sc_fem_stats *fs = &s->fem_stats;
+    sc_contact_result *cr = &s->contact;
+    fs->elastic_energy = df[0];
+    fs->worst_det = df[1];
+    cr->total_force = sc_v3(df[2], df[3], df[4]);
+    cr->max_depth = df[5];
+    fs->inverted = (int)di[0];
+    fs->worst_tet = (int)di[1];
+    fs->fallbacks = (int)di[2];
+    fs->newton_steps = di[3];
+    cr->count = (int)di[4];
+    cr->sliding = (int)di[5];
+    r.p += 8; /* the contact count, checked above */
+    memset(s->in_contact, 0, (size_t)s->nv);
+    for (int64_t c = 0; c < ncontact; c++) {
+        int64_t i = 0;
+        get(&r, &i, 8);
+        get(&r, s->anchor + 3 * i, 24);
+        s->in_contact[i] = 1;
+    }
     sc_skeleton_get_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
+    return SC_OK;
 }

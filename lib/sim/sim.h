@@ -13,6 +13,7 @@
  *     PD servos (eq. 1-5). */
 #ifndef SC_SIM_H
 #define SC_SIM_H
+#include <stdint.h>
 #include "sim/contact.h"
 #include "sim/fem.h"
 #include "sim/model.h"
@@ -52,9 +53,18 @@ typedef struct sc_sim_diag {
     int contacts, inverted;
 } sc_sim_diag;
 
+/* Counted per simulation, never in process-wide state (MuJoCo's mjData.warning). */
+typedef struct sc_sim_warnings {
+    long fem_fallbacks;       /* rotations that needed the exact polar fallback, summed over steps */
+    long ode_messages;        /* ODE warnings raised while stepping */
+    const char *last_ode_message;
+} sc_sim_warnings;
+
 typedef struct sc_sim {
     const sc_model *m;
     sc_sim_opts o;
+    uint64_t model_hash, options_hash; /* derived once at creation, for snapshot headers */
+    long fem_fallbacks;
     sc_fem fem;
     sc_skeleton *skel;
     int nn, nb, nv;
@@ -97,10 +107,27 @@ int sc_sim_step(sc_sim *s, sc_err *err);
 void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d);
 /* Positions of the fine-surface vertices (3 per vertex) from the current nodes. */
 void sc_sim_surface(const sc_sim *s, double *out);
-/* Snapshot of everything that determines the future; restoring and stepping reproduces the
- * original run bit for bit. */
-size_t sc_sim_state_size(const sc_sim *s);
-void sc_sim_save(const sc_sim *s, double *buf);
-void sc_sim_restore(sc_sim *s, const double *buf);
+void sc_sim_warnings_get(const sc_sim *s, sc_sim_warnings *w);
+
+/* ---- checked snapshots (Box2D's b2World_Snapshot / b2World_Restore) ----
+ * A snapshot holds everything that determines the future: time and step, gravity, node
+ * positions and velocities, FEM warm starts, PD targets, pushes in force, the skeleton's
+ * bodies and loads, the friction anchors of the vertices in contact (only those: an anchor is
+ * reset when a vertex touches down) and the last step's diagnostics, so that after a restore
+ * sc_sim_diagnostics describes the restored state. Restoring it into any simulation of the same
+ * model, options and build and stepping reproduces the original run bit for bit.
+ * Layout: a header (magic, layout version, FEM kernel id, model / options / build hashes,
+ * payload size and checksum), then the payload; all values native-endian. */
+#define SC_SNAPSHOT_LAYOUT 1
+/* Bytes a snapshot of s can take at most (every surface vertex in contact). */
+size_t sc_sim_snapshot_capacity(const sc_sim *s);
+/* Writes a snapshot of s into buf; returns its size in bytes, or 0 when cap is too small. */
+size_t sc_sim_snapshot_save(const sc_sim *s, void *buf, size_t cap);
+/* Restores a snapshot; SC_EINPUT, saying what differs, for a buffer that is not a snapshot,
+ * is truncated or damaged, or comes from another model, options, build or FEM kernel. s is
+ * untouched on failure. */
+int sc_sim_snapshot_restore(sc_sim *s, const void *buf, size_t size, sc_err *err);
+/* Identifies this build (version, source revision, compiler, FEM kernel) in headers. */
+uint64_t sc_sim_build_hash(void);
 
 #endif

@@ -59,23 +59,34 @@ struct sc_skeleton {
     double *motor_tau;        /* [3nb] last step, world */
     double *explicit_tau;     /* [3nb] this step's explicit servo torque (kd == 0) */
     double *pre_axis, *pre_r; /* [3nb] hinge world axis and anchor - com before the step */
-    unsigned long seed;       /* this skeleton's quickstep shuffle stream */
     int broken;               /* an ODE error abandoned a step: ODE's state is not to be trusted */
+    long ode_messages;        /* ODE messages (warnings) raised while stepping this skeleton */
+    char last_ode_message[160];
 };
 
 /* ---- ODE process setup ------------------------------------------------------------------ */
 
 static pthread_once_t g_ode_once = PTHREAD_ONCE_INIT;
-/* Quickstep shuffles rows with ODE's process-global dRand(); each skeleton keeps its own seed
- * and swaps it in under this lock, so runs do not depend on what other skeletons did. */
-/* (error-checking, so that the ODE error path below can release it only if this thread holds it) */
-static pthread_mutex_t g_rand_lock = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+/* The skeleton this thread is stepping: ODE's message handler is process-wide, so it charges
+ * the message to the skeleton that raised it (warnings are counted per simulation). */
+static _Thread_local sc_skeleton *t_stepping;
+/* Quickstep shuffles its rows with ODE's process-global dRand() seed. Resetting it to this
+ * value before every quickstep makes a step a function of the skeleton's state alone (no seed
+ * to carry in snapshots, no lock). Two THREADS quickstepping at once would still race on that
+ * seed: threaded callers use the exact solver, which reads no global state. */
+#define SC_QUICKSTEP_SEED 0x5eed
 
 static void ode_message(int num, const char *msg, va_list ap)
 {
-    char buf[512];
+    sc_skeleton *s = t_stepping;
+    char buf[160];
     vsnprintf(buf, sizeof buf, msg, ap);
-    sc_log_warn("ODE message %d: %s", num, buf);
+    if (s) {
+        s->ode_messages++;
+        snprintf(s->last_ode_message, sizeof s->last_ode_message, "ODE message %d: %s", num, buf);
+    } else {
+        sc_log_warn("ODE message %d: %s", num, buf);
+    }
 }
 
 /* ODE's error (dError) and internal assertion (dDebug) handlers must not return: ODE exits or
@@ -536,15 +547,14 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
     }
     setup_servos(s);
     int ok;
+    t_stepping = s;
     if (s->opts.exact_solver) {
         ok = dWorldStep(s->world, dt);
     } else {
-        pthread_mutex_lock(&g_rand_lock);
-        dRandSetSeed(s->seed);
+        dRandSetSeed(SC_QUICKSTEP_SEED);
         ok = dWorldQuickStep(s->world, dt);
-        s->seed = dRandGetSeed();
-        pthread_mutex_unlock(&g_rand_lock);
     }
+    t_stepping = NULL;
     if (!ok) return sc_fail(err, SC_EIO, "skeleton: ODE could not allocate its step memory");
     collect_motor_torques(s);
     for (int b = 0; b < s->nb; b++) {
@@ -563,7 +573,7 @@ int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
     jmp_buf jump;
     if (setjmp(jump)) {
         tls_ode_jump = NULL;
-        pthread_mutex_unlock(&g_rand_lock); /* EPERM (harmless) unless the error came inside it */
+        t_stepping = NULL;
         s->broken = 1;
         return sc_fail(err, SC_ENUMERIC, "skeleton: %s (inside the ODE step; the simulation cannot continue)", tls_ode_msg);
     }
@@ -577,15 +587,14 @@ int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
 /* What ODE carries from step to step: body pos/q/R/velocities and the force accumulators.
  * Joints hold only constants set at creation (anchors, axes, hinge qrel, params); the motor
  * velocities are recomputed at every step from the targets. ODE 0.16's quickstep keeps no
- * lambda warm-start cache (WARM_STARTING is compiled out) but shuffles rows with the global
- * dRand() seed, which is saved per skeleton; auto-disable is off. */
+ * lambda warm-start cache (WARM_STARTING is compiled out), its row shuffle is reseeded before
+ * every step (SC_QUICKSTEP_SEED), and auto-disable is off. */
 
-size_t sc_skeleton_state_size(const sc_skeleton *s) { return 1 + (size_t)SNAP_PER_BONE * s->nb; }
+size_t sc_skeleton_state_size(const sc_skeleton *s) { return (size_t)SNAP_PER_BONE * s->nb; }
 
 void sc_skeleton_save(const sc_skeleton *s, double *buf)
 {
-    buf[0] = (double)s->seed; /* a 32-bit value: exact in a double */
-    double *p = buf + 1;
+    double *p = buf;
     for (int b = 0; b < s->nb; b++, p += SNAP_PER_BONE) {
         dBodyID bd = s->body[b];
         memcpy(p, dBodyGetPosition(bd), 3 * sizeof(double));
@@ -602,8 +611,7 @@ void sc_skeleton_save(const sc_skeleton *s, double *buf)
 
 void sc_skeleton_restore(sc_skeleton *s, const double *buf)
 {
-    s->seed = (unsigned long)buf[0];
-    const double *p = buf + 1;
+    const double *p = buf;
     for (int b = 0; b < s->nb; b++, p += SNAP_PER_BONE) {
         dBodyID bd = s->body[b];
         dBodySetPosition(bd, p[0], p[1], p[2]);
@@ -640,6 +648,12 @@ void sc_skeleton_momentum(const sc_skeleton *s, double lin[3], double ang[3])
     }
     sc_v3_store(lin, P);
     sc_v3_store(ang, L);
+}
+
+long sc_skeleton_ode_messages(const sc_skeleton *s, const char **last)
+{
+    if (last) *last = s->last_ode_message;
+    return s->ode_messages;
 }
 
 void sc_skeleton_set_gravity(sc_skeleton *s, const double g[3])

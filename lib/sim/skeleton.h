@@ -57,12 +57,15 @@ void sc_skeleton_motor_torques(const sc_skeleton *s, double *tau /* 3*nbones */)
 int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err);
 
 /* Snapshot of everything that determines the future (body positions, quaternions, velocities,
- * pending loads, targets, the quickstep shuffle seed, last motor torques). Restoring it and
+ * pending loads, targets, last motor torques). Restoring it and
  * stepping reproduces the uninterrupted run bit for bit, also into a fresh skeleton built from
  * the same model and options. */
 size_t sc_skeleton_state_size(const sc_skeleton *s); /* number of doubles */
 void sc_skeleton_save(const sc_skeleton *s, double *buf);
 void sc_skeleton_restore(sc_skeleton *s, const double *buf);
+
+/* ODE messages (warnings) raised while stepping this skeleton, and the last one's text. */
+long sc_skeleton_ode_messages(const sc_skeleton *s, const char **last);
 
 /* Total linear momentum and angular momentum about the world origin of the bones. */
 void sc_skeleton_momentum(const sc_skeleton *s, double lin[3], double ang[3]);

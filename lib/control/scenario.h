@@ -1,0 +1,53 @@
+/* The simulation scenario of a config file: the sections `simulation`, `contact`, `ground`,
+ * the gain scales of `controller`, `perturbations` and `output` (configs/stand.yaml documents
+ * every key), read once into plain structs that simulate, sample-openloop and learn-feedback
+ * share. The controller's target source (`controller.type` ...) is read separately
+ * (sc_controller_from_config), because the sampler brings its own. */
+#ifndef SC_SCENARIO_H
+#define SC_SCENARIO_H
+#include "sim/sim.h"
+
+#define SC_MAX_PERTURBATIONS 64
+
+typedef enum { SC_PERTURB_PUSH = 0, SC_PERTURB_VELOCITY = 1 } sc_perturb_kind;
+
+typedef struct sc_perturbation {
+    int kind;          /* sc_perturb_kind */
+    int bone;          /* push: the bone pushed at its centre of mass */
+    double time;       /* s of simulated time */
+    double duration;   /* push: s */
+    double v[3];       /* push: force (N); velocity: the change of velocity (m/s) */
+} sc_perturbation;
+
+typedef struct sc_perturbations {
+    int n;
+    sc_perturbation p[SC_MAX_PERTURBATIONS];
+} sc_perturbations;
+
+typedef enum { SC_START_REST = 0, SC_START_REFERENCE = 1 } sc_start_kind;
+
+typedef struct sc_scenario {
+    sc_sim_opts sim;
+    double duration;        /* s; 0: the length of a tracked trajectory */
+    double drop_height;     /* m */
+    double init_vel[3];     /* m/s, with a rest start */
+    int initial_pose;       /* sc_start_kind */
+    /* model overrides (sc_scenario_model) */
+    double youngs, poisson, kp_scale, kd_scale, limit_scale;
+    int every, store_nodes; /* output */
+    sc_perturbations pert;
+} sc_scenario;
+
+/* Reads the sections named above; values are range-checked, names resolved against m. */
+struct sc_cfg;
+int sc_scenario_read(struct sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *err);
+/* A copy of m with the scenario's overrides (Young's modulus, Poisson ratio, gain scales)
+ * applied: the loaded model is never edited. */
+int sc_scenario_model(const sc_model *m, const sc_scenario *sc, sc_model *out, sc_err *err);
+/* Applies the perturbations due at the simulation's current time: pushes in force are written
+ * to s->push (the others zeroed) and summed into push_total (may be NULL); a velocity kick is
+ * applied at the first step whose start time reaches its time. A function of s->t alone, so
+ * a restored snapshot continues exactly. */
+void sc_perturbations_apply(const sc_perturbations *p, sc_sim *s, double push_total[3]);
+
+#endif

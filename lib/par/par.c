@@ -1,0 +1,271 @@
+#include <limits.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/log.h"
+#include "par/par.h"
+
+struct sc_par {
+    int rank, size;
+};
+
+enum { TAG_WORK = 101, TAG_RESULT = 102 };
+
+int sc_par_init(int *argc, char ***argv, sc_par **out, sc_err *err)
+{
+    *out = NULL;
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited && MPI_Init(argc, argv) != MPI_SUCCESS) return sc_fail(err, SC_EIO, "MPI_Init failed");
+    sc_par *p = calloc(1, sizeof *p);
+    if (!p) return sc_fail(err, SC_EIO, "out of memory");
+    MPI_Comm_rank(MPI_COMM_WORLD, &p->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p->size);
+    const char *nt = getenv("SLURM_NTASKS");
+    if (p->size == 1 && nt && atoi(nt) > 1) {
+        free(p);
+        return sc_fail(err, SC_EUSAGE,
+                       "this is one MPI process, but SLURM_NTASKS=%s: the tasks were started without a matching MPI launcher "
+                       "(mpiexec of another MPI, or srun without PMI), so each would run the whole job alone. Start it with "
+                       "mpiexec.mpich -n %s (or unset SLURM_NTASKS to run one process)", nt, nt);
+    }
+    if (p->size > 1) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "[rank %d] ", p->rank);
+        sc_log_set_prefix(prefix);
+    }
+    *out = p;
+    return SC_OK;
+}
+
+void sc_par_finalize(sc_par *p)
+{
+    free(p);
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin) MPI_Finalize();
+}
+
+void sc_par_abort(sc_par *p, int code)
+{
+    (void)p;
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
+
+int sc_par_rank(const sc_par *p) { return p->rank; }
+int sc_par_size(const sc_par *p) { return p->size; }
+
+const char *sc_par_library(void)
+{
+    static char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(v, &len);
+    char *nl = strchr(v, '\n');
+    if (nl) *nl = 0;
+    return v;
+}
+
+int sc_par_bcast(sc_par *p, void *buf, size_t bytes, int root, sc_err *err)
+{
+    (void)p;
+    char *c = buf;
+    while (bytes > 0) { /* MPI counts are ints */
+        int n = bytes > (size_t)INT_MAX ? INT_MAX : (int)bytes;
+        if (MPI_Bcast(c, n, MPI_BYTE, root, MPI_COMM_WORLD) != MPI_SUCCESS) return sc_fail(err, SC_EIO, "MPI_Bcast failed");
+        c += n;
+        bytes -= (size_t)n;
+    }
+    return SC_OK;
+}
+
+int sc_par_any(sc_par *p, int flag)
+{
+    (void)p;
+    int in = flag != 0, out = 0;
+    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    return out;
+}
+
+void sc_par_barrier(sc_par *p)
+{
+    (void)p;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* ---- the map ---------------------------------------------------------------------------- */
+
+/* A result message: this header, then the error text (when status != 0), then the results. */
+typedef struct { int64_t start, done, status, stop; } result_header;
+
+typedef struct {
+    int n;
+    size_t rsize;
+    sc_par_task task;
+    void *ctx;
+    char *results;
+    int *owner;
+} map_job;
+
+static int run_range(map_job *j, int64_t start, int64_t count, int rank, int (*stop)(void), int64_t *done, sc_err *err)
+{
+    *done = 0;
+    for (int64_t i = start; i < start + count; i++) {
+        if (stop && stop()) return -1;
+        int rc = j->task(j->ctx, (int)i, j->results + (size_t)i * j->rsize, err);
+        if (rc) return rc;
+        if (j->owner) j->owner[i] = rank;
+        (*done)++;
+    }
+    return 0;
+}
+
+static void worker(sc_par *p, map_job *j, int chunk, int (*stop)(void))
+{
+    size_t cap = sizeof(result_header) + SC_ERR_MSG + (size_t)chunk * j->rsize;
+    char *msg = malloc(cap);
+    int64_t queue[4][2];
+    int nq = 0, halted = 0, ended = 0;
+    int64_t status = 0;
+    sc_err err = {0};
+    while (!ended) {
+        /* take every chunk that has arrived; wait for one if there is nothing to do */
+        for (;;) {
+            int flag = 0;
+            MPI_Status st;
+            if (nq == 0) flag = 1;
+            else MPI_Iprobe(0, TAG_WORK, MPI_COMM_WORLD, &flag, &st);
+            if (!flag) break;
+            int64_t w[2];
+            MPI_Recv(w, 2, MPI_INT64_T, 0, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (w[1] == 0) { ended = 1; break; }
+            queue[nq][0] = w[0];
+            queue[nq][1] = w[1];
+            nq++;
+        }
+        if (ended) break;
+        int64_t start = queue[0][0], count = queue[0][1], done = 0;
+        memmove(queue[0], queue[1], sizeof queue[0] * (size_t)(--nq));
+        if (!halted) {
+            int rc = run_range(j, start, count, p->rank, stop, &done, &err);
+            if (rc > 0) status = rc;
+            if (rc) halted = 1;
+        }
+        result_header h = {start, done, status, halted};
+        size_t len = sizeof h;
+        memcpy(msg, &h, sizeof h);
+        if (status) { memcpy(msg + len, err.msg, SC_ERR_MSG); len += SC_ERR_MSG; }
+        if (msg) {
+            memcpy(msg + len, j->results + (size_t)start * j->rsize, (size_t)done * j->rsize);
+            len += (size_t)done * j->rsize;
+        }
+        MPI_Send(msg, (int)len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+    }
+    free(msg);
+}
+
+static void master(sc_par *p, map_job *j, int chunk, int (*stop)(void), int64_t *status, int *stopped, sc_err *err)
+{
+    int64_t next = 0;
+    int *outstanding = calloc((size_t)p->size, sizeof(int)), total_out = 0, halting = 0;
+    size_t cap = sizeof(result_header) + SC_ERR_MSG + (size_t)chunk * j->rsize;
+    char *msg = malloc(cap);
+    for (int w = 1; w < p->size; w++)
+        for (int q = 0; q < 2 && next < j->n; q++) {
+            int64_t c = next + chunk <= j->n ? chunk : j->n - next, work[2] = {next, c};
+            MPI_Send(work, 2, MPI_INT64_T, w, TAG_WORK, MPI_COMM_WORLD);
+            next += c;
+            outstanding[w]++;
+            total_out++;
+        }
+    for (;;) {
+        /* serve every result that has arrived; block only when there is nothing else to do */
+        for (;;) {
+            int flag = 0;
+            MPI_Status st;
+            int local_work = !halting && next < j->n;
+            if (total_out == 0) break;
+            if (local_work) MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &st);
+            else { MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st); flag = 1; }
+            if (!flag) break;
+            int len;
+            MPI_Get_count(&st, MPI_BYTE, &len);
+            int src = st.MPI_SOURCE;
+            MPI_Recv(msg, len, MPI_BYTE, src, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            result_header h;
+            memcpy(&h, msg, sizeof h);
+            size_t off = sizeof h;
+            if (h.status) {
+                if (!*status) { *status = h.status; memcpy(err->msg, msg + off, SC_ERR_MSG); err->msg[SC_ERR_MSG - 1] = 0; err->code = (int)h.status; }
+                off += SC_ERR_MSG;
+            }
+            memcpy(j->results + (size_t)h.start * j->rsize, msg + off, (size_t)h.done * j->rsize);
+            if (j->owner)
+                for (int64_t i = h.start; i < h.start + h.done; i++) j->owner[i] = src;
+            outstanding[src]--;
+            total_out--;
+            if (h.status || h.stop) halting = 1;
+            if (!halting && next < j->n) {
+                int64_t c = next + chunk <= j->n ? chunk : j->n - next, work[2] = {next, c};
+                MPI_Send(work, 2, MPI_INT64_T, src, TAG_WORK, MPI_COMM_WORLD);
+                next += c;
+                outstanding[src]++;
+                total_out++;
+            }
+        }
+        if (!halting && stop && stop()) halting = 1;
+        if (!halting && next < j->n) {
+            int64_t done;
+            sc_err terr = {0};
+            int rc = run_range(j, next, 1, 0, NULL, &done, &terr);
+            next++;
+            if (rc) {
+                halting = 1;
+                if (!*status) { *status = rc; *err = terr; }
+            }
+            continue;
+        }
+        if (total_out == 0) break;
+    }
+    int64_t end[2] = {0, 0};
+    for (int w = 1; w < p->size; w++) MPI_Send(end, 2, MPI_INT64_T, w, TAG_WORK, MPI_COMM_WORLD);
+    *stopped = halting && !*status;
+    free(outstanding);
+    free(msg);
+}
+
+int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner,
+               int *stopped, sc_err *err)
+{
+    map_job j = {n, result_size, task, ctx, results, owner};
+    *stopped = 0;
+    /* chunks small enough to balance, large enough that rank 0 is not asked too often */
+    int chunk = n / (p->size * 16);
+    chunk = chunk < 1 ? 1 : chunk > 8 ? 8 : chunk;
+    int64_t status = 0;
+    if (p->size == 1) {
+        int64_t done;
+        int rc = run_range(&j, 0, n, 0, stop, &done, err);
+        if (rc > 0) return rc;
+        *stopped = rc < 0;
+        return SC_OK;
+    }
+    if (p->rank == 0) master(p, &j, chunk, stop, &status, stopped, err);
+    else worker(p, &j, chunk, stop);
+    /* everyone learns the outcome and every result */
+    int64_t outcome[2] = {status, *stopped};
+    MPI_Bcast(outcome, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    MPI_Bcast(err->msg, SC_ERR_MSG, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (outcome[0]) {
+        err->code = (int)outcome[0];
+        return (int)outcome[0];
+    }
+    *stopped = (int)outcome[1];
+    if (*stopped) return SC_OK;
+    int rc = sc_par_bcast(p, results, (size_t)n * result_size, 0, err);
+    if (!rc && owner) rc = sc_par_bcast(p, owner, (size_t)n * sizeof(int), 0, err);
+    return rc;
+}

@@ -1,0 +1,39 @@
+/* Processes working together under MPI (the only file that includes mpi.h). A tool calls
+ * sc_par_init once; without mpiexec it runs as one rank. Work is spread by sc_par_map:
+ * master/worker with dynamic chunks, rank 0 serving the workers between its own tasks, so a
+ * slow rank never holds the others up. What a task computes must depend on its index alone
+ * (never on the rank), so results are the same whatever the number of processes. */
+#ifndef SC_PAR_H
+#define SC_PAR_H
+#include <stddef.h>
+#include "core/status.h"
+
+typedef struct sc_par sc_par;
+
+/* MPI_Init; refuses (SC_EUSAGE) to run as a single rank when SLURM_NTASKS says the job has
+ * more tasks (an mpiexec from another MPI started N independent copies). */
+int sc_par_init(int *argc, char ***argv, sc_par **out, sc_err *err);
+void sc_par_finalize(sc_par *p);
+/* Ends every rank of the job with this exit code (for errors one rank sees alone). */
+void sc_par_abort(sc_par *p, int code) __attribute__((noreturn));
+int sc_par_rank(const sc_par *p);
+int sc_par_size(const sc_par *p);
+/* MPI implementation and version, for provenance. */
+const char *sc_par_library(void);
+
+int sc_par_bcast(sc_par *p, void *buf, size_t bytes, int root, sc_err *err);
+/* 1 on every rank if flag is non-zero on any rank. */
+int sc_par_any(sc_par *p, int flag);
+void sc_par_barrier(sc_par *p);
+
+/* Runs task(ctx, i, results + i * result_size) for i in [0, n) across the ranks. Afterwards
+ * every rank holds all results and owner[i], the rank that ran task i. A task returning
+ * non-zero is an error: the map stops and every rank returns that code with the message
+ * (the task fills err_msg). stop (may be NULL) is polled between tasks on every rank; when it
+ * returns non-zero anywhere, the ranks stop handing out work and every rank returns with
+ * *stopped = 1 (results then incomplete). */
+typedef int (*sc_par_task)(void *ctx, int i, void *result, sc_err *err);
+int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner,
+               int *stopped, sc_err *err);
+
+#endif

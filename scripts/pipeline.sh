@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Runs every softcon stage a config asks for, in order, into OUTDIR; a stage whose output is
+# newer than all its inputs (configs, input files, the tool itself) is skipped, so re-running
+# after an edit redoes only what changed.
+#
+#   scripts/pipeline.sh [-o OUTDIR] [-n RANKS] CONFIG
+#
+# Stages (each when the config, or the character config it names, has the sections):
+#   mesh-prep + skin-weights  character.h5     (sections skeleton/body...; or pipeline.character)
+#   inverse-dynamics          NAME_ref.h5      (motion)
+#   sample-openloop           NAME_openloop.h5 (sampling; mpiexec.mpich -n RANKS, --resume)
+#   learn-feedback            NAME_policy.h5   (feedback; when bin/learn-feedback exists)
+#   simulate                  NAME_sim.h5      (the controller replayed: the policy, else the open loop)
+#   render                    NAME_render/     (with the reference's skeleton as a ghost)
+# The config's optional `pipeline:` section: character (the config the character is built
+# from, next to CONFIG; default CONFIG itself) and name (default: CONFIG's file name).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=results/pipeline ranks=$(nproc)
+while getopts "o:n:h" opt; do
+  case $opt in
+    o) out=$OPTARG ;;
+    n) ranks=$OPTARG ;;
+    *) sed -n '2,19p' "$0"; exit 1 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 1 ] || { sed -n '2,19p' "$0"; exit 1; }
+cfg=$1
+[ -f "$cfg" ] || { echo "pipeline: $cfg: no such file" >&2; exit 3; }
+export SOFTCON_MOCAP_PATH="${SOFTCON_MOCAP_PATH:-$PWD/../shared/mocap}"
+mkdir -p "$out"
+
+has() { grep -q "^$2:" "$1"; }                         # top-level section present
+key() { awk -v k="$2" '/^pipeline:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == k":" { print $2; exit }' "$1"; }
+newer() { # newer OUT IN...: OUT exists and is newer than every IN
+  local o=$1; shift
+  [ -e "$o" ] || return 1
+  for i in "$@"; do [ "$o" -nt "$i" ] || return 1; done
+}
+stage() { echo "== $*"; }
+skip() { echo "== $1: $2 is up to date"; }
+
+name=$(key "$cfg" name); name=${name:-$(basename "$cfg" .yaml)}
+chcfg=$(key "$cfg" character)
+if [ -n "$chcfg" ]; then chcfg="$(dirname "$cfg")/$chcfg"; else chcfg=$cfg; fi
+character=$out/character.h5
+
+if has "$chcfg" skeleton || has "$chcfg" body; then
+  if newer "$character" "$chcfg" bin/mesh-prep bin/skin-weights; then skip mesh-prep "$character"; else
+    stage "mesh-prep + skin-weights: $chcfg"
+    bin/mesh-prep -c "$chcfg" -o "$character"
+    bin/skin-weights -c "$chcfg" -o "$character" "$character"
+  fi
+fi
+[ -e "$character" ] || { echo "pipeline: no character: $cfg has no mesh-prep sections and no pipeline.character" >&2; exit 2; }
+
+ref=$out/${name}_ref.h5
+if has "$cfg" motion; then
+  if newer "$ref" "$cfg" "$character" bin/inverse-dynamics; then skip inverse-dynamics "$ref"; else
+    stage "inverse-dynamics: $cfg"
+    bin/inverse-dynamics -c "$cfg" -o "$ref" "$character"
+  fi
+fi
+
+controller=
+ol=$out/${name}_openloop.h5
+if has "$cfg" sampling && [ -e "$ref" ]; then
+  if newer "$ol" "$cfg" "$character" "$ref" bin/sample-openloop; then skip sample-openloop "$ol"; else
+    stage "sample-openloop on $ranks rank(s): $cfg"
+    mpiexec.mpich -n "$ranks" bin/sample-openloop -c "$cfg" -o "$ol" --resume "$character" "$ref"
+  fi
+  controller=$ol
+fi
+
+policy=$out/${name}_policy.h5
+if has "$cfg" feedback && [ -x bin/learn-feedback ] && [ -e "$ol" ]; then
+  if newer "$policy" "$cfg" "$character" "$ol" bin/learn-feedback; then skip learn-feedback "$policy"; else
+    stage "learn-feedback on $ranks rank(s): $cfg"
+    mpiexec.mpich -n "$ranks" bin/learn-feedback -c "$cfg" -o "$policy" --resume "$character" "$ol"
+  fi
+fi
+
+if [ -n "$controller" ]; then
+  sim=$out/${name}_sim.h5
+  ctl=(--trajectory "$controller") && inputs=("$controller")
+  if [ -e "$policy" ]; then ctl=(--policy "$policy") && inputs=("$policy"); fi
+  if newer "$sim" "$cfg" "$character" "${inputs[@]}" bin/simulate; then skip simulate "$sim"; else
+    stage "simulate: ${ctl[*]}"
+    bin/simulate -c "$cfg" -o "$sim" "${ctl[@]}" "$character"
+  fi
+  rdir=$out/${name}_render
+  if newer "$rdir/contact_sheet.png" "$sim" bin/render; then skip render "$rdir"; else
+    stage "render: $rdir"
+    bin/render --reference "$ref" -o "$rdir" "$sim"
+  fi
+fi
+echo "pipeline: done; outputs in $out"

@@ -1,0 +1,365 @@
+/* sample-openloop and the library under it: segment controller, cost, determinism whatever
+ * the number of MPI ranks, checkpoints that survive kill -9 and SIGTERM, replay through
+ * simulate bit for bit, and bad input. Small presets on the march (no external data). */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "control/controller.h"
+#include "control/cost.h"
+#include "control/reference.h"
+#include "control/segments.h"
+#include "fixtures.h"
+#include "io/character.h"
+#include "io/h5.h"
+#include "test.h"
+
+static char out[16384];
+
+/* sc_test_tmp's buffers are reused after 32 calls: what a test holds on to is copied */
+static const char *keep(const char *path)
+{
+    static char slots[16][1024];
+    static int next;
+    char *p = slots[next++ % 16];
+    snprintf(p, 1024, "%s", path);
+    return p;
+}
+
+/* 6 segments of 0.05 s, 12 samples, 3 elites: a few seconds */
+static const char *preset(void)
+{
+    static const char *p;
+    if (p) return p;
+    return p = keep(sc_test_write("samcon_preset.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 12\n  elites: 3\n"
+                                               "  end: 0.3\n"));
+}
+
+/* The same, with more samples, so a run lasts long enough to be interrupted. */
+static const char *long_preset(void)
+{
+    static const char *p;
+    if (p) return p;
+    return p = keep(sc_test_write("samcon_long.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 24\n  elites: 4\n"
+                                             "  end: 0.5\n"));
+}
+
+static int run_sampler(int ranks, const char *cfg, const char *outp, const char *extra)
+{
+    const char *ch = sc_fixture_michelin(), *ref = sc_fixture_march_reference();
+    if (!ch || !ref) return -1;
+    if (ranks > 0)
+        return sc_test_sh(out, sizeof out, "mpiexec.mpich -n %d %s -q -c %s -o %s %s %s %s", ranks, sc_test_tool("sample-openloop"), cfg, outp,
+                          extra ? extra : "", ch, ref);
+    return sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s %s", sc_test_tool("sample-openloop"), cfg, outp, extra ? extra : "", ch, ref);
+}
+
+/* Every dataset and every attribute outside /run and the root's provenance equal. */
+static int same_controller(const char *a, const char *b)
+{
+    static const char *const groups[] = {"/time", "/bones", "/targets", "/start", "/segments", "/achieved", "/report"};
+    for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {
+        int rc = sc_test_sh(out, sizeof out, "h5diff %s %s %s", a, b, groups[i]);
+        CHECK(rc == 0, "%s and %s differ in %s: %s", a, b, groups[i], out);
+    }
+    int rc = sc_test_sh(out, sizeof out, "for a in status seed base_targets time_scaling dt config; do "
+                                         "h5dump -a /$a %s | tail -n +2 > %s.attr; h5dump -a /$a %s | tail -n +2 | cmp -s - %s.attr || echo $a; done",
+                        a, a, b, a);
+    CHECK(rc == 0 && out[0] == 0, "root attributes differ: %s", out);
+    return 1;
+}
+
+static const char *baseline(void)
+{
+    static int state;
+    static const char *p;
+    if (!p) p = keep(sc_test_tmp("samcon_n1.h5"));
+    if (!state) state = run_sampler(0, preset(), p, NULL) == 0 ? 1 : -1;
+    return state > 0 ? p : NULL;
+}
+
+TEST(samcon_segment_controller_plays_the_reference_stretched)
+{
+    const char *ch = sc_fixture_michelin(), *refp = sc_fixture_march_reference();
+    ENSURE_MSG(ch && refp, "fixtures: %s", sc_fixture_log());
+    sc_model m;
+    sc_reference r;
+    sc_err err;
+    ENSURE_OK(sc_character_read(ch, &m, 1, &err), &err);
+    ENSURE_OK(sc_reference_read(refp, &r, &err), &err);
+    sc_control_dofs d;
+    sc_control_dofs_init(&m, &d);
+    ENSURE(d.n == 3 * 11 + 4); /* 11 ball joints and 4 hinges below the root */
+    ENSURE(sc_control_dof_index(&d, "l_thigh.x") >= 0 && sc_control_dof_index(&d, "l_shin") >= 0 && sc_control_dof_index(&d, "pelvis.x") < 0);
+    double zero[SC_MAX_DOFS] = {0}, off[SC_MAX_DOFS] = {0};
+    /* segment 0 at scale 1 (200 steps over 0.1 s), segment 1 stretched to 1.25 (250 steps over 0.1 s) */
+    sc_segment seg[2] = {{r.time[0], r.time[200], 0, 200, zero}, {r.time[200], r.time[400], 200, 250, off}};
+    sc_segment_controller c = {&m, &d, r.time, r.target_quat, r.n, seg, 2};
+    sc_quat q[SC_SIM_MAX_BONES], qr[SC_SIM_MAX_BONES];
+    for (long k = 0; k <= 200; k += 50) { /* scale 1: the reference's own samples (to rounding of the time) */
+        sc_segment_targets(&c, k, q);
+        sc_reference_targets_at(&r, r.time[k], qr);
+        for (int b = 0; b < m.nbones; b++)
+            ENSURE_MSG(sc_q_angle_between(q[b], qr[b]) < 1e-9, "step %ld, bone %d differs from the reference sample", k, b);
+    }
+    sc_segment_targets(&c, 0, q); /* a segment's first step plays its first sample exactly */
+    sc_reference_targets_at(&r, r.time[0], qr);
+    ENSURE(!memcmp(q, qr, sizeof(sc_quat) * (size_t)m.nbones));
+    /* step 200 + 125 of the stretched segment plays reference time t[300] */
+    ENSURE_NEAR(sc_segment_ref_time(&c, 325, NULL), r.time[300], 1e-12);
+    /* an offset of 0.3 rad on a hinge turns its target by 0.3 rad about the axis */
+    int knee = sc_model_bone_index(&m, "l_shin"), hip = sc_model_bone_index(&m, "r_thigh");
+    off[d.first[knee]] = 0.3;
+    off[d.first[hip] + 2] = -0.2;
+    sc_segment_targets(&c, 325, q);
+    off[d.first[knee]] = 0;
+    off[d.first[hip] + 2] = 0;
+    sc_segment_targets(&c, 325, qr);
+    ENSURE_NEAR(sc_q_angle_between(q[knee], qr[knee]), 0.3, 1e-12);
+    ENSURE_NEAR(sc_q_angle_between(q[hip], qr[hip]), 0.2, 1e-12);
+    sc_reference_free(&r);
+    sc_model_free(&m);
+}
+
+TEST(samcon_cost_is_zero_on_the_reference_and_grows_off_it)
+{
+    const char *ch = sc_fixture_michelin(), *refp = sc_fixture_march_reference();
+    ENSURE_MSG(ch && refp, "fixtures: %s", sc_fixture_log());
+    sc_model m;
+    sc_reference r;
+    sc_err err;
+    ENSURE_OK(sc_character_read(ch, &m, 1, &err), &err);
+    ENSURE_OK(sc_reference_read(refp, &r, &err), &err);
+    sc_tracker tr;
+    ENSURE_OK(sc_tracker_init(&tr, &m, &r, NULL, &err), &err);
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    sc_sim *s;
+    ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+    double root[3], rv[3], w[3 * SC_SIM_MAX_BONES], terms[SC_COST_TERMS];
+    sc_quat q[SC_SIM_MAX_BONES];
+    int k = 1000;
+    ENSURE_OK(sc_reference_state_at(&r, &m, r.time[k], root, q, rv, w, &err), &err);
+    sc_sim_set_pose(s, root, q, rv, w);
+    sc_tracker_cost(&tr, s, r.time[k], terms);
+    sc_test_report("cost terms in the reference's own state: pose %.2e, root %.2e, end effector %.2e m, balance %.2e, com %.2e m", terms[0],
+                   terms[1], terms[2], terms[3], terms[4]);
+    ENSURE(terms[SC_COST_POSE] < 1e-6 && terms[SC_COST_ROOT] < 1e-6 && terms[SC_COST_EE] < 1e-9);
+    ENSURE(sc_tracker_failure(&tr, s, r.time[k]) == SC_FAIL_NONE);
+    /* bend the left knee by 0.5 rad: the pose term is 0.5 / 14 joints */
+    int knee = sc_model_bone_index(&m, "l_shin");
+    q[knee] = sc_q_mul(q[knee], sc_q_axis_angle(sc_v3_load(m.hinge_axis + 3 * knee), 0.5));
+    sc_sim_set_pose(s, root, q, rv, w);
+    sc_tracker_cost(&tr, s, r.time[k], terms);
+    ENSURE_NEAR(terms[SC_COST_POSE], 0.5 / 15, 1e-6);
+    ENSURE_MSG(terms[SC_COST_EE] > 1e-3 && terms[SC_COST_BALANCE] > 1e-3, "end effector %g m, balance %g", terms[SC_COST_EE], terms[SC_COST_BALANCE]);
+    sc_test_report("the left knee bent 0.5 rad more: pose %.4f (0.5 / 15 joints), end effector %.4f m, balance %.4f", terms[0], terms[2], terms[3]);
+    /* a root 40 cm low has failed; so has a body on its side */
+    double low[3] = {root[0], root[1] - 0.4, root[2]};
+    sc_sim_set_pose(s, low, q, rv, w);
+    ENSURE(sc_tracker_failure(&tr, s, r.time[k]) == SC_FAIL_ROOT_LOW);
+    q[0] = sc_q_mul(sc_q_axis_angle(sc_v3(0, 0, 1), 1.2), q[0]);
+    sc_sim_set_pose(s, root, q, rv, w);
+    ENSURE(sc_tracker_failure(&tr, s, r.time[k]) == SC_FAIL_TILT);
+    sc_sim_free(s);
+    sc_tracker_free(&tr);
+    sc_reference_free(&r);
+    sc_model_free(&m);
+}
+
+TEST(samcon_identical_for_1_2_3_ranks)
+{
+    const char *b = baseline();
+    ENSURE_MSG(b, "sample-openloop failed: %s", out);
+    for (int n = 1; n <= 3; n++) {
+        char name[64];
+        snprintf(name, sizeof name, "samcon_mpi%d.h5", n);
+        const char *p = keep(sc_test_tmp(name));
+        int rc = run_sampler(n, preset(), p, NULL);
+        ENSURE_MSG(rc == 0, "mpiexec -n %d: exit %d: %s", n, rc, out);
+        ENSURE(same_controller(b, p));
+    }
+    sc_h5 *f;
+    sc_err err;
+    long long samples = 0, completed = 0;
+    ENSURE_OK(sc_h5_open(b, &f, &err), &err);
+    ENSURE_OK(sc_h5_read_attr_i64(f, "/report", "samples", &samples, &err), &err);
+    ENSURE_OK(sc_h5_read_attr_i64(f, "/report", "completed", &completed, &err), &err);
+    sc_h5_close(f);
+    ENSURE(completed == 1 && samples >= 6 * 12);
+    sc_test_report("openloop.h5 identical (every dataset, /report and the root's controller attributes) without MPI and under "
+                   "mpiexec.mpich -n 1, 2, 3; %lld samples", samples);
+}
+
+TEST(samcon_replay_through_simulate_is_bit_identical)
+{
+    const char *b = baseline(), *ch = sc_fixture_michelin();
+    ENSURE_MSG(b, "sample-openloop failed: %s", out);
+    const char *sim = keep(sc_test_tmp("samcon_replay_sim.h5"));
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --trajectory %s %s", sc_test_tool("simulate"), preset(), sim, b, ch);
+    ENSURE_MSG(rc == 0, "simulate: %s", out);
+    sc_h5 *fa, *fb;
+    sc_err err;
+    ENSURE_OK(sc_h5_open(b, &fa, &err), &err);
+    ENSURE_OK(sc_h5_open(sim, &fb, &err), &err);
+    size_t da[3] = {0, 0, 3}, db[3] = {0, 0, 3}, qa[3] = {0, 0, 4}, qb[3] = {0, 0, 4};
+    double *pa, *pb, *oa, *ob;
+    ENSURE_OK(sc_h5_read_f64(fa, "/achieved/bone_position", 3, da, &pa, &err), &err);
+    ENSURE_OK(sc_h5_read_f64(fb, "/bones/position", 3, db, &pb, &err), &err);
+    ENSURE_OK(sc_h5_read_f64(fa, "/achieved/bone_orientation", 3, qa, &oa, &err), &err);
+    ENSURE_OK(sc_h5_read_f64(fb, "/bones/orientation", 3, qb, &ob, &err), &err);
+    sc_h5_close(fa);
+    sc_h5_close(fb);
+    ENSURE_MSG(da[0] == db[0] && da[0] > 10, "%zu frames achieved, %zu simulated", da[0], db[0]);
+    size_t n3 = da[0] * da[1] * 3, n4 = qa[0] * qa[1] * 4;
+    double worst = 0;
+    for (size_t i = 0; i < n3; i++) worst = fmax(worst, fabs(pa[i] - pb[i]));
+    int same = !memcmp(pa, pb, n3 * sizeof(double)) && !memcmp(oa, ob, n4 * sizeof(double));
+    free(pa); free(pb); free(oa); free(ob);
+    ENSURE_MSG(same, "the replay differs from the sampler's achieved motion (largest position difference %.3g m)", worst);
+    sc_test_report("simulate --trajectory openloop.h5 reproduces the %zu achieved frames bit for bit", da[0]);
+}
+
+static long long checkpoint_segment(const char *path)
+{
+    sc_h5 *f;
+    sc_err err;
+    long long k = -1;
+    if (sc_h5_open(path, &f, &err)) return -1;
+    if (sc_h5_read_attr_i64(f, "/", "next_segment", &k, &err)) k = -1;
+    sc_h5_close(f);
+    return k;
+}
+
+/* Starts the long preset in the background; returns once its checkpoint says segment >= k. */
+static int start_and_wait(const char *outp, const char *log, int ranks, int k)
+{
+    const char *ch = sc_fixture_michelin(), *ref = sc_fixture_march_reference();
+    char ck[1100];
+    snprintf(ck, sizeof ck, "%s.ckpt", outp);
+    unlink(ck);
+    unlink(outp);
+    char launcher[64] = "";
+    if (ranks) snprintf(launcher, sizeof launcher, "mpiexec.mpich -n %d ", ranks);
+    sc_test_sh(NULL, 0, "(%s%s -q -c %s -o %s %s %s > %s 2>&1; echo $? > %s.rc) > /dev/null 2>&1 &", launcher, sc_test_tool("sample-openloop"),
+               long_preset(), outp, ch, ref, log, log);
+    for (int i = 0; i < 1200; i++) {
+        if (checkpoint_segment(ck) >= k) return 1;
+        usleep(50000);
+    }
+    return 0;
+}
+
+static int wait_rc(const char *log)
+{
+    char rcfile[1100];
+    snprintf(rcfile, sizeof rcfile, "%s.rc", log);
+    for (int i = 0; i < 1200; i++) {
+        FILE *f = fopen(rcfile, "r");
+        int rc = -1;
+        if (f && fscanf(f, "%d", &rc) == 1) { fclose(f); unlink(rcfile); return rc; }
+        if (f) fclose(f);
+        usleep(50000);
+    }
+    return -1;
+}
+
+static const char *long_baseline(void)
+{
+    static int state;
+    static const char *p;
+    if (!p) p = keep(sc_test_tmp("samcon_long.h5"));
+    if (!state) state = run_sampler(0, long_preset(), p, NULL) == 0 ? 1 : -1;
+    return state > 0 ? p : NULL;
+}
+
+TEST(samcon_kill9_then_resume_is_identical)
+{
+    const char *b = long_baseline();
+    ENSURE_MSG(b, "sample-openloop failed: %s", out);
+    const char *p = keep(sc_test_tmp("samcon_killed.h5")), *log = keep(sc_test_tmp("samcon_killed.log"));
+    /* twice: once early, once later, each time mid-segment */
+    int kills = 0;
+    for (int round = 0; round < 2; round++) {
+        if (round == 0) ENSURE_MSG(start_and_wait(p, log, 2, 2), "no checkpoint appeared");
+        else {
+            sc_test_sh(NULL, 0, "(mpiexec.mpich -n 2 %s -q -c %s -o %s --resume %s %s > %s 2>&1; echo $? > %s.rc) > /dev/null 2>&1 &", sc_test_tool("sample-openloop"),
+                       long_preset(), p, sc_fixture_michelin(), sc_fixture_march_reference(), log, log);
+            char ck[1100];
+            snprintf(ck, sizeof ck, "%s.ckpt", p);
+            for (int i = 0; i < 1200 && checkpoint_segment(ck) < 6; i++) usleep(50000);
+        }
+        ENSURE_MSG(!sc_test_file_exists(p), "the run finished before it could be killed");
+        sc_test_sh(NULL, 0, "pkill -KILL -f '^%s -q -c %s -o %s'", sc_test_tool("sample-openloop"), long_preset(), p);
+        wait_rc(log);
+        kills++;
+        ENSURE(!sc_test_file_exists(p));
+    }
+    int rc = run_sampler(2, long_preset(), p, "--resume");
+    ENSURE_MSG(rc == 0, "resume: exit %d: %s", rc, out);
+    ENSURE(same_controller(b, p));
+    char ck[1100];
+    snprintf(ck, sizeof ck, "%s.ckpt", p);
+    ENSURE_MSG(!sc_test_file_exists(ck), "the checkpoint of a completed search is removed");
+    sc_test_report("killed with SIGKILL %d times (2 ranks, after segments 2 and 6), resumed: openloop.h5 identical to the uninterrupted run", kills);
+}
+
+TEST(samcon_sigterm_writes_a_checkpoint_and_exits_6)
+{
+    const char *b = long_baseline();
+    ENSURE_MSG(b, "sample-openloop failed: %s", out);
+    const char *p = keep(sc_test_tmp("samcon_term.h5")), *log = keep(sc_test_tmp("samcon_term.log"));
+    ENSURE_MSG(start_and_wait(p, log, 0, 1), "no checkpoint appeared");
+    sc_test_sh(NULL, 0, "pkill -TERM -f '^%s -q -c %s -o %s'", sc_test_tool("sample-openloop"), long_preset(), p);
+    int rc = wait_rc(log);
+    char ck[1100];
+    snprintf(ck, sizeof ck, "%s.ckpt", p);
+    ENSURE_MSG(rc == 6, "exit %d after SIGTERM", rc);
+    ENSURE(sc_test_file_exists(ck) && !sc_test_file_exists(p));
+    long long k = checkpoint_segment(ck);
+    /* the ranks, signalled as Slurm signals a job, under MPI */
+    rc = run_sampler(0, long_preset(), p, NULL);
+    ENSURE_MSG(rc == 1 && strstr(out, "--resume"), "a run that would overwrite a checkpoint is refused: exit %d: %s", rc, out);
+    ENSURE_MSG(start_and_wait(p, log, 2, 2), "no checkpoint appeared under MPI");
+    sc_test_sh(NULL, 0, "pkill -USR1 -f '^%s -q -c %s -o %s'", sc_test_tool("sample-openloop"), long_preset(), p);
+    rc = wait_rc(log);
+    ENSURE_MSG(rc == 6, "exit %d after SIGUSR1 to the ranks", rc);
+    rc = run_sampler(0, long_preset(), p, "--resume");
+    ENSURE_MSG(rc == 0, "resume: exit %d: %s", rc, out);
+    ENSURE(same_controller(b, p));
+    sc_test_report("SIGTERM after segment %lld: exit 6 with a checkpoint and no output; SIGUSR1 to 2 MPI ranks likewise; --resume "
+                   "completes to the uninterrupted result", k);
+}
+
+static int expect(const char *name, const char *cfg_text, const char *ch, const char *ref, int code, const char *msg)
+{
+    const char *cfg = keep(sc_test_write(name, cfg_text));
+    const char *o = keep(sc_test_tmp("samcon_bad.h5"));
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"), cfg, o, ch, ref);
+    sc_test_report("%s: exit %d: %s", name, rc, out);
+    CHECK(rc == code, "%s: exit %d, expected %d: %s", name, rc, code, out);
+    CHECK(strstr(out, msg), "%s: '%s' not in: %s", name, msg, out);
+    CHECK(!sc_test_file_exists(o), "%s left an output", name);
+    return 1;
+}
+
+TEST(samcon_bad_input)
+{
+    const char *ch = sc_fixture_michelin(), *ref = sc_fixture_march_reference(), *cmu = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch && ref && cmu, "fixtures: %s", sc_fixture_log());
+    const char *ok = "sampling: {samples: 4, elites: 2, end: 0.05}\n";
+    ENSURE(expect("samcon_other_character.yaml", ok, cmu, ref, 2, "made for another character"));
+    ENSURE(expect("samcon_elites.yaml", "sampling: {samples: 10, elites: 20}\n", ch, ref, 2, "elites = 20 is more than sampling.samples = 10"));
+    ENSURE(expect("samcon_joint.yaml", "sampling:\n  joints: {tail: 0.1}\n", ch, ref, 2, "samcon_joint.yaml:2:18: sampling.joints names 'tail'"));
+    ENSURE(expect("samcon_class.yaml", "sampling:\n  boxes: {hip: 0.1}\n", ch, ref, 2, "no joint class 'hip'"));
+    ENSURE(expect("samcon_hinge.yaml", "sampling:\n  joints: {l_shin: [0.1, 0.2, 0.3]}\n", ch, ref, 2, "a hinge"));
+    ENSURE(expect("samcon_scale.yaml", "sampling: {time_scale_min: 1.3, time_scale_max: 1.1}\n", ch, ref, 2, "is above time_scale_max"));
+    ENSURE(expect("samcon_key.yaml", "sampling: {sample: 10}\n", ch, ref, 2, "did you mean 'samples'"));
+    ENSURE(expect("samcon_missing.yaml", ok, ch, sc_test_tmp("no_such_reference.h5"), 3, "no_such_reference.h5"));
+    ENSURE(expect("samcon_not_h5.yaml", ok, ch, sc_test_repo("configs/march.yaml"), 2, "not an HDF5 file"));
+    ENSURE(expect("samcon_ref_as_character.yaml", ok, ref, ref, 2, "fixture_march_ref.h5"));
+    /* one process started where Slurm expects several */
+    int rc = sc_test_sh(out, sizeof out, "SLURM_NTASKS=4 %s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"), sc_test_write("samcon_ok.yaml", ok),
+                        sc_test_tmp("samcon_bad.h5"), ch, ref);
+    ENSURE_MSG(rc == 1 && strstr(out, "mpiexec.mpich -n 4"), "exit %d: %s", rc, out);
+}
