@@ -285,7 +285,11 @@ static int read_start_group(sc_h5 *f, const char *path, const sc_model *m, doubl
     if (rc) return rc;
     dq[0] = dw[0] = nnames;
     if ((rc = sc_h5_read_f64(f, "/start/root_pos", 1, &d3, &rp, err)) || (d3 = 3, rc = sc_h5_read_f64(f, "/start/root_vel", 1, &d3, &rv, err)) ||
-        (rc = sc_h5_read_f64(f, "/start/local_quat", 2, dq, &q, err)) || (rc = sc_h5_read_f64(f, "/start/local_ang_vel", 2, dw, &w, err)))
+        (rc = sc_h5_read_f64(f, "/start/local_quat", 2, dq, &q, err)) || (rc = sc_h5_read_f64(f, "/start/local_ang_vel", 2, dw, &w, err)) ||
+        (rc = sc_h5_check_range(f, "/start/root_pos", rp, 3, 1, -1e4, 1e4, 0, err)) ||
+        (rc = sc_h5_check_range(f, "/start/root_vel", rv, 3, 1, -1e3, 1e3, 0, err)) ||
+        (rc = sc_h5_check_unit_quats(f, "/start/local_quat", q, 2, dq, err)) ||
+        (rc = sc_h5_check_range(f, "/start/local_ang_vel", w, 3 * nnames, 3, -1e4, 1e4, 0, err)))
         goto done;
     for (int b = 0; b < m->nbones; b++) local[b] = sc_q_identity();
     if (local_ang_vel) memset(local_ang_vel, 0, 3 * sizeof(double) * (size_t)m->nbones);
@@ -303,16 +307,27 @@ done:
     return rc;
 }
 
+typedef struct {
+    const sc_model *m;
+    double *root_pos, *root_vel, *local_ang_vel;
+    sc_quat *local;
+    int has_start;
+} start_arg;
+
+static int start_reader(sc_h5 *f, void *arg, sc_err *err)
+{
+    start_arg *a = arg;
+    a->has_start = sc_h5_exists(f, "/start");
+    if (!a->has_start) return SC_OK;
+    return read_start_group(f, sc_h5_filename(f), a->m, a->root_pos, a->local, a->root_vel, a->local_ang_vel, err);
+}
+
 int sc_trajectory_start(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
                         double *local_ang_vel, sc_err *err)
 {
-    sc_h5 *f;
-    int rc = sc_h5_open(path, &f, err);
-    if (rc) return rc;
-    int has_start = sc_h5_exists(f, "/start");
-    if (has_start) rc = read_start_group(f, path, m, root_pos, local, root_vel, local_ang_vel, err);
-    sc_h5_close(f);
-    if (has_start) return rc;
+    start_arg a = {m, root_pos, root_vel, local_ang_vel, local, 0};
+    int rc = sc_h5_read_file(path, start_reader, &a, err); /* guarded, like every whole-file read */
+    if (rc || a.has_start) return rc;
     sc_reference r;
     if ((rc = sc_reference_read(path, &r, err))) return rc;
     rc = sc_reference_state_at(&r, m, t, root_pos, local, root_vel, local_ang_vel, err);
