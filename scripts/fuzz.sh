@@ -12,13 +12,15 @@
 # sanitizers and libFuzzer says whose it is; one inside libhdf5 must also replay cleanly the
 # way the tools read files (SOFTCON_FUZZ_GUARD=1: the guarded read of lib/io/h5.c returns an
 # error), else, or when the frame is softcon's, it is an open finding.
+# FUZZ_FORK=N runs N fuzzing processes in libFuzzer's fork mode (text harnesses stop at their
+# first finding there too).
 # Usage: scripts/fuzz.sh FUZZER_DIR SECONDS "EXTRA_LIBFUZZER_FLAGS" NAME...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=$1 seconds=$2 flags=$3
 shift 3
 mkdir -p build/fuzz/corpus build/fuzz/artifacts build/fuzz/logs
-export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=8:max_malloc_fill_size=0
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=8:max_malloc_fill_size=0:malloc_context_size=8
 export LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 status=0
@@ -55,16 +57,20 @@ for name in "$@"; do
   mkdir -p "$work" "$arts"
   hdf5=0
   compgen -G "tests/fuzz/corpus/$name/*.h5" > /dev/null && hdf5=1
-  mode=()
-  [ $hdf5 = 1 ] && mode=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
-  echo "== $name: ${seconds}s$([ $hdf5 = 1 ] && echo ' (fork mode)')"
+  mode=() forked=0 nfork=${FUZZ_FORK:-0}
+  if [ $hdf5 = 1 ]; then
+    mode=(-fork=$(( nfork > 0 ? nfork : 1 )) -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1) forked=1
+  elif [ "$nfork" -gt 0 ]; then
+    mode=(-fork="$nfork") forked=1
+  fi
+  echo "== $name: ${seconds}s$([ $forked = 1 ] && echo " (fork mode, ${mode[0]#-fork=} processes)")"
   before=$(ls "$arts" | wc -l)
   # -timeout: a hang counts as a finding; -rss_limit_mb: so does runaway memory
   # shellcheck disable=SC2086
   "$bin" "${mode[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$arts/" $flags "$work" "tests/fuzz/corpus/$name" > "$log" 2>&1
   rc=$?
-  if [ $hdf5 = 1 ]; then
+  if [ $forked = 1 ]; then
     last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1)
     execs=$(sed -E 's/^#([0-9]+):.*/\1/' <<< "$last")
     t=$(sed -E 's/.* time: ([0-9]+)s.*/\1/' <<< "$last")

@@ -14,24 +14,17 @@
 #include "core/log.h"
 #include "io/character.h"
 #include "io/h5.h"
+#include "fixtures.h"
 #include "test.h"
 
 extern char **environ;
 static char out[16384];
 
-/* the built-in Michelin character with skin weights, built once per run */
+/* the built-in Michelin character with skin weights (the shared fixture, built once per run) */
 static const char *character(void)
 {
-    static int built;
-    static char h5[1024]; /* not one of sc_test_tmp's recycled slots: tests hold it throughout */
-    snprintf(h5, sizeof h5, "%s", sc_test_tmp("rel_character.h5"));
-    if (!built) {
-        int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"),
-                            sc_test_repo("configs/michelin.yaml"), h5, sc_test_tool("skin-weights"),
-                            sc_test_repo("configs/michelin.yaml"), h5, h5);
-        if (rc) return NULL;
-        built = 1;
-    }
+    const char *h5 = sc_fixture_michelin();
+    if (!h5) snprintf(out, sizeof out, "%s", sc_fixture_log());
     return h5;
 }
 
