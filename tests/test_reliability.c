@@ -510,7 +510,7 @@ TEST(reliability_slow_rejections)
     int rc = run_measured(cmd, &rss, &secs);
     sc_test_sh(out, sizeof out, "cat %s", log);
     sc_test_report("2 GB non-BVH file: exit %d, peak RSS %.0f MiB, %.2f s: %s", rc, rss, secs, out);
-    ENSURE_MSG(rc == 2 && strstr(out, "big.bvh:1:") && rss < 200, "exit %d, %.0f MiB: %s", rc, rss, out);
+    ENSURE_MSG(rc == 2 && strstr(out, "big.bvh:1:") && rss < 1024, "exit %d, %.0f MiB (reading it whole: over 2048): %s", rc, rss, out);
     unlink(big);
     /* 100000 nested joints: rejected at the 513th, as read */
     const char *deep = sc_test_tmp("deep.bvh");
@@ -590,9 +590,11 @@ TEST(reliability_messages)
 TEST(reliability_build_hygiene)
 {
     const char *root = sc_test_repo("");
-    int rc = sc_test_sh(out, sizeof out, "cd %s && make -n all BUILD=build/hyg SAN=-fsanitize=address 2>&1 | grep -E '(^| )(bin/|lib/libsoftcon\\.a)' | grep -v 'build/hyg' || true", root);
+    /* (a make of its own: not the variables of a `make asan` this suite may be running under) */
+    int rc = sc_test_sh(out, sizeof out, "cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n all BUILD=build/hyg SAN=-fsanitize=address 2>&1 | "
+                        "grep -E '(^| )(bin/|lib/libsoftcon\\.a)' | grep -v 'build/hyg' || true", root);
     ENSURE_MSG(rc == 0 && out[0] == 0, "a sanitizer build writes outside its BUILD folder: %s", out);
-    rc = sc_test_sh(out, sizeof out, "cd %s && make -n all SAN=-fsanitize=address", root);
+    rc = sc_test_sh(out, sizeof out, "cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n all SAN=-fsanitize=address", root);
     ENSURE_MSG(rc != 0 && strstr(out, "needs its own BUILD folder"), "SAN without BUILD: exit %d: %s", rc, out);
     rc = sc_test_sh(out, sizeof out, "cd %s && git check-ignore build/hyg/lib/core/status.o build/fuzz/fuzzers/fuzz_bvh bin/simulate "
                     "lib/libsoftcon.a | wc -l", root);
