@@ -73,6 +73,11 @@ int main(int argc, char **argv)
     sc_bbw_stats st;
     if (sc_bbw_solve(nn, m.rest_pos, m.ntets, m.tets, nb, handle, &opts, w, bs, &st, &err)) {
         sc_err_prefix(&err, "%s: ", input);
+        free(handle); /* freed before exiting: LeakSanitizer would count them (make asan) */
+        free(w);
+        free(bs);
+        sc_model_free(&m);
+        sc_cfg_free(cfg);
         sc_cli_die(&cli, &err);
     }
     /* an already skinned input brings its own top-k arrays: replaced, not leaked */
