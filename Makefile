@@ -1,14 +1,38 @@
 # softcon — plain GNU make. `make` builds lib/libsoftcon.a and bin/*; `make test` runs the
 # test suite; `make asan` runs it again under AddressSanitizer + UBSan; `make bench` runs the
-# benchmarks. Dependencies come from scripts/install-deps.sh and are found with pkg-config.
+# benchmarks; `make fuzz FUZZ_SECONDS=N` runs every libFuzzer harness of tests/fuzz for N s.
+# Dependencies come from scripts/install-deps.sh and are found with pkg-config.
+#
+# Build configurations: everything a configuration builds stays inside its BUILD folder (all
+# git-ignored). Only the default one (build/release) also installs bin/* and lib/libsoftcon.a;
+# any other BUILD (make BUILD=build/asan SAN=...) puts its tools in $(BUILD)/bin. Objects are
+# rebuilt when the compiler flags of their folder change ($(BUILD)/.flags).
 
+CC      ?= gcc
+ifeq ($(origin CC),default)
 CC      := gcc
+endif
 MPIEXEC := mpiexec.mpich
-BUILD   ?= build/release
+DEFAULT_BUILD := build/release
+BUILD   ?= $(DEFAULT_BUILD)
+ifeq ($(BUILD),$(DEFAULT_BUILD))
 BIN     ?= bin
+PUBLIC_LIB := lib/libsoftcon.a
+else
+BIN     ?= $(BUILD)/bin
+PUBLIC_LIB :=
+endif
 OPT     ?= -O2 -march=x86-64-v3 -g
 SAN     ?=
 MOCAP   ?= $(abspath ../shared/mocap)
+# sources left out of a configuration (the fuzz build: fem.c needs gcc's vector extensions)
+LIB_EXCLUDE ?=
+
+ifneq ($(SAN),)
+ifeq ($(BUILD),$(DEFAULT_BUILD))
+$(error SAN=... needs its own BUILD folder (e.g. make BUILD=build/asan SAN=...), so sanitized objects never mix with $(DEFAULT_BUILD))
+endif
+endif
 
 PKGS := hdf5-serial yaml-0.1 ode mpich lapacke openblas
 MISSING_PKGS := $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo y),,$(p)))
@@ -27,11 +51,13 @@ DEP_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcholmod -lm -lpth
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation \
+# clang knows no -Wformat-truncation and rejects unknown -Wno-* options unless told not to
+CC_WARN := $(if $(findstring clang,$(CC)),-Wno-unknown-warning-option)
+CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wno-unused-parameter $(CC_WARN) -Wno-format-truncation \
            -Ilib -DSC_VERSION='"$(VERSION)"' -DSC_GIT_REV='"$(GIT_REV)"' $(DEP_CFLAGS) -MMD -MP
 LDFLAGS := $(SAN)
 
-LIB_SRC  := $(sort $(wildcard lib/*/*.c))
+LIB_SRC  := $(filter-out $(LIB_EXCLUDE),$(sort $(wildcard lib/*/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libsoftcon.a
 TOOLS    := $(notdir $(basename $(wildcard cmd/*.c)))
@@ -44,13 +70,21 @@ TEST_BIN := $(BUILD)/softcon_test
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test asan bench clean help
-all: $(TOOL_BIN) lib/libsoftcon.a
+.PHONY: all test asan bench fuzz fuzz-build fuzz-seeds clean help FORCE
+all: $(TOOL_BIN) $(PUBLIC_LIB)
 
 lib/libsoftcon.a: $(LIB)
 	cp $< $@
 
-$(BUILD)/%.o: %.c
+# the flags a folder was built with; objects depend on it, so changing OPT/SAN/CC rebuilds them
+# (not the git revision: a commit alone does not rebuild everything)
+FLAGS_STAMP := $(BUILD)/.flags
+STAMPED := $(CC) $(filter-out -DSC_GIT_REV=%,$(CFLAGS)) $(LDFLAGS)
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(STAMPED)' | cmp -s - $@ || echo '$(STAMPED)' > $@
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "CC $<"
 	@$(CC) $(CFLAGS) -c $< -o $@
@@ -82,13 +116,43 @@ bench: $(TOOL_BIN) $(BENCH_BIN)
 	SOFTCON_BIN=$(abspath $(BIN)) SOFTCON_MOCAP_PATH=$(MOCAP) \
 	SOFTCON_ROOT=$(CURDIR) scripts/bench.sh $(BENCH_BIN)
 
+# ---- fuzzing (tests/fuzz/README.md): libFuzzer harnesses built by clang in build/fuzz ----
+FUZZ_CC      ?= clang
+FUZZ_BUILD   := build/fuzz
+FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/%.c=%)
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   ?=
+FUZZ         ?= $(FUZZ_NAMES)
+
+# inside the fuzz configuration: one binary per harness, linked with libFuzzer's main
+$(BUILD)/fuzzers/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/common.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(DEP_LIBS)
+fuzz-build: $(FUZZ_NAMES:%=$(BUILD)/fuzzers/%)
+
+# the HDF5 seed files of tests/fuzz/corpus, written by softcon's own writers (committed)
+$(BUILD)/fuzz_seeds: $(BUILD)/tests/fuzz/seeds.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(DEP_LIBS)
+fuzz-seeds: $(BUILD)/fuzz_seeds
+	$(BUILD)/fuzz_seeds tests/fuzz/corpus
+
+fuzz:
+	@command -v $(FUZZ_CC) >/dev/null && test -n "$$(ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a 2>/dev/null)" || \
+	  { echo "make fuzz needs clang and libFuzzer (clang, libclang-rt-14-dev): sudo scripts/install-deps.sh"; exit 1; }
+	$(MAKE) fuzz-build CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) OPT="-O1 -g -fno-omit-frame-pointer" \
+	  SAN="$(FUZZ_SAN)" LIB_EXCLUDE=lib/sim/fem.c
+	scripts/fuzz.sh $(FUZZ_BUILD)/fuzzers $(FUZZ_SECONDS) "$(FUZZ_FLAGS)" $(FUZZ)
+
 clean:
 	rm -rf build bin lib/libsoftcon.a
 
 help:
-	@echo "targets: all test asan bench clean   (T=filter selects tests by name)"
+	@echo "targets: all test asan bench fuzz clean   (T=filter selects tests by name; FUZZ_SECONDS=N per harness)"
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/cmd/%.d) $(CMD_COMMON_OBJ:.o=.d) $(BENCH_SRC:%.c=$(BUILD)/%.d)
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/cmd/%.d) $(CMD_COMMON_OBJ:.o=.d) $(BENCH_SRC:%.c=$(BUILD)/%.d) \
+         $(wildcard $(BUILD)/tests/fuzz/*.d)
 
 # The FEM element kernels: each file is compiled for its instruction set (also in builds whose
 # OPT has no -march, like make asan) and only called after a run-time CPU check

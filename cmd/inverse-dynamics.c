@@ -17,7 +17,7 @@ static const char *usage =
 int main(int argc, char **argv)
 {
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "inverse-dynamics", usage, 1, 1, 1, 1, NULL);
+    sc_cli_parse(&cli, argc, argv, "inverse-dynamics", usage, 1, 1, 1, SC_CLI_OUTPUT, NULL);
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     sc_id_config c;
@@ -36,8 +36,18 @@ int main(int argc, char **argv)
     sc_reference ref;
     sc_id_report rep;
     unsigned char allowed[SC_BODY_MAX_BONES];
+    sc_cli_add_input(&cli, c.bvh);
     if (sc_character_read(cli.inputs[0], &m, 0, &err)) sc_cli_die(&cli, &err);
-    if (sc_bvh_load(c.bvh, &bvh, &err) || sc_retarget(&bvh, c.bvh, &m, &c.retarget, &motion, &info, &err) ||
+    if (sc_bvh_load(c.bvh, &bvh, &err)) sc_cli_die(&cli, &err);
+    if (c.filter == 2 && !(c.filter_cutoff < 0.5 / bvh.frame_time)) {
+        /* the clip's rate is known only now: say where the cutoff was set */
+        char w[256];
+        sc_fail(&err, SC_EINPUT, "%s: motion.filter_cutoff %g Hz must be below half the frame rate of %s (%.6g Hz)",
+                sc_cfg_where(sc_cfg_get(sc_cfg_get(sc_cfg_root(cfg), "motion"), "filter_cutoff"), w, sizeof w), c.filter_cutoff,
+                c.bvh, 0.5 / bvh.frame_time);
+        sc_cli_die(&cli, &err);
+    }
+    if (sc_retarget(&bvh, c.bvh, &m, &c.retarget, &motion, &info, &err) ||
         (c.filter == 1 && sc_motion_smooth(&motion, c.filter_window, &err)) ||
         (c.filter == 2 && sc_motion_lowpass(&motion, c.filter_cutoff, &err)) || sc_body_from_model(&m, c.mass_model, &body, &err) ||
         sc_gc_geom_build(&m, &geom, &err) || sc_id_allowed_mask(&c, &m, allowed, &err))

@@ -5,15 +5,22 @@
 #include <unistd.h>
 #include "common/cli.h"
 #include "common/output.h"
+#include "core/cleanup.h"
 #include "core/log.h"
 #include "io/character.h"
 #include "io/config.h"
 #include "mesh/prep.h"
 
-static const char *usage =
+static const char *usage_head =
     "-c CONFIG.yaml -o character.h5 [--surface-obj FILE] [--envelope-obj FILE]\n"
     "Builds the character: fine surface, coarse envelope, fixed nodes, TetGen tet mesh,\n"
-    "embedding, masses. Writes character.h5 and character.xdmf (ParaView).";
+    "embedding, masses. Writes character.h5 and character.xdmf (ParaView).\n"
+    "  --surface-obj FILE   also write the fine surface (config frame) as OBJ\n"
+    "  --envelope-obj FILE  also write the coarse envelope (config frame) as OBJ\n"
+    "environment: SOFTCON_TETGEN=PROGRAM runs PROGRAM instead of the `tetgen` on PATH.\n"
+    "\n"
+    "The default bone map (skeleton.bvh without skeleton.bone_map: a CMU clip's 31 joints to\n"
+    "16 bones; copy it into skeleton.bone_map to change it):\n";
 
 static const char *surface_obj, *envelope_obj;
 
@@ -44,29 +51,41 @@ static int write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
 static int extra_opt(const char *name, const char *value, int *used)
 {
     *used = 2;
-    if (!strcmp(name, "--surface-obj") && value) { surface_obj = value; return 1; }
-    if (!strcmp(name, "--envelope-obj") && value) { envelope_obj = value; return 1; }
+    if (!strcmp(name, "--surface-obj")) { surface_obj = value; return value ? 1 : -1; }
+    if (!strcmp(name, "--envelope-obj")) { envelope_obj = value; return value ? 1 : -1; }
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "mesh-prep", usage, 0, 0, 1, 1, extra_opt);
+    static char usage[8192];
+    snprintf(usage, sizeof usage, "%s%s", usage_head, sc_rig_cmu_map_yaml());
+    sc_cli_parse(&cli, argc, argv, "mesh-prep", usage, 0, 0, 1, SC_CLI_OUTPUT, extra_opt);
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     sc_prep_opts opts;
     if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_prep_read_config(cfg, &opts, &err)) sc_cli_die(&cli, &err);
     sc_cli_ignore_other_sections(cfg);
     if (sc_cfg_check_unknown(cfg, &err)) sc_cli_die(&cli, &err);
+    /* every file this run writes, checked against the OBJ inputs the config names */
+    sc_cli_add_input(&cli, opts.body_obj[0] ? opts.body_obj : NULL);
+    sc_cli_add_input(&cli, opts.envelope_obj[0] ? opts.envelope_obj : NULL);
+    char xdmf[1024], h5rel[1024];
+    sc_output_xdmf_paths(cli.output, xdmf, sizeof xdmf, h5rel, sizeof h5rel);
+    sc_cli_add_output(&cli, xdmf);
+    sc_cli_add_output(&cli, surface_obj);
+    sc_cli_add_output(&cli, envelope_obj);
 
     sc_model model;
     sc_trimesh envelope;
     sc_prep_report rep;
     if (sc_prep_run(&opts, &model, &envelope, &rep, &err)) sc_cli_die(&cli, &err);
+    if (rep.quality.min_dihedral < opts.min_dihedral)
+        sc_log_warn("mesh-prep: tetgen.sliver_angle target %.1f deg not reached: the smallest dihedral angle is %.2f deg "
+                    "(the explicit step may need a smaller dt; try a larger tetgen.min_dihedral or a finer envelope)",
+                    opts.min_dihedral, rep.quality.min_dihedral);
 
-    char xdmf[1024], h5rel[1024];
-    sc_output_xdmf_paths(cli.output, xdmf, sizeof xdmf, h5rel, sizeof h5rel);
     char *resolved = sc_cfg_resolved_text(cfg);
     sc_h5 *f;
     if (sc_h5_create(cli.output, &f, &err)) sc_cli_die(&cli, &err);
@@ -76,20 +95,18 @@ int main(int argc, char **argv)
         sc_cli_die(&cli, &err);
     }
     if (sc_h5_commit(f, &err)) sc_cli_die(&cli, &err);
-    if (sc_character_write_xdmf(xdmf, h5rel, &model, 0, &err)) {
-        unlink(cli.output);
-        sc_cli_die(&cli, &err);
-    }
+    sc_cleanup_add(cli.output, SC_CLEANUP_OUTPUT); /* removed again if a later output fails */
+    if (sc_character_write_xdmf(xdmf, h5rel, &model, 0, &err)) sc_cli_die(&cli, &err);
+    sc_cleanup_add(xdmf, SC_CLEANUP_OUTPUT);
     /* the OBJ exports are in the config's frame (before the ground shift), so that feeding them
        back as body.obj / envelope.obj with the same skeleton reproduces this character */
     for (int i = 0; i < model.nsurf_verts; i++) model.surf_rest[3 * i + 1] -= rep.shift_y;
     for (int i = 0; i < envelope.nverts; i++) envelope.verts[3 * i + 1] -= rep.shift_y;
     sc_trimesh surf = {model.nsurf_verts, model.nsurf_tris, model.surf_rest, model.surf_tris};
-    if ((surface_obj && sc_obj_write(surface_obj, &surf, &err)) || (envelope_obj && sc_obj_write(envelope_obj, &envelope, &err))) {
-        unlink(cli.output);
-        unlink(xdmf);
-        sc_cli_die(&cli, &err);
-    }
+    if (surface_obj && sc_obj_write(surface_obj, &surf, &err)) sc_cli_die(&cli, &err);
+    if (surface_obj) sc_cleanup_add(surface_obj, SC_CLEANUP_OUTPUT);
+    if (envelope_obj && sc_obj_write(envelope_obj, &envelope, &err)) sc_cli_die(&cli, &err);
+    sc_cleanup_keep_outputs();
 
     sc_log_info("mesh-prep: %s", cli.output);
     sc_log_info("  skeleton      %d bones, %d joints, %d fixed nodes (%.2f kg on the bones)", rep.nbones, rep.njoints,

@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "common/cli.h"
+#include <signal.h>
+#include "core/cleanup.h"
 #include "core/log.h"
 #include "io/config.h"
 #include "render/anim.h"
@@ -75,8 +77,8 @@ static int read_config(sc_cfg *cfg, render_cfg *c, sc_err *err)
     TRY(sc_cfg_double_range(r, "contact_threshold", o->contact_threshold, 0, 1, &o->contact_threshold, err));
     TRY(sc_cfg_double_range(r, "push_scale", o->push_scale, 0, 10, &o->push_scale, err));
     TRY(sc_cfg_double_range(r, "force_scale", o->force_scale, 0, 10, &o->force_scale, err));
-    TRY(sc_cfg_vec(r, "body_color", 3, def_color, o->body_color, err));
-    TRY(sc_cfg_vec(r, "light", 3, def_light, o->light, err));
+    TRY(sc_cfg_vec_range(r, "body_color", 3, def_color, 0, 1, o->body_color, err));
+    TRY(sc_cfg_vec_range(r, "light", 3, def_light, -1e3, 1e3, o->light, err));
     TRY(sc_cfg_bool(r, "ground_from_sim", 1, &c->ground_from_sim, err));
     TRY(sc_cfg_double_range(r, "fps", 30, 0, 1000, &c->fps, err));
     TRY(sc_cfg_int(r, "every", 0, 0, 1000000, &every, err));
@@ -150,6 +152,50 @@ static int extra_opt(const char *name, const char *value, int *used)
     return 0;
 }
 
+/* ---- what this run wrote: a failed or interrupted render removes it all (frames, sheet,
+   exports, the folders it created), so OUTDIR holds either a complete result or nothing new */
+static char **g_written;
+static int g_nwritten, g_capwritten;
+static char g_made_dirs[16][4096];
+static int g_nmade;
+
+static void written(const char *path)
+{
+    if (g_nwritten == g_capwritten) {
+        int cap = g_capwritten ? 2 * g_capwritten : 64;
+        char **grown = realloc(g_written, (size_t)cap * sizeof *grown);
+        if (!grown) return;
+        g_written = grown;
+        g_capwritten = cap;
+    }
+    if ((g_written[g_nwritten] = strdup(path))) g_nwritten++;
+}
+
+static void remove_written(void)
+{
+    for (int i = g_nwritten - 1; i >= 0; i--) unlink(g_written[i]);
+    for (int i = g_nmade - 1; i >= 0; i--) rmdir(g_made_dirs[i]);
+    g_nwritten = g_nmade = 0;
+}
+
+static void fail(const sc_cli *cli, const sc_err *err)
+{
+    remove_written();
+    sc_cli_die(cli, err);
+}
+
+/* Between frames and stages: an interrupted render removes what it wrote, then dies by the signal. */
+static void check_stop(const char *tool)
+{
+    int sig = sc_cli_stop_requested();
+    if (!sig) return;
+    remove_written();
+    sc_cleanup_run(1);
+    fprintf(stderr, "%s: interrupted by signal %d; removed the files this run had written\n", tool, sig);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 static int make_dirs(const char *dir, sc_err *err)
 {
     char p[4096];
@@ -157,10 +203,12 @@ static int make_dirs(const char *dir, sc_err *err)
     for (char *s = p + 1; *s; s++) {
         if (*s != '/') continue;
         *s = 0;
-        if (mkdir(p, 0777) && errno != EEXIST) return sc_fail(err, SC_EIO, "%s: cannot create: %s", p, strerror(errno));
+        if (mkdir(p, 0777) == 0 && g_nmade < 16) snprintf(g_made_dirs[g_nmade++], sizeof g_made_dirs[0], "%s", p);
+        else if (errno != EEXIST) return sc_fail(err, SC_EIO, "%s: cannot create: %s", p, strerror(errno));
         *s = '/';
     }
-    if (mkdir(p, 0777) && errno != EEXIST) return sc_fail(err, SC_EIO, "%s: cannot create: %s", p, strerror(errno));
+    if (mkdir(p, 0777) == 0 && g_nmade < 16) snprintf(g_made_dirs[g_nmade++], sizeof g_made_dirs[0], "%s", p);
+    else if (errno != EEXIST) return sc_fail(err, SC_EIO, "%s: cannot create: %s", p, strerror(errno));
     struct stat st;
     if (stat(p, &st) || !S_ISDIR(st.st_mode)) return sc_fail(err, SC_EIO, "%s: not a directory", p);
     return SC_OK;
@@ -190,9 +238,11 @@ static int run(char *const argv[])
         execvp(argv[0], argv);
         _exit(127);
     }
+    sc_cleanup_set_child(pid);
     int st;
     while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return -1;
+        if (errno != EINTR) { sc_cleanup_set_child(0); return -1; }
+    sc_cleanup_set_child(0);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
@@ -208,6 +258,7 @@ static int make_movie(const char *dir, int nframes, double fps, sc_err *err)
     char *argv[] = {"ffmpeg", "-nostdin", "-y", "-loglevel", "error", "-framerate", rate, "-start_number", "0", "-i", pattern,
                     "-frames:v", count, "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-c:v", "libx264", "-pix_fmt", "yuv420p",
                     "-crf", "20", "-movflags", "+faststart", tmp, NULL};
+    sc_cleanup_add(tmp, SC_CLEANUP_TEMP);
     int st = run(argv);
     if (st != 0) { /* an ffmpeg without libx264: its default MPEG-4 encoder */
         char *argv2[] = {"ffmpeg", "-nostdin", "-y", "-loglevel", "error", "-framerate", rate, "-start_number", "0", "-i", pattern,
@@ -216,19 +267,24 @@ static int make_movie(const char *dir, int nframes, double fps, sc_err *err)
     }
     if (st != 0) {
         unlink(tmp);
+        sc_cleanup_forget(tmp);
         return sc_fail(err, SC_EEXTERNAL, "ffmpeg failed (exit status %d) making %s from %s", st, out, pattern);
     }
     if (rename(tmp, out)) {
+        int e = errno;
         unlink(tmp);
-        return sc_fail(err, SC_EIO, "%s: %s", out, strerror(errno));
+        sc_cleanup_forget(tmp);
+        return sc_fail(err, SC_EIO, "%s: %s", out, strerror(e));
     }
+    sc_cleanup_forget(tmp);
     return SC_OK;
 }
 
 int main(int argc, char **argv)
 {
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "render", usage, 1, 1, 0, 1, extra_opt);
+    sc_cli_parse(&cli, argc, argv, "render", usage, 1, 1, 0, SC_CLI_OUTPUT_DIR, extra_opt);
+    sc_cli_poll_signals(); /* stop between frames and remove what was written */
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     render_cfg rc;
@@ -249,7 +305,7 @@ int main(int argc, char **argv)
     }
     if (anim.status[0] && strncmp(anim.status, "completed", 9))
         sc_log_warn("%s: the simulation's status is '%s'", input, anim.status);
-    if (make_dirs(dir, &err)) sc_cli_die(&cli, &err);
+    if (make_dirs(dir, &err)) fail(&cli, &err);
 
     /* name stem for exports: sim.h5 -> sim */
     char stem[1024];
@@ -260,7 +316,7 @@ int main(int argc, char **argv)
 
     double *times = NULL;
     int n = sc_anim_times(&anim, rc.fps, rc.every, rc.start, rc.end, &times);
-    if (n < 0) { sc_fail(&err, SC_EIO, "out of memory"); sc_cli_die(&cli, &err); }
+    if (n < 0) { sc_fail(&err, SC_EIO, "out of memory"); fail(&cli, &err); }
     double frame_rate = rc.every > 0 || rc.fps <= 0
                             ? (n > 1 && times[n - 1] > times[0] ? (n - 1) / (times[n - 1] - times[0]) : 30)
                             : rc.fps;
@@ -270,18 +326,20 @@ int main(int argc, char **argv)
     if (rc.images) {
         sc_renderer *r;
         sc_anim_pose pose;
-        if (sc_renderer_create(&rc.ro, &anim, &r, &err) || sc_anim_pose_alloc(&anim, &pose, &err)) sc_cli_die(&cli, &err);
+        if (sc_renderer_create(&rc.ro, &anim, &r, &err) || sc_anim_pose_alloc(&anim, &pose, &err)) fail(&cli, &err);
         uint8_t *rgb = malloc((size_t)rc.ro.width * rc.ro.height * 3);
-        if (!rgb) { sc_fail(&err, SC_EIO, "out of memory"); sc_cli_die(&cli, &err); }
+        if (!rgb) { sc_fail(&err, SC_EIO, "out of memory"); fail(&cli, &err); }
         sc_progress prog;
         sc_progress_begin(&prog, "render", n);
         for (int i = 0; i < n; i++) {
             double t0 = sc_wall_time();
-            if (sc_anim_sample(&anim, times[i], &pose, &err)) sc_cli_die(&cli, &err);
+            if (sc_anim_sample(&anim, times[i], &pose, &err)) fail(&cli, &err);
             sc_render_frame(r, &anim, &pose, rgb);
             double t1 = sc_wall_time();
             snprintf(path, sizeof path, "%s/frame_%05d.png", dir, i);
-            if (sc_png_write(path, rgb, rc.ro.width, rc.ro.height, &err)) sc_cli_die(&cli, &err);
+            if (sc_png_write(path, rgb, rc.ro.width, rc.ro.height, &err)) fail(&cli, &err);
+            written(path);
+            check_stop(cli.tool);
             render_s += t1 - t0;
             png_s += sc_wall_time() - t1;
             sc_progress_update(&prog, i + 1);
@@ -298,33 +356,44 @@ int main(int argc, char **argv)
         int sw, sh, th = (int)lround((double)rc.sheet_tile_w * rc.ro.height / rc.ro.width);
         double t0 = n ? times[0] : 0, t1 = n ? times[n - 1] : 0;
         if (sc_render_contact_sheet(&rc.ro, &anim, t0, t1, rc.sheet_cols, rc.sheet_rows, rc.sheet_tile_w, th, &sheet, &sw, &sh, &err))
-            sc_cli_die(&cli, &err);
+            fail(&cli, &err);
         snprintf(path, sizeof path, "%s/contact_sheet.png", dir);
-        if (sc_png_write(path, sheet, sw, sh, &err)) sc_cli_die(&cli, &err);
+        if (sc_png_write(path, sheet, sw, sh, &err)) fail(&cli, &err);
+        written(path);
+        check_stop(cli.tool);
         free(sheet);
         sc_log_info("render: %s (%d x %d tiles over t = %.2f .. %.2f s)", path, rc.sheet_cols, rc.sheet_rows, t0, t1);
     }
     if (rc.xdmf || rc.pc2 || rc.bvh) {
         double *et = NULL;
         int en = sc_anim_times(&anim, rc.export_fps, rc.export_every, rc.start, rc.end, &et);
-        if (en < 0) { sc_fail(&err, SC_EIO, "out of memory"); sc_cli_die(&cli, &err); }
+        if (en < 0) { sc_fail(&err, SC_EIO, "out of memory"); fail(&cli, &err); }
         double efps = en > 1 && et[en - 1] > et[0] ? (en - 1) / (et[en - 1] - et[0]) : 30;
         char h5p[4200], xp[4200];
         if (rc.xdmf) {
             snprintf(h5p, sizeof h5p, "%s/%s_frames.h5", dir, stem);
             snprintf(xp, sizeof xp, "%s/%s_frames.xdmf", dir, stem);
-            if (sc_export_xdmf(&anim, et, en, h5p, xp, argc, argv, &err)) sc_cli_die(&cli, &err);
+            if (sc_export_xdmf(&anim, et, en, h5p, xp, argc, argv, &err)) fail(&cli, &err);
+            written(h5p);
+            written(xp);
+            check_stop(cli.tool);
             sc_log_info("render: %s + %s: %d frames (ParaView: open the .xdmf, Xdmf3 reader)", xp, h5p, en);
         }
         if (rc.pc2) {
             snprintf(xp, sizeof xp, "%s/%s_surface.obj", dir, stem);
             snprintf(h5p, sizeof h5p, "%s/%s_surface.pc2", dir, stem);
-            if (sc_export_obj(&anim, et[0], xp, &err) || sc_export_pc2(&anim, et, en, h5p, &err)) sc_cli_die(&cli, &err);
+            if (sc_export_obj(&anim, et[0], xp, &err)) fail(&cli, &err);
+            written(xp);
+            if (sc_export_pc2(&anim, et, en, h5p, &err)) fail(&cli, &err);
+            written(h5p);
+            check_stop(cli.tool);
             sc_log_info("render: %s + %s: %d vertices, %d samples at %.4g fps (Blender: Mesh Cache modifier)", xp, h5p, anim.nsv, en, efps);
         }
         if (rc.bvh) {
             snprintf(xp, sizeof xp, "%s/%s_skeleton.bvh", dir, stem);
-            if (sc_export_bvh(&anim, et, en, xp, &err)) sc_cli_die(&cli, &err);
+            if (sc_export_bvh(&anim, et, en, xp, &err)) fail(&cli, &err);
+            written(xp);
+            check_stop(cli.tool);
             sc_log_info("render: %s: %d bones, %d frames at %.4g fps (metres, ZYX Euler)", xp, anim.nbones, en, efps);
         }
         free(et);
@@ -333,6 +402,7 @@ int main(int argc, char **argv)
         if (!have_program("ffmpeg")) {
             sc_log_info("render: note: no movie: the ffmpeg program is not installed (apt-get install ffmpeg); the frames are in %s", dir);
         } else if (make_movie(dir, n, frame_rate, &err)) {
+            check_stop(cli.tool);
             fprintf(stderr, "render: error: %s\n", err.msg);
             code = err.code;
         } else {

@@ -10,6 +10,7 @@
 #include "control/controller.h"
 #include "control/feedback.h"
 #include "control/rollout.h"
+#include "core/cleanup.h"
 #include "core/log.h"
 #include "io/character.h"
 #include "io/config.h"
@@ -95,9 +96,8 @@ static int write_mesh(sc_h5 *f, const sc_model *m, sc_err *err)
 static int write_xdmf(const char *path, const char *h5, const sc_model *m, long nframes, const double *times, sc_err *err)
 {
     char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *x = fopen(tmp, "w");
-    if (!x) return sc_fail(err, SC_EIO, "%s: cannot write", tmp);
+    FILE *x = sc_file_open_tmp(path, "w", tmp, sizeof tmp, err);
+    if (!x) return err->code;
     fprintf(x, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"sim\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
     for (long k = 0; k < nframes; k++) {
         fprintf(x, "   <Grid Name=\"frame%ld\" GridType=\"Uniform\">\n    <Time Value=\"%.6f\"/>\n", k, times[k]);
@@ -121,9 +121,21 @@ static long cycles_opt;
 static int extra_opt(const char *name, const char *value, int *used)
 {
     *used = 2;
-    if (!strcmp(name, "--trajectory") && value) { trajectory = value; return 1; }
-    if (!strcmp(name, "--policy") && value) { policy_file = value; return 1; }
-    if (!strcmp(name, "--cycles") && value) { cycles_opt = atol(value); return cycles_opt > 0; }
+    if (!strcmp(name, "--trajectory")) {
+        if (!value) return -1;
+        trajectory = value;
+        return 1;
+    }
+    if (!strcmp(name, "--policy")) {
+        if (!value) return -1;
+        policy_file = value;
+        return 1;
+    }
+    if (!strcmp(name, "--cycles")) {
+        if (!value) return -1;
+        cycles_opt = atol(value);
+        return cycles_opt > 0;
+    }
     *used = 1;
     if (!strcmp(name, "--raw")) return raw = 1;
     if (!strcmp(name, "--open-loop")) return open_loop = 1;
@@ -196,7 +208,15 @@ static int write_frame(void *ctx, const sc_sim *sim, const sc_quat *targets, con
 int main(int argc, char **argv)
 {
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "simulate", usage, 1, 1, 1, 1, extra_opt);
+    sc_cli_parse(&cli, argc, argv, "simulate", usage, 1, 1, 1, SC_CLI_OUTPUT, extra_opt);
+    if (raw && !trajectory) {
+        fprintf(stderr, "simulate: --raw only applies with --trajectory FILE (it selects the raw reference poses of FILE)\n");
+        return SC_EUSAGE;
+    }
+    sc_cli_add_input(&cli, trajectory);
+    char xdmf[1024], h5rel[1024];
+    sc_output_xdmf_paths(cli.output, xdmf, sizeof xdmf, h5rel, sizeof h5rel);
+    sc_cli_add_output(&cli, xdmf);
     sc_err err = {0};
     sc_model loaded, m;
     sc_cfg *cfg = NULL;
@@ -260,8 +280,6 @@ int main(int argc, char **argv)
         sc_sim_translate(sim, off, sc.init_vel);
     }
 
-    char xdmf[1024], h5rel[1024];
-    sc_output_xdmf_paths(cli.output, xdmf, sizeof xdmf, h5rel, sizeof h5rel);
     char *resolved = sc_cfg_resolved_text(cfg);
     sc_h5 *f;
     series s;
@@ -307,7 +325,9 @@ int main(int argc, char **argv)
              sc_h5_attr_i64(f, "/", "ode_warnings", warn.ode_messages, &err);
     if (rc) { sc_h5_abort(f); sc_cli_die(&cli, &err); }
     if (sc_h5_commit(f, &err)) sc_cli_die(&cli, &err);
-    if (sc.store_nodes && write_xdmf(xdmf, h5rel, &m, fw.nframes, fw.frame_times, &err)) { unlink(cli.output); sc_cli_die(&cli, &err); }
+    sc_cleanup_add(cli.output, SC_CLEANUP_OUTPUT); /* removed again if the .xdmf cannot be written */
+    if (sc.store_nodes && write_xdmf(xdmf, h5rel, &m, fw.nframes, fw.frame_times, &err)) sc_cli_die(&cli, &err);
+    sc_cleanup_keep_outputs();
     if (warn.ode_messages) sc_log_warn("simulate: %ld ODE warnings (the last: %s)", warn.ode_messages, warn.last_ode_message);
     if (failed) {
         fprintf(stderr, "simulate: error: %s (the output written so far is in %s, marked failed)\n", step_err.msg, cli.output);

@@ -14,6 +14,7 @@ PACKAGES=(
   libhdf5-dev hdf5-tools           # all data files (pkg-config hdf5-serial), h5dump
   python3 python3-h5py python3-numpy  # tests read outputs the way users do
   gnuplot-nox ffmpeg               # plots and movies (optional at run time)
+  clang libclang-rt-14-dev llvm    # make fuzz: libFuzzer harnesses (tests/fuzz), llvm-cov for their coverage
 )
 
 missing=()

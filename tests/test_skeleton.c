@@ -665,3 +665,98 @@ TEST(skeleton_speculative_exact_matches_bounded)
     sc_skeleton_free(s[0]);
     sc_skeleton_free(s[1]);
 }
+
+/* ---- ODE's own errors (issue 14, item 4): never an abort -------------------------------- */
+#include <sys/wait.h>
+#include <unistd.h>
+#include "core/cleanup.h"
+
+static int g_fatal_pipe = -1;
+static void fatal_to_pipe(int code, const char *msg)
+{
+    (void)!write(g_fatal_pipe, msg, strlen(msg));
+    _exit(code);
+}
+
+/* Runs fn in a child (an abort there must not take the suite down); returns its exit status
+ * (128 + signal when killed) and what it reported into msg. */
+static int in_child(int (*fn)(char *msg, size_t n), char *msg, size_t n)
+{
+    int fds[2];
+    if (pipe(fds)) return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        g_fatal_pipe = fds[1];
+        char local[512] = "";
+        int code = fn(local, sizeof local);
+        (void)!write(fds[1], local, strlen(local));
+        _exit(code);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    ssize_t k;
+    while (got + 1 < n && (k = read(fds[0], msg + got, n - 1 - got)) > 0) got += (size_t)k;
+    msg[got] = 0;
+    close(fds[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A NaN position reaches ODE's step (nothing checks positions before it): ODE's internal
+ * assertion inside dWorldStep becomes SC_ENUMERIC and the skeleton refuses further steps. */
+static int nan_inside_step(char *msg, size_t n)
+{
+    tmodel t;
+    hinge_model(&t, 0.05, 50, 2, 100);
+    sc_skeleton *s;
+    sc_err err;
+    if (sc_skeleton_create(&t.m, NULL, &s, &err)) return 90;
+    sc_xform pose[TB_MAX];
+    sc_skeleton_get_state(s, pose, NULL, NULL);
+    pose[1].p.x = NAN;
+    sc_skeleton_set_state(s, pose, NULL, NULL);
+    int rc = sc_skeleton_step(s, 5e-4, &err);
+    snprintf(msg, n, "%s", err.msg);
+    if (rc != SC_ENUMERIC) return 91;
+    rc = sc_skeleton_step(s, 5e-4, &err);
+    if (rc != SC_ENUMERIC || !strstr(err.msg, "unusable")) return 92;
+    sc_skeleton_free(s);
+    return rc;
+}
+
+/* A damaged snapshot (a NaN rotation) reaches ODE outside any step (restore cannot return
+ * an error): ODE's assertion ends the process through sc_fatal with exit code 4 (the CLI
+ * prints it as "tool: error: ..." after removing temporary files). */
+static int nan_outside_step(char *msg, size_t n)
+{
+    sc_set_fatal_handler(fatal_to_pipe);
+    tmodel t;
+    hinge_model(&t, 0.05, 50, 2, 100);
+    sc_skeleton *s;
+    sc_err err;
+    if (sc_skeleton_create(&t.m, NULL, &s, &err)) {
+        snprintf(msg, n, "%s", err.msg);
+        return 93;
+    }
+    double *snap = malloc(sc_skeleton_state_size(s) * sizeof *snap);
+    sc_skeleton_save(s, snap);
+    for (size_t i = 0; i < sc_skeleton_state_size(s); i++) snap[i] = NAN;
+    sc_skeleton_restore(s, snap);
+    free(snap);
+    sc_skeleton_free(s);
+    return 94;
+}
+
+TEST(skeleton_ode_errors_become_numerical_failures)
+{
+    char msg[1024];
+    int rc = in_child(nan_inside_step, msg, sizeof msg);
+    sc_test_report("NaN position inside a step: child exit %d: %s", rc, msg);
+    ENSURE_MSG(rc == SC_ENUMERIC && strstr(msg, "ODE"), "exit %d (134 = abort): %s", rc, msg);
+    rc = in_child(nan_outside_step, msg, sizeof msg);
+    sc_test_report("NaN rotation outside a step: child exit %d: %s", rc, msg);
+    ENSURE_MSG(rc == SC_ENUMERIC && strstr(msg, "ODE error"), "exit %d (134 = abort): %s", rc, msg);
+}

@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,23 +16,25 @@ void sc_controller_free(sc_controller *c)
     memset(c, 0, sizeof *c);
 }
 
-int sc_controller_load_trajectory(const char *path, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err)
+int sc_controller_load_trajectory_h5(sc_h5 *f, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err)
 {
+    memset(c, 0, sizeof *c);
     if (!dataset || !dataset[0]) dataset = "/targets/local_quat";
-    sc_h5 *f;
-    int rc = sc_h5_open(path, &f, err);
-    if (rc) return rc;
+    const char *path = sc_h5_filename(f);
+    int rc;
     size_t nt = 0, dims[3] = {0, 0, 4}, nnames = 0;
     double *t = NULL, *q = NULL;
     char **names = NULL;
-    if ((rc = sc_h5_read_f64(f, "/time", 1, &nt, &t, err)) || (rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err)))
+    if ((rc = sc_h5_read_f64(f, "/time", 1, &nt, &t, err)) || (rc = sc_h5_check_count(f, "/time", nt, 1, INT_MAX / 1024, err)) ||
+        (rc = sc_h5_check_increasing(f, "/time", t, nt, err)) ||
+        (rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err)) ||
+        (rc = sc_h5_check_count(f, "/bones/names", nnames, 1, 256, err)) ||
+        (rc = sc_h5_check_names(f, "/bones/names", names, nnames, SC_NAME_LEN, err)))
         goto done;
     dims[0] = nt;
     dims[1] = nnames;
-    if ((rc = sc_h5_read_f64(f, dataset, 3, dims, &q, err))) goto done;
-    if (nt < 1) { rc = sc_fail(err, SC_EINPUT, "%s:/time: no samples", path); goto done; }
-    for (size_t i = 1; i < nt; i++)
-        if (!(t[i] > t[i - 1])) { rc = sc_fail(err, SC_EINPUT, "%s:/time: not increasing at sample %zu", path, i); goto done; }
+    if ((rc = sc_h5_read_f64(f, dataset, 3, dims, &q, err)) || (rc = sc_h5_check_unit_quats(f, dataset, q, 3, dims, err)))
+        goto done;
     c->kind = SC_CTRL_TRAJECTORY;
     c->nbones = m->nbones;
     c->nkeys = (int)nt;
@@ -45,11 +48,7 @@ int sc_controller_load_trajectory(const char *path, const char *dataset, const s
         if (b < 0) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, names[j]); goto done; }
         for (size_t i = 0; i < nt; i++) {
             const double *s = q + (i * nnames + j) * 4;
-            sc_quat k = {s[0], s[1], s[2], s[3]};
-            if (!isfinite(k.w) || !isfinite(k.x) || !isfinite(k.y) || !isfinite(k.z)) {
-                rc = sc_fail(err, SC_EINPUT, "%s:%s: non-finite target for bone '%s' at sample %zu", path, dataset, names[j], i);
-                goto done;
-            }
+            sc_quat k = {s[0], s[1], s[2], s[3]}; /* finite and of norm ~1: checked above */
             /* unit samples are kept as stored, so a recorded trajectory replays bit for bit */
             double n2 = k.w * k.w + k.x * k.x + k.y * k.y + k.z * k.z;
             c->keys[i * (size_t)m->nbones + (size_t)b] = fabs(n2 - 1) <= 1e-12 ? k : sc_q_normalize(k);
@@ -57,7 +56,9 @@ int sc_controller_load_trajectory(const char *path, const char *dataset, const s
     }
     if (sc_h5_exists(f, "/targets/reference_time")) {
         size_t nr = nt;
-        if ((rc = sc_h5_read_f64(f, "/targets/reference_time", 1, &nr, &c->ref_time, err))) goto done;
+        if ((rc = sc_h5_read_f64(f, "/targets/reference_time", 1, &nr, &c->ref_time, err)) ||
+            (rc = sc_h5_check_finite(f, "/targets/reference_time", c->ref_time, nr, 1, err)))
+            goto done;
     } else if (sc_h5_exists(f, "/reference/local_quat")) { /* a reference.h5 plays its own time */
         if (!(c->ref_time = malloc(nt * sizeof(double)))) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
         memcpy(c->ref_time, c->times, nt * sizeof(double));
@@ -68,9 +69,35 @@ done:
     free(t);
     free(q);
     if (names) sc_h5_free_strings(names, nnames);
-    sc_h5_close(f);
     if (rc) sc_controller_free(c);
     return rc;
+}
+
+typedef struct {
+    const char *dataset;
+    const sc_model *m;
+    sc_controller *c;
+} traj_arg;
+
+static int traj_reader(sc_h5 *f, void *arg, sc_err *err)
+{
+    traj_arg *a = arg;
+    return sc_controller_load_trajectory_h5(f, a->dataset, a->m, a->c, err);
+}
+
+int sc_controller_load_trajectory(const char *path, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err)
+{
+    memset(c, 0, sizeof *c);
+    traj_arg a = {dataset, m, c};
+    return sc_h5_read_file(path, traj_reader, &a, err);
+}
+
+int sc_controller_load_trajectory_image(const void *data, size_t size, const char *name, const char *dataset,
+                                        const sc_model *m, sc_controller *c, sc_err *err)
+{
+    memset(c, 0, sizeof *c);
+    traj_arg a = {dataset, m, c};
+    return sc_h5_read_image(data, size, name, traj_reader, &a, err);
 }
 
 /* A keyframe pose: `bone: [rx, ry, rz]` rotation vector in degrees (axis times angle, in the
@@ -88,6 +115,8 @@ static int read_pose(sc_cfg_node *pose, const sc_model *m, sc_quat *out, sc_err 
             double deg;
             int rc = sc_cfg_scalar_double(v, &deg, err);
             if (rc) return rc;
+            if (fabs(deg) > 3600)
+                return sc_fail(err, SC_EINPUT, "%s: pose of '%s' = %g degrees is outside [-3600, 3600]", sc_cfg_where(v, w, sizeof w), name, deg);
             sc_vec3 axis = m->joint_type[b] == SC_JOINT_HINGE ? sc_v3_load(m->hinge_axis + 3 * b) : sc_v3(1, 0, 0);
             out[b] = sc_q_axis_angle(axis, deg * SC_PI / 180);
         } else {
@@ -97,6 +126,9 @@ static int read_pose(sc_cfg_node *pose, const sc_model *m, sc_quat *out, sc_err 
             for (int k = 0; k < 3; k++) {
                 int rc = sc_cfg_scalar_double(sc_cfg_at(v, k), &r[k], err);
                 if (rc) return rc;
+                if (fabs(r[k]) > 3600)
+                    return sc_fail(err, SC_EINPUT, "%s: pose of '%s' [%d] = %g degrees is outside [-3600, 3600]",
+                                   sc_cfg_where(sc_cfg_at(v, k), w, sizeof w), name, k, r[k]);
             }
             out[b] = sc_q_exp(sc_v3_scale(sc_v3_load(r), SC_PI / 180));
         }
@@ -111,7 +143,7 @@ int sc_controller_from_config(sc_cfg_node *ctrl, const sc_model *m, const char *
     int kind, rc;
     char w[256];
     if ((rc = sc_cfg_enum(ctrl, "type", kinds, 4, SC_CTRL_HOLD, &kind, err)) || (rc = sc_cfg_bool(ctrl, "loop", 0, &c->loop, err)) ||
-        (rc = sc_cfg_double(ctrl, "time_offset", 0, &c->offset, err)))
+        (rc = sc_cfg_double_range(ctrl, "time_offset", 0, -1e6, 1e6, &c->offset, err)))
         return rc;
     c->nbones = m->nbones;
     if (kind == SC_CTRL_POLICY) {
@@ -262,7 +294,11 @@ static int read_start_group(sc_h5 *f, const char *path, const sc_model *m, doubl
     if (rc) return rc;
     dq[0] = dw[0] = nnames;
     if ((rc = sc_h5_read_f64(f, "/start/root_pos", 1, &d3, &rp, err)) || (d3 = 3, rc = sc_h5_read_f64(f, "/start/root_vel", 1, &d3, &rv, err)) ||
-        (rc = sc_h5_read_f64(f, "/start/local_quat", 2, dq, &q, err)) || (rc = sc_h5_read_f64(f, "/start/local_ang_vel", 2, dw, &w, err)))
+        (rc = sc_h5_read_f64(f, "/start/local_quat", 2, dq, &q, err)) || (rc = sc_h5_read_f64(f, "/start/local_ang_vel", 2, dw, &w, err)) ||
+        (rc = sc_h5_check_range(f, "/start/root_pos", rp, 3, 1, -1e4, 1e4, 0, err)) ||
+        (rc = sc_h5_check_range(f, "/start/root_vel", rv, 3, 1, -1e3, 1e3, 0, err)) ||
+        (rc = sc_h5_check_unit_quats(f, "/start/local_quat", q, 2, dq, err)) ||
+        (rc = sc_h5_check_range(f, "/start/local_ang_vel", w, 3 * nnames, 3, -1e4, 1e4, 0, err)))
         goto done;
     for (int b = 0; b < m->nbones; b++) local[b] = sc_q_identity();
     if (local_ang_vel) memset(local_ang_vel, 0, 3 * sizeof(double) * (size_t)m->nbones);
@@ -280,16 +316,27 @@ done:
     return rc;
 }
 
+typedef struct {
+    const sc_model *m;
+    double *root_pos, *root_vel, *local_ang_vel;
+    sc_quat *local;
+    int has_start;
+} start_arg;
+
+static int start_reader(sc_h5 *f, void *arg, sc_err *err)
+{
+    start_arg *a = arg;
+    a->has_start = sc_h5_exists(f, "/start");
+    if (!a->has_start) return SC_OK;
+    return read_start_group(f, sc_h5_filename(f), a->m, a->root_pos, a->local, a->root_vel, a->local_ang_vel, err);
+}
+
 int sc_trajectory_start(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
                         double *local_ang_vel, sc_err *err)
 {
-    sc_h5 *f;
-    int rc = sc_h5_open(path, &f, err);
-    if (rc) return rc;
-    int has_start = sc_h5_exists(f, "/start");
-    if (has_start) rc = read_start_group(f, path, m, root_pos, local, root_vel, local_ang_vel, err);
-    sc_h5_close(f);
-    if (has_start) return rc;
+    start_arg a = {m, root_pos, root_vel, local_ang_vel, local, 0};
+    int rc = sc_h5_read_file(path, start_reader, &a, err); /* guarded, like every whole-file read */
+    if (rc || a.has_start) return rc;
     sc_reference r;
     if ((rc = sc_reference_read(path, &r, err))) return rc;
     rc = sc_reference_state_at(&r, m, t, root_pos, local, root_vel, local_ang_vel, err);

@@ -33,6 +33,13 @@ int sc_controller_from_config(struct sc_cfg_node *ctrl, const sc_model *m, const
  * `dataset` (NULL: /targets/local_quat, the PD targets; /reference/local_quat gives the raw
  * reference poses as targets). */
 int sc_controller_load_trajectory(const char *path, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
+/* The same from an in-memory image and on an open file (unguarded). Every read goes through
+ * sc_h5_read_file / the checks of io/h5.h: /time finite and increasing, unique bone names,
+ * rotations of norm ~1. */
+struct sc_h5;
+int sc_controller_load_trajectory_image(const void *data, size_t size, const char *name, const char *dataset,
+                                        const sc_model *m, sc_controller *c, sc_err *err);
+int sc_controller_load_trajectory_h5(struct sc_h5 *f, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
 /* The reference state at time t (the sample at or just before t) of an in-memory reference:
  * root origin position and velocity, local rotations and local angular velocities (each in the
  * parent's frame), in the character's bone order (matched by name). Outputs but local may be NULL. */

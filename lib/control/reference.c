@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,21 +362,52 @@ static int rd(sc_h5 *f, const char *path, int required, int rank, size_t n, size
     return SC_OK;
 }
 
-int sc_reference_read(const char *path, sc_reference *r, sc_err *err)
+/* The values of a reference, checked after reading (a hand-edited or damaged file fails here,
+   naming the dataset and element, instead of steering a simulation with NaN). */
+static int check_reference(sc_h5 *f, const sc_reference *r, int has_flag, sc_err *err)
+{
+    size_t n = (size_t)r->n, nb = (size_t)r->nb, q4[3] = {n, nb, 4}, v3[3] = {n, nb, 3};
+    int rc;
+#define CHECK(x) do { if ((rc = (x))) return rc; } while (0)
+    CHECK(sc_h5_check_increasing(f, "/time", r->time, n, err));
+    CHECK(sc_h5_check_range(f, "/reference/root_pos", r->root_pos, 3 * n, 3, -1e4, 1e4, 0, err));
+    CHECK(sc_h5_check_unit_quats(f, "/reference/local_quat", r->local_quat, 3, q4, err));
+    CHECK(sc_h5_check_unit_quats(f, "/targets/local_quat", r->target_quat, 3, q4, err));
+    /* the optional series are zero when absent */
+    CHECK(sc_h5_check_finite(f, "/reference/root_lin_vel", r->root_vel, 3 * n, 3, err));
+    CHECK(sc_h5_check_finite(f, "/reference/root_lin_acc", r->root_acc, 3 * n, 3, err));
+    CHECK(sc_h5_check_range_nd(f, "/reference/local_ang_vel", r->local_ang_vel, 3, v3, -INFINITY, INFINITY, 0, err));
+    CHECK(sc_h5_check_range_nd(f, "/reference/local_ang_acc", r->local_ang_acc, 3, v3, -INFINITY, INFINITY, 0, err));
+    CHECK(sc_h5_check_range_nd(f, "/reference/bone_pos", r->bone_pos, 3, v3, -1e4, 1e4, 0, err));
+    CHECK(sc_h5_check_range_nd(f, "/reference/bone_quat", r->bone_quat, 3, q4, -INFINITY, INFINITY, 0, err));
+    CHECK(sc_h5_check_range(f, "/reference/com", r->com, 3 * n, 3, -1e4, 1e4, 0, err));
+    CHECK(sc_h5_check_finite(f, "/reference/com_vel", r->com_vel, 3 * n, 3, err));
+    CHECK(sc_h5_check_range_nd(f, "/contact/force", r->contact_force, 3, v3, -INFINITY, INFINITY, 0, err));
+    CHECK(sc_h5_check_range_nd(f, "/contact/torque", r->contact_torque, 3, v3, -INFINITY, INFINITY, 0, err));
+    CHECK(sc_h5_check_finite(f, "/contact/lowest_height", r->contact_height, n * nb, nb, err));
+    CHECK(sc_h5_check_range(f, "/contact/lowest_speed", r->contact_speed, n * nb, nb, 0, INFINITY, 0, err));
+    CHECK(sc_h5_check_finite(f, "/contact/resultant", r->contact_resultant, 6 * n, 6, err));
+    CHECK(sc_h5_check_range_nd(f, "/torques/joint", r->joint_torque, 3, v3, -INFINITY, INFINITY, 0, err));
+    CHECK(sc_h5_check_finite(f, "/torques/root_residual", r->root_residual, 6 * n, 6, err));
+    if (has_flag) CHECK(sc_h5_check_index(f, "/contact/flag", r->contact_flag, n * nb, nb, 0, 1, err));
+#undef CHECK
+    return SC_OK;
+}
+
+int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err)
 {
     memset(r, 0, sizeof *r);
-    sc_h5 *f;
-    int rc = sc_h5_open(path, &f, err);
-    if (rc) return rc;
+    const char *path = sc_h5_filename(f);
     char **names = NULL;
     size_t nnames = 0, tdims[1] = {0};
     double *time = NULL;
-    if ((rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err)) || (rc = sc_h5_read_f64(f, "/time", 1, tdims, &time, err)))
+    int rc, has_flag = 0;
+    if ((rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err)) ||
+        (rc = sc_h5_check_count(f, "/bones/names", nnames, 1, SC_BODY_MAX_BONES, err)) ||
+        (rc = sc_h5_check_names(f, "/bones/names", names, nnames, SC_NAME_LEN, err)) ||
+        (rc = sc_h5_read_f64(f, "/time", 1, tdims, &time, err)) ||
+        (rc = sc_h5_check_count(f, "/time", tdims[0], 1, INT_MAX / 64, err)))
         goto fail;
-    if (nnames < 1 || nnames > SC_BODY_MAX_BONES || tdims[0] < 1) {
-        rc = sc_fail(err, SC_EINPUT, "%s: %zu bones and %zu samples", path, nnames, tdims[0]);
-        goto fail;
-    }
     if ((rc = sc_reference_alloc(r, (int)tdims[0], (int)nnames, err))) goto fail;
     memcpy(r->time, time, tdims[0] * sizeof(double));
     r->dt = tdims[0] > 1 ? time[1] - time[0] : 0;
@@ -406,7 +438,9 @@ int sc_reference_read(const char *path, sc_reference *r, sc_err *err)
         if ((rc = sc_h5_read_i32(f, "/contact/flag", 2, d, &fl, err))) goto fail;
         memcpy(r->contact_flag, fl, n * nb * sizeof(int));
         free(fl);
+        has_flag = 1;
     }
+    if ((rc = check_reference(f, r, has_flag, err))) goto fail;
     char *hash = NULL;
     if (sc_h5_read_attr_str(f, "/", "character_hash", &hash, NULL) == SC_OK) {
         r->character_hash = strtoull(hash, NULL, 16);
@@ -414,14 +448,27 @@ int sc_reference_read(const char *path, sc_reference *r, sc_err *err)
     }
     sc_h5_free_strings(names, nnames);
     free(time);
-    sc_h5_close(f);
     return SC_OK;
 fail:
+    (void)path;
     if (names) sc_h5_free_strings(names, nnames);
     free(time);
     sc_reference_free(r);
-    sc_h5_close(f);
     return rc;
+}
+
+static int reference_reader(sc_h5 *f, void *arg, sc_err *err) { return sc_reference_read_h5(f, arg, err); }
+
+int sc_reference_read(const char *path, sc_reference *r, sc_err *err)
+{
+    memset(r, 0, sizeof *r);
+    return sc_h5_read_file(path, reference_reader, r, err);
+}
+
+int sc_reference_read_image(const void *data, size_t size, const char *name, sc_reference *r, sc_err *err)
+{
+    memset(r, 0, sizeof *r);
+    return sc_h5_read_image(data, size, name, reference_reader, r, err);
 }
 
 uint64_t sc_reference_hash(const sc_reference *r)
@@ -474,6 +521,12 @@ static int frames_pair(sc_cfg_node *sec, int *first, int *last, sc_err *err)
             return sc_fail(err, SC_EINPUT, "%s: motion.frames must be two whole frame numbers [first, last] (last -1 = the "
                            "clip's last frame), got %g", sc_cfg_where(sc_cfg_get(sec, "frames"), w, sizeof w), v[i]);
         }
+    if (v[1] != -1 && v[0] > v[1]) {
+        char w[256];
+        return sc_fail(err, SC_EINPUT, "%s: motion.frames [%g, %g] is reversed: the first frame must not come after the "
+                       "last (use -1 as the last for the end of the clip)", sc_cfg_where(sc_cfg_get(sec, "frames"), w, sizeof w),
+                       v[0], v[1]);
+    }
     *first = (int)v[0];
     *last = (int)v[1];
     return SC_OK;
@@ -602,7 +655,7 @@ int sc_id_read_config(struct sc_cfg *cfg, sc_id_config *c, sc_err *err)
     static const char *const rates[] = {"analytic", "difference"};
     int mm;
     if ((rc = sc_cfg_enum(dy, "mass_model", masses, 2, 0, &mm, err)) ||
-        (rc = sc_cfg_vec(dy, "gravity", 3, c->id.gravity, c->id.gravity, err)) ||
+        (rc = sc_cfg_vec_range(dy, "gravity", 3, c->id.gravity, -1e3, 1e3, c->id.gravity, err)) ||
         (rc = sc_cfg_enum(dy, "momentum_rate", rates, 2, SC_RATE_ANALYTIC, &c->id.momentum_rate, err)) ||
         (rc = sc_cfg_double_range(dy, "max_target_offset", c->id.max_target_offset, 1e-3, 3.0, &c->id.max_target_offset, err)))
         return rc;

@@ -133,8 +133,14 @@ int sc_reference_write(sc_h5 *f, const sc_reference *r, sc_err *err);
  * "nearest bone" or "fixed nodes"), root residual, mean forces. */
 int sc_reference_write_report(sc_h5 *f, const sc_reference *r, const sc_id_report *rep, sc_err *err);
 /* Reads a reference.h5 (every dataset above that is present; /time, /bones/names,
- * /reference/root_pos, /reference/local_quat and /targets/local_quat are required). */
+ * /reference/root_pos, /reference/local_quat and /targets/local_quat are required) through
+ * sc_h5_read_file (guarded), and checks it: unique bone names, /time finite and increasing,
+ * quaternions of norm 0.5..2, positions within 10 km, every series finite, speeds >= 0,
+ * contact flags 0/1 (SC_EINPUT naming the dataset and element). */
 int sc_reference_read(const char *path, sc_reference *r, sc_err *err);
+/* The same from an in-memory image, and on an open file (unguarded). */
+int sc_reference_read_image(const void *data, size_t size, const char *name, sc_reference *r, sc_err *err);
+int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err);
 /* PD targets at time t (slerp between the samples around it; clamped to the ends). out[nb]. */
 void sc_reference_targets_at(const sc_reference *r, double t, sc_quat *out);
 

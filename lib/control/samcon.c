@@ -87,7 +87,7 @@ int sc_samcon_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs 
         c->cycle = SC_CYCLE_AUTO;
     } else if (sc_cfg_is_seq(cyc) && sc_cfg_len(cyc) == 2) {
         c->cycle = SC_CYCLE_GIVEN;
-        TRY(sc_cfg_vec(s, "cycle", 2, NULL, c->cycle_span, err));
+        TRY(sc_cfg_vec_range(s, "cycle", 2, NULL, 0, 1e5, c->cycle_span, err));
         if (!(c->cycle_span[1] > c->cycle_span[0] && c->cycle_span[0] >= 0))
             return sc_fail(err, SC_EINPUT, "%s: sampling.cycle [%g, %g] is not a span of the reference (s)", sc_cfg_where(cyc, w, sizeof w),
                            c->cycle_span[0], c->cycle_span[1]);
@@ -95,7 +95,7 @@ int sc_samcon_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs 
         return sc_fail(err, SC_EINPUT, "%s: sampling.cycle is none, auto or [t0, t1] (s of the reference)", sc_cfg_where(cyc, w, sizeof w));
     }
     double period_def[2] = {0.4, 2.0};
-    TRY(sc_cfg_vec(s, "cycle_period", 2, period_def, c->cycle_period, err));
+    TRY(sc_cfg_vec_range(s, "cycle_period", 2, period_def, 0, 1e4, c->cycle_period, err));
     if (!(c->cycle_period[0] > 0 && c->cycle_period[1] > c->cycle_period[0]))
         return sc_fail(err, SC_EINPUT, "%s: sampling.cycle_period [%g, %g] is not a range of periods (s)",
                        sc_cfg_where(sc_cfg_get(s, "cycle_period"), w, sizeof w), c->cycle_period[0], c->cycle_period[1]);

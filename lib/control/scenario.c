@@ -4,21 +4,6 @@
 #include "control/scenario.h"
 #include "io/config.h"
 
-/* A vector key whose every component lies in [-bound, bound] (a huge gravity or push would
- * reach ODE, which aborts on overflow). */
-static int vec_bounded(sc_cfg_node *map, const char *key, const double *def, double bound, double *out, sc_err *err)
-{
-    int rc = sc_cfg_vec(map, key, 3, def, out, err);
-    if (rc) return rc;
-    for (int k = 0; k < 3; k++)
-        if (!(fabs(out[k]) <= bound)) {
-            char w[256];
-            return sc_fail(err, SC_EINPUT, "%s: %s[%d] = %g is outside [-%g, %g]", sc_cfg_where(sc_cfg_get(map, key), w, sizeof w), key, k,
-                           out[k], bound, bound);
-        }
-    return SC_OK;
-}
-
 int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *err)
 {
     sc_cfg_node *root = sc_cfg_root(cfg), *sim, *con, *gr, *ctl, *out, *ray, *bumps, *list;
@@ -36,7 +21,7 @@ int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *er
     TRY(sc_cfg_section(root, "simulation", &sim, err));
     TRY(sc_cfg_double_range(sim, "duration", 0, 0, 1e5, &sc->duration, err));
     TRY(sc_cfg_double_range(sim, "dt", 0.5e-3, 1e-6, 0.05, &so->dt, err));
-    TRY(vec_bounded(sim, "gravity", g, 1e3, so->gravity, err));
+    TRY(sc_cfg_vec_range(sim, "gravity", 3, g, -1e3, 1e3, so->gravity, err));
     TRY(sc_cfg_bool(sim, "plasticity", 1, &so->plasticity, err));
     TRY(sc_cfg_enum(sim, "damping", damping, 3, SC_DAMP_POSE, &so->damping, err));
     TRY(sc_cfg_double_range(sim, "pose_damping", so->pose_damping, 0, 1e5, &so->pose_damping, err));
@@ -48,7 +33,7 @@ int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *er
     TRY(sc_cfg_double_range(sim, "max_speed", so->max_speed, 1e-3, 1e6, &so->max_speed, err));
     TRY(sc_cfg_double_range(sim, "max_inverted", so->max_inverted, 0, 1, &so->max_inverted, err));
     TRY(sc_cfg_double_range(sim, "drop_height", 0, -10, 100, &sc->drop_height, err));
-    TRY(vec_bounded(sim, "initial_velocity", zero3, 1e3, sc->init_vel, err));
+    TRY(sc_cfg_vec_range(sim, "initial_velocity", 3, zero3, -1e3, 1e3, sc->init_vel, err));
     TRY(sc_cfg_enum(sim, "initial_pose", poses, 2, SC_START_REST, &sc->initial_pose, err));
     TRY(sc_cfg_double_range(sim, "youngs_modulus", m->youngs, 1, 1e12, &sc->youngs, err));
     TRY(sc_cfg_double_range(sim, "poisson_ratio", m->poisson, 0, 0.4999, &sc->poisson, err));
@@ -94,12 +79,12 @@ int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *er
         if (p->kind == SC_PERTURB_PUSH) {
             TRY(sc_cfg_string(e, "bone", NULL, bone, sizeof bone, err));
             TRY(sc_cfg_double_range(e, "duration", 0.1, 0, 1e6, &p->duration, err));
-            TRY(vec_bounded(e, "force", NULL, 1e6, p->v, err));
+            TRY(sc_cfg_vec_range(e, "force", 3, NULL, -1e6, 1e6, p->v, err));
             p->bone = sc_model_bone_index(m, bone);
             if (p->bone < 0)
                 return sc_fail(err, SC_EINPUT, "%s: '%s' is not a bone of the character", sc_cfg_where(sc_cfg_get(e, "bone"), w, sizeof w), bone);
         } else {
-            TRY(vec_bounded(e, "delta", NULL, 1e3, p->v, err));
+            TRY(sc_cfg_vec_range(e, "delta", 3, NULL, -1e3, 1e3, p->v, err));
         }
     }
     TRY(sc_cfg_section(root, "output", &out, err));

@@ -1,5 +1,6 @@
 /* BVH reader/writer. The text is read through a bounded cursor (never past len, no NUL
  * needed) so truncated or garbage input cannot run off the buffer. */
+#include "core/cleanup.h"
 #include "io/paths.h"
 #include "io/bvh.h"
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #define TOK_MAX 128
 #define NUM_MAX 128
@@ -189,6 +191,9 @@ static int add_joint(parser *p, int parent, int line)
 {
     sc_bvh *b = p->b;
     int cap = p->cap, rc;
+    if (b->njoints >= SC_BVH_MAX_JOINTS)
+        return fail_at(&p->c, line, "more than %d joints (End Sites included): not a skeleton softcon can use",
+                       SC_BVH_MAX_JOINTS);
     if ((rc = grow((void **)&b->joints, &cap, b->njoints + 1, sizeof *b->joints, p->c.err))) return rc;
     cap = p->cap;
     if ((rc = grow((void **)&p->flags, &cap, b->njoints + 1, 1, p->c.err))) return rc;
@@ -289,6 +294,9 @@ static int offset_line(parser *p, int j)
         if (r)
             return FAILC(c, "OFFSET of '%s': '%s' is not a %s", jt->name, tok_str(c, ts, tl, tb, sizeof tb),
                          r == 2 ? "finite number" : "number");
+        if (fabs(v[k]) > SC_BVH_MAX_POSITION)
+            return FAILC(c, "OFFSET of '%s': %s is implausibly large (more than %g file units)", jt->name,
+                         tok_str(c, ts, tl, tb, sizeof tb), SC_BVH_MAX_POSITION);
     }
     size_t ts, tl;
     if (next_tok(c, &ts, &tl))
@@ -471,6 +479,11 @@ static int parse_motion(parser *p)
     if (cap > (size_t)INT_MAX / (size_t)nch) return FAILC(c, "too many values in MOTION");
     b->frames = malloc((cap ? cap : 1) * (size_t)nch * sizeof(double));
     if (!b->frames) return sc_fail(c->err, SC_EIO, "out of memory for %zu frames", cap);
+    /* per channel of a frame: 0 position, 1 rotation, for the magnitude check */
+    unsigned char kind[6 * SC_BVH_MAX_JOINTS];
+    static const double k_limit[2] = {SC_BVH_MAX_POSITION, SC_BVH_MAX_ROTATION};
+    for (int j = 0; j < b->njoints; j++)
+        for (int q = 0; q < b->joints[j].nchannels; q++) kind[b->joints[j].channel_offset + q] = b->joints[j].channel[q] >= SC_BVH_XROT;
     int f = 0;
     for (;;) {
         skip_ws_lines(c);
@@ -487,12 +500,18 @@ static int parse_motion(parser *p)
         while (next_tok(c, &ts, &tl)) {
             if (k < nch) {
                 int r = parse_double(c, ts, tl, &row[k]);
+                const sc_bvh_joint *jt = r || !(fabs(row[k]) <= k_limit[kind[k]]) ? &b->joints[chan_joint(b, k)] : NULL;
                 if (r) {
-                    const sc_bvh_joint *jt = &b->joints[chan_joint(b, k)];
                     int ch = jt->channel[k - jt->channel_offset];
                     return fail_at(c, line, "frame %d, joint %s, channel %s: '%s' is not a %s (frames counted from 0)",
                                    f, jt->name, k_chan_names[ch], tok_str(c, ts, tl, tb, sizeof tb),
                                    r == 2 ? "finite number" : "number");
+                }
+                if (jt) {
+                    int ch = jt->channel[k - jt->channel_offset];
+                    return fail_at(c, line, "frame %d, joint %s, channel %s: %s is implausibly large (more than %g %s; "
+                                   "frames counted from 0)", f, jt->name, k_chan_names[ch], tok_str(c, ts, tl, tb, sizeof tb),
+                                   k_limit[kind[k]], kind[k] ? "degrees" : "file units");
                 }
             }
             if (k < INT_MAX) k++;
@@ -530,22 +549,62 @@ int sc_bvh_parse(const char *text, size_t len, const char *name_for_errors, sc_b
 
 /* ---------------------------------------------------------------- file I/O */
 
-static int read_all(const char *path, char **buf, size_t *len, sc_err *err)
+/* Is the first token "HIERARCHY" (after a BOM and blank space)? 1 yes, 0 no, -1 cannot tell yet. */
+static int starts_like_bvh(const char *s, size_t n)
 {
+    size_t i = n >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3) ? 3 : 0;
+    while (i < n && s[i] && strchr(" \t\r\n\f\v", s[i])) i++;
+    if (n - i < 9) return i < n && strncasecmp(s + i, "HIERARCHY", n - i) ? 0 : -1;
+    return strncasecmp(s + i, "HIERARCHY", 9) == 0 && (n - i == 9 || (s[i + 9] && strchr(" \t\r\n\f\v{}", s[i + 9])));
+}
+
+/* Reads the file, checking as it goes: a file whose first 64 KiB do not start like a BVH is
+ * rejected from that prefix (line 1), and one larger than SC_BVH_MAX_BYTES before it is read,
+ * so a multi-gigabyte non-BVH costs milliseconds, not a whole read into memory. */
+static int read_all(const char *path, char **buf, size_t *len, int *early, sc_err *err)
+{
+    *early = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return sc_fail(err, SC_EIO, "cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (unsigned long long)st.st_size > SC_BVH_MAX_BYTES) {
+        char head[4096];
+        size_t got = fread(head, 1, sizeof head, f);
+        fclose(f);
+        if (starts_like_bvh(head, got) == 0) {
+            *early = 1; /* the parser reports the first line */
+            *buf = malloc(got ? got : 1);
+            if (!*buf) return sc_fail(err, SC_EIO, "out of memory reading %s", path);
+            memcpy(*buf, head, got);
+            *len = got;
+            return SC_OK;
+        }
+        return sc_fail(err, SC_EINPUT, "%s: %llu bytes, more than a BVH softcon reads (%llu bytes)", path,
+                       (unsigned long long)st.st_size, (unsigned long long)SC_BVH_MAX_BYTES);
+    }
     size_t cap = 1 << 16, n = 0;
     char *b = malloc(cap);
     if (!b) {
         fclose(f);
         return sc_fail(err, SC_EIO, "out of memory reading %s", path);
     }
+    int checked = 0;
     for (;;) {
         if (n == cap) {
-            char *nb = cap < SIZE_MAX / 2 ? realloc(b, cap * 2) : NULL;
+            if (!checked) {
+                checked = 1;
+                if (starts_like_bvh(b, n) == 0) {
+                    *early = 1;
+                    break;
+                }
+            }
+            char *nb = cap < SC_BVH_MAX_BYTES ? realloc(b, cap * 2) : NULL;
             if (!nb) {
                 free(b);
                 fclose(f);
+                if (cap >= SC_BVH_MAX_BYTES)
+                    return sc_fail(err, SC_EINPUT, "%s: more than a BVH softcon reads (%llu bytes)", path,
+                                   (unsigned long long)SC_BVH_MAX_BYTES);
                 return sc_fail(err, SC_EIO, "out of memory reading %s", path);
             }
             b = nb;
@@ -572,10 +631,15 @@ int sc_bvh_load(const char *path, sc_bvh *out, sc_err *err)
     memset(out, 0, sizeof *out);
     char *buf = NULL;
     size_t len = 0;
-    int rc = read_all(path, &buf, &len, err);
+    int early;
+    int rc = read_all(path, &buf, &len, &early, err);
     if (rc) return rc;
     rc = sc_bvh_parse(buf, len, path, out, err);
     free(buf);
+    if (early && !rc) { /* cannot happen: the prefix does not start with HIERARCHY */
+        sc_bvh_free(out);
+        rc = sc_fail(err, SC_EINPUT, "%s:1: expected HIERARCHY", path);
+    }
     return rc;
 }
 
@@ -688,14 +752,13 @@ int sc_bvh_write(const char *path, const sc_bvh *b, sc_err *err)
     int rc = validate(b, err);
     if (rc) return rc;
     char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return sc_fail(err, SC_EIO, "path too long: %s", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return sc_fail(err, SC_EIO, "cannot create %s: %s", tmp, strerror(errno));
+    FILE *f = sc_file_open_tmp(path, "wb", tmp, sizeof tmp, err);
+    if (!f) return err->code;
     int *stack = malloc((size_t)b->njoints * sizeof(int));
     if (!stack) {
         fclose(f);
         remove(tmp);
+        sc_cleanup_forget(tmp);
         return sc_fail(err, SC_EIO, "out of memory");
     }
     int depth = 0;

@@ -9,6 +9,16 @@
 
 enum { SC_BVH_XPOS, SC_BVH_YPOS, SC_BVH_ZPOS, SC_BVH_XROT, SC_BVH_YROT, SC_BVH_ZROT };
 
+/* What the reader accepts; beyond these a file is SC_EINPUT naming file:line (and the frame):
+ * joints (End Sites included), |OFFSET| and |position channel| in file units (1e6 CMU units
+ * are 56 km), |rotation channel| in degrees (1e5 degrees are 278 turns; beyond, a double
+ * loses the angle's precision and a single wild value drives the inverse dynamics), and the
+ * file size (an hour at 120 fps with 60 channels is ~0.3 GB). */
+#define SC_BVH_MAX_JOINTS 512
+#define SC_BVH_MAX_POSITION 1e6
+#define SC_BVH_MAX_ROTATION 1e5
+#define SC_BVH_MAX_BYTES (1ULL << 30)
+
 typedef struct sc_bvh_joint {
     char name[64];
     int parent;          /* -1 for a root */

@@ -80,17 +80,19 @@ static int read_i(sc_h5 *f, const char *path, int rank, size_t d0, size_t d1, in
     return sc_h5_read_i32(f, path, rank, dims, out, err);
 }
 
-int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *err)
+/* Plausibility bounds of what a character file may hold (SI units). */
+#define MAX_COORD 1e3       /* m: positions and offsets */
+#define MAX_NODES (1 << 26) /* nodes, tets, fixed nodes, surface vertices and faces */
+
+int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err)
 {
     memset(m, 0, sizeof *m);
-    sc_h5 *f;
-    int rc = sc_h5_open(path, &f, err);
-    if (rc) return rc;
+    const char *path = sc_h5_filename(f);
+    int rc = SC_OK;
     char *schema = NULL;
     if (sc_h5_read_attr_str(f, "/", "schema", &schema, NULL) == SC_OK && strncmp(schema, "softcon.character/", 18)) {
-        rc = sc_fail(err, SC_EINPUT, "%s: schema is '%s', expected %s", path, schema, SC_CHARACTER_SCHEMA);
+        rc = sc_fail(err, SC_EINPUT, "%s: schema is '%.200s', expected %s", path, schema, SC_CHARACTER_SCHEMA);
         free(schema);
-        sc_h5_close(f);
         return rc;
     }
     free(schema);
@@ -98,7 +100,8 @@ int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *e
     char **names = NULL;
 #define TRY(x) do { if ((rc = (x))) goto done; } while (0)
     TRY(sc_h5_read_strings(f, "/skeleton/names", &nb, &names, err));
-    if (nb < 1 || nb > 256) { rc = sc_fail(err, SC_EINPUT, "%s:/skeleton/names: expected 1..256 bones, found %zu", path, nb); goto done; }
+    TRY(sc_h5_check_count(f, "/skeleton/names", nb, 1, 256, err));
+    TRY(sc_h5_check_names(f, "/skeleton/names", names, nb, SC_NAME_LEN, err));
     m->nbones = (int)nb;
     m->bone_name = calloc(nb, sizeof *m->bone_name);
     if (!m->bone_name) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
@@ -118,9 +121,11 @@ int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *e
     TRY(read_f(f, "/skeleton/inertia", 3, nb, 3, 3, &m->bone_inertia, err));
     dims[0] = 0; dims[1] = 3;
     TRY(sc_h5_read_f64(f, "/tetmesh/rest_pos", 2, dims, &m->rest_pos, err));
+    TRY(sc_h5_check_count(f, "/tetmesh/rest_pos", dims[0], 1, MAX_NODES, err));
     m->nnodes = (int)dims[0];
     dims[0] = 0; dims[1] = 4;
     TRY(sc_h5_read_i32(f, "/tetmesh/tets", 2, dims, &m->tets, err));
+    TRY(sc_h5_check_count(f, "/tetmesh/tets", dims[0], 1, MAX_NODES, err));
     m->ntets = (int)dims[0];
     size_t nn = (size_t)m->nnodes, ne = (size_t)m->ntets;
     TRY(read_f(f, "/tetmesh/volume", 1, ne, 0, 0, &m->tet_volume, err));
@@ -129,14 +134,17 @@ int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *e
     TRY(read_i(f, "/tetmesh/node_bone", 1, nn, 0, &m->node_bone, err));
     dims[0] = 0;
     TRY(sc_h5_read_i32(f, "/fixed/node", 1, dims, &m->fixed_node, err));
+    TRY(sc_h5_check_count(f, "/fixed/node", dims[0], 0, MAX_NODES, err));
     m->nfixed = (int)dims[0];
     TRY(read_i(f, "/fixed/bone", 1, (size_t)m->nfixed, 0, &m->fixed_bone, err));
     TRY(read_f(f, "/fixed/local_pos", 2, (size_t)m->nfixed, 3, 0, &m->fixed_local, err));
     dims[0] = 0; dims[1] = 3;
     TRY(sc_h5_read_f64(f, "/surface/vertices", 2, dims, &m->surf_rest, err));
+    TRY(sc_h5_check_count(f, "/surface/vertices", dims[0], 0, MAX_NODES, err));
     m->nsurf_verts = (int)dims[0];
     dims[0] = 0; dims[1] = 3;
     TRY(sc_h5_read_i32(f, "/surface/faces", 2, dims, &m->surf_tris, err));
+    TRY(sc_h5_check_count(f, "/surface/faces", dims[0], 0, MAX_NODES, err));
     m->nsurf_tris = (int)dims[0];
     TRY(read_i(f, "/surface/tet", 1, (size_t)m->nsurf_verts, 0, &m->surf_tet, err));
     TRY(read_f(f, "/surface/bary", 2, (size_t)m->nsurf_verts, 4, 0, &m->surf_bary, err));
@@ -146,57 +154,95 @@ int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *e
     if (sc_h5_exists(f, "/skin/topk_bone")) {
         dims[0] = nn; dims[1] = 0;
         TRY(sc_h5_read_i32(f, "/skin/topk_bone", 2, dims, &m->skin_bone, err));
+        TRY(sc_h5_check_count(f, "/skin/topk_bone (columns)", dims[1], 1, 64, err));
         m->skin_k = (int)dims[1];
         TRY(read_f(f, "/skin/topk_weight", 2, nn, (size_t)m->skin_k, 0, &m->skin_w, err));
     } else if (require_skin) {
         rc = sc_fail(err, SC_EINPUT, "%s:/skin/topk_bone: missing (run skin-weights on this character first)", path);
         goto done;
     }
-    /* index ranges: a corrupt file must not crash the tools */
+    /* Values: a damaged or hand-edited file must fail here, naming the dataset and element,
+       not as a numerical failure in the middle of a run (exit 2, never 4). */
+    size_t nf = (size_t)m->nfixed, nv = (size_t)m->nsurf_verts, nt = (size_t)m->nsurf_tris, k = (size_t)m->skin_k;
+    TRY(sc_h5_check_index(f, "/skeleton/joint_types", m->joint_type, nb, 1, 0, 2, err));
     for (int b = 0; b < m->nbones; b++)
-        if (m->parent[b] >= b || (b > 0 && m->parent[b] < 0) || m->joint_type[b] < 0 || m->joint_type[b] > 2) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/skeleton/parents: bone %d has parent %d (parents must precede children)", path, b, m->parent[b]);
+        if (m->parent[b] >= b || (b > 0 && m->parent[b] < 0) || (b == 0 && m->parent[b] != -1)) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/skeleton/parents[%d]: value %d, must be %s", path, b, m->parent[b],
+                         b ? "a bone before it (parents precede children)" : "-1 (bone 0 is the root)");
             goto done;
         }
-    for (size_t i = 0; i < 4 * ne; i++)
-        if (m->tets[i] < 0 || m->tets[i] >= m->nnodes) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/tetmesh/tets: tet %zu references node %d of %d", path, i / 4, m->tets[i], m->nnodes);
-            goto done;
-        }
-    for (int i = 0; i < m->nfixed; i++)
-        if (m->fixed_node[i] < 0 || m->fixed_node[i] >= m->nnodes || m->fixed_bone[i] < 0 || m->fixed_bone[i] >= m->nbones) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/fixed: entry %d is out of range", path, i);
-            goto done;
-        }
-    for (int i = 0; i < m->nsurf_verts; i++)
-        if (m->surf_tet[i] < 0 || m->surf_tet[i] >= m->ntets) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/surface/tet: vertex %d references tet %d of %d", path, i, m->surf_tet[i], m->ntets);
-            goto done;
-        }
-    for (int i = 0; i < 3 * m->nsurf_tris; i++)
-        if (m->surf_tris[i] < 0 || m->surf_tris[i] >= m->nsurf_verts) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/surface/faces: index %d out of range", path, m->surf_tris[i]);
-            goto done;
-        }
-    for (int i = 0; i < m->nnodes * m->skin_k; i++)
-        if (m->skin_bone[i] < -1 || m->skin_bone[i] >= m->nbones) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/skin/topk_bone: bone index %d out of range", path, m->skin_bone[i]);
-            goto done;
-        }
+    TRY(sc_h5_check_range(f, "/skeleton/joint_pos", m->joint_pos, 3 * nb, 3, -MAX_COORD, MAX_COORD, 0, err));
+    TRY(sc_h5_check_range(f, "/skeleton/bone_end", m->bone_end, 3 * nb, 3, -MAX_COORD, MAX_COORD, 0, err));
+    TRY(sc_h5_check_range(f, "/skeleton/hinge_axis", m->hinge_axis, 3 * nb, 3, -1e3, 1e3, 0, err));
+    TRY(sc_h5_check_range(f, "/skeleton/joint_lo", m->joint_lo, 3 * nb, 3, -100, 100, 0, err));
+    TRY(sc_h5_check_range(f, "/skeleton/joint_hi", m->joint_hi, 3 * nb, 3, -100, 100, 0, err));
+    TRY(sc_h5_check_range(f, "/skeleton/kp", m->kp, nb, 1, 0, 1e9, 0, err));
+    TRY(sc_h5_check_range(f, "/skeleton/kd", m->kd, nb, 1, 0, 1e9, 0, err));
+    TRY(sc_h5_check_range(f, "/skeleton/torque_limit", m->torque_limit, nb, 1, 0, 1e9, 0, err));
+    TRY(sc_h5_check_range(f, "/skeleton/mass", m->bone_mass, nb, 1, 0, 1e6, 1, err));
+    TRY(sc_h5_check_range(f, "/skeleton/com", m->bone_com, 3 * nb, 3, -MAX_COORD, MAX_COORD, 0, err));
+    TRY(sc_h5_check_range(f, "/skeleton/inertia", m->bone_inertia, 9 * nb, 9, -1e6, 1e6, 0, err));
+    TRY(sc_h5_check_range(f, "/tetmesh/rest_pos", m->rest_pos, 3 * nn, 3, -MAX_COORD, MAX_COORD, 0, err));
+    TRY(sc_h5_check_index(f, "/tetmesh/tets", m->tets, 4 * ne, 4, 0, m->nnodes - 1, err));
+    TRY(sc_h5_check_range(f, "/tetmesh/volume", m->tet_volume, ne, 1, 0, 1e6, 1, err));
+    TRY(sc_h5_check_range(f, "/tetmesh/node_mass", m->node_mass, nn, 1, 0, 1e6, 1, err));
+    TRY(sc_h5_check_finite(f, "/tetmesh/bm_inv", m->bm_inv, 9 * ne, 9, err));
+    TRY(sc_h5_check_index(f, "/tetmesh/node_bone", m->node_bone, nn, 1, -1, m->nbones - 1, err));
+    TRY(sc_h5_check_index(f, "/fixed/node", m->fixed_node, nf, 1, 0, m->nnodes - 1, err));
+    TRY(sc_h5_check_index(f, "/fixed/bone", m->fixed_bone, nf, 1, 0, m->nbones - 1, err));
+    TRY(sc_h5_check_range(f, "/fixed/local_pos", m->fixed_local, 3 * nf, 3, -MAX_COORD, MAX_COORD, 0, err));
+    TRY(sc_h5_check_range(f, "/surface/vertices", m->surf_rest, 3 * nv, 3, -MAX_COORD, MAX_COORD, 0, err));
+    TRY(sc_h5_check_index(f, "/surface/faces", m->surf_tris, 3 * nt, 3, 0, m->nsurf_verts - 1, err));
+    TRY(sc_h5_check_index(f, "/surface/tet", m->surf_tet, nv, 1, 0, m->ntets - 1, err));
+    TRY(sc_h5_check_range(f, "/surface/bary", m->surf_bary, 4 * nv, 4, -1e3, 1e3, 0, err));
+    TRY(sc_h5_check_range(f, "/material (attribute density)", &m->density, 1, 1, 0, 1e6, 1, err));
+    TRY(sc_h5_check_range(f, "/material (attribute youngs_modulus)", &m->youngs, 1, 1, 0, 1e12, 1, err));
+    TRY(sc_h5_check_range(f, "/material (attribute poisson_ratio)", &m->poisson, 1, 1, 0, 0.5, 0, err));
+    if (m->poisson >= 0.5) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/material: attribute poisson_ratio %g, must be below 0.5", path, m->poisson);
+        goto done;
+    }
+    if (k) {
+        TRY(sc_h5_check_index(f, "/skin/topk_bone", m->skin_bone, nn * k, k, -1, m->nbones - 1, err));
+        TRY(sc_h5_check_range(f, "/skin/topk_weight", m->skin_w, nn * k, k, 0, 1, 0, err));
+    }
 #undef TRY
 done:
     if (names) sc_h5_free_strings(names, nb);
-    sc_h5_close(f);
     if (rc) sc_model_free(m);
     return rc;
+}
+
+typedef struct {
+    sc_model *m;
+    int require_skin;
+} read_arg;
+
+static int reader(sc_h5 *f, void *arg, sc_err *err)
+{
+    read_arg *a = arg;
+    return sc_character_read_h5(f, a->m, a->require_skin, err);
+}
+
+int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *err)
+{
+    memset(m, 0, sizeof *m);
+    read_arg a = {m, require_skin};
+    return sc_h5_read_file(path, reader, &a, err);
+}
+
+int sc_character_read_image(const void *data, size_t size, const char *name, sc_model *m, int require_skin, sc_err *err)
+{
+    memset(m, 0, sizeof *m);
+    read_arg a = {m, require_skin};
+    return sc_h5_read_image(data, size, name, reader, &a, err);
 }
 
 int sc_character_write_xdmf(const char *xdmf_path, const char *h5, const sc_model *m, int with_weights, sc_err *err)
 {
     char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", xdmf_path);
-    FILE *x = fopen(tmp, "w");
-    if (!x) return sc_fail(err, SC_EIO, "%s: %s", tmp, strerror(errno));
+    FILE *x = sc_file_open_tmp(xdmf_path, "w", tmp, sizeof tmp, err);
+    if (!x) return err->code;
     fprintf(x, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
     fprintf(x, "  <Grid Name=\"tetmesh\" GridType=\"Uniform\">\n");
     fprintf(x, "   <Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"%d\">\n", m->ntets);

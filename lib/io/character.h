@@ -9,8 +9,16 @@
 
 /* Writes /skeleton, /tetmesh, /fixed, /surface, /material (and /skin/topk_* when m->skin_k). */
 int sc_character_write(sc_h5 *f, const sc_model *m, sc_err *err);
-/* Reads a character file; /skin is optional (m->skin_k = 0 when absent) unless require_skin. */
+/* Reads a character file; /skin is optional (m->skin_k = 0 when absent) unless require_skin.
+ * Everything read is checked (counts, indices, finiteness, signs and ranges: masses, volumes,
+ * density and Young's modulus > 0, Poisson ratio in [0, 0.5), coordinates within 1 km, skin
+ * weights in [0, 1]): a bad value is SC_EINPUT "file:/path[i]: value v, must be ...". The
+ * file is read through sc_h5_read_file (guarded against libhdf5 crashes and hangs). */
 int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *err);
+/* The same from an in-memory file image (name stands for it in messages). */
+int sc_character_read_image(const void *data, size_t size, const char *name, sc_model *m, int require_skin, sc_err *err);
+/* The reader itself, on an open file (for callers that hold one; unguarded). */
+int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err);
 /* character.xdmf for ParaView; `h5_name` is the HDF5 file name as seen from the XDMF's folder.
  * nbones_weights > 0 adds one attribute per bone from /skin/weights. */
 int sc_character_write_xdmf(const char *xdmf_path, const char *h5_name, const sc_model *m, int with_weights, sc_err *err);

@@ -39,6 +39,7 @@ struct sc_cfg_node {
 struct sc_cfg {
     char *path;
     char *text;
+    size_t len;
     sc_cfg_node *root;
 };
 
@@ -252,10 +253,33 @@ typedef struct {
     int key_line, key_col;
 } frame;
 
+/* 1-based line and column of a byte offset into the text (the reader's errors, such as
+ * invalid UTF-8, carry an offset, not a mark). */
+static void offset_to_line_col(const sc_cfg *cfg, size_t offset, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < offset && i < cfg->len; i++) {
+        if (cfg->text[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else if (((unsigned char)cfg->text[i] & 0xC0) != 0x80) {
+            ++*col; /* columns count characters, not UTF-8 continuation bytes */
+        }
+    }
+}
+
 static int yaml_problem(sc_cfg *cfg, yaml_parser_t *p, sc_err *err)
 {
     if (p->error == YAML_MEMORY_ERROR) return oom(err);
     int line = (int)p->problem_mark.line + 1, col = (int)p->problem_mark.column + 1;
+    if (p->error == YAML_READER_ERROR) {
+        offset_to_line_col(cfg, p->problem_offset, &line, &col);
+        if (p->problem_value >= 0 && p->problem && strstr(p->problem, "UTF-8"))
+            return sc_fail(err, SC_EINPUT, "%s:%d:%d: %s (byte 0x%02X): the file must be UTF-8 text", cfg->path, line, col,
+                           p->problem, (unsigned)p->problem_value & 0xFF);
+        return sc_fail(err, SC_EINPUT, "%s:%d:%d: %s", cfg->path, line, col, p->problem ? p->problem : "unreadable text");
+    }
     char ctx[256] = "";
     if (p->context)
         snprintf(ctx, sizeof ctx, " (%s at line %d, column %d)", p->context,
@@ -415,6 +439,7 @@ static int load(char *text, size_t len, const char *name, sc_cfg **out, sc_err *
         return oom(err);
     }
     cfg->text = text;
+    cfg->len = len;
     yaml_parser_t p;
     if (!yaml_parser_initialize(&p)) {
         sc_cfg_free(cfg);
@@ -439,6 +464,17 @@ int sc_cfg_load_string(const char *text, const char *name, sc_cfg **out, sc_err 
     return load(copy, strlen(copy), name ? name : "<string>", out, err);
 }
 
+int sc_cfg_load_buffer(const void *data, size_t len, const char *name, sc_cfg **out, sc_err *err)
+{
+    *out = NULL;
+    if (!data && len) return sc_fail(err, SC_EINPUT, "no config text given");
+    char *copy = malloc(len + 1);
+    if (!copy) return oom(err);
+    if (len) memcpy(copy, data, len);
+    copy[len] = 0;
+    return load(copy, len, name ? name : "<buffer>", out, err);
+}
+
 int sc_cfg_load_file(const char *path, sc_cfg **out, sc_err *err)
 {
     *out = NULL;
@@ -452,6 +488,11 @@ int sc_cfg_load_file(const char *path, sc_cfg **out, sc_err *err)
     }
     for (;;) {
         if (len + 1 >= cap) {
+            if (cap >= SC_CFG_MAX_BYTES) {
+                free(buf);
+                fclose(f);
+                return sc_fail(err, SC_EINPUT, "config '%s' is larger than %d bytes: not a config", path, SC_CFG_MAX_BYTES);
+            }
             char *nb = realloc(buf, cap * 2);
             if (!nb) {
                 free(buf);
@@ -829,6 +870,26 @@ int sc_cfg_vec(sc_cfg_node *map, const char *key, int n, const double *def, doub
     for (int i = 0; i < n; i++) {
         rc = sc_cfg_scalar_double(v->items[i], &out[i], err);
         if (rc) return rc;
+    }
+    return SC_OK;
+}
+
+int sc_cfg_vec_range(sc_cfg_node *map, const char *key, int n, const double *def, double lo, double hi, double *out,
+                     sc_err *err)
+{
+    int rc = sc_cfg_vec(map, key, n, def, out, err);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) {
+        if (out[i] >= lo && out[i] <= hi) continue;
+        sc_cfg_node *v = map ? find_item(map, key) : NULL;
+        char w[600], p[512], t[64];
+        fmt_double(out[i], t, sizeof t);
+        if (v && v->kind == K_SEQ && i < v->n)
+            return sc_fail(err, SC_EINPUT, "%s: key '%s[%d]' = %s is outside [%g, %g]", sc_cfg_where(v->items[i], w, sizeof w),
+                           sc_cfg_node_path(v, p, sizeof p), i, v->items[i]->text, lo, hi);
+        return sc_fail(err, SC_EINPUT, "%s: default of key '%s[%d]' = %s is outside [%g, %g]",
+                       map ? sc_cfg_where(map, w, sizeof w) : "<none>", map ? key_path(map, key, p, sizeof p) : key, i, t,
+                       lo, hi);
     }
     return SC_OK;
 }

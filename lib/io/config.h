@@ -20,6 +20,8 @@
 #include "core/status.h"
 
 typedef struct sc_cfg sc_cfg;           /* a loaded document (owns all nodes) */
+
+#define SC_CFG_MAX_BYTES (16 << 20) /* a config file larger than this is refused as read */
 typedef struct sc_cfg_node sc_cfg_node; /* scalar, map or sequence, with its location */
 
 /* Missing/unreadable file -> SC_EIO naming the path and strerror; YAML syntax error,
@@ -27,6 +29,9 @@ typedef struct sc_cfg_node sc_cfg_node; /* scalar, map or sequence, with its loc
 int sc_cfg_load_file(const char *path, sc_cfg **out, sc_err *err);
 /* name is used in messages in place of a path (NULL -> "<string>"). */
 int sc_cfg_load_string(const char *text, const char *name, sc_cfg **out, sc_err *err);
+/* len bytes that need not end in NUL (the fuzz harness's entry point); the same checks as a
+ * file: invalid UTF-8 is reported at its line and column, a NUL byte is an error. */
+int sc_cfg_load_buffer(const void *data, size_t len, const char *name, sc_cfg **out, sc_err *err);
 void sc_cfg_free(sc_cfg *cfg);
 const char *sc_cfg_text(const sc_cfg *cfg); /* the original text, for provenance */
 const char *sc_cfg_path(const sc_cfg *cfg);
@@ -53,6 +58,11 @@ int sc_cfg_enum(sc_cfg_node *map, const char *key, const char *const *options, i
 /* A flow or block list of exactly n numbers; def NULL = required. */
 int sc_cfg_vec(sc_cfg_node *map, const char *key, int n, const double *def, double *out,
                sc_err *err);
+/* The same with every component in [lo, hi]; an outlier is "file:line:col: key 'x.force[1]'
+ * = 1e308 is outside [lo, hi]" at that component. Use this for every vector key: a finite but
+ * absurd value (gravity 1e308) otherwise reaches the physics. */
+int sc_cfg_vec_range(sc_cfg_node *map, const char *key, int n, const double *def, double lo, double hi,
+                     double *out, sc_err *err);
 /* Missing -> "file:line:col: missing required key 'x' in 'parent.path'". */
 int sc_cfg_require(sc_cfg_node *map, const char *key, sc_cfg_node **out, sc_err *err);
 /* A nested map. Absent -> a new empty map recorded as a default (so the defaults its getters

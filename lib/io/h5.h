@@ -9,10 +9,18 @@
 #ifndef SC_H5_H
 #define SC_H5_H
 #include <stddef.h>
+#include <math.h>
 #include "core/status.h"
 
 typedef struct sc_h5 sc_h5;
 typedef struct sc_h5_series sc_h5_series;
+
+/* Bounds on what one read may take from a file (a damaged header must not make softcon
+ * allocate or loop without limit): elements of one dataset, strings of one string dataset,
+ * bytes of one string. */
+#define SC_H5_MAX_ELEMENTS (1ULL << 32)
+#define SC_H5_MAX_STRINGS (1 << 20)
+#define SC_H5_MAX_STRING (16 << 20)
 
 /* ---- files ---- */
 /* Create "<path>.tmp" (truncating a stale one) for writing. */
@@ -22,8 +30,12 @@ int sc_h5_create(const char *path, sc_h5 **out, sc_err *err);
 int sc_h5_commit(sc_h5 *f, sc_err *err);
 /* Close and unlink the tmp file; path is left as it was. NULL is a no-op. */
 void sc_h5_abort(sc_h5 *f);
-/* Open read-only. Missing/unreadable -> SC_EIO; not HDF5 -> SC_EINPUT "x.h5: not an HDF5 file". */
+/* Open read-only. Missing/unreadable -> SC_EIO; not HDF5 -> SC_EINPUT "x.h5: not an HDF5 file";
+ * an HDF5 signature but unopenable -> SC_EINPUT "x.h5: damaged HDF5 file: ...". */
 int sc_h5_open(const char *path, sc_h5 **out, sc_err *err);
+/* Open an in-memory file image read-only (HDF5's core driver; the bytes are copied). name
+ * stands for the file in messages. Not HDF5 -> SC_EINPUT. */
+int sc_h5_open_image(const void *data, size_t size, const char *name, sc_h5 **out, sc_err *err);
 /* Close a handle from sc_h5_open. On a handle from sc_h5_create this is sc_h5_abort. */
 void sc_h5_close(sc_h5 *f);
 /* The final path (not the tmp path) as given to create/open. */
@@ -102,6 +114,52 @@ int sc_h5_read_attr_i64(sc_h5 *f, const char *obj_path, const char *name, long l
  * committed types): a before/after difference in tests exposes an unclosed handle. (HDF5 has
  * no public count of transient dataspaces/types/property lists.) */
 long sc_h5_live_ids(void);
+
+/* ---- reading a whole file, guarded ----
+ * libhdf5 1.10 can itself crash (segmentation faults, heap over-reads in H5HG_read) or loop
+ * forever (H5C_protect) on a damaged or hostile file, before softcon's checks see a byte. So a
+ * reader (a function that reads what it needs from an open file into arg) runs first in a
+ * child process (fork) with its output thrown away, a time limit and, outside sanitizer
+ * builds, an address-space limit; only when that child finishes normally does the reader run
+ * again in this process (the same calls on the same bytes give the same result, error or
+ * not). A child that dies or times out becomes SC_EINPUT "file: damaged HDF5 file: ...".
+ * The child only calls HDF5, malloc and write(2): safe after fork with glibc, also with idle
+ * worker threads (OpenBLAS) and after MPI_Init as long as the reader itself uses no MPI. The
+ * guard costs one extra read of the file; SOFTCON_H5_GUARD=0 turns it off and
+ * SOFTCON_H5_GUARD_SECONDS sets the time limit (default 10 s + 1 s per 10 MiB). Every reader
+ * of a softcon file (character, reference, trajectory, sim.h5, and the openloop / policy
+ * readers to come) should go through sc_h5_read_file. */
+typedef int (*sc_h5_reader)(sc_h5 *f, void *arg, sc_err *err);
+int sc_h5_read_file(const char *path, sc_h5_reader reader, void *arg, sc_err *err);
+/* The same on an in-memory image (the fuzz harnesses' entry point). */
+int sc_h5_read_image(const void *data, size_t size, const char *name, sc_h5_reader reader, void *arg, sc_err *err);
+/* enabled < 0 / seconds <= 0 keep the current value (initially from the environment). */
+void sc_h5_guard_config(int enabled, double seconds);
+
+/* ---- checks for readers: what a value read from a file must satisfy ----
+ * Each returns SC_OK, or SC_EINPUT "file:/path[i]: <what> is <value>, must be <rule>" naming
+ * the first offending element (row and column for cols > 1). */
+/* every value finite and within [lo, hi] (lo/hi may be -INFINITY/INFINITY; open: exclusive) */
+int sc_h5_check_range(const sc_h5 *f, const char *path, const double *v, size_t n, size_t cols, double lo, double hi,
+                      int open_interval, sc_err *err);
+/* the same for a dataset of any rank (1..3), naming elements [i][j][k] by its dims */
+int sc_h5_check_range_nd(const sc_h5 *f, const char *path, const double *v, int rank, const size_t *dims, double lo,
+                         double hi, int open_interval, sc_err *err);
+#define sc_h5_check_finite(f, path, v, n, cols, err) sc_h5_check_range(f, path, v, n, cols, -INFINITY, INFINITY, 0, err)
+/* integers in [lo, hi] (indices: lo 0 or -1, hi count - 1) */
+int sc_h5_check_index(const sc_h5 *f, const char *path, const int *v, size_t n, size_t cols, long lo, long hi,
+                      sc_err *err);
+/* a count read from a dataset's shape that softcon stores in an int: 1 <= n <= max (min_one)
+ * or 0 <= n <= max */
+int sc_h5_check_count(const sc_h5 *f, const char *path, size_t n, int min_one, long max, sc_err *err);
+/* quaternions (w, x, y, z): a dataset of rank 1..3 whose last dim is 4, with finite
+ * components and every norm in [0.5, 2] (written normalized; the tolerance only lets rounding
+ * through) */
+int sc_h5_check_unit_quats(const sc_h5 *f, const char *path, const double *q, int rank, const size_t *dims, sc_err *err);
+/* names: each 1..maxlen-1 bytes, printable, all different */
+int sc_h5_check_names(const sc_h5 *f, const char *path, char *const *names, size_t n, size_t maxlen, sc_err *err);
+/* times strictly increasing and finite */
+int sc_h5_check_increasing(const sc_h5 *f, const char *path, const double *t, size_t n, sc_err *err);
 
 /* Starts a new output as a copy of src (written to "<path>.tmp", renamed on commit), so a tool
    can add to a file without ever modifying its input. */

@@ -248,7 +248,12 @@ int sc_obj_load_ex(const char *path, sc_trimesh *out, sc_obj_info *info, sc_err 
     int rc = buf ? SC_OK : sc_fail(err, SC_EIO, "out of memory reading %s", path);
     while (!rc) {
         if (n == cap) {
-            char *nb = cap < SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (cap >= SC_OBJ_MAX_BYTES) { /* /dev/zero, a runaway pipe: checked as read */
+                rc = sc_fail(err, SC_EINPUT, "%s: more than an OBJ softcon reads (%llu bytes)", path,
+                             (unsigned long long)SC_OBJ_MAX_BYTES);
+                break;
+            }
+            char *nb = realloc(buf, cap * 2);
             if (!nb) {
                 rc = sc_fail(err, SC_EIO, "out of memory reading %s", path);
                 break;
@@ -297,10 +302,8 @@ int sc_obj_write(const char *path, const sc_trimesh *m, sc_err *err)
             return sc_fail(err, SC_EINPUT, "triangle %zu: vertex index %d out of range (%d vertices)", k / 3,
                            m->tris[k], m->nverts);
     char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return sc_fail(err, SC_EIO, "path too long: %s", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return sc_fail(err, SC_EIO, "cannot create %s: %s", tmp, strerror(errno));
+    FILE *f = sc_file_open_tmp(path, "wb", tmp, sizeof tmp, err);
+    if (!f) return err->code;
     fprintf(f, "# softcon %d vertices %d triangles\n", m->nverts, m->ntris);
     char a[40], b[40], c[40];
     for (int v = 0; v < m->nverts; v++) {

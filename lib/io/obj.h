@@ -4,6 +4,9 @@
 #include <stddef.h>
 #include "core/status.h"
 
+/* The largest file the loader reads (a body of 10 million triangles is ~0.5 GB). */
+#define SC_OBJ_MAX_BYTES (1ULL << 31)
+
 typedef struct sc_trimesh {
     int nverts, ntris;
     double *verts; /* 3*nverts */

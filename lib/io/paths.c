@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/cleanup.h"
 #include "io/paths.h"
 
 void sc_dirname(const char *path, char *out, size_t n)
@@ -57,21 +58,50 @@ int sc_find_input(const char *name, const char *config_path, int search_mocap, c
                    search_mocap ? "; set SOFTCON_MOCAP_PATH to the folder holding the clips" : "");
 }
 
+FILE *sc_file_open_tmp(const char *path, const char *mode, char *tmp, size_t tmp_size, sc_err *err)
+{
+    if ((size_t)snprintf(tmp, tmp_size, "%s.tmp", path) >= tmp_size) {
+        sc_fail(err, SC_EIO, "%s: path too long", path);
+        return NULL;
+    }
+    FILE *f = fopen(tmp, mode);
+    if (!f) {
+        sc_fail(err, SC_EIO, "cannot create %s: %s", tmp, strerror(errno));
+        return NULL;
+    }
+    sc_cleanup_add(tmp, SC_CLEANUP_TEMP);
+    return f;
+}
+
 int sc_file_commit(FILE *f, const char *tmp, const char *path, sc_err *err)
 {
-    int bad = ferror(f), e = errno;
+    /* The system's reason of the failure: errno of the write that failed (the caller's last
+       call), or of a retried flush; never the stale errno of glibc's isatty probe (ENOTTY). */
+    int e = errno, bad = ferror(f);
+    if (bad) {
+        clearerr(f);
+        errno = 0;
+        if (fflush(f) != 0 && errno) e = errno;
+        if (e == ENOTTY || !e) e = EIO;
+    } else if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        bad = 1;
+        e = errno;
+    }
     if (fclose(f) != 0 && !bad) {
         bad = 1;
         e = errno;
     }
     if (bad) {
         remove(tmp);
-        return sc_fail(err, SC_EIO, "cannot write %s: %s", tmp, strerror(e));
+        sc_cleanup_forget(tmp);
+        return sc_fail(err, SC_EIO, "cannot write %s: %s", tmp, e ? strerror(e) : "write error");
     }
     if (rename(tmp, path) != 0) {
         e = errno;
         remove(tmp);
+        sc_cleanup_forget(tmp);
         return sc_fail(err, SC_EIO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
     }
+    sc_cleanup_forget(tmp);
     return SC_OK;
 }

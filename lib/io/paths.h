@@ -9,9 +9,14 @@
  * the config location for the message. */
 int sc_find_input(const char *name, const char *config_path, int search_mocap, const char *where,
                   char *out, size_t out_size, sc_err *err);
-/* Closes a file written to `tmp` and renames it onto `path`; on any failure removes tmp and
- * returns SC_EIO naming the file and the system's reason. Always closes f. */
 #include <stdio.h>
+/* Opens "<path>.tmp" (its name into tmp) for writing and registers it for clean-up
+ * (core/cleanup.h), so an interrupted or failed run does not leave it behind. NULL and SC_EIO
+ * in err on failure. */
+FILE *sc_file_open_tmp(const char *path, const char *mode, char *tmp, size_t tmp_size, sc_err *err);
+/* Flushes, syncs and closes a file written to `tmp` and renames it onto `path`; on any failure
+ * removes tmp and returns SC_EIO naming the file and the system's reason (ENOSPC: "No space
+ * left on device"). Always closes f and forgets tmp in the clean-up registry. */
 int sc_file_commit(FILE *f, const char *tmp, const char *path, sc_err *err);
 /* Directory part of a path ("." when none). */
 void sc_dirname(const char *path, char *out, size_t out_size);

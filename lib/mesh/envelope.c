@@ -151,6 +151,19 @@ static int segment_crosses(sc_vec3 p, sc_vec3 q, sc_vec3 a, sc_vec3 b, sc_vec3 c
     return (s1 > 0 && s2 > 0 && s3 > 0) || (s1 < 0 && s2 < 0 && s3 < 0);
 }
 
+int sc_surface_validate_closed(const sc_trimesh *m, const char *name, sc_err *err)
+{
+    int first = -1;
+    int open = sc_trimesh_unmatched_edges(m, &first);
+    if (open < 0) return sc_fail(err, SC_EIO, "out of memory");
+    if (open)
+        return sc_fail(err, SC_EINPUT, "%s: surface is not closed: %d edges are not matched by an opposite edge (an open "
+                       "boundary, a repeated or flipped face; first at triangle %d)", name, open, first);
+    if (sc_trimesh_volume(m) <= 0)
+        return sc_fail(err, SC_EINPUT, "%s: surface is oriented inwards (negative enclosed volume %.4g m^3)", name, sc_trimesh_volume(m));
+    return SC_OK;
+}
+
 int sc_surface_validate(const sc_trimesh *m, const char *name, sc_err *err)
 {
     int first = -1;

@@ -15,6 +15,9 @@ int sc_envelope_build(const sc_trimesh *fine, const sc_envelope_opts *o, sc_trim
 /* Closed (every edge shared by two consistently oriented faces), outward oriented and free of
  * self-intersections; `name` is used in messages. */
 int sc_surface_validate(const sc_trimesh *m, const char *name, sc_err *err);
+/* Closed (every edge matched by an opposite one; pinched edges allowed, as surface nets make
+ * them) and outward; cheap enough for any body surface. */
+int sc_surface_validate_closed(const sc_trimesh *m, const char *name, sc_err *err);
 /* Generalized winding number of the closed mesh around p (1 inside, 0 outside). */
 double sc_winding_number(const sc_trimesh *m, const double *p);
 double sc_trimesh_area(const sc_trimesh *m);

@@ -205,11 +205,14 @@ static int cmp_he(const void *x, const void *y)
     return 0;
 }
 
-int sc_trimesh_open_edges(const sc_trimesh *m, int *first_bad)
+/* Counts the half-edges that break closedness. Strict: every directed edge (a,b) appears once
+ * and its twin (b,a) once (a manifold). Not strict: (a,b) appears as often as (b,a), so a
+ * closed surface may pinch along an edge (surface nets do) but an open boundary or a repeated
+ * face is still found. */
+static int edge_check(const sc_trimesh *m, int strict, int *first_bad)
 {
-    /* every directed edge (a,b) must appear once and its twin (b,a) once */
     size_t n = (size_t)m->ntris * 3;
-    half_edge *he = malloc(n * sizeof *he);
+    half_edge *he = malloc((n ? n : 1) * sizeof *he);
     if (first_bad) *first_bad = -1;
     if (!he) return -1;
     for (int t = 0; t < m->ntris; t++)
@@ -222,10 +225,26 @@ int sc_trimesh_open_edges(const sc_trimesh *m, int *first_bad)
     qsort(he, n, sizeof *he, cmp_he);
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
-        int dup = (i > 0 && !cmp_he(&he[i], &he[i - 1])) || (i + 1 < n && !cmp_he(&he[i], &he[i + 1]));
         half_edge twin = {he[i].b, he[i].a, 0};
-        int has_twin = bsearch(&twin, he, n, sizeof *he, cmp_he) != NULL;
-        if (dup || !has_twin || he[i].a == he[i].b) {
+        int ok;
+        if (strict) {
+            int dup = (i > 0 && !cmp_he(&he[i], &he[i - 1])) || (i + 1 < n && !cmp_he(&he[i], &he[i + 1]));
+            ok = !dup && bsearch(&twin, he, n, sizeof *he, cmp_he) != NULL;
+        } else {
+            size_t lo = i, hi = i; /* the run of (a,b) around i, against the run of (b,a) */
+            while (lo > 0 && !cmp_he(&he[lo - 1], &he[i])) lo--;
+            while (hi + 1 < n && !cmp_he(&he[hi + 1], &he[i])) hi++;
+            const half_edge *tw = bsearch(&twin, he, n, sizeof *he, cmp_he);
+            size_t count = 0;
+            if (tw) {
+                size_t k = (size_t)(tw - he), a = k, b = k;
+                while (a > 0 && !cmp_he(&he[a - 1], &twin)) a--;
+                while (b + 1 < n && !cmp_he(&he[b + 1], &twin)) b++;
+                count = b - a + 1;
+            }
+            ok = count == hi - lo + 1;
+        }
+        if (!ok || he[i].a == he[i].b) {
             bad++;
             if (first_bad && *first_bad < 0) *first_bad = he[i].tri;
         }
@@ -233,6 +252,9 @@ int sc_trimesh_open_edges(const sc_trimesh *m, int *first_bad)
     free(he);
     return bad;
 }
+
+int sc_trimesh_open_edges(const sc_trimesh *m, int *first_bad) { return edge_check(m, 1, first_bad); }
+int sc_trimesh_unmatched_edges(const sc_trimesh *m, int *first_bad) { return edge_check(m, 0, first_bad); }
 
 double sc_iso_spacing_for(const sc_field *f, double level, int target, double probe, sc_err *err)
 {

@@ -26,6 +26,9 @@ int sc_isosurface(const sc_field *f, const sc_iso_opts *o, sc_trimesh *out, sc_e
 /* Topology checks of a closed triangle mesh. Returns the number of edges not shared by exactly
  * two oppositely oriented triangles; *first_bad gets one such edge's triangle (or -1). */
 int sc_trimesh_open_edges(const sc_trimesh *m, int *first_bad);
+/* Half-edges (a,b) that occur more or less often than (b,a): an open boundary, a repeated or
+ * flipped face; pinched (non-manifold but closed) edges pass. -1: out of memory. */
+int sc_trimesh_unmatched_edges(const sc_trimesh *m, int *first_bad);
 /* Grid size that gives about `target` vertices, from one probe extraction at `probe_spacing`. */
 double sc_iso_spacing_for(const sc_field *f, double level, int target, double probe_spacing, sc_err *err);
 

@@ -141,6 +141,32 @@ static int bone_fixed_points(const sc_prep_opts *o, const sc_rig_bone *b, double
     return n;
 }
 
+/* The body's height against the skeleton's: a mismatch by more than 2.5x is an OBJ in other
+   units (decimetres, centimetres, inches); suggest the body.scale that fits. */
+static int check_body_size(const sc_prep_opts *o, const sc_trimesh *fine, sc_err *err)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < fine->nverts; i++) {
+        lo = fmin(lo, fine->verts[3 * i + 1]);
+        hi = fmax(hi, fine->verts[3 * i + 1]);
+    }
+    double body = hi - lo, skel = sc_rig_height(&o->rig);
+    if (!(skel > 0) || (body < 2.5 * skel && body > skel / 2.5)) return SC_OK;
+    double ratio = skel / body, suggest = o->body_scale * ratio;
+    const char *unit = "";
+    static const struct { double f; const char *name; } units[] = {
+        {0.1, "decimetres"}, {0.01, "centimetres"}, {0.001, "millimetres"}, {0.0254, "inches"}, {10, "decametres"}};
+    for (size_t k = 0; k < sizeof units / sizeof *units; k++)
+        if (fabs(ratio / units[k].f - 1) < 0.35) {
+            suggest = o->body_scale * units[k].f;
+            unit = units[k].name;
+            break;
+        }
+    return sc_fail(err, SC_EINPUT, "%s: the body is %.3g m tall (body.scale %g) but the skeleton %.3g m: set body.scale: %.3g%s%s%s",
+                   o->body_obj, body, o->body_scale, skel, suggest, unit[0] ? " (the OBJ looks like it is in " : "", unit,
+                   unit[0] ? ")" : "");
+}
+
 static int fine_surface(const sc_prep_opts *o, sc_trimesh *fine, double *spacing, sc_err *err)
 {
     if (o->body_kind < 0) {
@@ -149,7 +175,11 @@ static int fine_surface(const sc_prep_opts *o, sc_trimesh *fine, double *spacing
         if (rc) return rc;
         for (int i = 0; i < 3 * fine->nverts; i++) fine->verts[i] *= o->body_scale;
         *spacing = 0;
-        return SC_OK;
+        /* before any work: the body must be closed, and of the skeleton's size (an OBJ in other
+           units would otherwise run the whole build and fail far from the cause) */
+        if ((rc = sc_surface_validate_closed(fine, o->body_obj, err)) || (rc = check_body_size(o, fine, err)))
+            sc_trimesh_free(fine);
+        return rc;
     }
     sc_body_params bp = {o->body_kind, o->girth};
     sc_implicit body;

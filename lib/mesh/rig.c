@@ -129,7 +129,7 @@ static int from_bvh(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc_er
                 (rc = sc_cfg_string(e, "tail", NULL, tail, sizeof tail, err)) ||
                 (rc = sc_cfg_string(e, "parent", "", parent, sizeof parent, err)) ||
                 (rc = sc_cfg_enum(e, "type", joint_names, 3, i == 0 ? SC_JOINT_FREE : SC_JOINT_BALL, &type, err)) ||
-                (rc = sc_cfg_vec(e, "axis", 3, axis, axis, err))) { sc_bvh_free(&bvh); return rc; }
+                (rc = sc_cfg_vec_range(e, "axis", 3, axis, -1e3, 1e3, axis, err))) { sc_bvh_free(&bvh); return rc; }
         } else {
             snprintf(b->name, sizeof b->name, "%s", cmu_map[i].name);
             snprintf(joint, sizeof joint, "%s", cmu_map[i].joint);
@@ -178,8 +178,9 @@ static int inline_bones(sc_cfg_node *list, sc_rig *rig, sc_err *err)
         if ((rc = sc_cfg_string(e, "name", NULL, b->name, sizeof b->name, err)) ||
             (rc = sc_cfg_string(e, "parent", "", parent, sizeof parent, err)) ||
             (rc = sc_cfg_enum(e, "joint", joint_names, 3, i == 0 ? SC_JOINT_FREE : SC_JOINT_BALL, &type, err)) ||
-            (rc = sc_cfg_vec(e, "head", 3, NULL, head, err)) || (rc = sc_cfg_vec(e, "tail", 3, NULL, tail, err)) ||
-            (rc = sc_cfg_vec(e, "axis", 3, axis, axis, err)))
+            (rc = sc_cfg_vec_range(e, "head", 3, NULL, -1e3, 1e3, head, err)) ||
+            (rc = sc_cfg_vec_range(e, "tail", 3, NULL, -1e3, 1e3, tail, err)) ||
+            (rc = sc_cfg_vec_range(e, "axis", 3, axis, -1e3, 1e3, axis, err)))
             return rc;
         int p = parent_index(rig, parent, e, err);
         if (p < -1) return err->code;
@@ -202,7 +203,7 @@ static int read_gains(sc_cfg_node *m, sc_rig_bone *b, const sc_rig_bone *def, sc
     if ((rc = sc_cfg_double_range(m, "kp", def->kp, 0, 1e7, &b->kp, err)) ||
         (rc = sc_cfg_double_range(m, "kd", def->kd, 1e-6, 1e6, &b->kd, err)) ||
         (rc = sc_cfg_double_range(m, "torque_limit", def->torque_limit, 0, 1e6, &b->torque_limit, err)) ||
-        (rc = sc_cfg_vec(m, "lo", 3, def->lo, lo, err)) || (rc = sc_cfg_vec(m, "hi", 3, def->hi, hi, err)) ||
+        (rc = sc_cfg_vec_range(m, "lo", 3, def->lo, -100, 100, lo, err)) || (rc = sc_cfg_vec_range(m, "hi", 3, def->hi, -100, 100, hi, err)) ||
         (rc = sc_cfg_double_range(m, "fixed_radius", def->fixed_radius, 0, 10, &b->fixed_radius, err)) ||
         (rc = sc_cfg_double_range(m, "fixed_from", def->fixed_from, -1, 0.95, &b->fixed_from, err)) ||
         (rc = sc_cfg_double_range(m, "fixed_to", def->fixed_to, 0.05, 2, &b->fixed_to, err)) ||

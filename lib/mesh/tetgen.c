@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "core/cleanup.h"
 #include "core/log.h"
 #include "core/mathx.h"
 #include "mesh/tetgen.h"
@@ -88,16 +89,32 @@ static void log_tail(const char *path, char *buf, size_t n)
     for (char *p = buf; *p; p++) if (*p == '\n' && p[1]) *p = ' ';
 }
 
+static const char *const scratch_names[] = {"env.poly", "env.a.node", "env.1.node", "env.1.ele", "env.1.face",
+                                            "env.1.edge", "env.1.smesh", "env.1.mtr", "env.1.neigh", "tetgen.log"};
+
+/* The scratch folder and what tetgen writes there, in the clean-up registry while it exists:
+   an interrupted mesh-prep (SIGINT, SIGTERM) leaves no softcon-tetgen.* behind. */
+static void track_dir(const char *dir, int add)
+{
+    char path[1024];
+    if (add) sc_cleanup_add(dir, SC_CLEANUP_DIR);
+    for (size_t i = 0; i < sizeof scratch_names / sizeof *scratch_names; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, scratch_names[i]);
+        if (add) sc_cleanup_add(path, SC_CLEANUP_TEMP);
+        else sc_cleanup_forget(path);
+    }
+    if (!add) sc_cleanup_forget(dir);
+}
+
 static void remove_dir(const char *dir)
 {
-    static const char *const names[] = {"env.poly", "env.a.node", "env.1.node", "env.1.ele", "env.1.face",
-                                        "env.1.edge", "env.1.smesh", "env.1.mtr", "env.1.neigh", "tetgen.log"};
     char path[1024];
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    for (size_t i = 0; i < sizeof scratch_names / sizeof *scratch_names; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, scratch_names[i]);
         unlink(path);
     }
     rmdir(dir);
+    track_dir(dir, 0);
 }
 
 int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, const sc_tetgen_opts *o,
@@ -109,6 +126,7 @@ int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, co
     char dir[512];
     snprintf(dir, sizeof dir, "%s/softcon-tetgen.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) return sc_fail(err, SC_EIO, "cannot create a scratch directory for tetgen: %s", strerror(errno));
+    track_dir(dir, 1);
     int rc = write_inputs(dir, surface, nextra, extra, err);
     if (rc) { remove_dir(dir); return rc; }
 
@@ -139,7 +157,9 @@ int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, co
                        prog, strerror(sp));
     }
     int status;
+    sc_cleanup_set_child(pid);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    sc_cleanup_set_child(0);
     char tail[600];
     log_tail(logpath, tail, sizeof tail);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -150,6 +170,7 @@ int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, co
                          WIFEXITED(status) ? "exit status" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
                          tail[0] ? ": " : "", tail);
         if (!o->keep_files) remove_dir(dir);
+        else track_dir(dir, 0);
         return rc;
     }
     char path[600];
@@ -161,8 +182,12 @@ int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, co
         snprintf(path, sizeof path, "%s/env.1.ele", dir);
         rc = read_table(path, 4, &ne, &ele, err);
     }
-    if (o->keep_files) sc_log_info("tetgen files kept in %s", dir);
-    else remove_dir(dir);
+    if (o->keep_files) {
+        sc_log_info("tetgen files kept in %s", dir);
+        track_dir(dir, 0);
+    } else {
+        remove_dir(dir);
+    }
     if (rc) { free(nodes); return rc; }
     out->nnodes = nn;
     out->ntets = ne;

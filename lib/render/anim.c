@@ -156,7 +156,7 @@ static void read_scene_config(sc_h5 *f, sc_anim *a)
         sc_anim_push p;
         if (!sc_cfg_is_map(it) || sc_cfg_string(it, "type", "push", type, sizeof type, &e) || strcmp(type, "push") ||
             sc_cfg_string(it, "bone", "", bone, sizeof bone, &e) || sc_cfg_double(it, "time", 0, &p.time, &e) ||
-            sc_cfg_double(it, "duration", 0.1, &p.duration, &e) || sc_cfg_vec(it, "force", 3, NULL, p.force, &e))
+            sc_cfg_double(it, "duration", 0.1, &p.duration, &e) || sc_cfg_vec_range(it, "force", 3, NULL, -1e6, 1e6, p.force, &e))
             continue;
         p.bone = -1;
         for (int b = 0; b < a->nbones; b++)
@@ -207,6 +207,8 @@ static int open_sim(sc_h5 *f, sc_anim *a, sc_err *err)
         }
     TRY(sc_h5_read_f64(f, "/bones/position", 3, D3(a->nframes, nb, 3), &a->bone_pos, err));
     TRY(sc_h5_read_f64(f, "/bones/orientation", 3, D3(a->nframes, nb, 4), &a->bone_quat, err));
+    TRY(sc_h5_check_range_nd(f, "/bones/position", a->bone_pos, 3, D3(a->nframes, nb, 3), -1e6, 1e6, 0, err));
+    TRY(sc_h5_check_range_nd(f, "/bones/orientation", a->bone_quat, 3, D3(a->nframes, nb, 4), -1e6, 1e6, 0, err));
     for (size_t i = 0; i < (size_t)a->nframes * nb; i++) { /* a zero quaternion would divide by zero */
         double *q = a->bone_quat + 4 * i, n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
         if (!(n > 1e-6)) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/orientation: frame %zu bone %zu is not a rotation", fn, i / nb, i % nb); goto done; }
@@ -226,6 +228,8 @@ static int open_sim(sc_h5 *f, sc_anim *a, sc_err *err)
     TRY(sc_h5_read_i32(f, "/mesh/surface_tet", 1, dims, &a->surf_tet, err));
     a->nsv = (int)dims[0];
     TRY(sc_h5_read_f64(f, "/mesh/surface_bary", 2, D2(a->nsv, 4), &a->surf_bary, err));
+    TRY(sc_h5_check_range(f, "/mesh/rest_pos", a->rest_pos, 3 * (size_t)a->nnodes, 3, -1e6, 1e6, 0, err));
+    TRY(sc_h5_check_range(f, "/mesh/surface_bary", a->surf_bary, 4 * (size_t)a->nsv, 4, -1e3, 1e3, 0, err));
     if (a->nnodes < 4 || a->ntets < 1 || a->nsv < 3 || a->nsf < 1) {
         rc = sc_fail(err, SC_EINPUT, "%s:/mesh: empty mesh (%d nodes, %d tets, %d surface vertices, %d faces)", fn, a->nnodes, a->ntets, a->nsv, a->nsf);
         goto done;
@@ -468,6 +472,7 @@ static int frame_nodes(sc_anim *a, int k, int keep, const double **out, sc_err *
     } else if (a->has_nodes) {
         size_t nd[3] = {0, (size_t)a->nnodes, 3};
         int rc = sc_h5_read_f64_rows(a->file, "/nodes/position", 3, nd, (size_t)k, 1, x, err);
+        if (!rc) rc = sc_h5_check_range(a->file, "/nodes/position (frame)", x, 3 * (size_t)a->nnodes, 3, -1e6, 1e6, 0, err);
         if (rc) return rc;
     } else {
         for (int i = 0; i < a->nnodes; i++) {

@@ -2,6 +2,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "core/cleanup.h"
+#include "io/paths.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -78,9 +80,8 @@ int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, 
     int rc = write_frames_h5(a, times, n, h5_path, argc, argv, err);
     if (rc) return rc;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", xdmf_path);
-    FILE *x = fopen(tmp, "w");
-    if (!x) { unlink(h5_path); return sc_fail(err, SC_EIO, "%s: %s", tmp, strerror(errno)); }
+    FILE *x = sc_file_open_tmp(xdmf_path, "w", tmp, sizeof tmp, err);
+    if (!x) { unlink(h5_path); return err->code; }
     const char *h5 = base_name(h5_path);
     char d[64], path[96];
     fprintf(x, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
@@ -130,14 +131,8 @@ int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, 
         fprintf(x, "  </Grid>\n");
     }
     fprintf(x, " </Domain>\n</Xdmf>\n");
-    int bad = ferror(x);
-    if (fclose(x) || bad || rename(tmp, xdmf_path)) {
-        int e = errno;
-        unlink(tmp);
-        unlink(h5_path);
-        return sc_fail(err, SC_EIO, "%s: cannot write: %s", xdmf_path, strerror(e));
-    }
-    return SC_OK;
+    if ((rc = sc_file_commit(x, tmp, xdmf_path, err))) unlink(h5_path);
+    return rc;
 }
 
 /* ---- OBJ + PC2 ---- */
@@ -172,14 +167,13 @@ int sc_export_pc2(sc_anim *a, const double *times, int n, const char *pc2_path, 
 {
     if (n < 1) return sc_fail(err, SC_EINPUT, "export: no frames");
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", pc2_path);
     sc_anim_pose p;
     int rc = sc_anim_pose_alloc(a, &p, err);
     if (rc) return rc;
     unsigned char *buf = malloc((size_t)a->nsv * 12 + 32);
-    FILE *f = buf ? fopen(tmp, "wb") : NULL;
+    FILE *f = buf ? sc_file_open_tmp(pc2_path, "wb", tmp, sizeof tmp, err) : NULL;
     if (!f) {
-        rc = buf ? sc_fail(err, SC_EIO, "%s: %s", tmp, strerror(errno)) : sc_fail(err, SC_EIO, "out of memory");
+        rc = buf ? err->code : sc_fail(err, SC_EIO, "out of memory");
         free(buf);
         sc_anim_pose_free(&p);
         return rc;
@@ -197,14 +191,15 @@ int sc_export_pc2(sc_anim *a, const double *times, int n, const char *pc2_path, 
         for (int k = 0; !rc && k < 3 * a->nsv; k++) put_f32(buf + 4 * k, (float)p.surf[k]);
         if (!rc) bad = fwrite(buf, 12, (size_t)a->nsv, f) != (size_t)a->nsv;
     }
-    int e = errno;
-    if (fclose(f) && !bad) { bad = 1; e = errno; }
     free(buf);
     sc_anim_pose_free(&p);
-    if (!rc && bad) rc = sc_fail(err, SC_EIO, "%s: write failed: %s", tmp, strerror(e));
-    if (!rc && rename(tmp, pc2_path)) rc = sc_fail(err, SC_EIO, "%s: %s", pc2_path, strerror(errno));
-    if (rc) unlink(tmp);
-    return rc;
+    if (rc) {
+        fclose(f);
+        unlink(tmp);
+        sc_cleanup_forget(tmp);
+        return rc;
+    }
+    return sc_file_commit(f, tmp, pc2_path, err); /* a failed fwrite left its error on the stream */
 }
 
 /* ---- BVH ---- */

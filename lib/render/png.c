@@ -3,6 +3,8 @@
  * Huffman codes (BTYPE 2). */
 #include <errno.h>
 #include <stdio.h>
+#include "core/cleanup.h"
+#include "io/paths.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -488,26 +490,14 @@ int sc_png_write(const char *path, const uint8_t *rgb, int w, int h, sc_err *err
     int rc = sc_png_encode(rgb, w, h, 6, &png, &n, err);
     if (rc) return rc;
     char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
-        free(png);
-        return sc_fail(err, SC_EIO, "%s: path too long", path);
-    }
-    FILE *f = fopen(tmp, "wb");
+    FILE *f = sc_file_open_tmp(path, "wb", tmp, sizeof tmp, err);
     if (!f) {
         free(png);
-        return sc_fail(err, SC_EIO, "%s: %s", tmp, strerror(errno));
+        return err->code;
     }
-    size_t wr = fwrite(png, 1, n, f);
+    /* a short write leaves the error on the stream: sc_file_commit reports the system's reason
+       (ENOSPC) from the failing flush, not a stale errno */
+    fwrite(png, 1, n, f);
     free(png);
-    int e = errno;
-    if (fclose(f) != 0 || wr != n) {
-        unlink(tmp);
-        return sc_fail(err, SC_EIO, "%s: write failed: %s", tmp, strerror(e ? e : errno));
-    }
-    if (rename(tmp, path) != 0) {
-        e = errno;
-        unlink(tmp);
-        return sc_fail(err, SC_EIO, "%s: %s", path, strerror(e));
-    }
-    return SC_OK;
+    return sc_file_commit(f, tmp, path, err);
 }

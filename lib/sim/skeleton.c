@@ -17,12 +17,14 @@
  * of inertia I this is w_t+1 = (I w_t + h kp (q~ - q_t)) / (I + h kd) (tests check it). */
 #include <math.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ode/ode.h>
+#include "core/cleanup.h"
 #include "core/log.h"
 #include "sim/skeleton.h"
 
@@ -34,6 +36,9 @@
 #define SNAP_PER_BONE 26
 /* Speeds beyond this are a diverged simulation, stopped before ODE overflows into its asserts. */
 #define SC_SKELETON_MAX_SPEED 1e9
+/* External loads beyond this (N, N m) are refused before they reach ODE: a finite 1e308 N
+ * overflows its integrator into a quaternion assertion. No body needs more than ~1e6 N. */
+#define SC_SKELETON_MAX_LOAD 1e12
 
 struct sc_skeleton {
     int nb;
@@ -54,6 +59,7 @@ struct sc_skeleton {
     double *motor_tau;        /* [3nb] last step, world */
     double *explicit_tau;     /* [3nb] this step's explicit servo torque (kd == 0) */
     double *pre_axis, *pre_r; /* [3nb] hinge world axis and anchor - com before the step */
+    int broken;               /* an ODE error abandoned a step: ODE's state is not to be trusted */
     long ode_messages;        /* ODE messages (warnings) raised while stepping this skeleton */
     char last_ode_message[160];
     unsigned char *boxed;     /* [nb] the servo's rows carry their torque bound in this step */
@@ -86,10 +92,28 @@ static void ode_message(int num, const char *msg, va_list ap)
     }
 }
 
+/* ODE's error (dError) and internal assertion (dDebug) handlers must not return: ODE exits or
+ * aborts after them. Inside sc_skeleton_step they jump back to it, which then fails with
+ * SC_ENUMERIC and the message; anywhere else (a call that cannot return an error) they end the
+ * process through sc_fatal with exit code 4 and the message, never an abort. */
+static _Thread_local jmp_buf *tls_ode_jump;
+static _Thread_local char tls_ode_msg[600];
+
+static void ode_fatal(int num, const char *msg, va_list ap)
+{
+    char buf[512];
+    vsnprintf(buf, sizeof buf, msg, ap);
+    snprintf(tls_ode_msg, sizeof tls_ode_msg, "ODE error %d: %s", num, buf);
+    if (tls_ode_jump) longjmp(*tls_ode_jump, 1);
+    sc_fatal(SC_ENUMERIC, tls_ode_msg);
+}
+
 static void ode_init_once(void)
 {
     dInitODE2(0);
     dSetMessageHandler(ode_message);
+    dSetErrorHandler(ode_fatal);
+    dSetDebugHandler(ode_fatal);
 }
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -207,6 +231,8 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
     if (!o) { sc_skeleton_default_opts(&def); o = &def; }
     if (!o->exact_solver && o->iterations < 1)
         return sc_fail(err, SC_EINPUT, "skeleton: quickstep iterations %d (must be >= 1)", o->iterations);
+    double g = sc_v3_norm(sc_v3_load(o->gravity));
+    if (!(g <= 1e4)) return sc_fail(err, SC_EINPUT, "skeleton: gravity of %g m/s^2 (must be finite and at most 1e4)", g);
     pthread_once(&g_ode_once, ode_init_once);
     dAllocateODEDataForThread(dAllocateMaskAll);
 
@@ -508,7 +534,7 @@ static void collect_motor_torques(sc_skeleton *s)
     }
 }
 
-int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
+static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
 {
     if (!(dt > 0) || !isfinite(dt)) return sc_fail(err, SC_EINPUT, "skeleton: time step %g (must be > 0)", dt);
     /* ODE asserts (aborts) on non-finite quaternions, so bad input must not reach it. A
@@ -517,8 +543,10 @@ int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
         dBodyID bd = s->body[b];
         int rc = SC_OK;
         double v = sc_v3_norm(v3d(dBodyGetLinearVel(bd))), w = sc_v3_norm(v3d(dBodyGetAngularVel(bd)));
-        if (!all_finite(dBodyGetForce(bd), 3) || !all_finite(dBodyGetTorque(bd), 3))
-            rc = sc_fail(err, SC_ENUMERIC, "skeleton: non-finite external load on bone %d '%s'", b, s->name[b]);
+        double f = sc_v3_norm(v3d(dBodyGetForce(bd))), t = sc_v3_norm(v3d(dBodyGetTorque(bd)));
+        if (!(f < SC_SKELETON_MAX_LOAD) || !(t < SC_SKELETON_MAX_LOAD))
+            rc = sc_fail(err, SC_ENUMERIC, "skeleton: %s external load on bone %d '%s' (|F| %g N, |tau| %g N m)",
+                         isfinite(f) && isfinite(t) ? "excessive" : "non-finite", b, s->name[b], f, t);
         else if (!(v < SC_SKELETON_MAX_SPEED) || !(w < SC_SKELETON_MAX_SPEED))
             rc = sc_fail(err, SC_ENUMERIC, "skeleton: bone %d '%s' diverged (|v| %g m/s, |w| %g rad/s)", b,
                          s->name[b], v, w);
@@ -579,6 +607,22 @@ int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
 }
 
 long sc_skeleton_redone_steps(const sc_skeleton *s) { return s->redone; }
+
+int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
+{
+    if (s->broken) return sc_fail(err, SC_ENUMERIC, "skeleton: an earlier ODE error left this skeleton unusable: %s", tls_ode_msg);
+    jmp_buf jump;
+    if (setjmp(jump)) {
+        tls_ode_jump = NULL;
+        t_stepping = NULL;
+        s->broken = 1;
+        return sc_fail(err, SC_ENUMERIC, "skeleton: %s (inside the ODE step; the simulation cannot continue)", tls_ode_msg);
+    }
+    tls_ode_jump = &jump;
+    int rc = skeleton_step(s, dt, err);
+    tls_ode_jump = NULL;
+    return rc;
+}
 
 /* ---- snapshot --------------------------------------------------------------------------- */
 /* What ODE carries from step to step: body pos/q/R/velocities and the force accumulators.

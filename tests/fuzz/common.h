@@ -1,0 +1,21 @@
+/* Shared by the libFuzzer harnesses of tests/fuzz (README.md there): quiet logging, the
+ * HDF5 guard's time limit, and a small character model for readers that need one. */
+#ifndef SC_FUZZ_COMMON_H
+#define SC_FUZZ_COMMON_H
+#include <stddef.h>
+#include <stdint.h>
+#include "sim/model.h"
+
+/* Once per process: logging off (readers warn), guard limit for libhdf5 hangs. */
+void sc_fuzz_init(void);
+/* A 16-bone model with the built-in characters' bone names and joint types (what trajectory
+ * files and keyframe configs are matched against). Static; do not free. */
+const sc_model *sc_fuzz_model(void);
+/* Stops the process with a report when a reader's output breaks its documented contract. */
+#define SC_FUZZ_ASSERT(c)                                                                          \
+    do {                                                                                           \
+        if (!(c)) sc_fuzz_violation(__FILE__, __LINE__, #c);                                       \
+    } while (0)
+void sc_fuzz_violation(const char *file, int line, const char *what) __attribute__((noreturn));
+
+#endif
