@@ -694,13 +694,23 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
         }
     }
     if (o->flatten > 0) flatten_ends(&x, mo);
-    /* 1. the root height offsets that let every contact reach the floor: a limb end within its
-       limb's reach of its hip or shoulder, another bone (knee, back) exactly */
+    /* 1. per frame with contacts, the root height offset wanted: the one that keeps each limb in
+       contact as long as it is (a straight stance leg whose foot must rise 1 cm would otherwise
+       bend its knee 17 deg), averaged over the limbs, and another bone (knee, back) exactly;
+       and the corridor every limb end can reach the floor from (its hip or shoulder within the
+       limb's reach) */
+    double *want = malloc((size_t)n * sizeof *want);
+    if (!want) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
     for (int f = 0; f < n; f++) {
         frame_fk(b, mo, f, kin);
         lo[f] = -INFINITY;
         hi[f] = INFINITY;
         has[f] = 0;
+        double sum = 0, exact = NAN;
+        int nlimb = 0;
         for (int j = 0; j < nb; j++) {
             if (!flags[(size_t)f * nb + j]) continue;
             double hj = lowest_height(g, j, kin), a, z;
@@ -708,35 +718,51 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
             if (x.isend[j]) {
                 int t = m->parent[m->parent[j]];
                 sc_vec3 d = sc_v3_sub(sc_v3(kin[j].p.x, kin[j].p.y - hj, kin[j].p.z), kin[t].p);
-                double r2 = reach[j] * reach[j] - d.x * d.x - d.z * d.z, w = sqrt(fmax(0, r2));
+                double dxz2 = d.x * d.x + d.z * d.z, w = sqrt(fmax(0, reach[j] * reach[j] - dxz2));
+                double len = sc_v3_dist(kin[j].p, kin[t].p);
                 a = d.y - w;
                 z = d.y + w;
+                sum += d.y + sqrt(fmax(0, len * len - dxz2));
+                nlimb++;
             } else {
                 a = -hj - 0.002;
                 z = -hj + 0.002;
+                exact = -hj;
             }
             lo[f] = fmax(lo[f], a);
             hi[f] = fmin(hi[f], z);
             has[f] = 1;
         }
         if (has[f] && lo[f] > hi[f]) lo[f] = hi[f] = 0.5 * (lo[f] + hi[f]);
+        want[f] = has[f] ? fmin(fmax(isfinite(exact) ? exact : sum / nlimb, lo[f]), hi[f]) : NAN;
     }
-    /* 2. a smooth offset as near zero as the corridors allow: the lowering they ask for (their
-       upper bounds; a raise is rare and only clamped) spread by a minimum filter over 3r and
-       three box filters of half-width r, which never exceed it: C2 and below every bound */
-    int r = (int)fmax(1, round(o->smooth_time / mo->frame_time));
-    for (int f = 0; f < n; f++) x.tmp[f] = has[f] ? fmin(0, hi[f]) : 0;
-    for (int f = 0; f < n; f++) {
-        double v = 0;
-        for (int k = f - 3 * r; k <= f + 3 * r; k++) v = fmin(v, x.tmp[k < 0 ? 0 : k >= n ? n - 1 : k]);
-        dy[f] = v;
+    /* 2. a smooth offset: the wanted one, linear across the frames without contact, low-passed
+       (three box filters of half-width r), then lowered wherever it exceeds a corridor's top by
+       that excess spread with a maximum filter over 3r and the same box filters (which never
+       fall short of it): C2, and within reach everywhere */
+    int r = (int)fmax(1, round(o->smooth_time / mo->frame_time)), last = -1;
+    for (int f = 0; f <= n; f++) {
+        if (f < n && !has[f]) continue;
+        for (int k = last + 1; k < f; k++) /* fill the gap (last, f) */
+            dy[k] = last < 0 ? (f < n ? want[f] : 0) : f >= n ? want[last] : want[last] + (want[f] - want[last]) * (k - last) / (f - last);
+        if (f < n) dy[f] = want[f];
+        last = f;
     }
     for (int pass = 0; pass < 3; pass++) box_smooth(dy, 1, x.tmp, n, r);
+    for (int f = 0; f < n; f++) x.tmp[f] = has[f] ? fmax(0, dy[f] - hi[f]) : 0;
     for (int f = 0; f < n; f++) {
+        double v = 0;
+        for (int k = f - 3 * r; k <= f + 3 * r; k++) v = fmax(v, x.tmp[k < 0 ? 0 : k >= n ? n - 1 : k]);
+        want[f] = v;
+    }
+    for (int pass = 0; pass < 3; pass++) box_smooth(want, 1, x.tmp, n, r);
+    for (int f = 0; f < n; f++) {
+        dy[f] -= want[f];
         if (has[f]) dy[f] = fmax(dy[f], lo[f]);
         mo->root_pos[3 * f + 1] += dy[f];
         inf.max_root_offset = fmax(inf.max_root_offset, fabs(dy[f]));
     }
+    free(want);
     /* 3. limb ends onto the floor */
     limb_fit(&x, NULL, mo);
     /* 4. a centre of mass the ground can carry: the root moves by the balance correction, the

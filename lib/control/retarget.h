@@ -75,10 +75,11 @@ int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, cons
 /* Contact-preserving fit: what touched the floor in the capture touches it on the character.
  * flags[f*nb + j] are the contacts (sc_gc_detect on the retargeted motion). The motion is changed
  * in place, keeping the rest of the pose:
- *  1. the root height: per frame the offsets that let every contact reach the floor (a limb end
- *     within its limb's reach of the hip or shoulder, another bone - knee, back - exactly), and a
- *     smooth offset (box filter of half-width smooth_time, projected back into those corridors)
- *     as near zero as they allow: the handstand of a cartwheel lowers the body onto its hands;
+ *  1. the root height: per frame the offset that keeps the limbs in contact as long as they are
+ *     (averaged; another bone - knee, back - exactly), within the corridor from which every limb
+ *     end can reach the floor (its hip or shoulder within the limb's reach), made smooth (box
+ *     filters of half-width smooth_time, lowered where it would leave a corridor): a straight
+ *     stance leg stays straight, the handstand of a cartwheel lowers the body onto its hands;
  *  2. limb ends (a foot under a knee, a hand under an elbow) by two-bone IK: the end moves
  *     vertically until its lowest point is on the floor, keeping its world orientation; the
  *     correction fades in and out over ramp_time around the contact, so a clip that starts in
