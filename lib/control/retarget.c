@@ -466,6 +466,7 @@ void sc_contact_fit_default_opts(sc_contact_fit_opts *o)
     o->gravity = 9.81;
     o->balance_offset = 0.03;
     o->flatten = 0.5;
+    o->start_level_time = 0.3;
 }
 
 typedef struct fit_ctx {
@@ -520,8 +521,17 @@ static void flatten_ends(fit_ctx *x, sc_motion *mo)
 {
     int n = x->n, nb = x->nb;
     double *w = x->corr; /* [n*nb*3], first component used */
+    double settle = x->o->start_level_time;
     for (int f = 0; f < n; f++)
-        for (int j = 0; j < nb; j++) w[3 * ((size_t)f * nb + j)] = x->isend[j] && x->flags[(size_t)f * nb + j] ? x->o->flatten : 0;
+        for (int j = 0; j < nb; j++) {
+            /* a contact the clip starts in lies level at first (the whole sole or palm on the floor:
+               a start with only a heel edge touching drops the body onto it), then as usual */
+            double a = x->o->flatten, t = f * mo->frame_time;
+            int first = 1;
+            for (int k = 0; k <= f && first; k++) first = x->flags[(size_t)k * nb + j];
+            if (first && t < settle) a = fmax(a, 1 - (1 - a) * smoothstep(t / settle));
+            w[3 * ((size_t)f * nb + j)] = x->isend[j] && x->flags[(size_t)f * nb + j] ? a : 0;
+        }
     for (int j = 0; j < nb; j++)
         if (x->isend[j]) ramp(x, j, w + 3 * (size_t)j, 3 * (size_t)nb, mo->frame_time);
     for (int f = 0; f < n; f++) {

@@ -80,12 +80,18 @@ int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, cons
  *     end can reach the floor (its hip or shoulder within the limb's reach), made smooth (box
  *     filters of half-width smooth_time, lowered where it would leave a corridor): a straight
  *     stance leg stays straight, the handstand of a cartwheel lowers the body onto its hands;
- *  2. limb ends (a foot under a knee, a hand under an elbow) by two-bone IK: the end moves
- *     vertically until its lowest point is on the floor, keeping its world orientation; the
- *     correction fades in and out over ramp_time around the contact, so a clip that starts in
- *     contact starts settled (its contacts on the floor, nothing to jolt).
- * info: contact intervals, those whose lowest point stays within keep_tol of the floor, the
- * largest distance from the floor over all contacts (m). */
+ *  2. limb ends (a foot under a knee, a hand under an elbow) in contact turn `flatten` of the way
+ *     level (keeping their heading; a contact the clip starts in fully level at first, back to
+ *     `flatten` over start_level_time), then move - by two-bone IK - vertically until their
+ *     lowest point is on the floor; corrections fade in and out over ramp_time around each
+ *     contact and are low-passed over settle_time, so a clip that starts in contact starts
+ *     settled (its contacts on the floor, soles level, nothing to jolt);
+ *  3. balance (optional): a root translation that makes the centre of mass accelerate as the
+ *     contacts can push it (friction cone when something touches, free fall otherwise), the
+ *     limbs in contact kept where they were (3 rounds).
+ * A knee or elbow bent past full extension is straightened first (IK bends limbs to the side
+ * they usually bend to only). info: contact intervals, those whose lowest point stays within
+ * keep_tol of the floor, the largest distance from the floor (m), the root offsets. */
 typedef struct sc_contact_fit_opts {
     double ramp_time;   /* s (0.15) */
     double smooth_time; /* s (0.1) */
@@ -95,6 +101,9 @@ typedef struct sc_contact_fit_opts {
     double mu, gravity; /* friction coefficient (0.8), m/s^2 (9.81) */
     double balance_offset; /* m of root translation worth a 1 m/s^2 misfit (0.03) */
     double flatten;     /* 0..1: how far a limb end in contact turns level (0.5) */
+    double start_level_time; /* s: a contact the clip starts in is fully level at first, then
+                                turns back to `flatten` over this time (0.3): a start on a heel
+                                edge alone drops the simulated body onto it */
 } sc_contact_fit_opts;
 void sc_contact_fit_default_opts(sc_contact_fit_opts *o);
 
