@@ -467,6 +467,7 @@ void sc_contact_fit_default_opts(sc_contact_fit_opts *o)
     o->balance_offset = 0.03;
     o->flatten = 0.5;
     o->start_level_time = 0.3;
+    o->reach_slack = 0.003;
 }
 
 typedef struct fit_ctx {
@@ -522,14 +523,18 @@ static void flatten_ends(fit_ctx *x, sc_motion *mo)
     int n = x->n, nb = x->nb;
     double *w = x->corr; /* [n*nb*3], first component used */
     double settle = x->o->start_level_time;
+    /* a contact the clip starts in and that lasts lies level at first (the whole sole or palm on
+       the floor: a start with only a heel edge touching drops the body onto it), then as usual */
+    int first_len[SC_BODY_MAX_BONES];
+    for (int j = 0; j < nb; j++) {
+        first_len[j] = 0;
+        while (first_len[j] < n && x->flags[(size_t)first_len[j] * nb + j]) first_len[j]++;
+    }
     for (int f = 0; f < n; f++)
         for (int j = 0; j < nb; j++) {
-            /* a contact the clip starts in lies level at first (the whole sole or palm on the floor:
-               a start with only a heel edge touching drops the body onto it), then as usual */
             double a = x->o->flatten, t = f * mo->frame_time;
-            int first = 1;
-            for (int k = 0; k <= f && first; k++) first = x->flags[(size_t)k * nb + j];
-            if (first && t < settle) a = fmax(a, 1 - (1 - a) * smoothstep(t / settle));
+            if (f < first_len[j] && first_len[j] * mo->frame_time > settle && t < settle)
+                a = fmax(a, 1 - (1 - a) * smoothstep(t / settle));
             w[3 * ((size_t)f * nb + j)] = x->isend[j] && x->flags[(size_t)f * nb + j] ? a : 0;
         }
     for (int j = 0; j < nb; j++)
@@ -686,7 +691,7 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
         sc_vec3 a = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * h));
         sc_vec3 u = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * h), sc_v3_load(m->joint_pos + 3 * t)),
                 s = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * e), sc_v3_load(m->joint_pos + 3 * h));
-        reach[e] = 0.995 * limb_reach(a, u, s, NULL);
+        reach[e] = (1 - 1e-6) * limb_reach(a, u, s, NULL); /* a straight leg stays straight */
         /* the side the knee or elbow usually bends to (the sum of its angles from full
            extension): the IK bends it to that side only, so a straight leg that must bend does
            not flip between the two solutions; bent past full extension (a capture's knee
@@ -748,8 +753,9 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
     }
     /* 2. a smooth offset: the wanted one, linear across the frames without contact, low-passed
        (three box filters of half-width r), then lowered wherever it exceeds a corridor's top by
-       that excess spread with a maximum filter over 3r and the same box filters (which never
-       fall short of it): C2, and within reach everywhere */
+       more than reach_slack by that excess spread with a maximum filter over 3r and the same box
+       filters (which never fall short of it): C2, and within reach everywhere (a straight leg
+       shortened by 1 mm bends its knee 5 deg: a foot may rather stay a few mm above the floor) */
     int r = (int)fmax(1, round(o->smooth_time / mo->frame_time)), last = -1;
     for (int f = 0; f <= n; f++) {
         if (f < n && !has[f]) continue;
@@ -759,7 +765,7 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
         last = f;
     }
     for (int pass = 0; pass < 3; pass++) box_smooth(dy, 1, x.tmp, n, r);
-    for (int f = 0; f < n; f++) x.tmp[f] = has[f] ? fmax(0, dy[f] - hi[f]) : 0;
+    for (int f = 0; f < n; f++) x.tmp[f] = has[f] ? fmax(0, dy[f] - hi[f] - o->reach_slack) : 0;
     for (int f = 0; f < n; f++) {
         double v = 0;
         for (int k = f - 3 * r; k <= f + 3 * r; k++) v = fmax(v, x.tmp[k < 0 ? 0 : k >= n ? n - 1 : k]);

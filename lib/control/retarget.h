@@ -101,6 +101,8 @@ typedef struct sc_contact_fit_opts {
     double mu, gravity; /* friction coefficient (0.8), m/s^2 (9.81) */
     double balance_offset; /* m of root translation worth a 1 m/s^2 misfit (0.03) */
     double flatten;     /* 0..1: how far a limb end in contact turns level (0.5) */
+    double reach_slack;  /* m a straight limb may leave its end above the floor rather than
+                            lower the root and bend (0.003) */
     double start_level_time; /* s: a contact the clip starts in is fully level at first, then
                                 turns back to `flatten` over this time (0.3): a start on a heel
                                 edge alone drops the simulated body onto it */
