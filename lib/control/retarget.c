@@ -153,7 +153,8 @@ static void solve_limb(const sc_model *m, int j, sc_vec3 s, sc_vec3 target, sc_v
     sc_vec3 u = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * j), sc_v3_load(m->joint_pos + 3 * t));
     /* |u + R(th) s|^2 = |u|^2 + |s|^2 + 2 (A + B cos th + C sin th) */
     double A = sc_v3_dot(s, a) * sc_v3_dot(u, a), B = sc_v3_dot(u, s) - A, C = sc_v3_dot(u, sc_v3_cross(a, s));
-    double D = sc_v3_norm(target), K = 0.5 * (D * D - sc_v3_dot(u, u) - sc_v3_dot(s, s)) - A, R = hypot(B, C);
+    double D0 = sc_v3_norm(target), D = D0, R = hypot(B, C);
+    double K = 0.5 * (D * D - sc_v3_dot(u, u) - sc_v3_dot(s, s)) - A;
     double th = th_fit;
     if (R > 1e-12) {
         /* two solutions ph +- dl about the fully extended angle ph; take the side the BVH bends
@@ -168,11 +169,11 @@ static void solve_limb(const sc_model *m, int j, sc_vec3 s, sc_vec3 target, sc_v
         }
     }
     sc_quat qh = sc_q_axis_angle(a, th);
-    if (D < 1e-9) {
+    if (D0 < 1e-9) {
         *qj = sc_q_normalize(sc_q_mul(*qt, qh));
         return;
     }
-    sc_vec3 dir = sc_v3_scale(target, 1.0 / D);
+    sc_vec3 dir = sc_v3_scale(target, 1.0 / D0);
     sc_vec3 v = sc_v3_add(u, sc_q_rotate(qh, s));
     sc_quat q1 = sc_q_normalize(sc_q_mul(q_between(sc_v3_normalize(sc_q_rotate(*qt, v)), dir), *qt));
     /* swivel about the target direction: the hinge axis as near as it gets to where the BVH's
@@ -467,7 +468,6 @@ void sc_contact_fit_default_opts(sc_contact_fit_opts *o)
     o->balance_offset = 0.03;
     o->flatten = 0.5;
     o->start_level_time = 0.3;
-    o->reach_slack = 0.003;
 }
 
 typedef struct fit_ctx {
@@ -691,7 +691,9 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
         sc_vec3 a = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * h));
         sc_vec3 u = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * h), sc_v3_load(m->joint_pos + 3 * t)),
                 s = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * e), sc_v3_load(m->joint_pos + 3 * h));
-        reach[e] = (1 - 1e-6) * limb_reach(a, u, s, NULL); /* a straight leg stays straight */
+        /* a little short of full extension: there a limb's angle changes as the square root of
+           its shortening, and a straight stance leg would jerk */
+        reach[e] = 0.995 * limb_reach(a, u, s, NULL);
         /* the side the knee or elbow usually bends to (the sum of its angles from full
            extension): the IK bends it to that side only, so a straight leg that must bend does
            not flip between the two solutions; bent past full extension (a capture's knee
@@ -753,9 +755,8 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
     }
     /* 2. a smooth offset: the wanted one, linear across the frames without contact, low-passed
        (three box filters of half-width r), then lowered wherever it exceeds a corridor's top by
-       more than reach_slack by that excess spread with a maximum filter over 3r and the same box
-       filters (which never fall short of it): C2, and within reach everywhere (a straight leg
-       shortened by 1 mm bends its knee 5 deg: a foot may rather stay a few mm above the floor) */
+       that excess spread with a maximum filter over 3r and the same box filters (which never
+       fall short of it): C2, and within reach everywhere */
     int r = (int)fmax(1, round(o->smooth_time / mo->frame_time)), last = -1;
     for (int f = 0; f <= n; f++) {
         if (f < n && !has[f]) continue;
@@ -765,7 +766,7 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
         last = f;
     }
     for (int pass = 0; pass < 3; pass++) box_smooth(dy, 1, x.tmp, n, r);
-    for (int f = 0; f < n; f++) x.tmp[f] = has[f] ? fmax(0, dy[f] - hi[f] - o->reach_slack) : 0;
+    for (int f = 0; f < n; f++) x.tmp[f] = has[f] ? fmax(0, dy[f] - hi[f]) : 0;
     for (int f = 0; f < n; f++) {
         double v = 0;
         for (int k = f - 3 * r; k <= f + 3 * r; k++) v = fmax(v, x.tmp[k < 0 ? 0 : k >= n ? n - 1 : k]);

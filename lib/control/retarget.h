@@ -78,8 +78,9 @@ int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, cons
  *  1. the root height: per frame the offset that keeps the limbs in contact as long as they are
  *     (averaged; another bone - knee, back - exactly), within the corridor from which every limb
  *     end can reach the floor (its hip or shoulder within the limb's reach), made smooth (box
- *     filters of half-width smooth_time, lowered where it would leave a corridor): a straight
- *     stance leg stays straight, the handstand of a cartwheel lowers the body onto its hands;
+ *     filters of half-width smooth_time, lowered where it would leave a corridor; the reach is
+ *     taken 0.5 % short, so a straight stance leg bends a few degrees rather than jerk at full
+ *     extension): the handstand of a cartwheel lowers the body onto its hands;
  *  2. limb ends (a foot under a knee, a hand under an elbow) in contact turn `flatten` of the way
  *     level (keeping their heading; a contact the clip starts in fully level at first, back to
  *     `flatten` over start_level_time), then move - by two-bone IK - vertically until their
@@ -101,8 +102,6 @@ typedef struct sc_contact_fit_opts {
     double mu, gravity; /* friction coefficient (0.8), m/s^2 (9.81) */
     double balance_offset; /* m of root translation worth a 1 m/s^2 misfit (0.03) */
     double flatten;     /* 0..1: how far a limb end in contact turns level (0.5) */
-    double reach_slack;  /* m a straight limb may leave its end above the floor rather than
-                            lower the root and bend (0.003) */
     double start_level_time; /* s: a contact the clip starts in is fully level at first, then
                                 turns back to `flatten` over this time (0.3): a start on a heel
                                 edge alone drops the simulated body onto it */
