@@ -35,7 +35,8 @@ enum { SC_SPLIT_RESIDUAL = 0, SC_SPLIT_PAPER = 1 };
 
 typedef struct sc_gc_opts {
     double mu;          /* friction coefficient, eq. 30 (default 0.8) */
-    double height_tol;  /* m: a bone is in contact when its lowest point is below this ... (0.03) */
+    double height_tol;  /* m: a bone is in contact when its lowest point is below this ... (0.03;
+                           sc_id_compute sets both from the character, sc_gc_auto_tolerances) */
     double speed_tol;   /* m/s: ... and moves slower than this (0.6), or is below the floor */
     double min_dist;    /* m: lower bound on d_i in eq. 27 (0.01) */
     int torque_split;   /* SC_SPLIT_RESIDUAL (default) or SC_SPLIT_PAPER, see sc_gc_estimate */
@@ -59,7 +60,8 @@ typedef struct sc_gc_stats {
 
 /* One step. fc, tc: the resultant contact force and the torque about the whole-body centre of
  * mass `com` (eq. 25-26). given[nb]: the bones in contact (sc_gc_detect), or NULL to decide
- * here from each bone's lowest point (height_tol, speed_tol). Outputs per bone (world): force f[3nb] at the bone's centre of mass,
+ * here from each bone's lowest point (height_tol, speed_tol); then the consistency check (see
+ * sc_gc_opts.support). Outputs per bone (world): force f[3nb] at the bone's centre of mass,
  * torque tau[3nb], flag[nb] (1 in contact), probe[nb] (may be NULL). Returns the number of bones
  * in contact.
  * Split, eq. 27: f_i = s_i f_c, s_i = (1/d_i) / sum_k (1/d_k), d_i the horizontal distance from

@@ -126,7 +126,8 @@ static int fine_surface(const sc_prep_opts *o, sc_trimesh *fine, double *spacing
         for (int i = 0; i < 3 * fine->nverts; i++) fine->verts[i] *= o->body_scale;
         turn_to_face_z(fine, o->facing);
         *spacing = 0;
-        return sc_body_size_check(fine, o->body_scale, o->body_where, err);
+        if ((rc = sc_body_size_check(fine, o->body_scale, o->body_where, err))) sc_trimesh_free(fine);
+        return rc;
     }
     sc_body_params bp = {o->body_kind, o->girth};
     sc_implicit body;
