@@ -124,6 +124,7 @@ TEST(slow_id_table_six_clips_two_characters)
             sc_fall_report f1 = {0}, f2 = {0};
             int e1 = sc_evaluate_fall_ex(s1, ref, 60, 1, &f1, &err), e2 = sc_evaluate_fall_ex(s2, ref, 60, 1, &f2, &err);
             double spk = sim_peak_start(s1) / mg;
+            sc_test_report("DEBUG %s %s s1 pk %.1f mg %.1f ch %s", clips[k], chars[c][0], sim_peak_start(s1), mg, ch);
             sc_test_report("| %s | %s | %.3f | %.2f %% | %.3f | %d/%d, %.1f cm | %.2f / %.2f | %s %.2f s, %.1f deg | %s %.2f s, %.1f deg |",
                            clips[k], chars[c][0], ratio, 100 * unsup, resid, (int)kept, (int)nint, 100 * gap, pk0, spk,
                            e1 ? "?" : f1.fell ? "falls at" : "stands",
