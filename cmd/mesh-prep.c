@@ -43,6 +43,20 @@ static int write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
     A_F("total_mass_kg", r->total_mass); A_F("bone_mass_kg", r->bone_mass_total); A_F("volume_m3", r->volume);
     A_F("body_volume_m3", r->body_volume); A_I("mass_floored_nodes", r->mass_floored); A_F("tet_volume_m3", r->tet_volume);
     A_F("seconds", r->seconds); A_F("seconds_tetgen", r->seconds_tetgen); A_F("ground_shift_m", r->shift_y);
+    A_I("skeleton_fitted", r->fitted); A_I("fixed_boxes_sized_to_body", r->fixed_fitted);
+    if (r->fitted) {
+        A_F("fit_body_height_m", r->fit.body_height); A_F("fit_scale", r->fit.scale);
+        static const char *const side[2] = {"left", "right"};
+        for (int i = 0; i < 2; i++) {
+            char a[64];
+#define A_S(fmt, v) snprintf(a, sizeof a, fmt, side[i]); A_F(a, v)
+            A_S("fit_arm_down_deg_%s", r->fit.arm_down_deg[i]);
+            A_S("fit_arm_forward_deg_%s", r->fit.arm_forward_deg[i]);
+            A_S("fit_arm_length_scale_%s", r->fit.arm_length_scale[i]);
+            A_S("fit_leg_shift_m_%s", r->fit.leg_shift[i]);
+#undef A_S
+        }
+    }
 #undef A_I
 #undef A_F
     return sc_h5_attr_str(f, "/report", "tetgen_command", r->tetgen_command, err);
@@ -112,6 +126,12 @@ int main(int argc, char **argv)
     sc_log_info("  skeleton      %d bones, %d joints, %d fixed nodes (%.2f kg on the bones)", rep.nbones, rep.njoints,
                 rep.nfixed, rep.bone_mass_total);
     sc_log_info("  surface       %d vertices, %d faces (grid %.4f m)", rep.nsurf_verts, rep.nsurf_tris, rep.surface_spacing);
+    if (rep.fitted)
+        sc_log_info("  fit           skeleton fitted into the %.3f m body: scale %.4f; arms down %.1f / %.1f deg, forward %.1f / %.1f deg, "
+                    "length x %.3f / %.3f; legs moved %.3f / %.3f m", rep.fit.body_height, rep.fit.scale, rep.fit.arm_down_deg[0],
+                    rep.fit.arm_down_deg[1], rep.fit.arm_forward_deg[0], rep.fit.arm_forward_deg[1], rep.fit.arm_length_scale[0],
+                    rep.fit.arm_length_scale[1], rep.fit.leg_shift[0], rep.fit.leg_shift[1]);
+    sc_log_info("  fixed nodes   %d boxes sized to the body (soles under the feet, every node inside the flesh)", rep.fixed_fitted);
     sc_log_info("  envelope      %d vertices, %d faces (grid %.4f m), %.4f m^3", rep.env_verts, rep.env_tris, rep.env_spacing, rep.volume);
     sc_log_info("  tet mesh      %d nodes, %d tets (%d flipped to positive), tetgen %.2f s: %s", rep.nnodes, rep.ntets,
                 rep.flipped_tets, rep.seconds_tetgen, rep.tetgen_command);

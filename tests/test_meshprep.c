@@ -232,8 +232,7 @@ TEST(meshprep_bad_input)
     snprintf(buf, sizeof buf, "%sbody: {obj: %s, ground: false}\n", skel, cube_obj("aside.obj", 1.5, 0.95, 0, 0.45, -1, 0));
     expect_failure("skeleton_outside", buf, NULL, 2, "lies outside the body envelope", NULL);
     snprintf(buf, sizeof buf, "%sbody: {obj: %s, ground: false}\n", skel, cube_obj("small.obj", 0, 1.0, 0, 0.08, -1, 0));
-    expect_failure("body_too_small", buf, NULL, 2, "small.obj: the body is 0.16 m tall (body.scale 1) but the skeleton 0.9 m",
-                   "set body.scale: 5.62");
+    expect_failure("body_too_small", buf, NULL, 2, "the body is 0.16 m tall", "implausible for a person");
     /* tetgen absent or failing */
     expect_failure("tetgen_absent", with("body: {builtin: michelin}\n"), "SOFTCON_TETGEN=/nonexistent/tetgen", 5,
                    "cannot run '/nonexistent/tetgen'", "tetgen");
@@ -243,4 +242,110 @@ TEST(meshprep_bad_input)
     ENSURE_MSG(rc == 1 && strstr(out, "usage"), "exit %d: %s", rc, out);
     rc = sc_test_sh(out, sizeof out, "%s --version", sc_test_tool("mesh-prep"));
     ENSURE_MSG(rc == 0 && strstr(out, "softcon"), "exit %d: %s", rc, out);
+}
+
+/* A body whose size is implausible for a person in the declared unit is refused with the
+ * body.scale that fixes it: a 16 cm body (given in decametres?), a 16.7 m one (decimetres, as a
+ * MakeHuman export can be). */
+TEST(meshprep_body_size_check)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%sbody: {obj: %s}\n", skel, cube_obj("tiny.obj", 0, 1.0, 0, 0.08, -1, 0));
+    expect_failure("size_tiny", buf, NULL, 2, "the body is 0.16 m tall", "in any usual unit; body.scale: 11 would make it 1.7 m tall");
+    snprintf(buf, sizeof buf, "%sbody: {obj: %s}\n", skel, cube_obj("cm.obj", 0, 90, 0, 85, -1, 0));
+    expect_failure("size_centimetres", buf, NULL, 2, "the body is 170 m tall", "if the OBJ is in centimetres, set body.scale: 0.01");
+    snprintf(buf, sizeof buf, "%sbody: {obj: %s}\n", skel, cube_obj("huge.obj", 0, 8.0, 0, 8.35, -1, 0));
+    expect_failure("size_decimetres", buf, NULL, 2, "the body is 16.7 m tall", "if the OBJ is in decimetres, set body.scale: 0.1 (it would be 1.67 m tall)");
+    /* the same body declared in decimetres passes */
+    snprintf(buf, sizeof buf, "%sbody: {obj: %s, scale: 0.1}\n", skel, sc_test_tmp("huge.obj"));
+    const char *yaml = sc_test_write("size_declared.yaml", buf);
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s", sc_test_tool("mesh-prep"), yaml, sc_test_tmp("size_declared.h5"));
+    ENSURE_MSG(rc == 0, "exit %d: %s", rc, out);
+}
+
+static double rep_attr(const char *path, const char *name)
+{
+    sc_h5 *f;
+    double v = NAN;
+    if (sc_h5_open(path, &f, NULL)) return v;
+    sc_h5_read_attr_f64(f, "/report", name, &v, NULL);
+    sc_h5_close(f);
+    return v;
+}
+
+/* A user's A-pose body: the built-in Michelin in A-pose, exported as an OBJ, fed back with the
+ * T-pose CMU skeleton of the walk and no per-bone settings; mesh-prep fits the skeleton into it
+ * (arms turned down into the arms), skin-weights runs, and the character stands for 5 s. */
+TEST(meshprep_apose_obj_fit)
+{
+    const char *ap = sc_test_tmp("apose.h5"), *obj = sc_test_tmp("apose_surface.obj");
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --surface-obj %s", sc_test_tool("mesh-prep"),
+                        sc_test_repo("configs/michelin_apose.yaml"), ap, obj);
+    ENSURE_MSG(rc == 0, "mesh-prep (A-pose built-in) exit %d: %s", rc, out);
+    if (!check_character(ap, 900, 2000)) return;
+    char cfg[2048];
+    snprintf(cfg, sizeof cfg,
+             "skeleton:\n  bvh: cmu_02_01_walk.bvh\n  gains: {kp: 1500, kd: 80, torque_limit: 400}\nbody:\n  obj: %s\n"
+             "envelope: {target_vertices: 550}\ntetgen: {min_dihedral: 15, sliver_angle: 10}\n", obj);
+    const char *yaml = sc_test_write("apose_obj.yaml", cfg), *fit = sc_test_tmp("apose_obj.h5"), *sk = sc_test_tmp("apose_obj_skin.h5");
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"), yaml, fit,
+                    sc_test_tool("skin-weights"), yaml, sk, fit);
+    ENSURE_MSG(rc == 0, "mesh-prep / skin-weights (OBJ body) exit %d: %s", rc, out);
+    if (!check_character(fit, 900, 2000)) return;
+    /* the fitted skeleton against the one the body was built around */
+    sc_err err;
+    sc_model a, b;
+    ENSURE_OK(sc_character_read(ap, &a, 0, &err), &err);
+    ENSURE_OK(sc_character_read(fit, &b, 0, &err), &err);
+    ENSURE(a.nbones == b.nbones);
+    double worst = 0, arm_dir = 0;
+    int wb = 0;
+    for (int j = 0; j < a.nbones; j++) {
+        for (int k = 0; k < 2; k++) {
+            const double *p = (k ? a.bone_end : a.joint_pos) + 3 * j, *q = (k ? b.bone_end : b.joint_pos) + 3 * j;
+            double d = sc_v3_dist(sc_v3_load(p), sc_v3_load(q));
+            if (d > worst) worst = d, wb = j;
+        }
+        if (strstr(a.bone_name[j], "arm")) {
+            sc_vec3 da = sc_v3_normalize(sc_v3_sub(sc_v3_load(a.bone_end + 3 * j), sc_v3_load(a.joint_pos + 3 * j)));
+            sc_vec3 db = sc_v3_normalize(sc_v3_sub(sc_v3_load(b.bone_end + 3 * j), sc_v3_load(b.joint_pos + 3 * j)));
+            arm_dir = fmax(arm_dir, acos(fmin(1, sc_v3_dot(da, db))) * 180 / SC_PI);
+        }
+    }
+    double down0 = rep_attr(fit, "fit_arm_down_deg_left"), down1 = rep_attr(fit, "fit_arm_down_deg_right"), scale = rep_attr(fit, "fit_scale");
+    /* standing 5 s on the ground */
+    const char *sim = sc_test_tmp("apose_obj_stand.h5");
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), sc_test_repo("configs/stand.yaml"), sim, sk);
+    ENSURE_MSG(rc == 0, "simulate exit %d: %s", rc, out);
+    sc_h5 *f;
+    ENSURE_OK(sc_h5_open(sim, &f, &err), &err);
+    size_t nt = 0, nn = 0;
+    double *t = NULL, *pos = NULL, *q = NULL;
+    char **names = NULL;
+    ENSURE_OK(sc_h5_read_f64(f, "/time", 1, &nt, &t, &err), &err);
+    ENSURE_OK(sc_h5_read_strings(f, "/bones/names", &nn, &names, &err), &err);
+    size_t d3[3] = {nt, nn, 3}, d4[3] = {nt, nn, 4};
+    ENSURE_OK(sc_h5_read_f64(f, "/bones/position", 3, d3, &pos, &err), &err);
+    ENSURE_OK(sc_h5_read_f64(f, "/bones/orientation", 3, d4, &q, &err), &err);
+    sc_h5_close(f);
+    int spine = 0;
+    for (size_t j = 0; j < nn; j++) spine = strcmp(names[j], "spine") ? spine : (int)j;
+    double tilt = 0, drop = pos[1] - pos[3 * (nt - 1) * nn + 1];
+    for (size_t k = 0; k < nt; k++) {
+        const double *r = q + 4 * (k * nn + (size_t)spine);
+        sc_vec3 up = sc_q_rotate(sc_q_normalize((sc_quat){r[0], r[1], r[2], r[3]}), sc_v3(0, 1, 0));
+        tilt = fmax(tilt, acos(fmin(1, up.y)) * 180 / SC_PI);
+    }
+    sc_test_report("A-pose OBJ body + T-pose CMU skeleton: fitted scale %.4f, arms turned down %.1f / %.1f deg (built at 45), "
+                   "arm bones within %.1f deg of the built-in's, joints within %.3f m (%s); standing %.1f s: pelvis %.4f m lower, "
+                   "spine tilt <= %.2f deg", scale, down0, down1, arm_dir, worst, a.bone_name[wb], t[nt - 1], drop, tilt);
+    ENSURE(fabs(down0 - 45) < 6 && fabs(down1 - 45) < 6 && arm_dir < 8);
+    ENSURE(worst < 0.05);
+    ENSURE(t[nt - 1] > 4.99 && drop < 0.03 && tilt < 5);
+    free(t);
+    free(pos);
+    free(q);
+    sc_h5_free_strings(names, nn);
+    sc_model_free(&a);
+    sc_model_free(&b);
 }

@@ -13,6 +13,8 @@ void sc_gc_default_opts(sc_gc_opts *o)
     o->speed_tol = 0.6;
     o->min_dist = 0.01;
     o->torque_split = SC_SPLIT_RESIDUAL;
+    o->support = 0.1;
+    o->rescue_band = 0.1;
 }
 
 void sc_gc_geom_free(sc_gc_geom *g)
@@ -147,7 +149,8 @@ int sc_gc_lowest(const sc_gc_geom *g, int j, const sc_bone_kin *k, sc_vec3 com, 
 }
 
 int sc_gc_estimate(const sc_body *b, const sc_gc_geom *g, const sc_bone_kin *k, sc_vec3 com, sc_vec3 fc, sc_vec3 tc,
-                   const sc_gc_opts *o, double *f, double *tau, int *flag, sc_gc_probe *probe, sc_gc_stats *st)
+                   const sc_gc_opts *o, const unsigned char *given, double *f, double *tau, int *flag, sc_gc_probe *probe,
+                   sc_gc_stats *st)
 {
     int nb = b->nb, nc = 0;
     sc_gc_probe pr[SC_BODY_MAX_BONES];
@@ -166,12 +169,29 @@ int sc_gc_estimate(const sc_body *b, const sc_gc_geom *g, const sc_bone_kin *k, 
         if (probe) probe[j] = pr[j];
         if (!has || (o->allowed && !o->allowed[j])) continue;
         /* below the floor is contact at any speed (a sliding or pivoting foot) */
-        if (pr[j].height <= 0 || (pr[j].height <= o->height_tol && pr[j].speed <= o->speed_tol)) {
+        if (given ? given[j] : pr[j].height <= 0 || (pr[j].height <= o->height_tol && pr[j].speed <= o->speed_tol)) {
             flag[j] = 1;
             nc++;
             d[j] = sc_v3_sub(cj, com);
             inv[j] = 1.0 / fmax(hypot(d[j].x, d[j].z), o->min_dist); /* eq. 27: horizontal distance */
             sum += inv[j];
+        }
+    }
+    if (nc == 0 && o->support > 0 && o->weight > 0 && fc.y > o->support * o->weight) {
+        int lo = -1;
+        for (int j = 0; j < nb; j++)
+            if ((!o->allowed || o->allowed[j]) && isfinite(pr[j].height) && (lo < 0 || pr[j].height < pr[lo].height)) lo = j;
+        if (lo >= 0 && pr[lo].height <= o->rescue_band) {
+            for (int j = 0; j < nb; j++) {
+                if ((o->allowed && !o->allowed[j]) || !(pr[j].height <= pr[lo].height + o->height_tol)) continue;
+                sc_vec3 cj = sc_kin_com(b, k, j);
+                flag[j] = 1;
+                nc++;
+                d[j] = sc_v3_sub(cj, com);
+                inv[j] = 1.0 / fmax(hypot(d[j].x, d[j].z), o->min_dist);
+                sum += inv[j];
+            }
+            if (st) st->rescued_steps++;
         }
     }
     if (st) st->contact_steps += nc;
@@ -283,7 +303,7 @@ int sc_gc_floor(const sc_body *b, const sc_gc_geom *g, sc_motion *m, const unsig
         free(h);
         free(use);
         return sc_fail(err, SC_EINPUT, "floor: in no frame does a bone that may touch the ground have a lowest point slower "
-                       "than %g m/s (contact.speed_tol)", speed_tol);
+                       "than %g m/s (contact_estimation.speed_tol)", speed_tol);
     }
     /* principal horizontal directions of the supporting points; a slope is fitted only along
        a direction they span by at least 1 m (a run in place says nothing about the floor) */
@@ -358,4 +378,175 @@ int sc_gc_floor(const sc_body *b, const sc_gc_geom *g, sc_motion *m, const unsig
     free(use);
     if (info) *info = inf;
     return SC_OK;
+}
+
+/* ---- whole-clip contact detection ------------------------------------------------------- */
+
+void sc_gc_detect_default_opts(sc_gc_detect_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->support = 0.1;
+    o->min_time = 0.03;
+    o->gravity = 9.81;
+}
+
+void sc_gc_auto_tolerances(const sc_model *m, double gravity, double *height_tol, double *speed_tol)
+{
+    /* the leg: hip to ankle along the chain above the lowest rest joint (as retargeting
+       measures it); a 0.84 m leg gives 3.4 cm and 0.81 m/s */
+    int low = -1;
+    double leg = 0;
+    for (int j = 1; j < m->nbones; j++)
+        if (low < 0 || m->joint_pos[3 * j + 1] < m->joint_pos[3 * low + 1]) low = j;
+    for (int c = low; c > 0 && m->parent[c] > 0; c = m->parent[c])
+        leg += sc_v3_dist(sc_v3_load(m->joint_pos + 3 * c), sc_v3_load(m->joint_pos + 3 * m->parent[c]));
+    if (!(leg > 0)) leg = 0.84;
+    *height_tol = 0.04 * leg;
+    *speed_tol = sqrt(2 * gravity * *height_tol);
+}
+
+/* Per frame of a keyframe motion: every bone's lowest point (height, material-point speed by
+ * central differences) and the vertical support the whole body needs, as a fraction of its
+ * weight: (a_com,y + g) / g, a_com by second differences over a ~25 ms stencil (capture noise
+ * of a millimetre would otherwise dominate). h, s: [n*nb]; need: [n]. */
+static int frame_probes(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, double gravity, double *h, double *s,
+                        double *need, sc_err *err)
+{
+    int n = m->nframes, nb = b->nb;
+    sc_vec3 zero = {0, 0, 0}, *com = malloc((size_t)n * sizeof *com);
+    sc_bone_kin *kin = malloc((size_t)3 * nb * sizeof *kin);
+    if (!com || !kin) {
+        free(com);
+        free(kin);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    sc_bone_kin *prev = kin + nb, *next = kin + 2 * nb;
+    for (int f = 0; f < n; f++) {
+        int fp = f > 0 ? f - 1 : f, fn = f < n - 1 ? f + 1 : f;
+        sc_kin_forward_raw(b, sc_v3_load(m->root_pos + 3 * f), zero, zero, m->local + (size_t)f * nb, NULL, NULL, kin);
+        sc_kin_forward_raw(b, sc_v3_load(m->root_pos + 3 * fp), zero, zero, m->local + (size_t)fp * nb, NULL, NULL, prev);
+        sc_kin_forward_raw(b, sc_v3_load(m->root_pos + 3 * fn), zero, zero, m->local + (size_t)fn * nb, NULL, NULL, next);
+        sc_vec3 c = zero;
+        double M = 0;
+        for (int j = 0; j < nb; j++) {
+            c = sc_v3_axpy(b->mass[j], sc_kin_com(b, kin, j), c);
+            M += b->mass[j];
+            sc_gc_probe p;
+            size_t i = (size_t)f * nb + j;
+            if (!sc_gc_lowest(g, j, kin, zero, 0, &p)) {
+                h[i] = INFINITY;
+                s[i] = INFINITY;
+                continue;
+            }
+            h[i] = p.height;
+            /* the lowest material point one frame before and after */
+            sc_vec3 loc = sc_q_rotate(sc_q_conj(kin[j].q), sc_v3_sub(p.point, kin[j].p));
+            sc_vec3 a = sc_v3_add(prev[j].p, sc_q_rotate(prev[j].q, loc)), z = sc_v3_add(next[j].p, sc_q_rotate(next[j].q, loc));
+            s[i] = fn > fp ? sc_v3_dist(z, a) / ((fn - fp) * m->frame_time) : 0;
+        }
+        com[f] = M > 0 ? sc_v3_scale(c, 1 / M) : c;
+    }
+    int k = (int)fmax(1, round(0.025 / m->frame_time));
+    for (int f = 0; f < n; f++) {
+        int c = f < k ? k : f > n - 1 - k ? n - 1 - k : f;
+        if (n < 2 * k + 1) {
+            need[f] = 1; /* too short to tell: assume standing */
+            continue;
+        }
+        double ay = (com[c + k].y - 2 * com[c].y + com[c - k].y) / ((k * m->frame_time) * (k * m->frame_time));
+        need[f] = (ay + gravity) / gravity;
+    }
+    free(com);
+    free(kin);
+    return SC_OK;
+}
+
+/* Runs of 1s in x[0..n) (stride) shorter than `len` become 0 (drop) or, for runs of 0s between
+ * two runs of 1s, 1 (fill). */
+static void close_gaps(unsigned char *x, int n, size_t stride, int len, int value)
+{
+    int f = 0;
+    while (f < n) {
+        if (x[(size_t)f * stride] != value) {
+            f++;
+            continue;
+        }
+        int e = f;
+        while (e < n && x[(size_t)e * stride] == value) e++;
+        int inner = value == 0 ? f > 0 && e < n : 1; /* a gap only between two contacts */
+        if (inner && e - f < len)
+            for (int i = f; i < e; i++) x[(size_t)i * stride] = (unsigned char)!value;
+        f = e;
+    }
+}
+
+int sc_gc_detect(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, const sc_gc_detect_opts *o, unsigned char *flags,
+                 sc_gc_detect_info *info, sc_err *err)
+{
+    int n = m->nframes, nb = b->nb;
+    sc_gc_detect_info inf;
+    memset(&inf, 0, sizeof inf);
+    if (nb != m->nbones || nb > SC_BODY_MAX_BONES) return sc_fail(err, SC_EINPUT, "contact detection: %d bones, motion has %d", nb, m->nbones);
+    if (!(o->height_tol > 0) || !(o->speed_tol > 0))
+        return sc_fail(err, SC_EINPUT, "contact detection: height and speed tolerances must be > 0");
+    double *h = malloc((size_t)n * nb * sizeof *h), *s = malloc((size_t)n * nb * sizeof *s), *need = malloc((size_t)n * sizeof *need);
+    if (!h || !s || !need) {
+        free(h);
+        free(s);
+        free(need);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    int rc = frame_probes(b, g, m, o->gravity, h, s, need, err);
+    if (rc) goto done;
+    double H = o->height_tol, S = o->speed_tol;
+    int minlen = (int)fmax(1, round(o->min_time / m->frame_time));
+    /* 1. near the floor and slow, or below it */
+    for (int f = 0; f < n; f++)
+        for (int j = 0; j < nb; j++) {
+            size_t i = (size_t)f * nb + j;
+            flags[i] = (!o->allowed || o->allowed[j]) && isfinite(h[i]) && (h[i] <= 0 || (h[i] <= H && s[i] <= S));
+        }
+    /* 2. the resultant as a consistency check: where the body needs support and nothing touches,
+       the lowest slow bones do (a hand on the floor of a capture whose hands sit high) */
+    for (int f = 0; f < n; f++) {
+        size_t r = (size_t)f * nb;
+        int any = 0, lo = -1;
+        for (int j = 0; j < nb; j++) {
+            any |= flags[r + j];
+            if ((!o->allowed || o->allowed[j]) && isfinite(h[r + j]) && (lo < 0 || h[r + j] < h[r + lo])) lo = j;
+        }
+        if (any || need[f] <= o->support || lo < 0) continue;
+        int got = 0;
+        for (int j = 0; j < nb; j++) {
+            size_t i = r + j;
+            if ((o->allowed && !o->allowed[j]) || !(h[i] <= h[r + lo] + H)) continue;
+            if (s[i] <= S || h[i] <= 2 * H) {
+                flags[i] = 1;
+                got = 1;
+            }
+        }
+        inf.frames_rescued += got;
+    }
+    /* 3. no flicker: fill short gaps, then drop short contacts */
+    for (int j = 0; j < nb; j++) {
+        close_gaps(flags + j, n, (size_t)nb, minlen, 0);
+        close_gaps(flags + j, n, (size_t)nb, minlen, 1);
+    }
+    for (int f = 0; f < n; f++) {
+        int any = 0;
+        for (int j = 0; j < nb; j++) {
+            any |= flags[(size_t)f * nb + j];
+            if (flags[(size_t)f * nb + j] && (f == 0 || !flags[(size_t)(f - 1) * nb + j])) {
+                inf.intervals++;
+                inf.bone_intervals[j]++;
+            }
+        }
+        inf.frames_unsupported += !any && need[f] > o->support;
+    }
+done:
+    free(h);
+    free(s);
+    free(need);
+    if (info) *info = inf;
+    return rc;
 }

@@ -7,10 +7,15 @@
 
 int sc_evaluate_fall(const char *sim_path, const char *ref_path, double max_tilt_deg, sc_fall_report *r, sc_err *err)
 {
+    return sc_evaluate_fall_ex(sim_path, ref_path, max_tilt_deg, 0, r, err);
+}
+
+int sc_evaluate_fall_ex(const char *sim_path, const char *ref_path, double max_tilt_deg, int relative, sc_fall_report *r, sc_err *err)
+{
     memset(r, 0, sizeof *r);
     sc_h5 *fs = NULL, *fr = NULL;
     size_t nt = 0, nrt = 0, nnames = 0, d3[3] = {0, 0, 3}, d4[3] = {0, 0, 4}, d2[2] = {0, 3};
-    double *t = NULL, *pos = NULL, *quat = NULL, *rt = NULL, *rroot = NULL, *rq = NULL;
+    double *t = NULL, *pos = NULL, *quat = NULL, *rt = NULL, *rroot = NULL, *rq = NULL, *rbq = NULL;
     int *parents = NULL;
     char **names = NULL, **rnames = NULL;
     size_t nrnames = 0;
@@ -34,6 +39,7 @@ int sc_evaluate_fall(const char *sim_path, const char *ref_path, double max_tilt
     size_t dq[3] = {nrt, nnames, 4};
     if ((rc = sc_h5_read_f64(fr, "/reference/root_pos", 2, d2, &rroot, err)) || (rc = sc_h5_read_f64(fr, "/reference/local_quat", 3, dq, &rq, err)))
         goto done;
+    if (relative && (rc = sc_h5_read_f64(fr, "/reference/bone_quat", 3, dq, &rbq, err))) goto done;
     int torso = 0;
     for (size_t b = 0; b < nnames; b++)
         if (!strcmp(names[b], "spine")) torso = (int)b;
@@ -47,8 +53,12 @@ int sc_evaluate_fall(const char *sim_path, const char *ref_path, double max_tilt
         while (rk + 1 < nrt && rt[rk + 1] <= tr) rk++;
         double ref_h = rroot[3 * rk + 1], h = pos[(k * nnames) * 3 + 1];
         const double *q = quat + (k * nnames + (size_t)torso) * 4;
-        sc_vec3 up = sc_q_rotate(sc_q_normalize((sc_quat){q[0], q[1], q[2], q[3]}), sc_v3(0, 1, 0));
-        double tilt = acos(fmax(-1, fmin(1, up.y))) * 180 / SC_PI;
+        sc_vec3 up = sc_q_rotate(sc_q_normalize((sc_quat){q[0], q[1], q[2], q[3]}), sc_v3(0, 1, 0)), ref_up = sc_v3(0, 1, 0);
+        if (rbq) {
+            const double *b = rbq + (rk * nnames + (size_t)torso) * 4;
+            ref_up = sc_q_rotate(sc_q_normalize((sc_quat){b[0], b[1], b[2], b[3]}), sc_v3(0, 1, 0));
+        }
+        double tilt = acos(fmax(-1, fmin(1, sc_v3_dot(up, ref_up)))) * 180 / SC_PI;
         if (ref_h > 0) r->pelvis_min_ratio = fmin(r->pelvis_min_ratio, h / ref_h);
         r->max_tilt_deg = fmax(r->max_tilt_deg, tilt);
         if (h < 0.5 * ref_h || tilt > max_tilt_deg) {
@@ -71,7 +81,7 @@ int sc_evaluate_fall(const char *sim_path, const char *ref_path, double max_tilt
     r->tracking_rms = used ? sqrt(se / used) : 0;
     if (!r->fell) r->fall_time = nt ? t[nt - 1] - t[0] : 0;
 done:
-    free(t); free(pos); free(quat); free(rt); free(rroot); free(rq); free(parents);
+    free(t); free(pos); free(quat); free(rt); free(rroot); free(rq); free(rbq); free(parents);
     if (names) sc_h5_free_strings(names, nnames);
     if (rnames) sc_h5_free_strings(rnames, nrnames);
     if (fs) sc_h5_close(fs);

@@ -18,5 +18,8 @@ typedef struct sc_fall_report {
  * its reference height at the same time, or the torso (bone named "spine", else the root)
  * tilted more than max_tilt_deg from vertical. */
 int sc_evaluate_fall(const char *sim_path, const char *ref_path, double max_tilt_deg, sc_fall_report *r, sc_err *err);
+/* relative = 1: the torso's tilt is measured from the reference torso at the same time instead
+ * of from the vertical (a jump, a kick or a cartwheel bends or turns the torso over by itself). */
+int sc_evaluate_fall_ex(const char *sim_path, const char *ref_path, double max_tilt_deg, int relative, sc_fall_report *r, sc_err *err);
 
 #endif

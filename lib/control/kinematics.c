@@ -502,3 +502,46 @@ double sc_kin_twist_angle(sc_quat q, sc_vec3 a)
     double p = q.x * a.x + q.y * a.y + q.z * a.z;
     return remainder(2 * atan2(p, q.w), 2 * SC_PI);
 }
+
+/* ---- smooth offsets --------------------------------------------------------------------- */
+
+void sc_offset_fit(int n, double h, double lambda, const double *t, double *x, double *a0, double *a1, double *a2)
+{
+    double w = 1 / (h * h * h * h);
+    for (int i = 0; i < n; i++) a0[i] = lambda, a1[i] = a2[i] = x[i] = 0;
+    for (int f = 1; f < n - 1; f++) { /* row f of D2: (1, -2, 1) at f-1, f, f+1 */
+        int idx[3] = {f - 1, f, f + 1};
+        double c[3] = {1, -2, 1};
+        for (int p = 0; p < 3; p++) {
+            x[idx[p]] += c[p] * t[f] / (h * h);
+            for (int q = p; q < 3; q++) {
+                double v = w * c[p] * c[q];
+                int d = q - p, i = idx[p];
+                if (d == 0) a0[i] += v;
+                else if (d == 1) a1[i] += v;
+                else a2[i] += v;
+            }
+        }
+    }
+    /* L D L^T with L unit lower banded: l1[i] = L(i+1, i), l2[i] = L(i+2, i); a0 becomes D */
+    for (int i = 0; i < n; i++) {
+        if (i >= 1) a0[i] -= a1[i - 1] * a1[i - 1] * a0[i - 1];
+        if (i >= 2) a0[i] -= a2[i - 2] * a2[i - 2] * a0[i - 2];
+        if (i + 1 < n) {
+            double v = a1[i];
+            if (i >= 1) v -= a2[i - 1] * a1[i - 1] * a0[i - 1];
+            a1[i] = v / a0[i];
+        }
+        if (i + 2 < n) a2[i] = a2[i] / a0[i];
+    }
+    for (int i = 0; i < n; i++) { /* forward: L y = b */
+        if (i >= 1) x[i] -= a1[i - 1] * x[i - 1];
+        if (i >= 2) x[i] -= a2[i - 2] * x[i - 2];
+    }
+    for (int i = 0; i < n; i++) x[i] /= a0[i];
+    for (int i = n - 1; i >= 0; i--) { /* backward: L^T x = y */
+        if (i + 1 < n) x[i] -= a1[i] * x[i + 1];
+        if (i + 2 < n) x[i] -= a2[i] * x[i + 2];
+    }
+}
+

@@ -8,6 +8,7 @@
 #include "control/reference.h"
 #include "io/config.h"
 #include "io/paths.h"
+#include "core/log.h"
 
 /* ---- memory ----------------------------------------------------------------------------- */
 
@@ -30,6 +31,7 @@ void sc_reference_free(sc_reference *r)
     free(r->contact_force);
     free(r->contact_torque);
     free(r->contact_flag);
+    free(r->captured);
     free(r->contact_height);
     free(r->contact_speed);
     free(r->contact_resultant);
@@ -61,6 +63,7 @@ int sc_reference_alloc(sc_reference *r, int n, int nb, sc_err *err)
     r->contact_force = sc_alloc(err, N * B * 3, sizeof(double));
     r->contact_torque = sc_alloc(err, N * B * 3, sizeof(double));
     r->contact_flag = sc_alloc(err, N * B, sizeof(int));
+    r->captured = sc_alloc(err, N * B, sizeof(int));
     r->contact_height = sc_alloc(err, N * B, sizeof(double));
     r->contact_speed = sc_alloc(err, N * B, sizeof(double));
     r->contact_resultant = sc_alloc(err, N * 6, sizeof(double));
@@ -68,7 +71,7 @@ int sc_reference_alloc(sc_reference *r, int n, int nb, sc_err *err)
     r->root_residual = sc_alloc(err, N * 6, sizeof(double));
     if (!r->names || !r->time || !r->root_pos || !r->root_vel || !r->root_acc || !r->local_quat || !r->local_ang_vel ||
         !r->local_ang_acc || !r->bone_pos || !r->bone_quat || !r->com || !r->com_vel || !r->target_quat ||
-        !r->contact_force || !r->contact_torque || !r->contact_flag || !r->contact_height || !r->contact_speed || !r->contact_resultant ||
+        !r->contact_force || !r->contact_torque || !r->contact_flag || !r->captured || !r->contact_height || !r->contact_speed || !r->contact_resultant ||
         !r->joint_torque || !r->root_residual) {
         sc_reference_free(r);
         return SC_EIO;
@@ -154,7 +157,10 @@ int sc_id_run(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc
         sc_v3_store(out->contact_resultant + 6 * k + 3, tc);
         R.mean_resultant_fy += fc.y;
         if (g) {
-            sc_gc_estimate(b, g, kin, mo.com, fc, tc, &o->contact, fext, text, flag, probe, &R.contact);
+            sc_gc_opts co = o->contact;
+            co.weight = R.weight;
+            sc_gc_estimate(b, g, kin, mo.com, fc, tc, &co, o->contact_flags ? o->contact_flags + o1 : NULL, fext, text, flag,
+                           probe, &R.contact);
         } else {
             memset(fext, 0, sizeof(double) * 3 * (size_t)nb);
             memset(text, 0, sizeof(double) * 3 * (size_t)nb);
@@ -198,6 +204,14 @@ int sc_id_run(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc
         }
         R.mean_contact_fy += fy;
         R.peak_contact_fy = fmax(R.peak_contact_fy, fy);
+        if (k * t->dt <= 0.2 + 1e-9) R.peak_contact_fy_start = fmax(R.peak_contact_fy_start, fy);
+        {
+            int any = 0;
+            for (int j = 0; j < nb; j++) any |= flag[j];
+            R.unsupported += !any && fc.y > 0.1 * R.weight;
+        }
+        if (k == 0) R.com_vel_start = mo.com_vel.y;
+        if (k == n - 1) R.com_vel_end = mo.com_vel.y;
         sc_v3_store(out->root_pos + 3 * k, sc_v3_load(t->root_pos + 3 * k));
         sc_v3_store(out->root_vel + 3 * k, sc_v3_load(t->root_vel + 3 * k));
         sc_v3_store(out->root_acc + 3 * k, sc_v3_load(t->root_acc + 3 * k));
@@ -227,9 +241,219 @@ int sc_id_run(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc
     R.residual_force_rms = sqrt(res_f2 / n);
     R.residual_torque_rms = sqrt(res_t2 / n);
     R.mean_contact_fy /= n;
-    R.mean_resultant_fy /= n;
+    /* what the mean vertical force must be: m g + m (v_end - v_start) / T */
+    R.expected_fy = R.weight + (n > 1 ? b->total_mass * (R.com_vel_end - R.com_vel_start) / ((n - 1) * t->dt) : 0);
     if (rep) *rep = R;
     return SC_OK;
+}
+
+/* ---- balance at the simulation rate -------------------------------------------------------- */
+
+int sc_id_balance(const sc_body *b, sc_traj *t, const unsigned char *flags, double mu, double gravity, double offset,
+                  sc_id_balance_info *info, sc_err *err)
+{
+    int n = t->n, nb = t->nb;
+    sc_id_balance_info inf;
+    memset(&inf, 0, sizeof inf);
+    if (n < 5) {
+        if (info) *info = inf;
+        return SC_OK;
+    }
+    double *a0 = malloc((size_t)n * 3 * sizeof *a0), *d = malloc((size_t)n * 3 * sizeof *d), *w = malloc((size_t)n * 5 * sizeof *w);
+    if (!a0 || !d || !w) {
+        free(a0);
+        free(d);
+        free(w);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    sc_bone_kin kin[SC_BODY_MAX_BONES];
+    for (int k = 0; k < n; k++) {
+        sc_momentum mo;
+        sc_kin_forward(b, t, k, kin);
+        sc_body_momentum(b, kin, &mo);
+        sc_v3_store(a0 + 3 * k, sc_v3_scale(mo.dP, 1 / b->total_mass));
+    }
+    memset(d, 0, (size_t)n * 3 * sizeof *d);
+    double h = t->dt, lambda = 1 / (offset * offset), *dd = w; /* dd reuses w[0..n) per axis below */
+    double *dd3 = malloc((size_t)n * 3 * sizeof *dd3), *tt = malloc((size_t)n * 3 * sizeof *tt);
+    if (!dd3 || !tt) {
+        free(a0); free(d); free(w); free(dd3); free(tt);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    memset(dd3, 0, (size_t)n * 3 * sizeof *dd3);
+    for (int it = 0; it < 40; it++) {
+        double worst = 0, sq = 0;
+        for (int k = 0; k < n; k++) {
+            int contact = 0;
+            for (int j = 0; j < nb; j++) contact |= flags[(size_t)k * nb + j];
+            sc_vec3 a = sc_v3_add(sc_v3_load(a0 + 3 * k), sc_v3_load(dd3 + 3 * k)), fa = sc_v3(a.x, a.y + gravity, a.z), p = sc_v3(0, 0, 0);
+            if (contact) {
+                double r = hypot(fa.x, fa.z), s = fa.y;
+                p = fa;
+                if (mu * r <= -s) p = sc_v3(0, 0, 0);
+                else if (r > mu * s) {
+                    double s2 = (mu * r + s) / (mu * mu + 1), r2 = mu * s2;
+                    p = sc_v3(r > 0 ? fa.x * r2 / r : 0, s2, r > 0 ? fa.z * r2 / r : 0);
+                }
+            }
+            double e = sc_v3_dist(p, fa);
+            worst = fmax(worst, e);
+            sq += e * e;
+            sc_v3_store(tt + 3 * k, sc_v3_sub(sc_v3_sub(p, sc_v3(0, gravity, 0)), sc_v3_load(a0 + 3 * k)));
+        }
+        if (it == 0) inf.misfit_before = sqrt(sq / n);
+        inf.misfit_after = sqrt(sq / n);
+        if (worst < 1e-3 * gravity) break;
+        for (int ax = 0; ax < 3; ax++) {
+            double *ta = w + n, *xa = dd;
+            for (int k = 0; k < n; k++) ta[k] = tt[3 * k + ax];
+            sc_offset_fit(n, h, lambda, ta, xa, w + 2 * n, w + 3 * n, w + 4 * n);
+            for (int k = 0; k < n; k++) d[3 * k + ax] = xa[k];
+            for (int k = 0; k < n; k++) {
+                int c = k < 1 ? 1 : k > n - 2 ? n - 2 : k;
+                dd3[3 * k + ax] = (d[3 * (c + 1) + ax] - 2 * d[3 * c + ax] + d[3 * (c - 1) + ax]) / (h * h);
+            }
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        int kp = k > 0 ? k - 1 : k, kn = k < n - 1 ? k + 1 : k;
+        for (int ax = 0; ax < 3; ax++) {
+            t->root_pos[3 * k + ax] += d[3 * k + ax];
+            t->root_vel[3 * k + ax] += (d[3 * kn + ax] - d[3 * kp + ax]) / ((kn - kp) * h);
+            t->root_acc[3 * k + ax] += dd3[3 * k + ax];
+        }
+        inf.max_offset = fmax(inf.max_offset, sc_v3_norm(sc_v3_load(d + 3 * k)));
+    }
+    free(a0); free(d); free(w); free(dd3); free(tt);
+    if (info) *info = inf;
+    return SC_OK;
+}
+
+/* ---- the pipeline ------------------------------------------------------------------------- */
+
+int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, sc_id_report *rep, sc_id_pipeline_info *info,
+                  sc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    sc_id_pipeline_info inf;
+    memset(&inf, 0, sizeof inf);
+    double t0 = sc_wall_time();
+    int nb = m->nbones, rc;
+    sc_bvh bvh;
+    sc_motion mo;
+    sc_body body;
+    sc_gc_geom geom;
+    sc_traj traj;
+    unsigned char allowed[SC_BODY_MAX_BONES], *kflags = NULL, *sflags = NULL;
+    memset(&mo, 0, sizeof mo);
+    memset(&body, 0, sizeof body);
+    memset(&geom, 0, sizeof geom);
+    memset(&traj, 0, sizeof traj);
+    if ((rc = sc_bvh_load(c->bvh, &bvh, err))) return rc;
+    double grav = -c->id.gravity[1];
+    if ((rc = sc_retarget(&bvh, c->bvh, m, &c->retarget, &mo, &inf.retarget, err)) ||
+        (c->filter == 1 && (rc = sc_motion_smooth(&mo, c->filter_window, err))) ||
+        (c->filter == 2 && (rc = sc_motion_lowpass(&mo, c->filter_cutoff, err))) ||
+        (rc = sc_body_from_model(m, c->mass_model, &body, err)) || (rc = sc_gc_geom_build(m, &geom, err)) ||
+        (rc = sc_id_allowed_mask(c, m, allowed, err)))
+        goto done;
+    inf.frame_time = mo.frame_time;
+    sc_gc_auto_tolerances(m, grav > 0 ? grav : 9.81, &inf.height_tol, &inf.speed_tol);
+    if (c->height_tol > 0) inf.height_tol = c->height_tol;
+    if (c->speed_tol > 0) inf.speed_tol = c->speed_tol;
+    if (c->floor_mode > 0) {
+        if ((rc = sc_gc_floor(&body, &geom, &mo, allowed, inf.speed_tol, c->floor_mode == 2, c->floor_percentile, c->height_offset,
+                              &inf.floor, err)))
+            goto done;
+    } else {
+        inf.floor.shift = c->height_offset;
+        for (int f = 0; f < mo.nframes; f++) mo.root_pos[3 * f + 1] += c->height_offset;
+    }
+    /* the capture's contacts, kept on the character */
+    kflags = malloc((size_t)mo.nframes * nb);
+    if (!kflags) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
+    sc_gc_detect_opts dop;
+    sc_gc_detect_default_opts(&dop);
+    dop.height_tol = inf.height_tol;
+    dop.speed_tol = inf.speed_tol;
+    dop.support = c->id.contact.support > 0 ? c->id.contact.support : dop.support;
+    dop.gravity = grav;
+    dop.allowed = allowed;
+    if ((rc = sc_gc_detect(&body, &geom, &mo, &dop, kflags, &inf.detect, err))) goto done;
+    if (c->fit_contacts) {
+        sc_contact_fit_opts fop;
+        sc_contact_fit_default_opts(&fop);
+        fop.balance = c->balance;
+        fop.mu = c->id.contact.mu;
+        fop.gravity = grav;
+        if ((rc = sc_retarget_fit_contacts(m, &body, &geom, kflags, &fop, &mo, &inf.fit, err))) goto done;
+    }
+    if ((rc = sc_traj_from_motion(&mo, c->dt, c->scheme, &traj, err))) goto done;
+    /* per sample: the contacts of both keyframes around it (eq. 22 holds the acceleration of
+       the next keyframe over the interval) */
+    sflags = malloc((size_t)traj.n * nb);
+    if (!sflags) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
+    for (int k = 0; k < traj.n; k++) {
+        int T = (int)floor(k * traj.dt / mo.frame_time + 1e-9);
+        if (T > mo.nframes - 2) T = mo.nframes - 2;
+        for (int j = 0; j < nb; j++) sflags[(size_t)k * nb + j] = kflags[(size_t)T * nb + j] | kflags[(size_t)(T + 1) * nb + j];
+    }
+    if (c->balance && (rc = sc_id_balance(&body, &traj, sflags, c->id.contact.mu, grav, 0.03, &inf.balance, err))) goto done;
+    sc_id_opts io = c->id;
+    io.contact.allowed = allowed;
+    io.contact.height_tol = inf.height_tol;
+    io.contact.speed_tol = inf.speed_tol;
+    io.contact.rescue_band = 3 * inf.height_tol;
+    io.contact_flags = sflags;
+    if ((rc = sc_id_run(m, &body, &geom, &traj, &io, out, rep, err))) goto done;
+    /* the capture's contacts per sample (nearest keyframe), and how far they stay from the floor */
+    for (int k = 0; k < out->n; k++) {
+        int f = (int)floor(k * traj.dt / mo.frame_time + 0.5);
+        if (f > mo.nframes - 1) f = mo.nframes - 1;
+        for (int j = 0; j < nb; j++) out->captured[(size_t)k * nb + j] = kflags[(size_t)f * nb + j];
+    }
+    if (rep) {
+        rep->contact_intervals = rep->contacts_kept = 0;
+        rep->max_contact_gap = 0;
+        for (int j = 0; j < nb; j++) {
+            double gap = 0;
+            int in = 0;
+            for (int k = 0; k <= out->n; k++) {
+                if (k < out->n && out->captured[(size_t)k * nb + j]) {
+                    double h = out->contact_height[(size_t)k * nb + j];
+                    gap = fmax(gap, isfinite(h) ? fabs(h) : INFINITY);
+                    in = 1;
+                } else if (in) {
+                    rep->contact_intervals++;
+                    rep->contacts_kept += gap <= 0.02;
+                    if (gap > rep->max_contact_gap) {
+                        rep->max_contact_gap = gap;
+                        rep->max_gap_bone = j;
+                    }
+                    gap = 0;
+                    in = 0;
+                }
+            }
+        }
+    }
+done:
+    free(kflags);
+    free(sflags);
+    sc_traj_free(&traj);
+    sc_gc_geom_free(&geom);
+    sc_body_free(&body);
+    sc_motion_free(&mo);
+    sc_bvh_free(&bvh);
+    inf.seconds = sc_wall_time() - t0;
+    if (info) *info = inf;
+    if (rc) sc_reference_free(out);
+    return rc;
 }
 
 /* ---- writing ---------------------------------------------------------------------------- */
@@ -287,6 +511,16 @@ int sc_reference_write(sc_h5 *f, const sc_reference *r, sc_err *err)
         TRY(sc_h5_series_create_i32(f, "/contact/flag", tl, 1, b1, "1 when the bone is in contact", &s, err));
         for (int k = 0; k < n; k++) TRY(sc_h5_series_append_i32(s, r->contact_flag + (size_t)k * nb, err));
     }
+    {
+        sc_h5_series *s;
+        TRY(sc_h5_series_create_i32(f, "/contact/captured", tl, 1, b1,
+                                    "1 where the capture touches the floor with the bone (the contacts retargeting kept)", &s, err));
+        for (int k = 0; k < n; k++) TRY(sc_h5_series_append_i32(s, r->captured + (size_t)k * nb, err));
+        int allowed[SC_BODY_MAX_BONES] = {0};
+        for (size_t i = 0; i < (size_t)n * nb; i++) allowed[i % nb] |= r->contact_flag[i] | r->captured[i];
+        size_t dn[1] = {nb};
+        TRY(sc_h5_write_i32(f, "/contact/allowed", 1, dn, allowed, "1 for the bones that touch the floor anywhere in the clip", err));
+    }
     TRY(put_f64(f, tl, "/contact/lowest_height", n, 1, b1, r->contact_height, "m", "height of each bone's lowest point", err));
     TRY(put_f64(f, tl, "/contact/lowest_speed", n, 1, b1, r->contact_speed, "m/s", "speed of each bone's lowest (material) point", err));
     TRY(put_f64(f, tl, "/contact/resultant", n, 1, d6, r->contact_resultant, "N, N m",
@@ -326,6 +560,7 @@ int sc_reference_write_report(sc_h5 *f, const sc_reference *r, const sc_id_repor
     TRY(sc_h5_attr_i64(f, "/report", "contact_torque_clamps", rep->contact.torque, err));
     TRY(sc_h5_attr_i64(f, "/report", "contact_bone_steps", rep->contact.contact_steps, err));
     TRY(sc_h5_attr_i64(f, "/report", "steps_without_contact_bones", rep->contact.lost_steps, err));
+    TRY(sc_h5_attr_i64(f, "/report", "steps_contact_from_resultant", rep->contact.rescued_steps, err));
     TRY(sc_h5_attr_i64(f, "/report", "target_offset_clamps", rep->target_clamps, err));
     TRY(sc_h5_attr_i64(f, "/report", "samples", r->n, err));
     TRY(sc_h5_attr_f64(f, "/report", "dt_s", r->dt, err));
@@ -340,6 +575,33 @@ int sc_reference_write_report(sc_h5 *f, const sc_reference *r, const sc_id_repor
     TRY(sc_h5_attr_f64(f, "/report", "root_residual_force_max_N", rep->residual_force_max, err));
     TRY(sc_h5_attr_f64(f, "/report", "root_residual_torque_rms_Nm", rep->residual_torque_rms, err));
     TRY(sc_h5_attr_f64(f, "/report", "root_residual_torque_max_Nm", rep->residual_torque_max, err));
+    TRY(sc_h5_attr_f64(f, "/report", "expected_mean_force_y_N", rep->expected_fy, err));
+    TRY(sc_h5_attr_f64(f, "/report", "mean_force_ratio", rep->mean_contact_fy / rep->expected_fy, err));
+    TRY(sc_h5_attr_i64(f, "/report", "unsupported_samples", rep->unsupported, err));
+    TRY(sc_h5_attr_f64(f, "/report", "unsupported_fraction", (double)rep->unsupported / r->n, err));
+    TRY(sc_h5_attr_f64(f, "/report", "root_residual_force_rms_per_weight", rep->residual_force_rms / rep->weight, err));
+    TRY(sc_h5_attr_f64(f, "/report", "peak_contact_force_y_first_0.2s_per_weight", rep->peak_contact_fy_start / rep->weight, err));
+    TRY(sc_h5_attr_i64(f, "/report", "contact_intervals", rep->contact_intervals, err));
+    TRY(sc_h5_attr_i64(f, "/report", "contact_intervals_kept", rep->contacts_kept, err));
+    TRY(sc_h5_attr_f64(f, "/report", "max_contact_gap_m", rep->max_contact_gap, err));
+#undef TRY
+    return SC_OK;
+}
+
+int sc_id_write_pipeline_report(sc_h5 *f, const sc_id_pipeline_info *info, sc_err *err)
+{
+    int rc;
+#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+    TRY(sc_h5_attr_f64(f, "/report", "contact_height_tol_m", info->height_tol, err));
+    TRY(sc_h5_attr_f64(f, "/report", "contact_speed_tol_m_per_s", info->speed_tol, err));
+    TRY(sc_h5_attr_i64(f, "/report", "captured_contact_intervals", info->detect.intervals, err));
+    TRY(sc_h5_attr_i64(f, "/report", "captured_frames_from_resultant", info->detect.frames_rescued, err));
+    TRY(sc_h5_attr_f64(f, "/report", "fit_max_gap_keyframes_m", info->fit.max_gap, err));
+    TRY(sc_h5_attr_f64(f, "/report", "fit_root_lowered_m", info->fit.max_root_offset, err));
+    TRY(sc_h5_attr_f64(f, "/report", "fit_balance_offset_m", info->fit.max_balance_offset, err));
+    TRY(sc_h5_attr_f64(f, "/report", "balance_misfit_before_m_per_s2", info->balance.misfit_before, err));
+    TRY(sc_h5_attr_f64(f, "/report", "balance_misfit_after_m_per_s2", info->balance.misfit_after, err));
+    TRY(sc_h5_attr_f64(f, "/report", "balance_offset_m", info->balance.max_offset, err));
 #undef TRY
     return SC_OK;
 }
@@ -432,14 +694,17 @@ int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err)
         (rc = rd(f, "/torques/joint", 0, 3, n, nb, 3, r->joint_torque, err)) ||
         (rc = rd(f, "/torques/root_residual", 0, 2, n, nb, 6, r->root_residual, err)))
         goto fail;
-    if (sc_h5_exists(f, "/contact/flag")) {
-        size_t d[2] = {n, nb};
-        int *fl;
-        if ((rc = sc_h5_read_i32(f, "/contact/flag", 2, d, &fl, err))) goto fail;
-        memcpy(r->contact_flag, fl, n * nb * sizeof(int));
-        free(fl);
-        has_flag = 1;
-    }
+    static const char *const ipaths[2] = {"/contact/flag", "/contact/captured"};
+    int *idst[2] = {r->contact_flag, r->captured};
+    for (int i = 0; i < 2; i++)
+        if (sc_h5_exists(f, ipaths[i])) {
+            size_t d[2] = {n, nb};
+            int *fl;
+            if ((rc = sc_h5_read_i32(f, ipaths[i], 2, d, &fl, err))) goto fail;
+            memcpy(idst[i], fl, n * nb * sizeof(int));
+            free(fl);
+            if (i == 0) has_flag = 1;
+        }
     if ((rc = check_reference(f, r, has_flag, err))) goto fail;
     char *hash = NULL;
     if (sc_h5_read_attr_str(f, "/", "character_hash", &hash, NULL) == SC_OK) {
@@ -570,6 +835,23 @@ static int read_map(sc_cfg_node *sec, sc_retarget_opts *o, sc_err *err)
     return SC_OK;
 }
 
+/* `auto` (*out = 0) or a number in [lo, hi]. */
+static int auto_or_number(sc_cfg_node *sec, const char *key, double lo, double hi, double *out, sc_err *err)
+{
+    char buf[64], w[256];
+    int rc = sc_cfg_string(sec, key, "auto", buf, sizeof buf, err);
+    if (rc) return rc;
+    *out = 0;
+    if (!strcmp(buf, "auto")) return SC_OK;
+    char *end;
+    double v = strtod(buf, &end);
+    if (*end || end == buf || !(v >= lo) || !(v <= hi))
+        return sc_fail(err, SC_EINPUT, "%s: %s must be 'auto' or a number in [%g, %g], got '%s'", sc_cfg_where(sc_cfg_get(sec, key), w, sizeof w),
+                       key, lo, hi, buf);
+    *out = v;
+    return SC_OK;
+}
+
 int sc_id_read_config(struct sc_cfg *cfg, sc_id_config *c, sc_err *err)
 {
     memset(c, 0, sizeof *c);
@@ -607,7 +889,8 @@ int sc_id_read_config(struct sc_cfg *cfg, sc_id_config *c, sc_err *err)
         (rc = sc_cfg_enum(rt, "hinge_fit", hinge_fits, 2, SC_HINGE_DIRECTION, &c->retarget.hinge_fit, err)) ||
         (rc = sc_cfg_enum(rt, "floor", floors, 3, 2, &c->floor_mode, err)) ||
         (rc = sc_cfg_double_range(rt, "floor_percentile", 50, 0, 100, &c->floor_percentile, err)) ||
-        (rc = sc_cfg_double_range(rt, "height_offset", 0, -10, 10, &c->height_offset, err)))
+        (rc = sc_cfg_double_range(rt, "height_offset", 0, -10, 10, &c->height_offset, err)) ||
+        (rc = sc_cfg_bool(rt, "contacts", 1, &c->fit_contacts, err)) || (rc = sc_cfg_bool(rt, "balance", 1, &c->balance, err)))
         return rc;
     if (strcmp(buf, "auto") != 0) {
         char *end;
@@ -626,8 +909,9 @@ int sc_id_read_config(struct sc_cfg *cfg, sc_id_config *c, sc_err *err)
     sc_gc_opts *ct = &c->id.contact;
     static const char *const splits[] = {"residual", "paper"};
     if ((rc = sc_cfg_double_range(co, "mu", ct->mu, 0, 10, &ct->mu, err)) ||
-        (rc = sc_cfg_double_range(co, "height_tol", ct->height_tol, 0, 1, &ct->height_tol, err)) ||
-        (rc = sc_cfg_double_range(co, "speed_tol", ct->speed_tol, 0, 100, &ct->speed_tol, err)) ||
+        (rc = auto_or_number(co, "height_tol", 1e-4, 1, &c->height_tol, err)) ||
+        (rc = auto_or_number(co, "speed_tol", 1e-3, 100, &c->speed_tol, err)) ||
+        (rc = sc_cfg_double_range(co, "support", ct->support, 0, 1, &ct->support, err)) ||
         (rc = sc_cfg_double_range(co, "min_distance", ct->min_dist, 1e-6, 10, &ct->min_dist, err)) ||
         (rc = sc_cfg_enum(co, "torque_split", splits, 2, SC_SPLIT_RESIDUAL, &ct->torque_split, err)))
         return rc;

@@ -17,7 +17,11 @@
  *                                      frame; hinge: rotation about the axis); root: identity
  *   /contact/force, torque [T,nb,3]    per-bone ground force at the bone's centre of mass and
  *                                      torque about it (after the clamps of eq. 29-31)
- *   /contact/flag [T,nb] int           1 in contact
+ *   /contact/flag [T,nb] int           1 in contact (the bones the force of that sample may act on)
+ *   /contact/captured [T,nb] int       1 where the capture touches the floor with that bone (the
+ *                                      contacts retargeting kept; a subset of flag, which adds the
+ *                                      keyframe interval around them and the consistency check)
+ *   /contact/allowed [nb] int          1 for the bones that touch the floor anywhere in the clip
  *   /contact/lowest_height [T,nb] m    height of each bone's lowest point
  *   /contact/lowest_speed [T,nb] m/s   speed of that (material) point
  *   /contact/resultant [T,6]           f_c, tau_c of eq. 25-26 (about the com), before the split
@@ -49,6 +53,7 @@ typedef struct sc_reference {
     double *target_quat;                             /* [n*nb*4] */
     double *contact_force, *contact_torque;          /* [n*nb*3] */
     int *contact_flag;                               /* [n*nb] */
+    int *captured;                                   /* [n*nb] the capture's contacts (may be all 0) */
     double *contact_height, *contact_speed;          /* [n*nb] */
     double *contact_resultant;                       /* [n*6] */
     double *joint_torque;                            /* [n*nb*3] */
@@ -68,6 +73,8 @@ typedef struct sc_id_opts {
                                  SC_RATE_DIFFERENCE: eq. 25-26 literally, (P_t+1 - P_t)/dt */
     double max_target_offset; /* rad, bound on |delta| of eq. 32 (default 1.5) */
     sc_gc_opts contact;
+    const unsigned char *contact_flags; /* [n*nb] the bones in contact per sample (sc_gc_detect),
+                                           NULL: each sample decides (sc_gc_estimate) */
 } sc_id_opts;
 void sc_id_default_opts(sc_id_opts *o);
 
@@ -82,6 +89,14 @@ typedef struct sc_id_report {
     int mass_source;                        /* sc_mass_source */
     double residual_force_rms, residual_force_max, residual_torque_rms, residual_torque_max;
     double mean_contact_fy, mean_resultant_fy, peak_contact_fy, weight; /* N */
+    /* acceptance figures */
+    double expected_fy;          /* N: m g + m (v_end - v_start) / T, v the com's vertical velocity */
+    double com_vel_start, com_vel_end;
+    long unsupported;            /* samples whose resultant needs more than 0.1 m g up with no bone in contact */
+    double peak_contact_fy_start; /* N, in the first 0.2 s */
+    int contact_intervals, contacts_kept; /* given contacts (o->contact_flags), those within 2 cm of the floor */
+    double max_contact_gap;      /* m, largest |height| of a bone's lowest point while given in contact */
+    int max_gap_bone;
 } sc_id_report;
 
 /* Runs eq. 25-32 on every sample of t: forward kinematics, momentum rate, contact estimate (none
@@ -89,6 +104,21 @@ typedef struct sc_id_report {
  * here. rep may be NULL. */
 int sc_id_run(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc_traj *t, const sc_id_opts *o,
               sc_reference *out, sc_id_report *rep, sc_err *err);
+
+/* The whole-body balance at the simulation rate: the centre-of-mass acceleration of every
+ * sample (as sc_id_run will compute it) must be one the ground can give - in the friction cone
+ * ([L13] eq. 29-30 applied to the resultant of eq. 25) where a bone touches (flags[k*nb + j]),
+ * free fall where none does. A smooth root translation d (least squares: its second
+ * differences match the missing accelerations, a penalty 1/offset^2 keeps it small; repeated
+ * projection) is added to the trajectory's root position, velocity and acceleration. It removes
+ * what the keyframe-rate fit (sc_retarget_fit_contacts) leaves: the differences between
+ * keyframe and interpolated accelerations (millimetres). */
+typedef struct sc_id_balance_info {
+    double misfit_before, misfit_after; /* RMS distance of the com acceleration from the feasible set, m/s^2 */
+    double max_offset;                  /* m */
+} sc_id_balance_info;
+int sc_id_balance(const sc_body *b, sc_traj *t, const unsigned char *flags, double mu, double gravity, double offset,
+                  sc_id_balance_info *info, sc_err *err);
 
 /* ---- configuration (configs/walk.yaml documents every key) ---- */
 struct sc_cfg;
@@ -105,6 +135,9 @@ typedef struct sc_id_config {
     int scheme;              /* kinematics.differences: SC_DIFF_FORWARD | SC_DIFF_CENTRAL */
     int mass_model;          /* dynamics.mass_model: SC_MASS_SKIN | SC_MASS_FIXED */
     sc_id_opts id;
+    double height_tol, speed_tol; /* contact_estimation.height_tol / speed_tol; 0 = auto (sc_gc_auto_tolerances) */
+    int fit_contacts;        /* retarget.contacts: the contact-preserving fit */
+    int balance;             /* retarget.balance: the centre of mass made carriable (fit and sc_id_balance) */
     int all_bones;           /* contact_estimation.bones: all, or the list below */
     int nallowed;
     char allowed[SC_BODY_MAX_BONES][SC_NAME_LEN];
@@ -125,6 +158,28 @@ uint64_t sc_reference_hash(const sc_reference *r);
 int sc_reference_write_character(sc_h5 *f, const sc_model *m, sc_err *err);
 /* SC_EINPUT when r records a character other than m (references without the record pass). */
 int sc_reference_check_character(const sc_reference *r, const char *path, const sc_model *m, sc_err *err);
+/* The whole inverse-dynamics pipeline on a character: reads the BVH, retargets it (rest-pose
+ * alignment, limb IK), filters, levels the floor, detects the capture's contacts (sc_gc_detect,
+ * tolerances from the character unless given), fits them (sc_retarget_fit_contacts: contacts
+ * on the floor, a settled first frame, a carriable centre of mass), samples at the simulation
+ * rate, balances (sc_id_balance) and runs eq. 25-32 with those contacts (sc_id_run); the
+ * capture's contacts per sample go to out->captured (nearest keyframe), and the report gets
+ * how far they stay from the floor. */
+typedef struct sc_id_pipeline_info {
+    sc_retarget_info retarget;
+    sc_gc_floor_info floor;
+    sc_gc_detect_info detect;
+    sc_contact_fit_info fit;
+    sc_id_balance_info balance;
+    double height_tol, speed_tol;  /* used */
+    double frame_time;
+    double seconds;
+} sc_id_pipeline_info;
+int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, sc_id_report *rep, sc_id_pipeline_info *info,
+                  sc_err *err);
+/* /report attributes of the pipeline: contact tolerances, contact intervals, fit and balance. */
+int sc_id_write_pipeline_report(sc_h5 *f, const sc_id_pipeline_info *info, sc_err *err);
+
 /* Writes /time, /bones and every dataset above (not the root attributes). */
 int sc_reference_write(sc_h5 *f, const sc_reference *r, sc_err *err);
 /* /report attributes: per-joint arrays peak_torque_Nm, rms_torque_Nm, torque_limit_exceeded,

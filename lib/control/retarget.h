@@ -23,6 +23,7 @@
  * The floor is set afterwards by the caller (sc_gc_floor). */
 #ifndef SC_CONTROL_RETARGET_H
 #define SC_CONTROL_RETARGET_H
+#include "control/contact_est.h"
 #include "control/kinematics.h"
 #include "io/bvh.h"
 
@@ -70,6 +71,54 @@ typedef struct sc_retarget_info {
  * the clip, fewer than two frames. */
 int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, const sc_retarget_opts *o,
                 sc_motion *out, sc_retarget_info *info, sc_err *err);
+
+/* Contact-preserving fit: what touched the floor in the capture touches it on the character.
+ * flags[f*nb + j] are the contacts (sc_gc_detect on the retargeted motion). The motion is changed
+ * in place, keeping the rest of the pose:
+ *  1. the root height: per frame the offset that keeps the limbs in contact as long as they are
+ *     (averaged; another bone - knee, back - exactly), within the corridor from which every limb
+ *     end can reach the floor (its hip or shoulder within the limb's reach), made smooth (box
+ *     filters of half-width smooth_time, lowered where it would leave a corridor; the reach is
+ *     taken 0.5 % short, so a straight stance leg bends a few degrees rather than jerk at full
+ *     extension): the handstand of a cartwheel lowers the body onto its hands;
+ *  2. limb ends (a foot under a knee, a hand under an elbow) in contact turn `flatten` of the way
+ *     level (keeping their heading; a contact the clip starts in fully level at first, back to
+ *     `flatten` over start_level_time), then move - by two-bone IK - vertically until their
+ *     lowest point is on the floor; corrections fade in and out over ramp_time around each
+ *     contact and are low-passed over settle_time, so a clip that starts in contact starts
+ *     settled (its contacts on the floor, soles level, nothing to jolt);
+ *  3. balance (optional): a root translation that makes the centre of mass accelerate as the
+ *     contacts can push it (friction cone when something touches, free fall otherwise), the
+ *     limbs in contact kept where they were (3 rounds).
+ * A knee or elbow bent past full extension is straightened first (IK bends limbs to the side
+ * they usually bend to only). info: contact intervals, those whose lowest point stays within
+ * keep_tol of the floor, the largest distance from the floor (m), the root offsets. */
+typedef struct sc_contact_fit_opts {
+    double ramp_time;   /* s (0.15) */
+    double smooth_time; /* s (0.1) */
+    double settle_time; /* s: the limb corrections are low-passed over this (0.1) */
+    double keep_tol;    /* m: a contact is kept when its gap stays below this (0.02) */
+    int balance;        /* 1: make the centre of mass carriable by the contacts (step 3) */
+    double mu, gravity; /* friction coefficient (0.8), m/s^2 (9.81) */
+    double balance_offset; /* m of root translation worth a 1 m/s^2 misfit (0.03) */
+    double flatten;     /* 0..1: how far a limb end in contact turns level (0.5) */
+    double start_level_time; /* s: a contact the clip starts in is fully level at first, then
+                                turns back to `flatten` over this time (0.3): a start on a heel
+                                edge alone drops the simulated body onto it */
+} sc_contact_fit_opts;
+void sc_contact_fit_default_opts(sc_contact_fit_opts *o);
+
+typedef struct sc_contact_fit_info {
+    int intervals, kept;
+    double max_gap;          /* m */
+    int max_gap_bone;
+    double max_root_offset;  /* m, largest change of the root height (step 1) */
+    double max_balance_offset; /* m, largest root translation of the balance step */
+    double balance_misfit;   /* m/s^2, largest remaining distance from a feasible acceleration */
+} sc_contact_fit_info;
+
+int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const unsigned char *flags,
+                             const sc_contact_fit_opts *o, sc_motion *mo, sc_contact_fit_info *info, sc_err *err);
 
 /* "l_foot" <-> "r_foot", "left..." <-> "right...", "LeftFoot" <-> "RightFoot", "LHipJoint" <->
  * "RHipJoint"; a name without a side is its own mirror. */

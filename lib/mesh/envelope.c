@@ -5,18 +5,12 @@
 #include "mesh/envelope.h"
 #include "mesh/isosurface.h"
 
-typedef struct {
-    int nx, ny, nz;
-    sc_vec3 origin;
-    double h;
-    float *val; /* signed distance (m), negative inside */
-} dist_grid;
+typedef sc_sdf dist_grid;
 
 static size_t at(const dist_grid *g, int i, int j, int k) { return ((size_t)k * g->ny + j) * g->nx + i; }
 
-static double grid_eval(const void *ctx, sc_vec3 p)
+double sc_sdf_eval(const sc_sdf *g, sc_vec3 p)
 {
-    const dist_grid *g = ctx;
     double fx = (p.x - g->origin.x) / g->h, fy = (p.y - g->origin.y) / g->h, fz = (p.z - g->origin.z) / g->h;
     int i = (int)floor(fx), j = (int)floor(fy), k = (int)floor(fz);
     if (i < 0 || j < 0 || k < 0 || i + 1 >= g->nx || j + 1 >= g->ny || k + 1 >= g->nz) return 1.0; /* far outside */
@@ -29,10 +23,18 @@ static double grid_eval(const void *ctx, sc_vec3 p)
     return v;
 }
 
+static double grid_eval(const void *ctx, sc_vec3 p) { return sc_sdf_eval(ctx, p); }
+
+void sc_sdf_free(sc_sdf *g)
+{
+    free(g->val);
+    memset(g, 0, sizeof *g);
+}
+
 /* Unsigned distance near the surface (within `reach`), sign from a flood fill of the outside
  * through samples farther than h from the surface: a crossing between two neighbouring
  * samples is within h/2 of one of them, so the fill cannot leak inside. */
-static int build_grid(const sc_trimesh *m, double h, double reach, dist_grid *g, sc_err *err)
+int sc_sdf_build(const sc_trimesh *m, double h, double reach, sc_sdf *g, sc_err *err)
 {
     sc_vec3 lo = sc_v3(1e30, 1e30, 1e30), hi = sc_v3(-1e30, -1e30, -1e30);
     for (int i = 0; i < m->nverts; i++) {
@@ -262,7 +264,7 @@ int sc_envelope_build(const sc_trimesh *fine, const sc_envelope_opts *o, sc_trim
            flood fill that signs it needs its spacing below the offset (see build_grid). */
         dist_grid g;
         double hg = fmin(h, 0.8 * o->offset);
-        int rc = build_grid(fine, hg, level + 2 * hg, &g, err);
+        int rc = sc_sdf_build(fine, hg, level + 2 * hg, &g, err);
         if (rc) return rc;
         sc_vec3 lo = g.origin, hi = sc_v3_add(g.origin, sc_v3_scale(sc_v3(g.nx - 1, g.ny - 1, g.nz - 1), hg));
         sc_field f = {grid_eval, &g, sc_v3_add(lo, sc_v3(2 * h, 2 * h, 2 * h)), sc_v3_sub(hi, sc_v3(2 * h, 2 * h, 2 * h))};

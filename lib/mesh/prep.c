@@ -4,6 +4,7 @@
 #include "core/log.h"
 #include "io/config.h"
 #include "io/paths.h"
+#include "mesh/fit.h"
 #include "mesh/prep.h"
 
 int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
@@ -30,11 +31,24 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
         o->body_kind = kind;
     }
     long target;
+    static const char *const poses[] = {"tpose", "apose"}, *const facings[] = {"+z", "-z", "+x", "-x"}, *const fits[] = {"auto", "true", "false"};
+    int fit;
     if ((rc = sc_cfg_double_range(body, "scale", 1.0, 1e-6, 1e6, &o->body_scale, err)) ||
         (rc = sc_cfg_double_range(body, "girth", 1.0, 0.3, 3.0, &o->girth, err)) ||
         (rc = sc_cfg_int(body, "target_vertices", 5000, 200, 200000, &target, err)) ||
-        (rc = sc_cfg_bool(body, "ground", 1, &o->ground, err)))
+        (rc = sc_cfg_bool(body, "ground", 1, &o->ground, err)) || (rc = sc_cfg_enum(body, "pose", poses, 2, 0, &o->apose, err)) ||
+        (rc = sc_cfg_double_range(body, "arm_angle", 45, 0, 90, &o->arm_angle, err)) ||
+        (rc = sc_cfg_enum(body, "facing", facings, 4, 0, &o->facing, err)) || (rc = sc_cfg_enum(body, "fit_skeleton", fits, 3, 0, &fit, err)))
         return rc;
+    o->arm_angle *= SC_PI / 180;
+    sc_cfg_where(sc_cfg_get(body, "obj") ? sc_cfg_get(body, "obj") : body, o->body_where, sizeof o->body_where);
+    if (o->body_kind < 0 && o->apose)
+        return sc_fail(err, SC_EINPUT, "%s: body.pose is for the built-in bodies; an OBJ body has its own pose (the skeleton is fitted "
+                       "into it)", sc_cfg_where(sc_cfg_get(body, "pose"), w, sizeof w));
+    /* a BVH skeleton (T-pose, its own proportions) is fitted into an OBJ body; an inline one is
+       taken as placed */
+    o->fit_skeleton = fit == 1 || (fit == 0 && o->body_kind < 0 && o->rig.bone[0].source[0]);
+    if (o->apose) sc_rig_arms_down(&o->rig, o->arm_angle);
     o->surface_target = (int)target;
 
     if ((rc = sc_cfg_section(root, "envelope", &env, err))) return rc;
@@ -54,7 +68,8 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
     if ((rc = sc_cfg_enum(fixed, "shape", shapes, 2, SC_FIXED_BOX, &o->fixed_shape, err)) ||
         (rc = sc_cfg_double_range(fixed, "radius", 0.1, 0.01, 1.0, &o->fixed_radius, err)) ||
         (rc = sc_cfg_double_range(fixed, "radius_min", 0.012, 0.001, 1.0, &o->fixed_radius_min, err)) ||
-        (rc = sc_cfg_double_range(fixed, "radius_max", 0.03, 0.001, 1.0, &o->fixed_radius_max, err)))
+        (rc = sc_cfg_double_range(fixed, "radius_max", 0.03, 0.001, 1.0, &o->fixed_radius_max, err)) ||
+        (rc = sc_cfg_bool(fixed, "fit", 1, &o->fixed_fit, err)))
         return rc;
 
     if ((rc = sc_cfg_section(root, "tetgen", &tg, err))) return rc;
@@ -93,78 +108,13 @@ static void shift_y(sc_trimesh *m, double dy)
     for (int i = 0; i < m->nverts; i++) m->verts[3 * i + 1] += dy;
 }
 
-/* Fixed nodes of one bone: a box (4 corners per layer) or a capsule (6 around the axis per
- * layer, plus the axis ends) between the bone's margins, layers about `spacing` apart; or a
- * sole: a box parallel to the ground (per layer 3 nodes across its bottom, 2 on top) whose
- * bottom is `fixed_clearance` above `ground`, so that the rigid foot reaches down to a flat
- * sole whatever the bone's slope (the flesh under a bone-aligned box is thick at the heel and
- * gives the standing body too little rotational stiffness: it tips over). */
-static int bone_fixed_points(const sc_prep_opts *o, const sc_rig_bone *b, double ground, double *pts, int cap)
+/* Turns a body facing +z (0), -z (1), +x (2) or -x (3) about y to face +z. */
+static void turn_to_face_z(sc_trimesh *m, int facing)
 {
-    sc_vec3 u = sc_v3_normalize(sc_v3_sub(b->tail, b->head));
-    sc_vec3 hint = fabs(u.y) < 0.9 ? sc_v3(0, 1, 0) : sc_v3(0, 0, 1);
-    sc_vec3 v = sc_v3_normalize(sc_v3_cross(u, hint)), w = sc_v3_cross(u, v);
-    double len = sc_rig_length(b);
-    double r = b->fixed_radius > 0 ? b->fixed_radius : fmin(o->fixed_radius_max, fmax(o->fixed_radius_min, o->fixed_radius * len));
-    int shape = b->fixed_shape ? b->fixed_shape : o->fixed_shape;
-    double t0 = b->fixed_from, t1 = b->fixed_to;
-    sc_vec3 axis = sc_v3_sub(b->tail, b->head);
-    if (shape == SC_FIXED_SOLE) {
-        axis.y = 0; /* along the ground */
-        len = sc_v3_norm(axis);
-        if (!(len > 1e-9)) { /* a vertical bone: an ordinary box */
-            shape = SC_FIXED_BOX;
-            axis = sc_v3_sub(b->tail, b->head);
-            len = sc_rig_length(b);
-        }
-    }
-    int layers = (int)fmax(2, 1 + round((t1 - t0) * len / b->fixed_spacing));
-    int n = 0;
-    for (int l = 0; l < layers; l++) {
-        sc_vec3 c = sc_v3_add(b->head, sc_v3_scale(axis, t0 + (t1 - t0) * l / (layers - 1)));
-        if (shape == SC_FIXED_SOLE) {
-            sc_vec3 side = sc_v3_scale(sc_v3_normalize(sc_v3_cross(sc_v3(0, 1, 0), axis)), r);
-            double y0 = ground + b->fixed_clearance, y1 = y0 + r;
-            /* bottom row: three across (the sole's support), top row: two */
-            static const double across[5][2] = {{-1, 0}, {0, 0}, {1, 0}, {-1, 1}, {1, 1}};
-            for (int i = 0; i < 5 && n < cap; i++)
-                sc_v3_store(pts + 3 * n++, sc_v3_add(sc_v3(c.x, across[i][1] ? y1 : y0, c.z), sc_v3_scale(side, across[i][0])));
-            continue;
-        }
-        int k = shape == SC_FIXED_BOX ? 4 : 6;
-        for (int i = 0; i < k && n < cap; i++) {
-            double a = 2 * SC_PI * i / k + (shape == SC_FIXED_BOX ? SC_PI / 4 : 0);
-            double rr = shape == SC_FIXED_BOX ? r * sqrt(2.0) : r;
-            sc_v3_store(pts + 3 * n++, sc_v3_add(c, sc_v3_add(sc_v3_scale(v, rr * cos(a)), sc_v3_scale(w, rr * sin(a)))));
-        }
-    }
-    return n;
-}
-
-/* The body's height against the skeleton's: a mismatch by more than 2.5x is an OBJ in other
-   units (decimetres, centimetres, inches); suggest the body.scale that fits. */
-static int check_body_size(const sc_prep_opts *o, const sc_trimesh *fine, sc_err *err)
-{
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < fine->nverts; i++) {
-        lo = fmin(lo, fine->verts[3 * i + 1]);
-        hi = fmax(hi, fine->verts[3 * i + 1]);
-    }
-    double body = hi - lo, skel = sc_rig_height(&o->rig);
-    if (!(skel > 0) || (body < 2.5 * skel && body > skel / 2.5)) return SC_OK;
-    double ratio = skel / body, suggest = o->body_scale * ratio;
-    const char *unit = "";
-    static const struct { double f; const char *name; } units[] = {
-        {0.1, "decimetres"}, {0.01, "centimetres"}, {0.001, "millimetres"}, {0.0254, "inches"}, {10, "decametres"}};
-    for (size_t k = 0; k < sizeof units / sizeof *units; k++)
-        if (fabs(ratio / units[k].f - 1) < 0.35) {
-            suggest = o->body_scale * units[k].f;
-            unit = units[k].name;
-            break;
-        }
-    return sc_fail(err, SC_EINPUT, "%s: the body is %.3g m tall (body.scale %g) but the skeleton %.3g m: set body.scale: %.3g%s%s%s",
-                   o->body_obj, body, o->body_scale, skel, suggest, unit[0] ? " (the OBJ looks like it is in " : "", unit,
-                   unit[0] ? ")" : "");
+    static const double ang[4] = {0, 180, -90, 90};
+    if (!facing) return;
+    sc_quat q = sc_q_axis_angle(sc_v3(0, 1, 0), ang[facing] * SC_PI / 180);
+    for (int i = 0; i < m->nverts; i++) sc_v3_store(m->verts + 3 * i, sc_q_rotate(q, sc_v3_load(m->verts + 3 * i)));
 }
 
 static int fine_surface(const sc_prep_opts *o, sc_trimesh *fine, double *spacing, sc_err *err)
@@ -174,10 +124,11 @@ static int fine_surface(const sc_prep_opts *o, sc_trimesh *fine, double *spacing
         int rc = sc_obj_load_ex(o->body_obj, fine, &info, err);
         if (rc) return rc;
         for (int i = 0; i < 3 * fine->nverts; i++) fine->verts[i] *= o->body_scale;
+        turn_to_face_z(fine, o->facing);
         *spacing = 0;
-        /* before any work: the body must be closed, and of the skeleton's size (an OBJ in other
-           units would otherwise run the whole build and fail far from the cause) */
-        if ((rc = sc_surface_validate_closed(fine, o->body_obj, err)) || (rc = check_body_size(o, fine, err)))
+        /* before any work: the body must be closed, and of a person's size in metres (an OBJ in
+           other units would otherwise run the whole build and fail far from the cause) */
+        if ((rc = sc_surface_validate_closed(fine, o->body_obj, err)) || (rc = sc_body_size_check(fine, o->body_scale, o->body_where, err)))
             sc_trimesh_free(fine);
         return rc;
     }
@@ -293,6 +244,10 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
     sc_trimesh fine;
     int rc = fine_surface(o, &fine, &rep->surface_spacing, err);
     if (rc) return sc_err_prefix(err, "body: ");
+    if (o->fit_skeleton) {
+        if ((rc = sc_rig_fit_body(&rig, &fine, &rep->fit, err))) goto fail;
+        rep->fitted = 1;
+    }
     /* stand the character on y = 0 */
     if (o->ground) {
         double lo = 1e30;
@@ -304,6 +259,7 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
     if (o->envelope_obj[0]) {
         if ((rc = sc_obj_load(o->envelope_obj, env, err))) goto fail;
         for (int i = 0; i < 3 * env->nverts; i++) env->verts[i] *= o->body_scale;
+        turn_to_face_z(env, o->facing);
         if (o->ground) shift_y(env, rep->shift_y);
         if ((rc = sc_surface_validate(env, o->envelope_obj, err))) goto fail;
     } else {
@@ -313,6 +269,8 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
     rep->env_verts = env->nverts;
     rep->env_tris = env->ntris;
 
+    if (o->fixed_fit)
+        rep->fixed_fitted = sc_rig_fit_fixed(&rig, &fine, o->fixed_radius, o->fixed_radius_min, o->fixed_radius_max, o->fixed_shape);
     /* fixed nodes, all inside the envelope */
     int cap = 64 * rig.nbones;
     double *fx = malloc((size_t)cap * 3 * sizeof *fx);
@@ -322,7 +280,8 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
     double ground = 1e30; /* the lowest point of the body: y = 0 when it stands on the ground */
     for (int i = 0; i < fine.nverts; i++) ground = fmin(ground, fine.verts[3 * i + 1]);
     for (int b = 0; b < rig.nbones; b++) {
-        int k = bone_fixed_points(o, &rig.bone[b], ground, fx + 3 * nf, cap - nf);
+        int k = sc_rig_fixed_points(&rig.bone[b], o->fixed_radius, o->fixed_radius_min, o->fixed_radius_max, o->fixed_shape, ground,
+                                    fx + 3 * nf, cap - nf);
         for (int i = 0; i < k; i++) {
             if (sc_winding_number(env, fx + 3 * (nf + i)) < 0.5) {
                 rc = sc_fail(err, SC_EINPUT, "bone '%s': its fixed node at (%.3f, %.3f, %.3f) m lies outside the body envelope; "

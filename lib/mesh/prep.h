@@ -7,6 +7,7 @@
 #include "mesh/body.h"
 #include "mesh/embed.h"
 #include "mesh/envelope.h"
+#include "mesh/fit.h"
 #include "mesh/rig.h"
 #include "mesh/tetgen.h"
 
@@ -32,6 +33,12 @@ typedef struct sc_prep_opts {
     double stable_youngs, stable_dt; /* free node masses are raised so that the explicit step
                                     stable_dt is stable up to max(youngs, stable_youngs) (Pa); 0: off */
     int ground;                  /* shift so the lowest surface point is at y = 0 */
+    int apose;                   /* built-in body: arms turned down by arm_angle (A-pose) */
+    double arm_angle;            /* rad */
+    int facing;                  /* OBJ body: 0 +z, 1 -z, 2 +x, 3 -x (turned to face +z) */
+    int fit_skeleton;            /* fit the skeleton into an OBJ body (default: when it is a BVH's) */
+    int fixed_fit;               /* size the fixed-node boxes the config leaves alone to the body */
+    char body_where[160];        /* config location of body.obj, for messages */
 } sc_prep_opts;
 
 typedef struct sc_prep_report {
@@ -48,6 +55,9 @@ typedef struct sc_prep_report {
     int mass_floored;            /* nodes whose mass was raised (mass_floor or stable_youngs) */
     sc_improve_stats improve;
     char tetgen_command[256];
+    int fitted;                  /* the skeleton was fitted into the body */
+    sc_fit_info fit;
+    int fixed_fitted;            /* fixed-node boxes sized to the body */
 } sc_prep_report;
 
 int sc_prep_read_config(struct sc_cfg *cfg, sc_prep_opts *o, sc_err *err);

@@ -158,7 +158,21 @@ static int from_bvh(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc_er
         rig->nbones++;
     }
     sc_bvh_free(&bvh);
+    sc_rig_hinge_axes_to_limbs(rig);
     return SC_OK;
+}
+
+void sc_rig_hinge_axes_to_limbs(sc_rig *rig)
+{
+    for (int j = 1; j < rig->nbones; j++) {
+        sc_rig_bone *b = &rig->bone[j];
+        if (b->joint_type != SC_JOINT_HINGE || b->parent < 0) continue;
+        sc_vec3 d = sc_v3_sub(b->tail, rig->bone[b->parent].head);
+        if (!(sc_v3_norm(d) > 1e-9)) continue;
+        d = sc_v3_normalize(d);
+        sc_vec3 a = sc_v3_sub(b->hinge_axis, sc_v3_scale(d, sc_v3_dot(b->hinge_axis, d)));
+        if (sc_v3_norm(a) > 0.1) b->hinge_axis = sc_v3_normalize(a);
+    }
 }
 
 static int inline_bones(sc_cfg_node *list, sc_rig *rig, sc_err *err)
@@ -251,6 +265,8 @@ int sc_rig_from_config(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc
         sc_cfg_node *o = sc_cfg_get(joints, rig->bone[b].name);
         if (o && !sc_cfg_is_map(o)) return sc_fail(err, SC_EINPUT, "%s: joints.%s must be a map", sc_cfg_where(o, w, sizeof w), rig->bone[b].name);
         if ((rc = read_gains(o, &rig->bone[b], &def, err))) return rc;
+        static const char *const fixed_keys[] = {"fixed_shape", "fixed_radius", "fixed_from", "fixed_to", "fixed_clearance"};
+        for (int k = 0; k < 5 && o; k++) rig->bone[b].fixed_given |= sc_cfg_get(o, fixed_keys[k]) != NULL;
         if (!(rig->bone[b].fixed_to > rig->bone[b].fixed_from))
             return sc_fail(err, SC_EINPUT, "%s: joints.%s: fixed_to must exceed fixed_from", config_path, rig->bone[b].name);
     }

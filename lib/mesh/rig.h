@@ -25,6 +25,7 @@ typedef struct sc_rig_bone {
     double fixed_from, fixed_to; /* the fixed nodes span this fraction range of the bone, head = 0,
                                     tail = 1; beyond [0, 1] extends past the ends (feet: the heel) */
     double fixed_spacing;       /* node spacing along the bone (m) */
+    int fixed_given;            /* the config sets this bone's fixed_* itself (else mesh-prep sizes them) */
     double fixed_clearance;     /* sole: height of its bottom nodes above the ground (m); the box
                                    is 2 fixed_radius wide and fixed_radius tall, its length is
                                    fixed_from..fixed_to of the bone's horizontal length */
@@ -39,6 +40,12 @@ static inline double sc_rig_length(const sc_rig_bone *b) { return sc_v3_dist(b->
 int sc_rig_find(const sc_rig *rig, const char *name);
 /* Height of the rig: max y - min y over heads and tails. */
 double sc_rig_height(const sc_rig *rig);
+/* Turns every hinge axis perpendicular to its limb (the parent's head to the hinge bone's
+ * tail) in the rest pose, within the plane of the given axis: a knee or elbow whose axis leans
+ * along the limb cannot fold it (a CMU thigh splays 10-20 deg, and a fixed x axis left the
+ * folded knee of a kick 8 cm short of the captured ankle). BVH skeletons get this; axes of an
+ * inline skeleton are taken as given. */
+void sc_rig_hinge_axes_to_limbs(sc_rig *rig);
 /* Checks: names unique, parents before children, non-zero lengths, unit hinge axes. */
 int sc_rig_validate(const sc_rig *rig, const char *where, sc_err *err);
 

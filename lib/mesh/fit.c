@@ -1,0 +1,403 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/log.h"
+#include "mesh/envelope.h"
+#include "mesh/fit.h"
+
+/* Fixed nodes of one bone: a box (4 corners per layer) or a capsule (6 around the axis per
+ * layer, plus the axis ends) between the bone's margins, layers about `spacing` apart; or a
+ * sole: a box parallel to the ground (per layer 3 nodes across its bottom, 2 on top) whose
+ * bottom is `fixed_clearance` above `ground`, so that the rigid foot reaches down to a flat
+ * sole whatever the bone's slope (the flesh under a bone-aligned box is thick at the heel and
+ * gives the standing body too little rotational stiffness: it tips over). */
+int sc_rig_fixed_points(const sc_rig_bone *b, double radius, double radius_min, double radius_max, int default_shape, double ground,
+                        double *pts, int cap)
+{
+    sc_vec3 u = sc_v3_normalize(sc_v3_sub(b->tail, b->head));
+    sc_vec3 hint = fabs(u.y) < 0.9 ? sc_v3(0, 1, 0) : sc_v3(0, 0, 1);
+    sc_vec3 v = sc_v3_normalize(sc_v3_cross(u, hint)), w = sc_v3_cross(u, v);
+    double len = sc_rig_length(b);
+    double r = b->fixed_radius > 0 ? b->fixed_radius : fmin(radius_max, fmax(radius_min, radius * len));
+    int shape = b->fixed_shape ? b->fixed_shape : default_shape;
+    double t0 = b->fixed_from, t1 = b->fixed_to;
+    sc_vec3 axis = sc_v3_sub(b->tail, b->head);
+    if (shape == SC_FIXED_SOLE) {
+        axis.y = 0; /* along the ground */
+        len = sc_v3_norm(axis);
+        if (!(len > 1e-9)) { /* a vertical bone: an ordinary box */
+            shape = SC_FIXED_BOX;
+            axis = sc_v3_sub(b->tail, b->head);
+            len = sc_rig_length(b);
+        }
+    }
+    int layers = (int)fmax(2, 1 + round((t1 - t0) * len / b->fixed_spacing));
+    int n = 0;
+    for (int l = 0; l < layers; l++) {
+        sc_vec3 c = sc_v3_add(b->head, sc_v3_scale(axis, t0 + (t1 - t0) * l / (layers - 1)));
+        if (shape == SC_FIXED_SOLE) {
+            sc_vec3 side = sc_v3_scale(sc_v3_normalize(sc_v3_cross(sc_v3(0, 1, 0), axis)), r);
+            double y0 = ground + b->fixed_clearance, y1 = y0 + r;
+            /* bottom row: three across (the sole's support), top row: two */
+            static const double across[5][2] = {{-1, 0}, {0, 0}, {1, 0}, {-1, 1}, {1, 1}};
+            for (int i = 0; i < 5 && n < cap; i++)
+                sc_v3_store(pts + 3 * n++, sc_v3_add(sc_v3(c.x, across[i][1] ? y1 : y0, c.z), sc_v3_scale(side, across[i][0])));
+            continue;
+        }
+        int k = shape == SC_FIXED_BOX ? 4 : 6;
+        for (int i = 0; i < k && n < cap; i++) {
+            double a = 2 * SC_PI * i / k + (shape == SC_FIXED_BOX ? SC_PI / 4 : 0);
+            double rr = shape == SC_FIXED_BOX ? r * sqrt(2.0) : r;
+            sc_v3_store(pts + 3 * n++, sc_v3_add(c, sc_v3_add(sc_v3_scale(v, rr * cos(a)), sc_v3_scale(w, rr * sin(a)))));
+        }
+    }
+    return n;
+}
+
+/* ---- chains of the skeleton ------------------------------------------------------------- */
+
+static sc_vec3 bone_dir(const sc_rig_bone *b) { return sc_v3_normalize(sc_v3_sub(b->tail, b->head)); }
+static int lateral(const sc_rig_bone *b) { return fabs(bone_dir(b).x) >= 0.7; }
+
+static int is_below(const sc_rig *rig, int b, int root)
+{
+    for (; b >= 0; b = rig->bone[b].parent)
+        if (b == root) return 1;
+    return 0;
+}
+
+static int has_child(const sc_rig *rig, int b)
+{
+    for (int c = 0; c < rig->nbones; c++)
+        if (rig->bone[c].parent == b) return 1;
+    return 0;
+}
+
+/* First bones of the arm chains (at most 2), sorted left (+x) first. */
+static int arm_roots(const sc_rig *rig, int *roots)
+{
+    int n = 0;
+    for (int b = 1; b < rig->nbones && n < 2; b++) {
+        const sc_rig_bone *x = &rig->bone[b];
+        if (!lateral(x) || (x->parent >= 0 && lateral(&rig->bone[x->parent]))) continue;
+        int r = b;
+        /* a clavicle: short, with a sideways child that is longer */
+        for (int c = 0; c < rig->nbones; c++)
+            if (rig->bone[c].parent == b && lateral(&rig->bone[c]) && sc_rig_length(&rig->bone[c]) > 1.2 * sc_rig_length(x)) r = c;
+        roots[n++] = r;
+    }
+    if (n == 2 && rig->bone[roots[0]].head.x < rig->bone[roots[1]].head.x) {
+        int t = roots[0];
+        roots[0] = roots[1];
+        roots[1] = t;
+    }
+    return n;
+}
+
+/* Turns the chain from bone r by rotation q about point c (hinge axes with it, bone frames being
+ * world-aligned at rest); scales it about c by k first. */
+static void move_chain(sc_rig *rig, int r, sc_vec3 c, sc_quat q, double k)
+{
+    for (int b = 0; b < rig->nbones; b++) {
+        if (!is_below(rig, b, r)) continue;
+        sc_rig_bone *x = &rig->bone[b];
+        x->head = sc_v3_add(c, sc_q_rotate(q, sc_v3_scale(sc_v3_sub(x->head, c), k)));
+        x->tail = sc_v3_add(c, sc_q_rotate(q, sc_v3_scale(sc_v3_sub(x->tail, c), k)));
+        if (x->joint_type == SC_JOINT_HINGE) x->hinge_axis = sc_v3_normalize(sc_q_rotate(q, x->hinge_axis));
+    }
+}
+
+int sc_rig_arms_down(sc_rig *rig, double angle)
+{
+    int roots[2], n = arm_roots(rig, roots);
+    for (int i = 0; i < n; i++) {
+        sc_rig_bone *a = &rig->bone[roots[i]];
+        sc_vec3 axis = sc_v3_normalize(sc_v3_cross(bone_dir(a), sc_v3(0, -1, 0)));
+        move_chain(rig, roots[i], a->head, sc_q_axis_angle(axis, angle), 1);
+    }
+    return n;
+}
+
+/* ---- size ------------------------------------------------------------------------------- */
+
+int sc_body_size_check(const sc_trimesh *body, double scale, const char *where, sc_err *err)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < body->nverts; i++) {
+        lo = fmin(lo, body->verts[3 * i + 1]);
+        hi = fmax(hi, body->verts[3 * i + 1]);
+    }
+    double h = hi - lo;
+    if (h >= 0.25 && h <= 4) return SC_OK;
+    static const struct { double f; const char *unit; } units[] = {
+        {0.001, "millimetres"}, {0.01, "centimetres"}, {0.0254, "inches"}, {0.1, "decimetres"}, {0.3048, "feet"}, {1, "metres"}};
+    double raw = h / scale, bd = INFINITY;
+    int best = -1;
+    for (int i = 0; i < (int)(sizeof units / sizeof *units); i++) {
+        double hi_ = raw * units[i].f, d = fabs(log(hi_ / 1.7));
+        if (hi_ >= 0.25 && hi_ <= 4 && d < bd) {
+            bd = d;
+            best = i;
+        }
+    }
+    if (best >= 0)
+        return sc_fail(err, SC_EINPUT, "%s: the body is %.3g m tall (%.4g OBJ units x body.scale %g), implausible for a person or a "
+                       "character (0.25 .. 4 m); if the OBJ is in %s, set body.scale: %g (it would be %.2f m tall)", where, h, raw, scale,
+                       units[best].unit, units[best].f, raw * units[best].f);
+    double f = 1.7 / raw, p10 = pow(10, floor(log10(f)) - 1);
+    return sc_fail(err, SC_EINPUT, "%s: the body is %.3g m tall (%.4g OBJ units x body.scale %g), implausible for a person or a "
+                   "character (0.25 .. 4 m) in any usual unit; body.scale: %g would make it 1.7 m tall", where, h, raw, scale,
+                   round(f / p10) * p10);
+}
+
+/* ---- fitting ---------------------------------------------------------------------------- */
+
+typedef struct cluster {
+    double x0, x1, cx, cz;
+    int n;
+} cluster;
+
+static int cmp_pt(const void *a, const void *b)
+{
+    double x = ((const double *)a)[0], y = ((const double *)b)[0];
+    return (x > y) - (x < y);
+}
+
+/* The body's cross-section at height y as clusters along x (points where the triangles cross
+ * the plane, split where consecutive x differ by more than gap). Returns the count (<= cap). */
+static int slice(const sc_trimesh *m, double y, double gap, double *pts, cluster *cl, int cap)
+{
+    int np = 0;
+    for (int t = 0; t < m->ntris; t++) {
+        const int *v = m->tris + 3 * t;
+        for (int e = 0; e < 3; e++) {
+            const double *a = m->verts + 3 * v[e], *b = m->verts + 3 * v[(e + 1) % 3];
+            if ((a[1] - y) * (b[1] - y) >= 0 || a[1] == b[1]) continue;
+            double s = (y - a[1]) / (b[1] - a[1]);
+            pts[2 * np] = a[0] + s * (b[0] - a[0]);
+            pts[2 * np + 1] = a[2] + s * (b[2] - a[2]);
+            np++;
+        }
+    }
+    qsort(pts, (size_t)np, 2 * sizeof(double), cmp_pt);
+    int n = 0;
+    for (int i = 0; i < np; i++) {
+        if (i == 0 || pts[2 * i] - pts[2 * (i - 1)] > gap) {
+            if (n == cap) break;
+            cl[n++] = (cluster){pts[2 * i], pts[2 * i], 0, 0, 0};
+        }
+        cluster *c = &cl[n - 1];
+        c->x1 = pts[2 * i];
+        c->cx += pts[2 * i];
+        c->cz += pts[2 * i + 1];
+        c->n++;
+    }
+    for (int i = 0; i < n; i++) {
+        cl[i].cx /= cl[i].n;
+        cl[i].cz /= cl[i].n;
+    }
+    return n;
+}
+
+/* How well a chain lies inside: mean over points along its bones of the depth below the
+ * surface (capped at `cap`), points outside counting three times their distance against. */
+static double chain_depth(const sc_rig *rig, int r, const sc_sdf *g, double cap)
+{
+    double s = 0;
+    int n = 0;
+    for (int b = 0; b < rig->nbones; b++) {
+        if (!is_below(rig, b, r)) continue;
+        for (int i = 0; i < 8; i++) {
+            sc_vec3 p = sc_v3_add(rig->bone[b].head, sc_v3_scale(sc_v3_sub(rig->bone[b].tail, rig->bone[b].head), (i + 0.5) / 8));
+            double d = sc_sdf_eval(g, p);
+            s += d < 0 ? fmin(-d, cap) : -3 * d;
+            n++;
+        }
+    }
+    return n ? s / n : 0;
+}
+
+int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_err *err)
+{
+    sc_fit_info inf;
+    memset(&inf, 0, sizeof inf);
+    if (rig->nbones < 2 || body->nverts < 4) return sc_fail(err, SC_EINPUT, "fit: %d bones, %d body vertices", rig->nbones, body->nverts);
+    sc_vec3 lo = sc_v3(INFINITY, INFINITY, INFINITY), hi = sc_v3(-INFINITY, -INFINITY, -INFINITY);
+    for (int i = 0; i < body->nverts; i++) {
+        lo = sc_v3_min(lo, sc_v3_load(body->verts + 3 * i));
+        hi = sc_v3_max(hi, sc_v3_load(body->verts + 3 * i));
+    }
+    double H = hi.y - lo.y;
+    inf.body_height = H;
+    double rlo = INFINITY, rhi = -INFINITY;
+    for (int b = 0; b < rig->nbones; b++) {
+        rlo = fmin(rlo, fmin(rig->bone[b].head.y, rig->bone[b].tail.y));
+        rhi = fmax(rhi, fmax(rig->bone[b].head.y, rig->bone[b].tail.y));
+    }
+    if (!(rhi - rlo > 1e-6)) return sc_fail(err, SC_EINPUT, "fit: the skeleton has no height");
+    int cap = 2 * body->ntris + 16;
+    double *pts = malloc((size_t)cap * 2 * sizeof *pts);
+    cluster cl[64];
+    sc_sdf g;
+    memset(&g, 0, sizeof g);
+    if (!pts) return sc_fail(err, SC_EIO, "out of memory");
+    int rc = sc_sdf_build(body, H / 100, 0.05 * H, &g, err);
+    if (rc) {
+        free(pts);
+        return rc;
+    }
+    /* 1. scale and place: lowest joint 2 % of the height above the floor, top 2.5 % below the crown */
+    double s = H / ((rhi - rlo) * 1.045);
+    inf.scale = s;
+    sc_vec3 root = rig->bone[0].head;
+    double root_y = lo.y + 0.02 * H + (root.y - rlo) * s;
+    int nc = slice(body, root_y, 0.02 * H, pts, cl, 64);
+    double cx = 0.5 * (lo.x + hi.x), cz = 0.5 * (lo.z + hi.z);
+    for (int i = 0, best = -1; i < nc; i++) /* the cluster around the centre: the pelvis */
+        if (cl[i].x0 <= cx && cl[i].x1 >= cx && (best < 0 || cl[i].n > cl[best].n)) {
+            best = i;
+            cz = cl[i].cz;
+        }
+    for (int b = 0; b < rig->nbones; b++) {
+        sc_rig_bone *x = &rig->bone[b];
+        sc_vec3 *p[2] = {&x->head, &x->tail};
+        for (int k = 0; k < 2; k++)
+            *p[k] = sc_v3(cx + (p[k]->x - root.x) * s, lo.y + 0.02 * H + (p[k]->y - rlo) * s, cz + (p[k]->z - root.z) * s);
+    }
+    /* 2. legs onto the body's legs: the cross-section at the knee */
+    for (int b = 1; b < rig->nbones && inf.legs < 2; b++) {
+        sc_rig_bone *x = &rig->bone[b];
+        if (x->parent != 0 || bone_dir(x).y > -0.7) continue;
+        int knee = -1;
+        for (int c = 0; c < rig->nbones; c++)
+            if (rig->bone[c].parent == b) knee = c;
+        sc_vec3 k = knee >= 0 ? rig->bone[knee].head : x->tail;
+        nc = slice(body, k.y, 0.02 * H, pts, cl, 64);
+        int best = -1;
+        for (int i = 0; i < nc; i++) {
+            double d = k.x < cl[i].x0 ? cl[i].x0 - k.x : k.x > cl[i].x1 ? k.x - cl[i].x1 : 0;
+            double db = best < 0 ? INFINITY : k.x < cl[best].x0 ? cl[best].x0 - k.x : k.x > cl[best].x1 ? k.x - cl[best].x1 : 0;
+            if (d < db || (d == db && best >= 0 && fabs(cl[i].cx - k.x) < fabs(cl[best].cx - k.x))) best = i;
+        }
+        if (best < 0) continue;
+        sc_vec3 d = sc_v3(cl[best].cx - k.x, 0, cl[best].cz - k.z);
+        for (int c = 0; c < rig->nbones; c++)
+            if (is_below(rig, c, b)) {
+                rig->bone[c].head = sc_v3_add(rig->bone[c].head, d);
+                rig->bone[c].tail = sc_v3_add(rig->bone[c].tail, d);
+            }
+        inf.leg_shift[inf.legs++] = sc_v3_norm(d);
+    }
+    /* 3. arms: turned to where they lie deepest, then scaled to the fingertips */
+    int roots[2];
+    inf.arms = arm_roots(rig, roots);
+    for (int i = 0; i < inf.arms; i++) {
+        int r = roots[i];
+        sc_vec3 c = rig->bone[r].head, d0 = bone_dir(&rig->bone[r]);
+        sc_vec3 down = sc_v3_normalize(sc_v3_cross(d0, sc_v3(0, -1, 0))), fwd = sc_v3(d0.x > 0 ? -1 : 1, 0, 0);
+        sc_rig saved = *rig;
+        double best = -INFINITY, bt = 0, bp = 0;
+        for (double th = -15; th <= 85; th += 2.5)
+            for (double ph = -30; ph <= 30; ph += 5) {
+                *rig = saved;
+                sc_quat q = sc_q_mul(sc_q_axis_angle(fwd, ph * SC_PI / 180), sc_q_axis_angle(down, th * SC_PI / 180));
+                move_chain(rig, r, c, q, 1);
+                double v = chain_depth(rig, r, &g, 0.05 * H);
+                if (v > best) {
+                    best = v;
+                    bt = th;
+                    bp = ph;
+                }
+            }
+        *rig = saved;
+        sc_quat q = sc_q_mul(sc_q_axis_angle(fwd, bp * SC_PI / 180), sc_q_axis_angle(down, bt * SC_PI / 180));
+        move_chain(rig, r, c, q, 1);
+        /* the chain's end: march from the shoulder along it while inside */
+        int end = r;
+        for (int b = 0; b < rig->nbones; b++)
+            if (is_below(rig, b, r) && !has_child(rig, b)) end = b;
+        sc_vec3 tip = rig->bone[end].tail, u = sc_v3_normalize(sc_v3_sub(tip, c));
+        double len = sc_v3_dist(tip, c), t = 0.5 * len;
+        while (t < 1.6 * len && sc_sdf_eval(&g, sc_v3_add(c, sc_v3_scale(u, t + 0.005 * H))) < 0) t += 0.005 * H;
+        double k = fmin(1.4, fmax(0.7, (t - 0.01) / len));
+        move_chain(rig, r, c, sc_q_identity(), k);
+        inf.arm_down_deg[i] = bt;
+        inf.arm_forward_deg[i] = bp;
+        inf.arm_length_scale[i] = k;
+    }
+    sc_rig_hinge_axes_to_limbs(rig);
+    sc_sdf_free(&g);
+    free(pts);
+    if (info) *info = inf;
+    return SC_OK;
+}
+
+/* ---- fixed-node boxes ------------------------------------------------------------------- */
+
+static int all_inside(const sc_rig_bone *b, const sc_trimesh *body, double radius, double rmin, double rmax, int shape, double ground)
+{
+    double pts[3 * 256];
+    int n = sc_rig_fixed_points(b, radius, rmin, rmax, shape, ground, pts, 256);
+    for (int i = 0; i < n; i++)
+        if (sc_winding_number(body, pts + 3 * i) < 0.5) return 0;
+    return 1;
+}
+
+int sc_rig_fit_fixed(sc_rig *rig, const sc_trimesh *body, double radius, double radius_min, double radius_max, int shape)
+{
+    double ground = INFINITY, top = -INFINITY;
+    for (int i = 0; i < body->nverts; i++) {
+        ground = fmin(ground, body->verts[3 * i + 1]);
+        top = fmax(top, body->verts[3 * i + 1]);
+    }
+    double H = top - ground;
+    int changed = 0;
+    for (int bi = 0; bi < rig->nbones; bi++) {
+        sc_rig_bone *b = &rig->bone[bi];
+        if (b->fixed_given) continue;
+        sc_vec3 d = bone_dir(b);
+        int foot = !has_child(rig, bi) && b->head.y - ground < 0.125 * H && fabs(d.y) < 0.8;
+        if (foot) {
+            /* the body around the foot, below the ankle: its extent along the foot's horizontal
+               direction (heel to toe) and across it */
+            sc_vec3 f = sc_v3_normalize(sc_v3(d.x, 0, d.z)), side = sc_v3_cross(sc_v3(0, 1, 0), f);
+            double flen = hypot(b->tail.x - b->head.x, b->tail.z - b->head.z), s0 = 0, s1 = 0, w = 0;
+            for (int i = 0; i < body->nverts; i++) {
+                sc_vec3 p = sc_v3_sub(sc_v3_load(body->verts + 3 * i), b->head);
+                if (p.y > 0 || body->verts[3 * i + 1] - ground > 0.5 * (b->head.y - ground) + 0.02 * H) continue;
+                double a = sc_v3_dot(p, f), c = sc_v3_dot(p, side);
+                if (a < -flen || a > 2 * flen || fabs(c) > 0.6 * flen) continue;
+                s0 = fmin(s0, a);
+                s1 = fmax(s1, a);
+                w = fmax(w, fabs(c));
+            }
+            if (!(flen > 1e-6) || !(w > 0)) continue;
+            sc_rig_bone t = *b;
+            t.fixed_shape = SC_FIXED_SOLE;
+            t.fixed_radius = 0.55 * w;
+            t.fixed_clearance = fmax(0.005, 0.006 * H);
+            t.fixed_from = fmax(-1, (s0 + 0.35 * w) / flen);
+            t.fixed_to = fmin(2, (s1 - 0.35 * w) / flen);
+            /* shrink until every node is inside: height first, then the length */
+            for (int it = 0; it < 30 && !all_inside(&t, body, radius, radius_min, radius_max, shape, ground); it++) {
+                t.fixed_radius *= 0.92;
+                double mid = 0.5 * (t.fixed_from + t.fixed_to), half = 0.5 * (t.fixed_to - t.fixed_from) * 0.96;
+                t.fixed_from = mid - half;
+                t.fixed_to = mid + half;
+            }
+            *b = t;
+            changed++;
+            continue;
+        }
+        sc_rig_bone t = *b;
+        t.fixed_radius = b->fixed_radius > 0 ? b->fixed_radius : fmin(radius_max, fmax(radius_min, radius * sc_rig_length(b)));
+        int it = 0;
+        for (; it < 25 && t.fixed_radius > 0.002 && !all_inside(&t, body, radius, radius_min, radius_max, shape, ground); it++)
+            t.fixed_radius *= 0.85;
+        if (it > 0) {
+            *b = t;
+            changed++;
+        }
+    }
+    return changed;
+}

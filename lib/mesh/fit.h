@@ -1,0 +1,59 @@
+/* Fitting a skeleton into a user's humanoid body, and the checks and poses around it:
+ * - sc_rig_arms_down: the A-pose of the built-in generator (arm chains turned down);
+ * - sc_body_size_check: a body whose height is implausible for a person in the declared unit
+ *   is refused with the body.scale that would make it plausible;
+ * - sc_rig_fit_body: a BVH skeleton (T-pose) fitted into a body in T- or A-pose;
+ * - sc_rig_fit_fixed: fixed-node boxes sized to the body (soles under the feet, every box
+ *   inside the flesh) for the bones the config does not size itself. */
+#ifndef SC_MESH_FIT_H
+#define SC_MESH_FIT_H
+#include "io/obj.h"
+#include "mesh/rig.h"
+
+/* Arm chains: a bone pointing sideways (|x| >= 0.7 of its length) whose parent does not (a
+ * clavicle-like first bone with a sideways child is skipped), with everything below it. Turns
+ * each chain down by `angle` (radians) about its first joint, hinge axes with it. Returns the
+ * number of chains turned. */
+int sc_rig_arms_down(sc_rig *rig, double angle);
+
+/* The body's height (y extent, m after body.scale) must be that of a person or a character:
+ * 0.25 m .. 4 m. Otherwise SC_EINPUT naming the height and the body.scale of the unit (mm, cm,
+ * inch, dm, foot, m) that makes it plausible and nearest 1.7 m, or else the factor to 1.7 m. */
+int sc_body_size_check(const sc_trimesh *body, double scale, const char *where, sc_err *err);
+
+typedef struct sc_fit_info {
+    double body_height, scale;          /* m; skeleton scale applied */
+    double arm_down_deg[2], arm_forward_deg[2], arm_length_scale[2]; /* per arm chain (left, right) */
+    int arms;
+    double leg_shift[2];                /* m, horizontal move of each leg onto the body's leg */
+    int legs;
+} sc_fit_info;
+
+/* Fits a T-pose skeleton into a closed body surface standing on its lowest point, facing +z:
+ * 1. uniform scale and offset from the body's height (the skeleton's lowest joint 2 % of the
+ *    height above the floor, its top 2.5 % below the crown) and centre;
+ * 2. each leg (a bone below the root pointing down, with its chain) moved horizontally onto
+ *    the centre of the body's leg cross-section at the knee;
+ * 3. each arm chain turned (down from the horizontal, and forwards) to where its bones lie
+ *    deepest inside the body (a signed distance grid), then scaled along itself so the hand
+ *    ends 1 cm inside the fingertips;
+ * then hinge axes are made perpendicular to their limbs. */
+int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_err *err);
+
+/* Fixed-node boxes for bones whose config sets none of fixed_shape / fixed_radius / fixed_from /
+ * fixed_to / fixed_clearance (sc_rig_bone.fixed_given == 0): a foot (a bone without children
+ * whose joint is in the lowest eighth of the body and that points more sideways than up)
+ * gets a sole box spanning its part of the body from heel to toe, half as wide as it, and
+ * every box is shrunk until all its nodes lie inside the body surface. radius, radius_min,
+ * radius_max: the defaults of the `fixed:` section. Returns the number of boxes changed. */
+int sc_rig_fit_fixed(sc_rig *rig, const sc_trimesh *body, double radius, double radius_min, double radius_max, int shape);
+
+/* The fixed nodes of one bone ([L13] Figure 4): a box (4 corners per layer) or a capsule (6 around
+ * the axis per layer) between the bone's fixed_from and fixed_to, layers about fixed_spacing
+ * apart, half-width fixed_radius (0: radius x length clamped to [radius_min, radius_max]); or
+ * a sole: a box parallel to the ground (per layer 3 nodes across its bottom, 2 on top) whose
+ * bottom is fixed_clearance above `ground`. Returns the count written to pts (at most cap). */
+int sc_rig_fixed_points(const sc_rig_bone *b, double radius, double radius_min, double radius_max, int default_shape, double ground,
+                        double *pts, int cap);
+
+#endif
