@@ -8,6 +8,7 @@
 #include "io/bvh.h"
 #include "io/h5.h"
 #include "io/obj.h"
+#include "io/xdmf.h"
 #include "render/export.h"
 
 static const char *base_name(const char *p)
@@ -44,18 +45,18 @@ static int write_frames_h5(sc_anim *a, const double *times, int n, const char *h
     for (int i = 0; i < n && !rc; i++) {
         char g[64], path[96];
         rc = sc_anim_sample(a, times[i], &p, err);
-        snprintf(g, sizeof g, "/frames/%06d", i);
+        sc_xdmf_frame_path(g, sizeof g, i, NULL);
         TRY(sc_h5_group(f, g, NULL, err));
         TRY(sc_h5_attr_f64(f, g, "time", times[i], err));
         for (int v = 0; v < a->nsv && !rc; v++) height[v] = sc_anim_height_above_ground(a, p.surf + 3 * v);
         for (int b = 0; b < nb; b++) sc_v3_store(joints + 3 * b, p.bone[b].p);
-        snprintf(path, sizeof path, "%s/surface", g);
+        sc_xdmf_frame_path(path, sizeof path, i, "surface");
         TRY(sc_h5_write_f64(f, path, 2, (size_t[]){(size_t)a->nsv, 3}, p.surf, "m", "fine surface vertices", err));
-        snprintf(path, sizeof path, "%s/surface_height", g);
+        sc_xdmf_frame_path(path, sizeof path, i, "surface_height");
         TRY(sc_h5_write_f64(f, path, 1, (size_t[]){(size_t)a->nsv}, height, "m", "height of each surface vertex above the ground", err));
-        snprintf(path, sizeof path, "%s/nodes", g);
+        sc_xdmf_frame_path(path, sizeof path, i, "nodes");
         TRY(sc_h5_write_f64(f, path, 2, (size_t[]){(size_t)a->nnodes, 3}, p.nodes, "m", "tet node positions", err));
-        snprintf(path, sizeof path, "%s/joints", g);
+        sc_xdmf_frame_path(path, sizeof path, i, "joints");
         TRY(sc_h5_write_f64(f, path, 2, (size_t[]){(size_t)nb, 3}, joints, "m", "bone origins (joints)", err));
     }
 #undef TRY
@@ -65,79 +66,22 @@ static int write_frames_h5(sc_anim *a, const double *times, int n, const char *h
     return sc_h5_commit(f, err);
 }
 
-static void data_item(FILE *x, const char *indent, const char *dims, const char *type, int prec, const char *h5, const char *path)
-{
-    fprintf(x, "%s<DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:%s</DataItem>\n", indent, dims, type,
-            prec, h5, path);
-}
-
 int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, const char *xdmf_path, int argc,
                    char *const *argv, sc_err *err)
 {
     if (n < 1) return sc_fail(err, SC_EINPUT, "export: no frames");
     int rc = write_frames_h5(a, times, n, h5_path, argc, argv, err);
     if (rc) return rc;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", xdmf_path);
-    FILE *x = fopen(tmp, "w");
-    if (!x) { unlink(h5_path); return sc_fail(err, SC_EIO, "%s: %s", tmp, strerror(errno)); }
-    const char *h5 = base_name(h5_path);
-    char d[64], path[96];
-    fprintf(x, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
-    static const char *const grids[3] = {"surface", "tetmesh", "skeleton"};
-    for (int g = 0; g < 3; g++) {
-        if (g == 2 && a->nbones < 2) continue;
-        fprintf(x, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", grids[g]);
-        for (int i = 0; i < n; i++) {
-            fprintf(x, "   <Grid Name=\"%s_%06d\" GridType=\"Uniform\">\n    <Time Value=\"%.9g\"/>\n", grids[g], i, times[i]);
-            if (g == 0) {
-                fprintf(x, "    <Topology TopologyType=\"Triangle\" NumberOfElements=\"%d\">\n", a->nsf);
-                snprintf(d, sizeof d, "%d 3", a->nsf);
-                data_item(x, "     ", d, "Int", 4, h5, "/mesh/surface_faces");
-                fprintf(x, "    </Topology>\n    <Geometry GeometryType=\"XYZ\">\n");
-                snprintf(d, sizeof d, "%d 3", a->nsv);
-                snprintf(path, sizeof path, "/frames/%06d/surface", i);
-                data_item(x, "     ", d, "Float", 8, h5, path);
-                fprintf(x, "    </Geometry>\n    <Attribute Name=\"height\" AttributeType=\"Scalar\" Center=\"Node\">\n");
-                snprintf(d, sizeof d, "%d", a->nsv);
-                snprintf(path, sizeof path, "/frames/%06d/surface_height", i);
-                data_item(x, "     ", d, "Float", 8, h5, path);
-                fprintf(x, "    </Attribute>\n");
-            } else if (g == 1) {
-                fprintf(x, "    <Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"%d\">\n", a->ntets);
-                snprintf(d, sizeof d, "%d 4", a->ntets);
-                data_item(x, "     ", d, "Int", 4, h5, "/mesh/tets");
-                fprintf(x, "    </Topology>\n    <Geometry GeometryType=\"XYZ\">\n");
-                snprintf(d, sizeof d, "%d 3", a->nnodes);
-                snprintf(path, sizeof path, "/frames/%06d/nodes", i);
-                data_item(x, "     ", d, "Float", 8, h5, path);
-                fprintf(x, "    </Geometry>\n    <Attribute Name=\"fixed_bone\" AttributeType=\"Scalar\" Center=\"Node\">\n");
-                snprintf(d, sizeof d, "%d", a->nnodes);
-                data_item(x, "     ", d, "Int", 4, h5, "/mesh/node_bone");
-                fprintf(x, "    </Attribute>\n");
-            } else {
-                fprintf(x, "    <Topology TopologyType=\"Polyline\" NodesPerElement=\"2\" NumberOfElements=\"%d\">\n", a->nbones - 1);
-                snprintf(d, sizeof d, "%d 2", a->nbones - 1);
-                data_item(x, "     ", d, "Int", 4, h5, "/mesh/bone_segments");
-                fprintf(x, "    </Topology>\n    <Geometry GeometryType=\"XYZ\">\n");
-                snprintf(d, sizeof d, "%d 3", a->nbones);
-                snprintf(path, sizeof path, "/frames/%06d/joints", i);
-                data_item(x, "     ", d, "Float", 8, h5, path);
-                fprintf(x, "    </Geometry>\n");
-            }
-            fprintf(x, "   </Grid>\n");
-        }
-        fprintf(x, "  </Grid>\n");
-    }
-    fprintf(x, " </Domain>\n</Xdmf>\n");
-    int bad = ferror(x);
-    if (fclose(x) || bad || rename(tmp, xdmf_path)) {
-        int e = errno;
-        unlink(tmp);
-        unlink(h5_path);
-        return sc_fail(err, SC_EIO, "%s: cannot write: %s", xdmf_path, strerror(e));
-    }
-    return SC_OK;
+    const sc_xdmf_field height = {"height", SC_XDMF_NODE, 0, 1, {"surface_height", 1}};
+    const sc_xdmf_field fixed_bone = {"fixed_bone", SC_XDMF_NODE, 1, 1, {"/mesh/node_bone", 0}};
+    const sc_xdmf_grid grids[3] = {
+        {"surface", SC_XDMF_TRIANGLE, a->nsf, a->nsv, {"/mesh/surface_faces", 0}, {"surface", 1}, &height, 1},
+        {"tetmesh", SC_XDMF_TETRAHEDRON, a->ntets, a->nnodes, {"/mesh/tets", 0}, {"nodes", 1}, &fixed_bone, 1},
+        {"skeleton", SC_XDMF_SEGMENT, a->nbones - 1, a->nbones, {"/mesh/bone_segments", 0}, {"joints", 1}, NULL, 0},
+    };
+    rc = sc_xdmf_write(xdmf_path, base_name(h5_path), grids, a->nbones > 1 ? 3 : 2, times, n, err);
+    if (rc) unlink(h5_path);
+    return rc;
 }
 
 /* ---- OBJ + PC2 ---- */
