@@ -199,7 +199,9 @@ int sc_export_bvh(sc_anim *a, const double *times, int n, const char *bvh_path, 
         snprintf(j->name, sizeof j->name, "%s", a->bone_name[b]);
         j->parent = a->parent[b] < 0 ? -1 : bvh_of[a->parent[b]];
         sc_vec3 jb = sc_v3_load(a->joint_rest + 3 * b);
-        j->offset = a->parent[b] < 0 ? jb : sc_v3_sub(jb, sc_v3_load(a->joint_rest + 3 * a->parent[b]));
+        /* the root's OFFSET is 0 and its position channels are absolute: readers that add the
+           offset (softcon's) and readers that ignore it (Blender's importer) then agree */
+        j->offset = a->parent[b] < 0 ? sc_v3(0, 0, 0) : sc_v3_sub(jb, sc_v3_load(a->joint_rest + 3 * a->parent[b]));
         j->channel_offset = nch;
         static const int root_ch[6] = {SC_BVH_XPOS, SC_BVH_YPOS, SC_BVH_ZPOS, SC_BVH_ZROT, SC_BVH_YROT, SC_BVH_XROT};
         int root = a->parent[b] < 0;
@@ -227,9 +229,8 @@ int sc_export_bvh(sc_anim *a, const double *times, int n, const char *bvh_path, 
         for (int b = 0; b < nb && !rc; b++) {
             const sc_bvh_joint *j = &bvh.joints[bvh_of[b]];
             double *v = row + j->channel_offset, e[3];
-            if (j->nchannels == 6) { /* translation = offset + channels */
-                sc_vec3 d = sc_v3_sub(p.bone[b].p, j->offset);
-                v[0] = d.x; v[1] = d.y; v[2] = d.z;
+            if (j->nchannels == 6) { /* the root's position (its offset is 0) */
+                v[0] = p.bone[b].p.x; v[1] = p.bone[b].p.y; v[2] = p.bone[b].p.z;
                 v += 3;
             }
             sc_quat q = sc_anim_local_rotation(&p, a, b);
