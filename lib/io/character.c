@@ -231,7 +231,7 @@ int sc_character_write_xdmf(const char *xdmf_path, const char *h5, const sc_mode
         {"tetmesh", SC_XDMF_TETRAHEDRON, m->ntets, m->nnodes, {"/tetmesh/tets", 0}, {"/tetmesh/rest_pos", 0}, fields, 3 + nw},
         {"surface", SC_XDMF_TRIANGLE, m->nsurf_tris, m->nsurf_verts, {"/surface/faces", 0}, {"/surface/vertices", 0}, NULL, 0},
     };
-    int rc = sc_xdmf_write(xdmf_path, h5, grids, 2, NULL, 0, err);
+    int rc = sc_xdmf_write(xdmf_path, h5, "character", grids, 2, NULL, 0, err);
     free(fields); free(names); free(paths);
     return rc;
 }

@@ -39,6 +39,7 @@ static void put_item(FILE *x, const char *indent, int rows, int cols, int is_int
     fputs("</DataItem>\n", x);
 }
 
+/* A uniform grid; in a time series (time != NULL) its per-frame data are those of `frame`. */
 static void put_grid(FILE *x, const char *indent, const sc_xdmf_grid *g, const char *h5, int frame, const double *time)
 {
     static const char *const topo[] = {"Triangle", "Tetrahedron", "Polyline"};
@@ -47,7 +48,6 @@ static void put_grid(FILE *x, const char *indent, const sc_xdmf_grid *g, const c
     snprintf(in2, sizeof in2, "%s  ", indent);
     fprintf(x, "%s<Grid Name=\"", indent);
     put_escaped(x, g->name);
-    if (time) fprintf(x, "_%06d", frame);
     fputs("\" GridType=\"Uniform\">\n", x);
     if (time) fprintf(x, "%s <Time Value=\"%.17g\"/>\n", indent, *time);
     fprintf(x, "%s <Topology TopologyType=\"%s\"", indent, topo[g->topology]);
@@ -69,9 +69,10 @@ static void put_grid(FILE *x, const char *indent, const sc_xdmf_grid *g, const c
     fprintf(x, "%s</Grid>\n", indent);
 }
 
-int sc_xdmf_write(const char *xdmf_path, const char *h5_name, const sc_xdmf_grid *grids, int ngrids, const double *times,
-                  int nframes, sc_err *err)
+int sc_xdmf_write(const char *xdmf_path, const char *h5_name, const char *name, const sc_xdmf_grid *grids, int ngrids,
+                  const double *times, int nframes, sc_err *err)
 {
+    if (ngrids < 1) return sc_fail(err, SC_EINPUT, "%s: no grids", xdmf_path);
     for (int g = 0; g < ngrids; g++) {
         const sc_xdmf_grid *gr = &grids[g];
         int per_frame = gr->cells.per_frame || gr->points.per_frame;
@@ -89,15 +90,22 @@ int sc_xdmf_write(const char *xdmf_path, const char *h5_name, const sc_xdmf_grid
     FILE *x = fopen(tmp, "w");
     if (!x) return sc_fail(err, SC_EIO, "%s: %s", tmp, strerror(errno));
     fputs("<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n", x);
-    for (int g = 0; g < ngrids; g++) {
-        if (nframes == 0) {
-            put_grid(x, "  ", &grids[g], h5_name, 0, NULL);
-            continue;
-        }
+    if (nframes == 0) {
+        for (int g = 0; g < ngrids; g++) put_grid(x, "  ", &grids[g], h5_name, 0, NULL);
+    } else {
         fputs("  <Grid Name=\"", x);
-        put_escaped(x, grids[g].name);
+        put_escaped(x, name);
         fputs("\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", x);
-        for (int k = 0; k < nframes; k++) put_grid(x, "   ", &grids[g], h5_name, k, &times[k]);
+        for (int k = 0; k < nframes; k++) {
+            if (ngrids == 1) {
+                put_grid(x, "   ", &grids[0], h5_name, k, &times[k]);
+                continue;
+            }
+            fprintf(x, "   <Grid Name=\"frame_%06d\" GridType=\"Collection\" CollectionType=\"Spatial\">\n", k);
+            fprintf(x, "    <Time Value=\"%.17g\"/>\n", times[k]);
+            for (int g = 0; g < ngrids; g++) put_grid(x, "    ", &grids[g], h5_name, k, NULL);
+            fputs("   </Grid>\n", x);
+        }
         fputs("  </Grid>\n", x);
     }
     fputs(" </Domain>\n</Xdmf>\n", x);
@@ -123,5 +131,5 @@ int sc_xdmf_write_sim(const char *xdmf_path, const char *h5_name, const sc_model
 {
     const sc_xdmf_field fixed_bone = {"fixed_bone", SC_XDMF_NODE, 1, 1, {"/mesh/node_bone", 0}};
     const sc_xdmf_grid tetmesh = {"tetmesh", SC_XDMF_TETRAHEDRON, m->ntets, m->nnodes, {"/mesh/tets", 0}, {"nodes", 1}, &fixed_bone, 1};
-    return sc_xdmf_write(xdmf_path, h5_name, &tetmesh, 1, times, nframes, err);
+    return sc_xdmf_write(xdmf_path, h5_name, "sim", &tetmesh, 1, times, nframes, err);
 }

@@ -48,11 +48,13 @@ typedef struct {
 void sc_xdmf_frame_path(char *out, size_t n, int frame, const char *leaf);
 
 /* Writes xdmf_path (through a .tmp file renamed into place) describing `grids` in the HDF5 file
-   named h5_name (relative to the XDMF's folder: "sim.h5"). nframes == 0: static grids side by
-   side (per-frame data not allowed); otherwise each grid is a temporal collection over the
-   times[0..nframes-1] (s). */
-int sc_xdmf_write(const char *xdmf_path, const char *h5_name, const sc_xdmf_grid *grids, int ngrids, const double *times,
-                  int nframes, sc_err *err);
+   named h5_name (relative to the XDMF's folder: "sim.h5"). nframes == 0: the grids side by side
+   in the domain (no per-frame data allowed). nframes > 0: one temporal collection called `name`
+   over times[0..nframes-1] (s) whose every step holds the grids (a spatial collection of them
+   when there are several): the layout under which ParaView's Xdmf3 Reader T names the blocks
+   after the grids (its Reader S merges the grids of a step into the pieces of one block). */
+int sc_xdmf_write(const char *xdmf_path, const char *h5_name, const char *name, const sc_xdmf_grid *grids, int ngrids,
+                  const double *times, int nframes, sc_err *err);
 
 /* sim.h5 (softcon.sim/1): /frames/NNNNNN/nodes for k < nframes, views of /nodes/position[k]
    (no data copied). Call before sc_h5_commit, after the last frame is appended. */

@@ -41,6 +41,11 @@ static int write_frames_h5(sc_anim *a, const double *times, int n, const char *h
     TRY(sc_h5_write_i32(f, "/mesh/tets", 2, (size_t[]){(size_t)a->ntets, 4}, a->tets, "tet node indices", err));
     TRY(sc_h5_write_i32(f, "/mesh/node_bone", 1, (size_t[]){(size_t)a->nnodes}, a->node_bone, "bone a node is fixed to, -1 free", err));
     if (nseg) TRY(sc_h5_write_i32(f, "/mesh/bone_segments", 2, (size_t[]){(size_t)nseg, 2}, seg, "parent joint, child joint", err));
+    const char **names = malloc((size_t)nb * sizeof *names);
+    if (!names) rc = sc_fail(err, SC_EIO, "out of memory");
+    for (int b = 0; b < nb && !rc; b++) names[b] = a->bone_name[b];
+    TRY(sc_h5_write_strings(f, "/mesh/bone_names", (size_t)nb, names, "bone names, in the order of each frame's joints", err));
+    free(names);
     TRY(sc_h5_group(f, "/frames", "one group per exported frame (ParaView reads per-frame datasets)", err));
     for (int i = 0; i < n && !rc; i++) {
         char g[64], path[96];
@@ -79,7 +84,7 @@ int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, 
         {"tetmesh", SC_XDMF_TETRAHEDRON, a->ntets, a->nnodes, {"/mesh/tets", 0}, {"nodes", 1}, &fixed_bone, 1},
         {"skeleton", SC_XDMF_SEGMENT, a->nbones - 1, a->nbones, {"/mesh/bone_segments", 0}, {"joints", 1}, NULL, 0},
     };
-    rc = sc_xdmf_write(xdmf_path, base_name(h5_path), grids, a->nbones > 1 ? 3 : 2, times, n, err);
+    rc = sc_xdmf_write(xdmf_path, base_name(h5_path), "frames", grids, a->nbones > 1 ? 3 : 2, times, n, err);
     if (rc) unlink(h5_path);
     return rc;
 }

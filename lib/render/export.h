@@ -13,7 +13,7 @@
 
 #define SC_FRAMES_SCHEMA "softcon.frames/1"
 
-/* h5_path gets /mesh/{surface_faces, tets, node_bone, bone_segments} and, per frame i,
+/* h5_path gets /mesh/{surface_faces, tets, node_bone, bone_segments, bone_names} and, per frame i,
    /frames/NNNNNN/{surface, surface_height, nodes, joints} (attribute time); xdmf_path refers to
    the HDF5 file by its name relative to the XDMF's folder. Both written to .tmp and renamed.
    argc/argv go into the provenance attributes (may be 0/NULL). */
