@@ -60,7 +60,7 @@ elif ! command -v blender >/dev/null; then
   echo "check-viewers: SKIPPED Blender: blender is not installed (scripts/install-deps.sh --viewers)"
   missing=1
 else
-  log="$(blender -b --factory-startup --python "$here/viewers/check_blender.py" -- "${objs[@]}" 2>&1)"
+  log="$(blender -b --factory-startup --python-exit-code 3 --python "$here/viewers/check_blender.py" -- "${objs[@]}" 2>&1)"
   rc=$?
   grep -E '^(ok|FAIL) ' <<<"$log"
   nok=$(grep -c '^ok ' <<<"$log")

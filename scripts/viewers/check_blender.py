@@ -147,6 +147,4 @@ def main():
 
 
 if __name__ == "__main__":
-    code = main()
-    sys.stdout.flush()
-    os._exit(code)  # Blender ignores sys.exit from a --python script's return
+    sys.exit(main())
