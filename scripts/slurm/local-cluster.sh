@@ -26,7 +26,8 @@ case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
 conf="$dir/slurm.conf"
 die() { echo "local-cluster: error: $*" >&2; exit "${code:-5}"; }
 
-pid_alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+pid_of() { cat "$1" 2>/dev/null; } # a daemon removes its pid file as it exits
+pid_alive() { local p; p="$(pid_of "$1")" && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 munged_up() { pid_alive "$dir/munge/munged.pid"; }
 ctld_up() { pid_alive "$dir/run/slurmctld.pid"; }
 slurmd_up() { pid_alive "$dir/run/slurmd.pid"; }
@@ -160,7 +161,7 @@ status() {
   local up=1 name f
   for name in munged slurmctld slurmd; do
     case $name in munged) f="$dir/munge/munged.pid" ;; *) f="$dir/run/$name.pid" ;; esac
-    if pid_alive "$f"; then echo "$name: running, pid $(cat "$f")"; else echo "$name: not running"; up=0; fi
+    if pid_alive "$f"; then echo "$name: running, pid $(pid_of "$f")"; else echo "$name: not running"; up=0; fi
   done
   [ $up -eq 1 ] || return 3
   export SLURM_CONF="$conf"
@@ -176,7 +177,7 @@ stop() {
     SLURM_CONF="$conf" scontrol shutdown >/dev/null 2>&1 # ends slurmctld and slurmd cleanly
   fi
   for f in "$dir/run/slurmd.pid" "$dir/run/slurmctld.pid" "$dir/munge/munged.pid"; do
-    pid_alive "$f" && pids+=("$(cat "$f")")
+    pid_alive "$f" && pids+=("$(pid_of "$f")")
   done
   for i in $(seq 1 40); do
     local alive=()
