@@ -8,6 +8,7 @@
 # outside the job to every process of it (scontrol listpids), records each signal with its
 # sender, and when a process is killed by SIGKILL.
 #   requeue      scontrol requeue; the probe checkpoints and exits 75 on SIGTERM
+#   requeue-trapcont  the same, the batch shell trapping SIGCONT as well as SIGTERM
 #   stubborn     scontrol requeue; the probe ignores SIGTERM (how long until SIGKILL)
 #   usr1-all     scancel --signal=USR1 JOB  (every step's processes)
 #   usr1-batch   scancel --batch --signal=USR1 JOB, the batch script forwarding it to mpiexec.mpich
@@ -53,6 +54,7 @@ run() {
   rm -rf "$d" && mkdir -p "$d"
   [ "$name" = stubborn ] && extra=(--stubborn)
   [ "$name" = usr1-batch ] && env=(--export=ALL,PROBE_FORWARD=1)
+  [ "$name" = requeue-trapcont ] && env=(--export=ALL,PROBE_TRAP_CONT=1)
   [ "$name" = timelimit ] && env=(--export=ALL,PROBE_FORWARD=1,PROBE_REQUEUE=1 --time=1 --signal=B:USR1@40)
   local id
   id="$(sc_slurm_submit "${env[@]}" --output="$d/job.out" "$root/tests/slurm/probe.sbatch" "$probe" "$d" "$steps" "${extra[@]}")" || return 1
@@ -75,18 +77,21 @@ run() {
     timelimit) ;; # Slurm sends the warning itself
   esac
   echo "== $name: job $id, $action at $(date -d @"$((t0 / 1000))" +%T)"
-  if [ "$action" = timelimit ]; then
-    sc_slurm_wait_grep "$d/batch.log" "scontrol requeue returned" 120 || return 1
-    echo "  the warning came $(( $(awk '/signal USR1/ { print $1; exit }' "$d/batch.log") - $(awk '/^[0-9]+ start job/ { print $1; exit }' "$d/batch.log") )) ms after the job started (--time=1 --signal=B:USR1@40)"
-  fi
-  if [ "$action" = requeue ] || [ "$action" = timelimit ]; then
-    sc_slurm_wait_state "$id" PENDING 120 >/dev/null || return 1
+  # each time the job is requeued (by us, or by its own script after a time-limit warning):
+  # report, and release it
+  local s n=0
+  while s="$(sc_slurm_wait_state "$id" "PENDING|COMPLETED|FAILED|CANCELLED|TIMEOUT" 300)" && [ "$s" = PENDING ]; do
     t1=$(ms)
-    [ "$action" = requeue ] && echo "  back to PENDING $((t1 - t0)) ms after scontrol requeue"
+    n=$((n + 1))
+    [ "$action" = requeue ] && [ $n -eq 1 ] && echo "  back to PENDING $((t1 - t0)) ms after scontrol requeue"
     echo "  pending: Reason=$(sc_slurm_field "$id" Reason) Restarts=$(sc_slurm_field "$id" Restarts)" \
-      "EligibleTime=$(sc_slurm_field "$id" EligibleTime) (requeued at $(date -d @"$((t0 / 1000))" +%FT%T))"
+      "EligibleTime=$(sc_slurm_field "$id" EligibleTime) (now $(date +%FT%T))"
     sleep 1
     sc_slurm_release "$id" && echo "  scontrol update JobId=$id StartTime=now: released"
+    sc_slurm_wait_state "$id" "RUNNING|COMPLETED|FAILED" 60 >/dev/null || break
+  done
+  if [ "$action" = timelimit ]; then
+    awk '/start job/ { t = $1 } /signal USR1/ && t { printf "  the warning came %d ms after the run started (--time=1 --signal=B:USR1@40)\n", $1 - t; t = 0 }' "$d/batch.log"
   fi
   local fin
   fin="$(sc_slurm_finish "$id" 300)"
@@ -106,7 +111,7 @@ run() {
 
 for e in "${experiments[@]}"; do
   case "$e" in
-    requeue) run "$e" 40 requeue ;;
+    requeue | requeue-trapcont) run "$e" 40 requeue ;;
     stubborn) run "$e" 300 requeue ;;
     usr1-all | usr1-batch | usr1-full) run "$e" 40 "$e" ;;
     timelimit) run "$e" 200 timelimit ;;
