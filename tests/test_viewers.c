@@ -99,25 +99,11 @@ static const char *pipeline(void)
     return dir;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) { free(s); s = NULL; }
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* Every HDF DataItem of an XDMF names a dataset of exactly its Dimensions and number type;
    returns the number of references checked (-1 after a reported failure). */
 static int check_xdmf_datasets(const char *xdmf, const char *h5path)
 {
-    char *text = slurp(xdmf);
+    char *text = sc_test_read_file(xdmf, NULL);
     CHECK(text, "cannot read %s", xdmf);
     int refs = 0, ok = 1;
     if (strstr(text, "HyperSlab")) { sc_test_fail(__FILE__, __LINE__, "%s uses a HyperSlab (ParaView's Xdmf3 reader skips it)", xdmf); ok = 0; }
