@@ -9,6 +9,8 @@
 # sender, and when a process is killed by SIGKILL.
 #   requeue      scontrol requeue; the probe checkpoints and exits 75 on SIGTERM
 #   requeue-trapcont  the same, the batch shell trapping SIGCONT as well as SIGTERM
+#   requeue-twice     the same, the batch shell forwarding SIGTERM to mpiexec.mpich and, when it
+#                exits 75, requeueing its own job again (what a time-limit script does)
 #   stubborn     scontrol requeue; the probe ignores SIGTERM (how long until SIGKILL)
 #   usr1-all     scancel --signal=USR1 JOB  (every step's processes)
 #   usr1-batch   scancel --batch --signal=USR1 JOB, the batch script forwarding it to mpiexec.mpich
@@ -55,6 +57,7 @@ run() {
   [ "$name" = stubborn ] && extra=(--stubborn)
   [ "$name" = usr1-batch ] && env=(--export=ALL,PROBE_FORWARD=1)
   [ "$name" = requeue-trapcont ] && env=(--export=ALL,PROBE_TRAP_CONT=1)
+  [ "$name" = requeue-twice ] && env=(--export=ALL,PROBE_FORWARD=1,PROBE_REQUEUE=1)
   [ "$name" = timelimit ] && env=(--export=ALL,PROBE_FORWARD=1,PROBE_REQUEUE=1 --time=1 --signal=B:USR1@40)
   local id
   id="$(sc_slurm_submit "${env[@]}" --output="$d/job.out" "$root/tests/slurm/probe.sbatch" "$probe" "$d" "$steps" "${extra[@]}")" || return 1
@@ -111,7 +114,7 @@ run() {
 
 for e in "${experiments[@]}"; do
   case "$e" in
-    requeue | requeue-trapcont) run "$e" 40 requeue ;;
+    requeue | requeue-trapcont | requeue-twice) run "$e" 40 requeue ;;
     stubborn) run "$e" 300 requeue ;;
     usr1-all | usr1-batch | usr1-full) run "$e" 40 "$e" ;;
     timelimit) run "$e" 200 timelimit ;;
