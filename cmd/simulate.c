@@ -15,6 +15,7 @@
 #include "io/character.h"
 #include "io/config.h"
 #include "io/paths.h"
+#include "io/xdmf.h"
 #include "sim/sim.h"
 
 static const char *usage =
@@ -91,27 +92,6 @@ static int write_mesh(sc_h5 *f, const sc_model *m, sc_err *err)
     TRY(sc_h5_write_f64(f, "/mesh/surface_bary", 2, (size_t[]){(size_t)m->nsurf_verts, 4}, m->surf_bary, "1", "barycentric weights", err));
 #undef TRY
     return SC_OK;
-}
-
-static int write_xdmf(const char *path, const char *h5, const sc_model *m, long nframes, const double *times, sc_err *err)
-{
-    char tmp[1100];
-    FILE *x = sc_file_open_tmp(path, "w", tmp, sizeof tmp, err);
-    if (!x) return err->code;
-    fprintf(x, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"sim\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
-    for (long k = 0; k < nframes; k++) {
-        fprintf(x, "   <Grid Name=\"frame%ld\" GridType=\"Uniform\">\n    <Time Value=\"%.6f\"/>\n", k, times[k]);
-        fprintf(x, "    <Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"%d\">\n", m->ntets);
-        fprintf(x, "     <DataItem Dimensions=\"%d 4\" NumberType=\"Int\" Format=\"HDF\">%s:/mesh/tets</DataItem>\n    </Topology>\n", m->ntets, h5);
-        fprintf(x, "    <Geometry GeometryType=\"XYZ\">\n     <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d 3\" Type=\"HyperSlab\">\n", m->nnodes);
-        fprintf(x, "      <DataItem Dimensions=\"3 3\" Format=\"XML\">%ld 0 0 1 1 1 1 %d 3</DataItem>\n", k, m->nnodes);
-        fprintf(x, "      <DataItem Dimensions=\"%ld %d 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/nodes/position</DataItem>\n", nframes, m->nnodes, h5);
-        fprintf(x, "     </DataItem>\n    </Geometry>\n");
-        fprintf(x, "    <Attribute Name=\"fixed_bone\" Center=\"Node\">\n     <DataItem Dimensions=\"%d\" NumberType=\"Int\" Format=\"HDF\">%s:/mesh/node_bone</DataItem>\n    </Attribute>\n", m->nnodes, h5);
-        fprintf(x, "   </Grid>\n");
-    }
-    fprintf(x, "  </Grid>\n </Domain>\n</Xdmf>\n");
-    return sc_file_commit(x, tmp, path, err);
 }
 
 static const char *trajectory, *policy_file;
@@ -323,10 +303,11 @@ int main(int argc, char **argv)
              sc_h5_attr_f64(f, "/contact", "max_depth_m", fw.max_depth, &err) ||
              sc_h5_attr_i64(f, "/fem", "polar_fallbacks", warn.fem_fallbacks, &err) ||
              sc_h5_attr_i64(f, "/", "ode_warnings", warn.ode_messages, &err);
+    if (!rc && sc.store_nodes) rc = sc_xdmf_sim_views(f, (int)fw.nframes, &err);
     if (rc) { sc_h5_abort(f); sc_cli_die(&cli, &err); }
     if (sc_h5_commit(f, &err)) sc_cli_die(&cli, &err);
     sc_cleanup_add(cli.output, SC_CLEANUP_OUTPUT); /* removed again if the .xdmf cannot be written */
-    if (sc.store_nodes && write_xdmf(xdmf, h5rel, &m, fw.nframes, fw.frame_times, &err)) sc_cli_die(&cli, &err);
+    if (sc.store_nodes && sc_xdmf_write_sim(xdmf, h5rel, &m, fw.frame_times, (int)fw.nframes, &err)) sc_cli_die(&cli, &err);
     sc_cleanup_keep_outputs();
     if (warn.ode_messages) sc_log_warn("simulate: %ld ODE warnings (the last: %s)", warn.ode_messages, warn.last_ode_message);
     if (failed) {

@@ -131,6 +131,7 @@ int main(int argc, char **argv)
 #define TRY(x) if (!rc) rc = (x)
     TRY(sc_h5_group(f, "/skin", "bounded biharmonic skinning weights ([L13] eq. 13; Jacobson et al. 2011), fixed nodes as handles", &err));
     TRY(sc_h5_write_f64(f, "/skin/weights", 2, D2(nn, nb), w, "1", "dense weights w_ij, node i (row) x bone j; rows sum to 1", &err));
+    TRY(sc_character_write_weight_views(f, &m, &err)); /* what character.xdmf shows */
     TRY(sc_h5_write_i32(f, "/skin/topk_bone", 2, D2(nn, k), m.skin_bone, "k most influential bones per node, -1 unused", &err));
     TRY(sc_h5_write_f64(f, "/skin/topk_weight", 2, D2(nn, k), m.skin_w, "1", "their weights, renormalized to sum 1 (what simulate uses)", &err));
     TRY(sc_h5_write_f64(f, "/skin/bone_iterations", 1, D1(nb), iters, "1", "active-set iterations per bone", &err));

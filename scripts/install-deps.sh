@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package softcon needs (bookworm). Idempotent and non-interactive:
 # packages already present are skipped. Run as root (or it uses sudo when available).
+#   --viewers  also ParaView (python3-paraview: pvpython) and Blender, for scripts/check-viewers.sh
+#   --slurm    also Slurm (slurmctld, slurmd, sbatch) and munge, for scripts/slurm/local-cluster.sh
 set -euo pipefail
 
 PACKAGES=(
@@ -16,6 +18,13 @@ PACKAGES=(
   gnuplot-nox ffmpeg               # plots and movies (optional at run time)
   clang libclang-rt-14-dev llvm    # make fuzz: libFuzzer harnesses (tests/fuzz), llvm-cov for their coverage
 )
+for opt in "$@"; do
+  case "$opt" in
+    --viewers) PACKAGES+=(python3-paraview blender) ;;
+    --slurm) PACKAGES+=(slurmctld slurmd slurm-client munge) ;;
+    *) echo "usage: scripts/install-deps.sh [--viewers] [--slurm]" >&2; exit 1 ;;
+  esac
+done
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -121,6 +121,22 @@ int sc_test_file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+char *sc_test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *b = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)n + 1)) && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) b[n] = 0;
+    if (b && len) *len = (size_t)n;
+    return b;
+}
+
 int sc_test_sh(char *out, size_t out_size, const char *fmt, ...)
 {
     char cmd[8192];

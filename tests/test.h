@@ -62,5 +62,7 @@ const char *sc_test_write(const char *name, const char *text);
  * (or 128+signal). */
 int sc_test_sh(char *out, size_t out_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int sc_test_file_exists(const char *path);
+/* The whole file, NUL-terminated (free() it); NULL when unreadable. len may be NULL. */
+char *sc_test_read_file(const char *path, size_t *len);
 
 #endif

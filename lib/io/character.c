@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "io/character.h"
 #include "io/paths.h"
+#include "io/xdmf.h"
 
 #define D1(n) (size_t[]){(size_t)(n)}
 #define D2(n, k) (size_t[]){(size_t)(n), (size_t)(k)}
@@ -238,39 +239,46 @@ int sc_character_read_image(const void *data, size_t size, const char *name, sc_
     return sc_h5_read_image(data, size, name, reader, &a, err);
 }
 
+void sc_character_weight_view_path(char *out, size_t n, int bone)
+{
+    snprintf(out, n, "/skin/bone_weights/%03d", bone);
+}
+
+int sc_character_write_weight_views(sc_h5 *f, const sc_model *m, sc_err *err)
+{
+    int rc = sc_h5_group(f, "/skin/bone_weights", "column j of /skin/weights as its own dataset (a view) for XDMF readers", err);
+    for (int b = 0; b < m->nbones && !rc; b++) {
+        char path[64], desc[SC_NAME_LEN + 64];
+        sc_character_weight_view_path(path, sizeof path, b);
+        snprintf(desc, sizeof desc, "weight of bone %d (%s) per node: /skin/weights[:, %d] (a view)", b, m->bone_name[b], b);
+        rc = sc_h5_write_view(f, path, "/skin/weights", 1, (size_t)b, "1", desc, err);
+    }
+    return rc;
+}
+
 int sc_character_write_xdmf(const char *xdmf_path, const char *h5, const sc_model *m, int with_weights, sc_err *err)
 {
-    char tmp[1100];
-    FILE *x = sc_file_open_tmp(xdmf_path, "w", tmp, sizeof tmp, err);
-    if (!x) return err->code;
-    fprintf(x, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
-    fprintf(x, "  <Grid Name=\"tetmesh\" GridType=\"Uniform\">\n");
-    fprintf(x, "   <Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"%d\">\n", m->ntets);
-    fprintf(x, "    <DataItem Dimensions=\"%d 4\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">%s:/tetmesh/tets</DataItem>\n   </Topology>\n", m->ntets, h5);
-    fprintf(x, "   <Geometry GeometryType=\"XYZ\">\n");
-    fprintf(x, "    <DataItem Dimensions=\"%d 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/tetmesh/rest_pos</DataItem>\n   </Geometry>\n", m->nnodes, h5);
-    fprintf(x, "   <Attribute Name=\"fixed_bone\" AttributeType=\"Scalar\" Center=\"Node\">\n");
-    fprintf(x, "    <DataItem Dimensions=\"%d\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">%s:/tetmesh/node_bone</DataItem>\n   </Attribute>\n", m->nnodes, h5);
-    fprintf(x, "   <Attribute Name=\"node_mass\" AttributeType=\"Scalar\" Center=\"Node\">\n");
-    fprintf(x, "    <DataItem Dimensions=\"%d\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/tetmesh/node_mass</DataItem>\n   </Attribute>\n", m->nnodes, h5);
-    fprintf(x, "   <Attribute Name=\"volume\" AttributeType=\"Scalar\" Center=\"Cell\">\n");
-    fprintf(x, "    <DataItem Dimensions=\"%d\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/tetmesh/volume</DataItem>\n   </Attribute>\n", m->ntets, h5);
-    if (with_weights)
-        for (int b = 0; b < m->nbones; b++) {
-            /* one column of /skin/weights via a hyperslab */
-            fprintf(x, "   <Attribute Name=\"weight_%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", m->bone_name[b]);
-            fprintf(x, "    <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d 1\" Type=\"HyperSlab\">\n", m->nnodes);
-            fprintf(x, "     <DataItem Dimensions=\"3 2\" Format=\"XML\">0 %d 1 1 %d 1</DataItem>\n", b, m->nnodes);
-            fprintf(x, "     <DataItem Dimensions=\"%d %d\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/skin/weights</DataItem>\n",
-                    m->nnodes, m->nbones, h5);
-            fprintf(x, "    </DataItem>\n   </Attribute>\n");
-        }
-    fprintf(x, "  </Grid>\n");
-    fprintf(x, "  <Grid Name=\"surface\" GridType=\"Uniform\">\n");
-    fprintf(x, "   <Topology TopologyType=\"Triangle\" NumberOfElements=\"%d\">\n", m->nsurf_tris);
-    fprintf(x, "    <DataItem Dimensions=\"%d 3\" NumberType=\"Int\" Precision=\"4\" Format=\"HDF\">%s:/surface/faces</DataItem>\n   </Topology>\n", m->nsurf_tris, h5);
-    fprintf(x, "   <Geometry GeometryType=\"XYZ\">\n");
-    fprintf(x, "    <DataItem Dimensions=\"%d 3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">%s:/surface/vertices</DataItem>\n   </Geometry>\n", m->nsurf_verts, h5);
-    fprintf(x, "  </Grid>\n </Domain>\n</Xdmf>\n");
-    return sc_file_commit(x, tmp, xdmf_path, err);
+    int nw = with_weights ? m->nbones : 0;
+    sc_xdmf_field *fields = sc_alloc(err, (size_t)(3 + nw), sizeof *fields);
+    char (*names)[SC_NAME_LEN + 8] = sc_alloc(err, (size_t)nw + 1, sizeof *names);
+    char (*paths)[32] = sc_alloc(err, (size_t)nw + 1, sizeof *paths);
+    if (!fields || !names || !paths) {
+        free(fields); free(names); free(paths);
+        return SC_EIO;
+    }
+    fields[0] = (sc_xdmf_field){"fixed_bone", SC_XDMF_NODE, 1, 1, {"/tetmesh/node_bone", 0}};
+    fields[1] = (sc_xdmf_field){"node_mass", SC_XDMF_NODE, 0, 1, {"/tetmesh/node_mass", 0}};
+    fields[2] = (sc_xdmf_field){"volume", SC_XDMF_CELL, 0, 1, {"/tetmesh/volume", 0}};
+    for (int b = 0; b < nw; b++) {
+        snprintf(names[b], sizeof names[b], "weight_%s", m->bone_name[b]);
+        sc_character_weight_view_path(paths[b], sizeof paths[b], b);
+        fields[3 + b] = (sc_xdmf_field){names[b], SC_XDMF_NODE, 0, 1, {paths[b], 0}};
+    }
+    const sc_xdmf_grid grids[2] = {
+        {"tetmesh", SC_XDMF_TETRAHEDRON, m->ntets, m->nnodes, {"/tetmesh/tets", 0}, {"/tetmesh/rest_pos", 0}, fields, 3 + nw},
+        {"surface", SC_XDMF_TRIANGLE, m->nsurf_tris, m->nsurf_verts, {"/surface/faces", 0}, {"/surface/vertices", 0}, NULL, 0},
+    };
+    int rc = sc_xdmf_write(xdmf_path, h5, "character", grids, 2, NULL, 0, err);
+    free(fields); free(names); free(paths);
+    return rc;
 }

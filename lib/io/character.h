@@ -19,8 +19,13 @@ int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *e
 int sc_character_read_image(const void *data, size_t size, const char *name, sc_model *m, int require_skin, sc_err *err);
 /* The reader itself, on an open file (for callers that hold one; unguarded). */
 int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err);
-/* character.xdmf for ParaView; `h5_name` is the HDF5 file name as seen from the XDMF's folder.
- * nbones_weights > 0 adds one attribute per bone from /skin/weights. */
+/* character.xdmf for ParaView (lib/io/xdmf.h): the tet mesh with fixed_bone, node_mass and
+ * volume, and with_weights one weight_<bone> field per bone; the fine surface as a second grid.
+ * `h5_name` is the HDF5 file name as seen from the XDMF's folder. */
 int sc_character_write_xdmf(const char *xdmf_path, const char *h5_name, const sc_model *m, int with_weights, sc_err *err);
+/* /skin/bone_weights/NNN: column NNN (a bone) of /skin/weights as a view (sc_h5_write_view), the
+ * form ParaView's Xdmf3 reader reads; write them after /skin/weights, before the commit. */
+int sc_character_write_weight_views(sc_h5 *f, const sc_model *m, sc_err *err);
+void sc_character_weight_view_path(char *out, size_t n, int bone);
 
 #endif

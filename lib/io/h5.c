@@ -2029,3 +2029,53 @@ int sc_h5_check_names(const sc_h5 *f, const char *path, char *const *names, size
     }
     return SC_OK;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* views */
+
+int sc_h5_write_view(sc_h5 *f, const char *path, const char *src_path, int axis, size_t index, const char *units,
+                     const char *description, sc_err *err)
+{
+    h5_init();
+    int rc = check_writable(f, path, err);
+    if (rc) return rc;
+    if (!src_path || src_path[0] != '/')
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: view source '%s' is not an absolute HDF5 path", f->path, lead(path), path,
+                       src_path ? src_path : "");
+    dset_info s;
+    if ((rc = open_dataset(f, src_path, "a dataset", &s, err))) return rc;
+    if (s.rank < 2 || s.rank > 3 || axis < 0 || axis >= s.rank || index >= s.dims[axis]) {
+        char found[256];
+        describe_found(found, sizeof found, s.cls, s.rank, s.dims);
+        info_close(&s);
+        return sc_fail(err, SC_EINPUT, "%s:%s: no index %zu along dimension %d of a %s (views need rank 2 or 3)", f->path,
+                       src_path, index, axis, found);
+    }
+    if ((rc = check_new_path(f, path, err))) { info_close(&s); return rc; }
+    hsize_t vdims[2], start[3] = {0, 0, 0}, count[3];
+    for (int i = 0, k = 0; i < s.rank; i++) {
+        count[i] = i == axis ? 1 : s.dims[i];
+        if (i == axis) start[i] = index;
+        else vdims[k++] = s.dims[i];
+    }
+    hid_t vspace = H5Screate_simple(s.rank - 1, vdims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), lcpl = make_lcpl(), d = -1;
+    if (vspace < 0 || dcpl < 0 || lcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 ||
+        H5Sselect_hyperslab(s.space, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+        H5Pset_virtual(dcpl, vspace, ".", src_path, s.space) < 0) {
+        rc = fail_h5(f, err, SC_EIO, path, "cannot set up view");
+        goto done;
+    }
+    d = H5Dcreate2(f->file, path, s.type, vspace, lcpl, dcpl, H5P_DEFAULT);
+    if (d < 0) {
+        rc = fail_h5(f, err, SC_EIO, path, "cannot create view");
+        goto done;
+    }
+    if (put_units_desc(d, units, description) < 0) rc = fail_h5(f, err, SC_EIO, path, "cannot write attributes");
+done:
+    close_id(d);
+    close_id(vspace);
+    close_id(dcpl);
+    close_id(lcpl);
+    info_close(&s);
+    return rc;
+}

@@ -177,4 +177,12 @@ int sc_h5_shape(sc_h5 *f, const char *path, int *rank, size_t dims[3], sc_err *e
 int sc_h5_read_f64_rows(sc_h5 *f, const char *path, int rank, size_t *dims_inout, size_t row0, size_t nrows,
                         double *out, sc_err *err);
 
+/* A virtual dataset at path showing src_path (an absolute path in the same file, rank 2 or 3)
+   with dimension `axis` fixed at `index`: one frame of a time series, one column of a matrix.
+   Nothing is copied; readers see an ordinary dataset of rank one less (HDF5 >= 1.10). For
+   XDMF readers that do not read hyperslabs (ParaView's Xdmf3 reader). A series' rows must be
+   in the file first (sc_h5_flush). units and description as in sc_h5_write_f64. */
+int sc_h5_write_view(sc_h5 *f, const char *path, const char *src_path, int axis, size_t index, const char *units,
+                     const char *description, sc_err *err);
+
 #endif

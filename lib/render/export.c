@@ -10,6 +10,7 @@
 #include "io/bvh.h"
 #include "io/h5.h"
 #include "io/obj.h"
+#include "io/xdmf.h"
 #include "render/export.h"
 
 static const char *base_name(const char *p)
@@ -42,22 +43,27 @@ static int write_frames_h5(sc_anim *a, const double *times, int n, const char *h
     TRY(sc_h5_write_i32(f, "/mesh/tets", 2, (size_t[]){(size_t)a->ntets, 4}, a->tets, "tet node indices", err));
     TRY(sc_h5_write_i32(f, "/mesh/node_bone", 1, (size_t[]){(size_t)a->nnodes}, a->node_bone, "bone a node is fixed to, -1 free", err));
     if (nseg) TRY(sc_h5_write_i32(f, "/mesh/bone_segments", 2, (size_t[]){(size_t)nseg, 2}, seg, "parent joint, child joint", err));
+    const char **names = malloc((size_t)nb * sizeof *names);
+    if (!names) rc = sc_fail(err, SC_EIO, "out of memory");
+    for (int b = 0; b < nb && !rc; b++) names[b] = a->bone_name[b];
+    TRY(sc_h5_write_strings(f, "/mesh/bone_names", (size_t)nb, names, "bone names, in the order of each frame's joints", err));
+    free(names);
     TRY(sc_h5_group(f, "/frames", "one group per exported frame (ParaView reads per-frame datasets)", err));
     for (int i = 0; i < n && !rc; i++) {
         char g[64], path[96];
         rc = sc_anim_sample(a, times[i], &p, err);
-        snprintf(g, sizeof g, "/frames/%06d", i);
+        sc_xdmf_frame_path(g, sizeof g, i, NULL);
         TRY(sc_h5_group(f, g, NULL, err));
         TRY(sc_h5_attr_f64(f, g, "time", times[i], err));
         for (int v = 0; v < a->nsv && !rc; v++) height[v] = sc_anim_height_above_ground(a, p.surf + 3 * v);
         for (int b = 0; b < nb; b++) sc_v3_store(joints + 3 * b, p.bone[b].p);
-        snprintf(path, sizeof path, "%s/surface", g);
+        sc_xdmf_frame_path(path, sizeof path, i, "surface");
         TRY(sc_h5_write_f64(f, path, 2, (size_t[]){(size_t)a->nsv, 3}, p.surf, "m", "fine surface vertices", err));
-        snprintf(path, sizeof path, "%s/surface_height", g);
+        sc_xdmf_frame_path(path, sizeof path, i, "surface_height");
         TRY(sc_h5_write_f64(f, path, 1, (size_t[]){(size_t)a->nsv}, height, "m", "height of each surface vertex above the ground", err));
-        snprintf(path, sizeof path, "%s/nodes", g);
+        sc_xdmf_frame_path(path, sizeof path, i, "nodes");
         TRY(sc_h5_write_f64(f, path, 2, (size_t[]){(size_t)a->nnodes, 3}, p.nodes, "m", "tet node positions", err));
-        snprintf(path, sizeof path, "%s/joints", g);
+        sc_xdmf_frame_path(path, sizeof path, i, "joints");
         TRY(sc_h5_write_f64(f, path, 2, (size_t[]){(size_t)nb, 3}, joints, "m", "bone origins (joints)", err));
     }
 #undef TRY
@@ -67,71 +73,21 @@ static int write_frames_h5(sc_anim *a, const double *times, int n, const char *h
     return sc_h5_commit(f, err);
 }
 
-static void data_item(FILE *x, const char *indent, const char *dims, const char *type, int prec, const char *h5, const char *path)
-{
-    fprintf(x, "%s<DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:%s</DataItem>\n", indent, dims, type,
-            prec, h5, path);
-}
-
 int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, const char *xdmf_path, int argc,
                    char *const *argv, sc_err *err)
 {
     if (n < 1) return sc_fail(err, SC_EINPUT, "export: no frames");
     int rc = write_frames_h5(a, times, n, h5_path, argc, argv, err);
     if (rc) return rc;
-    char tmp[4200];
-    FILE *x = sc_file_open_tmp(xdmf_path, "w", tmp, sizeof tmp, err);
-    if (!x) { unlink(h5_path); return err->code; }
-    const char *h5 = base_name(h5_path);
-    char d[64], path[96];
-    fprintf(x, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
-    static const char *const grids[3] = {"surface", "tetmesh", "skeleton"};
-    for (int g = 0; g < 3; g++) {
-        if (g == 2 && a->nbones < 2) continue;
-        fprintf(x, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", grids[g]);
-        for (int i = 0; i < n; i++) {
-            fprintf(x, "   <Grid Name=\"%s_%06d\" GridType=\"Uniform\">\n    <Time Value=\"%.9g\"/>\n", grids[g], i, times[i]);
-            if (g == 0) {
-                fprintf(x, "    <Topology TopologyType=\"Triangle\" NumberOfElements=\"%d\">\n", a->nsf);
-                snprintf(d, sizeof d, "%d 3", a->nsf);
-                data_item(x, "     ", d, "Int", 4, h5, "/mesh/surface_faces");
-                fprintf(x, "    </Topology>\n    <Geometry GeometryType=\"XYZ\">\n");
-                snprintf(d, sizeof d, "%d 3", a->nsv);
-                snprintf(path, sizeof path, "/frames/%06d/surface", i);
-                data_item(x, "     ", d, "Float", 8, h5, path);
-                fprintf(x, "    </Geometry>\n    <Attribute Name=\"height\" AttributeType=\"Scalar\" Center=\"Node\">\n");
-                snprintf(d, sizeof d, "%d", a->nsv);
-                snprintf(path, sizeof path, "/frames/%06d/surface_height", i);
-                data_item(x, "     ", d, "Float", 8, h5, path);
-                fprintf(x, "    </Attribute>\n");
-            } else if (g == 1) {
-                fprintf(x, "    <Topology TopologyType=\"Tetrahedron\" NumberOfElements=\"%d\">\n", a->ntets);
-                snprintf(d, sizeof d, "%d 4", a->ntets);
-                data_item(x, "     ", d, "Int", 4, h5, "/mesh/tets");
-                fprintf(x, "    </Topology>\n    <Geometry GeometryType=\"XYZ\">\n");
-                snprintf(d, sizeof d, "%d 3", a->nnodes);
-                snprintf(path, sizeof path, "/frames/%06d/nodes", i);
-                data_item(x, "     ", d, "Float", 8, h5, path);
-                fprintf(x, "    </Geometry>\n    <Attribute Name=\"fixed_bone\" AttributeType=\"Scalar\" Center=\"Node\">\n");
-                snprintf(d, sizeof d, "%d", a->nnodes);
-                data_item(x, "     ", d, "Int", 4, h5, "/mesh/node_bone");
-                fprintf(x, "    </Attribute>\n");
-            } else {
-                fprintf(x, "    <Topology TopologyType=\"Polyline\" NodesPerElement=\"2\" NumberOfElements=\"%d\">\n", a->nbones - 1);
-                snprintf(d, sizeof d, "%d 2", a->nbones - 1);
-                data_item(x, "     ", d, "Int", 4, h5, "/mesh/bone_segments");
-                fprintf(x, "    </Topology>\n    <Geometry GeometryType=\"XYZ\">\n");
-                snprintf(d, sizeof d, "%d 3", a->nbones);
-                snprintf(path, sizeof path, "/frames/%06d/joints", i);
-                data_item(x, "     ", d, "Float", 8, h5, path);
-                fprintf(x, "    </Geometry>\n");
-            }
-            fprintf(x, "   </Grid>\n");
-        }
-        fprintf(x, "  </Grid>\n");
-    }
-    fprintf(x, " </Domain>\n</Xdmf>\n");
-    if ((rc = sc_file_commit(x, tmp, xdmf_path, err))) unlink(h5_path);
+    const sc_xdmf_field height = {"height", SC_XDMF_NODE, 0, 1, {"surface_height", 1}};
+    const sc_xdmf_field fixed_bone = {"fixed_bone", SC_XDMF_NODE, 1, 1, {"/mesh/node_bone", 0}};
+    const sc_xdmf_grid grids[3] = {
+        {"surface", SC_XDMF_TRIANGLE, a->nsf, a->nsv, {"/mesh/surface_faces", 0}, {"surface", 1}, &height, 1},
+        {"tetmesh", SC_XDMF_TETRAHEDRON, a->ntets, a->nnodes, {"/mesh/tets", 0}, {"nodes", 1}, &fixed_bone, 1},
+        {"skeleton", SC_XDMF_SEGMENT, a->nbones - 1, a->nbones, {"/mesh/bone_segments", 0}, {"joints", 1}, NULL, 0},
+    };
+    rc = sc_xdmf_write(xdmf_path, base_name(h5_path), "frames", grids, a->nbones > 1 ? 3 : 2, times, n, err);
+    if (rc) unlink(h5_path);
     return rc;
 }
 
@@ -250,7 +206,9 @@ int sc_export_bvh(sc_anim *a, const double *times, int n, const char *bvh_path, 
         snprintf(j->name, sizeof j->name, "%s", a->bone_name[b]);
         j->parent = a->parent[b] < 0 ? -1 : bvh_of[a->parent[b]];
         sc_vec3 jb = sc_v3_load(a->joint_rest + 3 * b);
-        j->offset = a->parent[b] < 0 ? jb : sc_v3_sub(jb, sc_v3_load(a->joint_rest + 3 * a->parent[b]));
+        /* the root's OFFSET is 0 and its position channels are absolute: readers that add the
+           offset (softcon's) and readers that ignore it (Blender's importer) then agree */
+        j->offset = a->parent[b] < 0 ? sc_v3(0, 0, 0) : sc_v3_sub(jb, sc_v3_load(a->joint_rest + 3 * a->parent[b]));
         j->channel_offset = nch;
         static const int root_ch[6] = {SC_BVH_XPOS, SC_BVH_YPOS, SC_BVH_ZPOS, SC_BVH_ZROT, SC_BVH_YROT, SC_BVH_XROT};
         int root = a->parent[b] < 0;
@@ -278,9 +236,8 @@ int sc_export_bvh(sc_anim *a, const double *times, int n, const char *bvh_path, 
         for (int b = 0; b < nb && !rc; b++) {
             const sc_bvh_joint *j = &bvh.joints[bvh_of[b]];
             double *v = row + j->channel_offset, e[3];
-            if (j->nchannels == 6) { /* translation = offset + channels */
-                sc_vec3 d = sc_v3_sub(p.bone[b].p, j->offset);
-                v[0] = d.x; v[1] = d.y; v[2] = d.z;
+            if (j->nchannels == 6) { /* the root's position (its offset is 0) */
+                v[0] = p.bone[b].p.x; v[1] = p.bone[b].p.y; v[2] = p.bone[b].p.z;
                 v += 3;
             }
             sc_quat q = sc_anim_local_rotation(&p, a, b);

@@ -13,7 +13,7 @@
 
 #define SC_FRAMES_SCHEMA "softcon.frames/1"
 
-/* h5_path gets /mesh/{surface_faces, tets, node_bone, bone_segments} and, per frame i,
+/* h5_path gets /mesh/{surface_faces, tets, node_bone, bone_segments, bone_names} and, per frame i,
    /frames/NNNNNN/{surface, surface_height, nodes, joints} (attribute time); xdmf_path refers to
    the HDF5 file by its name relative to the XDMF's folder. Both written to .tmp and renamed.
    argc/argv go into the provenance attributes (may be 0/NULL). */
@@ -24,8 +24,9 @@ int sc_export_obj(sc_anim *a, double t, const char *obj_path, sc_err *err);
 /* PC2: "POINTCACHE2\0", int32 version 1, int32 points, float32 start frame (0), float32 sample
    rate (1 frame), int32 samples, then float32 x, y, z per point per sample (little-endian). */
 int sc_export_pc2(sc_anim *a, const double *times, int n, const char *pc2_path, sc_err *err);
-/* BVH: the bones in depth-first order (root with position channels), an End Site at each leaf's
-   tip; frame time = times[1] - times[0] (1/30 s for one frame). */
+/* BVH: the bones in depth-first order (root with OFFSET 0 and absolute position channels, the
+   one reading every importer agrees on), an End Site at each leaf's tip; frame time =
+   times[1] - times[0] (1/30 s for one frame). */
 int sc_export_bvh(sc_anim *a, const double *times, int n, const char *bvh_path, sc_err *err);
 
 /* Euler angles (degrees) with q = Rz(e[0]) Ry(e[1]) Rx(e[2]), e[1] in [-90, 90]. */

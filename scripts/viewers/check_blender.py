@@ -1,0 +1,150 @@
+"""blender -b --factory-startup --python scripts/viewers/check_blender.py -- NAME_surface.obj ...
+
+For each render export NAME_surface.obj (+ NAME_surface.pc2, NAME_frames.h5 and, when present,
+NAME_skeleton.bvh beside it) does what the README tells a Blender user to do, in a fresh empty
+scene: File > Import > Wavefront (.obj) with the defaults (Forward -Z, Up Y), a Mesh Cache
+modifier on the .pc2 (Time Mode Frame, Frame Start 1), File > Import > Motion Capture (.bvh)
+at scale 1. It then checks, at the first, middle and last frame, the evaluated vertex
+positions (world space, Blender's Z-up: (x, y, z) y-up is (x, -z, y)) against the frames'
+surface positions in NAME_frames.h5 within float32 rounding, and the armature's joint (bone
+head) positions against the frames' joints.
+Blender 3.4's BVH importer cannot open files under Python 3.11 (it opens them with mode 'rU',
+which Python 3.11 removed); the check then applies the README's workaround and says so.
+Prints one line per export; exits 0 when all match, 2 when one does not."""
+import builtins
+import os
+import struct
+import sys
+
+import bpy
+import h5py
+import numpy as np
+
+FLOAT32_REL = 2.0 ** -24  # float32 rounding (PC2 stores float32; Blender's meshes are float32)
+
+
+class Mismatch(Exception):
+    pass
+
+
+def z_up(a):
+    a = np.asarray(a, dtype=float)
+    return np.stack([a[:, 0], -a[:, 2], a[:, 1]], axis=1)
+
+
+def tolerance(ref):
+    # rounding of the stored float32, of the float32 mesh and of the 4x4 object transform
+    return 8 * FLOAT32_REL * max(1.0, float(np.max(np.abs(ref))))
+
+
+def pc2_header(path):
+    with open(path, "rb") as f:
+        head = f.read(32)
+    if len(head) != 32 or head[:12] != b"POINTCACHE2\0":
+        raise Mismatch("%s: not a PC2 file" % path)
+    _version, points = struct.unpack("<ii", head[12:20])
+    _start, _rate = struct.unpack("<ff", head[20:28])
+    (samples,) = struct.unpack("<i", head[28:32])
+    return points, samples
+
+
+def fix_bvh_importer():
+    """The workaround: Blender 3.4's io_anim_bvh opens files with mode 'rU' (gone in Python 3.11)."""
+    import io_anim_bvh.import_bvh as importer
+    importer.open = lambda name, mode="r", *a, **k: builtins.open(name, mode.replace("U", ""), *a, **k)
+
+
+def import_bvh(path):
+    try:
+        bpy.ops.import_anim.bvh(filepath=path)
+        return ""
+    except RuntimeError as e:
+        if "invalid mode: 'rU'" not in str(e):
+            raise
+        fix_bvh_importer()
+        bpy.ops.import_anim.bvh(filepath=path)
+        return " (Blender's BVH importer failed on mode 'rU'; imported with the README's workaround)"
+
+
+def check(obj_path):
+    stem = obj_path[: -len("_surface.obj")]
+    pc2, frames_h5, bvh = stem + "_surface.pc2", stem + "_frames.h5", stem + "_skeleton.bvh"
+    for p in (pc2, frames_h5):
+        if not os.path.exists(p):
+            raise Mismatch("%s is missing (render writes it beside the OBJ unless its export is off)" % p)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    bpy.ops.wm.obj_import(filepath=obj_path)
+    meshes = [o for o in scene.objects if o.type == "MESH"]
+    if len(meshes) != 1:
+        raise Mismatch("the OBJ import made %d mesh objects, expected 1" % len(meshes))
+    obj = meshes[0]
+    points, samples = pc2_header(pc2)
+    with h5py.File(frames_h5, "r") as h:
+        n = int(h.attrs["frames"])
+        nsv = h["/frames/000000/surface"].shape[0]
+        if len(obj.data.vertices) != nsv or points != nsv or samples != n:
+            raise Mismatch("Blender imported %d vertices; the PC2 has %d points x %d samples; %s has %d vertices x %d frames" % (
+                len(obj.data.vertices), points, samples, frames_h5, nsv, n))
+        cache = obj.modifiers.new("softcon", "MESH_CACHE")
+        cache.cache_format = "PC2"
+        cache.filepath = pc2
+        cache.time_mode = "FRAME"
+        cache.frame_start = 1
+        frames = sorted({0, n // 2, n - 1})
+        worst = 0.0
+        for k in frames:
+            scene.frame_set(k + 1)
+            evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+            mesh = evaluated.to_mesh()
+            local = np.empty(3 * len(mesh.vertices))
+            mesh.vertices.foreach_get("co", local)
+            evaluated.to_mesh_clear()
+            mw = np.array(evaluated.matrix_world)
+            world = local.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
+            want = z_up(h["/frames/%06d/surface" % k][()])
+            err = float(np.max(np.abs(world - want)))
+            if not err <= tolerance(want):
+                raise Mismatch("frame %d (scene frame %d): evaluated vertices differ from %s:/frames/%06d/surface by %.3g m (> %.3g)" % (
+                    k, k + 1, frames_h5, k, err, tolerance(want)))
+            worst = max(worst, err)
+        line = "%d vertices, PC2 %d samples: frames %s match within %.2g m" % (nsv, samples, frames, worst)
+        if os.path.exists(bvh):
+            note = import_bvh(bvh)
+            arms = [o for o in scene.objects if o.type == "ARMATURE"]
+            if len(arms) != 1:
+                raise Mismatch("the BVH import made %d armatures, expected 1" % len(arms))
+            arm = arms[0]
+            names = [x.decode() if isinstance(x, bytes) else x for x in h["/mesh/bone_names"][()]]
+            jworst = 0.0
+            for k in frames:
+                scene.frame_set(k + 1)
+                mw = np.array(arm.matrix_world)
+                heads = np.array([tuple(arm.pose.bones[b].head) for b in names]) @ mw[:3, :3].T + mw[:3, 3]
+                want = z_up(h["/frames/%06d/joints" % k][()])
+                err = float(np.max(np.abs(heads - want)))
+                if not err <= 4 * tolerance(want):  # the importer composes float32 matrices down the chain
+                    raise Mismatch("frame %d: BVH joints differ from %s:/frames/%06d/joints by %.3g m" % (k, frames_h5, k, err))
+                jworst = max(jworst, err)
+            line += "; BVH %d bones: joints match within %.2g m%s" % (len(names), jworst, note)
+        return line
+
+
+def main():
+    argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+    if not argv:
+        print("usage: blender -b --factory-startup --python check_blender.py -- NAME_surface.obj ...", file=sys.stderr)
+        return 1
+    failed = 0
+    for obj_path in argv:
+        obj_path = os.path.abspath(obj_path)
+        try:
+            print("ok    blender %s: %s" % (obj_path, check(obj_path)), flush=True)
+        except (Mismatch, OSError, KeyError, RuntimeError) as e:
+            print("FAIL  blender %s: %s" % (obj_path, e), flush=True)
+            failed += 1
+    return 2 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
