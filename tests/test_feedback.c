@@ -97,7 +97,7 @@ static const char *preset(void)
     static const char *p;
     if (!p)
         p = sc_fixture_keep(sc_test_write("feedback_preset.yaml",
-                                          "simulation: {solver: quick}\n"
+                                          "simulation: {solver: exact}\n"
                                           "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
                                           "feedback:\n  iterations: 2\n  cycles: 1\n  samples: 8\n  elites: 3\n"
                                           "  evaluate: {seconds: 1.5, pushes: [150], directions: 1, phases: 1, after: 1, stiffness: [2]}\n"));

@@ -228,11 +228,9 @@ TEST(meshprep_bad_input)
     expect_failure("open_envelope", buf, NULL, 2, "open.obj: surface is not closed", NULL);
     snprintf(buf, sizeof buf, "%senvelope: {obj: %s}\n", skel, cube_obj("twice.obj", 0, 1.0, 0, 0.6, -1, 1));
     expect_failure("self_intersecting_envelope", buf, NULL, 2, "twice.obj: surface intersects itself", NULL);
-    /* a body beside its skeleton (of the skeleton's height), and one far too small for it */
+    /* a body beside its skeleton (of the skeleton's height) */
     snprintf(buf, sizeof buf, "%sbody: {obj: %s, ground: false}\n", skel, cube_obj("aside.obj", 1.5, 0.95, 0, 0.45, -1, 0));
     expect_failure("skeleton_outside", buf, NULL, 2, "lies outside the body envelope", NULL);
-    snprintf(buf, sizeof buf, "%sbody: {obj: %s, ground: false}\n", skel, cube_obj("small.obj", 0, 1.0, 0, 0.08, -1, 0));
-    expect_failure("body_too_small", buf, NULL, 2, "the body is 0.16 m tall", "implausible for a person");
     /* tetgen absent or failing */
     expect_failure("tetgen_absent", with("body: {builtin: michelin}\n"), "SOFTCON_TETGEN=/nonexistent/tetgen", 5,
                    "cannot run '/nonexistent/tetgen'", "tetgen");

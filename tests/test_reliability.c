@@ -456,8 +456,9 @@ TEST(reliability_body_obj_checked)
     expect_body_rejected("tri_body.yaml", sc_test_write("tri.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"), "tri.obj: surface is not closed",
                          NULL);
     /* a body modelled in decimetres: 11 m tall against a 0.9 m skeleton */
-    expect_body_rejected("dm_body.yaml", box_obj("dm_body.obj", 10, -1, 0), "dm_body.obj: the body is 11 m tall",
-                         "set body.scale: 0.1 (the OBJ looks like it is in decimetres)");
+    expect_body_rejected("dm_body.yaml", box_obj("dm_body.obj", 10, -1, 0), "dm_body.obj (",
+                         "the body is 11 m tall (11 OBJ units x body.scale 1), implausible for a person or a character (0.25 .. 4 m); "
+                         "if the OBJ is in decimetres, set body.scale: 0.1");
 }
 
 /* ---- item 8: skin-weights on a skinned character (a leak under AddressSanitizer) -------- */

@@ -350,6 +350,13 @@ int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, s
     memset(&geom, 0, sizeof geom);
     memset(&traj, 0, sizeof traj);
     if ((rc = sc_bvh_load(c->bvh, &bvh, err))) return rc;
+    if (c->filter == 2 && !(c->filter_cutoff < 0.5 / bvh.frame_time)) {
+        /* the clip's rate is known only now: say where the cutoff was set */
+        rc = sc_fail(err, SC_EINPUT, "%s: motion.filter_cutoff %g Hz must be below half the frame rate of %s (%.6g Hz)",
+                     c->filter_cutoff_where, c->filter_cutoff, c->bvh, 0.5 / bvh.frame_time);
+        sc_bvh_free(&bvh);
+        return rc;
+    }
     double grav = -c->id.gravity[1];
     if ((rc = sc_retarget(&bvh, c->bvh, m, &c->retarget, &mo, &inf.retarget, err)) ||
         (c->filter == 1 && (rc = sc_motion_smooth(&mo, c->filter_window, err))) ||
@@ -869,6 +876,7 @@ int sc_id_read_config(struct sc_cfg *cfg, sc_id_config *c, sc_err *err)
     static const char *const filters[] = {"none", "moving_average", "butterworth"};
     if ((rc = sc_cfg_string(mo, "bvh", NULL, name, sizeof name, err))) return rc;
     sc_cfg_where(sc_cfg_get(mo, "bvh"), c->bvh_where, sizeof c->bvh_where);
+    sc_cfg_where(sc_cfg_get(mo, "filter_cutoff"), c->filter_cutoff_where, sizeof c->filter_cutoff_where);
     if ((rc = sc_cfg_double_range(mo, "unit", 0.056444, 1e-9, 1e3, &c->retarget.unit, err)) ||
         (rc = frames_pair(mo, &c->retarget.first, &c->retarget.last, err)) ||
         (rc = sc_cfg_bool(mo, "mirror", 0, &c->retarget.mirror, err)) ||

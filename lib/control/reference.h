@@ -129,6 +129,7 @@ typedef struct sc_id_config {
     int filter;              /* motion.filter: 0 none, 1 moving_average, 2 butterworth */
     int filter_window;       /* motion.filter_window (frames, moving average) */
     double filter_cutoff;    /* motion.filter_cutoff (Hz, Butterworth) */
+    char filter_cutoff_where[160];
     int floor_mode;          /* retarget.floor: 0 keep, 1 flat (shift only), 2 auto (level + shift) */
     double floor_percentile, height_offset;
     double dt;               /* kinematics.dt */

@@ -1128,7 +1128,10 @@ static int dataset_elements(const sc_h5 *f, const char *path, const dset_info *d
     if (n > SC_H5_MAX_ELEMENTS)
         return sc_fail(err, SC_EINPUT, "%s:%s%s: %zu elements, more than softcon reads from one dataset (%llu)", f->path,
                        lead(path), path, n, (unsigned long long)SC_H5_MAX_ELEMENTS);
-    if (n > 0) {
+    hid_t dcpl = H5Dget_create_plist(d->dset);
+    int is_view = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL; /* a view stores nothing itself */
+    close_id(dcpl);
+    if (n > 0 && !is_view) {
         hsize_t stored = H5Dget_storage_size(d->dset);
         H5Eclear2(H5E_DEFAULT);
         size_t mem = n * H5Tget_size(d->type);

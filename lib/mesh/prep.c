@@ -128,7 +128,9 @@ static int fine_surface(const sc_prep_opts *o, sc_trimesh *fine, double *spacing
         *spacing = 0;
         /* before any work: the body must be closed, and of a person's size in metres (an OBJ in
            other units would otherwise run the whole build and fail far from the cause) */
-        if ((rc = sc_surface_validate_closed(fine, o->body_obj, err)) || (rc = sc_body_size_check(fine, o->body_scale, o->body_where, err)))
+        char where[sizeof o->body_obj + sizeof o->body_where + 8];
+        snprintf(where, sizeof where, "%s (%s)", o->body_obj, o->body_where);
+        if ((rc = sc_surface_validate_closed(fine, o->body_obj, err)) || (rc = sc_body_size_check(fine, o->body_scale, where, err)))
             sc_trimesh_free(fine);
         return rc;
     }
