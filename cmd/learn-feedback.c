@@ -48,14 +48,8 @@ int main(int argc, char **argv)
 {
     sc_err err = {0};
     sc_cli cli = {.tool = "learn-feedback"};
-    sc_par *par = NULL;
-    sc_longrun_begin(&cli, NULL);
-    if (sc_par_init(&argc, &argv, &par, &err)) sc_longrun_die(&err);
-    sc_longrun_begin(&cli, par);
-    int rank = sc_par_rank(par);
-    sc_cli_parse(&cli, argc, argv, "learn-feedback", usage, 2, 2, 1, 1, extra_opt);
-    if (rank != 0 && sc_log_level() > SC_LOG_WARN) sc_log_set_level(SC_LOG_WARN);
-    sc_longrun_catch_signals();
+    sc_par *par;
+    int rank = sc_longrun_start(&cli, &argc, &argv, usage, extra_opt, &par);
     char ckpt[4200];
     int have_ckpt;
     sc_longrun_checkpoint(checkpoint_opt, cli.output, resume, ckpt, sizeof ckpt, &have_ckpt);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/log.h"
 #include "longrun.h"
 #include "par/par.h"
 
@@ -15,6 +16,20 @@ void sc_longrun_begin(const sc_cli *cli, sc_par *par)
 {
     g_cli = cli;
     g_par = par;
+}
+
+int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc_cli_extra_fn extra, sc_par **par)
+{
+    sc_err err = {0};
+    *par = NULL;
+    sc_longrun_begin(cli, NULL);
+    if (sc_par_init(argc, argv, par, &err)) sc_longrun_die(&err);
+    sc_longrun_begin(cli, *par);
+    int rank = sc_par_rank(*par);
+    sc_cli_parse(cli, *argc, *argv, cli->tool, usage, 2, 2, 1, 1, extra);
+    if (rank != 0 && sc_log_level() > SC_LOG_WARN) sc_log_set_level(SC_LOG_WARN);
+    sc_longrun_catch_signals();
+    return rank;
 }
 
 void sc_longrun_die(const sc_err *err)

@@ -147,21 +147,12 @@ void sc_body_free(sc_body *b)
     memset(b, 0, sizeof *b);
 }
 
-static double seg_dist2(sc_vec3 x, sc_vec3 a, sc_vec3 b)
-{
-    sc_vec3 ab = sc_v3_sub(b, a);
-    double l2 = sc_v3_dot(ab, ab), t = l2 > 0 ? sc_v3_dot(sc_v3_sub(x, a), ab) / l2 : 0;
-    t = t < 0 ? 0 : t > 1 ? 1 : t;
-    sc_vec3 d = sc_v3_sub(x, sc_v3_axpy(t, ab, a));
-    return sc_v3_dot(d, d);
-}
-
 int sc_nearest_bone(const sc_model *m, sc_vec3 x)
 {
     int best = 0;
     double bd = INFINITY;
     for (int j = m->nbones - 1; j >= 0; j--) { /* ties (a joint's own point) go to the child */
-        double d = seg_dist2(x, sc_v3_load(m->joint_pos + 3 * j), sc_v3_load(m->bone_end + 3 * j));
+        double d = sc_point_segment_dist2(x, sc_v3_load(m->joint_pos + 3 * j), sc_v3_load(m->bone_end + 3 * j));
         if (d < bd) {
             bd = d;
             best = j;
