@@ -19,7 +19,8 @@ static int slurm_here(void)
 {
     int rc = sc_test_sh(out, sizeof out, "%s %s check", sc_test_repo("tests/slurm/requeue-test.sh"), sc_test_tmp("slurm_check"));
     if (rc == 77) {
-        char *line = strstr(out, "requeue-test: ");
+        char *line = strstr(out, "requeue-test: "), *nl = strchr(out, '\n');
+        if (nl && !nl[1]) *nl = 0;
         sc_test_report("%s", line ? line : out);
     }
     return rc == 77 ? 77 : 0;
