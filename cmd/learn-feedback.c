@@ -53,6 +53,13 @@ int main(int argc, char **argv)
     char ckpt[4200];
     int have_ckpt;
     sc_longrun_checkpoint(checkpoint_opt, cli.output, resume, ckpt, sizeof ckpt, &have_ckpt);
+    /* within the first iteration the only checkpoint is the sampler's, CKPT.samcon: it is the
+       work of an earlier run too (refused without --resume, else resumed and said so) */
+    char inner_name[4300], inner[4300];
+    int have_inner;
+    snprintf(inner_name, sizeof inner_name, "%s.samcon", ckpt);
+    sc_longrun_checkpoint(inner_name, cli.output, resume, inner, sizeof inner, &have_inner);
+    have_ckpt = have_ckpt || have_inner;
 
     sc_model loaded, m;
     sc_cfg *cfg = NULL;
@@ -113,6 +120,7 @@ int main(int argc, char **argv)
             code = err.code ? err.code : SC_EIO;
         } else {
             unlink(ckpt);
+            unlink(inner);
             const sc_evaluation *e = &res.eval;
             sc_log_info("learn-feedback: %s: closed loop went %.1f s of %.1f s (open loop %.1f s), joint error %.1f deg (open loop %.1f deg); "
                         "%ld samples in %.0f s",
