@@ -591,11 +591,11 @@ TEST(reliability_messages)
 TEST(reliability_build_hygiene)
 {
     const char *root = sc_test_repo("");
-    /* (a make of its own: not the variables of a `make asan` this suite may be running under) */
-    int rc = sc_test_sh(out, sizeof out, "cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n all BUILD=build/hyg SAN=-fsanitize=address 2>&1 | "
+    /* (a make of its own: not the variables, command-line ones exported too, of a `make asan` this suite may be running under) */
+    int rc = sc_test_sh(out, sizeof out, "cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u BIN -u SAN -u OPT make -n all BUILD=build/hyg SAN=-fsanitize=address 2>&1 | "
                         "grep -E '(^| )(bin/|lib/libsoftcon\\.a)' | grep -v 'build/hyg' || true", root);
     ENSURE_MSG(rc == 0 && out[0] == 0, "a sanitizer build writes outside its BUILD folder: %s", out);
-    rc = sc_test_sh(out, sizeof out, "cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n all SAN=-fsanitize=address", root);
+    rc = sc_test_sh(out, sizeof out, "cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u BIN -u SAN -u OPT make -n all SAN=-fsanitize=address", root);
     ENSURE_MSG(rc != 0 && strstr(out, "needs its own BUILD folder"), "SAN without BUILD: exit %d: %s", rc, out);
     rc = sc_test_sh(out, sizeof out, "cd %s && git check-ignore build/hyg/lib/core/status.o build/fuzz/fuzzers/fuzz_bvh bin/simulate "
                     "lib/libsoftcon.a | wc -l", root);
