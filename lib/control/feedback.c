@@ -35,6 +35,8 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
         return sc_fail(err, SC_EINPUT, "%s: feedback.elites = %d is more than feedback.samples = %d", sc_cfg_where(sc_cfg_get(f, "elites"), w, sizeof w),
                        c->elites, c->samples);
     TRY(sc_cfg_double_range(f, "noise", 1.0, 0, 10, &c->noise, err));
+    static const char *const explore[] = {"box", "residual"};
+    TRY(sc_cfg_enum(f, "exploration", explore, 2, 1, &c->explore_residual, err));
     TRY(sc_cfg_double_range(f, "ridge", 0.1, 0, 1e6, &c->ridge, err));
     TRY(sc_cfg_double_range(f, "max_action", 1.0, 0, SC_PI, &c->max_action, err));
     static const char *const data[] = {"last", "all"};
@@ -525,6 +527,36 @@ static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pair
     return rc;
 }
 
+/* The guided samples' boxes for the next iteration. With residual exploration (as mass-SAMCON's
+ * noise of the residual variance), once a fit exists: each DoF's spread of the pairs about what
+ * the policy gives for their states (an action's regression residual, another DoF's deviation
+ * from its fragment's mean offset), as the half-width sqrt(3) sigma of a uniform, kept within
+ * [0.1, 1] x the configured box. A function of the pairs and the policy alone: a resumed run
+ * recomputes the same boxes. */
+static void exploration_boxes(const sc_policy *p, const dataset *d, const double *box0, int residual, double *box)
+{
+    int nd = p->ndof;
+    memcpy(box, box0, sizeof(double) * (size_t)nd);
+    if (!residual || d->n == 0) return;
+    double sq[SC_MAX_DOFS] = {0}, a[SC_MAX_ACTIONS];
+    for (long r = 0; r < d->n; r++) {
+        int j = d->frag[r];
+        const double *o = d->o + (size_t)nd * r, *mean = p->offset + (size_t)j * nd;
+        for (int k = 0; k < nd; k++) sq[k] += pow(o[k] - mean[k], 2);
+        const double *sb = p->s_bar + (size_t)j * SC_FEATURES, *s = d->s + (size_t)SC_FEATURES * r;
+        for (int i = 0; i < p->nact; i++) {
+            a[i] = p->a_bar[(size_t)j * p->nact + i];
+            for (int k = 0; k < SC_FEATURES; k++) a[i] += p->M[((size_t)j * p->nact + i) * SC_FEATURES + k] * (s[k] - sb[k]);
+            int dof = p->act[i];
+            sq[dof] += pow(o[dof] - a[i], 2) - pow(o[dof] - mean[dof], 2); /* the residual replaces the deviation */
+        }
+    }
+    for (int k = 0; k < nd; k++) {
+        double half = sqrt(3 * fmax(sq[k], 0) / (double)d->n);
+        box[k] = fmin(box0[k], fmax(0.1 * box0[k], half));
+    }
+}
+
 /* the learner's state between iterations, for checkpoints */
 typedef struct learner {
     int it;                 /* iterations done */
@@ -704,6 +736,8 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
     scfg.samples = c->samples;
     scfg.elites = c->elites;
     for (int d = 0; d < run->dofs->n; d++) scfg.box[d] *= c->noise;
+    double box0[SC_MAX_DOFS];
+    memcpy(box0, scfg.box, sizeof(double) * (size_t)run->dofs->n);
     scfg.time_scaling = 0;
     scfg.scale_min = scfg.scale_max = 1;
     scfg.start = scfg.end = 0;
@@ -713,6 +747,7 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
     double wall0 = sc_wall_time(), wall_before = r->wall_seconds;
     while (L.it < c->iterations) {
         int i = L.it;
+        exploration_boxes(&L.cur, &L.data, box0, c->explore_residual, scfg.box);
         guide g = {&L.cur, &f, mf};
         iteration_progress ip = {run, i};
         sc_samcon_run sr = {.m = m, .sim_opts = run->sim_opts, .ref = &rep, .cycle = &cy, .fragments = mf, .dofs = run->dofs, .cfg = &scfg,

@@ -20,6 +20,9 @@
 typedef struct sc_feedback_config {
     int iterations, cycles, samples, elites;
     double noise;               /* guided samples' boxes, relative to sampling.boxes */
+    int explore_residual;       /* 1: after the first fit, each DoF's box from the spread of the pairs about
+                                   the policy (sqrt(3) x its RMS residual: a uniform of that spread), within
+                                   [0.1, 1] x noise x its sampling box; 0: noise x the sampling boxes throughout */
     double ridge;               /* lambda per sample, on standardized features */
     double max_action;          /* rad */
     int nact;
