@@ -287,6 +287,9 @@ TEST(reliability_absurd_config_values)
     expect_config_rejected("simulate", "pose.yaml",
                            "controller:\n  type: keyframes\n  keyframes:\n    - {time: 0, pose: {spine: [0, 1e308, 0]}}\n",
                            "pose.yaml:4:35: pose of 'spine' [1] = 1e+308 degrees is outside [-3600, 3600]");
+    /* fuzz_config finding: a keyframe pose given as a sequence looked up a bone named NULL */
+    expect_config_rejected("simulate", "seqpose.yaml", "controller:\n  type: keyframes\n  keyframes:\n    - {time: 0, pose: [5, 0, -5]}\n",
+                           "seqpose.yaml:4:23: a pose must be a map of bone: rotation");
     expect_config_rejected("mesh-prep", "head.yaml",
                            "skeleton:\n  bones:\n    - {name: pelvis, head: [0, 1e308, 0], tail: [0, 1.1, 0]}\n",
                            "head.yaml:3:32: key 'skeleton.bones[0].head[1]'");

@@ -105,6 +105,9 @@ int sc_controller_load_trajectory_image(const void *data, size_t size, const cha
 static int read_pose(sc_cfg_node *pose, const sc_model *m, sc_quat *out, sc_err *err)
 {
     char w[256];
+    /* a sequence has no keys: [5, 0, -5] as a pose would look up a bone named NULL */
+    if (!sc_cfg_is_map(pose))
+        return sc_fail(err, SC_EINPUT, "%s: a pose must be a map of bone: rotation", sc_cfg_where(pose, w, sizeof w));
     for (int b = 0; b < m->nbones; b++) out[b] = sc_q_identity();
     for (int i = 0; i < sc_cfg_len(pose); i++) {
         const char *name = sc_cfg_key_at(pose, i);
