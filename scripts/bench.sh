@@ -13,7 +13,8 @@
 #      resolution settings scaled (SCALING, below: about 1.7K, 2.3K, 5.2K, 10K and 21K tets),
 #      skin-weights, the step on each; plotted by gnuplot (when installed) into
 #      docs/perf_scaling.png.
-# Environment: BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING_ROUNDS
+# Environment: BENCH_ONLY=sampling (only 1's preparation and the sampler's throughput: a few
+# minutes), BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING_ROUNDS
 # (default 3: the meshes are timed in turn that many times, medians), SCALING ("none"
 # skips 4; else levels "tetgen.target_tets:envelope.target_vertices:gains.fixed_spacing:
 # tetgen.radius_edge:tetgen.min_dihedral", or "default" for configs/michelin.yaml as it is).
@@ -73,6 +74,11 @@ record sample-openloop samples_per_s_1_rank "$(printf %.1f "$r1")" samples/s
 record sample-openloop samples_per_s_2_ranks "$(printf %.1f "$r2")" samples/s
 record sample-openloop samples_per_s_per_rank_2_ranks "$(printf %.1f "$c2")" samples/s
 record sample-openloop speedup_2_ranks_over_1 "$(awk -v a="$r2" -v b="$r1" 'BEGIN { printf "%.2f", a / b }')" x
+if [ "${BENCH_ONLY:-}" = sampling ]; then
+  cat "$rows" >> "$csv"
+  echo "appended $(wc -l < "$rows") rows to $csv"
+  exit 0
+fi
 
 for prog in "$@"; do
   name=$(basename "$prog")
