@@ -7,6 +7,7 @@
 #   sc_slurm_wait_state "$id" RUNNING 60                    # wait for a state (| separated list)
 #   sc_slurm_wait_grep FILE PATTERN 60                      # wait until a file shows progress
 #   sc_slurm_requeue "$id"                                  # scontrol requeue: SIGTERM now, then held
+#   sc_slurm_wait_gone "$id" 60                             # the previous run's steps have ended
 #   sc_slurm_release "$id"                                  # BeginTime=now: the requeued job may start
 #   sc_slurm_field "$id" Restarts                           # a field of scontrol show job
 #   sc_slurm_finish "$id" 120                               # wait for the end; prints the final state
@@ -59,6 +60,16 @@ sc_slurm_requeue() {
 
 # Let a requeued job start now: it waits for its begin time (requeue + CredExpire + 1 s, 121 s by
 # default; Reason=BeginTime). Slurm 22.05 spells the update StartTime=now (BeginTime is refused).
+# Wait until the job's previous run has left the node (no slurmstepd of it): a requeued job
+# released while its old step is still being torn down can fail to start (seen: FAILED 1:0).
+sc_slurm_wait_gone() {
+  local id="$1" timeout="${2:-60}" t0=$SECONDS
+  while pgrep -f "slurmstepd: \[$id\." > /dev/null; do
+    [ $((SECONDS - t0)) -le "$timeout" ] || { echo "sc_slurm_wait_gone: job $id still has a step on the node after ${timeout} s" >&2; return 1; }
+    sleep 0.2
+  done
+}
+
 sc_slurm_release() {
   local out
   out="$(scontrol update JobId="$1" StartTime=now 2>&1)" || { echo "sc_slurm_release: job $1: $out" >&2; return 1; }

@@ -80,6 +80,10 @@ grep -q "stopped by a signal" "$log" || fail "the tool did not report stopping o
 # mpiexec.mpich's own status (docs/slurm.md: usually the ranks' 6, sometimes 0): reported, not required
 first_rc="$(sed -n "s/^softcon-[a-z]*: $tool exited with \([0-9]*\) .*/\1/p" "$log" | head -1)"
 
+sc_slurm_wait_gone "$id" 90 || fail "the first run of job $id did not end"
+# slurmd revokes the credentials of a killed job up to the second of the kill: a job released
+# within that second is killed again at launch ("Job credential revoked", FAILED 1:0)
+sleep 2
 sc_slurm_release "$id" || fail "release"
 t_release=$(ms)
 final="$(sc_slurm_finish "$id" 600)" || fail "job $id after the requeue: ${final:-no final state} ($(cat "$log"))"
