@@ -27,16 +27,6 @@ static const char *usage =
     "Run it under mpiexec.mpich -n N to spread the work; the result does not depend on N. SIGTERM,\n"
     "SIGUSR1, SIGINT: the learning is saved and the tool exits with code 6 (resume with --resume).";
 
-static int resume;
-static const char *checkpoint_opt;
-
-static int extra_opt(const char *name, const char *value, int *used)
-{
-    *used = 1;
-    if (!strcmp(name, "--resume")) return resume = 1;
-    if (!strcmp(name, "--checkpoint") && value) { *used = 2; checkpoint_opt = value; return 1; }
-    return 0;
-}
 
 static void progress_line(void *ctx, const char *line)
 {
@@ -49,16 +39,17 @@ int main(int argc, char **argv)
     sc_err err = {0};
     sc_cli cli = {.tool = "learn-feedback"};
     sc_par *par;
-    int rank = sc_longrun_start(&cli, &argc, &argv, usage, extra_opt, &par);
+    sc_longrun_opts opt;
+    int rank = sc_longrun_start(&cli, &argc, &argv, usage, &opt, &par);
     char ckpt[4200];
     int have_ckpt;
-    sc_longrun_checkpoint(checkpoint_opt, cli.output, resume, ckpt, sizeof ckpt, &have_ckpt);
+    sc_longrun_checkpoint(opt.checkpoint, cli.output, opt.resume, ckpt, sizeof ckpt, &have_ckpt);
     /* within the first iteration the only checkpoint is the sampler's, CKPT.samcon: it is the
        work of an earlier run too (refused without --resume, else resumed and said so) */
     char inner_name[4300], inner[4300];
     int have_inner;
     snprintf(inner_name, sizeof inner_name, "%s.samcon", ckpt);
-    sc_longrun_checkpoint(inner_name, cli.output, resume, inner, sizeof inner, &have_inner);
+    sc_longrun_checkpoint(inner_name, cli.output, opt.resume, inner, sizeof inner, &have_inner);
     have_ckpt = have_ckpt || have_inner;
 
     sc_model loaded, m;
@@ -91,7 +82,7 @@ int main(int argc, char **argv)
     run_hash = sc_hash_i64(sc_hash_i64(sc_hash_i64(run_hash, (int64_t)sc_model_hash(&loaded)), (int64_t)ol.hash), (int64_t)ol.reference_hash);
     run_hash = sc_hash_i64(sc_hash_i64(run_hash, (int64_t)cli.seed), (int64_t)sc_sim_build_hash());
     sc_feedback_run run = {.m = &m, .sim_opts = &sc.sim, .ref = &ref, .ol = &ol, .dofs = &dofs, .sampling = &sampling, .cfg = &fb,
-                           .seed = cli.seed, .run_hash = run_hash, .checkpoint = ckpt, .resume = resume && have_ckpt,
+                           .seed = cli.seed, .run_hash = run_hash, .checkpoint = ckpt, .resume = opt.resume && have_ckpt,
                            .stop = sc_longrun_stop_requested, .progress = progress_line, .par = par};
     if (rank == 0)
         sc_log_info("learn-feedback: %s on %d rank%s: %d iterations of %d cycles x %d fragments, %d samples and %d elites per segment, %d actions%s",

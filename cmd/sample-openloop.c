@@ -27,16 +27,6 @@ static const char *usage =
     "to the checkpoint and the tool exits with code 6 (run it again with --resume). A clip it cannot\n"
     "complete still gives an openloop.h5 with the longest path found, and exit code 7.";
 
-static int resume;
-static const char *checkpoint_opt;
-
-static int extra_opt(const char *name, const char *value, int *used)
-{
-    *used = 1;
-    if (!strcmp(name, "--resume")) return resume = 1;
-    if (!strcmp(name, "--checkpoint") && value) { *used = 2; checkpoint_opt = value; return 1; }
-    return 0;
-}
 
 /* A bar on a terminal (the segment lines with -v), a line per segment otherwise (Slurm logs). */
 static void progress_line(void *ctx, int done, int nseg, const char *line)
@@ -56,10 +46,11 @@ int main(int argc, char **argv)
     sc_err err = {0};
     sc_cli cli = {.tool = "sample-openloop"};
     sc_par *par;
-    int rank = sc_longrun_start(&cli, &argc, &argv, usage, extra_opt, &par);
+    sc_longrun_opts opt;
+    int rank = sc_longrun_start(&cli, &argc, &argv, usage, &opt, &par);
     char ckpt[4200];
     int have_ckpt;
-    sc_longrun_checkpoint(checkpoint_opt, cli.output, resume, ckpt, sizeof ckpt, &have_ckpt);
+    sc_longrun_checkpoint(opt.checkpoint, cli.output, opt.resume, ckpt, sizeof ckpt, &have_ckpt);
 
     sc_model loaded, m;
     sc_cfg *cfg = NULL;
@@ -114,7 +105,7 @@ int main(int argc, char **argv)
     run_hash = sc_hash_i64(sc_hash_i64(sc_hash_i64(run_hash, (int64_t)sc_model_hash(&m)), (int64_t)sc_reference_hash(&ref)), (int64_t)cli.seed);
     run_hash = sc_hash_i64(run_hash, (int64_t)sc_sim_build_hash());
     sc_samcon_run run = {.m = &m, .sim_opts = &sc.sim, .ref = track, .cycle = sampling.cycle ? &cycle : NULL, .fragments = fragments, .dofs = &dofs, .cfg = &sampling, .seed = cli.seed, .run_hash = run_hash,
-                         .checkpoint = ckpt, .resume = resume && have_ckpt, .stop = sc_longrun_stop_requested, .progress = progress_line, .par = par};
+                         .checkpoint = ckpt, .resume = opt.resume && have_ckpt, .stop = sc_longrun_stop_requested, .progress = progress_line, .par = par};
     sc_progress bar;
     sc_progress_begin(&bar, "sample-openloop", 1);
     run.progress_ctx = &bar;

@@ -18,7 +18,17 @@ void sc_longrun_begin(const sc_cli *cli, sc_par *par)
     g_par = par;
 }
 
-int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc_cli_extra_fn extra, sc_par **par)
+static sc_longrun_opts g_opts;
+
+static int longrun_opt(const char *name, const char *value, int *used)
+{
+    *used = 1;
+    if (!strcmp(name, "--resume")) return g_opts.resume = 1;
+    if (!strcmp(name, "--checkpoint") && value) { *used = 2; g_opts.checkpoint = value; return 1; }
+    return 0;
+}
+
+int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc_longrun_opts *opts, sc_par **par)
 {
     sc_err err = {0};
     *par = NULL;
@@ -26,7 +36,8 @@ int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc
     if (sc_par_init(argc, argv, par, &err)) sc_longrun_die(&err);
     sc_longrun_begin(cli, *par);
     int rank = sc_par_rank(*par);
-    sc_cli_parse(cli, *argc, *argv, cli->tool, usage, 2, 2, 1, 1, extra);
+    sc_cli_parse(cli, *argc, *argv, cli->tool, usage, 2, 2, 1, 1, longrun_opt);
+    *opts = g_opts;
     if (rank != 0 && sc_log_level() > SC_LOG_WARN) sc_log_set_level(SC_LOG_WARN);
     sc_longrun_catch_signals();
     return rank;

@@ -8,10 +8,15 @@
 struct sc_par;
 /* Records the tool's ranks and command line for sc_longrun_die. */
 void sc_longrun_begin(const sc_cli *cli, struct sc_par *par);
-/* The start every such tool makes: MPI, the arguments (a CONFIG, an OUTPUT and two inputs),
- * ranks other than 0 quiet below warnings (rank 0 reports), the signals caught. Returns the
- * rank; exits on an error. */
-int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc_cli_extra_fn extra, struct sc_par **par);
+/* The options every such tool takes besides the common ones. */
+typedef struct sc_longrun_opts {
+    int resume;             /* --resume */
+    const char *checkpoint; /* --checkpoint FILE, or NULL */
+} sc_longrun_opts;
+/* The start every such tool makes: MPI, the arguments (a CONFIG, an OUTPUT, two inputs and the
+ * options above), ranks other than 0 quiet below warnings (rank 0 reports), the signals caught.
+ * Returns the rank; exits on an error. */
+int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc_longrun_opts *opts, struct sc_par **par);
 /* Rank 0 prints the error (every rank meets the same input errors); all ranks finalize MPI and
  * exit with the error's code. */
 void sc_longrun_die(const sc_err *err) __attribute__((noreturn));
