@@ -77,7 +77,7 @@ done
     rms=$(attr "$f" report rms_joint_error_rad)
     printf "| %s | %s/%s | %s | %s of %s | %.1f deg | %.2f m | %.3f m | %.1f | %s | %s | %.0f s | %.1f |\n" "$name" "$s" "$e" \
       "$(attr "$f" report completed)" "$(attr "$f" report segments)" "$(attr "$f" report segments_of_clip)" \
-      "$(echo "$rms * 57.29578" | bc -l)" "$(attr "$f" report root_drift_m)" "$(attr "$f" report root_height_error_m)" \
+      "$(awk -v r="$rms" 'BEGIN { print r * 57.29578 }')" "$(attr "$f" report root_drift_m)" "$(attr "$f" report root_height_error_m)" \
       "$(attr "$f" report final_cost)" "$(attr "$f" report samples)" "$(attr "$f" report backtracks)" \
       "$(attr "$f" run wall_seconds)" "$(attr "$f" run samples_per_second)"
   done
