@@ -626,7 +626,10 @@ TEST(reliability_damaged_hdf5)
     snprintf(list, sizeof list, "%s", out);
     for (char *save = NULL, *p = strtok_r(list, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
         double t0 = sc_wall_time();
-        rc = sc_test_sh(out, sizeof out, "SOFTCON_H5_GUARD_SECONDS=3 %s -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, p);
+        /* under `make asan`: libhdf5 loses allocations on its own error paths for these files
+           (tests/fuzz/lsan.supp names libhdf5 only; softcon's allocations stay checked) */
+        rc = sc_test_sh(out, sizeof out, "LSAN_OPTIONS=suppressions=%s:print_suppressions=0 SOFTCON_H5_GUARD_SECONDS=3 %s -c %s -o %s %s",
+                        sc_test_repo("tests/fuzz/lsan.supp"), sc_test_tool("simulate"), cfg, o, p);
         const char *base = strrchr(p, '/') + 1;
         sc_test_report("%s: exit %d in %.1f s: %s", base, rc, sc_wall_time() - t0, out);
         ENSURE_MSG(rc == 2 && strstr(out, base) && !sc_test_file_exists(o), "%s: exit %d: %s", base, rc, out);
