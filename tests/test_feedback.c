@@ -189,6 +189,23 @@ TEST(feedback_kill9_then_resume_is_identical)
     sc_test_report("killed with SIGKILL during the second iteration (2 ranks), resumed: policy.h5 identical to the uninterrupted run");
 }
 
+/* pairs: paths (the default) regresses on the elites whose descendants reached the last segment:
+   all of the last segment's, never a level's dead ends (every elite would give 3 per segment; a
+   fragment with fewer than 2 pairs is not refit and not counted) */
+TEST(feedback_regresses_on_the_good_paths)
+{
+    const char *b = baseline();
+    ENSURE_MSG(b, "learn-feedback failed: %s", out);
+    int rc = sc_test_sh(out, sizeof out, "/usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r'); "
+                        "print(f['/policy/steps'].shape[0], int(f['/learning/pairs'][0]))\"", b);
+    ENSURE_MSG(rc == 0, "reading %s: %s", b, out);
+    int frag = 0, pairs = 0;
+    ENSURE(sscanf(out, "%d %d", &frag, &pairs) == 2);
+    /* the preset: 1 cycle, 3 elites per segment */
+    sc_test_report("iteration 1: %d regression pairs on the good paths of %d segments (%d elites)", pairs, frag, 3 * frag);
+    ENSURE_MSG(pairs >= 3 && pairs < 3 * frag, "%d pairs for %d segments of 3 elites", pairs, frag);
+}
+
 TEST(feedback_zero_gains_reproduce_the_open_loop)
 {
     const char *b = baseline(), *ch = sc_fixture_michelin();

@@ -41,6 +41,8 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
     TRY(sc_cfg_double_range(f, "max_action", 1.0, 0, SC_PI, &c->max_action, err));
     static const char *const data[] = {"last", "all"};
     TRY(sc_cfg_enum(f, "data", data, 2, 1, &c->all_data, err));
+    static const char *const pairs[] = {"elites", "paths"};
+    TRY(sc_cfg_enum(f, "pairs", pairs, 2, 1, &c->path_pairs, err));
     TRY(sc_cfg_list(f, "actions", 0, &list, err));
     if (list) {
         for (int i = 0; i < sc_cfg_len(list); i++) {
@@ -761,7 +763,7 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         long idx = 0;
         for (int k = 0; k < sres.nseg && !rc; k++)
             for (int e = 0; e < sres.nelites[k] && !rc; e++, idx++)
-                if (data_add(&L.data, k % mf, sres.elite_aux + (size_t)idx * SC_FEATURES, sres.elite_offset + (size_t)idx * run->dofs->n))
+                if ((!c->path_pairs || sres.elite_kept[idx]) && data_add(&L.data, k % mf, sres.elite_aux + (size_t)idx * SC_FEATURES, sres.elite_offset + (size_t)idx * run->dofs->n))
                     rc = sc_fail(err, SC_EIO, "out of memory for the regression pairs");
         sc_learning_iteration *it = &r->iter[i];
         it->samples = sres.samples;

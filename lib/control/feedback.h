@@ -28,6 +28,8 @@ typedef struct sc_feedback_config {
     int nact;
     int act[SC_MAX_ACTIONS];    /* control DoFs the policy sets */
     int all_data;               /* 1: regress on every iteration's pairs, 0: the last iteration's */
+    int path_pairs;             /* 1: only the elites on paths that went on to the last segment reached
+                                   (the good paths); 0: every segment's elites, dead ends too */
     /* evaluation */
     double eval_seconds;        /* closed-loop survival test length (s) */
     double max_tilt;            /* rad: a fall */

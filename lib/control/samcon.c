@@ -795,8 +795,19 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     r->nelites = calloc((size_t)(depth ? depth : 1), sizeof(int));
     r->elite_offset = malloc((total ? total : 1) * (size_t)(S.ndof ? S.ndof : 1) * sizeof(double));
     r->elite_aux = malloc((total ? total : 1) * (size_t)(S.naux ? S.naux : 1) * sizeof(double));
-    if (!r->nelites || !r->elite_offset || !r->elite_aux) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    r->elite_kept = calloc(total ? total : 1, 1);
+    if (!r->nelites || !r->elite_offset || !r->elite_aux || !r->elite_kept) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
     total = 0;
+    for (int j = 0; j < depth; j++) total += (size_t)S.lv[j].n;
+    for (int j = depth - 1; j >= 0; j--) { /* the last level's elites, then their ancestors */
+        const level *l = &S.lv[j];
+        total -= (size_t)l->n;
+        for (int i = 0; i < l->n; i++) {
+            if (j < depth - 1 && !r->elite_kept[total + i]) continue;
+            if (j == depth - 1) r->elite_kept[total + i] = 1;
+            if (j > 0) r->elite_kept[total - (size_t)S.lv[j - 1].n + (size_t)l->parent[i]] = 1;
+        }
+    }
     for (int j = 0; j < depth; j++) {
         const level *l = &S.lv[j];
         r->nelites[j] = l->n;
@@ -841,6 +852,7 @@ void sc_samcon_result_free(sc_samcon_result *r)
     free(r->nelites);
     free(r->elite_offset);
     free(r->elite_aux);
+    free(r->elite_kept);
     memset(r, 0, sizeof *r);
 }
 

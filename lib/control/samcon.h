@@ -72,6 +72,8 @@ typedef struct sc_samcon_result {
     int *nelites;               /* [nseg] */
     double *elite_offset;       /* [sum nelites * ndof] */
     double *elite_aux;          /* [sum nelites * naux] (naux > 0) */
+    unsigned char *elite_kept;  /* [sum nelites] 1: an ancestor of an elite of the last segment reached (on a
+                                   path that went on), 0: a dead end */
     int nseg;                   /* segments of the path found (== total when completed) */
     int completed;
     sc_samcon_segment *seg;     /* [nseg] */
