@@ -113,8 +113,13 @@ static int extra_opt(const char *name, const char *value, int *used)
     }
     if (!strcmp(name, "--cycles")) {
         if (!value) return -1;
-        cycles_opt = atol(value);
-        return cycles_opt > 0;
+        char *end;
+        cycles_opt = strtol(value, &end, 10);
+        if (*end || end == value || cycles_opt < 1 || cycles_opt > 1000000) {
+            fprintf(stderr, "simulate: --cycles expects a positive number of gait cycles, got '%s'\n", value);
+            exit(SC_EUSAGE);
+        }
+        return 1;
     }
     *used = 1;
     if (!strcmp(name, "--raw")) return raw = 1;

@@ -249,6 +249,9 @@ TEST(feedback_bad_input)
     const char *o = sc_fixture_keep(sc_test_tmp("feedback_bad_sim.h5"));
     int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --policy %s %s", sc_test_tool("simulate"), preset(), o, b, cmu);
     ENSURE_MSG(rc == 2 && strstr(out, "another character"), "exit %d: %s", rc, out);
+    /* a number of cycles that is not one */
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --policy %s --cycles 2x %s", sc_test_tool("simulate"), preset(), o, b, ch);
+    ENSURE_MSG(rc == 1 && strstr(out, "--cycles expects a positive number of gait cycles, got '2x'") && !sc_test_file_exists(o), "exit %d: %s", rc, out);
     /* a feature this build does not know */
     const char *feat = sc_fixture_keep(sc_test_tmp("feedback_feature.h5"));
     sc_test_sh(out, sizeof out,

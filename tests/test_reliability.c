@@ -385,6 +385,9 @@ TEST(reliability_file_values_checked)
     r.target_quat[4 * (3 * (size_t)r.nb + 2) + 1] = 0;
     r.time[5] = r.time[4];
     expect_file_rejected("time not increasing", ch, write_reference("time_ref.h5", &r), "/time[5]: value 0.002, must be greater");
+    r.time[5] = 5 * 0.0005;
+    r.captured[2 * (size_t)r.nb + 1] = 7;
+    expect_file_rejected("captured contact flag 7", ch, write_reference("captured_ref.h5", &r), "/contact/captured[2][1]: value 7");
     sc_reference_free(&r);
     sc_model_free(&m);
 }

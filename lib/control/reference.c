@@ -633,7 +633,7 @@ static int rd(sc_h5 *f, const char *path, int required, int rank, size_t n, size
 
 /* The values of a reference, checked after reading (a hand-edited or damaged file fails here,
    naming the dataset and element, instead of steering a simulation with NaN). */
-static int check_reference(sc_h5 *f, const sc_reference *r, int has_flag, sc_err *err)
+static int check_reference(sc_h5 *f, const sc_reference *r, int has_flag, int has_captured, sc_err *err)
 {
     size_t n = (size_t)r->n, nb = (size_t)r->nb, q4[3] = {n, nb, 4}, v3[3] = {n, nb, 3};
     int rc;
@@ -659,6 +659,7 @@ static int check_reference(sc_h5 *f, const sc_reference *r, int has_flag, sc_err
     CHECK(sc_h5_check_range_nd(f, "/torques/joint", r->joint_torque, 3, v3, -INFINITY, INFINITY, 0, err));
     CHECK(sc_h5_check_finite(f, "/torques/root_residual", r->root_residual, 6 * n, 6, err));
     if (has_flag) CHECK(sc_h5_check_index(f, "/contact/flag", r->contact_flag, n * nb, nb, 0, 1, err));
+    if (has_captured) CHECK(sc_h5_check_index(f, "/contact/captured", r->captured, n * nb, nb, 0, 1, err));
 #undef CHECK
     return SC_OK;
 }
@@ -670,7 +671,7 @@ int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err)
     char **names = NULL;
     size_t nnames = 0, tdims[1] = {0};
     double *time = NULL;
-    int rc, has_flag = 0;
+    int rc, has_flag = 0, has_captured = 0;
     if ((rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err)) ||
         (rc = sc_h5_check_count(f, "/bones/names", nnames, 1, SC_BODY_MAX_BONES, err)) ||
         (rc = sc_h5_check_names(f, "/bones/names", names, nnames, SC_NAME_LEN, err)) ||
@@ -711,8 +712,9 @@ int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err)
             memcpy(idst[i], fl, n * nb * sizeof(int));
             free(fl);
             if (i == 0) has_flag = 1;
+            else has_captured = 1;
         }
-    if ((rc = check_reference(f, r, has_flag, err))) goto fail;
+    if ((rc = check_reference(f, r, has_flag, has_captured, err))) goto fail;
     char *hash = NULL;
     if (sc_h5_read_attr_str(f, "/", "character_hash", &hash, NULL) == SC_OK) {
         r->character_hash = strtoull(hash, NULL, 16);
