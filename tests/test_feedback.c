@@ -99,7 +99,7 @@ static const char *preset(void)
         p = sc_fixture_keep(sc_test_write("feedback_preset.yaml",
                                           "simulation: {solver: exact}\n"
                                           "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
-                                          "feedback:\n  iterations: 2\n  cycles: 1\n  samples: 8\n  elites: 3\n"
+                                          "feedback:\n  iterations: 2\n  cycles: 1\n  samples: 8\n  elites: 3\n  pairs: elites\n"
                                           "  evaluate: {seconds: 1.5, pushes: [150], directions: 1, phases: 1, after: 1, stiffness: [2]}\n"));
     return p;
 }
@@ -190,20 +190,27 @@ TEST(feedback_kill9_then_resume_is_identical)
 }
 
 /* pairs: paths (the default) regresses on the elites whose descendants reached the last segment:
-   all of the last segment's, never a level's dead ends (every elite would give 3 per segment; a
-   fragment with fewer than 2 pairs is not refit and not counted) */
+   all of the last segment's, never a level's dead ends; pairs: elites (the preset) on every
+   elite, 3 per segment (a fragment with fewer than 2 pairs is not refit and not counted) */
 TEST(feedback_regresses_on_the_good_paths)
 {
-    const char *b = baseline();
-    ENSURE_MSG(b, "learn-feedback failed: %s", out);
-    int rc = sc_test_sh(out, sizeof out, "/usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r'); "
-                        "print(f['/policy/steps'].shape[0], int(f['/learning/pairs'][0]))\"", b);
-    ENSURE_MSG(rc == 0, "reading %s: %s", b, out);
-    int frag = 0, pairs = 0;
-    ENSURE(sscanf(out, "%d %d", &frag, &pairs) == 2);
-    /* the preset: 1 cycle, 3 elites per segment */
-    sc_test_report("iteration 1: %d regression pairs on the good paths of %d segments (%d elites)", pairs, frag, 3 * frag);
-    ENSURE_MSG(pairs >= 3 && pairs < 3 * frag, "%d pairs for %d segments of 3 elites", pairs, frag);
+    const char *b = baseline(), *ol = cyclic_openloop(), *ch = sc_fixture_michelin();
+    ENSURE_MSG(b && ol, "learn-feedback failed: %s", out);
+    const char *cfg = sc_test_write("feedback_paths.yaml",
+                                    "simulation: {solver: exact}\n"
+                                    "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
+                                    "feedback:\n  iterations: 1\n  cycles: 1\n  samples: 8\n  elites: 3\n  pairs: paths\n"
+                                    "  evaluate: {seconds: 1.5, pushes: [150], directions: 1, phases: 1, after: 1, stiffness: [2]}\n");
+    const char *p = sc_fixture_keep(sc_test_tmp("feedback_paths.h5"));
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"), cfg, p, ch, ol);
+    ENSURE_MSG(rc == 0, "learn-feedback, pairs: paths: exit %d: %s", rc, out);
+    int frag = 0, all = 0, paths = 0;
+    rc = sc_test_sh(out, sizeof out, "/usr/bin/python3 -c \"import h5py; a = h5py.File('%s', 'r'); b = h5py.File('%s', 'r'); "
+                    "print(a['/policy/steps'].shape[0], int(a['/learning/pairs'][0]), int(b['/learning/pairs'][0]))\"", b, p);
+    ENSURE_MSG(rc == 0 && sscanf(out, "%d %d %d", &frag, &all, &paths) == 3, "reading the pairs: %s", out);
+    sc_test_report("iteration 1, %d segments of 3 elites: %d regression pairs from every elite, %d from the good paths", frag, all, paths);
+    ENSURE_MSG(all == 3 * frag, "pairs: elites gave %d pairs, expected %d", all, 3 * frag);
+    ENSURE_MSG(paths >= 3 && paths < all, "pairs: paths gave %d pairs (every elite: %d)", paths, all);
 }
 
 TEST(feedback_zero_gains_reproduce_the_open_loop)

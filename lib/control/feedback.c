@@ -762,9 +762,11 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         if (!c->all_data) L.data.n = 0;
         long idx = 0;
         for (int k = 0; k < sres.nseg && !rc; k++)
-            for (int e = 0; e < sres.nelites[k] && !rc; e++, idx++)
-                if ((!c->path_pairs || sres.elite_kept[idx]) && data_add(&L.data, k % mf, sres.elite_aux + (size_t)idx * SC_FEATURES, sres.elite_offset + (size_t)idx * run->dofs->n))
+            for (int e = 0; e < sres.nelites[k] && !rc; e++, idx++) {
+                if (c->path_pairs && !sres.elite_kept[idx]) continue; /* a dead end */
+                if (data_add(&L.data, k % mf, sres.elite_aux + (size_t)idx * SC_FEATURES, sres.elite_offset + (size_t)idx * run->dofs->n))
                     rc = sc_fail(err, SC_EIO, "out of memory for the regression pairs");
+            }
         sc_learning_iteration *it = &r->iter[i];
         it->samples = sres.samples;
         r->samples += sres.samples;
