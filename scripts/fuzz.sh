@@ -40,7 +40,9 @@ first_frame() {
 triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
   local name=$1 bin=$2 art=$3 tmo=$4 log="build/fuzz/logs/$(basename "$3").log"
   local rc=0
-  SOFTCON_FUZZ_GUARD=0 "$bin" -runs=1 -timeout=10 -rss_limit_mb=2048 "$art" > "$log" 2>&1 || rc=$?
+  # -malloc_limit_mb below -rss_limit_mb: a huge allocation is reported with its own stack before the
+  # RSS monitor fires (an RSS report lists only the live heap, whoever made the process grow)
+  SOFTCON_FUZZ_GUARD=0 "$bin" -runs=1 -timeout=10 -rss_limit_mb=8192 -malloc_limit_mb=2048 "$art" > "$log" 2>&1 || rc=$?
   if [ $rc = 0 ] && [[ "$(basename "$art")" == timeout-* ]]; then
     echo "slow: past the ${tmo} s limit, finished on replay in $(sed -nE 's/^Executed .* in ([0-9]+) ms/\1/p' "$log") ms"
     return 0
