@@ -34,7 +34,7 @@ summary=()
 
 # first stack frame of a report that is neither sanitizer, libFuzzer nor libc
 first_frame() {
-  grep -E '^ *#[0-9]+ 0x' "$1" | grep -vE 'sysdeps|__memset|__memcpy|__memmove|__sanitizer|__asan|__interceptor|__lsan|__ubsan|fuzzer::|libc\.so|ld-linux|compiler-rt|asan_|sanitizer_common|libclang_rt|in malloc|in calloc|in realloc|in free |in memcpy|in memmove|in memset|in strlen' | head -1
+  grep -E '^ *#[0-9]+ 0x' "$1" | grep -vE 'sysdeps|__memset|__memcpy|__memmove|__sanitizer|__asan|__interceptor|__lsan|__ubsan|fuzzer::|libc\.so|ld-linux|compiler-rt|asan_|sanitizer_common|libclang_rt|in malloc|in calloc|in realloc|in free |in memcpy|in memmove|in memset|in strlen|in strn?dup|in strn?cmp|in strn?cpy|in memcmp|in strr?chr' | head -1
 }
 
 triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
