@@ -27,7 +27,6 @@ static const char *usage =
     "Run it under mpiexec.mpich -n N to spread the work; the result does not depend on N. SIGTERM,\n"
     "SIGUSR1, SIGINT: the learning is saved and the tool exits with code 6 (resume with --resume).";
 
-
 static void progress_line(void *ctx, const char *line)
 {
     (void)ctx;

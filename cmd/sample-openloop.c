@@ -27,7 +27,6 @@ static const char *usage =
     "to the checkpoint and the tool exits with code 6 (run it again with --resume). A clip it cannot\n"
     "complete still gives an openloop.h5 with the longest path found, and exit code 7.";
 
-
 /* A bar on a terminal (the segment lines with -v), a line per segment otherwise (Slurm logs). */
 static void progress_line(void *ctx, int done, int nseg, const char *line)
 {

@@ -91,16 +91,24 @@ TEST(cycle_found_on_a_motion_of_known_period)
     }
 }
 
-/* a cyclic open-loop controller of the march and a tiny learning preset: seconds, not minutes */
+/* a tiny learning config: seconds, not minutes */
+static const char *learning_config(const char *name, int iterations, const char *pairs)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "simulation: {solver: exact}\n"
+             "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
+             "feedback:\n  iterations: %d\n  cycles: 1\n  samples: 8\n  elites: 3\n  pairs: %s\n"
+             "  evaluate: {seconds: 1.5, pushes: [150], directions: 1, phases: 1, after: 1, stiffness: [2]}\n",
+             iterations, pairs);
+    return sc_test_write(name, text);
+}
+
+/* a cyclic open-loop controller of the march and the learning preset */
 static const char *preset(void)
 {
     static const char *p;
-    if (!p)
-        p = sc_fixture_keep(sc_test_write("feedback_preset.yaml",
-                                          "simulation: {solver: exact}\n"
-                                          "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
-                                          "feedback:\n  iterations: 2\n  cycles: 1\n  samples: 8\n  elites: 3\n  pairs: elites\n"
-                                          "  evaluate: {seconds: 1.5, pushes: [150], directions: 1, phases: 1, after: 1, stiffness: [2]}\n"));
+    if (!p) p = sc_fixture_keep(learning_config("feedback_preset.yaml", 2, "elites"));
     return p;
 }
 
@@ -196,11 +204,7 @@ TEST(feedback_regresses_on_the_good_paths)
 {
     const char *b = baseline(), *ol = cyclic_openloop(), *ch = sc_fixture_michelin();
     ENSURE_MSG(b && ol, "learn-feedback failed: %s", out);
-    const char *cfg = sc_test_write("feedback_paths.yaml",
-                                    "simulation: {solver: exact}\n"
-                                    "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
-                                    "feedback:\n  iterations: 1\n  cycles: 1\n  samples: 8\n  elites: 3\n  pairs: paths\n"
-                                    "  evaluate: {seconds: 1.5, pushes: [150], directions: 1, phases: 1, after: 1, stiffness: [2]}\n");
+    const char *cfg = learning_config("feedback_paths.yaml", 1, "paths");
     const char *p = sc_fixture_keep(sc_test_tmp("feedback_paths.h5"));
     int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"), cfg, p, ch, ol);
     ENSURE_MSG(rc == 0, "learn-feedback, pairs: paths: exit %d: %s", rc, out);

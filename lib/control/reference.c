@@ -671,7 +671,7 @@ int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err)
     char **names = NULL;
     size_t nnames = 0, tdims[1] = {0};
     double *time = NULL;
-    int rc, has_flag = 0, has_captured = 0;
+    int rc, has[2] = {0, 0}; /* /contact/flag, /contact/captured present */
     if ((rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err)) ||
         (rc = sc_h5_check_count(f, "/bones/names", nnames, 1, SC_BODY_MAX_BONES, err)) ||
         (rc = sc_h5_check_names(f, "/bones/names", names, nnames, SC_NAME_LEN, err)) ||
@@ -711,10 +711,9 @@ int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err)
             if ((rc = sc_h5_read_i32(f, ipaths[i], 2, d, &fl, err))) goto fail;
             memcpy(idst[i], fl, n * nb * sizeof(int));
             free(fl);
-            if (i == 0) has_flag = 1;
-            else has_captured = 1;
+            has[i] = 1;
         }
-    if ((rc = check_reference(f, r, has_flag, has_captured, err))) goto fail;
+    if ((rc = check_reference(f, r, has[0], has[1], err))) goto fail;
     char *hash = NULL;
     if (sc_h5_read_attr_str(f, "/", "character_hash", &hash, NULL) == SC_OK) {
         r->character_hash = strtoull(hash, NULL, 16);

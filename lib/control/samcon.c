@@ -797,17 +797,16 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     r->elite_aux = malloc((total ? total : 1) * (size_t)(S.naux ? S.naux : 1) * sizeof(double));
     r->elite_kept = calloc(total ? total : 1, 1);
     if (!r->nelites || !r->elite_offset || !r->elite_aux || !r->elite_kept) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
-    total = 0;
-    for (int j = 0; j < depth; j++) total += (size_t)S.lv[j].n;
-    for (int j = depth - 1; j >= 0; j--) { /* the last level's elites, then their ancestors */
+    size_t at = total; /* where level j's elites start, from the last level back: its elites are kept, then their parents */
+    for (int j = depth - 1; j >= 0; j--) {
         const level *l = &S.lv[j];
-        total -= (size_t)l->n;
+        at -= (size_t)l->n;
         for (int i = 0; i < l->n; i++) {
-            if (j < depth - 1 && !r->elite_kept[total + i]) continue;
-            if (j == depth - 1) r->elite_kept[total + i] = 1;
-            if (j > 0) r->elite_kept[total - (size_t)S.lv[j - 1].n + (size_t)l->parent[i]] = 1;
+            if (j == depth - 1) r->elite_kept[at + i] = 1;
+            if (j > 0 && r->elite_kept[at + i]) r->elite_kept[at - (size_t)S.lv[j - 1].n + (size_t)l->parent[i]] = 1;
         }
     }
+    total = 0;
     for (int j = 0; j < depth; j++) {
         const level *l = &S.lv[j];
         r->nelites[j] = l->n;

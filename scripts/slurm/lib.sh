@@ -58,8 +58,6 @@ sc_slurm_requeue() {
   out="$(scontrol requeue "$1" 2>&1)" || { echo "sc_slurm_requeue: job $1: $out" >&2; return 1; }
 }
 
-# Let a requeued job start now: it waits for its begin time (requeue + CredExpire + 1 s, 121 s by
-# default; Reason=BeginTime). Slurm 22.05 spells the update StartTime=now (BeginTime is refused).
 # Wait until the job's previous run has left the node (no slurmstepd of it): a requeued job
 # released while its old step is still being torn down can fail to start (seen: FAILED 1:0).
 sc_slurm_wait_gone() {
@@ -70,6 +68,8 @@ sc_slurm_wait_gone() {
   done
 }
 
+# Let a requeued job start now: it waits for its begin time (requeue + CredExpire + 1 s, 121 s by
+# default; Reason=BeginTime). Slurm 22.05 spells the update StartTime=now (BeginTime is refused).
 sc_slurm_release() {
   local out
   out="$(scontrol update JobId="$1" StartTime=now 2>&1)" || { echo "sc_slurm_release: job $1: $out" >&2; return 1; }
