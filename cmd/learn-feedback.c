@@ -20,9 +20,11 @@ static const char *usage =
     "  --resume           continue from the checkpoint (when there is one; else start afresh)\n"
     "  --checkpoint FILE  where the learning is saved after every iteration (default: OUTPUT.ckpt)\n"
     "Learns a linear feedback policy per fragment of the gait cycle openloop.h5 plays (made by\n"
-    "sample-openloop with sampling.cycle), by guided learning: sampling centred on the policy's\n"
-    "output, ridge regression of the good samples' (state, action) pairs, iterated (config section\n"
-    "`feedback:`). Then evaluates it against pushes and flesh stiffness, open and closed loop.\n"
+    "sample-openloop with sampling.cycle), by guided learning (feedback.method: guided): sampling\n"
+    "centred on the policy's output, ridge regression of the good samples' (state, action) pairs,\n"
+    "iterated; or by search (method: search): gains shared by the stance and swing roles, optimized\n"
+    "by CMA-ES on closed-loop runs (config section `feedback:`). Then evaluates the policy against\n"
+    "pushes and flesh stiffness, open and closed loop.\n"
     "The reference openloop.h5 tracked is read from where it names it (checked by its hash).\n"
     "Run it under mpiexec.mpich -n N to spread the work; the result does not depend on N. SIGTERM,\n"
     "SIGUSR1, SIGINT: the learning is saved and the tool exits with code 6 (resume with --resume).";
@@ -83,14 +85,19 @@ int main(int argc, char **argv)
     sc_feedback_run run = {.m = &m, .sim_opts = &sc.sim, .ref = &ref, .ol = &ol, .dofs = &dofs, .sampling = &sampling, .cfg = &fb,
                            .seed = cli.seed, .run_hash = run_hash, .checkpoint = ckpt, .resume = opt.resume && have_ckpt,
                            .stop = sc_longrun_stop_requested, .progress = progress_line, .par = par};
-    if (rank == 0)
+    if (rank == 0 && fb.method == SC_LEARN_SEARCH)
+        sc_log_info("learn-feedback: %s on %d rank%s: search, %d generations, %d actions%s", cli.inputs[1], sc_par_size(par),
+                    sc_par_size(par) > 1 ? "s" : "", fb.search.generations, fb.nact, run.resume ? "; resuming from the checkpoint" : "");
+    else if (rank == 0)
         sc_log_info("learn-feedback: %s on %d rank%s: %d iterations of %d cycles x %d fragments, %d samples and %d elites per segment, %d actions%s",
                     cli.inputs[1], sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", fb.iterations, fb.cycles, ol.fragments, fb.samples,
                     fb.elites, fb.nact, run.resume ? "; resuming from the checkpoint" : "");
     sc_feedback_result res;
     int rc = sc_feedback_learn(&run, &res, &err);
     if (rc) sc_longrun_die(&err);
-    if (rank == 0) sc_log_info("learn-feedback: evaluating the policy of iteration %d (pushes, stiffness, open and closed loop)", res.best_iteration + 1);
+    if (rank == 0)
+        sc_log_info("learn-feedback: evaluating the policy of %s %d (pushes, stiffness, open and closed loop)",
+                    fb.method == SC_LEARN_SEARCH ? "generation" : "iteration", res.best_iteration + 1);
     if ((rc = sc_feedback_evaluate(&run, &res.policy, &res.eval, &err))) sc_longrun_die(&err);
 
     int code = 0;
@@ -113,12 +120,12 @@ int main(int argc, char **argv)
             unlink(inner);
             const sc_evaluation *e = &res.eval;
             sc_log_info("learn-feedback: %s: closed loop went %.1f s of %.1f s (open loop %.1f s), joint error %.1f deg (open loop %.1f deg); "
-                        "%ld samples in %.0f s",
+                        "%ld %s in %.0f s",
                         cli.output, e->closedloop_survived_s, fb.eval_seconds, e->openloop_survived_s, e->closedloop_joint_error * 180 / SC_PI,
-                        e->openloop_joint_error * 180 / SC_PI, res.samples, res.wall_seconds);
+                        e->openloop_joint_error * 180 / SC_PI, res.samples, fb.method == SC_LEARN_SEARCH ? "runs" : "samples", res.wall_seconds);
         }
     }
-    sc_policy_free(&res.policy);
+    sc_feedback_result_free(&res);
     sc_openloop_cycle_free(&ol);
     sc_reference_free(&ref);
     sc_model_free(&m);

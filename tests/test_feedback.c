@@ -92,15 +92,15 @@ TEST(cycle_found_on_a_motion_of_known_period)
 }
 
 /* a tiny learning config: seconds, not minutes */
-static const char *learning_config(const char *name, int iterations, const char *pairs)
+static const char *learning_config(const char *name, int iterations, const char *pairs, const char *extra)
 {
-    char text[1024];
+    char text[1536];
     snprintf(text, sizeof text,
              "simulation: {solver: exact}\n"
              "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
              "feedback:\n  iterations: %d\n  cycles: 1\n  samples: 8\n  elites: 3\n  pairs: %s\n"
-             "  evaluate: {seconds: 1.5, pushes: [150], directions: 1, phases: 1, after: 1, stiffness: [2]}\n",
-             iterations, pairs);
+             "  evaluate: {seconds: 1.5, pushes: [150], directions: 1, phases: 1, after: 1, stiffness: [2]}\n%s",
+             iterations, pairs, extra ? extra : "");
     return sc_test_write(name, text);
 }
 
@@ -108,7 +108,7 @@ static const char *learning_config(const char *name, int iterations, const char 
 static const char *preset(void)
 {
     static const char *p;
-    if (!p) p = sc_fixture_keep(learning_config("feedback_preset.yaml", 2, "elites"));
+    if (!p) p = sc_fixture_keep(learning_config("feedback_preset.yaml", 2, "elites", NULL));
     return p;
 }
 
@@ -123,24 +123,29 @@ static const char *cyclic_openloop(void)
     return state > 0 ? p : NULL;
 }
 
-static int learn(int ranks, const char *outp, const char *extra)
+static int learn_with(const char *cfg, int ranks, const char *outp, const char *extra)
 {
     const char *ol = cyclic_openloop(), *ch = sc_fixture_michelin();
     if (!ol) return -1;
     char launcher[64] = "";
     if (ranks) snprintf(launcher, sizeof launcher, "mpiexec.mpich -n %d ", ranks);
-    return sc_test_sh(out, sizeof out, "%s%s -q -c %s -o %s %s %s %s", launcher, sc_test_tool("learn-feedback"), preset(), outp, extra ? extra : "", ch, ol);
+    return sc_test_sh(out, sizeof out, "%s%s -q -c %s -o %s %s %s %s", launcher, sc_test_tool("learn-feedback"), cfg, outp, extra ? extra : "", ch, ol);
 }
+static int learn(int ranks, const char *outp, const char *extra) { return learn_with(preset(), ranks, outp, extra); }
 
-static int same_policy(const char *a, const char *b)
+static int same_groups(const char *a, const char *b, const char *const *groups, size_t n)
 {
-    static const char *const groups[] = {"/policy", "/cycle", "/start", "/learning/survived", "/learning/joint_error", "/learning/pairs",
-                                         "/learning/residual", "/evaluation", "/bones"};
-    for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {
+    for (size_t i = 0; i < n; i++) {
         int rc = sc_test_sh(out, sizeof out, "h5diff %s %s %s", a, b, groups[i]);
         CHECK(rc == 0, "%s and %s differ in %s: %s", a, b, groups[i], out);
     }
     return 1;
+}
+static int same_policy(const char *a, const char *b)
+{
+    static const char *const groups[] = {"/policy", "/cycle", "/start", "/learning/survived", "/learning/joint_error", "/learning/pairs",
+                                         "/learning/residual", "/evaluation", "/bones"};
+    return same_groups(a, b, groups, sizeof groups / sizeof *groups);
 }
 
 static const char *baseline(void)
@@ -204,7 +209,7 @@ TEST(feedback_regresses_on_the_good_paths)
 {
     const char *b = baseline(), *ol = cyclic_openloop(), *ch = sc_fixture_michelin();
     ENSURE_MSG(b && ol, "learn-feedback failed: %s", out);
-    const char *cfg = learning_config("feedback_paths.yaml", 1, "paths");
+    const char *cfg = learning_config("feedback_paths.yaml", 1, "paths", NULL);
     const char *p = sc_fixture_keep(sc_test_tmp("feedback_paths.h5"));
     int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"), cfg, p, ch, ol);
     ENSURE_MSG(rc == 0, "learn-feedback, pairs: paths: exit %d: %s", rc, out);
@@ -282,5 +287,88 @@ TEST(feedback_bad_input)
     rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"),
                     sc_test_write("feedback_actions.yaml", "feedback: {actions: [l_thigh, tail]}\n"), pol, ch, cyclic_openloop());
     ENSURE_MSG(rc == 2 && strstr(out, "feedback.actions names 'tail'"), "exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"),
+                    sc_test_write("feedback_search_feature.yaml", "feedback: {method: search, search: {features: [root_roll, zmp_x]}}\n"), pol, ch,
+                    cyclic_openloop());
+    ENSURE_MSG(rc == 2 && strstr(out, "feedback.search.features names 'zmp_x', not a feature"), "exit %d: %s", rc, out);
     ENSURE(!sc_test_file_exists(pol));
+}
+
+/* method: search, tiny: 3 generations of 6 candidates, each scored by an unpushed and a pushed run */
+static const char *search_preset(void)
+{
+    static const char *p;
+    if (!p)
+        p = sc_fixture_keep(learning_config("feedback_search.yaml", 1, "elites",
+                                            "  method: search\n"
+                                            "  search: {generations: 3, population: 6, seconds: 1.5, rollouts: 2, push: 150,\n"
+                                            "           features: [root_pitch, root_roll, com_vel_x, com_vel_z]}\n"));
+    return p;
+}
+
+static int same_search(const char *a, const char *b)
+{
+    static const char *const groups[] = {"/policy", "/learning/score", "/learning/mean_score", "/learning/sigma", "/learning/survived",
+                                         "/learning/gains", "/learning/role_of", "/evaluation"};
+    return same_groups(a, b, groups, sizeof groups / sizeof *groups);
+}
+
+TEST(feedback_search_identical_for_ranks_and_after_kill9)
+{
+    const char *b = sc_fixture_keep(sc_test_tmp("feedback_search_n0.h5"));
+    int rc = learn_with(search_preset(), 0, b, NULL);
+    ENSURE_MSG(rc == 0, "learn-feedback, method: search: exit %d: %s", rc, out);
+    for (int n = 2; n <= 3; n++) {
+        char name[64];
+        snprintf(name, sizeof name, "feedback_search_mpi%d.h5", n);
+        const char *p = sc_fixture_keep(sc_test_tmp(name));
+        rc = learn_with(search_preset(), n, p, NULL);
+        ENSURE_MSG(rc == 0, "mpiexec -n %d: exit %d: %s", n, rc, out);
+        ENSURE(same_search(b, p));
+    }
+    /* killed after the first generation's checkpoint, resumed */
+    const char *p = sc_fixture_keep(sc_test_tmp("feedback_search_killed.h5")), *log = sc_fixture_keep(sc_test_tmp("feedback_search_killed.log"));
+    char ck[1100];
+    snprintf(ck, sizeof ck, "%s.ckpt", p);
+    unlink(ck);
+    sc_test_sh(NULL, 0, "(mpiexec.mpich -n 2 %s -q -c %s -o %s %s %s > %s 2>&1) > /dev/null 2>&1 &", sc_test_tool("learn-feedback"), search_preset(),
+               p, sc_fixture_michelin(), cyclic_openloop(), log);
+    int seen = 0;
+    for (int i = 0; i < 2400 && !seen; i++) {
+        seen = sc_test_file_exists(ck);
+        if (!seen) usleep(20000);
+    }
+    ENSURE_MSG(seen, "no checkpoint of the first generation appeared");
+    sc_test_sh(NULL, 0, "pkill -KILL -f '^%s -q -c %s -o %s'", sc_test_tool("learn-feedback"), search_preset(), p);
+    for (int i = 0; i < 200 && !sc_test_sh(NULL, 0, "pgrep -f '^%s -q -c %s -o %s' > /dev/null", sc_test_tool("learn-feedback"), search_preset(), p); i++)
+        usleep(50000);
+    int finished = sc_test_file_exists(p);
+    rc = learn_with(search_preset(), 2, p, "--resume");
+    ENSURE_MSG(rc == 0 || finished, "resume: exit %d: %s", rc, out);
+    ENSURE(same_search(b, p));
+    /* the file says what it is: every fragment's gains are its roles' (M = gain / scale), every
+       other entry of M zero, and a_j the open loop's offset plus the role's bias */
+    rc = sc_test_sh(out, sizeof out,
+                    "/usr/bin/python3 -c \"import h5py, numpy as np\n"
+                    "f = h5py.File('%s', 'r'); L = f['/learning']; P = f['/policy']\n"
+                    "names = [x.decode() for x in P['features'][()]]; inputs = [x.decode() for x in L['gain_inputs'][()]]\n"
+                    "M = P['M'][()]; g = L['gains'][()]; ro = L['role_of'][()]; sc = L['feature_scale'][()]\n"
+                    "E = np.zeros_like(M)\n"
+                    "for j in range(M.shape[0]):\n"
+                    "  for i in range(M.shape[1]):\n"
+                    "    for q, n in enumerate(inputs[:-1]): k = names.index(n); E[j, i, k] = g[ro[j, i], q] / sc[k]\n"
+                    "bias = P['a_bar'][()] - P['offsets'][()][:, P['action_dof'][()]]\n"
+                    "print(np.abs(M - E).max(), len(L['roles']), M.shape[1], g.shape[1], np.abs(bias - g[ro, -1]).max(), np.abs(g[:, -1]).max(), int((ro != ro[0]).any()), M.shape[0])\"",
+                    b);
+    double dm = 1, db = 1, bmax = 0;
+    int roles = 0, nact = 0, width = 0, swapped = 0, frags = 0;
+    ENSURE_MSG(rc == 0 && sscanf(out, "%lf %d %d %d %lf %lf %d %d", &dm, &roles, &nact, &width, &db, &bmax, &swapped, &frags) == 8, "reading %s: %s", b, out);
+    ENSURE_MSG(dm < 1e-12, "/policy/M differs from the roles' gains by %g", dm);
+    ENSURE_MSG(db < 1e-12 && bmax > 0, "a_j - the open loop's offsets differs from the roles' biases by %g (largest bias %g)", db, bmax);
+    /* one role per action in each fragment; the legs change roles with the stance foot */
+    ENSURE_MSG(width == 5 && roles == nact && swapped, "%d roles for %d actions (legs swapping roles: %d), %d gains each (4 features + a bias expected)",
+               roles, nact, swapped, width);
+    sc_test_report("method: search: policy.h5 identical without MPI and under mpiexec.mpich -n 2, 3, and after kill -9 and --resume; "
+                   "%d fragments x %d actions played by %d roles (legs swap with the stance foot) x 5 gains; M = gains / scale exactly",
+                   frags, nact, roles);
 }

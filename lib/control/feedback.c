@@ -14,6 +14,48 @@
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
+static int read_search_config(sc_cfg_node *f, sc_search_config *c, sc_err *err)
+{
+    sc_cfg_node *sr, *list;
+    char w[256];
+    long n;
+    int rc;
+#define TRY(x) if ((rc = (x))) return rc
+    TRY(sc_cfg_section(f, "search", &sr, err));
+    TRY(sc_cfg_int(sr, "generations", 30, 1, SC_MAX_GENERATIONS, &n, err));
+    c->generations = (int)n;
+    TRY(sc_cfg_int(sr, "population", 0, 0, 10000, &n, err));
+    c->population = (int)n;
+    if (c->population == 1)
+        return sc_fail(err, SC_EINPUT, "%s: feedback.search.population = 1: CMA-ES needs at least 2 (0: its default)", sc_cfg_where(sc_cfg_get(sr, "population"), w, sizeof w));
+    TRY(sc_cfg_double_range(sr, "sigma", 0.1, 1e-6, 10, &c->sigma, err));
+    TRY(sc_cfg_double_range(sr, "seconds", 10, 0.1, 1e5, &c->seconds, err));
+    TRY(sc_cfg_int(sr, "rollouts", 1, 1, 64, &n, err));
+    c->rollouts = (int)n;
+    TRY(sc_cfg_double_range(sr, "push", 0, 0, 1e5, &c->push, err));
+    TRY(sc_cfg_bool(sr, "bias", 1, &c->bias, err));
+    TRY(sc_cfg_list(sr, "features", 0, &list, err));
+    if (list) {
+        c->nfeat = sc_cfg_len(list);
+        if (c->nfeat < 1 || c->nfeat > SC_FEATURES) return sc_fail(err, SC_EINPUT, "%s: feedback.search.features: 1 to %d features", sc_cfg_where(list, w, sizeof w), SC_FEATURES);
+        for (int i = 0; i < c->nfeat; i++) {
+            const char *name = sc_cfg_scalar(sc_cfg_at(list, i));
+            int k = name ? sc_feature_index(name) : -1;
+            if (k < 0) return sc_fail(err, SC_EINPUT, "%s: feedback.search.features names '%s', not a feature (lib/control/policy.h lists them)",
+                                      sc_cfg_where(sc_cfg_at(list, i), w, sizeof w), name ? name : "?");
+            for (int j = 0; j < i; j++)
+                if (c->feat[j] == k) return sc_fail(err, SC_EINPUT, "%s: feedback.search.features names '%s' twice", sc_cfg_where(sc_cfg_at(list, i), w, sizeof w), name);
+            c->feat[i] = k;
+        }
+    } else { /* the torso's tilt, where the centre of mass is and where it goes */
+        static const int def[] = {0, 1, 3, 5, 6, 8};
+        c->nfeat = 6;
+        memcpy(c->feat, def, sizeof def);
+    }
+#undef TRY
+    return SC_OK;
+}
+
 int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs *dofs, sc_feedback_config *c, sc_err *err)
 {
     sc_cfg_node *root = sc_cfg_root(cfg), *f, *ev, *list;
@@ -23,6 +65,9 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
     memset(c, 0, sizeof *c);
 #define TRY(x) if ((rc = (x))) return rc
     TRY(sc_cfg_section(root, "feedback", &f, err));
+    static const char *const methods[] = {"guided", "search"};
+    TRY(sc_cfg_enum(f, "method", methods, 2, SC_LEARN_GUIDED, &c->method, err));
+    TRY(read_search_config(f, &c->search, err));
     TRY(sc_cfg_int(f, "iterations", 6, 1, 64, &n, err));
     c->iterations = (int)n;
     TRY(sc_cfg_int(f, "cycles", 4, 1, 1000, &n, err));
@@ -260,21 +305,38 @@ int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref,
 typedef struct judge {
     const sc_policy *p;
     sc_policy_controller *c;
-    double max_tilt, se;
-    long n, fell_at;       /* step of the fall, -1 */
+    double max_tilt, se, dev;
+    long n, nfrag, fell_at;   /* step of the fall, -1 */
+    long frag_start;          /* of the last fragment seen */
+    double *first_cycle;
 } judge;
 
-/* a fall ends the run; the joint error against the cycle's reference accumulates meanwhile */
+/* the deviation's features: root pitch and roll, the centre of mass's horizontal velocity */
+static const int deviation_features[] = {0, 1, 6, 8};
+
+/* a fall ends the run; meanwhile the joint error against the cycle's reference accumulates, and
+   at each fragment's start the features' deviation from the fragment's s_bar */
 static int judge_state(void *ctx, const sc_sim *s, const sc_quat *targets, const double push[3])
 {
     (void)targets;
     (void)push;
     judge *J = ctx;
-    if (sc_policy_fallen(J->p, s, J->max_tilt)) { J->fell_at = s->step; return 1; }
-    if (s->step % 20) return 0;
     const sc_policy *p = J->p;
+    const sc_policy_controller *c = J->c;
+    if (sc_policy_fallen(p, s, J->max_tilt)) { J->fell_at = s->step; return 1; }
+    if (c->frag >= 0 && c->frag_start != J->frag_start) {
+        J->frag_start = c->frag_start;
+        const double *sb = p->s_bar + (size_t)c->frag * SC_FEATURES;
+        for (size_t i = 0; i < sizeof deviation_features / sizeof *deviation_features; i++) {
+            int k = deviation_features[i];
+            J->dev += pow((c->s[k] - sb[k]) / sc_feature_scale[k], 2);
+        }
+        J->nfrag++;
+        if (J->first_cycle && c->cycles == 0) memcpy(J->first_cycle + (size_t)c->frag * SC_FEATURES, c->s, sizeof c->s);
+    }
+    if (s->step % 20) return 0;
     sc_quat ref[SC_SIM_MAX_BONES];
-    sc_targets_interpolate(p->base_time, p->nbase, p->ref_quat, p->nb, sc_policy_controller_cycle_time(J->c, s->step), ref);
+    sc_targets_interpolate(p->base_time, p->nbase, p->ref_quat, p->nb, sc_policy_controller_cycle_time(c, s->step), ref);
     for (int b = 1; b < p->nb; b++) {
         int par = s->m->parent[b];
         double a = sc_q_angle_between(sc_q_mul(sc_q_conj(s->pose[par].q), s->pose[b].q), ref[b]);
@@ -284,24 +346,7 @@ static int judge_state(void *ctx, const sc_sim *s, const sc_quat *targets, const
     return 0;
 }
 
-/* One run of the policy from its start state: until `steps`, with an optional push (world force
- * on push_bone from push_step for push_len steps, direction dir relative to the heading then). */
-typedef struct run_spec {
-    const sc_model *m;
-    const sc_sim_opts *o;
-    const sc_policy *p;
-    const sc_control_dofs *dofs;
-    const sc_features *f;
-    int feedback;
-    long steps;
-    double max_tilt;
-    int push_bone;
-    long push_step, push_len;
-    double push_force;     /* N; 0: none */
-    int push_dir;          /* 0 front, 1 back, 2 left, 3 right */
-} run_spec;
-
-static int run_policy(const run_spec *R, double *survived, double *joint_error, sc_err *err)
+int sc_policy_trial_run(const sc_policy_trial *R, sc_trial_result *out, sc_err *err)
 {
     sc_sim *s;
     int rc = sc_sim_create(R->m, R->o, &s, err);
@@ -309,7 +354,7 @@ static int run_policy(const run_spec *R, double *survived, double *joint_error, 
     sc_policy_start(R->p, s);
     sc_policy_controller c;
     sc_policy_controller_init(&c, R->p, R->f, R->dofs, s->step, R->feedback);
-    judge J = {R->p, &c, R->max_tilt, 0, 0, -1};
+    judge J = {.p = R->p, .c = &c, .max_tilt = R->max_tilt, .fell_at = -1, .frag_start = -1, .first_cycle = R->first_cycle};
     sc_quat targets[SC_SIM_MAX_BONES];
     sc_rollout_result rr;
     sc_err step_err;
@@ -329,8 +374,9 @@ static int run_policy(const run_spec *R, double *survived, double *joint_error, 
     }
     if (rc == SC_ENUMERIC) { J.fell_at = s->step; rc = SC_OK; } /* a blow-up is a fall too */
     else if (rc) *err = step_err;
-    *survived = (J.fell_at >= 0 ? J.fell_at : s->step) * s->o.dt;
-    if (joint_error) *joint_error = J.n ? sqrt(J.se / J.n) : 0;
+    out->survived = (J.fell_at >= 0 ? J.fell_at : s->step) * s->o.dt;
+    out->joint_error = J.n ? sqrt(J.se / J.n) : 0;
+    out->deviation = J.nfrag ? J.dev / J.nfrag : 0;
     sc_sim_free(s);
     return rc;
 }
@@ -341,8 +387,11 @@ int sc_policy_run(const sc_model *m, const sc_sim_opts *o, const sc_policy *p, c
     sc_features f;
     int rc = sc_features_init(&f, m, err);
     if (rc) return rc;
-    run_spec R = {m, o, p, dofs, &f, feedback, lround(seconds / o->dt), max_tilt, 0, 0, 0, 0, 0};
-    rc = run_policy(&R, survived, joint_error, err);
+    sc_policy_trial R = {.m = m, .o = o, .p = p, .dofs = dofs, .f = &f, .feedback = feedback, .steps = lround(seconds / o->dt), .max_tilt = max_tilt};
+    sc_trial_result res;
+    rc = sc_policy_trial_run(&R, &res, err);
+    *survived = res.survived;
+    if (joint_error) *joint_error = res.joint_error;
     sc_features_free(&f);
     return rc;
 }
@@ -357,8 +406,6 @@ typedef struct eval_ctx {
     int npush_tasks;        /* 2 * npush * ndir * nphase, then 2 * nstiff, then 2 survival runs */
 } eval_ctx;
 
-typedef struct { double survived, joint_error; } eval_result;
-
 static long cycle_steps(const sc_policy *p)
 {
     long n = 0;
@@ -370,9 +417,9 @@ static int eval_task(void *ctx, int i, void *out, sc_err *err)
 {
     eval_ctx *E = ctx;
     const sc_feedback_config *c = E->run->cfg;
-    eval_result *res = out;
     long cyc = cycle_steps(E->p), full = lround(c->eval_seconds / E->run->sim_opts->dt);
-    run_spec R = {E->run->m, E->run->sim_opts, E->p, E->run->dofs, E->f, i % 2, full, c->max_tilt, c->push_bone, 0, 0, 0, 0};
+    sc_policy_trial R = {.m = E->run->m, .o = E->run->sim_opts, .p = E->p, .dofs = E->run->dofs, .f = E->f, .feedback = i % 2, .steps = full,
+                         .max_tilt = c->max_tilt, .push_bone = c->push_bone};
     int t = i / 2;
     if (t < E->npush_tasks / 2) { /* pushes during the second cycle: magnitude, direction, phase */
         int ph = t % c->nphase, dir = (t / c->nphase) % c->ndir, mag = t / (c->nphase * c->ndir);
@@ -384,7 +431,7 @@ static int eval_task(void *ctx, int i, void *out, sc_err *err)
     } else if ((t -= E->npush_tasks / 2) < c->nstiff) {
         R.m = &E->stiff[t];
     }
-    return run_policy(&R, &res->survived, &res->joint_error, err);
+    return sc_policy_trial_run(&R, out, err);
 }
 
 int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_evaluation *e, sc_err *err)
@@ -396,7 +443,7 @@ int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_eval
     if (rc) return rc;
     eval_ctx E = {run, p, &f, calloc((size_t)(c->nstiff ? c->nstiff : 1), sizeof(sc_model)), 2 * c->npush * c->ndir * c->nphase};
     int ntask = E.npush_tasks + 2 * c->nstiff + 2, stopped = 0;
-    eval_result *res = calloc((size_t)ntask, sizeof *res);
+    sc_trial_result *res = calloc((size_t)ntask, sizeof *res);
     int *owner = calloc((size_t)ntask, sizeof(int));
     if (!E.stiff || !res || !owner) rc = sc_fail(err, SC_EIO, "out of memory");
     for (int k = 0; !rc && k < c->nstiff; k++) {
@@ -660,7 +707,7 @@ static int read_learner(const sc_feedback_run *run, learner *L, sc_err *err)
     return rc;
 }
 
-static int policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err)
+int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err)
 {
     int rc = sc_policy_alloc(dst, src->nb, src->ndof, src->nact, src->nfrag, src->nbase, err);
     if (rc) return rc;
@@ -702,9 +749,16 @@ static int survival_task(void *ctx, int i, void *out, sc_err *err)
 {
     (void)i;
     const survival_ctx *sv = ctx;
-    eval_result *res = out;
+    sc_trial_result *res = out;
     return sc_policy_run(sv->run->m, sv->run->sim_opts, sv->p, sv->run->dofs, 1, sv->run->cfg->eval_seconds, sv->run->cfg->max_tilt,
                          &res->survived, &res->joint_error, err);
+}
+
+void sc_feedback_result_free(sc_feedback_result *r)
+{
+    sc_policy_free(&r->policy);
+    free(r->role_of);
+    r->role_of = NULL;
 }
 
 int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err *err)
@@ -712,6 +766,7 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
     const sc_feedback_config *c = run->cfg;
     const sc_model *m = run->m;
     memset(r, 0, sizeof *r);
+    if (c->method == SC_LEARN_SEARCH) return sc_feedback_search(run, r, err);
     learner L = {0};
     L.r = r;
     L.data.ndof = run->dofs->n;
@@ -724,7 +779,7 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
     snprintf(inner, sizeof inner, "%s.samcon", run->checkpoint);
     int rc = sc_features_init(&f, m, err);
     if (rc) return rc;
-    if ((rc = sc_policy_from_openloop(run->ol, run->ref, m, run->dofs, c, &L.cur, err)) || (rc = policy_copy(&L.cur, &L.best, err)) ||
+    if ((rc = sc_policy_from_openloop(run->ol, run->ref, m, run->dofs, c, &L.cur, err)) || (rc = sc_policy_copy(&L.cur, &L.best, err)) ||
         (rc = sc_cycle_from_times(run->ref, run->ol->cycle.t0, run->ol->cycle.t1, &cy, err)) ||
         (rc = sc_cycle_repeat(run->ref, &cy, c->cycles, &rep, err)))
         goto done;
@@ -776,7 +831,7 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         if (rc) goto done;
         it->residual = it->pairs ? sqrt(sq / it->pairs) : 0;
         survival_ctx sv = {run, &L.cur};
-        eval_result er;
+        sc_trial_result er;
         int owner, stopped;
         if ((rc = sc_par_map(run->par, 1, sizeof er, survival_task, &sv, run->stop, &er, &owner, &stopped, err))) goto done;
         if (stopped) { rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in iteration %d; the learning up to there is in %s", i + 1, run->checkpoint); goto done; }
@@ -785,7 +840,7 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         const sc_learning_iteration *b = r->niter ? &r->iter[r->best_iteration] : NULL;
         if (!b || it->survived_s > b->survived_s + 1e-9 || (fabs(it->survived_s - b->survived_s) <= 1e-9 && it->joint_error < b->joint_error)) {
             sc_policy_free(&L.best);
-            if ((rc = policy_copy(&L.cur, &L.best, err))) goto done;
+            if ((rc = sc_policy_copy(&L.cur, &L.best, err))) goto done;
             r->best_iteration = i;
         }
         L.it = i + 1;
@@ -805,7 +860,7 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         }
         if (sc_par_any(run->par, rc != SC_OK)) { if (!rc) rc = sc_fail(err, SC_EIO, "stopped: rank 0 could not write the checkpoint"); goto done; }
     }
-    rc = policy_copy(&L.best, &r->policy, err);
+    rc = sc_policy_copy(&L.best, &r->policy, err);
 done:
     sc_policy_free(&L.cur);
     sc_policy_free(&L.best);
@@ -865,6 +920,53 @@ done:
     return rc;
 }
 
+/* /learning of method: search: one row per generation, and the gains found */
+static int write_search_history(sc_h5 *f, const sc_feedback_config *c, const sc_feedback_result *r, sc_err *err)
+{
+    const sc_search_config *sc = &c->search;
+    size_t N = (size_t)(r->niter ? r->niter : 1), R = (size_t)r->nroles, G = (size_t)(sc->nfeat + sc->bias);
+    double *a = calloc(N * 6, sizeof(double));
+    const char *gain[SC_FEATURES + 1], *roles[SC_MAX_ACTIONS];
+    if (!a) return sc_fail(err, SC_EIO, "out of memory");
+    for (int i = 0; i < r->niter; i++) {
+        const sc_learning_iteration *it = &r->iter[i];
+        double v[6] = {it->score, it->mean_score, it->sigma, it->survived_s, it->joint_error, (double)it->samples};
+        for (int k = 0; k < 6; k++) a[k * N + i] = v[k];
+    }
+    for (int q = 0; q < sc->nfeat; q++) gain[q] = sc_feature_names[sc->feat[q]];
+    if (sc->bias) gain[sc->nfeat] = "bias";
+    for (size_t k = 0; k < R; k++) roles[k] = r->role[k];
+    int rc;
+#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+    TRY(sc_h5_group(f, "/learning", "CMA-ES (diagonal covariance) over the shared gains: one row per generation", err));
+    TRY(sc_h5_attr_i64(f, "/learning", "candidates", r->niter ? r->iter[0].samples / sc->rollouts : 0, err));
+    TRY(sc_h5_attr_i64(f, "/learning", "runs_per_candidate", sc->rollouts, err));
+    TRY(sc_h5_attr_f64(f, "/learning", "run_seconds", sc->seconds, err));
+    TRY(sc_h5_attr_str(f, "/learning", "method", "search: the feedback gains optimized by CMA-ES on closed-loop runs (Liu et al. 2012)", err));
+    TRY(sc_h5_attr_i64(f, "/learning", "chosen_generation", r->best_iteration, err));
+    TRY(sc_h5_attr_f64(f, "/learning", "wall_seconds", r->wall_seconds, err));
+    TRY(sc_h5_attr_i64(f, "/learning", "runs", r->samples, err));
+    TRY(sc_h5_attr_f64(f, "/learning", "push_N", sc->push, err));
+    TRY(sc_h5_write_f64(f, "/learning/score", 1, &N, a, "1", "the generation's best candidate: mean over its runs of survived / seconds - 0.1 (1 - exp(-deviation / 4))", err));
+    TRY(sc_h5_write_f64(f, "/learning/mean_score", 1, &N, a + N, "1", "the generation's mean score", err));
+    TRY(sc_h5_write_f64(f, "/learning/sigma", 1, &N, a + 2 * N, "1", "CMA-ES step size, in feature-scale units", err));
+    TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a + 3 * N, "s", "the best candidate's runs, mean time until the fall", err));
+    TRY(sc_h5_write_f64(f, "/learning/joint_error", 1, &N, a + 4 * N, "rad", "the best candidate's RMS joint angle error against the cycle's reference", err));
+    TRY(sc_h5_write_f64(f, "/learning/runs", 1, &N, a + 5 * N, "1", "closed-loop runs simulated", err));
+    TRY(sc_h5_write_strings(f, "/learning/roles", R, roles, "stance_X / swing_X: the leg DoF X of the fragment's stance or swing side; else the DoF", err));
+    TRY(sc_h5_write_i32(f, "/learning/role_of", 2, (size_t[]){(size_t)r->policy.nfrag, (size_t)r->policy.nact}, r->role_of,
+                        "the role (row of /learning/roles) of each fragment's action", err));
+    TRY(sc_h5_write_strings(f, "/learning/gain_inputs", G, gain, "the features each role's gains read, then its bias", err));
+    TRY(sc_h5_write_f64(f, "/learning/gains", 2, (size_t[]){R, G}, r->theta, "rad per feature scale (bias: rad)",
+                        "the gains found: M = gain / feature_scale for every fragment's action of that role", err));
+    TRY(sc_h5_write_f64(f, "/learning/feature_scale", 1, (size_t[]){SC_FEATURES}, sc_feature_scale, "see /policy/feature_units",
+                        "the unit of each feature in the gains and the deviation", err));
+#undef TRY
+done:
+    free(a);
+    return rc;
+}
+
 int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_result *r, sc_err *err)
 {
     const sc_feedback_config *c = run->cfg;
@@ -908,16 +1010,19 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
         }
     for (int k = 0; k < c->nstiff; k++) youngs[k] = run->m->youngs * c->stiffness[k];
 #define TRY(x) do { if ((rc = (x))) goto done; } while (0)
-    TRY(sc_h5_group(f, "/learning", "guided learning (Liu et al. 2016): one row per iteration", err));
-    TRY(sc_h5_attr_str(f, "/learning", "method", "guided learning: sampling centred on the policy's output, ridge regression per fragment", err));
-    TRY(sc_h5_attr_i64(f, "/learning", "chosen_iteration", r->best_iteration, err));
-    TRY(sc_h5_attr_f64(f, "/learning", "wall_seconds", r->wall_seconds, err));
-    TRY(sc_h5_attr_i64(f, "/learning", "samples", r->samples, err));
-    TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a, "s", "closed loop until the fall (or the end of the test)", err));
-    TRY(sc_h5_write_f64(f, "/learning/joint_error", 1, &N, a + N, "rad", "RMS joint angle error against the cycle's reference", err));
-    TRY(sc_h5_write_f64(f, "/learning/samples", 1, &N, a + 2 * N, "1", "samples simulated", err));
-    TRY(sc_h5_write_f64(f, "/learning/pairs", 1, &N, a + 3 * N, "1", "(state, action) pairs regressed", err));
-    TRY(sc_h5_write_f64(f, "/learning/residual", 1, &N, a + 4 * N, "rad", "RMS residual of the regressed actions", err));
+    if (c->method == SC_LEARN_SEARCH) TRY(write_search_history(f, c, r, err));
+    else {
+        TRY(sc_h5_group(f, "/learning", "guided learning (Liu et al. 2016): one row per iteration", err));
+        TRY(sc_h5_attr_str(f, "/learning", "method", "guided learning: sampling centred on the policy's output, ridge regression per fragment", err));
+        TRY(sc_h5_attr_i64(f, "/learning", "chosen_iteration", r->best_iteration, err));
+        TRY(sc_h5_attr_f64(f, "/learning", "wall_seconds", r->wall_seconds, err));
+        TRY(sc_h5_attr_i64(f, "/learning", "samples", r->samples, err));
+        TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a, "s", "closed loop until the fall (or the end of the test)", err));
+        TRY(sc_h5_write_f64(f, "/learning/joint_error", 1, &N, a + N, "rad", "RMS joint angle error against the cycle's reference", err));
+        TRY(sc_h5_write_f64(f, "/learning/samples", 1, &N, a + 2 * N, "1", "samples simulated", err));
+        TRY(sc_h5_write_f64(f, "/learning/pairs", 1, &N, a + 3 * N, "1", "(state, action) pairs regressed", err));
+        TRY(sc_h5_write_f64(f, "/learning/residual", 1, &N, a + 4 * N, "rad", "RMS residual of the regressed actions", err));
+    }
     TRY(sc_h5_group(f, "/evaluation", "pushes and stiffness, open loop (M = 0) and closed loop alike", err));
     TRY(sc_h5_attr_f64(f, "/evaluation", "openloop_survived_s", e->openloop_survived_s, err));
     TRY(sc_h5_attr_f64(f, "/evaluation", "closedloop_survived_s", e->closedloop_survived_s, err));

@@ -16,8 +16,29 @@
 
 #define SC_POLICY_SCHEMA "softcon.policy/1"
 #define SC_MAX_EVAL 16
+#define SC_MAX_GENERATIONS 500
+
+enum { SC_LEARN_GUIDED, SC_LEARN_SEARCH };
+
+/* method: search (Liu et al. 2012's optimization of M): the gains of the law are shared by every
+ * fragment per role (a DoF of the stance or the swing leg, or a DoF of the trunk), one per role and
+ * chosen feature, plus a bias per role; they are searched by CMA-ES (diagonal covariance, Ros and
+ * Hansen 2008), each candidate scored by closed-loop runs of `seconds` from the start state, one
+ * unpushed and the others pushed. */
+typedef struct sc_search_config {
+    int generations, population; /* population 0: 4 + 3 ln(parameters) */
+    double sigma;                /* initial step, in units of each feature's scale (sc_feature_scale) */
+    double seconds;              /* each scored run */
+    int rollouts;                /* runs per candidate: the first unpushed, the others pushed */
+    double push;                 /* N, for push_duration, on push_bone; directions and phases taken in turn */
+    int nfeat;
+    int feat[SC_FEATURES];       /* the features the gains read */
+    int bias;                    /* 1: a constant offset per role too */
+} sc_search_config;
 
 typedef struct sc_feedback_config {
+    int method;                 /* SC_LEARN_GUIDED | SC_LEARN_SEARCH */
+    sc_search_config search;
     int iterations, cycles, samples, elites;
     double noise;               /* guided samples' boxes, relative to sampling.boxes */
     int explore_residual;       /* 1: after the first fit, each DoF's box from the spread of the pairs about
@@ -68,12 +89,14 @@ void sc_openloop_cycle_free(sc_openloop_cycle *o);
 int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref, const sc_model *m, const sc_control_dofs *dofs,
                             const sc_feedback_config *c, sc_policy *p, sc_err *err);
 
+/* One guided-learning iteration, or one generation of the search (its best candidate). */
 typedef struct sc_learning_iteration {
-    double survived_s;          /* closed loop, until the fall or eval_seconds */
+    double survived_s;          /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs) */
     double joint_error;         /* rad, RMS over the survived time */
-    long samples;
-    long pairs;                 /* regression pairs used */
-    double residual;            /* RMS regression residual of the actions (rad) */
+    long samples;               /* samples (guided) or runs (search) simulated */
+    long pairs;                 /* regression pairs used (guided) */
+    double residual;            /* RMS regression residual of the actions (rad) (guided) */
+    double score, mean_score, sigma; /* search: the best and the mean candidate's score, the step size */
 } sc_learning_iteration;
 
 typedef struct sc_evaluation {
@@ -105,21 +128,55 @@ typedef struct sc_feedback_result {
     sc_policy policy;            /* the best */
     int best_iteration;
     int niter;
-    sc_learning_iteration iter[64];
+    sc_learning_iteration iter[SC_MAX_GENERATIONS];
+    /* search: the roles and their gains (theta: [nroles][nfeat + bias], in feature-scale units) */
+    int nroles;
+    char role[SC_MAX_ACTIONS][48];
+    double theta[SC_MAX_ACTIONS * (SC_FEATURES + 1)];
+    int *role_of;                /* [nfrag * nact] the role of each fragment's action */
     sc_evaluation eval;
     double wall_seconds;
     long samples;
 } sc_feedback_result;
 
 int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err *err);
+void sc_feedback_result_free(sc_feedback_result *r);
+/* method: search (called by sc_feedback_learn). */
+int sc_feedback_search(const sc_feedback_run *run, sc_feedback_result *r, sc_err *err);
 /* The evaluation of a policy (pushes, stiffness, survival), spread over the ranks. */
 int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_evaluation *e, sc_err *err);
+/* One run of a policy from its start state until `steps`, feedback on or off, with an optional
+ * push (a world force on push_bone from push_step for push_len steps, direction push_dir: 0 front,
+ * 1 back, 2 left, 3 right in the heading frame when it starts). */
+typedef struct sc_policy_trial {
+    const sc_model *m;
+    const sc_sim_opts *o;
+    const sc_policy *p;
+    const sc_control_dofs *dofs;
+    const sc_features *f;
+    int feedback;
+    long steps;
+    double max_tilt;
+    int push_bone;
+    long push_step, push_len;
+    double push_force;           /* N; 0: none */
+    int push_dir;
+    double *first_cycle;         /* optional [nfrag * SC_FEATURES]: the features at each fragment's start in the first cycle */
+} sc_policy_trial;
+typedef struct sc_trial_result {
+    double survived;             /* s: until the fall, else the run's length */
+    double joint_error;          /* rad, RMS against the cycle's reference */
+    double deviation;            /* mean over the fragments started of sum ((s - s_bar) / scale)^2 over root pitch and
+                                    roll and the centre of mass's horizontal velocity: how far off the cycle it strays */
+} sc_trial_result;
+int sc_policy_trial_run(const sc_policy_trial *t, sc_trial_result *r, sc_err *err);
 /* Survival and joint error of a policy from its start state over `seconds` (feedback on or off;
  * stiffness factor on the model's Young's modulus, 1: as is). */
 int sc_policy_run(const sc_model *m, const sc_sim_opts *o, const sc_policy *p, const sc_control_dofs *dofs, int feedback, double seconds,
                   double max_tilt, double *survived, double *joint_error, sc_err *err);
 
 /* policy.h5 */
+int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err);
 int sc_policy_write(sc_h5 *f, const sc_policy *p, const sc_model *m, const sc_control_dofs *dofs, sc_err *err);
 int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_result *r, sc_err *err);
 /* SC_EINPUT naming the HDF5 path for a policy made for another character or controller (bone,

@@ -8,6 +8,14 @@ const char *const sc_feature_names[SC_FEATURES] = {"root_pitch", "root_roll",  "
                                                    "rfoot_x",    "rfoot_y",    "rfoot_z",     "angmom_x",     "angmom_y",     "angmom_z"};
 const char *const sc_feature_units[SC_FEATURES] = {"rad", "rad", "m",   "m", "m", "m", "m/s",   "m/s",   "m/s",
                                                    "m",   "m",   "m",   "m", "m", "m", "m^2/s", "m^2/s", "m^2/s"};
+const double sc_feature_scale[SC_FEATURES] = {0.1, 0.1, 0.05, 0.1, 0.05, 0.1, 0.2, 0.1, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1};
+
+int sc_feature_index(const char *name)
+{
+    for (int k = 0; k < SC_FEATURES; k++)
+        if (!strcmp(name, sc_feature_names[k])) return k;
+    return -1;
+}
 
 int sc_features_init(sc_features *f, const sc_model *m, sc_err *err)
 {

@@ -22,6 +22,11 @@
 #define SC_MAX_ACTIONS 32
 extern const char *const sc_feature_names[SC_FEATURES];
 extern const char *const sc_feature_units[SC_FEATURES];
+/* A typical deviation of each feature in a gait (0.1 rad, 0.05-0.1 m, 0.1-0.2 m/s, ...): the unit
+ * in which gains are searched and deviations scored. */
+extern const double sc_feature_scale[SC_FEATURES];
+/* The feature's index, -1 when no feature has that name. */
+int sc_feature_index(const char *name);
 
 /* What the features need from the model, derived once. */
 typedef struct sc_features {
