@@ -87,6 +87,8 @@ if kind == "policy":
     save("learning", [np.arange(1, s_.size + 1), s_, np.degrees(get("/learning/joint_error", 1))], "iteration survived_s joint_error_deg")
     with open(f"{work}/test_seconds.txt", "w") as out:
         out.write(str(float(f["/evaluation"].attrs["test_seconds"])) + "\n")
+    with open(f"{work}/learning_unit.txt", "w") as out:  # guided learning: iterations; search: generations (best candidate)
+        out.write("generation" if "/learning/score" in f else "iteration")
     print("policy"); sys.exit(0)
 t = get("/time", 1)
 if t.size == 0:
@@ -169,8 +171,9 @@ for file in "$@"; do
         "set xlabel \"Young's modulus (Pa)\"; set logscale x; set yrange [0:$(cat "$d/test_seconds.txt")*1.05]; \
          plot '$d/stiffness.dat' u 1:2 w lp lw 2 pt 7 t 'open loop', '' u 1:3 w lp lw 2 pt 5 t 'closed loop'"
     fi
-    plot "$dir/${stem}_learning.png" "$name: guided learning" "s" \
-      "set xlabel 'iteration'; set y2label 'joint error (deg)'; set y2tics; set ytics nomirror; \
+    unit=$(cat "$d/learning_unit.txt")
+    plot "$dir/${stem}_learning.png" "$name: $([ "$unit" = generation ] && echo "search (each generation's best candidate)" || echo "guided learning")" "s" \
+      "set xlabel '$unit'; set y2label 'joint error (deg)'; set y2tics; set ytics nomirror; \
        plot '$d/learning.dat' u 1:2 w lp lw 2 pt 7 t 'closed loop went (s)', '' u 1:3 axes x1y2 w lp lw 2 pt 5 t 'joint error'"
   elif [ "$kind" = sim ]; then
     plot "$dir/${stem}_momentum.png" "$name: whole-body momentum" "kg m/s, kg m^2/s" \

@@ -169,6 +169,8 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
 void sc_openloop_cycle_free(sc_openloop_cycle *o)
 {
     free(o->steps);
+    free(o->ref_t0);
+    free(o->ref_t1);
     free(o->offsets);
     free(o->start_quat);
     free(o->start_w);
@@ -212,6 +214,13 @@ int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control
     od[1] = (size_t)dofs->n;
     TRY(sc_h5_read_f64(f, "/segments/offsets", 2, od, &o->offsets, err));
     o->nseg = (int)ns;
+    TRY(sc_h5_read_f64(f, "/segments/ref_t0", 1, &ns, &o->ref_t0, err));
+    TRY(sc_h5_read_f64(f, "/segments/ref_t1", 1, &ns, &o->ref_t1, err));
+    for (size_t k = 0; k < ns; k++)
+        if (!(isfinite(o->ref_t0[k]) && o->ref_t1[k] > o->ref_t0[k] && o->ref_t0[k] >= 0 && o->ref_t1[k] < 1e6)) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/segments/ref_t0, ref_t1: element %zu = [%g, %g] is not a span of reference time", path, k, o->ref_t0[k], o->ref_t1[k]);
+            goto done;
+        }
     if (o->nseg < o->fragments) { rc = sc_fail(err, SC_EINPUT, "%s:/segments: %d segments, less than one cycle of %d fragments (the search did not complete one cycle)", path, o->nseg, o->fragments); goto done; }
     o->steps = malloc(ns * sizeof(long));
     if (!o->steps) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }

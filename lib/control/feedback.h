@@ -73,6 +73,7 @@ typedef struct sc_openloop_cycle {
     int fragments, base;        /* base: SC_BASE_ID or SC_BASE_REFERENCE */
     int nseg;
     long *steps;                /* [nseg] */
+    double *ref_t0, *ref_t1;    /* [nseg] spans of the cycle repeated (s from its start) */
     double *offsets;            /* [nseg * ndof] */
     double start_root[3], start_vel[3], *start_quat, *start_w;
     char reference[4096];       /* the reference.h5 it tracked (resolved), checked by hash */

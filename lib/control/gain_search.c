@@ -2,9 +2,9 @@
  * CMA-ES with a diagonal covariance (Ros and Hansen 2008), every candidate scored by closed-loop
  * runs of the policy it makes. The gains are few because they are shared: an action DoF of a leg
  * plays the stance or the swing role in each fragment (the stance foot: the lower one at the
- * fragment's start in the open loop's first cycle), so every fragment's M_j and a_j come from one
- * gain per (role, feature) and one bias per role. s_j is the state the open loop passes through
- * at the fragment's start in its first cycle. Candidates depend on the seed, the generation and
+ * fragment's start), so every fragment's M_j and a_j come from one gain per (role, feature) and one
+ * bias per role. s_j is the mean state the sampled open loop passes through at the fragment's
+ * starts. Candidates depend on the seed, the generation and
  * their index only, and every rank updates the search from all the scores: the result does not
  * depend on the number of ranks. */
 #include <math.h>
@@ -236,6 +236,84 @@ static int read_state(const sc_feedback_run *run, search_state *S, sc_feedback_r
     return SC_OK;
 }
 
+/* ---- s_j: the sampled open loop's states ---------------------------------------------------- */
+
+typedef struct state_log {
+    const sc_features *f;
+    const sc_segment *seg;
+    int nseg, next, fragments;
+    double *sum;             /* [fragments * SC_FEATURES] */
+    int *count;              /* [fragments] */
+    const sc_policy *p;
+    double max_tilt;
+} state_log;
+
+static void log_state(state_log *L, const sc_sim *s)
+{
+    double x[SC_FEATURES];
+    sc_features_eval(L->f, s, x);
+    int j = L->next % L->fragments;
+    for (int k = 0; k < SC_FEATURES; k++) L->sum[j * SC_FEATURES + k] += x[k];
+    L->count[j]++;
+    L->next++;
+}
+
+static int log_hook(void *ctx, const sc_sim *s, const sc_quat *targets, const double push[3])
+{
+    (void)targets;
+    (void)push;
+    state_log *L = ctx;
+    if (sc_policy_fallen(L->p, s, L->max_tilt)) return 1;
+    if (L->next < L->nseg && s->step == L->seg[L->next].start_step) log_state(L, s);
+    return 0;
+}
+
+/* The sampled open loop (every cycle with its own offsets and durations, as sample-openloop found
+   them) replayed from the start state: s_j is the mean of its states at fragment j's starts over
+   the cycles, a state on the walk rather than on one cycle's drift. */
+static int open_loop_states(const sc_feedback_run *run, const sc_features *f, sc_policy *p, sc_err *err)
+{
+    const sc_openloop_cycle *ol = run->ol;
+    int mf = p->nfrag, ncyc = (ol->nseg + mf - 1) / mf, rc;
+    sc_cycle cy;
+    sc_reference rep;
+    if ((rc = sc_cycle_from_times(run->ref, ol->cycle.t0, ol->cycle.t1, &cy, err)) || (rc = sc_cycle_repeat(run->ref, &cy, ncyc, &rep, err))) return rc;
+    sc_segment *seg = malloc(sizeof *seg * (size_t)ol->nseg);
+    double *sum = calloc((size_t)mf * SC_FEATURES, sizeof(double));
+    int *count = calloc((size_t)mf, sizeof(int));
+    sc_sim *s = NULL;
+    if (!seg || !sum || !count) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    long start = 0;
+    for (int k = 0; k < ol->nseg; k++) {
+        seg[k] = (sc_segment){ol->ref_t0[k], ol->ref_t1[k], start, ol->steps[k], ol->offsets + (size_t)k * run->dofs->n};
+        start += ol->steps[k];
+    }
+    sc_segment_controller ctl = {run->m, run->dofs, rep.time, ol->base == SC_BASE_ID ? rep.target_quat : rep.local_quat, rep.n, seg, ol->nseg};
+    if ((rc = sc_sim_create(run->m, run->sim_opts, &s, err))) goto done;
+    sc_policy_start(p, s);
+    state_log L = {f, seg, ol->nseg, 0, mf, sum, count, p, run->cfg->max_tilt};
+    log_state(&L, s);
+    sc_quat targets[SC_SIM_MAX_BONES];
+    sc_rollout_result rr;
+    sc_err step_err;
+    rc = sc_rollout(s, sc_segment_source(&ctl), NULL, start, log_hook, &L, targets, &rr, &step_err);
+    if (rc == SC_ENUMERIC) rc = SC_OK; /* the states before a blow-up still count */
+    else if (rc) *err = step_err;
+    for (int j = 0; !rc && j < mf; j++) {
+        if (!count[j]) {
+            rc = sc_fail(err, SC_EINPUT, "%s: the sampled open loop falls at %.2f s, before fragment %d of its first cycle: there is no state to centre the feedback on",
+                         run->ol->reference, s->t, j + 1);
+            break;
+        }
+        for (int k = 0; k < SC_FEATURES; k++) p->s_bar[(size_t)j * SC_FEATURES + k] = sum[j * SC_FEATURES + k] / count[j];
+    }
+done:
+    if (s) sc_sim_free(s);
+    free(seg); free(sum); free(count);
+    sc_reference_free(&rep);
+    return rc;
+}
+
 /* ---- the search ----------------------------------------------------------------------------- */
 
 int sc_feedback_search(const sc_feedback_run *run, sc_feedback_result *r, sc_err *err)
@@ -253,20 +331,9 @@ int sc_feedback_search(const sc_feedback_run *run, sc_feedback_result *r, sc_err
     if (!st) return sc_fail(err, SC_EIO, "out of memory");
     if ((rc = sc_features_init(&f, run->m, err))) { free(st); return rc; }
     if ((rc = sc_policy_from_openloop(run->ol, run->ref, run->m, run->dofs, c, &base, err))) goto done;
-    /* s_j: where the open loop is at each fragment's start in its first cycle */
+    if ((rc = open_loop_states(run, &f, &base, err))) goto done;
     long cyc = 0;
     for (int j = 0; j < base.nfrag; j++) cyc += base.steps[j];
-    {
-        sc_policy_trial T = {.m = run->m, .o = run->sim_opts, .p = &base, .dofs = run->dofs, .f = &f, .feedback = 0, .steps = cyc + 1,
-                             .max_tilt = c->max_tilt, .first_cycle = base.s_bar};
-        sc_trial_result tr;
-        if ((rc = sc_policy_trial_run(&T, &tr, err))) goto done;
-        if (tr.survived < cyc * run->sim_opts->dt) {
-            rc = sc_fail(err, SC_EINPUT, "%s: the open-loop cycle falls at %.2f s, within its first cycle (%.2f s): there is no state to centre the feedback on",
-                         run->ol->reference, tr.survived, cyc * run->sim_opts->dt);
-            goto done;
-        }
-    }
     if ((rc = build_layout(&base, run->dofs, sc, &L, r, err)) || (rc = sc_policy_copy(&base, &S.work, err))) goto done;
     if (L.np > MAX_PARAMS) { rc = sc_fail(err, SC_EINPUT, "feedback.search: %d parameters, at most %d", L.np, MAX_PARAMS); goto done; }
     cma_init(&st->cma, L.np, sc->population, sc->sigma);
