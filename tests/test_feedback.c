@@ -294,14 +294,14 @@ TEST(feedback_bad_input)
     ENSURE(!sc_test_file_exists(pol));
 }
 
-/* method: search, tiny: 3 generations of 6 candidates, each scored by an unpushed and a pushed run */
+/* method: search, tiny: 3 generations of 4 candidates, each scored by an unpushed and a pushed run */
 static const char *search_preset(void)
 {
     static const char *p;
     if (!p)
         p = sc_fixture_keep(learning_config("feedback_search.yaml", 1, "elites",
                                             "  method: search\n"
-                                            "  search: {generations: 3, population: 6, seconds: 1.5, rollouts: 2, push: 150,\n"
+                                            "  search: {generations: 3, population: 4, seconds: 1.5, rollouts: 2, push: 150,\n"
                                             "           features: [root_pitch, root_roll, com_vel_x, com_vel_z]}\n"));
     return p;
 }
