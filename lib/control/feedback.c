@@ -317,7 +317,6 @@ typedef struct judge {
     double max_tilt, se, dev;
     long n, nfrag, fell_at;   /* step of the fall, -1 */
     long frag_start;          /* of the last fragment seen */
-    double *first_cycle;
 } judge;
 
 /* the deviation's features: root pitch and roll, the centre of mass's horizontal velocity */
@@ -341,7 +340,6 @@ static int judge_state(void *ctx, const sc_sim *s, const sc_quat *targets, const
             J->dev += pow((c->s[k] - sb[k]) / sc_feature_scale[k], 2);
         }
         J->nfrag++;
-        if (J->first_cycle && c->cycles == 0) memcpy(J->first_cycle + (size_t)c->frag * SC_FEATURES, c->s, sizeof c->s);
     }
     if (s->step % 20) return 0;
     sc_quat ref[SC_SIM_MAX_BONES];
@@ -363,7 +361,7 @@ int sc_policy_trial_run(const sc_policy_trial *R, sc_trial_result *out, sc_err *
     sc_policy_start(R->p, s);
     sc_policy_controller c;
     sc_policy_controller_init(&c, R->p, R->f, R->dofs, s->step, R->feedback);
-    judge J = {.p = R->p, .c = &c, .max_tilt = R->max_tilt, .fell_at = -1, .frag_start = -1, .first_cycle = R->first_cycle};
+    judge J = {.p = R->p, .c = &c, .max_tilt = R->max_tilt, .fell_at = -1, .frag_start = -1};
     sc_quat targets[SC_SIM_MAX_BONES];
     sc_rollout_result rr;
     sc_err step_err;

@@ -90,6 +90,8 @@ void sc_openloop_cycle_free(sc_openloop_cycle *o);
 int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref, const sc_model *m, const sc_control_dofs *dofs,
                             const sc_feedback_config *c, sc_policy *p, sc_err *err);
 
+int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err);
+
 /* One guided-learning iteration, or one generation of the search (its best candidate). */
 typedef struct sc_learning_iteration {
     double survived_s;          /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs) */
@@ -162,7 +164,6 @@ typedef struct sc_policy_trial {
     long push_step, push_len;
     double push_force;           /* N; 0: none */
     int push_dir;
-    double *first_cycle;         /* optional [nfrag * SC_FEATURES]: the features at each fragment's start in the first cycle */
 } sc_policy_trial;
 typedef struct sc_trial_result {
     double survived;             /* s: until the fall, else the run's length */
@@ -177,7 +178,6 @@ int sc_policy_run(const sc_model *m, const sc_sim_opts *o, const sc_policy *p, c
                   double max_tilt, double *survived, double *joint_error, sc_err *err);
 
 /* policy.h5 */
-int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err);
 int sc_policy_write(sc_h5 *f, const sc_policy *p, const sc_model *m, const sc_control_dofs *dofs, sc_err *err);
 int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_result *r, sc_err *err);
 /* SC_EINPUT naming the HDF5 path for a policy made for another character or controller (bone,

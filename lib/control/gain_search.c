@@ -48,7 +48,10 @@ static int build_layout(const sc_policy *p, const sc_control_dofs *dofs, const s
             else snprintf(role, sizeof role, "%s", name);
             int k = 0;
             while (k < L->nroles && strcmp(r->role[k], role)) k++;
-            if (k == L->nroles) snprintf(r->role[L->nroles++], sizeof r->role[0], "%s", role);
+            if (k == L->nroles) {
+                if (L->nroles == SC_MAX_ACTIONS) return sc_fail(err, SC_EINPUT, "feedback.search: more than %d roles (list both legs' joints in feedback.actions)", SC_MAX_ACTIONS);
+                snprintf(r->role[L->nroles++], sizeof r->role[0], "%s", role);
+            }
             L->role_of[(size_t)j * p->nact + i] = k;
         }
     }
@@ -271,7 +274,7 @@ static int log_hook(void *ctx, const sc_sim *s, const sc_quat *targets, const do
 /* The sampled open loop (every cycle with its own offsets and durations, as sample-openloop found
    them) replayed from the start state: s_j is the mean of its states at fragment j's starts over
    the cycles, a state on the walk rather than on one cycle's drift. */
-static int open_loop_states(const sc_feedback_run *run, const sc_features *f, sc_policy *p, sc_err *err)
+static int open_loop_states(const sc_feedback_run *run, const sc_features *f, sc_policy *p, double *went, double *length, sc_err *err)
 {
     const sc_openloop_cycle *ol = run->ol;
     int mf = p->nfrag, ncyc = (ol->nseg + mf - 1) / mf, rc;
@@ -299,10 +302,12 @@ static int open_loop_states(const sc_feedback_run *run, const sc_features *f, sc
     rc = sc_rollout(s, sc_segment_source(&ctl), NULL, start, log_hook, &L, targets, &rr, &step_err);
     if (rc == SC_ENUMERIC) rc = SC_OK; /* the states before a blow-up still count */
     else if (rc) *err = step_err;
+    *went = s->t;
+    *length = start * s->o.dt;
     for (int j = 0; !rc && j < mf; j++) {
         if (!count[j]) {
-            rc = sc_fail(err, SC_EINPUT, "%s: the sampled open loop falls at %.2f s, before fragment %d of its first cycle: there is no state to centre the feedback on",
-                         run->ol->reference, s->t, j + 1);
+            rc = sc_fail(err, SC_EINPUT, "the open-loop controller, replayed, falls at %.2f s, before fragment %d of its first cycle: there is no state to centre the feedback on",
+                         s->t, j + 1);
             break;
         }
         for (int k = 0; k < SC_FEATURES; k++) p->s_bar[(size_t)j * SC_FEATURES + k] = sum[j * SC_FEATURES + k] / count[j];
@@ -331,7 +336,8 @@ int sc_feedback_search(const sc_feedback_run *run, sc_feedback_result *r, sc_err
     if (!st) return sc_fail(err, SC_EIO, "out of memory");
     if ((rc = sc_features_init(&f, run->m, err))) { free(st); return rc; }
     if ((rc = sc_policy_from_openloop(run->ol, run->ref, run->m, run->dofs, c, &base, err))) goto done;
-    if ((rc = open_loop_states(run, &f, &base, err))) goto done;
+    double went = 0, length = 0;
+    if ((rc = open_loop_states(run, &f, &base, &went, &length, err))) goto done;
     long cyc = 0;
     for (int j = 0; j < base.nfrag; j++) cyc += base.steps[j];
     if ((rc = build_layout(&base, run->dofs, sc, &L, r, err)) || (rc = sc_policy_copy(&base, &S.work, err))) goto done;
@@ -351,8 +357,9 @@ int sc_feedback_search(const sc_feedback_run *run, sc_feedback_result *r, sc_err
     if (st->cma.n != L.np || st->cma.lambda != lambda) { free(owner); rc = sc_fail(err, SC_EINPUT, "%s: made for another search", run->checkpoint); goto done; }
     if (run->progress && sc_par_rank(run->par) == 0) {
         char line[512];
-        snprintf(line, sizeof line, "search: %d roles x (%d features%s) = %d gains; CMA-ES, %d candidates x %d runs of %.1f s per generation",
-                 L.nroles, sc->nfeat, sc->bias ? " + a bias" : "", L.np, lambda, sc->rollouts, sc->seconds);
+        snprintf(line, sizeof line, "search: the sampled open loop replayed went %.2f of %.2f s (s_j: its mean state per fragment); %d roles x (%d features%s) "
+                 "= %d gains; CMA-ES, %d candidates x %d runs of %.1f s per generation",
+                 went, length, L.nroles, sc->nfeat, sc->bias ? " + a bias" : "", L.np, lambda, sc->rollouts, sc->seconds);
         run->progress(run->progress_ctx, line);
     }
     double wall0 = sc_wall_time(), wall_before = r->wall_seconds;
