@@ -139,7 +139,7 @@ int main(int argc, char **argv)
             code = err.code ? err.code : SC_EIO;
         } else {
             unlink(ckpt); /* the search is complete: its checkpoint would only block the next run */
-            double last = res.nseg ? res.seg[res.nseg - 1].ref_t1 - ref.time[0] : sampling.start;
+            double last = res.nseg ? res.seg[res.nseg - 1].ref_t1 - track->time[0] : sampling.start;
             sc_log_info("sample-openloop: %s: %s %d of %d segments (reference time %.3f s), final cost %.3f, %ld samples in %.1f s "
                         "(%.1f samples/s on %d rank%s, %.1f per rank), %d backtracks",
                         cli.output, res.completed ? "completed all" : "reached", res.nseg, res.nseg_total, last,
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
                         res.ranks, res.ranks > 1 ? "s" : "", res.sample_seconds > 0 ? res.samples / res.sample_seconds : 0, res.backtracks);
             if (!res.completed) {
                 fprintf(stderr, "%s: the clip could not be completed: %s holds the longest path found (reference time %.3f s of %.3f s)\n",
-                        cli.tool, cli.output, last, ref.time[ref.n - 1] - ref.time[0]);
+                        cli.tool, cli.output, last, track->time[track->n - 1] - track->time[0]); /* a cycle: its repetitions' span */
                 code = SC_EPARTIAL;
             }
         }
