@@ -413,18 +413,11 @@ typedef struct eval_ctx {
     int npush_tasks;        /* 2 * npush * ndir * nphase, then 2 * nstiff, then 2 survival runs */
 } eval_ctx;
 
-static long cycle_steps(const sc_policy *p)
-{
-    long n = 0;
-    for (int j = 0; j < p->nfrag; j++) n += p->steps[j];
-    return n;
-}
-
 static int eval_task(void *ctx, int i, void *out, sc_err *err)
 {
     eval_ctx *E = ctx;
     const sc_feedback_config *c = E->run->cfg;
-    long cyc = cycle_steps(E->p), full = lround(c->eval_seconds / E->run->sim_opts->dt);
+    long cyc = sc_policy_cycle_steps(E->p), full = lround(c->eval_seconds / E->run->sim_opts->dt);
     sc_policy_trial R = {.m = E->run->m, .o = E->run->sim_opts, .p = E->p, .dofs = E->run->dofs, .f = E->f, .feedback = i % 2, .steps = full,
                          .max_tilt = c->max_tilt, .push_bone = c->push_bone};
     int t = i / 2;
@@ -460,7 +453,7 @@ int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_eval
     if (!rc) rc = sc_par_map(run->par, ntask, sizeof *res, eval_task, &E, run->stop, res, owner, &stopped, err);
     if (!rc && stopped) rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal during the evaluation");
     if (!rc) {
-        long cyc = cycle_steps(p);
+        long cyc = sc_policy_cycle_steps(p);
         for (int t = 0; t < E.npush_tasks / 2; t++) {
             int ph = t % c->nphase, dir = (t / c->nphase) % c->ndir, mag = t / (c->nphase * c->ndir);
             double need = (cyc + cyc * ph / c->nphase + lround(c->push_duration / run->sim_opts->dt) + (long)c->after_cycles * cyc) * run->sim_opts->dt;
@@ -927,6 +920,35 @@ done:
     return rc;
 }
 
+/* /learning of guided learning: one row per iteration */
+static int write_guided_history(sc_h5 *f, const sc_feedback_result *r, sc_err *err)
+{
+    size_t N = (size_t)(r->niter ? r->niter : 1);
+    double *a = calloc(N * 5, sizeof(double));
+    if (!a) return sc_fail(err, SC_EIO, "out of memory");
+    for (int i = 0; i < r->niter; i++) {
+        const sc_learning_iteration *it = &r->iter[i];
+        double v[5] = {it->survived_s, it->joint_error, (double)it->samples, (double)it->pairs, it->residual};
+        for (int k = 0; k < 5; k++) a[k * N + i] = v[k];
+    }
+    int rc;
+#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+    TRY(sc_h5_group(f, "/learning", "guided learning (Liu et al. 2016): one row per iteration", err));
+    TRY(sc_h5_attr_str(f, "/learning", "method", "guided learning: sampling centred on the policy's output, ridge regression per fragment", err));
+    TRY(sc_h5_attr_i64(f, "/learning", "chosen_iteration", r->best_iteration, err));
+    TRY(sc_h5_attr_f64(f, "/learning", "wall_seconds", r->wall_seconds, err));
+    TRY(sc_h5_attr_i64(f, "/learning", "samples", r->samples, err));
+    TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a, "s", "closed loop until the fall (or the end of the test)", err));
+    TRY(sc_h5_write_f64(f, "/learning/joint_error", 1, &N, a + N, "rad", "RMS joint angle error against the cycle's reference", err));
+    TRY(sc_h5_write_f64(f, "/learning/samples", 1, &N, a + 2 * N, "1", "samples simulated", err));
+    TRY(sc_h5_write_f64(f, "/learning/pairs", 1, &N, a + 3 * N, "1", "(state, action) pairs regressed", err));
+    TRY(sc_h5_write_f64(f, "/learning/residual", 1, &N, a + 4 * N, "rad", "RMS residual of the regressed actions", err));
+#undef TRY
+done:
+    free(a);
+    return rc;
+}
+
 /* /learning of method: search: one row per generation, and the gains found */
 static int write_search_history(sc_h5 *f, const sc_feedback_config *c, const sc_feedback_result *r, sc_err *err)
 {
@@ -977,17 +999,7 @@ done:
 int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_result *r, sc_err *err)
 {
     const sc_feedback_config *c = run->cfg;
-    int rc, n = r->niter;
-    size_t N = (size_t)(n ? n : 1);
-    double *a = calloc(N * 5, sizeof(double));
-    if (!a) return sc_fail(err, SC_EIO, "out of memory");
-    for (int i = 0; i < n; i++) {
-        a[i] = r->iter[i].survived_s;
-        a[N + i] = r->iter[i].joint_error;
-        a[2 * N + i] = (double)r->iter[i].samples;
-        a[3 * N + i] = (double)r->iter[i].pairs;
-        a[4 * N + i] = r->iter[i].residual;
-    }
+    int rc;
     const sc_evaluation *e = &r->eval;
     size_t M = (size_t)c->npush, Dn = (size_t)c->ndir, P = (size_t)c->nphase, S = (size_t)(c->nstiff ? c->nstiff : 1);
     int *po = calloc(M * Dn * P + 1, sizeof(int)), *pc = calloc(M * Dn * P + 1, sizeof(int));
@@ -1017,19 +1029,7 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
         }
     for (int k = 0; k < c->nstiff; k++) youngs[k] = run->m->youngs * c->stiffness[k];
 #define TRY(x) do { if ((rc = (x))) goto done; } while (0)
-    if (c->method == SC_LEARN_SEARCH) TRY(write_search_history(f, c, r, err));
-    else {
-        TRY(sc_h5_group(f, "/learning", "guided learning (Liu et al. 2016): one row per iteration", err));
-        TRY(sc_h5_attr_str(f, "/learning", "method", "guided learning: sampling centred on the policy's output, ridge regression per fragment", err));
-        TRY(sc_h5_attr_i64(f, "/learning", "chosen_iteration", r->best_iteration, err));
-        TRY(sc_h5_attr_f64(f, "/learning", "wall_seconds", r->wall_seconds, err));
-        TRY(sc_h5_attr_i64(f, "/learning", "samples", r->samples, err));
-        TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a, "s", "closed loop until the fall (or the end of the test)", err));
-        TRY(sc_h5_write_f64(f, "/learning/joint_error", 1, &N, a + N, "rad", "RMS joint angle error against the cycle's reference", err));
-        TRY(sc_h5_write_f64(f, "/learning/samples", 1, &N, a + 2 * N, "1", "samples simulated", err));
-        TRY(sc_h5_write_f64(f, "/learning/pairs", 1, &N, a + 3 * N, "1", "(state, action) pairs regressed", err));
-        TRY(sc_h5_write_f64(f, "/learning/residual", 1, &N, a + 4 * N, "rad", "RMS residual of the regressed actions", err));
-    }
+    TRY(c->method == SC_LEARN_SEARCH ? write_search_history(f, c, r, err) : write_guided_history(f, r, err));
     TRY(sc_h5_group(f, "/evaluation", "pushes and stiffness, open loop (M = 0) and closed loop alike", err));
     TRY(sc_h5_attr_f64(f, "/evaluation", "openloop_survived_s", e->openloop_survived_s, err));
     TRY(sc_h5_attr_f64(f, "/evaluation", "closedloop_survived_s", e->closedloop_survived_s, err));
@@ -1056,7 +1056,6 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
     }
 #undef TRY
 done:
-    free(a);
     free(po);
     free(pc);
     return rc;

@@ -332,14 +332,13 @@ int sc_feedback_search(const sc_feedback_run *run, sc_feedback_result *r, sc_err
     search_state *st = calloc(1, sizeof *st);
     double *X = NULL, *Z = NULL, *score = NULL;
     sc_trial_result *res = NULL;
-    int *order = NULL, rc;
+    int *order = NULL, *owner = NULL, rc;
     if (!st) return sc_fail(err, SC_EIO, "out of memory");
     if ((rc = sc_features_init(&f, run->m, err))) { free(st); return rc; }
     if ((rc = sc_policy_from_openloop(run->ol, run->ref, run->m, run->dofs, c, &base, err))) goto done;
     double went = 0, length = 0;
     if ((rc = open_loop_states(run, &f, &base, &went, &length, err))) goto done;
-    long cyc = 0;
-    for (int j = 0; j < base.nfrag; j++) cyc += base.steps[j];
+    long cyc = sc_policy_cycle_steps(&base);
     if ((rc = build_layout(&base, run->dofs, sc, &L, r, err)) || (rc = sc_policy_copy(&base, &S.work, err))) goto done;
     if (L.np > MAX_PARAMS) { rc = sc_fail(err, SC_EINPUT, "feedback.search: %d parameters, at most %d", L.np, MAX_PARAMS); goto done; }
     cma_init(&st->cma, L.np, sc->population, sc->sigma);
@@ -350,11 +349,11 @@ int sc_feedback_search(const sc_feedback_run *run, sc_feedback_result *r, sc_err
     score = malloc(sizeof(double) * (size_t)lambda);
     order = malloc(sizeof(int) * (size_t)lambda);
     res = malloc(sizeof *res * (size_t)ntask);
-    int *owner = malloc(sizeof(int) * (size_t)ntask);
-    if (!X || !Z || !score || !order || !res || !owner) { free(owner); rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    owner = malloc(sizeof(int) * (size_t)ntask);
+    if (!X || !Z || !score || !order || !res || !owner) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
     S = (scorer){run, &L, &base, S.work, &f, X, cyc};
-    if (run->resume && access(run->checkpoint, F_OK) == 0 && (rc = read_state(run, st, r, err))) { free(owner); goto done; }
-    if (st->cma.n != L.np || st->cma.lambda != lambda) { free(owner); rc = sc_fail(err, SC_EINPUT, "%s: made for another search", run->checkpoint); goto done; }
+    if (run->resume && access(run->checkpoint, F_OK) == 0 && (rc = read_state(run, st, r, err))) goto done;
+    if (st->cma.n != L.np || st->cma.lambda != lambda) { rc = sc_fail(err, SC_EINPUT, "%s: made for another search", run->checkpoint); goto done; }
     if (run->progress && sc_par_rank(run->par) == 0) {
         char line[512];
         snprintf(line, sizeof line, "search: the sampled open loop replayed went %.2f of %.2f s (s_j: its mean state per fragment); %d roles x (%d features%s) "
@@ -409,7 +408,6 @@ int sc_feedback_search(const sc_feedback_run *run, sc_feedback_result *r, sc_err
         if (sc_par_rank(run->par) == 0) rc = write_state(run, st, r, err);
         if (sc_par_any(run->par, rc != SC_OK)) { if (!rc) rc = sc_fail(err, SC_EIO, "stopped: rank 0 could not write the checkpoint"); break; }
     }
-    free(owner);
     if (rc) goto done;
     memcpy(r->theta, st->best, sizeof(double) * (size_t)L.np);
     apply_gains(&L, st->best, &base, &S.work);
@@ -421,6 +419,6 @@ done:
     sc_policy_free(&S.work);
     sc_features_free(&f);
     free(L.role_of);
-    free(st); free(X); free(Z); free(score); free(order); free(res);
+    free(st); free(X); free(Z); free(score); free(order); free(res); free(owner);
     return rc;
 }

@@ -160,6 +160,13 @@ static void policy_eval(void *ctx, const sc_sim *s, sc_quat *out)
 
 sc_target_source sc_policy_source(sc_policy_controller *c) { return (sc_target_source){policy_eval, c}; }
 
+long sc_policy_cycle_steps(const sc_policy *p)
+{
+    long n = 0;
+    for (int j = 0; j < p->nfrag; j++) n += p->steps[j];
+    return n;
+}
+
 void sc_policy_start(const sc_policy *p, sc_sim *s)
 {
     sc_sim_set_pose(s, p->start_root, (const sc_quat *)(const void *)p->start_quat, p->start_vel, p->start_w);

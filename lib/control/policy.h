@@ -80,6 +80,8 @@ void sc_policy_controller_init(sc_policy_controller *c, const sc_policy *p, cons
 sc_target_source sc_policy_source(sc_policy_controller *c);
 /* The reference time within the cycle the controller plays now (after an eval). */
 double sc_policy_controller_cycle_time(const sc_policy_controller *c, long step);
+/* Simulated steps of one cycle (every fragment's steps). */
+long sc_policy_cycle_steps(const sc_policy *p);
 /* Puts s in the policy's start state. */
 void sc_policy_start(const sc_policy *p, sc_sim *s);
 /* A fall, for a cyclic controller: the root below half the cycle's mean root height, or its up
