@@ -157,6 +157,56 @@ TEST(samcon_cost_is_zero_on_the_reference_and_grows_off_it)
     sc_model_free(&m);
 }
 
+TEST(samcon_cost_in_the_heading_frame_sees_a_turn_only_as_heading)
+{
+    const char *ch = sc_fixture_michelin(), *refp = sc_fixture_march_reference();
+    ENSURE_MSG(ch && refp, "fixtures: %s", sc_fixture_log());
+    sc_model m;
+    sc_reference r;
+    sc_err err;
+    ENSURE_OK(sc_character_read(ch, &m, 1, &err), &err);
+    ENSURE_OK(sc_reference_read(refp, &r, &err), &err);
+    sc_tracker_opts o[2];
+    sc_tracker tr[2];
+    for (int f = 0; f < 2; f++) {
+        sc_tracker_default_opts(&o[f]);
+        o[f].frame = f ? SC_COST_FRAME_HEADING : SC_COST_FRAME_WORLD;
+        ENSURE_OK(sc_tracker_init(&tr[f], &m, &r, &o[f], &err), &err);
+    }
+    sc_sim_opts so;
+    sc_sim_default_opts(&so);
+    sc_sim *s;
+    ENSURE_OK(sc_sim_create(&m, &so, &s, &err), &err);
+    double root[3], rv[3], w[3 * SC_SIM_MAX_BONES], base[2][SC_COST_TERMS], turned[2][SC_COST_TERMS];
+    sc_quat q[SC_SIM_MAX_BONES];
+    int k = 2600;
+    ENSURE_OK(sc_reference_state_at(&r, &m, r.time[k], root, q, rv, w, &err), &err);
+    sc_sim_set_pose(s, root, q, rv, w);
+    for (int f = 0; f < 2; f++) sc_tracker_cost(&tr[f], s, r.time[k], base[f]);
+    /* the whole body turned 0.3 rad about the vertical through the root, moving as before */
+    sc_quat yaw = sc_q_axis_angle(sc_v3(0, 1, 0), 0.3);
+    q[0] = sc_q_mul(yaw, q[0]);
+    sc_v3_store(rv, sc_q_rotate(yaw, sc_v3_load(rv)));
+    sc_v3_store(w, sc_q_rotate(yaw, sc_v3_load(w)));
+    sc_sim_set_pose(s, root, q, rv, w);
+    for (int f = 0; f < 2; f++) sc_tracker_cost(&tr[f], s, r.time[k], turned[f]);
+    sc_test_report("turned 0.3 rad: world frame root %.4f (was %.4f), balance %.4f (was %.4f); heading frame root %.2e, balance %.4f (was %.4f), "
+                   "heading %.4f", turned[0][SC_COST_ROOT], base[0][SC_COST_ROOT], turned[0][SC_COST_BALANCE], base[0][SC_COST_BALANCE],
+                   turned[1][SC_COST_ROOT], turned[1][SC_COST_BALANCE], base[1][SC_COST_BALANCE], turned[1][SC_COST_HEADING]);
+    ENSURE(turned[0][SC_COST_ROOT] > 0.29 && turned[0][SC_COST_BALANCE] > base[0][SC_COST_BALANCE] + 0.01);
+    ENSURE_NEAR(turned[1][SC_COST_HEADING], 0.3, 1e-9);
+    ENSURE_NEAR(base[1][SC_COST_HEADING], 0, 1e-12);
+    for (int i = 0; i < SC_COST_TERMS; i++) {
+        if (i == SC_COST_HEADING || i == SC_COST_COM) continue;
+        ENSURE_NEAR(turned[1][i], base[1][i], 1e-6);
+        ENSURE_NEAR(base[1][i], base[0][i], i == SC_COST_ROOT || i == SC_COST_BALANCE ? 1e-6 : 0);
+    }
+    sc_sim_free(s);
+    for (int f = 0; f < 2; f++) sc_tracker_free(&tr[f]);
+    sc_reference_free(&r);
+    sc_model_free(&m);
+}
+
 TEST(samcon_identical_for_1_2_3_ranks)
 {
     const char *b = baseline();

@@ -2,13 +2,13 @@
 #include <string.h>
 #include "control/cost.h"
 
-const char *const sc_cost_term_names[SC_COST_TERMS] = {"pose", "root", "end_effector", "balance", "com"};
+const char *const sc_cost_term_names[SC_COST_TERMS] = {"pose", "root", "end_effector", "balance", "com", "heading"};
 const char *const sc_failure_names[SC_FAIL_KINDS] = {"none", "root too low", "tilted", "forbidden contact", "numerical failure", "cost above max_cost"};
 
 void sc_tracker_default_opts(sc_tracker_opts *o)
 {
     memset(o, 0, sizeof *o);
-    double w[SC_COST_TERMS] = {5, 3, 30, 10, 0};
+    double w[SC_COST_TERMS] = {5, 3, 30, 10, 0, 0};
     memcpy(o->weights, w, sizeof w);
     o->min_root_height = 0.7;
     o->max_tilt = 40 * SC_PI / 180;
@@ -131,18 +131,34 @@ static void sim_local(const sc_sim *s, int b, sc_quat *q, sc_vec3 *w)
     *w = sc_q_rotate(sc_q_conj(qp), sc_v3_sub(wb, sc_v3_load(s->ang_vel + 3 * p)));
 }
 
+/* the rotation about +y that takes a heading h back to 0 */
+static sc_quat unturn(double h) { return sc_q_axis_angle(sc_v3(0, 1, 0), -h); }
+
 double sc_tracker_cost(const sc_tracker *t, const sc_sim *s, double tr, double terms[SC_COST_TERMS])
 {
     const sc_model *m = t->m;
     sc_ref_state rs;
     sc_tracker_reference(t, tr, &rs);
+    int in_heading = t->o.frame == SC_COST_FRAME_HEADING;
+    sc_quat to_sim = sc_q_identity(), to_ref = sc_q_identity(); /* world to each heading frame */
     double pose = 0;
     int nj = 0;
+    terms[SC_COST_HEADING] = 0;
     for (int b = 0; b < m->nbones; b++) {
-        sc_quat q;
-        sc_vec3 w;
+        sc_quat q, qr = rs.local[b];
+        sc_vec3 w, wr = rs.local_w[b];
         sim_local(s, b, &q, &w);
-        double d = sc_q_angle_between(q, rs.local[b]) + 0.1 * sc_v3_dist(w, rs.local_w[b]);
+        if (m->parent[b] < 0 && in_heading) {
+            double hs = sc_q_heading(q), hr = sc_q_heading(qr), dh = fabs(hs - hr);
+            terms[SC_COST_HEADING] = dh > SC_PI ? 2 * SC_PI - dh : dh;
+            to_sim = unturn(hs);
+            to_ref = unturn(hr);
+            q = sc_q_mul(to_sim, q);
+            qr = sc_q_mul(to_ref, qr);
+            w = sc_q_rotate(to_sim, w);
+            wr = sc_q_rotate(to_ref, wr);
+        }
+        double d = sc_q_angle_between(q, qr) + 0.1 * sc_v3_dist(w, wr);
         if (m->parent[b] < 0) {
             terms[SC_COST_ROOT] = d;
         } else {
@@ -159,11 +175,12 @@ double sc_tracker_cost(const sc_tracker *t, const sc_sim *s, double tr, double t
         int b = t->ee[e];
         sc_vec3 p = sc_v3_add(s->pose[b].p, sc_q_rotate(s->pose[b].q, t->ee_tip[e]));
         ee += fabs(p.y - rs.ee[e].y);
-        sc_vec3 dv = sc_v3_sub(sc_v3_sub(c, p), sc_v3_sub(rs.com, rs.ee[e]));
+        sc_vec3 dv = sc_v3_sub(sc_q_rotate(to_sim, sc_v3_sub(c, p)), sc_q_rotate(to_ref, sc_v3_sub(rs.com, rs.ee[e])));
         bal += sqrt(dv.x * dv.x + dv.z * dv.z);
     }
     terms[SC_COST_EE] = t->nee ? ee / t->nee : 0;
-    terms[SC_COST_BALANCE] = (t->nee ? bal / t->nee : 0) * 1.6 / t->height + 0.1 * sc_v3_dist(cv, rs.com_vel);
+    terms[SC_COST_BALANCE] = (t->nee ? bal / t->nee : 0) * 1.6 / t->height +
+                             0.1 * sc_v3_dist(sc_q_rotate(to_sim, cv), sc_q_rotate(to_ref, rs.com_vel));
     terms[SC_COST_COM] = sc_v3_dist(c, rs.com);
     double total = 0;
     for (int i = 0; i < SC_COST_TERMS; i++) total += t->o.weights[i] * terms[i];

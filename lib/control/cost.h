@@ -11,13 +11,20 @@
  *   balance  mean over end effectors of |(c - p_e)_xz - (c_ref - p_e,ref)_xz| x 1.6 m / height
  *            (the horizontal centre of mass to end-effector vectors, for a 1.6 m character)
  *            + 0.1 s x |centre-of-mass velocity difference|
- *   com      |c - c_ref| (m) */
+ *   com      |c - c_ref| (m)
+ *   heading  |heading - heading_ref| (rad), with frame: heading only
+ * With frame: heading (SC_COST_FRAME_HEADING) the root term compares the tilts (each rotation
+ * with its own heading removed) and the balance vectors and centre-of-mass velocities are taken
+ * in each one's heading frame, so a character that walks a few degrees off the reference's
+ * direction is not pushed to lean sideways to match world-frame offsets; the heading error is
+ * then its own term. */
 #ifndef SC_COST_H
 #define SC_COST_H
 #include "control/reference.h"
 #include "sim/sim.h"
 
-enum { SC_COST_POSE = 0, SC_COST_ROOT, SC_COST_EE, SC_COST_BALANCE, SC_COST_COM, SC_COST_TERMS };
+enum { SC_COST_POSE = 0, SC_COST_ROOT, SC_COST_EE, SC_COST_BALANCE, SC_COST_COM, SC_COST_HEADING, SC_COST_TERMS };
+enum { SC_COST_FRAME_WORLD = 0, SC_COST_FRAME_HEADING = 1 };
 extern const char *const sc_cost_term_names[SC_COST_TERMS];
 
 /* Why a sample failed (0: it did not). */
@@ -25,7 +32,8 @@ enum { SC_FAIL_NONE = 0, SC_FAIL_ROOT_LOW, SC_FAIL_TILT, SC_FAIL_CONTACT, SC_FAI
 extern const char *const sc_failure_names[SC_FAIL_KINDS];
 
 typedef struct sc_tracker_opts {
-    double weights[SC_COST_TERMS];  /* defaults 5, 3, 30, 10, 0 */
+    double weights[SC_COST_TERMS];  /* defaults 5, 3, 30, 10, 0, 0 */
+    int frame;                      /* SC_COST_FRAME_*: where root and balance are compared */
     double min_root_height;         /* fail below this fraction of the reference root height (0.7) */
     double max_tilt;                /* rad: fail when the root's up axis is further than this from
                                        the reference root's (40 deg) */

@@ -203,8 +203,9 @@ int sc_openloop_write(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_result
     TRY(sc_h5_write_f64(f, "/segments/cost", 1, &one, cost, "1", "weighted cost at the segment's end", err));
     TRY(sc_h5_write_f64(f, "/segments/path_cost", 1, &one, path, "1", "cost summed along the path", err));
     TRY(sc_h5_write_f64(f, "/segments/cost_terms", 2, (size_t[]){one, SC_COST_TERMS}, cterms, "1", "unweighted cost terms (see cost_term_names)", err));
-    TRY(sc_h5_write_strings(f, "/segments/cost_term_names", SC_COST_TERMS, terms, "pose (rad + 0.1 s rad/s), root (same), end_effector (m), balance (m + 0.1 s m/s), com (m)", err));
+    TRY(sc_h5_write_strings(f, "/segments/cost_term_names", SC_COST_TERMS, terms, "pose (rad + 0.1 s rad/s), root (same), end_effector (m), balance (m + 0.1 s m/s), com (m), heading (rad)", err));
     TRY(sc_h5_attr_f64_array(f, "/segments/cost_terms", "weights", SC_COST_TERMS, c->tracker.weights, err));
+    TRY(sc_h5_attr_str(f, "/segments/cost_terms", "frame", c->tracker.frame == SC_COST_FRAME_HEADING ? "heading" : "world", err));
     TRY(sc_h5_write_i32(f, "/segments/samples", 1, &one, samples, "samples simulated for this segment over all attempts", err));
     TRY(sc_h5_write_i32(f, "/segments/failures", 1, &one, failures, "of those, failed", err));
     TRY(sc_h5_write_i32(f, "/segments/attempts", 1, &one, attempts, "times the segment was sampled (backtracking repeats it)", err));

@@ -51,7 +51,8 @@ int sc_samcon_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs 
     int rc;
     memset(c, 0, sizeof *c);
     sc_tracker_default_opts(&c->tracker);
-    static const char *const selections[] = {"greedy", "spread"}, *const bases[] = {"id", "reference"};
+    static const char *const selections[] = {"greedy", "spread"}, *const bases[] = {"id", "reference"},
+                             *const elite_costs[] = {"path", "segment"};
 #define TRY(x) if ((rc = (x))) return rc
     TRY(sc_cfg_section(root, "sampling", &s, err));
     TRY(sc_cfg_double_range(s, "segment", 0.1, 0.005, 10, &c->segment, err));
@@ -63,6 +64,7 @@ int sc_samcon_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs 
         return sc_fail(err, SC_EINPUT, "%s: sampling.elites = %d is more than sampling.samples = %d", sc_cfg_where(sc_cfg_get(s, "elites"), w, sizeof w),
                        c->elites, c->samples);
     TRY(sc_cfg_enum(s, "selection", selections, 2, SC_SELECT_GREEDY, &c->selection, err));
+    TRY(sc_cfg_enum(s, "elite_cost", elite_costs, 2, SC_ELITE_BY_PATH, &c->elite_cost, err));
     TRY(sc_cfg_enum(s, "initial", bases, 2, SC_BASE_ID, &c->base, err));
     TRY(sc_cfg_bool(s, "time_scaling", 1, &c->time_scaling, err));
     TRY(sc_cfg_double_range(s, "time_scale_min", 0.8, 0.1, 10, &c->scale_min, err));
@@ -136,6 +138,8 @@ int sc_samcon_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs 
     }
 
     TRY(sc_cfg_section(s, "cost", &cost, err));
+    static const char *const frames[] = {"world", "heading"};
+    TRY(sc_cfg_enum(cost, "frame", frames, 2, SC_COST_FRAME_WORLD, &c->tracker.frame, err));
     for (int i = 0; i < SC_COST_TERMS; i++)
         TRY(sc_cfg_double_range(cost, sc_cost_term_names[i], c->tracker.weights[i], 0, 1e6, &c->tracker.weights[i], err));
     TRY(sc_cfg_section(s, "failure", &fail, err));
@@ -332,55 +336,62 @@ static int sample_task(void *ctx, int i, void *out, sc_err *err)
 /* ---- selection -------------------------------------------------------------------------- */
 
 static const sample_result *g_sort_results; /* qsort has no context argument; the sampler is single-threaded */
-static int by_path_cost(const void *a, const void *b)
+static int g_sort_by_segment;
+static double sort_key(int i) { return g_sort_by_segment ? g_sort_results[i].cost : g_sort_results[i].path_cost; }
+static int by_cost(const void *a, const void *b)
 {
     int i = *(const int *)a, j = *(const int *)b;
-    double ci = g_sort_results[i].path_cost, cj = g_sort_results[j].path_cost;
+    double ci = sort_key(i), cj = sort_key(j);
     if (ci < cj) return -1;
     if (ci > cj) return 1;
     return (i > j) - (i < j);
 }
 
-/* Indices of the chosen elites in `chosen` (sorted by path cost); returns their number. */
+static void sort_results(const sample_result *res, int by_segment, int *idx, int n)
+{
+    g_sort_results = res;
+    g_sort_by_segment = by_segment;
+    qsort(idx, (size_t)n, sizeof *idx, by_cost);
+}
+
+/* Indices of the chosen elites in `chosen` (sorted by path cost, so elite 0 ends the cheapest
+   path); returns their number. */
 static int select_elites(const sc_samcon_config *c, const sample_result *res, int n, int *order, int *chosen)
 {
-    int m = 0;
+    int m = 0, seg = c->elite_cost == SC_ELITE_BY_SEGMENT;
     for (int i = 0; i < n; i++)
         if (!res[i].failed) order[m++] = i;
-    g_sort_results = res;
-    qsort(order, (size_t)m, sizeof *order, by_path_cost);
-    int k = c->elites;
+    sort_results(res, seg, order, m);
+    int k = c->elites, e = 0;
     if (m <= k || c->selection == SC_SELECT_GREEDY) {
-        int e = m < k ? m : k;
+        e = m < k ? m : k;
         memcpy(chosen, order, (size_t)e * sizeof *chosen);
-        return e;
-    }
-    /* Liu 2010: drop the worst 40 %, then pick elites whose costs spread from the best towards the
-       worst kept at targets cmin + (cmax - cmin)(j / (k - 1))^6, each the nearest unused sample */
-    int kept = (int)ceil(0.6 * m);
-    if (kept < k) kept = k;
-    double cmin = res[order[0]].path_cost, cmax = res[order[kept - 1]].path_cost;
-    unsigned char *used = calloc((size_t)kept, 1);
-    int e = 0, lo = 0;
-    for (int j = 0; j < k && used; j++) {
-        double target = cmin + (cmax - cmin) * pow(k > 1 ? (double)j / (k - 1) : 0, 6);
-        while (lo < kept && used[lo]) lo++;
-        int best = -1;
-        double bd = 1e300;
-        for (int q = lo; q < kept; q++) {
-            if (used[q]) continue;
-            double d = fabs(res[order[q]].path_cost - target);
-            if (d < bd) { bd = d; best = q; }
-            if (res[order[q]].path_cost > target) break; /* sorted: later ones are further */
+    } else {
+        /* Liu 2010: drop the worst 40 %, then pick elites whose costs spread from the best towards
+           the worst kept at targets cmin + (cmax - cmin)(j / (k - 1))^6, each the nearest unused sample */
+        int kept = (int)ceil(0.6 * m);
+        if (kept < k) kept = k;
+        double cmin = sort_key(order[0]), cmax = sort_key(order[kept - 1]);
+        unsigned char *used = calloc((size_t)kept, 1);
+        int lo = 0;
+        for (int j = 0; j < k && used; j++) {
+            double target = cmin + (cmax - cmin) * pow(k > 1 ? (double)j / (k - 1) : 0, 6);
+            while (lo < kept && used[lo]) lo++;
+            int best = -1;
+            double bd = 1e300;
+            for (int q = lo; q < kept; q++) {
+                if (used[q]) continue;
+                double d = fabs(sort_key(order[q]) - target);
+                if (d < bd) { bd = d; best = q; }
+                if (sort_key(order[q]) > target) break; /* sorted: later ones are further */
+            }
+            if (best < 0) break;
+            used[best] = 1;
+            chosen[e++] = order[best];
         }
-        if (best < 0) break;
-        used[best] = 1;
-        chosen[e++] = order[best];
+        free(used);
     }
-    free(used);
-    /* keep the elites in path-cost order */
-    g_sort_results = res;
-    qsort(chosen, (size_t)e, sizeof *chosen, by_path_cost);
+    sort_results(res, 0, chosen, e);
     return e;
 }
 

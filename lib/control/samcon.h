@@ -9,7 +9,8 @@
  * the reference segment stretched to that length (control/segments.h), and fails when the root
  * drops, the body tilts, a bone other than those allowed touches the ground, or the step
  * diverges. The K best (or, with selection: spread, Liu 2010's drop-the-worst-40%-then-spread
- * set) by path cost (the sum of segment costs, control/cost.h) become segment k's elites. When
+ * set) by path cost (the sum of segment costs, control/cost.h), or with elite_cost: segment by the
+ * cost of their own segment's end state alone (Liu 2010), become segment k's elites. When
  * every sample fails, the search backs up `backtrack` segments and samples them again with
  * growth^r times the samples (r: the failures of the segment that failed), at most `max_retries`
  * times per segment; then it gives up and
@@ -28,6 +29,7 @@
 
 enum { SC_BASE_ID = 0, SC_BASE_REFERENCE = 1 };
 enum { SC_SELECT_GREEDY = 0, SC_SELECT_SPREAD = 1 };
+enum { SC_ELITE_BY_PATH = 0, SC_ELITE_BY_SEGMENT = 1 };
 enum { SC_CYCLE_NONE = 0, SC_CYCLE_AUTO = 1, SC_CYCLE_GIVEN = 2 };
 
 typedef struct sc_samcon_config {
@@ -35,6 +37,7 @@ typedef struct sc_samcon_config {
     int samples;                /* N per segment on a first attempt (1000) */
     int elites;                 /* K (100) */
     int selection;              /* SC_SELECT_* */
+    int elite_cost;             /* SC_ELITE_BY_*: the cost elites are ranked by */
     int base;                   /* SC_BASE_*: initial targets */
     int time_scaling;
     double scale_min, scale_max;
