@@ -1750,7 +1750,14 @@ int sc_h5_open_image(const void *data, size_t size, const char *name, sc_h5 **ou
         close_id(fapl);
         fapl = -1;
     }
-    f->file = fapl >= 0 ? H5Fopen(name, H5F_ACC_RDONLY, fapl) : -1;
+    /* libhdf5's core driver takes an open file of the same name for the same file (H5Fopen then
+       shares it and ignores the image), so every image gets a name of its own: two images open
+       at once, or whatever a damaged image left behind in libhdf5 (a file it failed to close),
+       can never answer for a later image. Messages name the caller's `name`. */
+    static unsigned long opened;
+    char own[96];
+    snprintf(own, sizeof own, "softcon-image-%ld-%lu.h5", (long)getpid(), ++opened);
+    f->file = fapl >= 0 ? H5Fopen(own, H5F_ACC_RDONLY, fapl) : -1;
     int rc = SC_OK;
     if (f->file < 0) {
         char reason[512];
