@@ -638,3 +638,23 @@ TEST(reliability_damaged_hdf5)
         ENSURE_MSG(rc == 2 && strstr(out, base) && !sc_test_file_exists(o), "%s: exit %d: %s", base, rc, out);
     }
 }
+
+/* A character.h5 whose dataset shape the reader rejects (more elements than softcon reads, or than
+ * the file stores: found by fuzz_character) is rejected without leaving an HDF5 identifier open
+ * (the rejection used to keep the dataset's datatype open for the life of the process). */
+TEST(reliability_damaged_hdf5_reads_close_everything)
+{
+    static const char *const files[] = {"character_shape_overflow_leaked_id.h5", "character_shape_vs_storage_leaked_id.h5"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "tests/fuzz/regressions/%s", files[i]);
+        long ids0 = sc_h5_live_ids();
+        sc_model m;
+        sc_err err;
+        int rc = sc_character_read(sc_test_repo(path), &m, 0, &err);
+        long left = sc_h5_live_ids() - ids0;
+        sc_test_report("%s: exit %d, %ld HDF5 identifiers left open: %s", files[i], rc, left, rc ? err.msg : "");
+        ENSURE_MSG(rc == SC_EINPUT && strstr(err.msg, "elements"), "%s: %d %s", files[i], rc, rc ? err.msg : "accepted");
+        ENSURE_MSG(left == 0, "%s: %ld HDF5 identifiers left open", files[i], left);
+    }
+}

@@ -1161,7 +1161,9 @@ static int read_numeric_prepare(sc_h5 *f, const char *path, int rank, size_t *di
         info_close(d);
         return sc_fail(err, SC_EINPUT, "%s:%s%s: expected %s, found %s", f->path, lead(path), path, expected, found);
     }
-    return dataset_elements(f, path, d, want_int ? sizeof(long long) : sizeof(double), total, err);
+    rc = dataset_elements(f, path, d, want_int ? sizeof(long long) : sizeof(double), total, err);
+    if (rc) info_close(d); /* was left open: one datatype identifier per damaged shape, for the process's life */
+    return rc;
 }
 
 int sc_h5_read_f64(sc_h5 *f, const char *path, int rank, size_t *dims_inout, double **data, sc_err *err)

@@ -4,6 +4,7 @@
 #define SC_FUZZ_COMMON_H
 #include <stddef.h>
 #include <stdint.h>
+#include "io/h5.h"
 #include "sim/model.h"
 
 /* Once per process: logging off (readers warn), guard limit for libhdf5 hangs. */
@@ -17,5 +18,9 @@ const sc_model *sc_fuzz_model(void);
         if (!(c)) sc_fuzz_violation(__FILE__, __LINE__, #c);                                       \
     } while (0)
 void sc_fuzz_violation(const char *file, int line, const char *what) __attribute__((noreturn));
+/* After each input of an HDF5 harness: the reader left no HDF5 object open (an identifier left
+ * open would carry one input's file into the next). */
+#define SC_FUZZ_H5_CLOSED() SC_FUZZ_ASSERT(sc_h5_live_ids() == 0)
+
 
 #endif
