@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(fuzz_bvh fuzz_obj fuzz_config fuzz_character fuzz_reference fuzz_trajectory)
-make fuzz-build CC=clang BUILD=build/fuzzcov OPT="-O1 -g" LIB_EXCLUDE=lib/sim/fem.c \
+make fuzz-build CC=clang BUILD=build/fuzzcov OPT="-O1 -g" \
   SAN="-fsanitize=fuzzer-no-link -fprofile-instr-generate -fcoverage-mapping" >/dev/null || exit 1
 sources() {
   case $1 in

@@ -12,6 +12,9 @@ void sc_fuzz_init(void);
 /* A 16-bone model with the built-in characters' bone names and joint types (what trajectory
  * files and keyframe configs are matched against). Static; do not free. */
 const sc_model *sc_fuzz_model(void);
+/* The 2-bone, 5-node, 2-tet character of the HDF5 seeds (tests/fuzz/seeds.c), skinned or not;
+ * the openloop and policy harnesses match files against it. Static arrays; do not free. */
+void sc_fuzz_tiny_character(sc_model *m, int skinned);
 /* Stops the process with a report when a reader's output breaks its documented contract. */
 #define SC_FUZZ_ASSERT(c)                                                                          \
     do {                                                                                           \
