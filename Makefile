@@ -25,7 +25,7 @@ endif
 OPT     ?= -O2 -march=x86-64-v3 -g
 SAN     ?=
 MOCAP   ?= $(abspath ../shared/mocap)
-# sources left out of a configuration (the fuzz build: fem.c needs gcc's vector extensions)
+# sources left out of a configuration (none by default)
 LIB_EXCLUDE ?=
 
 ifneq ($(SAN),)
@@ -135,7 +135,7 @@ $(BUILD)/fuzzers/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/common.o $(LIB)
 fuzz-build: $(FUZZ_NAMES:%=$(BUILD)/fuzzers/%)
 
 # the HDF5 seed files of tests/fuzz/corpus, written by softcon's own writers (committed)
-$(BUILD)/fuzz_seeds: $(BUILD)/tests/fuzz/seeds.o $(LIB)
+$(BUILD)/fuzz_seeds: $(BUILD)/tests/fuzz/seeds.o $(BUILD)/tests/fuzz/common.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(DEP_LIBS)
 fuzz-seeds: $(BUILD)/fuzz_seeds
 	$(BUILD)/fuzz_seeds tests/fuzz/corpus
@@ -144,7 +144,7 @@ fuzz:
 	@command -v $(FUZZ_CC) >/dev/null && test -n "$$(ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a 2>/dev/null)" || \
 	  { echo "make fuzz needs clang and libFuzzer (clang, libclang-rt-14-dev): sudo scripts/install-deps.sh"; exit 1; }
 	$(MAKE) fuzz-build CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) OPT="-O1 -g -fno-omit-frame-pointer" \
-	  SAN="$(FUZZ_SAN)" LIB_EXCLUDE=lib/sim/fem.c
+	  SAN="$(FUZZ_SAN)"
 	scripts/fuzz.sh $(FUZZ_BUILD)/fuzzers $(FUZZ_SECONDS) "$(FUZZ_FLAGS)" $(FUZZ)
 
 clean:

@@ -9,9 +9,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 make fuzz-build CC=clang BUILD=build/fuzz OPT="-O1 -g -fno-omit-frame-pointer" \
-  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" LIB_EXCLUDE=lib/sim/fem.c >/dev/null
+  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(fuzz_character fuzz_trajectory fuzz_reference fuzz_bvh fuzz_obj fuzz_config)
+[ ${#names[@]} -gt 0 ] || names=(fuzz_character fuzz_trajectory fuzz_reference fuzz_openloop fuzz_policy fuzz_bvh fuzz_obj fuzz_config)
 mkdir -p build/fuzz/logs
 out=build/fuzz/campaign.md
 status=0

@@ -7,8 +7,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(fuzz_bvh fuzz_obj fuzz_config fuzz_character fuzz_reference fuzz_trajectory)
-make fuzz-build CC=clang BUILD=build/fuzzcov OPT="-O1 -g" LIB_EXCLUDE=lib/sim/fem.c \
+[ ${#names[@]} -gt 0 ] || names=(fuzz_bvh fuzz_obj fuzz_config fuzz_character fuzz_reference fuzz_trajectory fuzz_openloop fuzz_policy)
+make fuzz-build CC=clang BUILD=build/fuzzcov OPT="-O1 -g" \
   SAN="-fsanitize=fuzzer-no-link -fprofile-instr-generate -fcoverage-mapping" >/dev/null || exit 1
 sources() {
   case $1 in
@@ -18,6 +18,7 @@ sources() {
     fuzz_character) echo lib/io/character.c lib/io/h5.c ;;
     fuzz_reference) echo lib/control/reference.c lib/io/h5.c ;;
     fuzz_trajectory) echo lib/control/controller.c lib/io/h5.c ;;
+    fuzz_openloop | fuzz_policy) echo lib/control/feedback.c lib/io/h5.c ;;
   esac
 }
 echo "| harness | inputs | source | lines | covered |"

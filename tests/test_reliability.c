@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "control/feedback.h"
 #include "control/reference.h"
 #include "core/log.h"
 #include "io/character.h"
@@ -637,4 +638,75 @@ TEST(reliability_damaged_hdf5)
         sc_test_report("%s: exit %d in %.1f s: %s", base, rc, sc_wall_time() - t0, out);
         ENSURE_MSG(rc == 2 && strstr(out, base) && !sc_test_file_exists(o), "%s: exit %d: %s", base, rc, out);
     }
+}
+
+/* A character.h5 whose dataset shape the reader rejects (more elements than softcon reads, or than
+ * the file stores: found by fuzz_character) is rejected without leaving an HDF5 identifier open
+ * (the rejection used to keep the dataset's datatype open for the life of the process). */
+TEST(reliability_damaged_hdf5_reads_close_everything)
+{
+    static const char *const files[] = {"character_shape_overflow_leaked_id.h5", "character_shape_vs_storage_leaked_id.h5"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "tests/fuzz/regressions/%s", files[i]);
+        long ids0 = sc_h5_live_ids();
+        sc_model m;
+        sc_err err;
+        int rc = sc_character_read(sc_test_repo(path), &m, 0, &err);
+        long left = sc_h5_live_ids() - ids0;
+        sc_test_report("%s: exit %d, %ld HDF5 identifiers left open: %s", files[i], rc, left, rc ? err.msg : "");
+        ENSURE_MSG(rc == SC_EINPUT && strstr(err.msg, "elements"), "%s: %d %s", files[i], rc, rc ? err.msg : "accepted");
+        ENSURE_MSG(left == 0, "%s: %ld HDF5 identifiers left open", files[i], left);
+    }
+}
+
+/* policy.h5: every dataset exactly the shape the policy is allocated for. A policy without
+ * actions (/policy/action_dof empty) whose /policy/a_bar and /policy/M still had rows of 3 was
+ * read into arrays of 0 columns (sc_h5_read_f64 takes a count of 0 for "any length"): a heap
+ * overflow, now exit 2 naming the dataset. */
+TEST(reliability_policy_shapes_exact)
+{
+    sc_model m;
+    sc_err err;
+    ENSURE_MSG(sc_character_read(sc_fixture_michelin(), &m, 0, &err) == SC_OK, "%s", err.msg);
+    sc_control_dofs d;
+    sc_control_dofs_init(&m, &d);
+    sc_policy p;
+    ENSURE(sc_policy_alloc(&p, m.nbones, d.n, 3, 2, 3, &err) == SC_OK);
+    p.max_action = 0.3;
+    p.period = 0.8;
+    for (int j = 0; j < 2; j++) {
+        p.steps[j] = 800;
+        p.ref_t0[j] = 0.4 * j;
+        p.ref_t1[j] = 0.4 * (j + 1);
+    }
+    for (int i = 0; i < 3; i++) p.act[i] = i;
+    for (int s = 0; s < 3; s++) {
+        p.base_time[s] = 0.4 * s;
+        for (int b = 0; b < m.nbones; b++) p.base_quat[(s * m.nbones + b) * 4] = p.ref_quat[(s * m.nbones + b) * 4] = 1;
+    }
+    for (int b = 0; b < m.nbones; b++) p.start_quat[4 * b] = 1;
+    const char *good = sc_test_tmp("policy_good.h5"), *bad = sc_test_tmp("policy_no_actions.h5");
+    char *argv[] = {"test"};
+    for (int k = 0; k < 2; k++) {
+        sc_h5 *f;
+        int rc = sc_h5_create(k ? bad : good, &f, &err);
+        if (!rc) rc = sc_h5_provenance(f, SC_POLICY_SCHEMA, 1, argv, NULL, &err);
+        if (!rc) rc = sc_policy_write(f, &p, &m, &d, &err);
+        if (!rc && k) rc = sc_h5_delete(f, "/policy/action_dof", &err);
+        if (!rc && k) rc = sc_h5_write_i32(f, "/policy/action_dof", 1, (size_t[]){0}, NULL, "none", &err);
+        if (rc) sc_h5_abort(f);
+        else rc = sc_h5_commit(f, &err);
+        ENSURE_MSG(rc == SC_OK, "%s", err.msg);
+    }
+    sc_policy_free(&p);
+    sc_policy q;
+    int rc = sc_policy_read(good, &m, &d, &q, &err);
+    ENSURE_MSG(rc == SC_OK, "the written policy: %s", err.msg);
+    sc_policy_free(&q);
+    rc = sc_policy_read(bad, &m, &d, &q, &err);
+    sc_test_report("no actions, /policy/a_bar of 3 columns: exit %d: %s", rc, rc ? err.msg : "accepted");
+    if (!rc) sc_policy_free(&q);
+    sc_model_free(&m);
+    ENSURE_MSG(rc == SC_EINPUT && strstr(err.msg, "/policy/a_bar: dimension 1 is 3, expected 0"), "exit %d: %s", rc, rc ? err.msg : "accepted");
 }

@@ -177,12 +177,21 @@ void sc_openloop_cycle_free(sc_openloop_cycle *o)
     memset(o, 0, sizeof *o);
 }
 
-int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_openloop_cycle *o, sc_err *err)
+typedef struct openloop_arg {
+    const sc_model *m;
+    const sc_control_dofs *dofs;
+    sc_openloop_cycle *o;
+} openloop_arg;
+
+static int openloop_cycle_reader(sc_h5 *f, void *arg, sc_err *err)
 {
+    const openloop_arg *a = arg;
+    const sc_model *m = a->m;
+    const sc_control_dofs *dofs = a->dofs;
+    sc_openloop_cycle *o = a->o;
+    const char *path = sc_h5_filename(f);
     memset(o, 0, sizeof *o);
-    sc_h5 *f;
-    int rc = sc_h5_open(path, &f, err);
-    if (rc) return rc;
+    int rc = SC_OK;
     char *schema = NULL, *ref = NULL, *refabs = NULL, *hash = NULL, *base = NULL, **names = NULL, **dnames = NULL;
     size_t nnames = 0, ndn = 0, ns = 0, od[2] = {0, 0}, d3 = 3, dq[2] = {0, 4}, dw[2] = {0, 3};
     int *steps = NULL;
@@ -207,15 +216,23 @@ int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control
     TRY(sc_h5_read_attr_f64(f, "/cycle", "t1", &o->cycle.t1, err));
     TRY(sc_h5_read_attr_i64(f, "/cycle", "cycles", &cyc, err));
     TRY(sc_h5_read_attr_i64(f, "/cycle", "fragments", &frag, err));
-    if (frag < 1 || frag > 100000 || cyc < 1 || !(o->cycle.t1 > o->cycle.t0)) { rc = sc_fail(err, SC_EINPUT, "%s:/cycle: damaged (%lld fragments, %lld cycles)", path, frag, cyc); goto done; }
+    if (frag < 1 || frag > 100000 || cyc < 1 || !(o->cycle.t0 >= 0 && o->cycle.t1 > o->cycle.t0 && o->cycle.t1 < 1e6)) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/cycle: damaged (%lld fragments, %lld cycles, t0 %g s, t1 %g s)", path, frag, cyc, o->cycle.t0, o->cycle.t1);
+        goto done;
+    }
     o->fragments = (int)frag;
+    /* every count from /segments/steps, every other dataset exactly that long (a 0 in the reads'
+       dims means "any": never pass a count that could be 0 without checking what came back) */
     TRY(sc_h5_read_i32(f, "/segments/steps", 1, &ns, &steps, err));
+    TRY(sc_h5_check_count(f, "/segments/steps", ns, 1, 1000000, err));
     od[0] = ns;
     od[1] = (size_t)dofs->n;
     TRY(sc_h5_read_f64(f, "/segments/offsets", 2, od, &o->offsets, err));
+    if (od[0] != ns || od[1] != (size_t)dofs->n) { rc = sc_fail(err, SC_EINPUT, "%s:/segments/offsets: %zu x %zu, expected %zu x %d", path, od[0], od[1], ns, dofs->n); goto done; }
     o->nseg = (int)ns;
-    TRY(sc_h5_read_f64(f, "/segments/ref_t0", 1, &ns, &o->ref_t0, err));
-    TRY(sc_h5_read_f64(f, "/segments/ref_t1", 1, &ns, &o->ref_t1, err));
+    size_t n0 = ns, n1 = ns;
+    TRY(sc_h5_read_f64(f, "/segments/ref_t0", 1, &n0, &o->ref_t0, err));
+    TRY(sc_h5_read_f64(f, "/segments/ref_t1", 1, &n1, &o->ref_t1, err));
     for (size_t k = 0; k < ns; k++)
         if (!(isfinite(o->ref_t0[k]) && o->ref_t1[k] > o->ref_t0[k] && o->ref_t0[k] >= 0 && o->ref_t1[k] < 1e6)) {
             rc = sc_fail(err, SC_EINPUT, "%s:/segments/ref_t0, ref_t1: element %zu = [%g, %g] is not a span of reference time", path, k, o->ref_t0[k], o->ref_t1[k]);
@@ -235,6 +252,10 @@ int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control
     TRY(sc_h5_read_f64(f, "/start/root_vel", 1, &d3, &rv, err));
     TRY(sc_h5_read_f64(f, "/start/local_quat", 2, dq, &o->start_quat, err));
     TRY(sc_h5_read_f64(f, "/start/local_ang_vel", 2, dw, &o->start_w, err));
+    TRY(sc_h5_check_range(f, "/start/root_pos", rp, 3, 1, -1e3, 1e3, 0, err));
+    TRY(sc_h5_check_range(f, "/start/root_vel", rv, 3, 1, -1e3, 1e3, 0, err));
+    TRY(sc_h5_check_unit_quats(f, "/start/local_quat", o->start_quat, 2, dq, err));
+    TRY(sc_h5_check_range(f, "/start/local_ang_vel", o->start_w, 3 * nnames, 3, -1e3, 1e3, 0, err));
     memcpy(o->start_root, rp, sizeof o->start_root);
     memcpy(o->start_vel, rv, sizeof o->start_vel);
     TRY(sc_h5_read_attr_str(f, "/", "base_targets", &base, err));
@@ -259,9 +280,23 @@ done:
     free(schema); free(ref); free(refabs); free(hash); free(base); free(steps); free(rp); free(rv);
     if (names) sc_h5_free_strings(names, nnames);
     if (dnames) sc_h5_free_strings(dnames, ndn);
-    sc_h5_close(f);
     if (rc) sc_openloop_cycle_free(o);
     return rc;
+}
+
+int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_openloop_cycle *o, sc_err *err)
+{
+    memset(o, 0, sizeof *o);
+    openloop_arg a = {m, dofs, o};
+    return sc_h5_read_file(path, openloop_cycle_reader, &a, err);
+}
+
+int sc_openloop_cycle_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs,
+                                 sc_openloop_cycle *o, sc_err *err)
+{
+    memset(o, 0, sizeof *o);
+    openloop_arg a = {m, dofs, o};
+    return sc_h5_read_image(data, size, name, openloop_cycle_reader, &a, err);
 }
 
 static int cmp_long(const void *a, const void *b) { long x = *(const long *)a, y = *(const long *)b; return (x > y) - (x < y); }
@@ -1061,12 +1096,21 @@ done:
     return rc;
 }
 
-int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p, sc_err *err)
+typedef struct policy_arg {
+    const sc_model *m;
+    const sc_control_dofs *dofs;
+    sc_policy *p;
+} policy_arg;
+
+static int policy_reader(sc_h5 *f, void *arg, sc_err *err)
 {
+    const policy_arg *pa = arg;
+    const sc_model *m = pa->m;
+    const sc_control_dofs *dofs = pa->dofs;
+    sc_policy *p = pa->p;
+    const char *path = sc_h5_filename(f);
     memset(p, 0, sizeof *p);
-    sc_h5 *f;
-    int rc = sc_h5_open(path, &f, err);
-    if (rc) return rc;
+    int rc = SC_OK;
     char *schema = NULL, *hash = NULL, **names = NULL, **feat = NULL, **dn = NULL;
     size_t nn = 0, nf = 0, nd = 0, F = 0, A = 0, NB = 0;
     int *steps = NULL, *adof = NULL;
@@ -1092,7 +1136,8 @@ int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *d
     TRY(sc_h5_read_i32(f, "/policy/steps", 1, &F, &steps, err));
     TRY(sc_h5_read_i32(f, "/policy/action_dof", 1, &A, &adof, err));
     TRY(sc_h5_read_f64(f, "/cycle/time", 1, &NB, &v[0], err));
-    if ((long long)F != frag || F < 1 || A > SC_MAX_ACTIONS || NB < 2) BAD("%s:/policy: %zu fragments (attribute %lld), %zu actions, %zu cycle samples", path, F, frag, A, NB);
+    if ((long long)F != frag || F < 1 || F > 100000 || A > SC_MAX_ACTIONS || NB < 2 || NB > 10000000)
+        BAD("%s:/policy: %zu fragments (attribute %lld), %zu actions, %zu cycle samples", path, F, frag, A, NB);
     TRY(sc_policy_alloc(p, m->nbones, dofs->n, (int)A, (int)F, (int)NB, err));
     size_t dims[][3] = {{F, 0, 0}, {F, 0, 0}, {F, nd, 0}, {F, SC_FEATURES, 0}, {F, A, 0}, {F, A, SC_FEATURES}, {NB, nn, 4}, {NB, nn, 4}, {3}, {3}, {nn, 4}, {nn, 3}};
     const char *paths[] = {"/policy/ref_t0", "/policy/ref_t1", "/policy/offsets", "/policy/s_bar", "/policy/a_bar", "/policy/M",
@@ -1100,16 +1145,32 @@ int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *d
     double *dst[] = {p->ref_t0, p->ref_t1, p->offset, p->s_bar, p->a_bar, p->M, p->base_quat, p->ref_quat, p->start_root, p->start_vel, p->start_quat, p->start_w};
     int ranks[] = {1, 1, 2, 2, 2, 3, 3, 3, 1, 1, 2, 2};
     memcpy(p->base_time, v[0], sizeof(double) * NB);
+    /* plausible magnitudes: offsets and actions in rad, features' centres, gains, times, poses */
+    const double bound[] = {1e6, 1e6, 10, 1e3, 10, 1e6, 2, 2, 1e3, 1e3, 2, 1e3};
     for (int i = 0; i < 12; i++) {
         double *x;
-        size_t total = 1;
+        size_t total = 1, want[3];
+        memcpy(want, dims[i], sizeof want);
         TRY(sc_h5_read_f64(f, paths[i], ranks[i], dims[i], &x, err));
+        /* exactly the shape the policy was allocated for: a count of 0 (no actions) reads as
+           "any length" in sc_h5_read_f64, so an (F, 7) /policy/a_bar went into an (F, 0) array */
+        for (int k = 0; k < ranks[i]; k++)
+            if (dims[i][k] != want[k]) {
+                free(x);
+                BAD("%s:%s: dimension %d is %zu, expected %zu", path, paths[i], k, dims[i][k], want[k]);
+            }
         for (int k = 0; k < ranks[i]; k++) total *= dims[i][k];
-        for (size_t q = 0; q < total; q++)
-            if (!isfinite(x[q])) { free(x); BAD("%s:%s: element %zu is not finite", path, paths[i], q); }
+        int quats = i == 6 || i == 7 || i == 10;
+        rc = quats ? sc_h5_check_unit_quats(f, paths[i], x, ranks[i], dims[i], err)
+                   : sc_h5_check_range_nd(f, paths[i], x, ranks[i], dims[i], -bound[i], bound[i], 0, err);
+        if (rc) { free(x); goto done; }
         memcpy(dst[i], x, sizeof(double) * total);
         free(x);
     }
+    for (size_t j = 0; j < F; j++)
+        if (!(p->ref_t0[j] >= 0 && p->ref_t1[j] > p->ref_t0[j]))
+            BAD("%s:/policy/ref_t0, ref_t1: element %zu = [%g, %g] is not a span of the cycle", path, j, p->ref_t0[j], p->ref_t1[j]);
+    TRY(sc_h5_check_range(f, "/cycle/time", p->base_time, NB, 1, 0, 1e6, 0, err));
     for (size_t j = 0; j < F; j++) {
         if (steps[j] < 1) BAD("%s:/policy/steps: element %zu = %d", path, j, steps[j]);
         p->steps[j] = steps[j];
@@ -1123,6 +1184,9 @@ int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *d
     TRY(sc_h5_read_attr_f64(f, "/policy", "max_action_rad", &p->max_action, err));
     TRY(sc_h5_read_attr_f64(f, "/policy", "period_s", &p->period, err));
     TRY(sc_h5_read_attr_f64(f, "/policy", "mean_root_height_m", &p->mean_root_height, err));
+    TRY(sc_h5_check_range(f, "/policy (attribute max_action_rad)", &p->max_action, 1, 1, 0, 10, 0, err));
+    TRY(sc_h5_check_range(f, "/policy (attribute period_s)", &p->period, 1, 1, 0, 1e6, 1, err));
+    TRY(sc_h5_check_range(f, "/policy (attribute mean_root_height_m)", &p->mean_root_height, 1, 1, -1e3, 1e3, 0, err));
 #undef TRY
 #undef BAD
 done:
@@ -1130,7 +1194,21 @@ done:
     if (names) sc_h5_free_strings(names, nn);
     if (feat) sc_h5_free_strings(feat, nf);
     if (dn) sc_h5_free_strings(dn, nd);
-    sc_h5_close(f);
     if (rc) sc_policy_free(p);
     return rc;
+}
+
+int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p, sc_err *err)
+{
+    memset(p, 0, sizeof *p);
+    policy_arg a = {m, dofs, p};
+    return sc_h5_read_file(path, policy_reader, &a, err);
+}
+
+int sc_policy_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p,
+                         sc_err *err)
+{
+    memset(p, 0, sizeof *p);
+    policy_arg a = {m, dofs, p};
+    return sc_h5_read_image(data, size, name, policy_reader, &a, err);
 }

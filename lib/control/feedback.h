@@ -83,6 +83,9 @@ typedef struct sc_openloop_cycle {
 /* SC_EINPUT (naming the HDF5 path) when the file is not an openloop.h5 of a cycle for this
  * character's control DoFs. */
 int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_openloop_cycle *o, sc_err *err);
+/* The same on an in-memory image (`name` in messages): the fuzz harness's entry point. */
+int sc_openloop_cycle_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs,
+                                 sc_openloop_cycle *o, sc_err *err);
 void sc_openloop_cycle_free(sc_openloop_cycle *o);
 
 /* The open-loop policy of a cycle controller: per fragment the mean offsets over the cycles, the
@@ -183,5 +186,7 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
 /* SC_EINPUT naming the HDF5 path for a policy made for another character or controller (bone,
  * DoF or feature names differ) or with non-finite values. */
 int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p, sc_err *err);
+int sc_policy_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p,
+                         sc_err *err);
 
 #endif

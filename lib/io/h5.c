@@ -1161,7 +1161,9 @@ static int read_numeric_prepare(sc_h5 *f, const char *path, int rank, size_t *di
         info_close(d);
         return sc_fail(err, SC_EINPUT, "%s:%s%s: expected %s, found %s", f->path, lead(path), path, expected, found);
     }
-    return dataset_elements(f, path, d, want_int ? sizeof(long long) : sizeof(double), total, err);
+    rc = dataset_elements(f, path, d, want_int ? sizeof(long long) : sizeof(double), total, err);
+    if (rc) info_close(d); /* was left open: one datatype identifier per damaged shape, for the process's life */
+    return rc;
 }
 
 int sc_h5_read_f64(sc_h5 *f, const char *path, int rank, size_t *dims_inout, double **data, sc_err *err)
@@ -1750,7 +1752,14 @@ int sc_h5_open_image(const void *data, size_t size, const char *name, sc_h5 **ou
         close_id(fapl);
         fapl = -1;
     }
-    f->file = fapl >= 0 ? H5Fopen(name, H5F_ACC_RDONLY, fapl) : -1;
+    /* libhdf5's core driver takes an open file of the same name for the same file (H5Fopen then
+       shares it and ignores the image), so every image gets a name of its own: two images open
+       at once, or whatever a damaged image left behind in libhdf5 (a file it failed to close),
+       can never answer for a later image. Messages name the caller's `name`. */
+    static unsigned long opened;
+    char own[96];
+    snprintf(own, sizeof own, "softcon-image-%ld-%lu.h5", (long)getpid(), ++opened);
+    f->file = fapl >= 0 ? H5Fopen(own, H5F_ACC_RDONLY, fapl) : -1;
     int rc = SC_OK;
     if (f->file < 0) {
         char reason[512];

@@ -18,5 +18,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         SC_FUZZ_ASSERT(err.code == SC_EINPUT || err.code == SC_EIO);
     }
+    SC_FUZZ_H5_CLOSED();
     return 0;
 }

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common.h"
+#include "control/feedback.h"
+#include "control/openloop.h"
 #include "control/reference.h"
 #include "core/mathx.h"
 #include "io/character.h"
@@ -17,76 +20,10 @@ static int die(const sc_err *e)
     return 1;
 }
 
-static void tet_geometry(const double *x, const int *t, double *vol, double *bm_inv)
-{
-    sc_vec3 a = sc_v3_load(x + 3 * t[0]);
-    sc_mat3 dm = sc_m3_from_cols(sc_v3_sub(sc_v3_load(x + 3 * t[1]), a), sc_v3_sub(sc_v3_load(x + 3 * t[2]), a),
-                                 sc_v3_sub(sc_v3_load(x + 3 * t[3]), a));
-    *vol = sc_m3_det(dm) / 6;
-    sc_mat3 inv;
-    sc_m3_inverse(dm, &inv);
-    memcpy(bm_inv, &inv, sizeof inv);
-}
-
 static int write_character(const char *path, int skinned, sc_err *err)
 {
-    static char names[2][SC_NAME_LEN] = {"pelvis", "spine"};
-    int parent[2] = {-1, 0}, type[2] = {0, 1};
-    double joint_pos[6] = {0, 0.9, 0, 0, 1.1, 0}, bone_end[6] = {0, 1.1, 0, 0, 1.4, 0}, axis[6] = {1, 0, 0, 1, 0, 0};
-    double lo[6] = {1, 1, 1, 1, 1, 1}, hi[6] = {-1, -1, -1, -1, -1, -1}, kp[2] = {0, 300}, kd[2] = {0, 30}, lim[2] = {0, 200};
-    double mass[2] = {1.5, 1.0}, com[6] = {0, 1.0, 0, 0, 1.25, 0}, inertia[18] = {0};
-    for (int b = 0; b < 2; b++) inertia[9 * b] = inertia[9 * b + 4] = inertia[9 * b + 8] = 0.02;
-    double x[15] = {0, 0.9, 0, 0.2, 0.9, 0, 0, 0.9, 0.2, 0, 1.3, 0, 0.05, 0.5, 0.05};
-    int tets[8] = {0, 2, 1, 3, 0, 1, 2, 4};
-    double vol[2], bm[18], node_mass[5] = {0.5, 0.4, 0.4, 0.3, 0.3};
-    tet_geometry(x, tets, &vol[0], bm);
-    tet_geometry(x, tets + 4, &vol[1], bm + 9);
-    int node_bone[5] = {0, -1, -1, 1, -1}, fixed_node[2] = {0, 3}, fixed_bone[2] = {0, 1};
-    double fixed_local[6] = {0, 0, 0, 0, 0.2, 0};
-    int faces[12] = {0, 2, 1, 0, 1, 3, 1, 2, 3, 2, 0, 3}, surf_tet[4] = {0, 0, 0, 0};
-    double bary[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-    int skin_bone[10] = {0, -1, 0, 1, 0, 1, 1, -1, 0, -1};
-    double skin_w[10] = {1, 0, 0.7, 0.3, 0.6, 0.4, 1, 0, 1, 0};
-    sc_model m = {0};
-    m.nbones = 2;
-    m.bone_name = names;
-    m.parent = parent;
-    m.joint_type = type;
-    m.joint_pos = joint_pos;
-    m.bone_end = bone_end;
-    m.hinge_axis = axis;
-    m.joint_lo = lo;
-    m.joint_hi = hi;
-    m.kp = kp;
-    m.kd = kd;
-    m.torque_limit = lim;
-    m.bone_mass = mass;
-    m.bone_com = com;
-    m.bone_inertia = inertia;
-    m.nnodes = 5;
-    m.ntets = 2;
-    m.rest_pos = x;
-    m.node_mass = node_mass;
-    m.tets = tets;
-    m.tet_volume = vol;
-    m.bm_inv = bm;
-    m.nfixed = 2;
-    m.fixed_node = fixed_node;
-    m.fixed_bone = fixed_bone;
-    m.fixed_local = fixed_local;
-    m.node_bone = node_bone;
-    m.nsurf_verts = 4;
-    m.nsurf_tris = 4;
-    m.surf_rest = x;
-    m.surf_tris = faces;
-    m.surf_tet = surf_tet;
-    m.surf_bary = bary;
-    m.skin_k = skinned ? 2 : 0;
-    m.skin_bone = skin_bone;
-    m.skin_w = skin_w;
-    m.density = 1000;
-    m.youngs = 5e4;
-    m.poisson = 0.4;
+    sc_model m;
+    sc_fuzz_tiny_character(&m, skinned);
     sc_h5 *f;
     char *argv[] = {"fuzz_seeds"};
     int rc = sc_h5_create(path, &f, err);
@@ -100,7 +37,8 @@ static int write_character(const char *path, int skinned, sc_err *err)
 
 /* bare 0: everything sc_reference_write writes; 1: a trajectory (time, names, targets); 2: a
    reference with only the datasets its reader requires */
-static int write_reference(const char *path, int bare, sc_err *err)
+/* A 4-sample reference of the tiny character's two bones. */
+static int tiny_reference(sc_reference *out, sc_err *err)
 {
     sc_reference r;
     int rc = sc_reference_alloc(&r, 4, 2, err);
@@ -122,6 +60,15 @@ static int write_reference(const char *path, int bare, sc_err *err)
             r.contact_height[2 * k + j] = 0.1 * j;
         }
     }
+    *out = r;
+    return SC_OK;
+}
+
+static int write_reference(const char *path, int bare, sc_err *err)
+{
+    sc_reference r;
+    int rc = tiny_reference(&r, err);
+    if (rc) return rc;
     sc_h5 *f;
     char *argv[] = {"fuzz_seeds"};
     if ((rc = sc_h5_create(path, &f, err))) goto done;
@@ -148,6 +95,123 @@ done:
     return rc;
 }
 
+/* An openloop.h5 of a gait cycle as sample-openloop writes it (sc_openloop_write), for the tiny
+   character: 2 fragments repeated twice, a 3-step trace, one frame. */
+static int write_openloop(const char *path, sc_err *err)
+{
+    sc_model m;
+    sc_fuzz_tiny_character(&m, 1);
+    sc_control_dofs d;
+    sc_control_dofs_init(&m, &d);
+    sc_reference r;
+    int rc = tiny_reference(&r, err);
+    if (rc) return rc;
+    sc_sim_opts so;
+    memset(&so, 0, sizeof so);
+    so.dt = 0.0005;
+    sc_samcon_config c;
+    memset(&c, 0, sizeof c);
+    c.base = SC_BASE_ID;
+    c.time_scaling = 1;
+    c.cycles = 2;
+    for (int k = 0; k < SC_COST_TERMS; k++) c.tracker.weights[k] = k + 1;
+    sc_cycle cy = {0, 2, 0, 0.001, 0.01, 0.1, 0.05};
+    sc_samcon_run run = {.m = &m, .sim_opts = &so, .ref = &r, .cycle = &cy, .fragments = 2, .dofs = &d, .cfg = &c, .seed = 1};
+    sc_samcon_segment seg[4];
+    double offset[4 * SC_MAX_DOFS] = {0};
+    memset(seg, 0, sizeof seg);
+    for (int j = 0; j < 4; j++) {
+        seg[j].ref_t0 = 0.0005 * (j % 2);
+        seg[j].ref_t1 = seg[j].ref_t0 + 0.0005;
+        seg[j].start_step = j;
+        seg[j].steps = 1;
+        seg[j].scale = 1;
+        seg[j].cost = seg[j].path_cost = 0.1 * (j + 1);
+        seg[j].samples = 10;
+        for (int q = 0; q < d.n; q++) offset[j * d.n + q] = 0.01 * (q + 1) * (j % 2 ? -1 : 1);
+    }
+    sc_samcon_result res;
+    memset(&res, 0, sizeof res);
+    res.nseg_total = res.nseg = 4;
+    res.completed = 1;
+    res.seg = seg;
+    res.offset = offset;
+    res.samples = 40;
+    res.ranks = 1;
+    double time[3] = {0, 0.0005, 0.001}, targets[3 * 2 * 4], one[1] = {0}, pos[6] = {0, 0.9, 0, 0, 1.1, 0}, quat[8], com[3] = {0, 1, 0};
+    for (int k = 0; k < 6; k++) targets[4 * k] = 1, targets[4 * k + 1] = targets[4 * k + 2] = targets[4 * k + 3] = 0;
+    memcpy(quat, targets, sizeof quat);
+    sc_openloop_trace t;
+    memset(&t, 0, sizeof t);
+    t.n = 3;
+    t.time = t.ref_time = time;
+    t.targets = targets;
+    t.nframes = 1;
+    t.frame_time = t.frame_ref_time = t.joint_error = one;
+    t.bone_pos = t.ref_bone_pos = pos;
+    t.bone_quat = t.ref_bone_quat = quat;
+    t.com = com;
+    sc_h5 *f;
+    char *argv[] = {"fuzz_seeds"};
+    if ((rc = sc_h5_create(path, &f, err))) goto done;
+    if ((rc = sc_h5_provenance(f, SC_OPENLOOP_SCHEMA, 1, argv, "seed: tiny\n", err)) || (rc = sc_h5_attr_str(f, "/", "character", "tiny_skinned.h5", err)) ||
+        (rc = sc_openloop_write_reference(f, "tiny_reference.h5", &r, err)) || (rc = sc_openloop_write(f, &run, &res, &t, err)))
+        sc_h5_abort(f);
+    else
+        rc = sc_h5_commit(f, err);
+done:
+    sc_reference_free(&r);
+    return rc;
+}
+
+/* A policy.h5 as learn-feedback writes it (provenance, root attributes, sc_policy_write; not the
+   learning history and evaluation, which no reader reads): 2 fragments, 2 actions, 3 cycle
+   samples. nact 0: an open-loop policy (no actions). */
+static int write_policy(const char *path, int nact, sc_err *err)
+{
+    sc_model m;
+    sc_fuzz_tiny_character(&m, 1);
+    sc_control_dofs d;
+    sc_control_dofs_init(&m, &d);
+    sc_policy p;
+    int rc = sc_policy_alloc(&p, m.nbones, d.n, nact, 2, 3, err);
+    if (rc) return rc;
+    for (int i = 0; i < nact; i++) p.act[i] = 2 * i;
+    p.max_action = 0.3;
+    p.period = 0.8;
+    p.mean_root_height = 0.9;
+    for (int j = 0; j < 2; j++) {
+        p.steps[j] = 800;
+        p.ref_t0[j] = 0.4 * j;
+        p.ref_t1[j] = 0.4 * (j + 1);
+        for (int q = 0; q < d.n; q++) p.offset[j * d.n + q] = 0.01 * (q + 1);
+        for (int k = 0; k < SC_FEATURES; k++) p.s_bar[j * SC_FEATURES + k] = 0.01 * k;
+        for (int i = 0; i < nact; i++) {
+            p.a_bar[j * nact + i] = p.offset[j * d.n + p.act[i]];
+            for (int k = 0; k < SC_FEATURES; k++) p.M[(j * nact + i) * SC_FEATURES + k] = 0.1 * ((k + i) % 3 - 1);
+        }
+    }
+    for (int s = 0; s < 3; s++) {
+        p.base_time[s] = 0.4 * s;
+        for (int b = 0; b < 2; b++) p.base_quat[(s * 2 + b) * 4] = p.ref_quat[(s * 2 + b) * 4] = 1;
+    }
+    p.start_root[1] = 0.9;
+    for (int b = 0; b < 2; b++) p.start_quat[4 * b] = 1;
+    sc_h5 *f;
+    char *argv[] = {"fuzz_seeds"};
+    if ((rc = sc_h5_create(path, &f, err))) goto done;
+    if ((rc = sc_h5_provenance(f, SC_POLICY_SCHEMA, 1, argv, "seed: tiny\n", err)) || (rc = sc_h5_attr_i64(f, "/", "seed", 1, err)) ||
+        (rc = sc_h5_attr_str(f, "/", "character", "tiny_skinned.h5", err)) || (rc = sc_h5_attr_str(f, "/", "openloop", "tiny_openloop.h5", err)) ||
+        (rc = sc_h5_attr_str(f, "/", "openloop_hash", "0123456789abcdef", err)) || (rc = sc_h5_attr_str(f, "/", "status", "completed", err)) ||
+        (rc = sc_policy_write(f, &p, &m, &d, err)))
+        sc_h5_abort(f);
+    else
+        rc = sc_h5_commit(f, err);
+done:
+    sc_policy_free(&p);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -168,7 +232,28 @@ int main(int argc, char **argv)
     if (write_reference(p, 0, &err)) return die(&err);
     snprintf(p, sizeof p, "%s/fuzz_trajectory/bare_trajectory.h5", argv[1]);
     if (write_reference(p, 1, &err)) return die(&err);
+    snprintf(p, sizeof p, "%s/fuzz_openloop/tiny_openloop.h5", argv[1]);
+    if (write_openloop(p, &err)) return die(&err);
+    snprintf(p, sizeof p, "%s/fuzz_policy/tiny_policy.h5", argv[1]);
+    if (write_policy(p, 2, &err)) return die(&err);
+    snprintf(p, sizeof p, "%s/fuzz_policy/openloop_policy.h5", argv[1]);
+    if (write_policy(p, 0, &err)) return die(&err);
     /* the readers accept what they wrote */
+    sc_model tiny;
+    sc_fuzz_tiny_character(&tiny, 1);
+    sc_control_dofs dofs;
+    sc_control_dofs_init(&tiny, &dofs);
+    sc_openloop_cycle ol;
+    snprintf(p, sizeof p, "%s/fuzz_openloop/tiny_openloop.h5", argv[1]);
+    if (sc_openloop_cycle_read(p, &tiny, &dofs, &ol, &err)) return die(&err);
+    sc_openloop_cycle_free(&ol);
+    sc_policy pol;
+    snprintf(p, sizeof p, "%s/fuzz_policy/tiny_policy.h5", argv[1]);
+    if (sc_policy_read(p, &tiny, &dofs, &pol, &err)) return die(&err);
+    sc_policy_free(&pol);
+    snprintf(p, sizeof p, "%s/fuzz_policy/openloop_policy.h5", argv[1]);
+    if (sc_policy_read(p, &tiny, &dofs, &pol, &err)) return die(&err);
+    sc_policy_free(&pol);
     sc_model m;
     sc_reference r;
     snprintf(p, sizeof p, "%s/fuzz_character/tiny_skinned.h5", argv[1]);
