@@ -29,7 +29,7 @@ static sc_mat3 slot_bm(const sc_fem *fem, int t)
 
 static const double *slot_node(const sc_fem *fem, const double *x, int t, int k)
 {
-    return x + 3 * fem->node_model[fem->node[sc_fem_index(t, k, 4)]];
+    return x + 3 * fem->node_model[fem->node[sc_fem_index(t, k, 4)] / 4];
 }
 
 static sc_mat3 shape_matrix(const sc_fem *fem, const double *x, int t) /* [x1 - x0, x2 - x0, x3 - x0] */
@@ -380,7 +380,7 @@ static int rest_shape(const sc_model *m, int t, double *vol, sc_mat3 *inv, sc_er
 
 static void fill_slot(sc_fem *fem, const sc_model *m, int sl, int t, double vol, const sc_mat3 *inv)
 {
-    for (int k = 0; k < 4; k++) fem->node[sc_fem_index(sl, k, 4)] = fem->order[m->tets[4 * t + k]];
+    for (int k = 0; k < 4; k++) fem->node[sc_fem_index(sl, k, 4)] = 4 * (unsigned)fem->order[m->tets[4 * t + k]];
     for (int k = 0; k < 9; k++) fem->bm[sc_fem_index(sl, k, 9)] = inv->m[k / 3][k % 3];
     fem->vol[sl] = vol;
     fem->tet_id[sl] = t;
@@ -427,7 +427,7 @@ int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
     const int s = (nt + SC_FEM_PAD - 1) / SC_FEM_PAD * SC_FEM_PAD;
     fem->ntets = nt;
     fem->stride = s;
-    fem->node = alloc64(4 * (size_t)s * sizeof(int), err);
+    fem->node = alloc64(4 * (size_t)s * sizeof(unsigned), err);
     fem->bm = alloc64(9 * (size_t)s * sizeof(double), err);
     fem->vol = alloc64((size_t)s * sizeof(double), err);
     fem->tet_id = alloc64((size_t)s * sizeof(double), err);

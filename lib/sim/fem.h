@@ -54,7 +54,8 @@ typedef struct sc_fem {
     int nrigid;        /* tets fixed to one bone, not stored (see sc_fem_init) */
     int stride;        /* ntets rounded up to SC_FEM_PAD: the row length of every SoA array */
     double mu, lambda; /* Lame parameters (Pa) from youngs/poisson */
-    int *node;         /* [4*stride] node[sc_fem_index(s, k, 4)] = node k of the tet in slot s (FEM numbering) */
+    unsigned *node;    /* [4*stride] node[sc_fem_index(s, k, 4)] = 4 x (node k of the tet in slot s, FEM numbering):
+                          its offset in the padded node arrays, so a SIMD gather needs no index arithmetic */
     int *order;        /* [nnodes] the FEM's number of the model's node i (tets and nodes are numbered along a
                           space-filling curve for cache locality) */
     int *node_model;   /* [nnodes] the model's number of FEM node j */

@@ -219,10 +219,10 @@ static int polar_fix_lanes(vm bad, const vd *g, const vd *q0, vd *q, vd *hp)
  * the lane vectors. */
 typedef double v4d __attribute__((vector_size(32)));
 INL v4d load4(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
-INL void gather4(const double *p4, const int *idx, vd *vx, vd *vy, vd *vz)
+INL void gather4(const double *p4, const unsigned *idx, vd *vx, vd *vy, vd *vz)
 {
 #if VW == 4
-    v4d a0 = load4(p4 + 4 * idx[0]), a1 = load4(p4 + 4 * idx[1]), a2 = load4(p4 + 4 * idx[2]), a3 = load4(p4 + 4 * idx[3]);
+    v4d a0 = load4(p4 + idx[0]), a1 = load4(p4 + idx[1]), a2 = load4(p4 + idx[2]), a3 = load4(p4 + idx[3]);
     vd u0 = __builtin_shufflevector(a0, a1, 0, 4, 2, 6), u1 = __builtin_shufflevector(a0, a1, 1, 5, 3, 7); /* x0 x1 z0 z1, y0 y1 . . */
     vd u2 = __builtin_shufflevector(a2, a3, 0, 4, 2, 6), u3 = __builtin_shufflevector(a2, a3, 1, 5, 3, 7);
     *vx = __builtin_shufflevector(u0, u2, 0, 1, 4, 5);
@@ -231,7 +231,7 @@ INL void gather4(const double *p4, const int *idx, vd *vx, vd *vy, vd *vz)
 #else
     vd c[4];
     for (int l = 0; l < 4; l++)
-        c[l] = __builtin_shufflevector(load4(p4 + 4 * idx[l]), load4(p4 + 4 * idx[l + 4]), 0, 1, 2, 3, 4, 5, 6, 7);
+        c[l] = __builtin_shufflevector(load4(p4 + idx[l]), load4(p4 + idx[l + 4]), 0, 1, 2, 3, 4, 5, 6, 7);
     vd u0 = __builtin_shufflevector(c[0], c[1], 0, 8, 2, 10, 4, 12, 6, 14), u1 = __builtin_shufflevector(c[0], c[1], 1, 9, 3, 11, 5, 13, 7, 15);
     vd u2 = __builtin_shufflevector(c[2], c[3], 0, 8, 2, 10, 4, 12, 6, 14), u3 = __builtin_shufflevector(c[2], c[3], 1, 9, 3, 11, 5, 13, 7, 15);
     *vx = __builtin_shufflevector(u0, u2, 0, 1, 8, 9, 4, 5, 12, 13);
@@ -241,7 +241,7 @@ INL void gather4(const double *p4, const int *idx, vd *vx, vd *vy, vd *vz)
 }
 
 /* F = D Bm^-1 from the padded positions. */
-INL void def_grad4(const double *x4, const int *n0, const vd *bm, vd *f)
+INL void def_grad4(const double *x4, const unsigned *n0, const vd *bm, vd *f)
 {
     vd a[3], b[3], d[9];
     gather4(x4, n0, &a[0], &a[1], &a[2]);
@@ -255,8 +255,8 @@ INL void def_grad4(const double *x4, const int *n0, const vd *bm, vd *f)
     m_mul(f, d, bm);
 }
 
-/* f4[idx[l]] += (fx, fy, fz, 0)[l] for the first nl lanes, in lane order. */
-INL void scatter_node4(double *f4, const int *idx, int nl, vd fx, vd fy, vd fz)
+/* f4[idx[l] + 0..3] += (fx, fy, fz, 0)[l] for the first nl lanes, in lane order. */
+INL void scatter_node4(double *f4, const unsigned *idx, int nl, vd fx, vd fy, vd fz)
 {
     const vd zero = {0};
     v4d a[VW];
@@ -278,7 +278,7 @@ INL void scatter_node4(double *f4, const int *idx, int nl, vd fx, vd fy, vd fz)
     a[3] = __builtin_shufflevector(c3, c3, 0, 1, 2, 3), a[7] = __builtin_shufflevector(c3, c3, 4, 5, 6, 7);
 #endif
     for (int l = 0; l < nl; l++) {
-        double *p = f4 + 4 * idx[l];
+        double *p = f4 + idx[l];
         v4d v = load4(p) + a[l];
         memcpy(p, &v, sizeof v);
     }
@@ -288,11 +288,17 @@ INL void scatter_node4(double *f4, const int *idx, int nl, vd fx, vd fy, vd fz)
  * minus the sum) to the padded force array, node by node and lane by lane. */
 INL void scatter4(const sc_fem *fem, int t0, const vd *h, double *f4)
 {
-    const int nl = fem->ntets - t0 < VW ? fem->ntets - t0 : VW;
-    const int *nd = fem->node + sc_fem_index(t0, 0, 4);
-    scatter_node4(f4, nd, nl, -(h[0] + h[1] + h[2]), -(h[3] + h[4] + h[5]), -(h[6] + h[7] + h[8]));
-    UNROLL
-    for (int j = 0; j < 3; j++) scatter_node4(f4, nd + (j + 1) * SC_FEM_PAD, nl, h[j], h[3 + j], h[6 + j]);
+    const unsigned *nd = fem->node + sc_fem_index(t0, 0, 4);
+    const vd f0x = -(h[0] + h[1] + h[2]), f0y = -(h[3] + h[4] + h[5]), f0z = -(h[6] + h[7] + h[8]);
+    if (__builtin_expect(fem->ntets - t0 >= VW, 1)) { /* a full group: the lane loops unroll without tests */
+        scatter_node4(f4, nd, VW, f0x, f0y, f0z);
+        UNROLL
+        for (int j = 0; j < 3; j++) scatter_node4(f4, nd + (j + 1) * SC_FEM_PAD, VW, h[j], h[3 + j], h[6 + j]);
+    } else {
+        const int nl = fem->ntets - t0;
+        scatter_node4(f4, nd, nl, f0x, f0y, f0z);
+        for (int j = 0; j < 3; j++) scatter_node4(f4, nd + (j + 1) * SC_FEM_PAD, nl, h[j], h[3 + j], h[6 + j]);
+    }
 }
 
 /* dst4 = src padded, in the FEM's node order; the arrays of one call are packed once. */
