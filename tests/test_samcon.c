@@ -1,6 +1,7 @@
 /* sample-openloop and the library under it: segment controller, cost, determinism whatever
  * the number of MPI ranks, checkpoints that survive kill -9 and SIGTERM, replay through
  * simulate bit for bit, and bad input. Small presets on the march (no external data). */
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +230,41 @@ TEST(samcon_identical_for_1_2_3_ranks)
     ENSURE(completed == 1 && samples >= 6 * 12);
     sc_test_report("openloop.h5 identical (every dataset, /report and the root's controller attributes) without MPI and under "
                    "mpiexec.mpich -n 1, 2, 3; %lld samples", samples);
+}
+
+TEST(samcon_segment_elites_and_heading_cost_identical_for_ranks)
+{
+    const char *cfg = sc_test_write("samcon_heading.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 12\n"
+                                                           "  elites: 3\n  end: 0.3\n  elite_cost: segment\n  cost:\n    frame: heading\n"
+                                                           "    heading: 3\n");
+    const char *a = sc_test_tmp("samcon_heading_n0.h5"), *b = sc_test_tmp("samcon_heading_n2.h5");
+    int rc = run_sampler(0, cfg, a, NULL);
+    ENSURE_MSG(rc == 0, "sample-openloop: exit %d: %s", rc, out);
+    rc = run_sampler(2, cfg, b, NULL);
+    ENSURE_MSG(rc == 0, "mpiexec -n 2: exit %d: %s", rc, out);
+    ENSURE(same_controller(a, b));
+    sc_h5 *f;
+    sc_err err;
+    char *frame = NULL;
+    double *terms = NULL;
+    size_t dims[2] = {0, 0};
+    ENSURE_OK(sc_h5_open(a, &f, &err), &err);
+    ENSURE_OK(sc_h5_read_attr_str(f, "/segments/cost_terms", "frame", &frame, &err), &err);
+    ENSURE_OK(sc_h5_read_f64(f, "/segments/cost_terms", 2, dims, &terms, &err), &err);
+    sc_h5_close(f);
+    ENSURE(!strcmp(frame, "heading") && dims[1] == SC_COST_TERMS);
+    double worst = 0;
+    for (size_t k = 0; k < dims[0]; k++) {
+        double h = terms[k * SC_COST_TERMS + SC_COST_HEADING];
+        ENSURE(isfinite(h));
+        if (h > worst) worst = h;
+    }
+    free(frame);
+    free(terms);
+    /* the march's first 0.3 s, tracked: its heading stays near the reference's */
+    ENSURE_MSG(worst < 0.2, "heading error %g rad", worst);
+    sc_test_report("elite_cost: segment, cost.frame: heading: openloop.h5 identical without MPI and on 2 ranks; largest heading error at a "
+                   "segment's end %.4f rad over %zu segments", worst, dims[0]);
 }
 
 TEST(samcon_replay_through_simulate_is_bit_identical)
