@@ -1,6 +1,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "core/arena.h"
+#include "core/linalg.h"
 #include "core/mathx.h"
 #include "core/rng.h"
 #include "core/status.h"
@@ -181,4 +182,47 @@ TEST(core_arena_and_status)
     ENSURE(sc_fail(&err, SC_EINPUT, "bad %d", 3) == SC_EINPUT);
     sc_err_prefix(&err, "file.yaml:%d: ", 7);
     ENSURE(!strcmp(err.msg, "file.yaml:7: bad 3") && err.code == SC_EINPUT);
+}
+
+static double spectral_radius2(const double M[4])
+{
+    double tr = M[0] + M[3], det = M[0] * M[3] - M[1] * M[2], disc = tr * tr - 4 * det;
+    return disc >= 0 ? fmax(fabs(tr + sqrt(disc)), fabs(tr - sqrt(disc))) / 2 : sqrt(det);
+}
+
+/* learn-feedback's fit: model gains: the scalar Riccati equation's closed form, and a periodic
+   system unstable over its cycle made stable, the gains converged in the number of cycles */
+TEST(core_lqr_periodic_against_the_riccati_equation)
+{
+    sc_err err;
+    double a = 1.2, b = 0.7, q = 2, r = 0.5, K[4], K2[4];
+    ENSURE_OK(sc_lqr_periodic(1, 1, 1, &a, &b, &q, &r, 200, K, &err), &err);
+    /* P = q + a^2 P r / (r + b^2 P): b^2 P^2 + (r - a^2 r - q b^2) P - q r = 0 */
+    double B2 = b * b, lin = r - a * a * r - q * B2, P = (-lin + sqrt(lin * lin + 4 * B2 * q * r)) / (2 * B2), expect = a * b * P / (r + B2 * P);
+    sc_test_report("scalar a = 1.2, b = 0.7, q = 2, r = 0.5: K = %.12f, from the Riccati equation %.12f", K[0], expect);
+    ENSURE_NEAR(K[0], expect, 1e-10);
+    /* the same stage twice is the same law */
+    double aa[2] = {a, a}, bb[2] = {b, b};
+    ENSURE_OK(sc_lqr_periodic(1, 1, 2, aa, bb, &q, &r, 200, K2, &err), &err);
+    ENSURE_NEAR(K2[0], expect, 1e-10);
+    ENSURE_NEAR(K2[1], expect, 1e-10);
+    /* two stages of a falling pendulum-like system (position, velocity), one input */
+    double A[8] = {1, 0.1, 0.3, 1.05, 1.1, 0.1, 0.2, 1}, B[4] = {0, 0.1, 0.02, 0.05}, Q[4] = {1, 0, 0, 0.1}, R[1] = {0.01}, Kc[4], Kl[4];
+    ENSURE_OK(sc_lqr_periodic(2, 1, 2, A, B, Q, R, 100, Kc, &err), &err);
+    ENSURE_OK(sc_lqr_periodic(2, 1, 2, A, B, Q, R, 200, Kl, &err), &err);
+    for (int i = 0; i < 4; i++) ENSURE_NEAR(Kc[i], Kl[i], 1e-9 * (1 + fabs(Kl[i])));
+    double open[4], closed[4], C0[4], C1[4];
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++) {
+            C0[i * 2 + k] = A[i * 2 + k] - B[i] * Kc[k];
+            C1[i * 2 + k] = A[4 + i * 2 + k] - B[2 + i] * Kc[2 + k];
+        }
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++) {
+            open[i * 2 + k] = A[4 + i * 2] * A[k] + A[4 + i * 2 + 1] * A[2 + k];
+            closed[i * 2 + k] = C1[i * 2] * C0[k] + C1[i * 2 + 1] * C0[2 + k];
+        }
+    double ro = spectral_radius2(open), rc = spectral_radius2(closed);
+    sc_test_report("2-stage periodic system: spectral radius over a cycle %.3f open loop, %.3f with the gains", ro, rc);
+    ENSURE(ro > 1.1 && rc < 0.9);
 }

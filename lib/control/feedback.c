@@ -68,7 +68,7 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
     static const char *const methods[] = {"guided", "search"};
     TRY(sc_cfg_enum(f, "method", methods, 2, SC_LEARN_GUIDED, &c->method, err));
     TRY(read_search_config(f, &c->search, err));
-    TRY(sc_cfg_int(f, "iterations", 6, 1, 64, &n, err));
+    TRY(sc_cfg_int(f, "iterations", 3, 1, 64, &n, err));
     c->iterations = (int)n;
     TRY(sc_cfg_int(f, "cycles", 4, 1, 1000, &n, err));
     c->cycles = (int)n;
@@ -79,15 +79,31 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
     if (c->elites > c->samples)
         return sc_fail(err, SC_EINPUT, "%s: feedback.elites = %d is more than feedback.samples = %d", sc_cfg_where(sc_cfg_get(f, "elites"), w, sizeof w),
                        c->elites, c->samples);
-    TRY(sc_cfg_double_range(f, "noise", 1.0, 0, 10, &c->noise, err));
+    TRY(sc_cfg_double_range(f, "noise", 0.5, 0, 10, &c->noise, err));
     static const char *const explore[] = {"box", "residual"};
-    TRY(sc_cfg_enum(f, "exploration", explore, 2, 1, &c->explore_residual, err));
+    TRY(sc_cfg_enum(f, "exploration", explore, 2, 0, &c->explore_residual, err));
     TRY(sc_cfg_double_range(f, "ridge", 0.1, 0, 1e6, &c->ridge, err));
     TRY(sc_cfg_double_range(f, "max_action", 1.0, 0, SC_PI, &c->max_action, err));
     static const char *const data[] = {"last", "all"};
     TRY(sc_cfg_enum(f, "data", data, 2, 1, &c->all_data, err));
     static const char *const pairs[] = {"elites", "paths"};
-    TRY(sc_cfg_enum(f, "pairs", pairs, 2, 1, &c->path_pairs, err));
+    TRY(sc_cfg_enum(f, "pairs", pairs, 2, 0, &c->path_pairs, err));
+    static const char *const fits[] = {"actions", "model"};
+    TRY(sc_cfg_enum(f, "fit", fits, 2, 1, &c->fit_model, err));
+    sc_cfg_node *mo, *fl;
+    TRY(sc_cfg_section(f, "model", &mo, err));
+    TRY(sc_cfg_double_range(mo, "action_cost", 1.0, 1e-6, 1e6, &c->action_cost, err));
+    TRY(sc_cfg_int(mo, "horizon", 20, 1, 1000, &n, err));
+    c->horizon = (int)n;
+    TRY(sc_cfg_list(mo, "features", 0, &fl, err));
+    for (int k = 0; k < SC_FEATURES; k++) c->model_feature[k] = !fl && strncmp(sc_feature_names[k], "com_stance", 10) != 0;
+    for (int i = 0; fl && i < sc_cfg_len(fl); i++) {
+        const char *name = sc_cfg_scalar(sc_cfg_at(fl, i));
+        int k = name ? sc_feature_index(name) : -1;
+        if (k < 0) return sc_fail(err, SC_EINPUT, "%s: feedback.model.features: '%s' is not a feature (see feedback.features in the README)",
+                                  sc_cfg_where(sc_cfg_at(fl, i), w, sizeof w), name ? name : "?");
+        c->model_feature[k] = 1;
+    }
     TRY(sc_cfg_list(f, "actions", 0, &list, err));
     if (list) {
         for (int i = 0; i < sc_cfg_len(list); i++) {
@@ -515,10 +531,14 @@ int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_eval
 
 /* ---- guided learning -------------------------------------------------------------------- */
 
+struct dataset;
 typedef struct guide {
     const sc_policy *p;
     const sc_features *f;
     int fragments;
+    struct dataset *dyn;    /* fit: model: every sample's (start features, actions, end features) */
+    int ndof, naux, rc;
+    long base;              /* dyn's rows from earlier iterations */
 } guide;
 
 /* centre of a sample's offsets: the policy's output for its start state (features kept as aux) */
@@ -534,7 +554,8 @@ static void guide_center(void *ctx, int segment, const sc_sim *start, double *of
     for (int i = 0; i < p->nact; i++) offset[p->act[i]] = a[i];
 }
 
-/* (features, offsets) pairs per fragment, gathered over the iterations */
+/* (features, offsets) pairs per fragment, gathered over the iterations; for fit: model, the
+ * samples' transitions: (start features, [actions, end features]) */
 typedef struct dataset {
     int ndof;
     long n, cap;
@@ -560,6 +581,76 @@ static int data_add(dataset *d, int frag, const double *s, const double *o)
     memcpy(d->o + (size_t)d->ndof * d->n, o, sizeof(double) * (size_t)d->ndof);
     d->n++;
     return SC_OK;
+}
+
+/* rows [from, n) of a dataset, and rows appended from such bytes */
+static void put_rows(FILE *f, const dataset *d, long from)
+{
+    size_t n = (size_t)(d->n - from);
+    fwrite(d->frag + from, sizeof(int), n, f);
+    fwrite(d->s + (size_t)from * SC_FEATURES, sizeof(double), n * SC_FEATURES, f);
+    fwrite(d->o + (size_t)from * (size_t)d->ndof, sizeof(double), n * (size_t)d->ndof, f);
+}
+static int get_rows(FILE *f, dataset *d, long n)
+{
+    long at = d->n;
+    static const double zero[SC_MAX_DOFS + SC_FEATURES];
+    for (long r = 0; r < n; r++)
+        if (data_add(d, 0, zero, zero)) return 0;
+    size_t k = (size_t)n;
+    return fread(d->frag + at, sizeof(int), k, f) == k && fread(d->s + (size_t)at * SC_FEATURES, sizeof(double), k * SC_FEATURES, f) == k * SC_FEATURES &&
+           fread(d->o + (size_t)at * (size_t)d->ndof, sizeof(double), k * (size_t)d->ndof, f) == k * (size_t)d->ndof;
+}
+
+/* fit: model: this iteration's transitions ride in the sampler's checkpoint */
+static int guide_save(void *ctx, unsigned char **bytes, size_t *n)
+{
+    const guide *g = ctx;
+    char *p = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&p, &len);
+    if (!f) return SC_EIO;
+    int64_t rows = g->dyn->n - g->base;
+    fwrite(&rows, sizeof rows, 1, f);
+    put_rows(f, g->dyn, g->base);
+    if (fclose(f)) { free(p); return SC_EIO; }
+    *bytes = (unsigned char *)p;
+    *n = len;
+    return SC_OK;
+}
+static int guide_restore(void *ctx, const unsigned char *bytes, size_t n)
+{
+    guide *g = ctx;
+    FILE *f = fmemopen((void *)bytes, n, "rb");
+    if (!f) return SC_EIO;
+    int64_t rows;
+    g->dyn->n = g->base;
+    int ok = fread(&rows, sizeof rows, 1, f) == 1 && rows >= 0 && (size_t)rows <= n && get_rows(f, g->dyn, (long)rows);
+    fclose(f);
+    return ok ? SC_OK : SC_EINPUT;
+}
+
+/* fit: model: the end state's features, after the start's in a sample's aux */
+static void guide_finish(void *ctx, int segment, const sc_sim *end, double *aux)
+{
+    (void)segment;
+    const guide *g = ctx;
+    sc_features_eval(g->f, end, aux + SC_FEATURES);
+}
+
+/* fit: model: every sample that did not fail is a transition of its fragment */
+static void guide_samples(void *ctx, int segment, int n, const double *records, const unsigned char *failed)
+{
+    guide *g = ctx;
+    const sc_policy *p = g->p;
+    double o[SC_MAX_ACTIONS + SC_FEATURES];
+    for (int i = 0; i < n && !g->rc; i++) {
+        if (failed[i]) continue;
+        const double *r = records + (size_t)i * (size_t)(g->ndof + g->naux), *aux = r + g->ndof;
+        for (int a = 0; a < p->nact; a++) o[a] = r[p->act[a]];
+        memcpy(o + p->nact, aux + SC_FEATURES, sizeof(double) * SC_FEATURES);
+        g->rc = data_add(g->dyn, segment % g->fragments, aux, o);
+    }
 }
 
 /* Refits fragment j's law on its pairs: s_bar and a_bar the means; M by ridge regression on
@@ -611,6 +702,86 @@ static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pair
     return rc;
 }
 
+/* fit: model. Each fragment's map from the features at its start to those at its end, fitted on
+ * every sample's transition by ridge regression on standardized columns, linear about the data's
+ * means: x' = A_j x + B_j u (x: the regulated features, u: the actions). Then the periodic
+ * linear-quadratic regulator of those maps: the Riccati recursion run backwards over `horizon`
+ * cycles with Q = diag(1 / scale^2) (sc_feature_scale) and R = diag(action_cost / box^2) (the
+ * sampling box of each action DoF), and each fragment's law M_j = -K_j from the recursion's first
+ * cycle. The laws regulate the features about s_bar_j. Returns the RMS one-step prediction error
+ * (in feature scales) in *error. */
+static int fit_model_gains(sc_policy *p, const dataset *dyn, const sc_feedback_config *c, const double *box, double *error, sc_err *err)
+{
+    int na = p->nact, mf = p->nfrag, nf = 0, idx[SC_FEATURES];
+    for (int k = 0; k < SC_FEATURES; k++)
+        if (c->model_feature[k]) idx[nf++] = k;
+    int nx = nf + na;
+    size_t F = (size_t)mf;
+    double *A = calloc(F * nf * nf, sizeof(double)), *B = calloc(F * nf * na, sizeof(double)), *K = calloc(F * na * nf, sizeof(double));
+    double *Q = calloc((size_t)nf * nf, sizeof(double)), *R = calloc((size_t)na * na, sizeof(double));
+    double *X = NULL, *Y = NULL, *W = calloc((size_t)nx * nf, sizeof(double));
+    int rc = SC_OK;
+    if (!A || !B || !K || !Q || !R || !W) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    double sq = 0;
+    long rows = 0;
+    for (int j = 0; j < mf; j++) {
+        long n = 0;
+        for (long r = 0; r < dyn->n; r++) n += dyn->frag[r] == j;
+        if (n < 2 * nx) continue; /* too few transitions: no model (A = B = 0), no feedback */
+        double mx[SC_FEATURES + SC_MAX_ACTIONS] = {0}, sd[SC_FEATURES + SC_MAX_ACTIONS] = {0}, my[SC_FEATURES] = {0};
+        free(X); free(Y);
+        X = malloc(sizeof(double) * (size_t)n * nx);
+        Y = malloc(sizeof(double) * (size_t)n * nf);
+        if (!X || !Y) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+        long q = 0;
+        for (long r = 0; r < dyn->n; r++) {
+            if (dyn->frag[r] != j) continue;
+            const double *st = dyn->s + (size_t)SC_FEATURES * r, *o = dyn->o + (size_t)dyn->ndof * r;
+            for (int k = 0; k < nf; k++) X[q * nx + k] = st[idx[k]];
+            for (int a = 0; a < na; a++) X[q * nx + nf + a] = o[a];
+            for (int k = 0; k < nf; k++) Y[q * nf + k] = o[na + idx[k]];
+            q++;
+        }
+        for (long r = 0; r < n; r++) {
+            for (int k = 0; k < nx; k++) mx[k] += X[r * nx + k] / n;
+            for (int k = 0; k < nf; k++) my[k] += Y[r * nf + k] / n;
+        }
+        for (long r = 0; r < n; r++)
+            for (int k = 0; k < nx; k++) sd[k] += pow(X[r * nx + k] - mx[k], 2) / n;
+        for (int k = 0; k < nx; k++) sd[k] = sqrt(sd[k]) + 1e-9;
+        for (long r = 0; r < n; r++) {
+            for (int k = 0; k < nx; k++) X[r * nx + k] = (X[r * nx + k] - mx[k]) / sd[k];
+            for (int k = 0; k < nf; k++) Y[r * nf + k] -= my[k];
+        }
+        if ((rc = sc_ridge((int)n, nx, nf, X, Y, c->ridge * n, W, err))) goto done;
+        for (int i = 0; i < nf; i++) {
+            for (int k = 0; k < nf; k++) A[(j * nf + i) * nf + k] = W[(size_t)k * nf + i] / sd[k];
+            for (int a = 0; a < na; a++) B[(j * nf + i) * na + a] = W[(size_t)(nf + a) * nf + i] / sd[nf + a];
+        }
+        for (long r = 0; r < n; r++)
+            for (int i = 0; i < nf; i++) {
+                double pred = 0;
+                for (int k = 0; k < nx; k++) pred += X[r * nx + k] * W[(size_t)k * nf + i];
+                sq += pow((Y[r * nf + i] - pred) / sc_feature_scale[idx[i]], 2) / nf;
+            }
+        rows += n;
+    }
+    *error = rows ? sqrt(sq / rows) : 0;
+    for (int k = 0; k < nf; k++) Q[k * nf + k] = 1 / pow(sc_feature_scale[idx[k]], 2);
+    for (int a = 0; a < na; a++) {
+        double bx = box[p->act[a]] > 0 ? box[p->act[a]] : 0.1;
+        R[a * na + a] = c->action_cost / (bx * bx);
+    }
+    if ((rc = sc_lqr_periodic(nf, na, mf, A, B, Q, R, c->horizon, K, err))) goto done;
+    memset(p->M, 0, sizeof(double) * F * na * SC_FEATURES);
+    for (int j = 0; j < mf; j++)
+        for (int a = 0; a < na; a++)
+            for (int k = 0; k < nf; k++) p->M[((size_t)j * na + a) * SC_FEATURES + idx[k]] = -K[((size_t)j * na + a) * nf + k];
+done:
+    free(A); free(B); free(K); free(Q); free(R); free(X); free(Y); free(W);
+    return rc;
+}
+
 /* The guided samples' boxes for the next iteration. With residual exploration (as mass-SAMCON's
  * noise of the residual variance), once a fit exists: each DoF's spread of the pairs about what
  * the policy gives for their states (an action's regression residual, another DoF's deviation
@@ -645,7 +816,7 @@ static void exploration_boxes(const sc_policy *p, const dataset *d, const double
 typedef struct learner {
     int it;                 /* iterations done */
     sc_policy cur, best;
-    dataset data;
+    dataset data, dyn;
     sc_feedback_result *r;
 } learner;
 
@@ -673,13 +844,12 @@ static int serialize_learner(const learner *L, uint64_t run_hash, unsigned char 
     size_t n = 0;
     FILE *f = open_memstream(&p, &n);
     if (!f) return SC_EIO;
-    int64_t hdr[4] = {0x53434c5241524e31ll, (int64_t)run_hash, L->it, L->data.n};
+    int64_t hdr[5] = {0x53434c5241524e32ll, (int64_t)run_hash, L->it, L->data.n, L->dyn.n};
     fwrite(hdr, sizeof hdr, 1, f);
     put_policy(f, &L->cur);
     put_policy(f, &L->best);
-    fwrite(L->data.frag, sizeof(int), (size_t)L->data.n, f);
-    fwrite(L->data.s, sizeof(double), (size_t)L->data.n * SC_FEATURES, f);
-    fwrite(L->data.o, sizeof(double), (size_t)L->data.n * (size_t)L->data.ndof, f);
+    put_rows(f, &L->data, 0);
+    put_rows(f, &L->dyn, 0);
     const sc_feedback_result *r = L->r;
     fwrite(&r->best_iteration, sizeof r->best_iteration, 1, f);
     fwrite(&r->niter, sizeof r->niter, 1, f);
@@ -696,19 +866,15 @@ static int deserialize_learner(learner *L, uint64_t run_hash, const unsigned cha
 {
     FILE *f = fmemopen((void *)buf, len, "rb");
     if (!f) return sc_fail(err, SC_EIO, "out of memory");
-    int64_t hdr[4];
-    int ok = fread(hdr, sizeof hdr, 1, f) == 1 && hdr[0] == 0x53434c5241524e31ll;
+    int64_t hdr[5];
+    int ok = fread(hdr, sizeof hdr, 1, f) == 1 && hdr[0] == 0x53434c5241524e32ll;
     if (ok && (uint64_t)hdr[1] != run_hash) {
         fclose(f);
         return sc_fail(err, SC_EINPUT, "checkpoint: made for other inputs (config, character, controller, seed or build differ)");
     }
-    ok = ok && hdr[2] >= 0 && hdr[3] >= 0 && get_policy(f, &L->cur) && get_policy(f, &L->best);
-    long n = ok ? (long)hdr[3] : 0;
-    for (long r = 0; ok && r < n; r++) ok = data_add(&L->data, 0, L->cur.s_bar, L->cur.offset) == SC_OK; /* room for n pairs */
-    ok = ok && fread(L->data.frag, sizeof(int), (size_t)n, f) == (size_t)n &&
-         fread(L->data.s, sizeof(double), (size_t)n * SC_FEATURES, f) == (size_t)n * SC_FEATURES &&
-         fread(L->data.o, sizeof(double), (size_t)n * (size_t)L->data.ndof, f) == (size_t)n * (size_t)L->data.ndof &&
-         fread(&L->r->best_iteration, sizeof L->r->best_iteration, 1, f) == 1 && fread(&L->r->niter, sizeof L->r->niter, 1, f) == 1 &&
+    ok = ok && hdr[2] >= 0 && hdr[3] >= 0 && hdr[4] >= 0 && get_policy(f, &L->cur) && get_policy(f, &L->best);
+    ok = ok && get_rows(f, &L->data, (long)hdr[3]) && get_rows(f, &L->dyn, (long)hdr[4]);
+    ok = ok && fread(&L->r->best_iteration, sizeof L->r->best_iteration, 1, f) == 1 && fread(&L->r->niter, sizeof L->r->niter, 1, f) == 1 &&
          fread(L->r->iter, sizeof L->r->iter, 1, f) == 1 && fread(&L->r->wall_seconds, sizeof L->r->wall_seconds, 1, f) == 1 &&
          fread(&L->r->samples, sizeof L->r->samples, 1, f) == 1;
     fclose(f);
@@ -805,6 +971,7 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
     learner L = {0};
     L.r = r;
     L.data.ndof = run->dofs->n;
+    L.dyn.ndof = c->nact + SC_FEATURES;
     sc_features f;
     sc_cycle cy;
     sc_reference rep;
@@ -839,22 +1006,32 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
     double wall0 = sc_wall_time(), wall_before = r->wall_seconds;
     while (L.it < c->iterations) {
         int i = L.it;
-        exploration_boxes(&L.cur, &L.data, box0, c->explore_residual, scfg.box);
-        guide g = {&L.cur, &f, mf};
+        /* fit: model: the residual of regressed actions means nothing to an LQR law: boxes fixed */
+        exploration_boxes(&L.cur, &L.data, box0, c->explore_residual && !c->fit_model, scfg.box);
+        if (!c->all_data) L.dyn.n = 0;
+        int naux = c->fit_model ? 2 * SC_FEATURES : SC_FEATURES;
+        guide g = {&L.cur, &f, mf, &L.dyn, run->dofs->n, naux, SC_OK, L.dyn.n};
         iteration_progress ip = {run, i};
         sc_samcon_run sr = {.m = m, .sim_opts = run->sim_opts, .ref = &rep, .cycle = &cy, .fragments = mf, .dofs = run->dofs, .cfg = &scfg,
                             .seed = sc_hash_i64(run->seed, i), .run_hash = sc_hash_i64(run->run_hash, i), .checkpoint = inner,
                             .resume = access(inner, F_OK) == 0, .stop = run->stop, .progress = run->progress ? samcon_progress : NULL,
-                            .progress_ctx = &ip, .par = run->par, .center = guide_center, .center_ctx = &g, .naux = SC_FEATURES,
+                            .progress_ctx = &ip, .par = run->par, .center = guide_center, .center_ctx = &g, .naux = naux,
                             .segment_steps = seg_steps};
+        if (c->fit_model) { /* every sample's transition, kept in the sampler's checkpoints too */
+            sr.finish = guide_finish;
+            sr.on_samples = guide_samples;
+            sr.save_gathered = guide_save;
+            sr.restore_gathered = guide_restore;
+        }
         sc_samcon_result sres;
         if ((rc = sc_samcon(&sr, &sres, err))) goto done;
+        if (g.rc) { sc_samcon_result_free(&sres); rc = sc_fail(err, SC_EIO, "out of memory for the samples' transitions"); goto done; }
         if (!c->all_data) L.data.n = 0;
         long idx = 0;
         for (int k = 0; k < sres.nseg && !rc; k++)
             for (int e = 0; e < sres.nelites[k] && !rc; e++, idx++) {
                 if (c->path_pairs && !sres.elite_kept[idx]) continue; /* a dead end */
-                if (data_add(&L.data, k % mf, sres.elite_aux + (size_t)idx * SC_FEATURES, sres.elite_offset + (size_t)idx * run->dofs->n))
+                if (data_add(&L.data, k % mf, sres.elite_aux + (size_t)idx * naux, sres.elite_offset + (size_t)idx * run->dofs->n))
                     rc = sc_fail(err, SC_EIO, "out of memory for the regression pairs");
             }
         sc_learning_iteration *it = &r->iter[i];
@@ -865,6 +1042,7 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         for (int j = 0; j < mf && !rc; j++) rc = refit(&L.cur, &L.data, j, c->ridge, &it->pairs, &sq, err);
         if (rc) goto done;
         it->residual = it->pairs ? sqrt(sq / it->pairs) : 0;
+        if (c->fit_model && (rc = fit_model_gains(&L.cur, &L.dyn, c, run->sampling->box, &it->model_error, err))) goto done;
         survival_ctx sv = {run, &L.cur};
         sc_trial_result er;
         int owner, stopped;
@@ -882,10 +1060,12 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         r->niter = L.it;
         r->wall_seconds = wall_before + (sc_wall_time() - wall0);
         if (run->progress && sc_par_rank(run->par) == 0) {
-            char line[512];
-            snprintf(line, sizeof line, "iteration %d/%d: %ld samples, %ld regression pairs, action residual %.3f rad; closed loop went %.1f of %.1f s "
+            char line[640], model[128] = "";
+            if (c->fit_model)
+                snprintf(model, sizeof model, ", %ld transitions, model error %.3f (feature scales)", L.dyn.n, it->model_error);
+            snprintf(line, sizeof line, "iteration %d/%d: %ld samples, %ld regression pairs, action residual %.3f rad%s; closed loop went %.1f of %.1f s "
                      "(joint error %.1f deg); best so far: iteration %d",
-                     i + 1, c->iterations, it->samples, it->pairs, it->residual, it->survived_s, c->eval_seconds, it->joint_error * 180 / SC_PI,
+                     i + 1, c->iterations, it->samples, it->pairs, it->residual, model, it->survived_s, c->eval_seconds, it->joint_error * 180 / SC_PI,
                      r->best_iteration + 1);
             run->progress(run->progress_ctx, line);
         }
@@ -900,6 +1080,7 @@ done:
     sc_policy_free(&L.cur);
     sc_policy_free(&L.best);
     free(L.data.frag); free(L.data.s); free(L.data.o);
+    free(L.dyn.frag); free(L.dyn.s); free(L.dyn.o);
     free(seg_steps);
     if (have_rep) sc_reference_free(&rep);
     sc_features_free(&f);
@@ -956,20 +1137,38 @@ done:
 }
 
 /* /learning of guided learning: one row per iteration */
-static int write_guided_history(sc_h5 *f, const sc_feedback_result *r, sc_err *err)
+static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_feedback_result *r, sc_err *err)
 {
     size_t N = (size_t)(r->niter ? r->niter : 1);
-    double *a = calloc(N * 5, sizeof(double));
+    double *a = calloc(N * 6, sizeof(double));
     if (!a) return sc_fail(err, SC_EIO, "out of memory");
     for (int i = 0; i < r->niter; i++) {
         const sc_learning_iteration *it = &r->iter[i];
-        double v[5] = {it->survived_s, it->joint_error, (double)it->samples, (double)it->pairs, it->residual};
-        for (int k = 0; k < 5; k++) a[k * N + i] = v[k];
+        double v[6] = {it->survived_s, it->joint_error, (double)it->samples, (double)it->pairs, it->residual, it->model_error};
+        for (int k = 0; k < 6; k++) a[k * N + i] = v[k];
     }
     int rc;
 #define TRY(x) do { if ((rc = (x))) goto done; } while (0)
     TRY(sc_h5_group(f, "/learning", "guided learning (Liu et al. 2016): one row per iteration", err));
-    TRY(sc_h5_attr_str(f, "/learning", "method", "guided learning: sampling centred on the policy's output, ridge regression per fragment", err));
+    TRY(sc_h5_attr_str(f, "/learning", "method",
+                       c->fit_model ? "guided learning: sampling centred on the policy's output; each fragment's feature map fitted on every "
+                                      "sample (ridge regression), the gains by a periodic LQR on those maps"
+                                    : "guided learning: sampling centred on the policy's output, ridge regression of the elites' actions per fragment",
+                       err));
+    TRY(sc_h5_attr_str(f, "/learning", "fit", c->fit_model ? "model" : "actions", err));
+    if (c->fit_model) {
+        const char *names[SC_FEATURES];
+        size_t nf = 0;
+        for (int k = 0; k < SC_FEATURES; k++)
+            if (c->model_feature[k]) names[nf++] = sc_feature_names[k];
+        TRY(sc_h5_attr_f64(f, "/learning", "action_cost", c->action_cost, err));
+        TRY(sc_h5_attr_i64(f, "/learning", "horizon_cycles", c->horizon, err));
+        TRY(sc_h5_write_strings(f, "/learning/regulated_features", nf, names, "the features in the LQR's state (Q = 1 / scale^2)", err));
+        TRY(sc_h5_write_f64(f, "/learning/model_error", 1, &N, a + 5 * N, "1",
+                            "RMS one-step prediction error of the fitted fragment maps, in feature scales (/learning/feature_scale)", err));
+        TRY(sc_h5_write_f64(f, "/learning/feature_scale", 1, (size_t[]){SC_FEATURES}, sc_feature_scale, "see /policy/feature_units",
+                            "each feature's scale", err));
+    }
     TRY(sc_h5_attr_i64(f, "/learning", "chosen_iteration", r->best_iteration, err));
     TRY(sc_h5_attr_f64(f, "/learning", "wall_seconds", r->wall_seconds, err));
     TRY(sc_h5_attr_i64(f, "/learning", "samples", r->samples, err));
@@ -1064,7 +1263,7 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
         }
     for (int k = 0; k < c->nstiff; k++) youngs[k] = run->m->youngs * c->stiffness[k];
 #define TRY(x) do { if ((rc = (x))) goto done; } while (0)
-    TRY(c->method == SC_LEARN_SEARCH ? write_search_history(f, c, r, err) : write_guided_history(f, r, err));
+    TRY(c->method == SC_LEARN_SEARCH ? write_search_history(f, c, r, err) : write_guided_history(f, c, r, err));
     TRY(sc_h5_group(f, "/evaluation", "pushes and stiffness, open loop (M = 0) and closed loop alike", err));
     TRY(sc_h5_attr_f64(f, "/evaluation", "openloop_survived_s", e->openloop_survived_s, err));
     TRY(sc_h5_attr_f64(f, "/evaluation", "closedloop_survived_s", e->closedloop_survived_s, err));

@@ -1,12 +1,15 @@
 /* learn-feedback: linear feedback policies (control/policy.h) for a gait cycle, learned by guided
- * learning (Liu, van de Panne, Yin 2016): starting from the open-loop cycle controller found by
+ * sampling (Liu, van de Panne, Yin 2016): starting from the open-loop cycle controller found by
  * sample-openloop, every iteration runs the sampler over the cycle repeated `cycles` times with
- * each sample's offsets centred on the current policy's output for its start state, collects the
- * (features, action offsets) of every segment's elites, and refits each fragment's affine law by
- * ridge regression on all the pairs gathered so far. The policy that keeps the character going
- * longest on closed loop (then tracks best) is kept. Then it is evaluated: pushes of several
- * magnitudes, directions and cycle phases, open loop (every M zero) and closed loop alike, and the
- * range of flesh stiffness over which it still completes its run. */
+ * each sample's offsets centred on the current policy's output for its start state. Each
+ * fragment's law is then refitted on all the data gathered so far, in one of two ways:
+ * fit: model (the default) fits each fragment's map from the features at its start to those at
+ * its end on every sample (actions and start states vary, so the map is well determined) and
+ * takes the gains of the periodic linear-quadratic regulator of those maps; fit: actions
+ * regresses the elites' actions on their start features (Liu et al. 2016's fit). The policy that
+ * keeps the character going longest on closed loop (then tracks best) is kept. Then it is
+ * evaluated: pushes of several magnitudes, directions and cycle phases, open loop (every M zero)
+ * and closed loop alike, and the range of flesh stiffness over which it still completes its run. */
 #ifndef SC_FEEDBACK_H
 #define SC_FEEDBACK_H
 #include "control/cycle.h"
@@ -51,6 +54,12 @@ typedef struct sc_feedback_config {
     int all_data;               /* 1: regress on every iteration's pairs, 0: the last iteration's */
     int path_pairs;             /* 1: only the elites on paths that went on to the last segment reached
                                    (the good paths); 0: every segment's elites, dead ends too */
+    int fit_model;              /* 0 (fit: actions): M regressed on the elites' actions; 1 (fit: model): each
+                                   fragment's map from start to end features fitted on every sample, then M
+                                   by a periodic linear-quadratic regulator on those maps */
+    double action_cost;         /* model: R = action_cost / box^2 per action DoF, against Q = 1 / scale^2 */
+    int horizon;                /* model: cycles of the Riccati recursion */
+    unsigned char model_feature[SC_FEATURES]; /* model: 1 for a feature in the regulated state */
     /* evaluation */
     double eval_seconds;        /* closed-loop survival test length (s) */
     double max_tilt;            /* rad: a fall */
@@ -102,6 +111,7 @@ typedef struct sc_learning_iteration {
     long samples;               /* samples (guided) or runs (search) simulated */
     long pairs;                 /* regression pairs used (guided) */
     double residual;            /* RMS regression residual of the actions (rad) (guided) */
+    double model_error;         /* fit: model: RMS one-step prediction error of the features, in their scales */
     double score, mean_score, sigma; /* search: the best and the mean candidate's score, the step size */
 } sc_learning_iteration;
 

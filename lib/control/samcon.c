@@ -316,6 +316,7 @@ static int sample_task(void *ctx, int i, void *out, sc_err *err)
         res->failed = rr.stopped;
     }
     res->fail_step = rr.steps;
+    if (!res->failed && S->run->finish) S->run->finish(S->run->center_ctx, S->k, S->sim, aux);
     if (!res->failed) {
         res->cost = sc_tracker_cost(&S->tracker, S->sim, S->ref_t1, res->terms);
         res->path_cost = S->parent->path_cost[e] + res->cost;
@@ -491,7 +492,7 @@ static int get_level(bread *r, level *l, int ndof, int naux, sc_err *err)
     return r->bad ? sc_fail(err, SC_EINPUT, "checkpoint: truncated elite list") : SC_OK;
 }
 
-static int serialize(const search *S, uint64_t run_hash, blob *b, sc_err *err)
+static int serialize(const sc_samcon_run *run, const search *S, uint64_t run_hash, blob *b, sc_err *err)
 {
     memset(b, 0, sizeof *b);
     bput_i(b, BLOB_MAGIC);
@@ -504,11 +505,19 @@ static int serialize(const search *S, uint64_t run_hash, blob *b, sc_err *err)
     bput(b, S->mult, 8 * (size_t)S->nseg);
     bput(b, S->acc, sizeof *S->acc * (size_t)S->nseg);
     for (int j = 0; j < S->k; j++) put_level(b, &S->lv[j]);
+    if (run->save_gathered) {
+        unsigned char *g = NULL;
+        size_t gn = 0;
+        if (run->save_gathered(run->center_ctx, &g, &gn)) b->oom = 1;
+        bput_i(b, (int64_t)gn);
+        bput(b, g, gn);
+        free(g);
+    }
     if (b->oom) { free(b->p); return sc_fail(err, SC_EIO, "out of memory writing the checkpoint"); }
     return SC_OK;
 }
 
-static int deserialize(search *S, uint64_t run_hash, const unsigned char *p, size_t n, sc_err *err)
+static int deserialize(const sc_samcon_run *run, search *S, uint64_t run_hash, const unsigned char *p, size_t n, sc_err *err)
 {
     bread r = {p, n, 0};
     if (bget_i(&r) != BLOB_MAGIC) return sc_fail(err, SC_EINPUT, "checkpoint: not a sampler checkpoint");
@@ -529,6 +538,13 @@ static int deserialize(search *S, uint64_t run_hash, const unsigned char *p, siz
         int rc = get_level(&r, &S->lv[j], S->ndof, S->naux, err);
         if (rc) return rc;
     }
+    if (run->restore_gathered) {
+        int64_t gn = bget_i(&r);
+        if (r.bad || gn < 0 || (size_t)gn > r.left || run->restore_gathered(run->center_ctx, r.p, (size_t)gn))
+            return sc_fail(err, SC_EINPUT, "checkpoint: damaged (the gathered samples)");
+        r.p += gn;
+        r.left -= (size_t)gn;
+    }
     if (r.bad || r.left) return sc_fail(err, SC_EINPUT, "checkpoint: damaged (%zu bytes unread)", r.left);
     return SC_OK;
 }
@@ -536,7 +552,7 @@ static int deserialize(search *S, uint64_t run_hash, const unsigned char *p, siz
 static int write_checkpoint(const sc_samcon_run *run, const search *S, sc_err *err)
 {
     blob b;
-    int rc = serialize(S, run->run_hash, &b, err);
+    int rc = serialize(run, S, run->run_hash, &b, err);
     if (rc) return rc;
     sc_checkpoint_info info = {"softcon.samcon_checkpoint/1", "sample-openloop's search after its last completed segment: continue it with --resume",
                                "/search", "the search state (elites with their simulation snapshots, counters), softcon's own layout",
@@ -553,7 +569,7 @@ static int read_checkpoint(const sc_samcon_run *run, search *S, sc_err *err)
     size_t n;
     int rc = sc_checkpoint_read(run->par, run->checkpoint, "/search", &data, &n, err);
     if (rc) return rc;
-    rc = deserialize(S, run->run_hash, data, n, err);
+    rc = deserialize(run, S, run->run_hash, data, n, err);
     free(data);
     if (rc) sc_err_prefix(err, "%s: ", run->checkpoint);
     return rc;
@@ -738,6 +754,13 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
                 if (run->checkpoint && sc_par_rank(run->par) == 0) rc = write_checkpoint(run, &S, err);
                 if (!rc) rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal before segment %d/%d; the search up to there is in %s", k + 1,
                                       S.nseg, run->checkpoint ? run->checkpoint : "(no checkpoint)");
+            }
+            if (!rc && run->on_samples) {
+                unsigned char *failed = malloc((size_t)n);
+                if (!failed) rc = sc_fail(err, SC_EIO, "out of memory");
+                for (int i = 0; !rc && i < n; i++) failed[i] = res[i].failed != 0;
+                if (!rc) run->on_samples(run->center_ctx, k, n, extra, failed);
+                free(failed);
             }
             if (!rc) {
                 int ne = select_elites(c, res, n, order, chosen);

@@ -111,6 +111,17 @@ typedef struct sc_samcon_run {
     void (*center)(void *ctx, int segment, const sc_sim *start, double *offset, double *aux);
     void *center_ctx;
     int naux;
+    /* Model fitting (learn-feedback's fit: model): finish (when set) also sees each sample's end
+       state, after a rollout that did not fail, and may fill more of its aux values; then every
+       rank gets every sample of each attempt: n records of ndof offsets and naux aux values, and
+       whether the sample failed (not called for an attempt a signal interrupted). */
+    void (*finish)(void *ctx, int segment, const sc_sim *end, double *aux);
+    void (*on_samples)(void *ctx, int segment, int n, const double *offset_aux, const unsigned char *failed);
+    /* what the caller gathers through on_samples goes into the checkpoint with the search, so a
+       resumed run has it as the uninterrupted run had: save gives its bytes (malloc'd; nonzero
+       when out of memory), restore takes them back (nonzero when they are damaged) */
+    int (*save_gathered)(void *ctx, unsigned char **bytes, size_t *n);
+    int (*restore_gathered)(void *ctx, const unsigned char *bytes, size_t n);
     const long *segment_steps;
     /* after every segment on rank 0: the search's frontier (segments done of nseg) and a line
        describing the segment just sampled */

@@ -27,3 +27,64 @@ int sc_ridge(int n, int p, int q, const double *X, const double *Y, double lambd
     if (info < 0) return sc_fail(err, SC_EINPUT, "ridge regression: LAPACKE_dposv argument %d", (int)-info);
     return SC_OK;
 }
+
+int sc_spd_solve(int n, int q, double *S, double *B, sc_err *err)
+{
+    lapack_int info = LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', n, q, S, n, B, q);
+    if (info > 0) return sc_fail(err, SC_ENUMERIC, "a %d x %d system is not positive definite (minor %d)", n, n, (int)info);
+    if (info < 0) return sc_fail(err, SC_EINPUT, "LAPACKE_dposv argument %d", (int)-info);
+    return SC_OK;
+}
+
+int sc_lqr_periodic(int n, int q, int m, const double *A, const double *B, const double *Q, const double *R, int cycles, double *K, sc_err *err)
+{
+    size_t nn = (size_t)n * n, nq = (size_t)n * q;
+    double *P = malloc(sizeof(double) * nn), *Pn = malloc(sizeof(double) * nn), *PA = malloc(sizeof(double) * nn),
+           *PB = malloc(sizeof(double) * nq), *S = malloc(sizeof(double) * (size_t)q * q), *G = malloc(sizeof(double) * nq),
+           *Kj = malloc(sizeof(double) * nq);
+    int rc = SC_OK;
+    if (!P || !Pn || !PA || !PB || !S || !G || !Kj) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    memcpy(P, Q, sizeof(double) * nn);
+    for (long h = (long)cycles * m - 1; h >= 0 && !rc; h--) {
+        int j = (int)(h % m);
+        const double *Aj = A + (size_t)j * nn, *Bj = B + (size_t)j * nq;
+        for (int i = 0; i < n; i++) {
+            for (int k = 0; k < n; k++) {
+                double v = 0;
+                for (int l = 0; l < n; l++) v += P[i * n + l] * Aj[l * n + k];
+                PA[i * n + k] = v;
+            }
+            for (int a = 0; a < q; a++) {
+                double v = 0;
+                for (int l = 0; l < n; l++) v += P[i * n + l] * Bj[l * q + a];
+                PB[i * q + a] = v;
+            }
+        }
+        for (int a = 0; a < q; a++) {
+            for (int b = 0; b < q; b++) {
+                double v = R[a * q + b];
+                for (int l = 0; l < n; l++) v += Bj[l * q + a] * PB[l * q + b];
+                S[a * q + b] = v;
+            }
+            for (int k = 0; k < n; k++) {
+                double v = 0;
+                for (int l = 0; l < n; l++) v += Bj[l * q + a] * PA[l * n + k];
+                G[a * n + k] = Kj[a * n + k] = v;
+            }
+        }
+        if ((rc = sc_spd_solve(q, n, S, Kj, err))) break;
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < n; k++) {
+                double v = Q[i * n + k];
+                for (int l = 0; l < n; l++) v += Aj[l * n + i] * PA[l * n + k];
+                for (int a = 0; a < q; a++) v -= G[a * n + i] * Kj[a * n + k];
+                Pn[i * n + k] = v;
+            }
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < n; k++) P[i * n + k] = 0.5 * (Pn[i * n + k] + Pn[k * n + i]);
+        if (h < m) memcpy(K + (size_t)j * nq, Kj, sizeof(double) * nq);
+    }
+done:
+    free(P); free(Pn); free(PA); free(PB); free(S); free(G); free(Kj);
+    return rc;
+}

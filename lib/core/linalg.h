@@ -9,4 +9,16 @@
  * fewer independent rows than p). */
 int sc_ridge(int n, int p, int q, const double *X, const double *Y, double lambda, double *W, sc_err *err);
 
+/* Solves S X = B in place (B becomes X) for a symmetric positive definite S (n x n, row-major;
+ * overwritten) and B (n x q, row-major). SC_ENUMERIC when S is not positive definite. */
+int sc_spd_solve(int n, int q, double *S, double *B, sc_err *err);
+
+/* The periodic discrete-time linear-quadratic regulator. For x_{j+1} = A_j x_j + B_j u_j over a
+ * cycle of m stages (A: m blocks of n x n, B: m blocks of n x q, row-major) with the stage cost
+ * x'Qx + u'Ru (Q n x n, R q x q, symmetric; R positive definite), the gains K (m blocks of q x n)
+ * of u_j = -K_j x_j: the Riccati recursion P_j = Q + A_j' P_{j+1} (A_j - B_j K_j),
+ * K_j = (R + B_j' P_{j+1} B_j)^-1 B_j' P_{j+1} A_j, run backwards over `cycles` cycles from
+ * P = Q; K is that of the first cycle (the periodic solution as cycles grows). */
+int sc_lqr_periodic(int n, int q, int m, const double *A, const double *B, const double *Q, const double *R, int cycles, double *K, sc_err *err);
+
 #endif
