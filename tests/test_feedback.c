@@ -173,7 +173,16 @@ TEST(feedback_policy_identical_for_1_2_3_ranks)
         ENSURE_MSG(rc == 0, "mpiexec -n %d: exit %d: %s", n, rc, out);
         ENSURE(same_policy(b, p));
     }
-    sc_test_report("policy.h5 (policy, learning history, evaluation) identical without MPI and under mpiexec.mpich -n 1, 2, 3");
+    /* fit: actions (the elites' actions regressed) likewise */
+    const char *cfg = learning_config("feedback_fit_actions.yaml", 2, "elites", "  fit: actions\n");
+    const char *a0 = sc_fixture_keep(sc_test_tmp("feedback_actions_n0.h5")), *a2 = sc_fixture_keep(sc_test_tmp("feedback_actions_n2.h5"));
+    int rc = learn_with(cfg, 0, a0, NULL);
+    ENSURE_MSG(rc == 0, "fit: actions: exit %d: %s", rc, out);
+    rc = learn_with(cfg, 2, a2, NULL);
+    ENSURE_MSG(rc == 0, "fit: actions, mpiexec -n 2: exit %d: %s", rc, out);
+    ENSURE(same_policy(a0, a2));
+    sc_test_report("policy.h5 (policy, learning history, evaluation) identical without MPI and under mpiexec.mpich -n 1, 2, 3 (fit: model), "
+                   "and without MPI and on 2 ranks (fit: actions)");
 }
 
 TEST(feedback_kill9_then_resume_is_identical)
