@@ -28,11 +28,18 @@ rm -f "$OUT/march_openloop.h5.ckpt"
 mpiexec.mpich -n "$(nproc)" bin/sample-openloop -c configs/march.yaml -o "$OUT/march_openloop.h5" "$OUT/character.h5" "$OUT/march_ref.h5"
 bin/simulate -c configs/march.yaml -o "$OUT/march.h5" --trajectory "$OUT/march_openloop.h5" "$OUT/character.h5"
 
+echo "== learn-feedback: the march's gait cycle on closed loop (4 cycles sampled, a feedback policy, 20 s of marching)"
+rm -f "$OUT/march_loop_openloop.h5.ckpt" "$OUT/march_loop_policy.h5.ckpt" "$OUT/march_loop_policy.h5.ckpt.samcon"
+mpiexec.mpich -n "$(nproc)" bin/sample-openloop -c configs/march_loop.yaml -o "$OUT/march_loop_openloop.h5" "$OUT/character.h5" "$OUT/march_ref.h5"
+mpiexec.mpich -n "$(nproc)" bin/learn-feedback -c configs/march_loop.yaml -o "$OUT/march_loop_policy.h5" "$OUT/character.h5" "$OUT/march_loop_openloop.h5"
+bin/simulate -c configs/march_loop.yaml -o "$OUT/march_loop.h5" --policy "$OUT/march_loop_policy.h5" --cycles 17 "$OUT/character.h5"
+
 echo "== render: pictures, movies, exports and plots"
 bin/render --camera front -o "$OUT/push_render" "$OUT/push.h5"
 bin/render --reference "$OUT/march_ref.h5" -o "$OUT/march_render" "$OUT/march.h5"
 bin/render --reference "$OUT/march_ref.h5" --no-export -o "$OUT/march_id_only_render" "$OUT/march_id_only.h5"
-scripts/plot.sh -o "$OUT/plots" "$OUT/push.h5" "$OUT/march.h5" "$OUT/march_ref.h5" > /dev/null
+bin/render --no-export -o "$OUT/march_loop_render" "$OUT/march_loop.h5"
+scripts/plot.sh -o "$OUT/plots" "$OUT/push.h5" "$OUT/march.h5" "$OUT/march_ref.h5" "$OUT/march_loop_policy.h5" > /dev/null
 
 cat <<MSG
 
@@ -45,11 +52,13 @@ echo "  $OUT/march_ref.h5     inverse dynamics of the march: reference, contact 
 echo "  $OUT/march_openloop.h5  the sampled controller (h5dump -A -g /report: how well it tracks)"
 echo "  $OUT/march_render/contact_sheet.png  the character marching under it, the reference as a blue ghost"
 echo "  $OUT/march_id_only_render/contact_sheet.png  the inverse-dynamics targets alone: it falls"
+echo "  $OUT/march_loop_policy.h5  the feedback policy of the march's cycle (h5dump -g /evaluation: pushes, stiffness)"
+echo "  $OUT/march_loop_render/contact_sheet.png  20 s of marching on closed loop"
 for f in "$OUT"/stand.xdmf "$OUT"/push.xdmf "$OUT"/march.xdmf; do [ -f "$f" ] && echo "  $f   ParaView: the simulation over time"; done
-for d in "$OUT/push_render" "$OUT/march_render" "$OUT/march_id_only_render"; do
+for d in "$OUT/push_render" "$OUT/march_render" "$OUT/march_id_only_render" "$OUT/march_loop_render"; do
   echo "  $d/contact_sheet.png   frames $d/frame_00000.png .. $(basename "$(ls "$d"/frame_*.png | tail -1)")"
   if [ -f "$d/movie.mp4" ]; then echo "  $d/movie.mp4"; else echo "  (no movie in $d: ffmpeg is not installed)"; fi
   if ls "$d"/*_frames.xdmf > /dev/null 2>&1; then echo "  $d/*_frames.xdmf (ParaView), *_surface.obj + .pc2 (Blender Mesh Cache), *_skeleton.bvh"; fi
 done
-echo "  $OUT/plots/*.png   momentum, energy, contact, tracking; march_ref torques and contact forces"
+echo "  $OUT/plots/*.png   momentum, energy, contact, tracking; march_ref torques and contact forces; the policy's pushes and stiffness"
 exit 0
