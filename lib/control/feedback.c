@@ -587,6 +587,7 @@ static int data_add(dataset *d, int frag, const double *s, const double *o)
 static void put_rows(FILE *f, const dataset *d, long from)
 {
     size_t n = (size_t)(d->n - from);
+    if (n == 0) return; /* an empty dataset has no arrays */
     fwrite(d->frag + from, sizeof(int), n, f);
     fwrite(d->s + (size_t)from * SC_FEATURES, sizeof(double), n * SC_FEATURES, f);
     fwrite(d->o + (size_t)from * (size_t)d->ndof, sizeof(double), n * (size_t)d->ndof, f);
@@ -594,6 +595,7 @@ static void put_rows(FILE *f, const dataset *d, long from)
 static int get_rows(FILE *f, dataset *d, long n)
 {
     long at = d->n;
+    if (n == 0) return 1;
     static const double zero[SC_MAX_DOFS + SC_FEATURES];
     for (long r = 0; r < n; r++)
         if (data_add(d, 0, zero, zero)) return 0;
