@@ -100,7 +100,7 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
     for (int i = 0; fl && i < sc_cfg_len(fl); i++) {
         const char *name = sc_cfg_scalar(sc_cfg_at(fl, i));
         int k = name ? sc_feature_index(name) : -1;
-        if (k < 0) return sc_fail(err, SC_EINPUT, "%s: feedback.model.features: '%s' is not a feature (see feedback.features in the README)",
+        if (k < 0) return sc_fail(err, SC_EINPUT, "%s: feedback.model.features: '%s' is not a feature (the features are listed under learn-feedback in the README)",
                                   sc_cfg_where(sc_cfg_at(fl, i), w, sizeof w), name ? name : "?");
         c->model_feature[k] = 1;
     }
