@@ -305,6 +305,13 @@ TEST(feedback_bad_input)
                     sc_test_write("feedback_search_feature.yaml", "feedback: {method: search, search: {features: [root_roll, zmp_x]}}\n"), pol, ch,
                     cyclic_openloop());
     ENSURE_MSG(rc == 2 && strstr(out, "feedback.search.features names 'zmp_x', not a feature"), "exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"),
+                    sc_test_write("feedback_model_feature.yaml", "feedback: {fit: model, model: {features: [root_roll, zmp_x]}}\n"), pol, ch,
+                    cyclic_openloop());
+    ENSURE_MSG(rc == 2 && strstr(out, "feedback.model.features: 'zmp_x' is not a feature"), "exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"),
+                    sc_test_write("feedback_model_cost.yaml", "feedback: {model: {action_cost: 0}}\n"), pol, ch, cyclic_openloop());
+    ENSURE_MSG(rc == 2 && strstr(out, "action_cost"), "exit %d: %s", rc, out);
     ENSURE(!sc_test_file_exists(pol));
 }
 
