@@ -531,29 +531,6 @@ int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_eval
 
 /* ---- guided learning -------------------------------------------------------------------- */
 
-struct dataset;
-typedef struct guide {
-    const sc_policy *p;
-    const sc_features *f;
-    int fragments;
-    struct dataset *dyn;    /* fit: model: every sample's (start features, actions, end features) */
-    int ndof, naux, rc;
-    long base;              /* dyn's rows from earlier iterations */
-} guide;
-
-/* centre of a sample's offsets: the policy's output for its start state (features kept as aux) */
-static void guide_center(void *ctx, int segment, const sc_sim *start, double *offset, double *aux)
-{
-    const guide *g = ctx;
-    const sc_policy *p = g->p;
-    int j = segment % g->fragments;
-    sc_features_eval(g->f, start, aux);
-    memcpy(offset, p->offset + (size_t)j * p->ndof, sizeof(double) * (size_t)p->ndof);
-    double a[SC_MAX_ACTIONS];
-    sc_policy_actions(p, j, aux, 1, a);
-    for (int i = 0; i < p->nact; i++) offset[p->act[i]] = a[i];
-}
-
 /* (features, offsets) pairs per fragment, gathered over the iterations; for fit: model, the
  * samples' transitions: (start features, [actions, end features]) */
 typedef struct dataset {
@@ -581,6 +558,28 @@ static int data_add(dataset *d, int frag, const double *s, const double *o)
     memcpy(d->o + (size_t)d->ndof * d->n, o, sizeof(double) * (size_t)d->ndof);
     d->n++;
     return SC_OK;
+}
+
+typedef struct guide {
+    const sc_policy *p;
+    const sc_features *f;
+    int fragments;
+    dataset *dyn;           /* fit: model: every sample's (start features, actions, end features) */
+    int ndof, naux, rc;
+    long base;              /* dyn's rows from earlier iterations */
+} guide;
+
+/* centre of a sample's offsets: the policy's output for its start state (features kept as aux) */
+static void guide_center(void *ctx, int segment, const sc_sim *start, double *offset, double *aux)
+{
+    const guide *g = ctx;
+    const sc_policy *p = g->p;
+    int j = segment % g->fragments;
+    sc_features_eval(g->f, start, aux);
+    memcpy(offset, p->offset + (size_t)j * p->ndof, sizeof(double) * (size_t)p->ndof);
+    double a[SC_MAX_ACTIONS];
+    sc_policy_actions(p, j, aux, 1, a);
+    for (int i = 0; i < p->nact; i++) offset[p->act[i]] = a[i];
 }
 
 /* rows [from, n) of a dataset, and rows appended from such bytes */

@@ -21,17 +21,16 @@ int sc_ridge(int n, int p, int q, const double *X, const double *Y, double lambd
     for (int r = 0; r < n; r++)
         for (int i = 0; i < p; i++)
             for (int j = 0; j < q; j++) W[(size_t)i * q + j] += X[(size_t)r * p + i] * Y[(size_t)r * q + j];
-    lapack_int info = LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', p, q, A, p, W, q);
+    int rc = sc_spd_solve(p, q, A, W, err);
     free(A);
-    if (info > 0) return sc_fail(err, SC_ENUMERIC, "ridge regression: the %d x %d normal matrix is not positive definite (minor %d)", p, p, (int)info);
-    if (info < 0) return sc_fail(err, SC_EINPUT, "ridge regression: LAPACKE_dposv argument %d", (int)-info);
-    return SC_OK;
+    if (rc) sc_err_prefix(err, "ridge regression, normal equations: ");
+    return rc;
 }
 
 int sc_spd_solve(int n, int q, double *S, double *B, sc_err *err)
 {
     lapack_int info = LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', n, q, S, n, B, q);
-    if (info > 0) return sc_fail(err, SC_ENUMERIC, "a %d x %d system is not positive definite (minor %d)", n, n, (int)info);
+    if (info > 0) return sc_fail(err, SC_ENUMERIC, "the %d x %d matrix is not positive definite (minor %d)", n, n, (int)info);
     if (info < 0) return sc_fail(err, SC_EINPUT, "LAPACKE_dposv argument %d", (int)-info);
     return SC_OK;
 }
