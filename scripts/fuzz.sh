@@ -11,11 +11,15 @@
 # Every artifact is then triaged: replayed as is, its report's first frame outside the
 # sanitizers and libFuzzer says whose it is; one inside libhdf5 must also replay cleanly the
 # way the tools read files (SOFTCON_FUZZ_GUARD=1: the guarded read of lib/io/h5.c returns an
-# error), else, or when the frame is softcon's, it is an open finding.
+# error), else, or when the frame is softcon's, it is an open finding. The stack of a crash or
+# timeout is the one its fuzzing process reported (sanitizer log_path, one file per process in
+# build/fuzz/reports/NAME, matched to the artifact by time: it is written a few ms before), so a
+# crash that needs the files read before it (libhdf5 keeps memory and caches between files) is
+# triaged too; an artifact with no such report is replayed alone for its stack.
 # HDF5 harnesses run with -timeout=FUZZ_H5_TIMEOUT (default 2 s; text harnesses: 10 s): the
 # libhdf5 loops on damaged files (H5HG_read on a string attribute, H5C_protect) are frequent and
-# each cost the whole limit, while a valid input reads in well under 0.1 s of CPU. Artifacts are
-# replayed with the 10 s limit (a report, symbolized on a loaded machine, can take longer than
+# each cost the whole limit, while a valid input reads in well under 0.1 s of CPU. Artifacts without a
+# report are replayed with the 10 s limit (a report, symbolized on a loaded machine, can take longer than
 # 2 s): a timeout artifact that then finishes was only slow and is counted as such, not as a
 # finding.
 # FUZZ_FORK=N runs N fuzzing processes in libFuzzer's fork mode (text harnesses stop at their
@@ -37,29 +41,59 @@ first_frame() {
   grep -E '^ *#[0-9]+ 0x' "$1" | grep -vE 'sysdeps|__memset|__memcpy|__memmove|__sanitizer|__asan|__interceptor|__lsan|__ubsan|fuzzer::|libc\.so|ld-linux|compiler-rt|asan_|sanitizer_common|libclang_rt|in malloc|in calloc|in realloc|in free |in memcpy|in memmove|in memset|in strlen|in strn?dup|in strn?cmp|in strn?cpy|in memcmp|in strr?chr' | head -1
 }
 
+# the sanitizer report a fork-mode fuzzing process wrote (log_path, one file per process) just
+# before it wrote the artifact: the closest one at most 2 s older (one process at a time with -fork=1)
+report_of() {
+  local art=$1 t best="" bestdt=3
+  t=$(stat -c %.3Y "$art")
+  for r in "$reports"/report.*; do
+    [ -s "$r" ] || continue
+    local dt; dt=$(awk -v a="$t" -v b="$(stat -c %.3Y "$r")" 'BEGIN { d = a - b; if (d >= -0.5 && d <= 2) printf "%.3f", (d < 0 ? -d : d); }')
+    [ -n "$dt" ] && awk -v d="$dt" -v b="$bestdt" 'BEGIN { exit !(d < b) }' && { best=$r bestdt=$dt; }
+  done
+  echo "$best"
+}
+
 triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
   local name=$1 bin=$2 art=$3 tmo=$4 log="build/fuzz/logs/$(basename "$3").log"
-  local rc=0
-  # -malloc_limit_mb below -rss_limit_mb: a huge allocation is reported with its own stack before the
-  # RSS monitor fires (an RSS report lists only the live heap, whoever made the process grow)
-  SOFTCON_FUZZ_GUARD=0 "$bin" -runs=1 -timeout=10 -rss_limit_mb=8192 -malloc_limit_mb=2048 "$art" > "$log" 2>&1 || rc=$?
-  if [ $rc = 0 ] && [[ "$(basename "$art")" == timeout-* ]]; then
-    echo "slow: past the ${tmo} s limit, finished on replay in $(sed -nE 's/^Executed .* in ([0-9]+) ms/\1/p' "$log") ms"
-    return 0
+  local rc=0 frame="" kind how="" report
+  kind=$(sed -E 's/^(crash|timeout|oom|leak|slow-unit)-.*/\1/' <<< "$(basename "$art")")
+  # crashes and timeouts: the stack the fuzzing process reported (some libhdf5 crashes happen only
+  # after the files read before; a timeout's stack is where it was looping). Out-of-memory: a
+  # replay, because an RSS report lists only the live heap, whoever made the process grow.
+  if [ "$kind" != oom ] && report=$(report_of "$art") && [ -n "$report" ]; then
+    cp "$report" "$log"
+    frame=$(first_frame "$log")
   fi
-  local frame; frame=$(first_frame "$log")
+  if [ -z "$frame" ]; then
+    # -malloc_limit_mb below -rss_limit_mb: a huge allocation is reported with its own stack
+    SOFTCON_FUZZ_GUARD=0 "$bin" -runs=1 -timeout=10 -rss_limit_mb=8192 -malloc_limit_mb=2048 "$art" > "$log" 2>&1 || rc=$?
+    if [ $rc = 0 ] && [ "$kind" = timeout ]; then
+      echo "slow: past the ${tmo} s limit, finished on replay in $(sed -nE 's/^Executed .* in ([0-9]+) ms/\1/p' "$log") ms"
+      return 0
+    fi
+    frame=$(first_frame "$log")
+    [ $rc = 0 ] && how=" (only after earlier inputs)"
+  fi
   if [[ "$frame" == *libhdf5* ]]; then
-    if SOFTCON_FUZZ_GUARD=1 "$bin" -runs=1 -timeout=60 -rss_limit_mb=2048 "$art" > "$log.guarded" 2>&1; then
+    # the way the tools read files; the guard's time limit is the fuzzing one (a valid input reads in
+    # well under 0.1 s), so a loop costs the triage seconds, not minutes
+    if SOFTCON_FUZZ_GUARD=1 SOFTCON_FUZZ_GUARD_SECONDS="$tmo" "$bin" -runs=1 -timeout=60 -rss_limit_mb=2048 "$art" > "$log.guarded" 2>&1; then
       local where
       if [[ "$frame" == *" in "* ]]; then where=$(sed -E 's/.* in ([^ ]+) .*/\1/' <<< "$frame")
       else where=$(sed -E 's/.*\((.*libhdf5[^+]*)\+(0x[0-9a-f]+)\).*/libhdf5+\2/' <<< "$frame"); fi
-      echo "libhdf5 (handled by the guard): $(sed -E 's/^(crash|timeout|oom|leak|slow-unit)-.*/\1/' <<< "$(basename "$art")") in $where"
+      echo "libhdf5 (handled by the guard): $kind in $where"
       return 0
     fi
     echo "libhdf5, NOT handled by the guard: $frame (log $log.guarded)"
     return 1
   fi
-  echo "softcon: ${frame:-no stack} (log $log)"
+  if [ -z "$frame" ]; then
+    # what the replay did show: its exit code and first error line, or its last line
+    if [ $rc = 0 ]; then frame="no stack: no report of it, and it did not happen again when replayed alone"
+    else frame="no stack: replay exit $rc, $(grep -m1 -E 'ERROR|runtime error|violated|Killed' "$log" || tail -n1 "$log")"; fi
+  fi
+  echo "softcon: $frame$how (log $log)"
   return 1
 }
 
@@ -81,7 +115,13 @@ for name in "$@"; do
   before=$(ls "$arts" | wc -l)
   # -timeout: a hang counts as a finding; -rss_limit_mb: so does runaway memory
   # shellcheck disable=SC2086
-  "$bin" "${mode[@]}" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -print_final_stats=1 \
+  reports="build/fuzz/reports/$name"
+  rm -rf "$reports" && mkdir -p "$reports"
+  logpath=()
+  # HDF5 harnesses: each fuzzing process's sanitizer report kept in a file of its own (fork mode
+  # keeps only the ERROR line), for artifacts that do not fail again when replayed alone
+  [ $hdf5 = 1 ] && logpath=(env "ASAN_OPTIONS=$ASAN_OPTIONS:log_path=$reports/report" "UBSAN_OPTIONS=$UBSAN_OPTIONS:log_path=$reports/report")
+  "${logpath[@]}" "$bin" "${mode[@]}" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$arts/" $flags "$work" "tests/fuzz/corpus/$name" > "$log" 2>&1
   rc=$?
   if [ $forked = 1 ]; then

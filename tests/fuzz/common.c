@@ -14,9 +14,10 @@ void sc_fuzz_init(void)
     sc_log_set_level(SC_LOG_QUIET);
     /* The HDF5 guard (a fork per read, ~250 ms in a sanitized process) is off while fuzzing, so
        that libhdf5's own crashes surface as findings at full speed; SOFTCON_FUZZ_GUARD=1
-       replays inputs the way the tools read them (scripts/fuzz-triage.sh). */
-    const char *g = getenv("SOFTCON_FUZZ_GUARD");
-    sc_h5_guard_config(g && !strcmp(g, "1"), 5);
+       replays inputs the way the tools read them (the triage of scripts/fuzz.sh), with a time limit of
+       SOFTCON_FUZZ_GUARD_SECONDS (default 5). */
+    const char *g = getenv("SOFTCON_FUZZ_GUARD"), *seconds = getenv("SOFTCON_FUZZ_GUARD_SECONDS");
+    sc_h5_guard_config(g && !strcmp(g, "1"), seconds && atof(seconds) > 0 ? atof(seconds) : 5);
 }
 
 void sc_fuzz_violation(const char *file, int line, const char *what)
