@@ -13,7 +13,7 @@
 # way the tools read files (SOFTCON_FUZZ_GUARD=1: the guarded read of lib/io/h5.c returns an
 # error), else, or when the frame is softcon's, it is an open finding. The stack of a crash or
 # timeout is the one its fuzzing process reported (sanitizer log_path, one file per process in
-# build/fuzz/reports/NAME, matched to the artifact by time: it is written a few ms before), so a
+# build/fuzz/reports/NAME, matched to the artifact by time, see report_of), so a
 # crash that needs the files read before it (libhdf5 keeps memory and caches between files) is
 # triaged too; an artifact with no such report is replayed alone for its stack.
 # HDF5 harnesses run with -timeout=FUZZ_H5_TIMEOUT (default 2 s; text harnesses: 10 s): the
@@ -41,17 +41,13 @@ first_frame() {
   grep -E '^ *#[0-9]+ 0x' "$1" | grep -vE 'sysdeps|__memset|__memcpy|__memmove|__sanitizer|__asan|__interceptor|__lsan|__ubsan|fuzzer::|libc\.so|ld-linux|compiler-rt|asan_|sanitizer_common|libclang_rt|in malloc|in calloc|in realloc|in free |in memcpy|in memmove|in memset|in strlen|in strn?dup|in strn?cmp|in strn?cpy|in memcmp|in strr?chr' | head -1
 }
 
-# the sanitizer report a fork-mode fuzzing process wrote (log_path, one file per process) just
-# before it wrote the artifact: the closest one at most 2 s older (one process at a time with -fork=1)
+# the sanitizer report of the fuzzing process that wrote the artifact (log_path: one file per
+# process, and a process stops at its first finding): the one last written closest in time to
+# the artifact, within 2 s (a timeout's stack is symbolized after the artifact is written; one
+# process at a time with -fork=1); from the index of the reports' times made after the run
 report_of() {
-  local art=$1 t best="" bestdt=3
-  t=$(stat -c %.3Y "$art")
-  for r in "$reports"/report.*; do
-    [ -s "$r" ] || continue
-    local dt; dt=$(awk -v a="$t" -v b="$(stat -c %.3Y "$r")" 'BEGIN { d = a - b; if (d >= -0.5 && d <= 2) printf "%.3f", (d < 0 ? -d : d); }')
-    [ -n "$dt" ] && awk -v d="$dt" -v b="$bestdt" 'BEGIN { exit !(d < b) }' && { best=$r bestdt=$dt; }
-  done
-  echo "$best"
+  awk -v a="$(stat -c %.3Y "$1")" '{ d = a - $1; if (d < 0) d = -d; if (d <= 2 && (best == "" || d < bd)) { best = $2; bd = d } }
+    END { print best }' "$reports/index"
 }
 
 triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
@@ -144,6 +140,7 @@ for name in "$@"; do
     found="OPEN: $(grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|reader contract violated' "$log" || echo "exit $rc")"
     echo "   $found (log $log; artifacts $arts/)"
   elif [ $hdf5 = 1 ]; then
+    find "$reports" -name 'report.*' -size +0 -printf '%T@ %p\n' > "$reports/index"
     handled=0 open=0 slow=0
     declare -A kinds=()
     for art in $(ls -t "$arts" | head -n $(( $(ls "$arts" | wc -l) - before ))); do
