@@ -8,20 +8,19 @@
 # out-of-memory or UB report stops them and is a finding in softcon's code.
 # HDF5 harnesses (a seed corpus of .h5 files) run in fork mode and go on after a finding,
 # because libhdf5 1.10.8 itself crashes or loops on some damaged files (tests/fuzz/README.md).
-# Every artifact is then triaged: replayed as is, its report's first frame outside the
-# sanitizers and libFuzzer says whose it is; one inside libhdf5 must also replay cleanly the
-# way the tools read files (SOFTCON_FUZZ_GUARD=1: the guarded read of lib/io/h5.c returns an
-# error), else, or when the frame is softcon's, it is an open finding. The stack of a crash or
-# timeout is the one its fuzzing process reported (sanitizer log_path, one file per process in
-# build/fuzz/reports/NAME, matched to the artifact by time, see report_of), so a
-# crash that needs the files read before it (libhdf5 keeps memory and caches between files) is
-# triaged too; an artifact with no such report is replayed alone for its stack.
+# Every artifact is then triaged: the first stack frame outside the sanitizers and libFuzzer
+# says whose it is; one inside libhdf5 must also replay cleanly the way the tools read files
+# (SOFTCON_FUZZ_GUARD=1: the guarded read of lib/io/h5.c returns an error), else, or when the
+# frame is softcon's, it is an open finding. The stack of a crash or timeout is the one its
+# fuzzing process reported (sanitizer log_path, one file per process in build/fuzz/reports/NAME,
+# matched to the artifact by time, see report_of), so a crash that needs the files read before
+# it (libhdf5 keeps memory and caches between files) is triaged too. Out-of-memory artifacts,
+# and artifacts without a report, are replayed alone for their stack.
 # HDF5 harnesses run with -timeout=FUZZ_H5_TIMEOUT (default 2 s; text harnesses: 10 s): the
 # libhdf5 loops on damaged files (H5HG_read on a string attribute, H5C_protect) are frequent and
-# each cost the whole limit, while a valid input reads in well under 0.1 s of CPU. Artifacts without a
-# report are replayed with the 10 s limit (a report, symbolized on a loaded machine, can take longer than
-# 2 s): a timeout artifact that then finishes was only slow and is counted as such, not as a
-# finding.
+# each cost the whole limit, while a valid input reads in well under 0.1 s of CPU. Replays get
+# 10 s (a report, symbolized on a loaded machine, can take longer than 2 s): a timeout artifact
+# that then finishes was only slow and is counted as such, not as a finding.
 # FUZZ_FORK=N runs N fuzzing processes in libFuzzer's fork mode (text harnesses stop at their
 # first finding there too).
 # Usage: scripts/fuzz.sh FUZZER_DIR SECONDS "EXTRA_LIBFUZZER_FLAGS" NAME...
@@ -52,7 +51,7 @@ report_of() {
 
 triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
   local name=$1 bin=$2 art=$3 tmo=$4 log="build/fuzz/logs/$(basename "$3").log"
-  local rc=0 frame="" kind how="" report
+  local rc=0 frame="" kind report
   kind=$(sed -E 's/^(crash|timeout|oom|leak|slow-unit)-.*/\1/' <<< "$(basename "$art")")
   # crashes and timeouts: the stack the fuzzing process reported (some libhdf5 crashes happen only
   # after the files read before; a timeout's stack is where it was looping). Out-of-memory: a
@@ -69,7 +68,6 @@ triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
       return 0
     fi
     frame=$(first_frame "$log")
-    [ $rc = 0 ] && how=" (only after earlier inputs)"
   fi
   if [[ "$frame" == *libhdf5* ]]; then
     # the way the tools read files; the guard's time limit is the fuzzing one (a valid input reads in
@@ -89,7 +87,7 @@ triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
     if [ $rc = 0 ]; then frame="no stack: no report of it, and it did not happen again when replayed alone"
     else frame="no stack: replay exit $rc, $(grep -m1 -E 'ERROR|runtime error|violated|Killed' "$log" || tail -n1 "$log")"; fi
   fi
-  echo "softcon: $frame$how (log $log)"
+  echo "softcon: $frame (log $log)"
   return 1
 }
 
@@ -115,7 +113,7 @@ for name in "$@"; do
   rm -rf "$reports" && mkdir -p "$reports"
   logpath=()
   # HDF5 harnesses: each fuzzing process's sanitizer report kept in a file of its own (fork mode
-  # keeps only the ERROR line), for artifacts that do not fail again when replayed alone
+  # keeps only the ERROR line), the stacks the triage reads
   [ $hdf5 = 1 ] && logpath=(env "ASAN_OPTIONS=$ASAN_OPTIONS:log_path=$reports/report" "UBSAN_OPTIONS=$UBSAN_OPTIONS:log_path=$reports/report")
   "${logpath[@]}" "$bin" "${mode[@]}" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$arts/" $flags "$work" "tests/fuzz/corpus/$name" > "$log" 2>&1

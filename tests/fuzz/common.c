@@ -16,8 +16,9 @@ void sc_fuzz_init(void)
        that libhdf5's own crashes surface as findings at full speed; SOFTCON_FUZZ_GUARD=1
        replays inputs the way the tools read them (the triage of scripts/fuzz.sh), with a time limit of
        SOFTCON_FUZZ_GUARD_SECONDS (default 5). */
-    const char *g = getenv("SOFTCON_FUZZ_GUARD"), *seconds = getenv("SOFTCON_FUZZ_GUARD_SECONDS");
-    sc_h5_guard_config(g && !strcmp(g, "1"), seconds && atof(seconds) > 0 ? atof(seconds) : 5);
+    const char *g = getenv("SOFTCON_FUZZ_GUARD"), *limit = getenv("SOFTCON_FUZZ_GUARD_SECONDS");
+    double seconds = limit ? atof(limit) : 0;
+    sc_h5_guard_config(g && !strcmp(g, "1"), seconds > 0 ? seconds : 5);
 }
 
 void sc_fuzz_violation(const char *file, int line, const char *what)
