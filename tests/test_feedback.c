@@ -252,6 +252,45 @@ TEST(feedback_zero_gains_reproduce_the_open_loop)
                    "change the motion");
 }
 
+/* feedback.stiffness: the guided runs sample at each factor of Young's modulus in turn, and every
+   iteration's policy is tested at all of them (its survival: the least) */
+TEST(feedback_learns_across_stiffness)
+{
+    const char *b = baseline(), *ol = cyclic_openloop();
+    ENSURE_MSG(b && ol, "learn-feedback failed: %s", out);
+    const char *cfg = sc_fixture_keep(learning_config("feedback_stiffness.yaml", 2, "elites",
+                                                      "  actions: [l_thigh]\n  model: {features: [root_pitch, root_roll, com_vel_x]}\n"
+                                                      "  stiffness: [1, 2]\n"));
+    const char *p = sc_fixture_keep(sc_test_tmp("feedback_stiffness.h5")), *p2 = sc_fixture_keep(sc_test_tmp("feedback_stiffness_mpi2.h5"));
+    int rc = learn_with(cfg, 0, p, NULL);
+    ENSURE_MSG(rc == 0, "learn-feedback, stiffness [1, 2]: exit %d: %s", rc, out);
+    rc = learn_with(cfg, 2, p2, NULL);
+    ENSURE_MSG(rc == 0, "mpiexec -n 2: exit %d: %s", rc, out);
+    ENSURE(same_policy(p, p2));
+    static const char *const also[] = {"/learning/stiffness", "/learning/survived_at"};
+    ENSURE(same_groups(p, p2, also, 2));
+    rc = sc_test_sh(out, sizeof out,
+                    "/usr/bin/python3 -c \"import h5py, numpy as np; a = h5py.File('%s', 'r')['/learning']; b = h5py.File('%s', 'r')['/learning']; "
+                    "at = a['survived_at'][...]; "
+                    "print(*a['stiffness'][...], *at.shape, int((a['survived'][...] == at.min(1)).all()), "
+                    "repr(at[0, 0]), repr(b['survived'][0]), repr(a['model_error'][0]), repr(b['model_error'][0]), "
+                    "repr(a['model_error'][1]), repr(b['model_error'][1]))\"",
+                    p, b);
+    double f0, f1, at00, b0, me0, bme0, me1, bme1;
+    int ni, nf, least;
+    ENSURE_MSG(rc == 0 && sscanf(out, "%lf %lf %d %d %d %lf %lf %lf %lf %lf %lf", &f0, &f1, &ni, &nf, &least, &at00, &b0, &me0, &bme0, &me1, &bme1) == 11,
+               "reading /learning: %s", out);
+    sc_test_report("factors [%g, %g], survived_at %d x %d; iteration 1 at 1 x E: survived %.3f s (the single-stiffness run: %.3f s), "
+                   "model error %.4f (%.4f); iteration 2, sampled at 2 x E: model error %.4f (single stiffness: %.4f)",
+                   f0, f1, ni, nf, at00, b0, me0, bme0, me1, bme1);
+    ENSURE(f0 == 1 && f1 == 2 && ni == 2 && nf == 2);
+    ENSURE_MSG(least, "/learning/survived is not the least of /learning/survived_at");
+    /* iteration 1 samples at the character's own modulus: the same samples, fit and test as without the key */
+    ENSURE_MSG(me0 == bme0 && at00 == b0, "iteration 1 differs from the single-stiffness run's");
+    /* iteration 2 samples a stiffer body: other transitions */
+    ENSURE_MSG(me1 != bme1, "iteration 2's data did not change with its stiffness");
+}
+
 static int expect(const char *name, const char *pol, int code, const char *msg)
 {
     const char *o = sc_fixture_keep(sc_test_tmp("feedback_bad_sim.h5"));

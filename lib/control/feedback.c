@@ -56,6 +56,29 @@ static int read_search_config(sc_cfg_node *f, sc_search_config *c, sc_err *err)
     return SC_OK;
 }
 
+/* `stiffness`: a list of at least `min` factors on Young's modulus (default def[ndef]) */
+static int read_stiffness_factors(sc_cfg_node *sec, const double *def, int ndef, int min, double *out, int *n, sc_err *err)
+{
+    char w[160];
+    sc_cfg_node *sl;
+    int rc = sc_cfg_list(sec, "stiffness", 0, &sl, err);
+    if (rc) return rc;
+    if (!sl) {
+        double v[SC_MAX_EVAL];
+        memcpy(out, def, sizeof(double) * (size_t)ndef);
+        *n = ndef;
+        return sc_cfg_vec(sec, "stiffness", ndef, def, v, err); /* records the default */
+    }
+    *n = sc_cfg_len(sl);
+    if (*n < min || *n > SC_MAX_EVAL) return sc_fail(err, SC_EINPUT, "%s: %d to %d stiffness factors", sc_cfg_where(sl, w, sizeof w), min, SC_MAX_EVAL);
+    for (int i = 0; i < *n; i++) {
+        if ((rc = sc_cfg_scalar_double(sc_cfg_at(sl, i), &out[i], err))) return rc;
+        if (!(out[i] > 0 && out[i] <= 1e3))
+            return sc_fail(err, SC_EINPUT, "%s: a stiffness factor of %g", sc_cfg_where(sc_cfg_at(sl, i), w, sizeof w), out[i]);
+    }
+    return SC_OK;
+}
+
 int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs *dofs, sc_feedback_config *c, sc_err *err)
 {
     sc_cfg_node *root = sc_cfg_root(cfg), *f, *ev, *list;
@@ -159,23 +182,9 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
     c->nphase = (int)n;
     TRY(sc_cfg_int(ev, "after", 2, 1, 100, &n, err));
     c->after_cycles = (int)n;
-    sc_cfg_node *sl;
-    TRY(sc_cfg_list(ev, "stiffness", 0, &sl, err));
-    if (!sl) {
-        double def[] = {0.125, 0.25, 0.5, 2, 4};
-        c->nstiff = 5;
-        memcpy(c->stiffness, def, sizeof def);
-        double v[5];
-        TRY(sc_cfg_vec(ev, "stiffness", 5, def, v, err));
-    } else {
-        c->nstiff = sc_cfg_len(sl);
-        if (c->nstiff > SC_MAX_EVAL) return sc_fail(err, SC_EINPUT, "%s: at most %d stiffness factors", sc_cfg_where(sl, w, sizeof w), SC_MAX_EVAL);
-        for (int i = 0; i < c->nstiff; i++) {
-            TRY(sc_cfg_scalar_double(sc_cfg_at(sl, i), &c->stiffness[i], err));
-            if (!(c->stiffness[i] > 0 && c->stiffness[i] <= 1e3))
-                return sc_fail(err, SC_EINPUT, "%s: a stiffness factor of %g", sc_cfg_where(sc_cfg_at(sl, i), w, sizeof w), c->stiffness[i]);
-        }
-    }
+    double eval_def[] = {0.125, 0.25, 0.5, 2, 4}, learn_def[] = {1};
+    TRY(read_stiffness_factors(ev, eval_def, 5, 0, c->stiffness, &c->nstiff, err));
+    TRY(read_stiffness_factors(f, learn_def, 1, 1, c->learn_stiffness, &c->nlearn_stiff, err));
 #undef TRY
     return SC_OK;
 }
@@ -946,14 +955,21 @@ static void samcon_progress(void *ctx, int done, int nseg, const char *line)
     ip->run->progress(ip->run->progress_ctx, buf);
 }
 
-typedef struct { const sc_feedback_run *run; const sc_policy *p; } survival_ctx;
+/* the closed-loop test of an iteration's policy: one run at each learning stiffness */
+typedef struct { const sc_feedback_run *run; const sc_policy *p; const sc_model *const *models; } survival_ctx;
 static int survival_task(void *ctx, int i, void *out, sc_err *err)
 {
-    (void)i;
     const survival_ctx *sv = ctx;
     sc_trial_result *res = out;
-    return sc_policy_run(sv->run->m, sv->run->sim_opts, sv->p, sv->run->dofs, 1, sv->run->cfg->eval_seconds, sv->run->cfg->max_tilt,
+    return sc_policy_run(sv->models[i], sv->run->sim_opts, sv->p, sv->run->dofs, 1, sv->run->cfg->eval_seconds, sv->run->cfg->max_tilt,
                          &res->survived, &res->joint_error, err);
+}
+
+static const char *stiff_label(double factor)
+{
+    static _Thread_local char b[48];
+    snprintf(b, sizeof b, " (sampled at %g x Young's modulus)", factor);
+    return b;
 }
 
 void sc_feedback_result_free(sc_feedback_result *r)
@@ -980,8 +996,20 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
     long *seg_steps = NULL;
     char inner[4200];
     snprintf(inner, sizeof inner, "%s.samcon", run->checkpoint);
+    /* the models of the learning stiffness factors (the character's own where the factor is 1) */
+    const sc_model *models[SC_MAX_EVAL];
+    sc_model scaled[SC_MAX_EVAL];
+    int nscaled = 0;
     int rc = sc_features_init(&f, m, err);
     if (rc) return rc;
+    for (int k = 0; k < c->nlearn_stiff && !rc; k++) {
+        models[k] = m;
+        if (c->learn_stiffness[k] == 1) continue;
+        if ((rc = sc_model_clone(m, &scaled[nscaled], err))) break;
+        scaled[nscaled].youngs *= c->learn_stiffness[k];
+        models[k] = &scaled[nscaled++];
+    }
+    if (rc) goto done;
     if ((rc = sc_policy_from_openloop(run->ol, run->ref, m, run->dofs, c, &L.cur, err)) || (rc = sc_policy_copy(&L.cur, &L.best, err)) ||
         (rc = sc_cycle_from_times(run->ref, run->ol->cycle.t0, run->ol->cycle.t1, &cy, err)) ||
         (rc = sc_cycle_repeat(run->ref, &cy, c->cycles, &rep, err)))
@@ -1013,7 +1041,7 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         int naux = c->fit_model ? 2 * SC_FEATURES : SC_FEATURES;
         guide g = {&L.cur, &f, mf, &L.dyn, run->dofs->n, naux, SC_OK, L.dyn.n};
         iteration_progress ip = {run, i};
-        sc_samcon_run sr = {.m = m, .sim_opts = run->sim_opts, .ref = &rep, .cycle = &cy, .fragments = mf, .dofs = run->dofs, .cfg = &scfg,
+        sc_samcon_run sr = {.m = models[i % c->nlearn_stiff], .sim_opts = run->sim_opts, .ref = &rep, .cycle = &cy, .fragments = mf, .dofs = run->dofs, .cfg = &scfg,
                             .seed = sc_hash_i64(run->seed, i), .run_hash = sc_hash_i64(run->run_hash, i), .checkpoint = inner,
                             .resume = access(inner, F_OK) == 0, .stop = run->stop, .progress = run->progress ? samcon_progress : NULL,
                             .progress_ctx = &ip, .par = run->par, .center = guide_center, .center_ctx = &g, .naux = naux,
@@ -1044,13 +1072,19 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         if (rc) goto done;
         it->residual = it->pairs ? sqrt(sq / it->pairs) : 0;
         if (c->fit_model && (rc = fit_model_gains(&L.cur, &L.dyn, c, run->sampling->box, &it->model_error, err))) goto done;
-        survival_ctx sv = {run, &L.cur};
-        sc_trial_result er;
-        int owner, stopped;
-        if ((rc = sc_par_map(run->par, 1, sizeof er, survival_task, &sv, run->stop, &er, &owner, &stopped, err))) goto done;
+        survival_ctx sv = {run, &L.cur, models};
+        sc_trial_result er[SC_MAX_EVAL];
+        int owner[SC_MAX_EVAL], stopped;
+        if ((rc = sc_par_map(run->par, c->nlearn_stiff, sizeof er[0], survival_task, &sv, run->stop, er, owner, &stopped, err))) goto done;
         if (stopped) { rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in iteration %d; the learning up to there is in %s", i + 1, run->checkpoint); goto done; }
-        it->survived_s = er.survived;
-        it->joint_error = er.joint_error;
+        /* a policy for every stiffness it learned from: judged by the one it fares worst at */
+        it->survived_s = er[0].survived;
+        it->joint_error = 0;
+        for (int k = 0; k < c->nlearn_stiff; k++) {
+            it->survived_at[k] = er[k].survived;
+            it->survived_s = fmin(it->survived_s, er[k].survived);
+            it->joint_error += er[k].joint_error / c->nlearn_stiff;
+        }
         const sc_learning_iteration *b = r->niter ? &r->iter[r->best_iteration] : NULL;
         if (!b || it->survived_s > b->survived_s + 1e-9 || (fabs(it->survived_s - b->survived_s) <= 1e-9 && it->joint_error < b->joint_error)) {
             sc_policy_free(&L.best);
@@ -1061,13 +1095,16 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         r->niter = L.it;
         r->wall_seconds = wall_before + (sc_wall_time() - wall0);
         if (run->progress && sc_par_rank(run->par) == 0) {
-            char line[640], model[128] = "";
+            char line[1024], model[128] = "", at[400] = "";
             if (c->fit_model)
                 snprintf(model, sizeof model, ", %ld transitions, model error %.3f (feature scales)", L.dyn.n, it->model_error);
-            snprintf(line, sizeof line, "iteration %d/%d: %ld samples, %ld regression pairs, action residual %.3f rad%s; closed loop went %.1f of %.1f s "
+            for (int k = 0, o = 0; c->nlearn_stiff > 1 && k < c->nlearn_stiff && o < (int)sizeof at - 40; k++)
+                o += snprintf(at + o, sizeof at - (size_t)o, "%s%.1f s at %g x E", k ? ", " : " (", it->survived_at[k], c->learn_stiffness[k]);
+            if (c->nlearn_stiff > 1) strcat(at, ")");
+            snprintf(line, sizeof line, "iteration %d/%d%s: %ld samples, %ld regression pairs, action residual %.3f rad%s; closed loop went %.1f of %.1f s%s "
                      "(joint error %.1f deg); best so far: iteration %d",
-                     i + 1, c->iterations, it->samples, it->pairs, it->residual, model, it->survived_s, c->eval_seconds, it->joint_error * 180 / SC_PI,
-                     r->best_iteration + 1);
+                     i + 1, c->iterations, c->nlearn_stiff > 1 ? stiff_label(c->learn_stiffness[i % c->nlearn_stiff]) : "", it->samples, it->pairs,
+                     it->residual, model, it->survived_s, c->eval_seconds, at, it->joint_error * 180 / SC_PI, r->best_iteration + 1);
             run->progress(run->progress_ctx, line);
         }
         if (sc_par_rank(run->par) == 0) {
@@ -1084,6 +1121,7 @@ done:
     free(L.dyn.frag); free(L.dyn.s); free(L.dyn.o);
     free(seg_steps);
     if (have_rep) sc_reference_free(&rep);
+    for (int k = 0; k < nscaled; k++) sc_model_free(&scaled[k]);
     sc_features_free(&f);
     return rc;
 }
@@ -1173,7 +1211,18 @@ static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_
     TRY(sc_h5_attr_i64(f, "/learning", "chosen_iteration", r->best_iteration, err));
     TRY(sc_h5_attr_f64(f, "/learning", "wall_seconds", r->wall_seconds, err));
     TRY(sc_h5_attr_i64(f, "/learning", "samples", r->samples, err));
-    TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a, "s", "closed loop until the fall (or the end of the test)", err));
+    TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a, "s", "closed loop until the fall (or the end of the test); the least over /learning/stiffness", err));
+    {
+        size_t S = (size_t)c->nlearn_stiff, d2[2] = {N, S};
+        double *at = calloc(N * S, sizeof(double));
+        if (!at) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+        for (int i = 0; i < r->niter; i++) memcpy(at + (size_t)i * S, r->iter[i].survived_at, sizeof(double) * S);
+        rc = sc_h5_write_f64(f, "/learning/stiffness", 1, &S, c->learn_stiffness, "1",
+                             "Young's modulus / the character's, of the guided runs: iteration i sampled at factor i mod the count", err);
+        if (!rc) rc = sc_h5_write_f64(f, "/learning/survived_at", 2, d2, at, "s", "the closed-loop test at each factor of /learning/stiffness", err);
+        free(at);
+        if (rc) goto done;
+    }
     TRY(sc_h5_write_f64(f, "/learning/joint_error", 1, &N, a + N, "rad", "RMS joint angle error against the cycle's reference", err));
     TRY(sc_h5_write_f64(f, "/learning/samples", 1, &N, a + 2 * N, "1", "samples simulated", err));
     TRY(sc_h5_write_f64(f, "/learning/pairs", 1, &N, a + 3 * N, "1", "(state, action) pairs regressed", err));

@@ -51,6 +51,9 @@ typedef struct sc_feedback_config {
     double max_action;          /* rad */
     int nact;
     int act[SC_MAX_ACTIONS];    /* control DoFs the policy sets */
+    int nlearn_stiff;
+    double learn_stiffness[SC_MAX_EVAL]; /* Young's modulus factors of the guided runs, one per iteration in turn (the
+                                   data of every iteration are pooled): a policy for a range of flesh stiffness */
     int all_data;               /* 1: regress on every iteration's pairs, 0: the last iteration's */
     int path_pairs;             /* 1: only the elites on paths that went on to the last segment reached
                                    (the good paths); 0: every segment's elites, dead ends too */
@@ -106,7 +109,9 @@ int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err);
 
 /* One guided-learning iteration, or one generation of the search (its best candidate). */
 typedef struct sc_learning_iteration {
-    double survived_s;          /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs) */
+    double survived_s;          /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs;
+                                   guided: the least over learn_stiffness) */
+    double survived_at[SC_MAX_EVAL]; /* guided: at each factor of learn_stiffness */
     double joint_error;         /* rad, RMS over the survived time */
     long samples;               /* samples (guided) or runs (search) simulated */
     long pairs;                 /* regression pairs used (guided) */
