@@ -253,7 +253,7 @@ TEST(feedback_zero_gains_reproduce_the_open_loop)
 }
 
 /* feedback.stiffness: the guided runs sample at each factor of Young's modulus in turn, and every
-   iteration's policy is tested at all of them (its survival: the least) */
+   iteration's policy is tested at all of them (its survival: the mean) */
 TEST(feedback_learns_across_stiffness)
 {
     const char *b = baseline(), *ol = cyclic_openloop();
@@ -272,23 +272,52 @@ TEST(feedback_learns_across_stiffness)
     rc = sc_test_sh(out, sizeof out,
                     "/usr/bin/python3 -c \"import h5py, numpy as np; a = h5py.File('%s', 'r')['/learning']; b = h5py.File('%s', 'r')['/learning']; "
                     "at = a['survived_at'][...]; "
-                    "print(*a['stiffness'][...], *at.shape, int((a['survived'][...] == at.min(1)).all()), "
+                    "print(*a['stiffness'][...], *at.shape, int(np.allclose(a['survived'][...], at.mean(1), rtol=0, atol=1e-9)), "
                     "repr(at[0, 0]), repr(b['survived'][0]), repr(a['model_error'][0]), repr(b['model_error'][0]), "
                     "repr(a['model_error'][1]), repr(b['model_error'][1]))\"",
                     p, b);
     double f0, f1, at00, b0, me0, bme0, me1, bme1;
-    int ni, nf, least;
-    ENSURE_MSG(rc == 0 && sscanf(out, "%lf %lf %d %d %d %lf %lf %lf %lf %lf %lf", &f0, &f1, &ni, &nf, &least, &at00, &b0, &me0, &bme0, &me1, &bme1) == 11,
+    int ni, nf, mean_ok;
+    ENSURE_MSG(rc == 0 && sscanf(out, "%lf %lf %d %d %d %lf %lf %lf %lf %lf %lf", &f0, &f1, &ni, &nf, &mean_ok, &at00, &b0, &me0, &bme0, &me1, &bme1) == 11,
                "reading /learning: %s", out);
     sc_test_report("factors [%g, %g], survived_at %d x %d; iteration 1 at 1 x E: survived %.3f s (the single-stiffness run: %.3f s), "
                    "model error %.4f (%.4f); iteration 2, sampled at 2 x E: model error %.4f (single stiffness: %.4f)",
                    f0, f1, ni, nf, at00, b0, me0, bme0, me1, bme1);
     ENSURE(f0 == 1 && f1 == 2 && ni == 2 && nf == 2);
-    ENSURE_MSG(least, "/learning/survived is not the least of /learning/survived_at");
+    ENSURE_MSG(mean_ok, "/learning/survived is not the mean of /learning/survived_at");
     /* iteration 1 samples at the character's own modulus: the same samples, fit and test as without the key */
     ENSURE_MSG(me0 == bme0 && at00 == b0, "iteration 1 differs from the single-stiffness run's");
     /* iteration 2 samples a stiffer body: other transitions */
     ENSURE_MSG(me1 != bme1, "iteration 2's data did not change with its stiffness");
+}
+
+/* model.action_cost as a list: each iteration fits its maps once, tests the gains of every cost
+   closed loop, and keeps the cost whose gains go furthest */
+TEST(feedback_chooses_the_action_cost_by_the_closed_loop)
+{
+    const char *b = baseline(), *ol = cyclic_openloop();
+    ENSURE_MSG(b && ol, "learn-feedback failed: %s", out);
+    const char *cfg = sc_fixture_keep(learning_config("feedback_costs.yaml", 2, "elites",
+                                                      "  actions: [l_thigh]\n  model: {features: [root_pitch, root_roll, com_vel_x], "
+                                                      "action_cost: [0.01, 1, 100]}\n"));
+    const char *p = sc_fixture_keep(sc_test_tmp("feedback_costs.h5"));
+    int rc = learn_with(cfg, 0, p, NULL);
+    ENSURE_MSG(rc == 0, "learn-feedback, action_cost [0.01, 1, 100]: exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out,
+                    "/usr/bin/python3 -c \"import h5py, numpy as np; a = h5py.File('%s', 'r')['/learning']; b = h5py.File('%s', 'r')['/learning']; "
+                    "cs = a['cost_survived'][...]; ce = a['cost_joint_error'][...]; c = list(a['action_costs'][...]); "
+                    "k = [c.index(x) for x in a['action_cost'][...]]; "
+                    "best = [min(range(len(c)), key=lambda j: (-cs[i, j], ce[i, j])) for i in range(cs.shape[0])]; "
+                    "print(*cs.shape, int((a['survived'][...] == cs.max(1)).all()), int(k == best), "
+                    "repr(cs[0, 1]), repr(b['survived'][0]), repr(a['model_error'][0]), repr(b['model_error'][0]), ' '.join(map(repr, cs.ravel())))\"",
+                    p, b);
+    int ni, nc, best, kept;
+    double c1, b0, me, bme;
+    ENSURE_MSG(rc == 0 && sscanf(out, "%d %d %d %d %lf %lf %lf %lf", &ni, &nc, &best, &kept, &c1, &b0, &me, &bme) == 8, "reading /learning: %s", out);
+    sc_test_report("cost_survived %d x %d: %s; iteration 1 with cost 1: %.3f s (the single-cost run: %.3f s)", ni, nc, out, c1, b0);
+    ENSURE(ni == 2 && nc == 3);
+    ENSURE_MSG(best && kept, "an iteration did not keep the cost that went furthest (then tracked best)");
+    ENSURE_MSG(c1 == b0 && me == bme, "the gains of cost 1 differ from the single-cost run's");
 }
 
 static int expect(const char *name, const char *pol, int code, const char *msg)

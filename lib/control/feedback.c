@@ -115,7 +115,21 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
     TRY(sc_cfg_enum(f, "fit", fits, 2, 1, &c->fit_model, err));
     sc_cfg_node *mo, *fl;
     TRY(sc_cfg_section(f, "model", &mo, err));
-    TRY(sc_cfg_double_range(mo, "action_cost", 1.0, 1e-6, 1e6, &c->action_cost, err));
+    sc_cfg_node *cn = sc_cfg_get(mo, "action_cost");
+    if (cn && sc_cfg_is_seq(cn)) { /* candidates, chosen per iteration by the closed-loop test */
+        c->ncost = sc_cfg_len(cn);
+        if (c->ncost < 1 || c->ncost > SC_MAX_COSTS)
+            return sc_fail(err, SC_EINPUT, "%s: feedback.model.action_cost: 1 to %d values", sc_cfg_where(cn, w, sizeof w), SC_MAX_COSTS);
+        for (int i = 0; i < c->ncost; i++) {
+            TRY(sc_cfg_scalar_double(sc_cfg_at(cn, i), &c->action_cost[i], err));
+            if (!(c->action_cost[i] >= 1e-6 && c->action_cost[i] <= 1e6))
+                return sc_fail(err, SC_EINPUT, "%s: an action cost of %g is outside [1e-06, 1e+06]", sc_cfg_where(sc_cfg_at(cn, i), w, sizeof w),
+                               c->action_cost[i]);
+        }
+    } else {
+        c->ncost = 1;
+        TRY(sc_cfg_double_range(mo, "action_cost", 1.0, 1e-6, 1e6, &c->action_cost[0], err));
+    }
     TRY(sc_cfg_int(mo, "horizon", 20, 1, 1000, &n, err));
     c->horizon = (int)n;
     TRY(sc_cfg_list(mo, "features", 0, &fl, err));
@@ -720,7 +734,8 @@ static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pair
  * sampling box of each action DoF), and each fragment's law M_j = -K_j from the recursion's first
  * cycle. The laws regulate the features about s_bar_j. Returns the RMS one-step prediction error
  * (in feature scales) in *error. */
-static int fit_model_gains(sc_policy *p, const dataset *dyn, const sc_feedback_config *c, const double *box, double *error, sc_err *err)
+static int fit_model_gains(sc_policy *p, const dataset *dyn, const sc_feedback_config *c, const double *box, double action_cost, double *error,
+                           sc_err *err)
 {
     int na = p->nact, mf = p->nfrag, nf = 0, idx[SC_FEATURES];
     for (int k = 0; k < SC_FEATURES; k++)
@@ -780,7 +795,7 @@ static int fit_model_gains(sc_policy *p, const dataset *dyn, const sc_feedback_c
     for (int k = 0; k < nf; k++) Q[k * nf + k] = 1 / pow(sc_feature_scale[idx[k]], 2);
     for (int a = 0; a < na; a++) {
         double bx = box[p->act[a]] > 0 ? box[p->act[a]] : 0.1;
-        R[a * na + a] = c->action_cost / (bx * bx);
+        R[a * na + a] = action_cost / (bx * bx);
     }
     if ((rc = sc_lqr_periodic(nf, na, mf, A, B, Q, R, c->horizon, K, err))) goto done;
     memset(p->M, 0, sizeof(double) * F * na * SC_FEATURES);
@@ -955,14 +970,14 @@ static void samcon_progress(void *ctx, int done, int nseg, const char *line)
     ip->run->progress(ip->run->progress_ctx, buf);
 }
 
-/* the closed-loop test of an iteration's policy: one run at each learning stiffness */
-typedef struct { const sc_feedback_run *run; const sc_policy *p; const sc_model *const *models; } survival_ctx;
+/* the closed-loop test of an iteration's candidate policies: one run of each at each learning stiffness */
+typedef struct { const sc_feedback_run *run; const sc_policy *const *p; const sc_model *const *models; int nmodels; } survival_ctx;
 static int survival_task(void *ctx, int i, void *out, sc_err *err)
 {
     const survival_ctx *sv = ctx;
     sc_trial_result *res = out;
-    return sc_policy_run(sv->models[i], sv->run->sim_opts, sv->p, sv->run->dofs, 1, sv->run->cfg->eval_seconds, sv->run->cfg->max_tilt,
-                         &res->survived, &res->joint_error, err);
+    return sc_policy_run(sv->models[i % sv->nmodels], sv->run->sim_opts, sv->p[i / sv->nmodels], sv->run->dofs, 1, sv->run->cfg->eval_seconds,
+                         sv->run->cfg->max_tilt, &res->survived, &res->joint_error, err);
 }
 
 static const char *stiff_label(double factor)
@@ -1071,20 +1086,47 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         for (int j = 0; j < mf && !rc; j++) rc = refit(&L.cur, &L.data, j, c->ridge, &it->pairs, &sq, err);
         if (rc) goto done;
         it->residual = it->pairs ? sqrt(sq / it->pairs) : 0;
-        if (c->fit_model && (rc = fit_model_gains(&L.cur, &L.dyn, c, run->sampling->box, &it->model_error, err))) goto done;
-        survival_ctx sv = {run, &L.cur, models};
-        sc_trial_result er[SC_MAX_EVAL];
-        int owner[SC_MAX_EVAL], stopped;
-        if ((rc = sc_par_map(run->par, c->nlearn_stiff, sizeof er[0], survival_task, &sv, run->stop, er, owner, &stopped, err))) goto done;
-        if (stopped) { rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in iteration %d; the learning up to there is in %s", i + 1, run->checkpoint); goto done; }
-        /* a policy for every stiffness it learned from: judged by the one it fares worst at */
-        it->survived_s = er[0].survived;
-        it->joint_error = 0;
-        for (int k = 0; k < c->nlearn_stiff; k++) {
-            it->survived_at[k] = er[k].survived;
-            it->survived_s = fmin(it->survived_s, er[k].survived);
-            it->joint_error += er[k].joint_error / c->nlearn_stiff;
+        /* the gains of each action cost (fit: model), tested closed loop at every learning stiffness */
+        int ncand = c->fit_model ? c->ncost : 1, nst = c->nlearn_stiff;
+        sc_policy cand[SC_MAX_COSTS];
+        const sc_policy *cands[SC_MAX_COSTS] = {&L.cur};
+        memset(cand, 0, sizeof cand);
+        for (int k = 0; c->fit_model && k < ncand && !rc; k++) {
+            cands[k] = &cand[k];
+            if (!(rc = sc_policy_copy(&L.cur, &cand[k], err)))
+                rc = fit_model_gains(&cand[k], &L.dyn, c, run->sampling->box, c->action_cost[k], &it->model_error, err);
         }
+        survival_ctx sv = {run, cands, models, nst};
+        sc_trial_result er[SC_MAX_COSTS * SC_MAX_EVAL];
+        int owner[SC_MAX_COSTS * SC_MAX_EVAL], stopped = 0;
+        if (!rc) rc = sc_par_map(run->par, ncand * nst, sizeof er[0], survival_task, &sv, run->stop, er, owner, &stopped, err);
+        if (!rc && stopped) rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in iteration %d; the learning up to there is in %s", i + 1, run->checkpoint);
+        /* a policy for the stiffness it learned from is judged by its mean time before a fall over
+           them (the least would rank a policy that falls at once everywhere above one that only
+           falls at one factor); of the action costs, the gains that go furthest (then track best) are kept */
+        int chosen = 0;
+        double mean[SC_MAX_COSTS], jerr[SC_MAX_COSTS];
+        for (int k = 0; !rc && k < ncand; k++) {
+            mean[k] = jerr[k] = 0;
+            for (int q = 0; q < nst; q++) {
+                mean[k] += er[k * nst + q].survived / nst;
+                jerr[k] += er[k * nst + q].joint_error / nst;
+            }
+            it->cost_survived[k] = mean[k];
+            it->cost_joint_error[k] = jerr[k];
+            if (k && (mean[k] > mean[chosen] + 1e-9 || (fabs(mean[k] - mean[chosen]) <= 1e-9 && jerr[k] < jerr[chosen]))) chosen = k;
+        }
+        if (!rc && c->fit_model) {
+            sc_policy_free(&L.cur);
+            L.cur = cand[chosen];
+            memset(&cand[chosen], 0, sizeof cand[chosen]);
+            it->action_cost = c->action_cost[chosen];
+        }
+        for (int k = 0; k < ncand; k++) sc_policy_free(&cand[k]);
+        if (rc) goto done;
+        it->survived_s = mean[chosen];
+        it->joint_error = jerr[chosen];
+        for (int q = 0; q < nst; q++) it->survived_at[q] = er[chosen * nst + q].survived;
         const sc_learning_iteration *b = r->niter ? &r->iter[r->best_iteration] : NULL;
         if (!b || it->survived_s > b->survived_s + 1e-9 || (fabs(it->survived_s - b->survived_s) <= 1e-9 && it->joint_error < b->joint_error)) {
             sc_policy_free(&L.best);
@@ -1101,6 +1143,9 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
             for (int k = 0, o = 0; c->nlearn_stiff > 1 && k < c->nlearn_stiff && o < (int)sizeof at - 40; k++)
                 o += snprintf(at + o, sizeof at - (size_t)o, "%s%.1f s at %g x E", k ? ", " : " (", it->survived_at[k], c->learn_stiffness[k]);
             if (c->nlearn_stiff > 1) strcat(at, ")");
+            for (int k = 0, o = (int)strlen(at); c->fit_model && c->ncost > 1 && k < c->ncost && o < (int)sizeof at - 60; k++)
+                o += snprintf(at + o, sizeof at - (size_t)o, "%s%.1f s with action cost %g%s", k ? ", " : "; ", it->cost_survived[k], c->action_cost[k],
+                              c->action_cost[k] == it->action_cost ? " (kept)" : "");
             snprintf(line, sizeof line, "iteration %d/%d%s: %ld samples, %ld regression pairs, action residual %.3f rad%s; closed loop went %.1f of %.1f s%s "
                      "(joint error %.1f deg); best so far: iteration %d",
                      i + 1, c->iterations, c->nlearn_stiff > 1 ? stiff_label(c->learn_stiffness[i % c->nlearn_stiff]) : "", it->samples, it->pairs,
@@ -1200,7 +1245,23 @@ static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_
         size_t nf = 0;
         for (int k = 0; k < SC_FEATURES; k++)
             if (c->model_feature[k]) names[nf++] = sc_feature_names[k];
-        TRY(sc_h5_attr_f64(f, "/learning", "action_cost", c->action_cost, err));
+        size_t C = (size_t)c->ncost, d2[2] = {N, C};
+        double *chosen = calloc(N, sizeof(double)), *cs = calloc(N * C, sizeof(double)), *ce = calloc(N * C, sizeof(double));
+        if (!chosen || !cs || !ce) { free(chosen); free(cs); free(ce); rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+        for (int i = 0; i < r->niter; i++) {
+            chosen[i] = r->iter[i].action_cost;
+            memcpy(cs + (size_t)i * C, r->iter[i].cost_survived, sizeof(double) * C);
+            memcpy(ce + (size_t)i * C, r->iter[i].cost_joint_error, sizeof(double) * C);
+        }
+        rc = sc_h5_write_f64(f, "/learning/action_costs", 1, &C, c->action_cost, "1", "the candidate action costs (R = cost / box^2)", err);
+        if (!rc) rc = sc_h5_write_f64(f, "/learning/action_cost", 1, &N, chosen, "1", "the action cost whose gains each iteration kept", err);
+        if (!rc) rc = sc_h5_write_f64(f, "/learning/cost_survived", 2, d2, cs, "s",
+                                      "closed loop with each candidate's gains: the mean survival over /learning/stiffness", err);
+        if (!rc) rc = sc_h5_write_f64(f, "/learning/cost_joint_error", 2, d2, ce, "rad", "... and their mean RMS joint error", err);
+        free(chosen);
+        free(cs);
+        free(ce);
+        if (rc) goto done;
         TRY(sc_h5_attr_i64(f, "/learning", "horizon_cycles", c->horizon, err));
         TRY(sc_h5_write_strings(f, "/learning/regulated_features", nf, names, "the features in the LQR's state (Q = 1 / scale^2)", err));
         TRY(sc_h5_write_f64(f, "/learning/model_error", 1, &N, a + 5 * N, "1",
@@ -1211,7 +1272,7 @@ static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_
     TRY(sc_h5_attr_i64(f, "/learning", "chosen_iteration", r->best_iteration, err));
     TRY(sc_h5_attr_f64(f, "/learning", "wall_seconds", r->wall_seconds, err));
     TRY(sc_h5_attr_i64(f, "/learning", "samples", r->samples, err));
-    TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a, "s", "closed loop until the fall (or the end of the test); the least over /learning/stiffness", err));
+    TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a, "s", "closed loop until the fall (or the end of the test); the mean over /learning/stiffness", err));
     {
         size_t S = (size_t)c->nlearn_stiff, d2[2] = {N, S};
         double *at = calloc(N * S, sizeof(double));

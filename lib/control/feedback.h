@@ -20,6 +20,7 @@
 #define SC_POLICY_SCHEMA "softcon.policy/1"
 #define SC_MAX_EVAL 16
 #define SC_MAX_GENERATIONS 500
+#define SC_MAX_COSTS 8
 
 enum { SC_LEARN_GUIDED, SC_LEARN_SEARCH };
 
@@ -60,7 +61,9 @@ typedef struct sc_feedback_config {
     int fit_model;              /* 0 (fit: actions): M regressed on the elites' actions; 1 (fit: model): each
                                    fragment's map from start to end features fitted on every sample, then M
                                    by a periodic linear-quadratic regulator on those maps */
-    double action_cost;         /* model: R = action_cost / box^2 per action DoF, against Q = 1 / scale^2 */
+    int ncost;
+    double action_cost[SC_MAX_COSTS]; /* model: R = action_cost / box^2 per action DoF, against Q = 1 / scale^2; with
+                                   several, each iteration keeps the one whose gains go furthest on closed loop */
     int horizon;                /* model: cycles of the Riccati recursion */
     unsigned char model_feature[SC_FEATURES]; /* model: 1 for a feature in the regulated state */
     /* evaluation */
@@ -110,8 +113,11 @@ int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err);
 /* One guided-learning iteration, or one generation of the search (its best candidate). */
 typedef struct sc_learning_iteration {
     double survived_s;          /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs;
-                                   guided: the least over learn_stiffness) */
+                                   guided: the mean over learn_stiffness) */
     double survived_at[SC_MAX_EVAL]; /* guided: at each factor of learn_stiffness */
+    double action_cost;         /* fit: model: the one chosen */
+    double cost_survived[SC_MAX_COSTS]; /* fit: model: the mean survival over learn_stiffness of each action_cost's gains */
+    double cost_joint_error[SC_MAX_COSTS]; /* ... and their mean joint error (rad) */
     double joint_error;         /* rad, RMS over the survived time */
     long samples;               /* samples (guided) or runs (search) simulated */
     long pairs;                 /* regression pairs used (guided) */
