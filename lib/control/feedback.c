@@ -980,13 +980,6 @@ static int survival_task(void *ctx, int i, void *out, sc_err *err)
                          sv->run->cfg->max_tilt, &res->survived, &res->joint_error, err);
 }
 
-static const char *stiff_label(double factor)
-{
-    static _Thread_local char b[48];
-    snprintf(b, sizeof b, " (sampled at %g x Young's modulus)", factor);
-    return b;
-}
-
 void sc_feedback_result_free(sc_feedback_result *r)
 {
     sc_policy_free(&r->policy);
@@ -1056,7 +1049,8 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         int naux = c->fit_model ? 2 * SC_FEATURES : SC_FEATURES;
         guide g = {&L.cur, &f, mf, &L.dyn, run->dofs->n, naux, SC_OK, L.dyn.n};
         iteration_progress ip = {run, i};
-        sc_samcon_run sr = {.m = models[i % c->nlearn_stiff], .sim_opts = run->sim_opts, .ref = &rep, .cycle = &cy, .fragments = mf, .dofs = run->dofs, .cfg = &scfg,
+        sc_samcon_run sr = {.m = models[i % c->nlearn_stiff], .sim_opts = run->sim_opts, .ref = &rep, .cycle = &cy, .fragments = mf,
+                            .dofs = run->dofs, .cfg = &scfg,
                             .seed = sc_hash_i64(run->seed, i), .run_hash = sc_hash_i64(run->run_hash, i), .checkpoint = inner,
                             .resume = access(inner, F_OK) == 0, .stop = run->stop, .progress = run->progress ? samcon_progress : NULL,
                             .progress_ctx = &ip, .par = run->par, .center = guide_center, .center_ctx = &g, .naux = naux,
@@ -1137,7 +1131,8 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         r->niter = L.it;
         r->wall_seconds = wall_before + (sc_wall_time() - wall0);
         if (run->progress && sc_par_rank(run->par) == 0) {
-            char line[1024], model[128] = "", at[400] = "";
+            char line[1024], model[128] = "", at[400] = "", sampled[64] = "";
+            if (c->nlearn_stiff > 1) snprintf(sampled, sizeof sampled, " (sampled at %g x Young's modulus)", c->learn_stiffness[i % c->nlearn_stiff]);
             if (c->fit_model)
                 snprintf(model, sizeof model, ", %ld transitions, model error %.3f (feature scales)", L.dyn.n, it->model_error);
             for (int k = 0, o = 0; c->nlearn_stiff > 1 && k < c->nlearn_stiff && o < (int)sizeof at - 40; k++)
@@ -1148,7 +1143,7 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
                               c->action_cost[k] == it->action_cost ? " (kept)" : "");
             snprintf(line, sizeof line, "iteration %d/%d%s: %ld samples, %ld regression pairs, action residual %.3f rad%s; closed loop went %.1f of %.1f s%s "
                      "(joint error %.1f deg); best so far: iteration %d",
-                     i + 1, c->iterations, c->nlearn_stiff > 1 ? stiff_label(c->learn_stiffness[i % c->nlearn_stiff]) : "", it->samples, it->pairs,
+                     i + 1, c->iterations, sampled, it->samples, it->pairs,
                      it->residual, model, it->survived_s, c->eval_seconds, at, it->joint_error * 180 / SC_PI, r->best_iteration + 1);
             run->progress(run->progress_ctx, line);
         }
