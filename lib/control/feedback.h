@@ -6,8 +6,11 @@
  * fit: model (the default) fits each fragment's map from the features at its start to those at
  * its end on every sample (actions and start states vary, so the map is well determined) and
  * takes the gains of the periodic linear-quadratic regulator of those maps; fit: actions
- * regresses the elites' actions on their start features (Liu et al. 2016's fit). The policy that
- * keeps the character going longest on closed loop (then tracks best) is kept. Then it is
+ * regresses the elites' actions on their start features (Liu et al. 2016's fit). The guided runs
+ * may sample bodies of other flesh stiffness in turn (`stiffness`), and every iteration's policy is
+ * tested closed loop at each of them (with several action costs, the gains of each, keeping those
+ * that go furthest); the policy that keeps the character going longest on average (then tracks
+ * best) is kept. Then it is
  * evaluated: pushes of several magnitudes, directions and cycle phases, open loop (every M zero)
  * and closed loop alike, and the range of flesh stiffness over which it still completes its run. */
 #ifndef SC_FEEDBACK_H
