@@ -104,15 +104,21 @@ static const char *learning_config(const char *name, int iterations, const char 
     return sc_test_write(name, text);
 }
 
+/* the learning preset (2 iterations) with more keys in `feedback.model` and `feedback`: fit: model
+   (the default) on few actions and features, so the second iteration's 16 transitions per
+   fragment are enough rows (2 x (3 + 3)) to fit each fragment's map */
+static const char *preset_with(const char *name, const char *model_extra, const char *extra)
+{
+    char text[512];
+    snprintf(text, sizeof text, "  actions: [l_thigh]\n  model: {features: [root_pitch, root_roll, com_vel_x]%s}\n%s", model_extra, extra);
+    return sc_fixture_keep(learning_config(name, 2, "elites", text));
+}
+
 /* a cyclic open-loop controller of the march and the learning preset */
 static const char *preset(void)
 {
     static const char *p;
-    /* fit: model (the default) on few actions and features, so the second iteration's 16
-       transitions per fragment are enough rows (2 x (3 + 3)) to fit each fragment's map */
-    if (!p)
-        p = sc_fixture_keep(learning_config("feedback_preset.yaml", 2, "elites",
-                                            "  actions: [l_thigh]\n  model: {features: [root_pitch, root_roll, com_vel_x]}\n"));
+    if (!p) p = preset_with("feedback_preset.yaml", "", "");
     return p;
 }
 
@@ -258,9 +264,7 @@ TEST(feedback_learns_across_stiffness)
 {
     const char *b = baseline(), *ol = cyclic_openloop();
     ENSURE_MSG(b && ol, "learn-feedback failed: %s", out);
-    const char *cfg = sc_fixture_keep(learning_config("feedback_stiffness.yaml", 2, "elites",
-                                                      "  actions: [l_thigh]\n  model: {features: [root_pitch, root_roll, com_vel_x]}\n"
-                                                      "  stiffness: [1, 2]\n"));
+    const char *cfg = preset_with("feedback_stiffness.yaml", "", "  stiffness: [1, 2]\n");
     const char *p = sc_fixture_keep(sc_test_tmp("feedback_stiffness.h5")), *p2 = sc_fixture_keep(sc_test_tmp("feedback_stiffness_mpi2.h5"));
     int rc = learn_with(cfg, 0, p, NULL);
     ENSURE_MSG(rc == 0, "learn-feedback, stiffness [1, 2]: exit %d: %s", rc, out);
@@ -297,9 +301,7 @@ TEST(feedback_chooses_the_action_cost_by_the_closed_loop)
 {
     const char *b = baseline(), *ol = cyclic_openloop();
     ENSURE_MSG(b && ol, "learn-feedback failed: %s", out);
-    const char *cfg = sc_fixture_keep(learning_config("feedback_costs.yaml", 2, "elites",
-                                                      "  actions: [l_thigh]\n  model: {features: [root_pitch, root_roll, com_vel_x], "
-                                                      "action_cost: [0.01, 1, 100]}\n"));
+    const char *cfg = preset_with("feedback_costs.yaml", ", action_cost: [0.01, 1, 100]", "");
     const char *p = sc_fixture_keep(sc_test_tmp("feedback_costs.h5"));
     int rc = learn_with(cfg, 0, p, NULL);
     ENSURE_MSG(rc == 0, "learn-feedback, action_cost [0.01, 1, 100]: exit %d: %s", rc, out);

@@ -726,27 +726,27 @@ static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pair
     return rc;
 }
 
-/* fit: model. Each fragment's map from the features at its start to those at its end, fitted on
- * every sample's transition by ridge regression on standardized columns, linear about the data's
- * means: x' = A_j x + B_j u (x: the regulated features, u: the actions). Then the periodic
- * linear-quadratic regulator of those maps: the Riccati recursion run backwards over `horizon`
- * cycles with Q = diag(1 / scale^2) (sc_feature_scale) and R = diag(action_cost / box^2) (the
- * sampling box of each action DoF), and each fragment's law M_j = -K_j from the recursion's first
- * cycle. The laws regulate the features about s_bar_j. Returns the RMS one-step prediction error
- * (in feature scales) in *error. */
-static int fit_model_gains(sc_policy *p, const dataset *dyn, const sc_feedback_config *c, const double *box, double action_cost, double *error,
-                           sc_err *err)
+/* fit: model: the regulated features (their indices in idx); returns their count */
+static int model_features(const sc_feedback_config *c, int idx[SC_FEATURES])
 {
-    int na = p->nact, mf = p->nfrag, nf = 0, idx[SC_FEATURES];
+    int nf = 0;
     for (int k = 0; k < SC_FEATURES; k++)
         if (c->model_feature[k]) idx[nf++] = k;
+    return nf;
+}
+
+/* fit: model. Each fragment's map from the features at its start to those at its end, fitted on
+ * every sample's transition by ridge regression on standardized columns, linear about the data's
+ * means: x' = A_j x + B_j u (x: the regulated features, u: the actions), into A [nfrag * nf * nf]
+ * and B [nfrag * nf * nact], zeroed by the caller (they stay zero for a fragment with too few
+ * transitions). Returns the RMS one-step prediction error (in feature scales) in *error. */
+static int fit_model_maps(const sc_policy *p, const dataset *dyn, const sc_feedback_config *c, double *A, double *B, double *error, sc_err *err)
+{
+    int na = p->nact, mf = p->nfrag, idx[SC_FEATURES], nf = model_features(c, idx);
     int nx = nf + na;
-    size_t F = (size_t)mf;
-    double *A = calloc(F * nf * nf, sizeof(double)), *B = calloc(F * nf * na, sizeof(double)), *K = calloc(F * na * nf, sizeof(double));
-    double *Q = calloc((size_t)nf * nf, sizeof(double)), *R = calloc((size_t)na * na, sizeof(double));
     double *X = NULL, *Y = NULL, *W = calloc((size_t)nx * nf, sizeof(double));
     int rc = SC_OK;
-    if (!A || !B || !K || !Q || !R || !W) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    if (!W) return sc_fail(err, SC_EIO, "out of memory");
     double sq = 0;
     long rows = 0;
     for (int j = 0; j < mf; j++) {
@@ -792,6 +792,23 @@ static int fit_model_gains(sc_policy *p, const dataset *dyn, const sc_feedback_c
         rows += n;
     }
     *error = rows ? sqrt(sq / rows) : 0;
+done:
+    free(X); free(Y); free(W);
+    return rc;
+}
+
+/* fit: model. The periodic linear-quadratic regulator of the fragment maps: the Riccati recursion
+ * run backwards over `horizon` cycles with Q = diag(1 / scale^2) (sc_feature_scale) and R =
+ * diag(action_cost / box^2) (the sampling box of each action DoF), and each fragment's law
+ * M_j = -K_j from the recursion's first cycle. The laws regulate the features about s_bar_j. */
+static int regulator_gains(sc_policy *p, const sc_feedback_config *c, const double *A, const double *B, const double *box, double action_cost,
+                           sc_err *err)
+{
+    int na = p->nact, mf = p->nfrag, idx[SC_FEATURES], nf = model_features(c, idx);
+    size_t F = (size_t)mf;
+    double *K = calloc(F * na * nf, sizeof(double)), *Q = calloc((size_t)nf * nf, sizeof(double)), *R = calloc((size_t)na * na, sizeof(double));
+    int rc = SC_OK;
+    if (!K || !Q || !R) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
     for (int k = 0; k < nf; k++) Q[k * nf + k] = 1 / pow(sc_feature_scale[idx[k]], 2);
     for (int a = 0; a < na; a++) {
         double bx = box[p->act[a]] > 0 ? box[p->act[a]] : 0.1;
@@ -803,7 +820,7 @@ static int fit_model_gains(sc_policy *p, const dataset *dyn, const sc_feedback_c
         for (int a = 0; a < na; a++)
             for (int k = 0; k < nf; k++) p->M[((size_t)j * na + a) * SC_FEATURES + idx[k]] = -K[((size_t)j * na + a) * nf + k];
 done:
-    free(A); free(B); free(K); free(Q); free(R); free(X); free(Y); free(W);
+    free(K); free(Q); free(R);
     return rc;
 }
 
@@ -1085,10 +1102,17 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
         sc_policy cand[SC_MAX_COSTS];
         const sc_policy *cands[SC_MAX_COSTS] = {&L.cur};
         memset(cand, 0, sizeof cand);
-        for (int k = 0; c->fit_model && k < ncand && !rc; k++) {
-            cands[k] = &cand[k];
-            if (!(rc = sc_policy_copy(&L.cur, &cand[k], err)))
-                rc = fit_model_gains(&cand[k], &L.dyn, c, run->sampling->box, c->action_cost[k], &it->model_error, err);
+        if (c->fit_model) { /* the maps once, then the regulator of each cost */
+            int idx[SC_FEATURES], nf = model_features(c, idx);
+            size_t F = (size_t)mf;
+            double *A = calloc(F * nf * nf, sizeof(double)), *B = calloc(F * nf * (size_t)L.cur.nact, sizeof(double));
+            rc = A && B ? fit_model_maps(&L.cur, &L.dyn, c, A, B, &it->model_error, err) : sc_fail(err, SC_EIO, "out of memory");
+            for (int k = 0; k < ncand && !rc; k++) {
+                cands[k] = &cand[k];
+                if (!(rc = sc_policy_copy(&L.cur, &cand[k], err))) rc = regulator_gains(&cand[k], c, A, B, run->sampling->box, c->action_cost[k], err);
+            }
+            free(A);
+            free(B);
         }
         survival_ctx sv = {run, cands, models, nst};
         sc_trial_result er[SC_MAX_COSTS * SC_MAX_EVAL];
