@@ -245,7 +245,7 @@ int main(int argc, char **argv)
     if (sc_sim_create(&m, &sc.sim, &sim, &err)) { sc_err_prefix(&err, "%s: ", cli.inputs[0]); sc_cli_die(&cli, &err); }
     if (ctrl.kind == SC_CTRL_POLICY) {
         if (sc_features_init(&feat, &m, &err)) sc_cli_die(&cli, &err);
-        sc_policy_start(&pol, sim);
+        if (sc_policy_start(&pol, sim, &err)) sc_cli_die(&cli, &err);
         sc_policy_controller_init(&pctrl, &pol, &feat, &dofs, sim->step, ctrl.feedback);
     } else if (sc.initial_pose == SC_START_REFERENCE) {
         /* start in the trajectory's first state (a clip starts mid-motion) */
@@ -264,6 +264,7 @@ int main(int argc, char **argv)
         double off[3] = {0, sc.drop_height, 0};
         sc_sim_translate(sim, off, sc.init_vel);
     }
+    if (ctrl.kind != SC_CTRL_POLICY && sc_sim_settle(sim, &err)) sc_cli_die(&cli, &err); /* the policy's start settled already */
 
     char *resolved = sc_cfg_resolved_text(cfg);
     sc_h5 *f;
@@ -271,7 +272,8 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     if (sc_h5_create(cli.output, &f, &err)) sc_cli_die(&cli, &err);
     if (sc_h5_provenance(f, "softcon.sim/1", argc, argv, resolved, &err) || sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) ||
-        sc_h5_attr_f64(f, "/", "dt", sc.sim.dt, &err) || create_series(f, &m, sc.store_nodes, ctrl.ref_time != NULL, &s, &err) || write_mesh(f, &m, &err)) {
+        sc_h5_attr_f64(f, "/", "dt", sc.sim.dt, &err) ||
+        (!isnan(sim->start_sink) && sc_h5_attr_f64(f, "/", "start_sink_m", sim->start_sink, &err)) || create_series(f, &m, sc.store_nodes, ctrl.ref_time != NULL, &s, &err) || write_mesh(f, &m, &err)) {
         sc_h5_abort(f);
         sc_cli_die(&cli, &err);
     }

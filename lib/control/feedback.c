@@ -432,7 +432,7 @@ int sc_policy_trial_run(const sc_policy_trial *R, sc_trial_result *out, sc_err *
     sc_sim *s;
     int rc = sc_sim_create(R->m, R->o, &s, err);
     if (rc) return rc;
-    sc_policy_start(R->p, s);
+    if ((rc = sc_policy_start(R->p, s, err))) { sc_sim_free(s); return rc; }
     sc_policy_controller c;
     sc_policy_controller_init(&c, R->p, R->f, R->dofs, s->step, R->feedback);
     judge J = {.p = R->p, .c = &c, .max_tilt = R->max_tilt, .fell_at = -1, .frag_start = -1};

@@ -292,8 +292,7 @@ static int open_loop_states(const sc_feedback_run *run, const sc_features *f, sc
         start += ol->steps[k];
     }
     sc_segment_controller ctl = {run->m, run->dofs, rep.time, ol->base == SC_BASE_ID ? rep.target_quat : rep.local_quat, rep.n, seg, ol->nseg};
-    if ((rc = sc_sim_create(run->m, run->sim_opts, &s, err))) goto done;
-    sc_policy_start(p, s);
+    if ((rc = sc_sim_create(run->m, run->sim_opts, &s, err)) || (rc = sc_policy_start(p, s, err))) goto done;
     state_log L = {f, seg, ol->nseg, 0, mf, sum, count, p, run->cfg->max_tilt};
     log_state(&L, s);
     sc_quat targets[SC_SIM_MAX_BONES];

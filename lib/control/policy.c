@@ -167,9 +167,10 @@ long sc_policy_cycle_steps(const sc_policy *p)
     return n;
 }
 
-void sc_policy_start(const sc_policy *p, sc_sim *s)
+int sc_policy_start(const sc_policy *p, sc_sim *s, sc_err *err)
 {
     sc_sim_set_pose(s, p->start_root, (const sc_quat *)(const void *)p->start_quat, p->start_vel, p->start_w);
+    return sc_sim_settle(s, err);
 }
 
 int sc_policy_fallen(const sc_policy *p, const sc_sim *s, double max_tilt)

@@ -82,8 +82,8 @@ sc_target_source sc_policy_source(sc_policy_controller *c);
 double sc_policy_controller_cycle_time(const sc_policy_controller *c, long step);
 /* Simulated steps of one cycle (every fragment's steps). */
 long sc_policy_cycle_steps(const sc_policy *p);
-/* Puts s in the policy's start state. */
-void sc_policy_start(const sc_policy *p, sc_sim *s);
+/* Puts s in the policy's start state (settled when s's options say so: sc_sim_settle). */
+int sc_policy_start(const sc_policy *p, sc_sim *s, sc_err *err);
 /* A fall, for a cyclic controller: the root below half the cycle's mean root height, or its up
  * axis more than max_tilt from vertical. */
 int sc_policy_fallen(const sc_policy *p, const sc_sim *s, double max_tilt);

@@ -597,7 +597,7 @@ int sc_samcon_start_state(const sc_samcon_run *run, sc_sim *s, sc_err *err)
     int rc = sc_reference_state_at(run->ref, m, run->ref->time[0] + run->cfg->start, root, q, root_vel, w, err);
     if (rc) return rc;
     sc_sim_set_pose(s, root, q, root_vel, w);
-    return SC_OK;
+    return sc_sim_settle(s, err);
 }
 
 static double median_of(double *v, int n)

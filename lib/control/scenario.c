@@ -35,6 +35,7 @@ int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *er
     TRY(sc_cfg_double_range(sim, "drop_height", 0, -10, 100, &sc->drop_height, err));
     TRY(sc_cfg_vec_range(sim, "initial_velocity", 3, zero3, -1e3, 1e3, sc->init_vel, err));
     TRY(sc_cfg_enum(sim, "initial_pose", poses, 2, SC_START_REST, &sc->initial_pose, err));
+    TRY(sc_cfg_double_range(sim, "settle", 0, 0, 10, &so->settle, err));
     TRY(sc_cfg_double_range(sim, "youngs_modulus", m->youngs, 1, 1e12, &sc->youngs, err));
     TRY(sc_cfg_double_range(sim, "poisson_ratio", m->poisson, 0, 0.4999, &sc->poisson, err));
     so->skeleton.exact_solver = solver == 1;

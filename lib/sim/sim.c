@@ -81,6 +81,7 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->nn = m->nnodes;
     s->nb = m->nbones;
     s->nv = m->nsurf_verts;
+    s->start_sink = NAN;
     int rc = sc_fem_init(&s->fem, m, err);
     if (rc) { free(s); return rc; }
     if ((rc = sc_skeleton_create(m, &s->o.skeleton, &s->skel, err))) { sc_fem_free(&s->fem); free(s); return rc; }
@@ -198,6 +199,88 @@ void sc_sim_set_pose(sc_sim *s, const double root_pos[3], const sc_quat *local, 
     sc_fem_warm_reset(&s->fem, s->warm);
     for (int i = 0; i < s->nv; i++) s->in_contact[i] = 0;
     sync_fixed(s);
+}
+
+/* the skeleton at pose0 moved down by `sink`, every bone with velocity (0, vy, 0) or lin0/ang0 */
+static void put_skeleton(sc_sim *s, const sc_xform *pose0, double sink, double vy, const double *lin0, const double *ang0)
+{
+    for (int b = 0; b < s->nb; b++) {
+        s->pose[b] = pose0[b];
+        s->pose[b].p.y -= sink;
+        for (int k = 0; k < 3; k++) {
+            s->lin_vel[3 * b + k] = lin0 ? lin0[3 * b + k] : k == 1 ? vy : 0;
+            s->ang_vel[3 * b + k] = ang0 ? ang0[3 * b + k] : 0;
+        }
+    }
+    sc_skeleton_set_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
+    sync_fixed(s);
+}
+
+int sc_sim_settle(sc_sim *s, sc_err *err)
+{
+    s->start_sink = NAN;
+    if (!(s->o.settle > 0)) return SC_OK;
+    const size_t n3 = (size_t)s->nn * 3, b3 = (size_t)s->nb * 3;
+    sc_xform *pose0 = malloc((size_t)s->nb * sizeof *pose0);
+    const size_t ns = sc_skeleton_state_size(s->skel);
+    double *vel0 = malloc((2 * b3 + 2 * n3 + ns) * sizeof(double));
+    unsigned char *contact0 = malloc((size_t)s->nv + 1);
+    if (!pose0 || !vel0 || !contact0) {
+        free(pose0); free(vel0); free(contact0);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    double *lin0 = vel0, *ang0 = lin0 + b3, *x0 = ang0 + b3, *v0 = x0 + n3, *skel0 = v0 + n3;
+    sc_skeleton_get_state(s->skel, pose0, lin0, ang0);
+    sc_skeleton_save(s->skel, skel0); /* also the servos' last torques, so that a start in flight is restored exactly */
+    memcpy(x0, s->x, n3 * sizeof(double));
+    memcpy(v0, s->v, n3 * sizeof(double));
+    memcpy(contact0, s->in_contact, (size_t)s->nv);
+    const double t0 = s->t, mass_damping = 1 - 100 * s->o.dt; /* both motions damped at 100/s */
+    const long step0 = s->step, steps = lround(s->o.settle / s->o.dt);
+    double mass = 0, y = 0, vy = 0;
+    for (int b = 0; b < s->nb; b++) mass += s->m->bone_mass[b];
+    for (size_t i = 0; i < n3; i++) s->v[i] = 0;
+    put_skeleton(s, pose0, 0, 0, NULL, NULL);
+    int rc = SC_OK;
+    for (long k = 0; k < steps && !rc; k++) {
+        if ((rc = sc_sim_step(s, err))) break;
+        /* the skeleton as one body: the mass-weighted vertical velocity of its bones */
+        double p = 0;
+        for (int b = 0; b < s->nb; b++) {
+            double com[3], vc[3];
+            sc_skeleton_bone_com(s->skel, b, com, vc);
+            p += s->m->bone_mass[b] * vc[1];
+        }
+        vy = p / mass * mass_damping;
+        y -= vy * s->o.dt;
+        if (y > SC_SETTLE_MAX_SINK) break;
+        for (size_t i = 0; i < n3; i++) s->v[i] *= mass_damping;
+        put_skeleton(s, pose0, y, vy, NULL, NULL);
+    }
+    /* carried: the ground holds at least half the weight at the end (damped, a fall is slow) */
+    sc_sim_diag d;
+    sc_sim_diagnostics(s, &d);
+    const double weight = d.mass * sqrt(s->o.gravity[0] * s->o.gravity[0] + s->o.gravity[1] * s->o.gravity[1] + s->o.gravity[2] * s->o.gravity[2]);
+    const int carried = !rc && y <= SC_SETTLE_MAX_SINK && d.contact_force[1] >= 0.5 * weight;
+    sc_skeleton_restore(s->skel, skel0);
+    if (carried) {
+        put_skeleton(s, pose0, y, 0, lin0, ang0);
+        /* the free flesh keeps its settled shape and takes the start's velocities */
+        for (int i = 0; i < s->nn; i++)
+            if (s->m->node_bone[i] < 0) memcpy(s->v + 3 * i, v0 + 3 * i, 3 * sizeof(double));
+        s->start_sink = y;
+    } else {
+        sync_fixed(s);
+        memcpy(s->x, x0, n3 * sizeof(double));
+        memcpy(s->v, v0, n3 * sizeof(double));
+        memcpy(s->in_contact, contact0, (size_t)s->nv);
+        sc_fem_warm_reset(&s->fem, s->warm);
+    }
+    s->t = t0;
+    s->step = step0;
+    memset(&s->timing, 0, sizeof s->timing);
+    free(pose0); free(vel0); free(contact0);
+    return rc;
 }
 
 void sc_sim_set_gravity(sc_sim *s, const double g[3])
@@ -474,6 +557,7 @@ static uint64_t options_hash(const sc_sim_opts *o)
     int64_t i[] = {o->plasticity, o->damping, c->enabled, k->exact_solver, k->iterations, k->fix_root, k->finite_rotation, k->speculative};
     for (size_t j = 0; j < sizeof d / sizeof *d; j++) h = sc_hash_f64(h, d[j]);
     for (size_t j = 0; j < sizeof i / sizeof *i; j++) h = sc_hash_i64(h, i[j]);
+    if (o->settle > 0) h = sc_hash_f64(h, o->settle); /* hashes from before the option stay valid */
     return h;
 }
 

@@ -36,6 +36,7 @@ typedef struct sc_sim_opts {
     sc_skeleton_opts skeleton;
     double max_speed;           /* m/s; a node faster than this is a blow-up */
     double max_inverted;        /* fraction of tets allowed inverted at once */
+    double settle;              /* s: a posed start comes to rest on the ground first (sc_sim_settle) */
 } sc_sim_opts;
 
 void sc_sim_default_opts(sc_sim_opts *o);
@@ -72,6 +73,7 @@ typedef struct sc_sim {
     /* state */
     double t;
     long step;
+    double start_sink;          /* m the last sc_sim_settle lowered the start by; NAN: not settled */
     double *x, *v;              /* [3 nn] node positions and velocities */
     double *warm;               /* FEM warm-start rotations */
     double *anchor;             /* [3 nv] friction anchors */
@@ -105,6 +107,18 @@ void sc_sim_set_targets(sc_sim *s, const sc_quat *local);
  * (root: world), optional root origin velocity and local angular velocities (each in its
  * parent's frame; NULL = at rest); the flesh takes the skinned shape and velocity. */
 void sc_sim_set_pose(sc_sim *s, const double root_pos[3], const sc_quat *local, const double root_vel[3], const double *local_ang_vel);
+/* Lets a start in contact come to rest on the ground (opts.settle seconds; 0: nothing), so that
+ * it meets no jolt: after sc_sim_set_pose the flesh is in its skinned, unloaded shape and would
+ * drop onto the soles with the whole weight at once (1.3-1.9 m g in the first 0.1 s). For
+ * `settle` seconds of simulated time the pose is held and the skeleton may only move vertically
+ * as one body, the flesh free, both damped; then the posed state resumes lowered by the sink
+ * found (s->start_sink, m), its velocities unchanged, the flesh deformed and the soles in
+ * contact as they came to rest, at the same t and step. A character the ground does not carry
+ * at the end (less than half the weight on it, or a sink of more than SC_SETTLE_MAX_SINK: a start
+ * in flight) is left exactly as posed and start_sink is NAN. Deterministic; SC_ENUMERIC from a
+ * step. */
+#define SC_SETTLE_MAX_SINK 0.05
+int sc_sim_settle(sc_sim *s, sc_err *err);
 void sc_sim_set_gravity(sc_sim *s, const double g[3]);
 /* One step; SC_ENUMERIC with the step, time, node or element and quantity on a blow-up. */
 int sc_sim_step(sc_sim *s, sc_err *err);
