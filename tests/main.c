@@ -65,12 +65,14 @@ static void rm_rf(const char *path)
 
 const char *sc_test_tmpdir(void) { return g_tmpdir; }
 
-/* A small ring of static buffers so a test can hold several paths at once. */
+/* A ring of static buffers so a test can hold several paths at once. Large, because a path held
+ * across a loop of calls was silently overwritten when the ring was 32 (test_id_table); a path
+ * kept across tests goes through sc_fixture_keep. */
 static char *path_slot(void)
 {
-    static char slots[32][1024];
+    static char slots[1024][1024];
     static int next;
-    return slots[next++ % 32];
+    return slots[next++ % 1024];
 }
 
 const char *sc_test_tmp(const char *name)
