@@ -61,8 +61,9 @@ triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
     frame=$(first_frame "$log")
   fi
   if [ -z "$frame" ]; then
-    # -malloc_limit_mb below -rss_limit_mb: a huge allocation is reported with its own stack
-    SOFTCON_FUZZ_GUARD=0 "$bin" -runs=1 -timeout=10 -rss_limit_mb=8192 -malloc_limit_mb=2048 "$art" > "$log" 2>&1 || rc=$?
+    # the fuzzing run's -rss_limit_mb, and -malloc_limit_mb below it: a huge allocation is reported
+    # with its own stack (an RSS report lists only the live heap, often libFuzzer's own)
+    SOFTCON_FUZZ_GUARD=0 "$bin" -runs=1 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 "$art" > "$log" 2>&1 || rc=$?
     if [ $rc = 0 ] && [ "$kind" = timeout ]; then
       echo "slow: past the ${tmo} s limit, finished on replay in $(sed -nE 's/^Executed .* in ([0-9]+) ms/\1/p' "$log") ms"
       return 0

@@ -640,6 +640,26 @@ TEST(reliability_damaged_hdf5)
     }
 }
 
+/* A policy.h5 whose root string attribute has a damaged length (found by fuzz_policy): libhdf5
+ * allocates and fills 1.8 GiB for a 22 KiB file. The guard's child does it once and the file is
+ * refused for the memory it took; the read in the tool's own process (which did it again) no
+ * longer happens. */
+TEST(reliability_damaged_hdf5_memory_bounded)
+{
+    const char *ch = character();
+    ENSURE_MSG(ch, "building the character failed: %s", out);
+    const char *cfg = sc_test_write("bomb.yaml", "simulation: {duration: 0.005}\n"), *o = sc_test_tmp("bomb.h5");
+    const char *bomb = sc_test_repo("tests/fuzz/regressions/policy_vlen_memory_bomb.h5");
+    double t0 = sc_wall_time();
+    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s --policy %s %s", sc_test_tool("simulate"), cfg, o, bomb, ch);
+    sc_test_report("policy_vlen_memory_bomb.h5: exit %d in %.1f s: %s", rc, sc_wall_time() - t0, out);
+    ENSURE_MSG(rc == 2 && strstr(out, "policy_vlen_memory_bomb.h5: damaged HDF5 file") && strstr(out, "MiB of memory") &&
+               !sc_test_file_exists(o), "exit %d: %s", rc, out);
+    /* the limit is the user's to raise: then the tool's own read meets libhdf5's error */
+    rc = sc_test_sh(out, sizeof out, "SOFTCON_H5_GUARD_MEMORY_MB=100000 %s -c %s -o %s --policy %s %s", sc_test_tool("simulate"), cfg, o, bomb, ch);
+    ENSURE_MSG(rc == 2 && !strstr(out, "MiB of memory") && !sc_test_file_exists(o), "with the limit raised: exit %d: %s", rc, out);
+}
+
 /* A character.h5 whose dataset shape the reader rejects (more elements than softcon reads, or than
  * the file stores: found by fuzz_character) is rejected without leaving an HDF5 identifier open
  * (the rejection used to keep the dataset's datatype open for the life of the process). */

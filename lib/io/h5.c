@@ -1805,6 +1805,13 @@ static int guard_enabled(void)
     return g_guard;
 }
 
+/* MiB a guarded read may grow the process by: SOFTCON_H5_GUARD_MEMORY_MB, else 1 GiB + 16 x the file */
+static double guard_memory_mib(double bytes)
+{
+    const char *s = getenv("SOFTCON_H5_GUARD_MEMORY_MB");
+    return s && atof(s) > 0 ? atof(s) : 1024 + 16 * bytes / (1 << 20);
+}
+
 static int open_any(const char *path, const void *data, size_t size, const char *name, sc_h5 **f, sc_err *err)
 {
     return path ? sc_h5_open(path, f, err) : sc_h5_open_image(data, size, name, f, err);
@@ -1848,18 +1855,24 @@ static int guard_child(const char *path, const void *data, size_t size, const ch
         alarm((unsigned)(seconds + 1));
         sc_err e;
         sc_err_clear(&e);
+        struct rusage r0, r1;
+        getrusage(RUSAGE_SELF, &r0); /* the peak so far: what the fork inherited */
         sc_h5 *f;
         int rc = open_any(path, data, size, name, &f, &e);
         if (!rc) {
             reader(f, arg, &e);
             sc_h5_close(f);
         }
-        (void)!write(fds[1], "done", 4);
+        getrusage(RUSAGE_SELF, &r1);
+        char msg[12] = "done";
+        int64_t grew_kib = r1.ru_maxrss - r0.ru_maxrss;
+        memcpy(msg + 4, &grew_kib, sizeof grew_kib);
+        (void)!write(fds[1], msg, sizeof msg);
         _exit(0);
     }
     close(fds[1]);
     sc_cleanup_set_child(pid);
-    char buf[8];
+    char buf[16];
     size_t got = 0;
     /* the parent keeps the time limit too (the child's alarm could be blocked or handled) */
     double deadline = sc_wall_time() + seconds + 2;
@@ -1884,7 +1897,17 @@ static int guard_child(const char *path, const void *data, size_t size, const ch
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     sc_cleanup_set_child(0);
     const char *who = path ? path : name;
-    if (got == 4 && !memcmp(buf, "done", 4) && WIFEXITED(status) && WEXITSTATUS(status) == 0) return SC_OK;
+    if (got == 12 && !memcmp(buf, "done", 4) && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        /* memory: damaged lengths make libhdf5 allocate and fill gigabytes for a small file, and the
+           read in this process would do the same */
+        int64_t grew_kib;
+        memcpy(&grew_kib, buf + 4, sizeof grew_kib);
+        const double grew = (double)grew_kib / 1024, limit = guard_memory_mib(bytes);
+        if (grew > limit)
+            return sc_fail(err, SC_EINPUT, "%s: damaged HDF5 file: the HDF5 library took %.0f MiB of memory reading it (a file "
+                           "of %.0f KiB; at most %.0f MiB, SOFTCON_H5_GUARD_MEMORY_MB)", who, grew, bytes / 1024, limit);
+        return SC_OK;
+    }
     if (killed || (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM))
         return sc_fail(err, SC_EINPUT, "%s: damaged HDF5 file: the HDF5 library did not finish reading it in %.0f s "
                        "(damaged files can make it loop forever)", who, seconds);

@@ -126,7 +126,9 @@ long sc_h5_live_ids(void);
  * The child only calls HDF5, malloc and write(2): safe after fork with glibc, also with idle
  * worker threads (OpenBLAS) and after MPI_Init as long as the reader itself uses no MPI. The
  * guard costs one extra read of the file; SOFTCON_H5_GUARD=0 turns it off and
- * SOFTCON_H5_GUARD_SECONDS sets the time limit (default 10 s + 1 s per 10 MiB). Every reader
+ * SOFTCON_H5_GUARD_SECONDS sets the time limit (default 10 s + 1 s per 10 MiB). A child whose
+ * peak memory grew by more than SOFTCON_H5_GUARD_MEMORY_MB (default 1 GiB + 16 x the file's size)
+ * is refused too (damaged vlen lengths make libhdf5 allocate gigabytes for a small file). Every reader
  * of a softcon file (character, reference, trajectory, sim.h5, and the openloop / policy
  * readers to come) should go through sc_h5_read_file. */
 typedef int (*sc_h5_reader)(sc_h5 *f, void *arg, sc_err *err);
