@@ -24,10 +24,13 @@
 # FUZZ_FORK=N runs N fuzzing processes in libFuzzer's fork mode (text harnesses stop at their
 # first finding there too).
 # Usage: scripts/fuzz.sh FUZZER_DIR SECONDS "EXTRA_LIBFUZZER_FLAGS" NAME...
+#        scripts/fuzz.sh --triage FUZZER_DIR NAME ARTIFACT...   (triage again, e.g. after a fix)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-dir=$1 seconds=$2 flags=$3
-shift 3
+retriage=0
+[ "${1:-}" = --triage ] && { retriage=1; shift; }
+dir=$1 seconds=${2:-0} flags=${3:-}
+[ $retriage = 1 ] || shift 3
 mkdir -p build/fuzz/corpus build/fuzz/artifacts build/fuzz/logs
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=8:max_malloc_fill_size=0:malloc_context_size=8
 export LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp:print_suppressions=0
@@ -93,6 +96,17 @@ triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
   echo "softcon: $frame (log $log)"
   return 1
 }
+
+if [ $retriage = 1 ]; then
+  name=$2 bin="$dir/$2" reports="build/fuzz/reports/$2"
+  shift 2
+  [ -s "$reports/index" ] || { mkdir -p "$reports"; : > "$reports/index"; }
+  for art in "$@"; do
+    if verdict=$(triage "$name" "$bin" "$art" "${FUZZ_H5_TIMEOUT:-2}"); then echo "$(basename "$art"): $verdict"
+    else echo "OPEN: $(basename "$art"): $verdict"; status=1; fi
+  done
+  exit $status
+fi
 
 for name in "$@"; do
   bin="$dir/$name"
