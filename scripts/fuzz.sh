@@ -56,6 +56,12 @@ triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
   local name=$1 bin=$2 art=$3 tmo=$4 log="build/fuzz/logs/$(basename "$3").log"
   local rc=0 frame="" kind report
   kind=$(sed -E 's/^(crash|timeout|oom|leak|slow-unit)-.*/\1/' <<< "$(basename "$art")")
+  if [ "$kind" = oom ] && [ ! -s "$art" ]; then
+    # the harness returns at once on 0 bytes: the RSS limit was crossed by what the job's earlier
+    # inputs left in the process (allocator caches; a leak would be LeakSanitizer's report)
+    echo "carried: out-of-memory on the empty input, the memory of the job's earlier inputs"
+    return 0
+  fi
   # crashes and timeouts: the stack the fuzzing process reported (some libhdf5 crashes happen only
   # after the files read before; a timeout's stack is where it was looping). Out-of-memory: a
   # replay, because an RSS report lists only the live heap, whoever made the process grow.
@@ -64,9 +70,10 @@ triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
     frame=$(first_frame "$log")
   fi
   if [ -z "$frame" ]; then
-    # the fuzzing run's -rss_limit_mb, and -malloc_limit_mb below it: a huge allocation is reported
-    # with its own stack (an RSS report lists only the live heap, often libFuzzer's own)
-    SOFTCON_FUZZ_GUARD=0 "$bin" -runs=1 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 "$art" > "$log" 2>&1 || rc=$?
+    # -malloc_limit_mb below the fuzzing run's -rss_limit_mb (2048): a huge allocation is reported with
+    # its own stack (an RSS report lists only the live heap, often libFuzzer's own); -rss_limit_mb
+    # above it, so that the RSS report does not interrupt that stack
+    SOFTCON_FUZZ_GUARD=0 "$bin" -runs=1 -timeout=10 -rss_limit_mb=4096 -malloc_limit_mb=1024 "$art" > "$log" 2>&1 || rc=$?
     if [ $rc = 0 ] && [ "$kind" = timeout ]; then
       echo "slow: past the ${tmo} s limit, finished on replay in $(sed -nE 's/^Executed .* in ([0-9]+) ms/\1/p' "$log") ms"
       return 0
@@ -156,7 +163,7 @@ for name in "$@"; do
     echo "   $found (log $log; artifacts $arts/)"
   elif [ $hdf5 = 1 ]; then
     find "$reports" -name 'report.*' -size +0 -printf '%T@ %p\n' > "$reports/index"
-    handled=0 open=0 slow=0
+    handled=0 open=0 slow=0 carried=0
     declare -A kinds=()
     # the new artifacts, triaged FUZZ_TRIAGE_JOBS at a time (default: one per core), then counted in order
     new=$(ls -t "$arts" | head -n $(( $(ls "$arts" | wc -l) - before )))
@@ -171,6 +178,7 @@ for name in "$@"; do
       verdict=$(cat "$verdicts/$art")
       if [ "$(cat "$verdicts/$art.rc")" = 0 ]; then
         if [[ "$verdict" == slow:* ]]; then slow=$((slow + 1)); echo "   $art: $verdict"; continue; fi
+        if [[ "$verdict" == carried:* ]]; then carried=$((carried + 1)); echo "   $art: $verdict"; continue; fi
         handled=$((handled + 1))
         k=${verdict#*: }
         kinds[$k]=$(( ${kinds[$k]:-0} + 1 ))
@@ -184,6 +192,10 @@ for name in "$@"; do
       list=""
       for k in "${!kinds[@]}"; do list+="${list:+, }$k x${kinds[$k]}"; done
       found="${found/none/}${found:+; }$handled in libhdf5, handled by the guard ($list)"
+      found=${found#; }
+    fi
+    if [ $carried -gt 0 ]; then
+      found="${found/none/}${found:+; }$carried out-of-memory on the empty input (memory of the job's earlier inputs, no stack)"
       found=${found#; }
     fi
     if [ $slow -gt 0 ]; then
