@@ -56,10 +56,12 @@ triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
   local name=$1 bin=$2 art=$3 tmo=$4 log="build/fuzz/logs/$(basename "$3").log"
   local rc=0 frame="" kind report
   kind=$(sed -E 's/^(crash|timeout|oom|leak|slow-unit)-.*/\1/' <<< "$(basename "$art")")
-  if [ "$kind" = oom ] && [ ! -s "$art" ]; then
-    # the harness returns at once on 0 bytes: the RSS limit was crossed by what the job's earlier
-    # inputs left in the process (allocator caches; a leak would be LeakSanitizer's report)
-    echo "carried: out-of-memory on the empty input, the memory of the job's earlier inputs"
+  if [ ! -s "$art" ]; then
+    # the harness returns at once on 0 bytes, so what stopped the job is not the input's: the RSS
+    # limit crossed by what its earlier inputs left in the process (allocator caches; a leak is
+    # LeakSanitizer's report of its own), or a sanitizer failing at the job's exit
+    report=$(report_of "$art")
+    echo "carried: $kind on the empty input, the state of the job's earlier inputs${report:+ ($(grep -m1 -E 'ERROR|fatal error|Live Heap' "$report" | sed -E 's/^==[0-9]+== ?//'))}"
     return 0
   fi
   # crashes and timeouts: the stack the fuzzing process reported (some libhdf5 crashes happen only
@@ -195,7 +197,7 @@ for name in "$@"; do
       found=${found#; }
     fi
     if [ $carried -gt 0 ]; then
-      found="${found/none/}${found:+; }$carried out-of-memory on the empty input (memory of the job's earlier inputs, no stack)"
+      found="${found/none/}${found:+; }$carried on the empty input (the state of the job's earlier inputs, not the input's)"
       found=${found#; }
     fi
     if [ $slow -gt 0 ]; then
