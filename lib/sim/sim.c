@@ -260,7 +260,7 @@ int sc_sim_settle(sc_sim *s, sc_err *err)
     /* carried: the ground holds at least half the weight at the end (damped, a fall is slow) */
     sc_sim_diag d;
     sc_sim_diagnostics(s, &d);
-    const double weight = d.mass * sqrt(s->o.gravity[0] * s->o.gravity[0] + s->o.gravity[1] * s->o.gravity[1] + s->o.gravity[2] * s->o.gravity[2]);
+    const double weight = d.mass * sc_v3_norm(sc_v3_load(s->o.gravity));
     const int carried = !rc && y <= SC_SETTLE_MAX_SINK && d.contact_force[1] >= 0.5 * weight;
     sc_skeleton_restore(s->skel, skel0);
     if (carried) {
