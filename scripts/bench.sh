@@ -20,7 +20,10 @@
 # tetgen.radius_edge:tetgen.min_dihedral", or "default" for configs/michelin.yaml as it is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-machine="$(uname -m)-$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //; s/[^A-Za-z0-9]\+/-/g; s/-$//')-$(nproc)cpu"
+# the machine's file: architecture, CPU name, family and model (hosts that all call themselves "AMD EPYC"
+# have timed the same step at 165 and 219 us), cores
+cpu_field() { grep -m1 "^$1[[:space:]]*:" /proc/cpuinfo | sed 's/.*: //'; }
+machine="$(uname -m)-$(cpu_field 'model name' | sed 's/[^A-Za-z0-9]\+/-/g; s/-$//')-f$(cpu_field 'cpu family')m$(cpu_field model)-$(nproc)cpu"
 BASELINE="${BASELINE:-a3b491a}"
 PAIRS="${PAIRS:-5}"
 SCALING="${SCALING:-1000:80:0.2:2.0:10 2000:150:0.1:2.0:10 default 10000:1000:0.05:1.5:15 18000:1800:0.04:1.5:15}"

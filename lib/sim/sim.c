@@ -316,8 +316,9 @@ int sc_sim_step(sc_sim *s, sc_err *err)
 
     /* 1. kinematics: fixed nodes, x~ and its velocity ([L13] eq. 12-13); pose-based damping
      * (eq. 17) node by node as x~ is formed, its reaction on x~ weighted per skinning pair
-     * for eq. 18 (in place of the pair's spent terms) */
-    sync_fixed(s);
+     * for eq. 18 (in place of the pair's spent terms). The fixed nodes and s->pose already
+     * follow the skeleton: the last step and every function that moves the skeleton end with
+     * sync_fixed. */
     memset(s->f, 0, (size_t)nn * 3 * sizeof(double));
     const int pose_shape = o->plasticity || o->damping == SC_DAMP_POSE, pose_damp = o->damping == SC_DAMP_POSE;
     if (pose_shape) {
@@ -705,6 +706,6 @@ int sc_sim_snapshot_restore(sc_sim *s, const void *buf, size_t size, sc_err *err
         get(&r, s->anchor + 3 * i, 24);
         s->in_contact[i] = 1;
     }
-    sc_skeleton_get_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
+    sync_fixed(s); /* the step relies on it (the saved fixed nodes are these to the bit) */
     return SC_OK;
 }
