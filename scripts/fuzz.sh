@@ -29,8 +29,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 retriage=0
 [ "${1:-}" = --triage ] && { retriage=1; shift; }
-dir=$1 seconds=${2:-0} flags=${3:-}
-[ $retriage = 1 ] || shift 3
+dir=$1
+[ $retriage = 1 ] || { seconds=$2 flags=$3; shift 3; }
 mkdir -p build/fuzz/corpus build/fuzz/artifacts build/fuzz/logs
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=8:max_malloc_fill_size=0:malloc_context_size=8
 export LSAN_OPTIONS=suppressions=tests/fuzz/lsan.supp:print_suppressions=0
@@ -41,6 +41,12 @@ summary=()
 # first stack frame of a report that is neither sanitizer, libFuzzer nor libc
 first_frame() {
   grep -E '^ *#[0-9]+ 0x' "$1" | grep -vE 'sysdeps|__memset|__memcpy|__memmove|__sanitizer|__asan|__interceptor|__lsan|__ubsan|fuzzer::|libc\.so|ld-linux|compiler-rt|asan_|sanitizer_common|libclang_rt|in malloc|in calloc|in realloc|in free |in memcpy|in memmove|in memset|in strlen|in strn?dup|in strn?cmp|in strn?cpy|in memcmp|in strr?chr' | head -1
+}
+
+# the times and paths of the harness's sanitizer reports, which report_of reads
+index_reports() {
+  mkdir -p "$reports"
+  find "$reports" -name 'report.*' -size +0 -printf '%T@ %p\n' > "$reports/index"
 }
 
 # the sanitizer report of the fuzzing process that wrote the artifact (log_path: one file per
@@ -109,7 +115,7 @@ triage() { # name bin artifact timeout -> prints a verdict, returns 1 if open
 if [ $retriage = 1 ]; then
   name=$2 bin="$dir/$2" reports="build/fuzz/reports/$2"
   shift 2
-  [ -s "$reports/index" ] || { mkdir -p "$reports"; : > "$reports/index"; }
+  index_reports
   for art in "$@"; do
     if verdict=$(triage "$name" "$bin" "$art" "${FUZZ_H5_TIMEOUT:-2}"); then echo "$(basename "$art"): $verdict"
     else echo "OPEN: $(basename "$art"): $verdict"; status=1; fi
@@ -164,7 +170,7 @@ for name in "$@"; do
     found="OPEN: $(grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|reader contract violated' "$log" || echo "exit $rc")"
     echo "   $found (log $log; artifacts $arts/)"
   elif [ $hdf5 = 1 ]; then
-    find "$reports" -name 'report.*' -size +0 -printf '%T@ %p\n' > "$reports/index"
+    index_reports
     handled=0 open=0 slow=0 carried=0
     declare -A kinds=()
     # the new artifacts, triaged FUZZ_TRIAGE_JOBS at a time (default: one per core), then counted in order
