@@ -165,8 +165,8 @@ $(BUILD)/lib/sim/fem_avx2.o: CFLAGS += -march=x86-64-v3
 $(BUILD)/lib/sim/fem_avx512.o: CFLAGS += -march=x86-64-v4
 ifeq ($(SAN),)
 $(FEM_KERNELS): CFLAGS += -O3 -ffp-contract=fast
-# the skinning and pose-damping loops of the step vectorize at -O3
-$(BUILD)/lib/skin/lbs.o $(BUILD)/lib/sim/fem.o: CFLAGS += -O3
+# the skinning and pose-damping loops of the step and the tree solver's 6 x 6 blocks vectorize at -O3
+$(BUILD)/lib/skin/lbs.o $(BUILD)/lib/sim/fem.o $(BUILD)/lib/sim/tree_solve.o: CFLAGS += -O3
 endif
 
 # keep object files between runs (they are intermediates of the pattern rules)

@@ -27,6 +27,7 @@
 #include "core/cleanup.h"
 #include "core/log.h"
 #include "sim/skeleton.h"
+#include "sim/tree_solve.h"
 
 #ifndef dDOUBLE
 #error "softcon needs ODE built in double precision (dReal == double)"
@@ -65,6 +66,14 @@ struct sc_skeleton {
     unsigned char *boxed;     /* [nb] the servo's rows carry their torque bound in this step */
     double *undo;             /* [state size] the state before a step that may be redone */
     long redone;              /* exact steps redone with every servo boxed */
+    /* the exact step's tree solver (tree_step) */
+    sc_tree_solver *tree;
+    sc_tree_rows *rows;       /* [nb] */
+    double *lambda;           /* [6nb] */
+    double *inv_inertia;      /* [9nb] body frame */
+    double *anchor_c, *anchor_p; /* [3nb] the joint's anchor from the child's / the parent's com, body frames */
+    double *iw, *u;           /* [9nb] world inertia, [6nb] v/h + M^-1 f of the step */
+    long tree_steps;          /* exact steps taken by the tree solver */
 };
 
 /* ---- ODE process setup ------------------------------------------------------------------ */
@@ -152,6 +161,7 @@ void sc_skeleton_default_opts(sc_skeleton_opts *o)
     o->fix_root = 0;
     o->finite_rotation = 1;
     o->speculative = 1;
+    o->tree_solver = 1;
 }
 
 /* ---- validation ------------------------------------------------------------------------- */
@@ -217,6 +227,8 @@ void sc_skeleton_free(sc_skeleton *s)
     free(s->name); free(s->com_local); free(s->mass); free(s->inertia); free(s->kp); free(s->kd);
     free(s->tlim); free(s->axis); free(s->target); free(s->motor_tau); free(s->explicit_tau);
     free(s->pre_axis); free(s->pre_r); free(s->boxed); free(s->undo);
+    sc_tree_solver_free(s->tree);
+    free(s->rows); free(s->lambda); free(s->inv_inertia); free(s->anchor_c); free(s->anchor_p); free(s->iw); free(s->u);
     free(s);
 }
 
@@ -262,6 +274,17 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
     s->pre_r = sc_alloc(err, 3 * nb, sizeof(double));
     s->boxed = sc_alloc(err, nb, 1);
     s->undo = sc_alloc(err, 1 + (size_t)SNAP_PER_BONE * nb, sizeof(double));
+    s->rows = sc_alloc(err, nb, sizeof *s->rows);
+    s->lambda = sc_alloc(err, 6 * (size_t)nb, sizeof(double));
+    s->inv_inertia = sc_alloc(err, 9 * (size_t)nb, sizeof(double));
+    s->anchor_c = sc_alloc(err, 3 * (size_t)nb, sizeof(double));
+    s->anchor_p = sc_alloc(err, 3 * (size_t)nb, sizeof(double));
+    s->iw = sc_alloc(err, 9 * (size_t)nb, sizeof(double));
+    s->u = sc_alloc(err, 6 * (size_t)nb, sizeof(double));
+    if (!s->rows || !s->lambda || !s->inv_inertia || !s->anchor_c || !s->anchor_p || !s->iw || !s->u || sc_tree_solver_create(nb, m->parent, &s->tree, err)) {
+        sc_skeleton_free(s);
+        return SC_EIO;
+    }
     if (!s->boxed || !s->undo || !s->body || !s->joint || !s->amotor || !s->fb || !s->parent || !s->type || !s->name || !s->com_local ||
         !s->mass || !s->inertia || !s->kp || !s->kd || !s->tlim || !s->axis || !s->target || !s->motor_tau ||
         !s->explicit_tau || !s->pre_axis || !s->pre_r) {
@@ -293,6 +316,15 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
             sc_v3_store(s->axis + 3 * b, a);
         }
         s->target[b] = sc_q_identity();
+        sc_mat3 ib, ibi;
+        for (int k = 0; k < 9; k++) ib.m[k / 3][k % 3] = s->inertia[9 * b + k];
+        sc_m3_inverse(ib, &ibi); /* positive definite: validated */
+        for (int k = 0; k < 9; k++) s->inv_inertia[9 * b + k] = ibi.m[k / 3][k % 3];
+        if (b > 0)
+            for (int k = 0; k < 3; k++) {
+                s->anchor_c[3 * b + k] = m->joint_pos[3 * b + k] - m->bone_com[3 * b + k];
+                s->anchor_p[3 * b + k] = m->joint_pos[3 * b + k] - m->bone_com[3 * m->parent[b] + k];
+            }
 
         dBodyID bd = dBodyCreate(s->world);
         s->body[b] = bd;
@@ -534,6 +566,173 @@ static void collect_motor_torques(sc_skeleton *s)
     }
 }
 
+/* ---- the exact step through the tree solver ---------------------------------------------- */
+/* ODE's exact step, for a skeleton none of whose rows is bounded, is one linear system with
+ * the dense 90 x 90 (for 15 joints) matrix J M^-1 J^T + CFM/h, which libode factors in about
+ * three quarters of its step. tree_step builds the same rows (joint.cpp's setBall, the hinge's
+ * two angular rows, the motors' rows of addLimot) and the same right-hand side (step.cpp),
+ * solves them in linear time over the skeleton's tree, applies J^T lambda to the bodies as
+ * forces and lets dWorldStep integrate them with the joints disabled. ODE still does every
+ * step in which a row needs the LCP: a hinge at its stop, or a servo over its torque limit. */
+
+static sc_mat3 body_R(dBodyID b)
+{
+    const dReal *r = dBodyGetRotation(b); /* 3 x 4, row-major */
+    sc_mat3 m = {{{r[0], r[1], r[2]}, {r[4], r[5], r[6]}, {r[8], r[9], r[10]}}};
+    return m;
+}
+
+/* ODE 0.16's implicit gyroscopic torque (step.cpp, after Lacoursiere 2006), which dWorldStep
+ * adds to the torque accumulator before its solve: the right-hand side must see it too. */
+static sc_vec3 gyroscopic_torque(sc_mat3 iw, sc_vec3 w, double h)
+{
+    sc_vec3 l = sc_m3_mulv(iw, w);
+    sc_mat3 inv;
+    if (!sc_m3_inverse(sc_m3_sub(iw, sc_m3_scale(sc_m3_skew(l), h)), &inv)) return sc_v3(0, 0, 0);
+    sc_mat3 g = sc_m3_mul(iw, inv);
+    for (int k = 0; k < 3; k++) g.m[k][k] -= 1;
+    return sc_m3_mulv(g, sc_v3_scale(l, 1 / h));
+}
+
+/* Row r of a joint: Jacobian (child linear, child angular, parent linear, parent angular),
+ * ODE's c (a velocity) and CFM, scaled by 1/h as step.cpp does. */
+static void set_row(sc_tree_rows *j, int r, sc_vec3 cl, sc_vec3 ca, sc_vec3 pl, sc_vec3 pa, double c, double cfm, double fps,
+                    const double *uc, const double *up)
+{
+    double *jc = j->child[r], *jp = j->parent[r];
+    sc_v3_store(jc, cl); sc_v3_store(jc + 3, ca);
+    sc_v3_store(jp, pl); sc_v3_store(jp + 3, pa);
+    j->sigma[r] = cfm * fps;
+    double ju = 0;
+    for (int k = 0; k < 6; k++) ju += jc[k] * uc[k] + jp[k] * up[k];
+    j->rhs[r] = c * fps - ju;
+}
+
+/* Ball rows: the anchor seen from both bodies moves together, drift corrected by ERP. */
+static void ball_rows(sc_tree_rows *j, sc_vec3 a1, sc_vec3 p1, sc_vec3 a2, sc_vec3 p2, double k, double cfm, double fps,
+                      const double *uc, const double *up)
+{
+    sc_vec3 gap = sc_v3_sub(sc_v3_add(a2, p2), sc_v3_add(a1, p1));
+    for (int i = 0; i < 3; i++) {
+        sc_vec3 e = sc_v3(i == 0, i == 1, i == 2);
+        set_row(j, i, e, sc_v3_cross(a1, e), sc_v3_scale(e, -1), sc_v3_scale(sc_v3_cross(a2, e), -1), k * sc_v3_get(gap, i), cfm,
+                fps, uc, up);
+    }
+}
+
+/* Unit p, q with (a, p, q) orthonormal, for the unit a (any pair spans the rows' space). */
+static void plane_space(sc_vec3 a, sc_vec3 *p, sc_vec3 *q)
+{
+    *p = fabs(a.z) > 0.7071 ? sc_v3(0, -a.z, a.y) : sc_v3(-a.y, a.x, 0);
+    *p = sc_v3_normalize(*p);
+    *q = sc_v3_cross(a, *p);
+}
+
+enum { TREE_STEPPED = 1, TREE_NEEDS_LCP = 0, TREE_OVER_LIMIT = 2, TREE_NO_MEMORY = -1 };
+
+/* Takes the step, or leaves everything as it was when it needs ODE's LCP (a hinge at its stop,
+ * a singular system) or a servo is over its limit. */
+static int tree_step(sc_skeleton *s, double dt)
+{
+    const int nb = s->nb;
+    const double fps = 1 / dt, k = fps * s->opts.erp, cfm = s->opts.cfm;
+    const sc_vec3 grav = sc_v3_load(s->opts.gravity);
+    for (int b = 1; b < nb; b++) {
+        if (s->type[b] != SC_JOINT_HINGE) continue;
+        dJointID j = s->joint[b];
+        double lo = dJointGetHingeParam(j, dParamLoStop), hi = dJointGetHingeParam(j, dParamHiStop);
+        if ((lo >= -SC_PI || hi <= SC_PI) && lo <= hi) { /* hinge.cpp getInfo1: a stop row when outside */
+            double a = dJointGetHingeAngle(j);
+            if (a <= lo || a >= hi) return TREE_NEEDS_LCP;
+        }
+    }
+    for (int b = 0; b < nb; b++) {
+        dBodyID bd = s->body[b];
+        sc_mat3 r = body_R(bd), ib, ibi;
+        for (int i = 0; i < 9; i++) {
+            ib.m[i / 3][i % 3] = s->inertia[9 * b + i];
+            ibi.m[i / 3][i % 3] = s->inv_inertia[9 * b + i];
+        }
+        sc_mat3 iw = sc_m3_mul_nt(sc_m3_mul(r, ib), r), iwi = sc_m3_mul_nt(sc_m3_mul(r, ibi), r);
+        memcpy(s->iw + 9 * b, iw.m, sizeof iw.m);
+        sc_vec3 w = v3d(dBodyGetAngularVel(bd));
+        sc_vec3 f = sc_v3_add(v3d(dBodyGetForce(bd)), sc_v3_scale(grav, s->mass[b]));
+        sc_vec3 tau = sc_v3_add(v3d(dBodyGetTorque(bd)), gyroscopic_torque(iw, w, dt));
+        double *u = s->u + 6 * b;
+        sc_v3_store(u, sc_v3_add(sc_v3_scale(f, 1 / s->mass[b]), sc_v3_scale(v3d(dBodyGetLinearVel(bd)), fps)));
+        sc_v3_store(u + 3, sc_v3_add(sc_m3_mulv(iwi, tau), sc_v3_scale(w, fps)));
+    }
+    for (int b = 1; b < nb; b++) {
+        const int p = s->parent[b];
+        dBodyID bc = s->body[b], bp = s->body[p];
+        sc_mat3 rc = body_R(bc), rp = body_R(bp);
+        sc_tree_rows *j = &s->rows[b];
+        const double *uc = s->u + 6 * b, *up = s->u + 6 * p;
+        sc_vec3 a1 = sc_m3_mulv(rc, sc_v3_load(s->anchor_c + 3 * b)), a2 = sc_m3_mulv(rp, sc_v3_load(s->anchor_p + 3 * b));
+        ball_rows(j, a1, v3d(dBodyGetPosition(bc)), a2, v3d(dBodyGetPosition(bp)), k, cfm, fps, uc, up);
+        const sc_vec3 z = {0, 0, 0};
+        int m = 3;
+        if (s->type[b] == SC_JOINT_HINGE) {
+            sc_vec3 axis = sc_v3_load(s->axis + 3 * b);
+            sc_vec3 ax1 = sc_m3_mulv(rc, axis), ax2 = sc_m3_mulv(rp, axis), pv, qv;
+            plane_space(ax1, &pv, &qv);
+            sc_vec3 bx = sc_v3_cross(ax1, ax2);
+            set_row(j, m++, z, pv, z, sc_v3_scale(pv, -1), k * sc_v3_dot(bx, pv), cfm, fps, uc, up);
+            set_row(j, m++, z, qv, z, sc_v3_scale(qv, -1), k * sc_v3_dot(bx, qv), cfm, fps, uc, up);
+            if (s->kd[b] > 0 && s->amotor[b]) { /* 1-axis amotor on the parent-fixed axis, body1 = parent */
+                sc_vec3 ax = sc_m3_mulv(rp, axis);
+                set_row(j, m++, z, sc_v3_scale(ax, -1), z, ax, dJointGetAMotorParam(s->amotor[b], dParamVel), 1 / s->kd[b], fps, uc, up);
+            } else if (s->kd[b] > 0) { /* the hinge's own motor, body1 = child */
+                set_row(j, m++, z, ax1, z, sc_v3_scale(ax1, -1), dJointGetHingeParam(s->joint[b], dParamVel), 1 / s->kd[b], fps, uc, up);
+            }
+        } else if (s->kd[b] > 0) { /* 3-axis amotor on the parent's axes, body1 = parent */
+            static const int pv[3] = {dParamVel, dParamVel2, dParamVel3};
+            for (int i = 0; i < 3; i++) {
+                sc_vec3 ax = sc_m3_col(rp, i);
+                set_row(j, m++, z, sc_v3_scale(ax, -1), z, ax, dJointGetAMotorParam(s->amotor[b], pv[i]), 1 / s->kd[b], fps, uc, up);
+            }
+        }
+        j->m = m;
+    }
+    if (sc_tree_solve(s->tree, s->mass, s->iw, s->rows, s->lambda)) return TREE_NEEDS_LCP;
+    /* the servos' torques on their child (rows 3.. of a ball, 5 of a hinge); over a limit, the
+     * bounded LCP decides */
+    for (int b = 1; b < nb; b++) {
+        const sc_tree_rows *j = &s->rows[b];
+        sc_vec3 t = {0, 0, 0};
+        for (int r = s->type[b] == SC_JOINT_HINGE ? 5 : 3; r < j->m; r++)
+            t = sc_v3_add(t, sc_v3_scale(sc_v3_load(j->child[r] + 3), s->lambda[6 * b + r]));
+        if (s->kd[b] > 0 && isfinite(s->tlim[b]) && sc_v3_norm(t) > s->tlim[b]) return TREE_OVER_LIMIT;
+        sc_v3_store(s->motor_tau + 3 * b, sc_v3_add(t, sc_v3_load(s->explicit_tau + 3 * b)));
+    }
+    memset(s->motor_tau, 0, 3 * sizeof(double));
+    for (int b = 1; b < nb; b++) {
+        const sc_tree_rows *j = &s->rows[b];
+        double fc[6] = {0}, fp[6] = {0};
+        for (int r = 0; r < j->m; r++)
+            for (int i = 0; i < 6; i++) {
+                fc[i] += j->child[r][i] * s->lambda[6 * b + r];
+                fp[i] += j->parent[r][i] * s->lambda[6 * b + r];
+            }
+        dBodyID bc = s->body[b], bp = s->body[s->parent[b]];
+        dBodyAddForce(bc, fc[0], fc[1], fc[2]);
+        dBodyAddTorque(bc, fc[3], fc[4], fc[5]);
+        dBodyAddForce(bp, fp[0], fp[1], fp[2]);
+        dBodyAddTorque(bp, fp[3], fp[4], fp[5]);
+    }
+    for (int b = 1; b < nb; b++) {
+        dJointDisable(s->joint[b]);
+        if (s->amotor[b]) dJointDisable(s->amotor[b]);
+    }
+    int ok = dWorldStep(s->world, dt);
+    for (int b = 1; b < nb; b++) {
+        dJointEnable(s->joint[b]);
+        if (s->amotor[b]) dJointEnable(s->amotor[b]);
+    }
+    s->tree_steps++;
+    return ok ? TREE_STEPPED : TREE_NO_MEMORY;
+}
+
 static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
 {
     if (!(dt > 0) || !isfinite(dt)) return sc_fail(err, SC_EINPUT, "skeleton: time step %g (must be > 0)", dt);
@@ -563,18 +762,31 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
      * definite). So a servo whose last torque was below half its limit steps unbounded; if
      * any of them then exceeds its limit, the step is redone from the saved state with every
      * servo bounded, as ODE would have solved it. (|tau| bounds every motor row's torque.) */
-    int speculative = 0;
+    int speculative = 0, any_boxed = 0;
     for (int b = 1; b < s->nb; b++) {
         int bounded = s->kd[b] > 0 && isfinite(s->tlim[b]);
         s->boxed[b] = !s->opts.exact_solver || !s->opts.speculative ||
                       (bounded && sc_v3_norm(sc_v3_load(s->motor_tau + 3 * b)) > 0.5 * s->tlim[b]);
         speculative |= bounded && !s->boxed[b];
+        any_boxed |= bounded && s->boxed[b];
     }
-    if (speculative) sc_skeleton_save(s, s->undo);
     setup_servos(s);
-    int ok;
+    int ok, tree = 0;
     t_stepping = s;
-    if (s->opts.exact_solver) {
+    if (s->opts.exact_solver && s->opts.speculative && s->opts.tree_solver && !any_boxed && !s->opts.fix_root) {
+        tree = tree_step(s, dt);
+        if (tree == TREE_OVER_LIMIT) { /* as a speculative step redone: every servo bounded */
+            for (int b = 1; b < s->nb; b++) s->boxed[b] = 1;
+            setup_servos(s);
+            speculative = 0;
+            s->redone++;
+            tree = 0;
+        }
+    }
+    if (tree) {
+        ok = tree == TREE_STEPPED;
+    } else if (s->opts.exact_solver) {
+        if (speculative) sc_skeleton_save(s, s->undo);
         ok = dWorldStep(s->world, dt);
         if (ok && speculative) {
             collect_motor_torques(s);
@@ -595,7 +807,7 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
     }
     t_stepping = NULL;
     if (!ok) return sc_fail(err, SC_EIO, "skeleton: ODE could not allocate its step memory");
-    collect_motor_torques(s);
+    if (!tree) collect_motor_torques(s);
     for (int b = 0; b < s->nb; b++) {
         dBodyID bd = s->body[b];
         if (!all_finite(dBodyGetPosition(bd), 3) || !all_finite(dBodyGetQuaternion(bd), 4) ||
@@ -607,6 +819,7 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
 }
 
 long sc_skeleton_redone_steps(const sc_skeleton *s) { return s->redone; }
+long sc_skeleton_tree_steps(const sc_skeleton *s) { return s->tree_steps; }
 
 int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
 {

@@ -22,6 +22,10 @@ typedef struct sc_skeleton_opts {
                             first-order quaternion update */
     int speculative;     /* 1 (default): exact steps leave the torque bound off servos far below it
                             (see sc_skeleton_step); 0: every servo row carries its bound */
+    int tree_solver;     /* 1 (default): a speculative exact step solves its constraints with the
+                            linear-time tree solver (tree_solve.h) instead of ODE's dense LCP when
+                            no row is bounded (no hinge at its stop, no servo over its limit);
+                            0: always ODE's dWorldStep */
 } sc_skeleton_opts;
 
 void sc_skeleton_default_opts(sc_skeleton_opts *o);
@@ -63,6 +67,8 @@ void sc_skeleton_motor_torques(const sc_skeleton *s, double *tau /* 3*nbones */)
 int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err);
 /* Exact steps redone with every servo bounded since creation. */
 long sc_skeleton_redone_steps(const sc_skeleton *s);
+/* Exact steps whose constraints the tree solver solved since creation. */
+long sc_skeleton_tree_steps(const sc_skeleton *s);
 
 /* Snapshot of everything that determines the future (body positions, quaternions, velocities,
  * pending loads, targets, last motor torques). Restoring it and
