@@ -770,12 +770,14 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
         speculative |= bounded && !s->boxed[b];
         any_boxed |= bounded && s->boxed[b];
     }
+    if (speculative) sc_skeleton_save(s, s->undo); /* before setup_servos adds the explicit torques */
     setup_servos(s);
     int ok, tree = 0;
     t_stepping = s;
     if (s->opts.exact_solver && s->opts.speculative && s->opts.tree_solver && !any_boxed && !s->opts.fix_root) {
         tree = tree_step(s, dt);
         if (tree == TREE_OVER_LIMIT) { /* as a speculative step redone: every servo bounded */
+            sc_skeleton_restore(s, s->undo); /* the loads without this step's explicit torques */
             for (int b = 1; b < s->nb; b++) s->boxed[b] = 1;
             setup_servos(s);
             speculative = 0;
@@ -786,7 +788,6 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
     if (tree) {
         ok = tree == TREE_STEPPED;
     } else if (s->opts.exact_solver) {
-        if (speculative) sc_skeleton_save(s, s->undo);
         ok = dWorldStep(s->world, dt);
         if (ok && speculative) {
             collect_motor_torques(s);

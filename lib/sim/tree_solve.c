@@ -13,14 +13,18 @@
 
 _Static_assert(SC_TREE_MAX_ROWS == 6, "the blocks are 6 x 6");
 
+/* A 6 x 6 block is 6 rows of 8 lanes (the last two 0): every row operation is a vector one. */
+typedef double row8 __attribute__((vector_size(64)));
+typedef row8 mat6[6];
+
 struct sc_tree_solver {
     int n;
     int *parent;
-    double (*d)[6][6];      /* [n] body pivot D_b, then its Cholesky factor */
-    double (*lb)[6][6];     /* [n] D_b^-1 Jc^T (6 x rows) */
-    double (*nf)[6][6];     /* [n] Cholesky factor of N_b */
-    double (*nj)[6][6];     /* [n] N_b^-1 Jp (rows x 6) */
-    double (*bb)[6], (*bj)[6], (*xb)[6];
+    mat6 *d;         /* [n] body pivot D_b, then its Cholesky factor */
+    mat6 *lb;        /* [n] D_b^-1 Jc^T (6 x rows) */
+    mat6 *nf;        /* [n] Cholesky factor of N_b */
+    mat6 *nj;        /* [n] N_b^-1 Jp (rows x 6) */
+    row8 *bb, *bj, *xb;
 };
 
 void sc_tree_solver_free(sc_tree_solver *t)
@@ -41,16 +45,17 @@ int sc_tree_solver_create(int n, const int *parent, sc_tree_solver **out, sc_err
     if (!t) return SC_EIO;
     t->n = n;
     t->parent = sc_alloc(err, n, sizeof *t->parent);
-    t->d = sc_alloc(err, n, sizeof *t->d);
-    t->lb = sc_alloc(err, n, sizeof *t->lb);
-    t->nf = sc_alloc(err, n, sizeof *t->nf);
-    t->nj = sc_alloc(err, n, sizeof *t->nj);
-    t->bb = sc_alloc(err, n, sizeof *t->bb);
-    t->bj = sc_alloc(err, n, sizeof *t->bj);
-    t->xb = sc_alloc(err, n, sizeof *t->xb);
+    /* row8 wants 64-byte alignment */
+    t->d = aligned_alloc(64, n * sizeof *t->d);
+    t->lb = aligned_alloc(64, n * sizeof *t->lb);
+    t->nf = aligned_alloc(64, n * sizeof *t->nf);
+    t->nj = aligned_alloc(64, n * sizeof *t->nj);
+    t->bb = aligned_alloc(64, n * sizeof *t->bb);
+    t->bj = aligned_alloc(64, n * sizeof *t->bj);
+    t->xb = aligned_alloc(64, n * sizeof *t->xb);
     if (!t->parent || !t->d || !t->lb || !t->nf || !t->nj || !t->bb || !t->bj || !t->xb) {
         sc_tree_solver_free(t);
-        return SC_EIO;
+        return sc_fail(err, SC_EIO, "tree solver: out of memory for %d bodies", n);
     }
     for (int b = 0; b < n; b++) t->parent[b] = parent[b];
     *out = t;
@@ -58,8 +63,7 @@ int sc_tree_solver_create(int n, const int *parent, sc_tree_solver **out, sc_err
 }
 
 /* The blocks are all 6 x 6 (a joint's rows past its m are zero with Sigma 1, so their lambda
- * is 0): fixed sizes let the compiler unroll and vectorize every loop. */
-typedef double mat6[6][6];
+ * is 0): fixed sizes and 8-lane rows let every inner loop be a vector operation. */
 
 /* In-place lower Cholesky factor of a (lower triangle read), its diagonal replaced by the
  * reciprocals; -1 if not positive definite. */
@@ -80,18 +84,18 @@ static int cholesky6(mat6 a)
     return 0;
 }
 
-/* x <- (L L^T)^-1 x, every column of x at once. */
+/* x <- (L L^T)^-1 x, the 6 columns of x at once. */
 static void cholesky6_solve(const mat6 l, mat6 x)
 {
     for (int i = 0; i < 6; i++) {
-        for (int p = 0; p < i; p++)
-            for (int c = 0; c < 6; c++) x[i][c] -= l[i][p] * x[p][c];
-        for (int c = 0; c < 6; c++) x[i][c] *= l[i][i];
+        row8 v = x[i];
+        for (int p = 0; p < i; p++) v -= l[i][p] * x[p];
+        x[i] = v * l[i][i];
     }
     for (int i = 5; i >= 0; i--) {
-        for (int p = i + 1; p < 6; p++)
-            for (int c = 0; c < 6; c++) x[i][c] -= l[p][i] * x[p][c];
-        for (int c = 0; c < 6; c++) x[i][c] *= l[i][i];
+        row8 v = x[i];
+        for (int p = i + 1; p < 6; p++) v -= l[p][i] * x[p];
+        x[i] = v * l[i][i];
     }
 }
 
@@ -109,79 +113,85 @@ static void cholesky6_solve_vec(const mat6 l, double *x)
     }
 }
 
+static double dot8(row8 a, row8 b)
+{
+    row8 c = a * b;
+    return ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));
+}
+
 int sc_tree_solve(sc_tree_solver *t, const double *mass, const double *inertia, const sc_tree_rows *rows, double *lambda)
 {
     const int n = t->n;
+    const row8 zero = {0};
     for (int b = 0; b < n; b++) {
-        double(*d)[6] = t->d[b];
-        memset(d, 0, sizeof(mat6));
+        row8 *d = t->d[b];
+        for (int i = 0; i < 6; i++) d[i] = zero;
         d[0][0] = d[1][1] = d[2][2] = mass[b];
         for (int i = 0; i < 3; i++)
             for (int k = 0; k < 3; k++) d[3 + i][3 + k] = inertia[9 * b + 3 * i + k];
-        memset(t->bb[b], 0, sizeof t->bb[b]);
+        t->bb[b] = zero;
     }
     /* factor, leaves first; the forward substitution of rhs goes along */
     for (int b = n - 1; b >= 1; b--) {
         const sc_tree_rows *j = &rows[b];
         const int m = j->m, p = t->parent[b];
-        mat6 c, pj; /* Jc^T (column r = child row r) and Jp (row r), zero past m */
-        double rhs[6], sig[6];
+        mat6 jc, jp; /* Jc and Jp, row r, zero past m */
+        row8 rhs = zero, sig = zero;
         for (int r = 0; r < 6; r++) {
-            const int on = r < m;
-            for (int k = 0; k < 6; k++) {
-                c[k][r] = on ? j->child[r][k] : 0;
-                pj[r][k] = on ? j->parent[r][k] : 0;
+            jc[r] = jp[r] = zero;
+            for (int k = 0; k < 6 && r < m; k++) {
+                jc[r][k] = j->child[r][k];
+                jp[r][k] = j->parent[r][k];
             }
-            rhs[r] = on ? j->rhs[r] : 0;
-            sig[r] = on ? j->sigma[r] : 1;
+            rhs[r] = r < m ? j->rhs[r] : 0;
+            sig[r] = r < m ? j->sigma[r] : 1;
         }
-        if (cholesky6(t->d[b])) return -1;
-        double(*lb)[6] = t->lb[b]; /* D_b^-1 Jc^T */
-        memcpy(lb, c, sizeof(mat6));
-        cholesky6_solve(t->d[b], lb);
-        double(*nf)[6] = t->nf[b]; /* N = Sigma + Jc D_b^-1 Jc^T */
-        for (int r = 0; r < 6; r++)
-            for (int s = 0; s < 6; s++) {
-                double v = r == s ? sig[r] : 0;
-                for (int k = 0; k < 6; k++) v += c[k][r] * lb[k][s];
-                nf[r][s] = v;
-            }
+        row8 *db = t->d[b], *lb = t->lb[b], *nf = t->nf[b], *nj = t->nj[b], *dp = t->d[p];
+        if (cholesky6(db)) return -1;
+        for (int k = 0; k < 6; k++) /* Jc^T */
+            for (int r = 0; r < 6; r++) lb[k][r] = jc[r][k];
+        for (int k = 6; k < 8; k++)
+            for (int r = 0; r < 6; r++) lb[r][k] = 0;
+        cholesky6_solve(db, lb); /* D_b^-1 Jc^T */
+        for (int r = 0; r < 6; r++) { /* N = Sigma + Jc D_b^-1 Jc^T */
+            row8 v = zero;
+            v[r] = sig[r];
+            for (int k = 0; k < 6; k++) v += jc[r][k] * lb[k];
+            nf[r] = v;
+        }
         if (cholesky6(nf)) return -1;
-        double(*nj)[6] = t->nj[b]; /* N^-1 Jp */
-        memcpy(nj, pj, sizeof(mat6));
-        cholesky6_solve(nf, nj);
-        double(*dp)[6] = t->d[p];
-        for (int r = 0; r < 6; r++)
-            for (int i = 0; i < 6; i++)
-                for (int k = 0; k < 6; k++) dp[i][k] += pj[r][i] * nj[r][k];
-        for (int r = 0; r < 6; r++) {
-            double v = rhs[r];
-            for (int k = 0; k < 6; k++) v -= lb[k][r] * t->bb[b][k];
-            t->bj[b][r] = v;
+        for (int r = 0; r < 6; r++) nj[r] = jp[r];
+        cholesky6_solve(nf, nj); /* N^-1 Jp */
+        for (int i = 0; i < 6; i++) { /* D_p += Jp^T N^-1 Jp */
+            row8 v = dp[i];
+            for (int r = 0; r < 6; r++) v += jp[r][i] * nj[r];
+            dp[i] = v;
         }
-        for (int r = 0; r < 6; r++)
-            for (int k = 0; k < 6; k++) t->bb[p][k] += nj[r][k] * t->bj[b][r];
+        row8 bj = rhs; /* rhs - (D_b^-1 Jc^T)^T bb_b */
+        for (int k = 0; k < 6; k++) bj -= t->bb[b][k] * lb[k];
+        t->bj[b] = bj;
+        row8 bp = t->bb[p];
+        for (int r = 0; r < 6; r++) bp += bj[r] * nj[r];
+        t->bb[p] = bp;
     }
     if (cholesky6(t->d[0])) return -1;
     /* back substitution, root first */
-    memcpy(t->xb[0], t->bb[0], sizeof t->xb[0]);
-    cholesky6_solve_vec(t->d[0], t->xb[0]);
+    double x[8];
+    memcpy(x, &t->bb[0], sizeof x);
+    cholesky6_solve_vec(t->d[0], x);
+    memcpy(&t->xb[0], x, sizeof x);
     for (int b = 1; b < n; b++) {
-        const int p = t->parent[b];
-        double xj[6];
-        memcpy(xj, t->bj[b], sizeof xj);
+        const row8 xp = t->xb[t->parent[b]];
+        double xj[8];
+        memcpy(xj, &t->bj[b], sizeof xj);
         cholesky6_solve_vec(t->nf[b], xj);
-        for (int r = 0; r < 6; r++) {
-            double v = -xj[r]; /* -N^-1 bj + N^-1 Jp x_p */
-            for (int k = 0; k < 6; k++) v += t->nj[b][r][k] * t->xb[p][k];
-            xj[r] = v;
-        }
+        for (int r = 0; r < 6; r++) xj[r] = dot8(t->nj[b][r], xp) - xj[r]; /* -N^-1 bj + N^-1 Jp x_p */
         for (int r = 0; r < rows[b].m; r++) lambda[6 * b + r] = -xj[r];
-        double *xb = t->xb[b];
-        memcpy(xb, t->bb[b], sizeof t->xb[b]);
-        cholesky6_solve_vec(t->d[b], xb);
-        for (int r = 0; r < 6; r++)
-            for (int k = 0; k < 6; k++) xb[k] -= t->lb[b][k][r] * xj[r];
+        row8 xjv = {xj[0], xj[1], xj[2], xj[3], xj[4], xj[5], 0, 0};
+        memcpy(x, &t->bb[b], sizeof x);
+        cholesky6_solve_vec(t->d[b], x);
+        for (int k = 0; k < 6; k++) x[k] -= dot8(t->lb[b][k], xjv);
+        memcpy(&t->xb[b], x, sizeof x);
     }
     return 0;
 }
