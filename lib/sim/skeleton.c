@@ -770,11 +770,14 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
         speculative |= bounded && !s->boxed[b];
         any_boxed |= bounded && s->boxed[b];
     }
-    if (speculative) sc_skeleton_save(s, s->undo); /* before setup_servos adds the explicit torques */
+    /* The tree solver solves without bounds, whatever boxed says: within them its solution is
+     * the bounded LCP's too. */
+    const int try_tree = s->opts.exact_solver && s->opts.speculative && s->opts.tree_solver && !s->opts.fix_root;
+    if (speculative || (try_tree && any_boxed)) sc_skeleton_save(s, s->undo); /* before setup_servos adds the explicit torques */
     setup_servos(s);
     int ok, tree = 0;
     t_stepping = s;
-    if (s->opts.exact_solver && s->opts.speculative && s->opts.tree_solver && !any_boxed && !s->opts.fix_root) {
+    if (try_tree) {
         tree = tree_step(s, dt);
         if (tree == TREE_OVER_LIMIT) { /* as a speculative step redone: every servo bounded */
             sc_skeleton_restore(s, s->undo); /* the loads without this step's explicit torques */

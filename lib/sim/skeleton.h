@@ -22,10 +22,10 @@ typedef struct sc_skeleton_opts {
                             first-order quaternion update */
     int speculative;     /* 1 (default): exact steps leave the torque bound off servos far below it
                             (see sc_skeleton_step); 0: every servo row carries its bound */
-    int tree_solver;     /* 1 (default): a speculative exact step solves its constraints with the
-                            linear-time tree solver (tree_solve.h) instead of ODE's dense LCP when
-                            no row is bounded (no hinge at its stop, no servo over its limit);
-                            0: always ODE's dWorldStep */
+    int tree_solver;     /* 1 (default, with speculative): an exact step first solves its rows
+                            without bounds by the linear-time tree solver (tree_solve.h); ODE's
+                            dense LCP (dWorldStep) takes the step only when a hinge is at its stop
+                            or a servo comes out over its limit. 0: always dWorldStep */
 } sc_skeleton_opts;
 
 void sc_skeleton_default_opts(sc_skeleton_opts *o);
