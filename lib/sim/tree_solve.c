@@ -113,9 +113,9 @@ static void cholesky6_solve_vec(const mat6 l, double *x)
     }
 }
 
-static double dot8(row8 a, row8 b)
+static double dot8(const row8 *a, const row8 *b) /* by pointer: a 64-byte vector argument's ABI depends on AVX-512 */
 {
-    row8 c = a * b;
+    row8 c = *a * *b;
     return ((c[0] + c[1]) + (c[2] + c[3])) + ((c[4] + c[5]) + (c[6] + c[7]));
 }
 
@@ -185,12 +185,12 @@ int sc_tree_solve(sc_tree_solver *t, const double *mass, const double *inertia, 
         double xj[8];
         memcpy(xj, &t->bj[b], sizeof xj);
         cholesky6_solve_vec(t->nf[b], xj);
-        for (int r = 0; r < 6; r++) xj[r] = dot8(t->nj[b][r], xp) - xj[r]; /* -N^-1 bj + N^-1 Jp x_p */
+        for (int r = 0; r < 6; r++) xj[r] = dot8(&t->nj[b][r], &xp) - xj[r]; /* -N^-1 bj + N^-1 Jp x_p */
         for (int r = 0; r < rows[b].m; r++) lambda[6 * b + r] = -xj[r];
         row8 xjv = {xj[0], xj[1], xj[2], xj[3], xj[4], xj[5], 0, 0};
         memcpy(x, &t->bb[b], sizeof x);
         cholesky6_solve_vec(t->d[b], x);
-        for (int k = 0; k < 6; k++) x[k] -= dot8(t->lb[b][k], xjv);
+        for (int k = 0; k < 6; k++) x[k] -= dot8(&t->lb[b][k], &xjv);
         memcpy(&t->xb[b], x, sizeof x);
     }
     return 0;
