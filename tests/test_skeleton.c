@@ -620,6 +620,43 @@ TEST(skeleton_hinge_stop)
     ENSURE_NEAR(tax, 100 * (1.2 - qend), 1e-6);
 }
 
+/* The swinging chain stepped side by side under two option sets for `steps` steps of 0.5 ms:
+ * the largest state difference (relative), servo torque difference and servo torque of s[0]. */
+typedef struct { double state, tau, tau_max; } chain_diff;
+
+static int chain_side_by_side(const tmodel *t, const sc_skeleton_opts o[2], int steps, sc_skeleton *s[2], chain_diff *d)
+{
+    const double dt = 5e-4;
+    sc_err err;
+    s[0] = s[1] = NULL;
+    for (int k = 0; k < 2; k++) CHECK(sc_skeleton_create(&t->m, &o[k], &s[k], &err) == 0, "%s", err.msg);
+    size_t n = sc_skeleton_state_size(s[0]);
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    *d = (chain_diff){0, 0, 0};
+    int ok = 1;
+    for (int i = 0; i < steps && ok; i++) {
+        for (int k = 0; k < 2 && ok; k++) {
+            chain_targets(s[k], i, dt);
+            chain_loads(s[k], i, dt);
+            ok = sc_skeleton_step(s[k], dt, &err) == 0;
+        }
+        sc_skeleton_save(s[0], a);
+        sc_skeleton_save(s[1], b);
+        for (size_t j = 0; j < n; j++) d->state = fmax(d->state, fabs(a[j] - b[j]) / fmax(1, fabs(a[j])));
+        double ta[18], tb[18];
+        sc_skeleton_motor_torques(s[0], ta);
+        sc_skeleton_motor_torques(s[1], tb);
+        for (int j = 3; j < 18; j += 3) {
+            d->tau_max = fmax(d->tau_max, sc_v3_norm(sc_v3_load(ta + j)));
+            d->tau = fmax(d->tau, sc_v3_norm(sc_v3_sub(sc_v3_load(ta + j), sc_v3_load(tb + j))));
+        }
+    }
+    free(a);
+    free(b);
+    CHECK(ok, "step: %s", err.msg);
+    return 1;
+}
+
 TEST(skeleton_speculative_exact_matches_bounded)
 {
     /* Exact steps that leave the torque bound off servos far below it (redone bounded when one
@@ -627,43 +664,26 @@ TEST(skeleton_speculative_exact_matches_bounded)
      * servos saturate (targets kp * 0.6 rad > the 40 N m limit) part of the time. */
     tmodel t;
     chain_model(&t);
-    const double dt = 5e-4;
     const int steps = 600;
-    sc_err err;
-    sc_skeleton *s[2];
+    sc_skeleton_opts o[2];
     for (int spec = 0; spec <= 1; spec++) {
-        sc_skeleton_opts o;
-        sc_skeleton_default_opts(&o);
-        o.exact_solver = 1;
-        o.speculative = spec;
-        ENSURE_OK(sc_skeleton_create(&t.m, &o, &s[spec], &err), &err);
+        sc_skeleton_default_opts(&o[spec]);
+        o[spec].exact_solver = 1;
+        o[spec].speculative = spec;
     }
-    size_t n = sc_skeleton_state_size(s[0]);
-    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), worst = 0, tau_max = 0;
-    for (int i = 0; i < steps; i++) {
-        for (int k = 0; k < 2; k++) {
-            chain_targets(s[k], i, dt);
-            chain_loads(s[k], i, dt);
-            ENSURE_OK(sc_skeleton_step(s[k], dt, &err), &err);
-        }
-        sc_skeleton_save(s[0], a);
-        sc_skeleton_save(s[1], b);
-        for (size_t j = 1; j < n; j++) worst = fmax(worst, fabs(a[j] - b[j]) / fmax(1, fabs(a[j])));
-        double tau[18];
-        sc_skeleton_motor_torques(s[0], tau);
-        for (int j = 3; j < 18; j += 3) tau_max = fmax(tau_max, sc_v3_norm(sc_v3_load(tau + j)));
-    }
-    long redone = sc_skeleton_redone_steps(s[1]);
-    sc_test_report("%d exact steps: speculative vs always bounded: max state difference %.2e (relative), largest servo torque "
-                   "%.1f N m (limit 40), %ld steps redone bounded", steps, worst, tau_max, redone);
-    ENSURE(tau_max > 39.9); /* the bound was reached */
-    ENSURE(redone > 0 && redone < steps);
-    ENSURE(worst < 1e-9);
-    ENSURE(sc_skeleton_redone_steps(s[0]) == 0);
-    free(a);
-    free(b);
+    sc_skeleton *s[2];
+    chain_diff d;
+    int ran = chain_side_by_side(&t, o, steps, s, &d);
+    long redone = s[1] ? sc_skeleton_redone_steps(s[1]) : 0, redone0 = s[0] ? sc_skeleton_redone_steps(s[0]) : 0;
     sc_skeleton_free(s[0]);
     sc_skeleton_free(s[1]);
+    ENSURE(ran);
+    sc_test_report("%d exact steps: speculative vs always bounded: max state difference %.2e (relative), largest servo torque "
+                   "%.1f N m (limit 40), %ld steps redone bounded", steps, d.state, d.tau_max, redone);
+    ENSURE(d.tau_max > 39.9); /* the bound was reached */
+    ENSURE(redone > 0 && redone < steps);
+    ENSURE(d.state < 1e-9);
+    ENSURE(redone0 == 0);
 }
 
 TEST(skeleton_tree_solver_matches_ode_dense_lcp)
@@ -674,48 +694,28 @@ TEST(skeleton_tree_solver_matches_ode_dense_lcp)
      * both for 600 steps from the same state. */
     tmodel t;
     chain_model(&t);
-    const double dt = 5e-4;
     const int steps = 600;
-    sc_err err;
-    sc_skeleton *s[2];
+    sc_skeleton_opts o[2];
     for (int tree = 0; tree <= 1; tree++) {
-        sc_skeleton_opts o;
-        sc_skeleton_default_opts(&o);
-        o.tree_solver = tree;
-        ENSURE_OK(sc_skeleton_create(&t.m, &o, &s[tree], &err), &err);
+        sc_skeleton_default_opts(&o[tree]);
+        o[tree].tree_solver = tree;
     }
-    size_t n = sc_skeleton_state_size(s[0]);
-    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), worst = 0, worst_tau = 0, tau_max = 0;
-    for (int i = 0; i < steps; i++) {
-        for (int k = 0; k < 2; k++) {
-            chain_targets(s[k], i, dt);
-            chain_loads(s[k], i, dt);
-            ENSURE_OK(sc_skeleton_step(s[k], dt, &err), &err);
-        }
-        sc_skeleton_save(s[0], a);
-        sc_skeleton_save(s[1], b);
-        for (size_t j = 0; j < n; j++) worst = fmax(worst, fabs(a[j] - b[j]) / fmax(1, fabs(a[j])));
-        double ta[18], tb[18];
-        sc_skeleton_motor_torques(s[0], ta);
-        sc_skeleton_motor_torques(s[1], tb);
-        for (int j = 3; j < 18; j += 3) {
-            tau_max = fmax(tau_max, sc_v3_norm(sc_v3_load(ta + j)));
-            worst_tau = fmax(worst_tau, sc_v3_norm(sc_v3_sub(sc_v3_load(ta + j), sc_v3_load(tb + j))));
-        }
-    }
-    long tree_steps = sc_skeleton_tree_steps(s[1]), redone = sc_skeleton_redone_steps(s[1]);
-    sc_test_report("%d exact steps: tree solver vs ODE's dense LCP: max state difference %.2e (relative), servo torques "
-                   "within %.2e N m (largest %.1f, limit 40); %ld steps by the tree solver, %ld redone bounded by ODE",
-                   steps, worst, worst_tau, tau_max, tree_steps, redone);
-    ENSURE(tau_max > 39.9);
-    ENSURE(tree_steps > steps / 2 && tree_steps < steps); /* both paths taken */
-    ENSURE(sc_skeleton_tree_steps(s[0]) == 0);
-    ENSURE(worst < 1e-9);
-    ENSURE(worst_tau < 1e-6);
-    free(a);
-    free(b);
+    sc_skeleton *s[2];
+    chain_diff d;
+    int ran = chain_side_by_side(&t, o, steps, s, &d);
+    long tree_steps = s[1] ? sc_skeleton_tree_steps(s[1]) : 0, redone = s[1] ? sc_skeleton_redone_steps(s[1]) : 0;
+    long dense_tree_steps = s[0] ? sc_skeleton_tree_steps(s[0]) : -1;
     sc_skeleton_free(s[0]);
     sc_skeleton_free(s[1]);
+    ENSURE(ran);
+    sc_test_report("%d exact steps: tree solver vs ODE's dense LCP: max state difference %.2e (relative), servo torques "
+                   "within %.2e N m (largest %.1f, limit 40); %ld steps by the tree solver, %ld redone bounded by ODE",
+                   steps, d.state, d.tau, d.tau_max, tree_steps, redone);
+    ENSURE(d.tau_max > 39.9);
+    ENSURE(tree_steps > steps / 2 && tree_steps < steps); /* both paths taken */
+    ENSURE(dense_tree_steps == 0);
+    ENSURE(d.state < 1e-9);
+    ENSURE(d.tau < 1e-6);
 }
 
 /* ---- ODE's own errors (issue 14, item 4): never an abort -------------------------------- */

@@ -70,7 +70,8 @@ struct sc_skeleton {
     sc_tree_solver *tree;
     sc_tree_rows *rows;       /* [nb] */
     double *lambda;           /* [6nb] */
-    double *inv_inertia;      /* [9nb] body frame */
+    sc_mat3 *inv_inertia;     /* [nb] body frame */
+    double *stop_lo, *stop_hi; /* [nb] a hinge's stops as set in ODE; -inf, inf without */
     double *anchor_c, *anchor_p; /* [3nb] the joint's anchor from the child's / the parent's com, body frames */
     double *iw, *u;           /* [9nb] world inertia, [6nb] v/h + M^-1 f of the step */
     long tree_steps;          /* exact steps taken by the tree solver */
@@ -134,6 +135,12 @@ static sc_quat body_q(dBodyID b)
     return r;
 }
 static sc_vec3 v3d(const dReal *a) { return sc_v3(a[0], a[1], a[2]); }
+static sc_mat3 m3_at(const double *a) /* row-major 9 */
+{
+    sc_mat3 m;
+    memcpy(m.m, a, sizeof m.m);
+    return m;
+}
 static double wrap_pi(double a) { return remainder(a, 2 * SC_PI); }
 
 /* Angle of the twist of q about the unit axis a (swing-twist decomposition). */
@@ -228,7 +235,7 @@ void sc_skeleton_free(sc_skeleton *s)
     free(s->tlim); free(s->axis); free(s->target); free(s->motor_tau); free(s->explicit_tau);
     free(s->pre_axis); free(s->pre_r); free(s->boxed); free(s->undo);
     sc_tree_solver_free(s->tree);
-    free(s->rows); free(s->lambda); free(s->inv_inertia); free(s->anchor_c); free(s->anchor_p); free(s->iw); free(s->u);
+    free(s->rows); free(s->lambda); free(s->inv_inertia); free(s->stop_lo); free(s->stop_hi); free(s->anchor_c); free(s->anchor_p); free(s->iw); free(s->u);
     free(s);
 }
 
@@ -276,20 +283,23 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
     s->undo = sc_alloc(err, 1 + (size_t)SNAP_PER_BONE * nb, sizeof(double));
     s->rows = sc_alloc(err, nb, sizeof *s->rows);
     s->lambda = sc_alloc(err, 6 * (size_t)nb, sizeof(double));
-    s->inv_inertia = sc_alloc(err, 9 * (size_t)nb, sizeof(double));
+    s->inv_inertia = sc_alloc(err, nb, sizeof *s->inv_inertia);
+    s->stop_lo = sc_alloc(err, nb, sizeof(double));
+    s->stop_hi = sc_alloc(err, nb, sizeof(double));
     s->anchor_c = sc_alloc(err, 3 * (size_t)nb, sizeof(double));
     s->anchor_p = sc_alloc(err, 3 * (size_t)nb, sizeof(double));
     s->iw = sc_alloc(err, 9 * (size_t)nb, sizeof(double));
     s->u = sc_alloc(err, 6 * (size_t)nb, sizeof(double));
-    if (!s->rows || !s->lambda || !s->inv_inertia || !s->anchor_c || !s->anchor_p || !s->iw || !s->u || sc_tree_solver_create(nb, m->parent, &s->tree, err)) {
+    if (!s->boxed || !s->undo || !s->body || !s->joint || !s->amotor || !s->fb || !s->parent || !s->type || !s->name || !s->com_local ||
+        !s->mass || !s->inertia || !s->kp || !s->kd || !s->tlim || !s->axis || !s->target || !s->motor_tau ||
+        !s->explicit_tau || !s->pre_axis || !s->pre_r || !s->rows || !s->lambda || !s->inv_inertia || !s->stop_lo || !s->stop_hi ||
+        !s->anchor_c || !s->anchor_p || !s->iw || !s->u) {
         sc_skeleton_free(s);
         return SC_EIO;
     }
-    if (!s->boxed || !s->undo || !s->body || !s->joint || !s->amotor || !s->fb || !s->parent || !s->type || !s->name || !s->com_local ||
-        !s->mass || !s->inertia || !s->kp || !s->kd || !s->tlim || !s->axis || !s->target || !s->motor_tau ||
-        !s->explicit_tau || !s->pre_axis || !s->pre_r) {
+    if ((rc = sc_tree_solver_create(nb, m->parent, &s->tree, err))) {
         sc_skeleton_free(s);
-        return SC_EIO;
+        return rc;
     }
 
     s->world = dWorldCreate();
@@ -316,10 +326,9 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
             sc_v3_store(s->axis + 3 * b, a);
         }
         s->target[b] = sc_q_identity();
-        sc_mat3 ib, ibi;
-        for (int k = 0; k < 9; k++) ib.m[k / 3][k % 3] = s->inertia[9 * b + k];
-        sc_m3_inverse(ib, &ibi); /* positive definite: validated */
-        for (int k = 0; k < 9; k++) s->inv_inertia[9 * b + k] = ibi.m[k / 3][k % 3];
+        sc_m3_inverse(m3_at(s->inertia + 9 * b), &s->inv_inertia[b]); /* positive definite: validated */
+        s->stop_lo[b] = -INFINITY;
+        s->stop_hi[b] = INFINITY;
         if (b > 0)
             for (int k = 0; k < 3; k++) {
                 s->anchor_c[3 * b + k] = m->joint_pos[3 * b + k] - m->bone_com[3 * b + k];
@@ -359,8 +368,10 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
             s->joint[b] = j;
             int stops = m->joint_lo && m->joint_hi && m->joint_lo[3 * b] < m->joint_hi[3 * b];
             if (stops) {
-                dJointSetHingeParam(j, dParamLoStop, fmax(m->joint_lo[3 * b], -SC_PI));
-                dJointSetHingeParam(j, dParamHiStop, fmin(m->joint_hi[3 * b], SC_PI));
+                s->stop_lo[b] = fmax(m->joint_lo[3 * b], -SC_PI);
+                s->stop_hi[b] = fmin(m->joint_hi[3 * b], SC_PI);
+                dJointSetHingeParam(j, dParamLoStop, s->stop_lo[b]);
+                dJointSetHingeParam(j, dParamHiStop, s->stop_hi[b]);
             }
             if (s->kd[b] > 0 && stops) {
                 /* ODE merges a hinge's motor into its stop row while at the stop and then pushes
@@ -637,23 +648,15 @@ static int tree_step(sc_skeleton *s, double dt)
     const int nb = s->nb;
     const double fps = 1 / dt, k = fps * s->opts.erp, cfm = s->opts.cfm;
     const sc_vec3 grav = sc_v3_load(s->opts.gravity);
-    for (int b = 1; b < nb; b++) {
-        if (s->type[b] != SC_JOINT_HINGE) continue;
-        dJointID j = s->joint[b];
-        double lo = dJointGetHingeParam(j, dParamLoStop), hi = dJointGetHingeParam(j, dParamHiStop);
-        if ((lo >= -SC_PI || hi <= SC_PI) && lo <= hi) { /* hinge.cpp getInfo1: a stop row when outside */
-            double a = dJointGetHingeAngle(j);
-            if (a <= lo || a >= hi) return TREE_NEEDS_LCP;
-        }
+    for (int b = 1; b < nb; b++) { /* hinge.cpp getInfo1: a stop row when at or past a stop */
+        if (s->type[b] != SC_JOINT_HINGE || !isfinite(s->stop_lo[b]) || s->stop_lo[b] > s->stop_hi[b]) continue; /* ODE ignores crossed stops */
+        double a = dJointGetHingeAngle(s->joint[b]);
+        if (a <= s->stop_lo[b] || a >= s->stop_hi[b]) return TREE_NEEDS_LCP;
     }
     for (int b = 0; b < nb; b++) {
         dBodyID bd = s->body[b];
-        sc_mat3 r = body_R(bd), ib, ibi;
-        for (int i = 0; i < 9; i++) {
-            ib.m[i / 3][i % 3] = s->inertia[9 * b + i];
-            ibi.m[i / 3][i % 3] = s->inv_inertia[9 * b + i];
-        }
-        sc_mat3 iw = sc_m3_mul_nt(sc_m3_mul(r, ib), r), iwi = sc_m3_mul_nt(sc_m3_mul(r, ibi), r);
+        sc_mat3 r = body_R(bd);
+        sc_mat3 iw = sc_m3_mul_nt(sc_m3_mul(r, m3_at(s->inertia + 9 * b)), r), iwi = sc_m3_mul_nt(sc_m3_mul(r, s->inv_inertia[b]), r);
         memcpy(s->iw + 9 * b, iw.m, sizeof iw.m);
         sc_vec3 w = v3d(dBodyGetAngularVel(bd));
         sc_vec3 f = sc_v3_add(v3d(dBodyGetForce(bd)), sc_v3_scale(grav, s->mass[b]));
@@ -898,9 +901,8 @@ void sc_skeleton_momentum(const sc_skeleton *s, double lin[3], double ang[3])
         dBodyID bd = s->body[b];
         sc_vec3 x = v3d(dBodyGetPosition(bd)), v = v3d(dBodyGetLinearVel(bd)), w = v3d(dBodyGetAngularVel(bd));
         sc_vec3 mv = sc_v3_scale(v, s->mass[b]);
-        sc_mat3 I, R = sc_q_to_m3(body_q(bd));
-        for (int i = 0; i < 9; i++) I.m[i / 3][i % 3] = s->inertia[9 * b + i];
-        sc_mat3 Iw = sc_m3_mul_nt(sc_m3_mul(R, I), R);
+        sc_mat3 R = sc_q_to_m3(body_q(bd));
+        sc_mat3 Iw = sc_m3_mul_nt(sc_m3_mul(R, m3_at(s->inertia + 9 * b)), R);
         P = sc_v3_add(P, mv);
         L = sc_v3_add(L, sc_v3_add(sc_v3_cross(x, mv), sc_m3_mulv(Iw, w)));
     }
