@@ -160,9 +160,9 @@ help:
 # OPT has no -march, like make asan) and only called after a run-time CPU check
 # (lib/sim/fem.c), so the build still runs on CPUs without AVX-512; -O3 outside sanitizer
 # builds.
-FEM_KERNELS := $(BUILD)/lib/sim/fem_avx2.o $(BUILD)/lib/sim/fem_avx512.o
-$(BUILD)/lib/sim/fem_avx2.o: CFLAGS += -march=x86-64-v3
-$(BUILD)/lib/sim/fem_avx512.o: CFLAGS += -march=x86-64-v4
+FEM_KERNELS := $(BUILD)/lib/sim/fem_avx2.o $(BUILD)/lib/sim/fem_avx512.o $(BUILD)/lib/sim/fem_avx2_f32.o $(BUILD)/lib/sim/fem_avx512_f32.o
+$(BUILD)/lib/sim/fem_avx2.o $(BUILD)/lib/sim/fem_avx2_f32.o: CFLAGS += -march=x86-64-v3
+$(BUILD)/lib/sim/fem_avx512.o $(BUILD)/lib/sim/fem_avx512_f32.o: CFLAGS += -march=x86-64-v4
 ifeq ($(SAN),)
 $(FEM_KERNELS): CFLAGS += -O3 -ffp-contract=fast
 # the skinning and pose-damping loops of the step and the tree solver's 6 x 6 blocks vectorize at -O3

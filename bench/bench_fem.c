@@ -173,8 +173,11 @@ static int character_kernels(const char *path)
     }
     for (int k = 0; k < nk; k++)
         for (int q = 0; q < nk; q++)
-            if (ids[k] == SC_FEM_KERNEL_AVX512 && ids[q] == SC_FEM_KERNEL_AVX2)
-                printf("bench_fem: avx2 / avx512: %.2f\n@ fem_character_avx2_over_avx512 %.2f x\n", med[q] / med[k], med[q] / med[k]);
+            if ((ids[k] == SC_FEM_KERNEL_AVX512 && ids[q] == SC_FEM_KERNEL_AVX2) ||
+                (ids[k] == SC_FEM_KERNEL_AVX512_F32 && ids[q] == SC_FEM_KERNEL_AVX512) ||
+                (ids[k] == SC_FEM_KERNEL_AVX2_F32 && ids[q] == SC_FEM_KERNEL_AVX2))
+                printf("bench_fem: %s / %s: %.2f\n@ fem_character_%s_over_%s %.2f x\n", sc_fem_kernel_name(ids[q]), sc_fem_kernel_name(ids[k]),
+                       med[q] / med[k], sc_fem_kernel_name(ids[q]), sc_fem_kernel_name(ids[k]), med[q] / med[k]);
     for (int k = 0; k < nk; k++) {
         sc_fem_free(&fem[k]);
         free(warm[k]);

@@ -7,7 +7,9 @@
  * restoring one. Rates come from the CPU time of each rollout (its thread's clock; median over
  * the rollouts), which is what a core delivers when the process has it to itself; on a shared
  * machine the wall-clock rate also counts the time other processes held the core, and is
- * printed beside it.
+ * printed beside it. All of it for the FEM pass in double precision (the default) and in single
+ * precision (simulation.fem_precision: single; metrics prefixed f32_): the one-core rollouts
+ * of the two alternate, so that both see the same machine.
  * Usage: bench_rollout [character.h5 [reference.h5]]   (defaults: results/bench/character.h5,
  * results/bench/march_ref.h5, made by scripts/bench.sh) */
 #include <stdio.h>
@@ -53,7 +55,7 @@ static int failure_hook(void *ctx, const sc_sim *s, const sc_quat *targets, cons
     return sc_tracker_failure(&B->tracker, s, sc_segment_ref_time(&B->ctrl, s->step, NULL));
 }
 
-static int setup(bench *B, const sc_model *m, const sc_reference *ref, sc_err *err)
+static int setup(bench *B, const sc_model *m, const sc_reference *ref, int fem_single, sc_err *err)
 {
     memset(B, 0, sizeof *B);
     B->m = m;
@@ -62,6 +64,7 @@ static int setup(bench *B, const sc_model *m, const sc_reference *ref, sc_err *e
     sc_sim_opts o;
     sc_sim_default_opts(&o);
     o.skeleton.exact_solver = 1; /* as configs/stand.yaml, push.yaml and the sampler's defaults */
+    o.fem_single = fem_single;
     int rc;
     if ((rc = sc_sim_create(m, &o, &B->sim, err)) || (rc = sc_tracker_init(&B->tracker, m, ref, NULL, err))) return rc;
     B->cap = sc_sim_snapshot_capacity(B->sim);
@@ -168,52 +171,78 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_rollout: %s\n", err.msg);
         return 1;
     }
-    bench B;
-    if (setup(&B, &m, &ref, &err)) { fprintf(stderr, "bench_rollout: %s\n", err.msg); return 1; }
+    bench B[2];
+    const char *pre[2] = {"", "f32_"};
+    for (int p = 0; p < 2; p++)
+        if (setup(&B[p], &m, &ref, p, &err)) { fprintf(stderr, "bench_rollout: %s\n", err.msg); return 1; }
 
     /* snapshot size and cost */
     enum { NS = 2000 };
     static double ts[NS], tr[NS];
-    size_t bytes = 0;
-    for (int k = 0; k < NS; k++) {
-        double a = sc_wall_time();
-        bytes = sc_sim_snapshot_save(B.sim, B.scratch, B.cap);
-        double b = sc_wall_time();
-        if (sc_sim_snapshot_restore(B.sim, B.scratch, bytes, &err)) { fprintf(stderr, "bench_rollout: %s\n", err.msg); return 1; }
-        tr[k] = sc_wall_time() - b;
-        ts[k] = b - a;
+    for (int p = 0; p < 2; p++) {
+        size_t bytes = 0;
+        for (int k = 0; k < NS; k++) {
+            double a = sc_wall_time();
+            bytes = sc_sim_snapshot_save(B[p].sim, B[p].scratch, B[p].cap);
+            double b = sc_wall_time();
+            if (sc_sim_snapshot_restore(B[p].sim, B[p].scratch, bytes, &err)) { fprintf(stderr, "bench_rollout: %s\n", err.msg); return 1; }
+            tr[k] = sc_wall_time() - b;
+            ts[k] = b - a;
+        }
+        qsort(ts, NS, sizeof *ts, bench_cmp_double);
+        qsort(tr, NS, sizeof *tr, bench_cmp_double);
+        printf("bench_rollout: %s, reference %s; FEM kernel %s\n", chr, refp, sc_fem_kernel_name(B[p].sim->fem.kernel));
+        printf("bench_rollout: snapshot %zu bytes (capacity %zu, %d surface vertices in contact); save median %.1f us, restore %.1f us\n",
+               bytes, B[p].cap, B[p].sim->contact.count, 1e6 * ts[NS / 2], 1e6 * tr[NS / 2]);
+        printf("@ %ssnapshot_bytes %zu bytes\n@ %ssnapshot_save_median %.1f us\n@ %ssnapshot_restore_median %.1f us\n", pre[p], bytes,
+               pre[p], 1e6 * ts[NS / 2], pre[p], 1e6 * tr[NS / 2]);
     }
-    qsort(ts, NS, sizeof *ts, bench_cmp_double);
-    qsort(tr, NS, sizeof *tr, bench_cmp_double);
-    printf("bench_rollout: %s, reference %s; FEM kernel %s\n", chr, refp, sc_fem_kernel_name(B.sim->fem.kernel));
-    printf("bench_rollout: snapshot %zu bytes (capacity %zu, %d surface vertices in contact); save median %.1f us, restore %.1f us\n",
-           bytes, B.cap, B.sim->contact.count, 1e6 * ts[NS / 2], 1e6 * tr[NS / 2]);
-    printf("@ snapshot_bytes %zu bytes\n@ snapshot_save_median %.1f us\n@ snapshot_restore_median %.1f us\n", bytes, 1e6 * ts[NS / 2],
-           1e6 * tr[NS / 2]);
 
-    /* one core */
+    /* one core: the two precisions' rollouts alternate */
     enum { N = N_ROLLOUTS };
-    static double t[N];
-    double wall;
-    int failed;
-    run(&B, 10, 1, NULL, &wall, &failed, &err); /* warm-up */
-    if (run(&B, N, 2, t, &wall, &failed, &err)) { fprintf(stderr, "bench_rollout: %s\n", err.msg); return 1; }
-    double med = bench_median(t, N);
-    printf("bench_rollout: one core: %d rollouts (restore + 200 steps + failure checks + cost + save; %d failed): median %.2f ms "
-           "of CPU each: %.1f rollouts/s (by the wall clock, with the machine's other load: %.1f)\n", N, failed, 1e3 * med, 1 / med,
-           N / wall);
-    printf("@ rollout_median %.2f ms\n@ rollouts_per_s_one_core %.1f 1/s\n@ rollouts_per_wall_s_one_core %.1f 1/s\n", 1e3 * med,
-           1 / med, N / wall);
+    static double t[2][N];
+    double wall[2] = {0, 0};
+    int failed[2] = {0, 0};
+    sc_rng rng[2];
+    for (int p = 0; p < 2; p++) {
+        double w;
+        int f;
+        run(&B[p], 10, 1, NULL, &w, &f, &err); /* warm-up */
+        sc_rng_init(&rng[p], 2, 0, 0);
+    }
+    for (int i = 0; i < N; i++)
+        for (int p = 0; p < 2; p++) {
+            double c = 0, a = cpu_time(), w0 = sc_wall_time();
+            int f = 0;
+            if (rollout(&B[p], &rng[p], i, &c, &f, &err)) { fprintf(stderr, "bench_rollout: %s\n", err.msg); return 1; }
+            t[p][i] = cpu_time() - a;
+            wall[p] += sc_wall_time() - w0;
+            failed[p] += f;
+        }
+    double med[2];
+    for (int p = 0; p < 2; p++) {
+        med[p] = bench_median(t[p], N);
+        printf("bench_rollout: %s: one core: %d rollouts (restore + 200 steps + failure checks + cost + save; %d failed): median "
+               "%.2f ms of CPU each: %.1f rollouts/s (by the wall clock, with the machine's other load: %.1f)\n",
+               sc_fem_kernel_name(B[p].sim->fem.kernel), N, failed[p], 1e3 * med[p], 1 / med[p], N / wall[p]);
+        printf("@ %srollout_median %.2f ms\n@ %srollouts_per_s_one_core %.1f 1/s\n@ %srollouts_per_wall_s_one_core %.1f 1/s\n", pre[p],
+               1e3 * med[p], pre[p], 1 / med[p], pre[p], N / wall[p]);
+    }
+    printf("@ rollouts_single_over_double_one_core %.2f x\n", med[0] / med[1]);
 
     /* both cores busy: one process per core */
-    double rate = bench_two_at_once(two_work, &B);
-    g_wall = 1;
-    double wall_rate = bench_two_at_once(two_work, &B);
-    if (rate < 0 || wall_rate < 0) { fprintf(stderr, "bench_rollout: a worker failed\n"); return 1; }
-    printf("bench_rollout: two processes at once: %.1f rollouts/s per core by CPU time (by the wall clock: %.1f)\n", rate / 2,
-           wall_rate / 2);
-    printf("@ rollouts_per_s_per_core_two_busy %.1f 1/s\n@ rollouts_per_wall_s_per_core_two_busy %.1f 1/s\n", rate / 2, wall_rate / 2);
-    teardown(&B);
+    for (int p = 0; p < 2; p++) {
+        g_wall = 0;
+        double rate = bench_two_at_once(two_work, &B[p]);
+        g_wall = 1;
+        double wall_rate = bench_two_at_once(two_work, &B[p]);
+        if (rate < 0 || wall_rate < 0) { fprintf(stderr, "bench_rollout: a worker failed\n"); return 1; }
+        printf("bench_rollout: %s: two processes at once: %.1f rollouts/s per core by CPU time (by the wall clock: %.1f)\n",
+               sc_fem_kernel_name(B[p].sim->fem.kernel), rate / 2, wall_rate / 2);
+        printf("@ %srollouts_per_s_per_core_two_busy %.1f 1/s\n@ %srollouts_per_wall_s_per_core_two_busy %.1f 1/s\n", pre[p], rate / 2,
+               pre[p], wall_rate / 2);
+        teardown(&B[p]);
+    }
     sc_reference_free(&ref);
     sc_model_free(&m);
     return 0;

@@ -272,7 +272,7 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     if (sc_h5_create(cli.output, &f, &err)) sc_cli_die(&cli, &err);
     if (sc_h5_provenance(f, "softcon.sim/1", argc, argv, resolved, &err) || sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) ||
-        sc_h5_attr_f64(f, "/", "dt", sc.sim.dt, &err) ||
+        sc_h5_attr_f64(f, "/", "dt", sc.sim.dt, &err) || sc_h5_attr_str(f, "/", "fem_kernel", sc_fem_kernel_name(sim->fem.kernel), &err) ||
         (!isnan(sim->start_sink) && sc_h5_attr_f64(f, "/", "start_sink_m", sim->start_sink, &err)) || create_series(f, &m, sc.store_nodes, ctrl.ref_time != NULL, &s, &err) || write_mesh(f, &m, &err)) {
         sc_h5_abort(f);
         sc_cli_die(&cli, &err);

@@ -13,7 +13,7 @@ int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *er
     memset(sc, 0, sizeof *sc);
     sc_sim_default_opts(so);
     static const char *const damping[] = {"pose", "rayleigh", "none"}, *const solvers[] = {"quick", "exact"},
-                             *const poses[] = {"rest", "reference"};
+                             *const poses[] = {"rest", "reference"}, *const precisions[] = {"double", "single"};
     int solver;
     long iters, every;
     double zero3[3] = {0, 0, 0}, g[3] = {0, -9.81, 0};
@@ -23,6 +23,7 @@ int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *er
     TRY(sc_cfg_double_range(sim, "dt", 0.5e-3, 1e-6, 0.05, &so->dt, err));
     TRY(sc_cfg_vec_range(sim, "gravity", 3, g, -1e3, 1e3, so->gravity, err));
     TRY(sc_cfg_bool(sim, "plasticity", 1, &so->plasticity, err));
+    TRY(sc_cfg_enum(sim, "fem_precision", precisions, 2, 0, &so->fem_single, err));
     TRY(sc_cfg_enum(sim, "damping", damping, 3, SC_DAMP_POSE, &so->damping, err));
     TRY(sc_cfg_double_range(sim, "pose_damping", so->pose_damping, 0, 1e5, &so->pose_damping, err));
     TRY(sc_cfg_section(sim, "rayleigh", &ray, err));

@@ -127,8 +127,9 @@ static const sc_fem_kernel kernel_scalar = {SC_FEM_KERNEL_SCALAR, 1, scalar_elas
 
 /* ---- kernel selection ---- */
 
-static const char *const kernel_names[SC_FEM_KERNEL_MAX + 1] = {"unknown", "scalar-f64", "avx2-f64x4", "avx512-f64x8"};
-static const char *const kernel_env_names[SC_FEM_KERNEL_MAX + 1] = {"", "scalar", "avx2", "avx512"};
+static const char *const kernel_names[SC_FEM_KERNEL_MAX + 1] = {"unknown", "scalar-f64", "avx2-f64x4", "avx512-f64x8",
+                                                                 "avx2-f32x8", "avx512-f32x16"};
+static const char *const kernel_env_names[SC_FEM_KERNEL_MAX + 1] = {"", "scalar", "avx2", "avx512", "avx2-f32", "avx512-f32"};
 
 static const sc_fem_kernel *kernel_table(int id)
 {
@@ -136,6 +137,8 @@ static const sc_fem_kernel *kernel_table(int id)
     case SC_FEM_KERNEL_SCALAR: return &kernel_scalar;
     case SC_FEM_KERNEL_AVX2: return &sc_fem_kernel_avx2;
     case SC_FEM_KERNEL_AVX512: return &sc_fem_kernel_avx512;
+    case SC_FEM_KERNEL_AVX2_F32: return &sc_fem_kernel_avx2_f32;
+    case SC_FEM_KERNEL_AVX512_F32: return &sc_fem_kernel_avx512_f32;
     default: return NULL;
     }
 }
@@ -147,9 +150,11 @@ int sc_fem_kernel_available(int id)
     switch (id) {
     case SC_FEM_KERNEL_SCALAR: return 1;
     case SC_FEM_KERNEL_AVX2: /* the release build's baseline (x86-64-v3), but not every build's */
+    case SC_FEM_KERNEL_AVX2_F32:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case SC_FEM_KERNEL_AVX512:
+    case SC_FEM_KERNEL_AVX512_F32:
         /* everything -march=x86-64-v4 may use; libgcc also checks that the OS saves the zmm state */
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
@@ -177,6 +182,18 @@ int sc_fem_kernel_id(void)
            : sc_fem_kernel_available(SC_FEM_KERNEL_AVX2)   ? SC_FEM_KERNEL_AVX2
                                                             : SC_FEM_KERNEL_SCALAR;
 }
+
+int sc_fem_kernel_id_single(void)
+{
+    const char *env;
+    int id = env_kernel(&env);
+    if (id >= 0) return id;
+    return sc_fem_kernel_available(SC_FEM_KERNEL_AVX512_F32) ? SC_FEM_KERNEL_AVX512_F32
+           : sc_fem_kernel_available(SC_FEM_KERNEL_AVX2_F32)   ? SC_FEM_KERNEL_AVX2_F32
+                                                                : SC_FEM_KERNEL_SCALAR;
+}
+
+int sc_fem_kernel_is_f32(int id) { return id == SC_FEM_KERNEL_AVX2_F32 || id == SC_FEM_KERNEL_AVX512_F32; }
 
 int sc_fem_set_kernel(sc_fem *fem, int id, sc_err *err)
 {
@@ -243,15 +260,33 @@ size_t sc_fem_warm_size(const sc_fem *fem) { return SC_FEM_WARM_PER_TET * (size_
 void sc_fem_warm_reset(const sc_fem *fem, double *warm)
 {
     memset(warm, 0, sc_fem_warm_size(fem) * sizeof *warm);
-    for (int t = 0; t < fem->stride; t++)
-        warm[sc_fem_index(t, 0, SC_FEM_WARM_PER_TET)] = warm[sc_fem_index(t, WARM_RS, SC_FEM_WARM_PER_TET)] = 1;
+    const float one = 1;
+    for (int t = 0; t < fem->stride; t++) {
+        const size_t r = sc_fem_index(t, 0, SC_FEM_WARM_PER_TET), rs = sc_fem_index(t, WARM_RS, SC_FEM_WARM_PER_TET);
+        if (sc_fem_kernel_is_f32(fem->kernel)) { /* the floats of the buffer, at the same indices */
+            memcpy((float *)warm + r, &one, sizeof one);
+            memcpy((float *)warm + rs, &one, sizeof one);
+        } else {
+            warm[r] = warm[rs] = 1;
+        }
+    }
 }
 
 sc_quat sc_fem_warm_get(const sc_fem *fem, const double *warm, int t, int which)
 {
     if (fem->slot[t] < 0) return sc_q_identity(); /* a rigid tet: not stored */
     const size_t o = sc_fem_index(fem->slot[t], which ? WARM_RS : 0, SC_FEM_WARM_PER_TET);
-    sc_quat q = {warm[o], warm[o + SC_FEM_PAD], warm[o + 2 * SC_FEM_PAD], warm[o + 3 * SC_FEM_PAD]};
+    double c[4];
+    for (int k = 0; k < 4; k++) {
+        if (sc_fem_kernel_is_f32(fem->kernel)) {
+            float f;
+            memcpy(&f, (const float *)warm + o + k * SC_FEM_PAD, sizeof f);
+            c[k] = f;
+        } else {
+            c[k] = warm[o + k * SC_FEM_PAD];
+        }
+    }
+    sc_quat q = {c[0], c[1], c[2], c[3]};
     return q;
 }
 
@@ -272,6 +307,9 @@ void sc_fem_free(sc_fem *fem)
     free(fem->vol);
     free(fem->slot);
     free(fem->tet_id);
+    free(fem->bm32);
+    free(fem->vol32);
+    free(fem->tet_id32);
     free(fem->pad4);
     free(fem->order);
     free(fem->node_model);
@@ -384,6 +422,9 @@ static void fill_slot(sc_fem *fem, const sc_model *m, int sl, int t, double vol,
     for (int k = 0; k < 9; k++) fem->bm[sc_fem_index(sl, k, 9)] = inv->m[k / 3][k % 3];
     fem->vol[sl] = vol;
     fem->tet_id[sl] = t;
+    for (int k = 0; k < 9; k++) fem->bm32[sc_fem_index(sl, k, 9)] = (float)inv->m[k / 3][k % 3];
+    fem->vol32[sl] = (float)vol;
+    fem->tet_id32[sl] = (float)t;
 }
 
 int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
@@ -398,8 +439,8 @@ int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
     const char *env;
     fem->kernel = sc_fem_kernel_id();
     if (!fem->kernel && env_kernel(&env) == 0)
-        return sc_fail(err, SC_EINPUT, "SOFTCON_FEM_KERNEL=%s: unknown or not available on this CPU (scalar, avx2%s)", env,
-                       sc_fem_kernel_available(SC_FEM_KERNEL_AVX512) ? ", avx512" : "");
+        return sc_fail(err, SC_EINPUT, "SOFTCON_FEM_KERNEL=%s: unknown or not available on this CPU (scalar, avx2, avx2-f32%s)", env,
+                       sc_fem_kernel_available(SC_FEM_KERNEL_AVX512) ? ", avx512, avx512-f32" : "");
     fem->nnodes = m->nnodes;
     fem->mu = m->youngs / (2 * (1 + m->poisson));
     fem->lambda = m->youngs * m->poisson / ((1 + m->poisson) * (1 - 2 * m->poisson));
@@ -431,8 +472,14 @@ int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
     fem->bm = alloc64(9 * (size_t)s * sizeof(double), err);
     fem->vol = alloc64((size_t)s * sizeof(double), err);
     fem->tet_id = alloc64((size_t)s * sizeof(double), err);
+    fem->bm32 = alloc64(9 * (size_t)s * sizeof(float), err);
+    fem->vol32 = alloc64((size_t)s * sizeof(float), err);
+    fem->tet_id32 = alloc64((size_t)s * sizeof(float), err);
     fem->pad4 = alloc64(12 * (size_t)m->nnodes * sizeof(double), err);
-    if (!fem->node || !fem->bm || !fem->vol || !fem->tet_id || !fem->pad4) { sc_fem_free(fem); return SC_EIO; }
+    if (!fem->node || !fem->bm || !fem->vol || !fem->tet_id || !fem->bm32 || !fem->vol32 || !fem->tet_id32 || !fem->pad4) {
+        sc_fem_free(fem);
+        return SC_EIO;
+    }
     /* the slots; the padding (and, when every tet is rigid, the one slot) repeats
      * the first stored tet with zero volume */
     int first = -1;

@@ -12,12 +12,17 @@
  * Kernels: a plain scalar reference (sc_polar on every tet) and SIMD kernels for AVX2 (4
  * tets per group) and AVX-512 (8 per group), each compiled for its instruction set and
  * called only after a CPU check. sc_fem_init selects the widest one the CPU runs
- * (the environment variable SOFTCON_FEM_KERNEL=scalar|avx2|avx512 overrides it);
- * sc_fem_set_kernel switches. The forces of all kernels agree to rounding (tests check it),
- * but the bits of a run depend on the kernel: a snapshot records sc_fem_kernel_id.
+ * (the environment variable SOFTCON_FEM_KERNEL=scalar|avx2|avx512|avx2-f32|avx512-f32
+ * overrides it); sc_fem_set_kernel switches. The forces of all double kernels agree to
+ * rounding (tests check it), but the bits of a run depend on the kernel: a snapshot records
+ * sc_fem_kernel_id. Single-precision variants (AVX2 8 tets, AVX-512 16 tets per group) are a
+ * choice of the caller (sc_fem_kernel_id_single; simulation.fem_precision: single): their
+ * forces agree with the reference to about 1e-5 of the largest, and their warm starts are
+ * floats in the same buffer, so the warm state must be reset (sc_fem_warm_reset) when a
+ * kernel of the other precision takes over.
  *
  * Rotations: every tet keeps two warm-start quaternions (R of F, and R* of Fp F^T) and their
- * last increments. They are simulation STATE: save them in snapshots so that a restored run
+ * last increments (in the kernel's precision). They are simulation STATE: save them in snapshots so that a restored run
  * is bit-identical. Each call extrapolates them by the last increment, then refines them by
  * 1-3 corrected Newton steps on max tr(R^T G) in the Cayley parameter (error O(step^5)) until
  * the last step is below 2e-3 rad (rotation error ~1e-14); a tet that does not get there on a
@@ -32,7 +37,7 @@
 #include "core/status.h"
 #include "sim/model.h"
 
-#define SC_FEM_PAD 8
+#define SC_FEM_PAD 16 /* slots per block: the widest SIMD group (16 floats) */
 
 /* Index of row `row` of slot t in a blocked per-tet array of `rows` rows. */
 static inline size_t sc_fem_index(int t, int row, int rows)
@@ -45,9 +50,11 @@ static inline size_t sc_fem_index(int t, int row, int rows)
 enum {
     SC_FEM_KERNEL_SCALAR = 1, /* "scalar-f64": plain C, exact polar decomposition per tet (reference) */
     SC_FEM_KERNEL_AVX2 = 2,   /* "avx2-f64x4": 4 tets per group, double */
-    SC_FEM_KERNEL_AVX512 = 3  /* "avx512-f64x8": 8 tets per group, double */
+    SC_FEM_KERNEL_AVX512 = 3, /* "avx512-f64x8": 8 tets per group, double */
+    SC_FEM_KERNEL_AVX2_F32 = 4,  /* "avx2-f32x8": 8 tets per group, single precision */
+    SC_FEM_KERNEL_AVX512_F32 = 5 /* "avx512-f32x16": 16 tets per group, single precision */
 };
-#define SC_FEM_KERNEL_MAX 3
+#define SC_FEM_KERNEL_MAX 5
 
 typedef struct sc_fem {
     int ntets, nnodes; /* ntets: the tets stored in slots (the model's, less the rigid ones) */
@@ -63,6 +70,7 @@ typedef struct sc_fem {
     double *vol;       /* [stride] rest volume (m^3); 0 in the padding */
     int *slot;         /* [the model's ntets] slot of the model's tet t; -1 for a rigid tet */
     double *tet_id;    /* [stride] the model's index of the tet in slot s (as a double, for the SIMD stats) */
+    float *bm32, *vol32, *tet_id32; /* the same three in single precision, for the float kernels */
     int kernel;        /* SC_FEM_KERNEL_* in use */
     double *pad4;      /* [12*nnodes] scratch of the SIMD kernels (node arrays padded to 4): an sc_fem
                           serves one simulation at a time */
@@ -82,7 +90,12 @@ void sc_fem_free(sc_fem *fem);
  * widest the CPU runs (AVX-512 when the CPU and OS support it, else AVX2, else scalar). 0 when
  * SOFTCON_FEM_KERNEL names an unknown or unavailable kernel (sc_fem_init then fails). */
 int sc_fem_kernel_id(void);
-/* "scalar-f64", "avx2-f64x4", "avx512-f64x8"; "unknown" otherwise. */
+/* The widest single-precision kernel this CPU runs (SOFTCON_FEM_KERNEL still overrides it);
+ * the scalar double kernel on a CPU without AVX2. */
+int sc_fem_kernel_id_single(void);
+/* 1 for the single-precision kernels. */
+int sc_fem_kernel_is_f32(int id);
+/* "scalar-f64", "avx2-f64x4", "avx512-f64x8", "avx2-f32x8", "avx512-f32x16"; "unknown" otherwise. */
 const char *sc_fem_kernel_name(int id);
 /* 1 when this CPU runs kernel id. */
 int sc_fem_kernel_available(int id);
@@ -90,9 +103,9 @@ int sc_fem_kernel_available(int id);
 int sc_fem_set_kernel(sc_fem *fem, int id, sc_err *err);
 
 /* Warm-start state: SC_FEM_WARM_PER_TET*stride doubles, blocked: warm[sc_fem_index(s, c, 14)]
- * for slot s, with rows c = 0..3 the quaternion (w, x, y, z) of R, 4..6 its predictor (the body-frame Cayley
+ * (a single-precision kernel: the same index into the buffer read as floats) for slot s, with rows c = 0..3 the quaternion (w, x, y, z) of R, 4..6 its predictor (the body-frame Cayley
  * half-vector of the last call's increment, reused as a constant angular velocity), 7..10 the
- * quaternion of R*, 11..13 its predictor. Reset: identity, zero predictors. */
+ * quaternion of R*, 11..13 its predictor. Reset (in fem's kernel's precision): identity, zero predictors. */
 #define SC_FEM_WARM_PER_TET 14
 size_t sc_fem_warm_size(const sc_fem *fem);
 void sc_fem_warm_reset(const sc_fem *fem, double *warm); /* all identity */

@@ -15,6 +15,8 @@ typedef struct sc_fem_kernel {
 
 extern const sc_fem_kernel sc_fem_kernel_avx2;
 extern const sc_fem_kernel sc_fem_kernel_avx512;
+extern const sc_fem_kernel sc_fem_kernel_avx2_f32;
+extern const sc_fem_kernel sc_fem_kernel_avx512_f32;
 
 /* The exact polar rotation of the row-major g (sc_polar: max-trace, robust when inverted or
  * degenerate) as a quaternion in the hemisphere of q0. */

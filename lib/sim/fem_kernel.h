@@ -1,11 +1,18 @@
 /* The SIMD element kernels of the FEM pass ([L13] 4.2, eq. 7-17), written once and compiled
- * once per instruction set: lib/sim/fem_avx2.c (4 doubles, the build's baseline x86-64-v3)
- * and lib/sim/fem_avx512.c (8 doubles, compiled for x86-64-v4 and only ever called after
- * sc_fem_init found AVX-512 on the CPU). Private to lib/sim: include it from exactly one .c
- * file per variant, after defining
- *   FK_VW     lanes per group (4 or 8),
+ * once per instruction set and precision: lib/sim/fem_avx2.c (4 doubles or 8 floats, the
+ * build's baseline x86-64-v3) and lib/sim/fem_avx512.c (8 doubles or 16 floats, compiled for
+ * x86-64-v4 and only ever called after sc_fem_init found AVX-512 on the CPU). Private to
+ * lib/sim: include it once per variant, after defining
+ *   FK_VW     lanes per group (4 or 8 doubles, 8 or 16 floats),
+ *   FK_F32    1 for single precision (default 0),
  *   FK_ID     the kernel id (SC_FEM_KERNEL_*),
  *   FK_TABLE  the name of the sc_fem_kernel table the file exports.
+ * Single precision (a config choice, simulation.fem_precision) keeps its warm starts as floats
+ * in the same buffer and reads the float copies of Bm^-1, volumes and tet ids (sc_fem's *32
+ * arrays); with plasticity it gathers x~ and the displacement x - x~, so that the strain
+ * E = F - R*^T Fp = (I - R*^T) Fp + (Dx - Dp) Bm^-1 does not carry the rounding of absolute
+ * positions (about 1e-7 m) at full weight: that rounding enters Fp and F alike and E only
+ * through (I - R*^T), which is of the order of the strain.
  *
  * The element loop runs over groups of FK_VW tets in GCC vector extensions, so it is
  * vectorized whatever the cost model says: gather the 4 nodes of each lane, do all per-tet
@@ -20,8 +27,24 @@
 #include "sim/fem_internal.h"
 
 #define VW FK_VW
-typedef double vd __attribute__((vector_size(8 * VW)));
-typedef long long vm __attribute__((vector_size(8 * VW))); /* lane masks: 0 or -1 */
+#ifndef FK_F32
+#define FK_F32 0
+#endif
+#if FK_F32
+typedef float fk_t;
+typedef int fk_int;
+#define FK_BM(fem) ((fem)->bm32)
+#define FK_VOL(fem) ((fem)->vol32)
+#define FK_TET_ID(fem) ((fem)->tet_id32)
+#else
+typedef double fk_t;
+typedef long long fk_int;
+#define FK_BM(fem) ((fem)->bm)
+#define FK_VOL(fem) ((fem)->vol)
+#define FK_TET_ID(fem) ((fem)->tet_id)
+#endif
+typedef fk_t vd __attribute__((vector_size(sizeof(fk_t) * VW)));
+typedef fk_int vm __attribute__((vector_size(sizeof(fk_t) * VW))); /* lane masks: 0 or -1 */
 #define INL static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 9") /* keep the small loops' arrays in registers */
 
@@ -29,23 +52,32 @@ typedef long long vm __attribute__((vector_size(8 * VW))); /* lane masks: 0 or -
 #define POLAR_KMAX 3     /* Newton steps at most in the fast path */
 #define POLAR_TOL2 4e-6  /* last step below 2e-3 rad: the error left is O(|w|^5) ~ 1e-14 */
 
-INL vd v_load(const double *p) { vd v; memcpy(&v, p, sizeof v); return v; }
-INL void v_store(double *p, vd v) { memcpy(p, &v, sizeof v); }
-INL vd v_splat(double a) { vd z = {0}; return z + a; }
+INL vd v_load(const fk_t *p) { vd v; memcpy(&v, p, sizeof v); return v; }
+INL void v_store(fk_t *p, vd v) { memcpy(p, &v, sizeof v); }
+INL vd v_splat(fk_t a) { vd z = {0}; return z + a; }
 INL vd v_iota(void)
 {
     vd v;
     for (int l = 0; l < VW; l++) v[l] = l;
     return v;
 }
-#if VW == 8
+#if FK_F32 && VW == 16
+INL vd v_sqrt(vd a) { return (vd)_mm512_sqrt_ps((__m512)a); }
+INL int v_all(vm m) { return _mm512_movepi32_mask((__m512i)m) == 0xFFFF; }
+#elif FK_F32 && VW == 8
+INL vd v_sqrt(vd a) { return (vd)_mm256_sqrt_ps((__m256)a); }
+INL int v_all(vm m) { return _mm256_movemask_ps((__m256)m) == 0xFF; }
+#elif !FK_F32 && VW == 8
 INL vd v_sqrt(vd a) { return (vd)_mm512_sqrt_pd((__m512d)a); }
 INL int v_all(vm m) { return _mm512_movepi64_mask((__m512i)m) == 0xFF; }
-#elif VW == 4
+#elif !FK_F32 && VW == 4
 INL vd v_sqrt(vd a) { return (vd)_mm256_sqrt_pd((__m256d)a); }
 INL int v_all(vm m) { return _mm256_movemask_pd((__m256d)m) == 0xF; }
 #else
-#error "FK_VW must be 4 or 8"
+#error "FK_VW must be 4 or 8 doubles, or 8 or 16 floats"
+#endif
+#if VW > SC_FEM_PAD || SC_FEM_PAD % VW
+#error "a SIMD group must lie within one block of SC_FEM_PAD slots"
 #endif
 INL vd v_select(vm m, vd a, vd b) { return (vd)(((vm)a & m) | ((vm)b & ~m)); }
 
@@ -131,7 +163,7 @@ INL void newton_step(const vd *g, vd *q, vd *h, vm *ok)
     m_mul_tn(m, r, g);
     vd g0 = m[7] - m[5], g1 = m[2] - m[6], g2 = m[3] - m[1];
     vd a = m[4] + m[8], b = m[0] + m[8], c = m[0] + m[4];
-    vd d = -0.5 * (m[1] + m[3]), e = -0.5 * (m[2] + m[6]), f = -0.5 * (m[5] + m[7]);
+    vd d = (fk_t)-0.5 * (m[1] + m[3]), e = (fk_t)-0.5 * (m[2] + m[6]), f = (fk_t)-0.5 * (m[5] + m[7]);
     vd a00 = b * c - f * f, a11 = a * c - e * e, a22 = a * b - d * d;
     vd a01 = e * f - d * c, a02 = d * f - b * e, a12 = d * e - a * f;
     vd det = a * a00 + d * a01 + e * a02;
@@ -148,7 +180,7 @@ INL void newton_step(const vd *g, vd *q, vd *h, vm *ok)
     h2 -= k * u2;
     q_mul_cayley(q, h0, h1, h2);
     h[0] = h0; h[1] = h1; h[2] = h2;
-    *ok = (a > 0) & (a22 > 0) & (det > 0) & (4.0 * (h0 * h0 + h1 * h1 + h2 * h2) < POLAR_TOL2);
+    *ok = (a > 0) & (a22 > 0) & (det > 0) & (4.0 * (h0 * h0 + h1 * h1 + h2 * h2) < (fk_t)POLAR_TOL2);
 }
 
 /* Fast path. The warm start q is first advanced by the previous call's increment hp (constant
@@ -168,7 +200,7 @@ INL vm polar_fast(const vd *g, vd *q, vd *hp, long *iters)
     } while (it < POLAR_KMAX && !v_all(ok));
     *iters += it;
     vd zero = {0};
-    vm keep = (s0 * s0 + s1 * s1 + s2 * s2) < 0.0025;
+    vm keep = (s0 * s0 + s1 * s1 + s2 * s2) < (fk_t)0.0025;
     hp[0] = v_select(keep, s0, zero);
     hp[1] = v_select(keep, s1, zero);
     hp[2] = v_select(keep, s2, zero);
@@ -214,21 +246,29 @@ static int polar_fix_lanes(vm bad, const vd *g, const vd *q0, vd *q, vd *hp)
     return nfix;
 }
 
-/* The padded node arrays (x, y, z, 0 per node, 32 bytes) of the elastic pass: one 4-wide
- * load or read-modify-write per node and lane, and a register transpose between them and
- * the lane vectors. */
-typedef double v4d __attribute__((vector_size(32)));
-INL v4d load4(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
-INL void gather4(const double *p4, const unsigned *idx, vd *vx, vd *vy, vd *vz)
+/* The padded node arrays (x, y, z, 0 per node: 32 bytes in double, 16 in float) of the elastic
+ * pass: one 4-wide load or read-modify-write per node and lane, and a register transpose
+ * between them and the lane vectors. Node offsets are in elements (4 x node), the same for
+ * both precisions. */
+typedef fk_t v4t __attribute__((vector_size(4 * sizeof(fk_t))));
+INL v4t load4(const fk_t *p) { v4t v; memcpy(&v, p, sizeof v); return v; }
+#if FK_F32 /* shuffle indices (a, b, c, d) repeated in every 128-bit block of 4 lanes */
+#if VW == 8
+#define FK_B4(a, b, c, d) a, b, c, d, a + 4, b + 4, c + 4, d + 4
+#else
+#define FK_B4(a, b, c, d) a, b, c, d, a + 4, b + 4, c + 4, d + 4, a + 8, b + 8, c + 8, d + 8, a + 12, b + 12, c + 12, d + 12
+#endif
+#endif
+INL void gather4(const fk_t *p4, const unsigned *idx, vd *vx, vd *vy, vd *vz)
 {
-#if VW == 4
-    v4d a0 = load4(p4 + idx[0]), a1 = load4(p4 + idx[1]), a2 = load4(p4 + idx[2]), a3 = load4(p4 + idx[3]);
+#if !FK_F32 && VW == 4
+    v4t a0 = load4(p4 + idx[0]), a1 = load4(p4 + idx[1]), a2 = load4(p4 + idx[2]), a3 = load4(p4 + idx[3]);
     vd u0 = __builtin_shufflevector(a0, a1, 0, 4, 2, 6), u1 = __builtin_shufflevector(a0, a1, 1, 5, 3, 7); /* x0 x1 z0 z1, y0 y1 . . */
     vd u2 = __builtin_shufflevector(a2, a3, 0, 4, 2, 6), u3 = __builtin_shufflevector(a2, a3, 1, 5, 3, 7);
     *vx = __builtin_shufflevector(u0, u2, 0, 1, 4, 5);
     *vy = __builtin_shufflevector(u1, u3, 0, 1, 4, 5);
     *vz = __builtin_shufflevector(u0, u2, 2, 3, 6, 7);
-#else
+#elif !FK_F32 && VW == 8
     vd c[4];
     for (int l = 0; l < 4; l++)
         c[l] = __builtin_shufflevector(load4(p4 + idx[l]), load4(p4 + idx[l + 4]), 0, 1, 2, 3, 4, 5, 6, 7);
@@ -237,13 +277,34 @@ INL void gather4(const double *p4, const unsigned *idx, vd *vx, vd *vy, vd *vz)
     *vx = __builtin_shufflevector(u0, u2, 0, 1, 8, 9, 4, 5, 12, 13);
     *vy = __builtin_shufflevector(u1, u3, 0, 1, 8, 9, 4, 5, 12, 13);
     *vz = __builtin_shufflevector(u0, u2, 2, 3, 10, 11, 6, 7, 14, 15);
+#else
+    /* floats: c[l] holds the nodes of lanes l, l+4, ... one per 128-bit block; a 4 x 4
+     * transpose inside every block then leaves lane 4b+l in block b, position l */
+    vd c[4];
+#if VW == 8
+    for (int l = 0; l < 4; l++) c[l] = __builtin_shufflevector(load4(p4 + idx[l]), load4(p4 + idx[l + 4]), 0, 1, 2, 3, 4, 5, 6, 7);
+#else
+    typedef fk_t v8t __attribute__((vector_size(8 * sizeof(fk_t))));
+    for (int l = 0; l < 4; l++) {
+        v8t lo = __builtin_shufflevector(load4(p4 + idx[l]), load4(p4 + idx[l + 4]), 0, 1, 2, 3, 4, 5, 6, 7);
+        v8t hi = __builtin_shufflevector(load4(p4 + idx[l + 8]), load4(p4 + idx[l + 12]), 0, 1, 2, 3, 4, 5, 6, 7);
+        c[l] = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    }
+#endif
+    vd t0 = __builtin_shufflevector(c[0], c[1], FK_B4(0, VW, 1, VW + 1)); /* x0 x1 y0 y1 per block */
+    vd t1 = __builtin_shufflevector(c[2], c[3], FK_B4(0, VW, 1, VW + 1)); /* x2 x3 y2 y3 */
+    vd t2 = __builtin_shufflevector(c[0], c[1], FK_B4(2, VW + 2, 3, VW + 3)); /* z0 z1 . . */
+    vd t3 = __builtin_shufflevector(c[2], c[3], FK_B4(2, VW + 2, 3, VW + 3)); /* z2 z3 . . */
+    *vx = __builtin_shufflevector(t0, t1, FK_B4(0, 1, VW, VW + 1));
+    *vy = __builtin_shufflevector(t0, t1, FK_B4(2, 3, VW + 2, VW + 3));
+    *vz = __builtin_shufflevector(t2, t3, FK_B4(0, 1, VW, VW + 1));
 #endif
 }
 
-/* F = D Bm^-1 from the padded positions. */
-INL void def_grad4(const double *x4, const unsigned *n0, const vd *bm, vd *f)
+/* The edge matrix D = [x1 - x0, x2 - x0, x3 - x0] (row-major) from the padded positions. */
+INL void edges4(const fk_t *x4, const unsigned *n0, vd *d)
 {
-    vd a[3], b[3], d[9];
+    vd a[3], b[3];
     gather4(x4, n0, &a[0], &a[1], &a[2]);
     UNROLL
     for (int j = 0; j < 3; j++) {
@@ -252,22 +313,29 @@ INL void def_grad4(const double *x4, const unsigned *n0, const vd *bm, vd *f)
         d[3 + j] = b[1] - a[1];
         d[6 + j] = b[2] - a[2];
     }
+}
+
+/* F = D Bm^-1 from the padded positions. */
+INL void def_grad4(const fk_t *x4, const unsigned *n0, const vd *bm, vd *f)
+{
+    vd d[9];
+    edges4(x4, n0, d);
     m_mul(f, d, bm);
 }
 
 /* f4[idx[l] + 0..3] += (fx, fy, fz, 0)[l] for the first nl lanes, in lane order. */
-INL void scatter_node4(double *f4, const unsigned *idx, int nl, vd fx, vd fy, vd fz)
+INL void scatter_node4(fk_t *f4, const unsigned *idx, int nl, vd fx, vd fy, vd fz)
 {
     const vd zero = {0};
-    v4d a[VW];
-#if VW == 4
+    v4t a[VW];
+#if !FK_F32 && VW == 4
     vd u0 = __builtin_shufflevector(fx, fz, 0, 1, 4, 5), u2 = __builtin_shufflevector(fx, fz, 2, 3, 6, 7); /* x0 x1 z0 z1 */
     vd u1 = __builtin_shufflevector(fy, zero, 0, 1, 4, 4), u3 = __builtin_shufflevector(fy, zero, 2, 3, 4, 4); /* y0 y1 0 0 */
     a[0] = __builtin_shufflevector(u0, u1, 0, 4, 2, 6);
     a[1] = __builtin_shufflevector(u0, u1, 1, 5, 3, 7);
     a[2] = __builtin_shufflevector(u2, u3, 0, 4, 2, 6);
     a[3] = __builtin_shufflevector(u2, u3, 1, 5, 3, 7);
-#else
+#elif !FK_F32 && VW == 8
     vd u0 = __builtin_shufflevector(fx, fz, 0, 1, 8, 9, 4, 5, 12, 13), u2 = __builtin_shufflevector(fx, fz, 2, 3, 10, 11, 6, 7, 14, 15);
     vd u1 = __builtin_shufflevector(fy, zero, 0, 1, 8, 8, 4, 5, 8, 8), u3 = __builtin_shufflevector(fy, zero, 2, 3, 8, 8, 6, 7, 8, 8);
     vd c0 = __builtin_shufflevector(u0, u1, 0, 8, 2, 10, 4, 12, 6, 14), c1 = __builtin_shufflevector(u0, u1, 1, 9, 3, 11, 5, 13, 7, 15);
@@ -276,17 +344,30 @@ INL void scatter_node4(double *f4, const unsigned *idx, int nl, vd fx, vd fy, vd
     a[1] = __builtin_shufflevector(c1, c1, 0, 1, 2, 3), a[5] = __builtin_shufflevector(c1, c1, 4, 5, 6, 7);
     a[2] = __builtin_shufflevector(c2, c2, 0, 1, 2, 3), a[6] = __builtin_shufflevector(c2, c2, 4, 5, 6, 7);
     a[3] = __builtin_shufflevector(c3, c3, 0, 1, 2, 3), a[7] = __builtin_shufflevector(c3, c3, 4, 5, 6, 7);
+#else
+    /* the gather's transpose backwards: lane 4b+l ends in block b of c[l] */
+    vd t0 = __builtin_shufflevector(fx, fy, FK_B4(0, VW, 1, VW + 1));     /* x0 y0 x1 y1 per block */
+    vd t1 = __builtin_shufflevector(fx, fy, FK_B4(2, VW + 2, 3, VW + 3)); /* x2 y2 x3 y3 */
+    vd t2 = __builtin_shufflevector(fz, zero, FK_B4(0, VW, 1, VW));       /* z0 0 z1 0 */
+    vd t3 = __builtin_shufflevector(fz, zero, FK_B4(2, VW, 3, VW));       /* z2 0 z3 0 */
+    vd c[4];
+    c[0] = __builtin_shufflevector(t0, t2, FK_B4(0, 1, VW, VW + 1));
+    c[1] = __builtin_shufflevector(t0, t2, FK_B4(2, 3, VW + 2, VW + 3));
+    c[2] = __builtin_shufflevector(t1, t3, FK_B4(0, 1, VW, VW + 1));
+    c[3] = __builtin_shufflevector(t1, t3, FK_B4(2, 3, VW + 2, VW + 3));
+    for (int b = 0; b < VW / 4; b++)
+        for (int l = 0; l < 4; l++) memcpy(&a[4 * b + l], (const fk_t *)&c[l] + 4 * b, sizeof a[0]);
 #endif
     for (int l = 0; l < nl; l++) {
-        double *p = f4 + idx[l];
-        v4d v = load4(p) + a[l];
+        fk_t *p = f4 + idx[l];
+        v4t v = load4(p) + a[l];
         memcpy(p, &v, sizeof v);
     }
 }
 
 /* Adds the group's node forces (h = -V P Bm^-T: column j is node j+1's force, node 0 gets
  * minus the sum) to the padded force array, node by node and lane by lane. */
-INL void scatter4(const sc_fem *fem, int t0, const vd *h, double *f4)
+INL void scatter4(const sc_fem *fem, int t0, const vd *h, fk_t *f4)
 {
     const unsigned *nd = fem->node + sc_fem_index(t0, 0, 4);
     const vd f0x = -(h[0] + h[1] + h[2]), f0y = -(h[3] + h[4] + h[5]), f0z = -(h[6] + h[7] + h[8]);
@@ -301,22 +382,20 @@ INL void scatter4(const sc_fem *fem, int t0, const vd *h, double *f4)
     }
 }
 
-/* dst4 = src padded, in the FEM's node order; the arrays of one call are packed once. */
-static void pack4(int n, const int *order, const double *src, double *dst4)
+/* dst4 = src (- sub, when not NULL; the difference in double) padded, in the FEM's node order. */
+static void pack4(int n, const int *order, const double *src, const double *sub, fk_t *dst4)
 {
     for (int i = 0; i < n; i++) {
-        double *d = dst4 + 4 * order[i];
-        d[0] = src[3 * i];
-        d[1] = src[3 * i + 1];
-        d[2] = src[3 * i + 2];
+        fk_t *d = dst4 + 4 * order[i];
+        for (int k = 0; k < 3; k++) d[k] = (fk_t)(sub ? src[3 * i + k] - sub[3 * i + k] : src[3 * i + k]);
         d[3] = 0;
     }
 }
 
-static void unpack4_add(int n, const int *order, const double *src4, double *dst)
+static void unpack4_add(int n, const int *order, const fk_t *src4, double *dst)
 {
     for (int i = 0; i < n; i++) {
-        const double *s4 = src4 + 4 * order[i];
+        const fk_t *s4 = src4 + 4 * order[i];
         dst[3 * i] += s4[0];
         dst[3 * i + 1] += s4[1];
         dst[3 * i + 2] += s4[2];
@@ -325,7 +404,7 @@ static void unpack4_add(int n, const int *order, const double *src4, double *dst
 
 INL void load_bm(const sc_fem *fem, int t0, vd *bm)
 {
-    const double *p = fem->bm + sc_fem_index(t0, 0, 9);
+    const fk_t *p = FK_BM(fem) + sc_fem_index(t0, 0, 9);
     UNROLL
     for (int k = 0; k < 9; k++) bm[k] = v_load(p + k * SC_FEM_PAD);
 }
@@ -347,18 +426,18 @@ typedef struct {
 #define BLOCK (8 * VW)
 
 typedef struct {
-    double f[9][BLOCK], fp[9][BLOCK]; /* F and Fp of the block's tets, SoA */
+    fk_t f[9][BLOCK], fp[9][BLOCK]; /* F and Fp of the block's tets, SoA */
 } elastic_scratch;
 
-INL vd s_load(const double (*a)[BLOCK], int k, int g) { return v_load(&a[k][g]); }
-INL void s_store(double (*a)[BLOCK], int k, int g, vd v) { v_store(&a[k][g], v); }
+INL vd s_load(const fk_t (*a)[BLOCK], int k, int g) { return v_load(&a[k][g]); }
+INL void s_store(fk_t (*a)[BLOCK], int k, int g, vd v) { v_store(&a[k][g], v); }
 
 /* Phase 2: the rotation of g (row-major, 9 lanes) for the group at slot t0, warm rows
  * row..row+6 (quaternion, predictor). Counts fallbacks (padding lanes excluded). */
-INL void fit_rotation(const sc_fem *fem, int t0, const vd *g, double *warm, int row, elastic_acc *acc)
+INL void fit_rotation(const sc_fem *fem, int t0, const vd *g, fk_t *warm, int row, elastic_acc *acc)
 {
     const size_t s = SC_FEM_PAD;
-    double *w = warm + sc_fem_index(t0, row, SC_FEM_WARM_PER_TET);
+    fk_t *w = warm + sc_fem_index(t0, row, SC_FEM_WARM_PER_TET);
     vd q[4], q0[4], hp[3];
     UNROLL
     for (int k = 0; k < 4; k++) q0[k] = q[k] = v_load(w + k * s);
@@ -378,29 +457,47 @@ INL void fit_rotation(const sc_fem *fem, int t0, const vd *g, double *warm, int 
     for (int k = 0; k < 3; k++) v_store(w + (4 + k) * s, hp[k]);
 }
 
-INL void load_rotation(const sc_fem *fem, int t0, const double *warm, int row, vd *r)
+INL void load_rotation(const sc_fem *fem, int t0, const fk_t *warm, int row, vd *r)
 {
     const size_t s = SC_FEM_PAD;
-    const double *w = warm + sc_fem_index(t0, row, SC_FEM_WARM_PER_TET);
+    const fk_t *w = warm + sc_fem_index(t0, row, SC_FEM_WARM_PER_TET);
     vd q[4];
     UNROLL
     for (int k = 0; k < 4; k++) q[k] = v_load(w + k * s);
     q_to_mat(q, r);
 }
 
-INL void elastic_block(const sc_fem *fem, int b0, int nt, const double *x4, const double *xp4, double *warm,
-                       double *f4, elastic_acc *acc, elastic_scratch *sc, const int plastic)
+/* x4: the positions, or (single precision with plasticity) the displacements x - x~ */
+INL void elastic_block(const sc_fem *fem, int b0, int nt, const fk_t *x4, const fk_t *xp4, fk_t *warm,
+                       fk_t *f4, elastic_acc *acc, elastic_scratch *sc, const int plastic)
 {
     /* phase 1: F = Ds Bm^-1 and Fp = Dp Bm^-1 */
     for (int g = 0; g < nt; g += VW) {
         const int t0 = b0 + g;
+        const unsigned *nd = fem->node + sc_fem_index(t0, 0, 4);
         vd bm[9], f[9];
         load_bm(fem, t0, bm);
-        def_grad4(x4, fem->node + sc_fem_index(t0, 0, 4), bm, f);
+#if FK_F32
+        if (plastic) { /* Ds = Dp + (Ds - Dp) */
+            vd dp[9], du[9];
+            edges4(xp4, nd, dp);
+            edges4(x4, nd, du);
+            m_mul(f, dp, bm);
+            UNROLL
+            for (int k = 0; k < 9; k++) s_store(sc->fp, k, g, f[k]);
+            UNROLL
+            for (int k = 0; k < 9; k++) du[k] += dp[k];
+            m_mul(f, du, bm);
+            UNROLL
+            for (int k = 0; k < 9; k++) s_store(sc->f, k, g, f[k]);
+            continue;
+        }
+#endif
+        def_grad4(x4, nd, bm, f);
         UNROLL
         for (int k = 0; k < 9; k++) s_store(sc->f, k, g, f[k]);
         if (plastic) {
-            def_grad4(xp4, fem->node + sc_fem_index(t0, 0, 4), bm, f);
+            def_grad4(xp4, nd, bm, f);
             UNROLL
             for (int k = 0; k < 9; k++) s_store(sc->fp, k, g, f[k]);
         }
@@ -442,9 +539,9 @@ INL void elastic_block(const sc_fem *fem, int b0, int nt, const double *x4, cons
                 r[6] * e[6] + r[7] * e[7] + r[8] * e[8];
         vd e2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3] + e[4] * e[4] + e[5] * e[5] +
                 e[6] * e[6] + e[7] * e[7] + e[8] * e[8];
-        vd vol = v_load(fem->vol + t0);
-        acc->energy += vol * (fem->mu * e2 + 0.5 * fem->lambda * tr * tr);
-        vd c1 = -2.0 * fem->mu * vol, c2 = -fem->lambda * vol * tr, p[9], h[9];
+        vd vol = v_load(FK_VOL(fem) + t0);
+        acc->energy += vol * ((fk_t)fem->mu * e2 + (fk_t)(0.5 * fem->lambda) * tr * tr);
+        vd c1 = (fk_t)(-2.0 * fem->mu) * vol, c2 = (fk_t)-fem->lambda * vol * tr, p[9], h[9];
         UNROLL
         for (int k = 0; k < 9; k++) p[k] = c1 * e[k] + c2 * r[k]; /* -V P */
         load_bm(fem, t0, bm);
@@ -452,8 +549,8 @@ INL void elastic_block(const sc_fem *fem, int b0, int nt, const double *x4, cons
         scatter4(fem, t0, h, f4);
 
         /* stats, lane-parallel; padding lanes (slot >= ntets) are masked out */
-        vd det = m_det(f), tidx = v_load(fem->tet_id + t0);
-        vm valid = (v_splat((double)t0) + v_iota()) < (double)fem->ntets;
+        vd det = m_det(f), tidx = v_load(FK_TET_ID(fem) + t0);
+        vm valid = (v_splat((fk_t)t0) + v_iota()) < (fk_t)fem->ntets;
         acc->inverted += ~(det > 0) & valid;
         vm better = ((det < acc->min_det) | ((det == acc->min_det) & (tidx < acc->min_idx))) & valid;
         acc->min_det = v_select(better, det, acc->min_det);
@@ -461,7 +558,7 @@ INL void elastic_block(const sc_fem *fem, int b0, int nt, const double *x4, cons
     }
 }
 
-static void elastic_forces(const sc_fem *fem, const double *x, const double *pose_rest, double *warm, double *force,
+static void elastic_forces(const sc_fem *fem, const double *x, const double *pose_rest, double *warm_state, double *force,
                            sc_fem_stats *stats)
 {
     elastic_acc acc;
@@ -470,9 +567,10 @@ static void elastic_forces(const sc_fem *fem, const double *x, const double *pos
     acc.min_det = v_splat(INFINITY);
     acc.min_idx = v_splat(INFINITY);
     const int n = fem->nnodes;
-    double *x4 = fem->pad4, *xp4 = x4 + 4 * (size_t)n, *f4 = xp4 + 4 * (size_t)n;
-    pack4(n, fem->order, x, x4);
-    if (pose_rest) pack4(n, fem->order, pose_rest, xp4);
+    fk_t *warm = (fk_t *)warm_state; /* a float kernel keeps its warm rows as floats (sc_fem_warm_reset) */
+    fk_t *x4 = (fk_t *)fem->pad4, *xp4 = x4 + 4 * (size_t)n, *f4 = xp4 + 4 * (size_t)n;
+    pack4(n, fem->order, x, FK_F32 ? pose_rest : NULL, x4);
+    if (pose_rest) pack4(n, fem->order, pose_rest, NULL, xp4);
     memset(f4, 0, 4 * (size_t)n * sizeof *f4);
     for (int b0 = 0; b0 < fem->ntets; b0 += BLOCK) {
         const int nt = fem->ntets - b0 < BLOCK ? fem->ntets - b0 : BLOCK;
@@ -498,11 +596,12 @@ static void elastic_forces(const sc_fem *fem, const double *x, const double *pos
     }
 }
 
-static void rayleigh_damping(const sc_fem *fem, const double *v, const double *warm, double beta, double *force)
+static void rayleigh_damping(const sc_fem *fem, const double *v, const double *warm_state, double beta, double *force)
 {
     const int n = fem->nnodes;
-    double *v4 = fem->pad4, *f4 = v4 + 8 * (size_t)n;
-    pack4(n, fem->order, v, v4);
+    const fk_t *warm = (const fk_t *)warm_state;
+    fk_t *v4 = (fk_t *)fem->pad4, *f4 = v4 + 8 * (size_t)n;
+    pack4(n, fem->order, v, NULL, v4);
     memset(f4, 0, 4 * (size_t)n * sizeof *f4);
     for (int t0 = 0; t0 < fem->ntets; t0 += VW) {
         vd bm[9], fd[9], r[9], g[9];
@@ -511,14 +610,14 @@ static void rayleigh_damping(const sc_fem *fem, const double *v, const double *w
         load_rotation(fem, t0, warm, 0, r); /* unit: the elastic pass stores it normalized */
         m_mul_tn(g, r, fd);
         /* sigma = 2 mu sym(G) + lambda tr(G) I; -beta V R sigma */
-        vd vol = v_load(fem->vol + t0), mu = v_splat(fem->mu);
-        vd trg = (g[0] + g[4] + g[8]) * fem->lambda;
+        vd vol = v_load(FK_VOL(fem) + t0), mu = v_splat((fk_t)fem->mu);
+        vd trg = (g[0] + g[4] + g[8]) * (fk_t)fem->lambda;
         vd sg[9];
         sg[0] = 2.0 * mu * g[0] + trg; sg[4] = 2.0 * mu * g[4] + trg; sg[8] = 2.0 * mu * g[8] + trg;
         sg[1] = sg[3] = mu * (g[1] + g[3]);
         sg[2] = sg[6] = mu * (g[2] + g[6]);
         sg[5] = sg[7] = mu * (g[5] + g[7]);
-        vd c = -beta * vol, p[9], h[9];
+        vd c = (fk_t)-beta * vol, p[9], h[9];
         m_mul(p, r, sg);
         UNROLL
         for (int k = 0; k < 9; k++) p[k] *= c;

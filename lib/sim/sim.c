@@ -83,6 +83,7 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->nv = m->nsurf_verts;
     s->start_sink = NAN;
     int rc = sc_fem_init(&s->fem, m, err);
+    if (!rc && o->fem_single && (rc = sc_fem_set_kernel(&s->fem, sc_fem_kernel_id_single(), err))) sc_fem_free(&s->fem);
     if (rc) { free(s); return rc; }
     if ((rc = sc_skeleton_create(m, &s->o.skeleton, &s->skel, err))) { sc_fem_free(&s->fem); free(s); return rc; }
     size_t n3 = (size_t)s->nn * 3, v3 = (size_t)s->nv * 3, b3 = (size_t)s->nb * 3;
@@ -555,7 +556,7 @@ static uint64_t options_hash(const sc_sim_opts *o)
                   c->stiffness, c->damping, c->mu, c->tangent_stiffness, c->tangent_damping, c->ground.normal.x,
                   c->ground.normal.y, c->ground.normal.z, c->ground.offset, c->ground.bump_height, c->ground.bump_length,
                   k->erp, k->cfm};
-    int64_t i[] = {o->plasticity, o->damping, c->enabled, k->exact_solver, k->iterations, k->fix_root, k->finite_rotation, k->speculative};
+    int64_t i[] = {o->plasticity, o->fem_single, o->damping, c->enabled, k->exact_solver, k->iterations, k->fix_root, k->finite_rotation, k->speculative};
     for (size_t j = 0; j < sizeof d / sizeof *d; j++) h = sc_hash_f64(h, d[j]);
     for (size_t j = 0; j < sizeof i / sizeof *i; j++) h = sc_hash_i64(h, i[j]);
     if (o->settle > 0) h = sc_hash_f64(h, o->settle); /* hashes from before the option stay valid */

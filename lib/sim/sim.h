@@ -28,6 +28,7 @@ typedef struct sc_sim_opts {
     double dt;                  /* s */
     double gravity[3];          /* m/s^2 */
     int plasticity;             /* 1: pose-based plasticity (eq. 12-16), 0: plain corotated (eq. 8) */
+    int fem_single;             /* 1: the FEM pass in single precision (sc_fem_kernel_id_single), 0: double */
     int damping;                /* sc_damping_kind */
     double pose_damping;        /* c of eq. 17 (1/s) */
     double rayleigh_alpha;      /* 1/s */
