@@ -785,3 +785,54 @@ TEST(sim_contact_culling_matches_full)
     sc_sim_free(s);
     sc_model_free(&m);
 }
+
+TEST(sim_fem_single_precision_tracks_double)
+{
+    /* simulation.fem_precision: single against the default double: standing, then pushed on the
+     * spine, 1.5 s; every node and bone stays within 1e-5 m of the double run, and a snapshot of
+     * one is refused by the other */
+    const char *h5 = michelin();
+    ENSURE_MSG(h5, "building the character failed: %s", out);
+    sc_model m;
+    sc_err err;
+    ENSURE_OK(sc_character_read(h5, &m, 1, &err), &err);
+    if (!sc_fem_kernel_is_f32(sc_fem_kernel_id_single())) {
+        sc_test_report("no single-precision kernel on this CPU (no AVX2): nothing to compare");
+        sc_model_free(&m);
+        return;
+    }
+    sc_sim_opts o, o32;
+    sc_sim_default_opts(&o);
+    o32 = o;
+    o32.fem_single = 1;
+    sc_sim *s, *s32;
+    ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+    ENSURE_OK(sc_sim_create(&m, &o32, &s32, &err), &err);
+    ENSURE(sc_fem_kernel_is_f32(s32->fem.kernel) && !sc_fem_kernel_is_f32(s->fem.kernel));
+    const int spine = bone_index(&m, "spine");
+    double dx = 0, db = 0, tilt = 0;
+    for (int k = 0; k < 3000; k++) {
+        const double push = k >= 1000 && k < 1400 ? 150 : 0;
+        s->push[3 * spine] = s32->push[3 * spine] = push;
+        ENSURE_OK(sc_sim_step(s, &err), &err);
+        ENSURE_OK(sc_sim_step(s32, &err), &err);
+        for (int i = 0; i < 3 * m.nnodes; i++) dx = fmax(dx, fabs(s->x[i] - s32->x[i]));
+        for (int b = 0; b < m.nbones; b++)
+            db = fmax(db, sc_v3_dist(s->pose[b].p, s32->pose[b].p));
+        sc_vec3 up = sc_q_rotate(s->pose[spine].q, sc_v3(0, 1, 0));
+        tilt = fmax(tilt, acos(fmin(1, up.y)) * 180 / SC_PI);
+    }
+    sc_test_report("1.5 s standing, 150 N push for 0.2 s (spine tilts up to %.2f deg): single vs double precision FEM: nodes within "
+                   "%.2g m, bones within %.2g m (kernel %s)", tilt, dx, db, sc_fem_kernel_name(s32->fem.kernel));
+    ENSURE(tilt > 0.5); /* the push did move the body */
+    ENSURE(dx < 1e-5 && db < 1e-5);
+    size_t cap = sc_sim_snapshot_capacity(s32);
+    unsigned char *buf = malloc(cap);
+    size_t n = sc_sim_snapshot_save(s32, buf, cap);
+    ENSURE(n > 0 && sc_sim_snapshot_restore(s, buf, n, &err) == SC_EINPUT);
+    ENSURE_OK(sc_sim_snapshot_restore(s32, buf, n, &err), &err);
+    free(buf);
+    sc_sim_free(s);
+    sc_sim_free(s32);
+    sc_model_free(&m);
+}
