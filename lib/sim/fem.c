@@ -173,25 +173,18 @@ static int env_kernel(const char **env)
     return 0;
 }
 
-int sc_fem_kernel_id(void)
+/* SOFTCON_FEM_KERNEL when set, else the wider of the two kernels this CPU runs, else scalar */
+static int widest_kernel(int avx512, int avx2)
 {
     const char *env;
     int id = env_kernel(&env);
     if (id >= 0) return id;
-    return sc_fem_kernel_available(SC_FEM_KERNEL_AVX512) ? SC_FEM_KERNEL_AVX512
-           : sc_fem_kernel_available(SC_FEM_KERNEL_AVX2)   ? SC_FEM_KERNEL_AVX2
-                                                            : SC_FEM_KERNEL_SCALAR;
+    return sc_fem_kernel_available(avx512) ? avx512 : sc_fem_kernel_available(avx2) ? avx2 : SC_FEM_KERNEL_SCALAR;
 }
 
-int sc_fem_kernel_id_single(void)
-{
-    const char *env;
-    int id = env_kernel(&env);
-    if (id >= 0) return id;
-    return sc_fem_kernel_available(SC_FEM_KERNEL_AVX512_F32) ? SC_FEM_KERNEL_AVX512_F32
-           : sc_fem_kernel_available(SC_FEM_KERNEL_AVX2_F32)   ? SC_FEM_KERNEL_AVX2_F32
-                                                                : SC_FEM_KERNEL_SCALAR;
-}
+int sc_fem_kernel_id(void) { return widest_kernel(SC_FEM_KERNEL_AVX512, SC_FEM_KERNEL_AVX2); }
+
+int sc_fem_kernel_id_single(void) { return widest_kernel(SC_FEM_KERNEL_AVX512_F32, SC_FEM_KERNEL_AVX2_F32); }
 
 int sc_fem_kernel_is_f32(int id) { return id == SC_FEM_KERNEL_AVX2_F32 || id == SC_FEM_KERNEL_AVX512_F32; }
 
