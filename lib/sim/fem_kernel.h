@@ -173,11 +173,13 @@ INL void newton_step(const vd *g, vd *q, vd *h, vm *ok)
     vd h2 = (a02 * g0 + a12 * g1 + a22 * g2) * inv;
     /* the exact stationarity is (H + cI) w = g with c = g.w/4 + O(|w|^4): one correction
      * w -= c H^-1 w leaves an O(|w|^5) error instead of Newton's O(|w|^3) */
+#if !FK_F32 /* single precision: a converged step (below 2e-3 rad) leaves O(|w|^3) < 1e-8 rad, under float rounding */
     vd k = (g0 * h0 + g1 * h1 + g2 * h2) * inv;
     vd u0 = a00 * h0 + a01 * h1 + a02 * h2, u1 = a01 * h0 + a11 * h1 + a12 * h2, u2 = a02 * h0 + a12 * h1 + a22 * h2;
     h0 -= k * u0;
     h1 -= k * u1;
     h2 -= k * u2;
+#endif
     q_mul_cayley(q, h0, h1, h2);
     h[0] = h0; h[1] = h1; h[2] = h2;
     *ok = (a > 0) & (a22 > 0) & (det > 0) & (4.0 * (h0 * h0 + h1 * h1 + h2 * h2) < (fk_t)POLAR_TOL2);
@@ -259,6 +261,21 @@ INL v4t load4(const fk_t *p) { v4t v; memcpy(&v, p, sizeof v); return v; }
 #define FK_B4(a, b, c, d) a, b, c, d, a + 4, b + 4, c + 4, d + 4, a + 8, b + 8, c + 8, d + 8, a + 12, b + 12, c + 12, d + 12
 #endif
 #endif
+#if FK_F32
+/* c[l] holds the nodes (x y z 0) of lanes l, l+4, ... one per 128-bit block: a 4 x 4 transpose
+ * inside every block leaves lane 4b+l of vx, vy, vz in block b, position l. */
+INL void block_transpose(const vd *c, vd *vx, vd *vy, vd *vz)
+{
+    vd t0 = __builtin_shufflevector(c[0], c[1], FK_B4(0, VW, 1, VW + 1)); /* x0 x1 y0 y1 per block */
+    vd t1 = __builtin_shufflevector(c[2], c[3], FK_B4(0, VW, 1, VW + 1)); /* x2 x3 y2 y3 */
+    vd t2 = __builtin_shufflevector(c[0], c[1], FK_B4(2, VW + 2, 3, VW + 3)); /* z0 z1 . . */
+    vd t3 = __builtin_shufflevector(c[2], c[3], FK_B4(2, VW + 2, 3, VW + 3)); /* z2 z3 . . */
+    *vx = __builtin_shufflevector(t0, t1, FK_B4(0, 1, VW, VW + 1));
+    *vy = __builtin_shufflevector(t0, t1, FK_B4(2, 3, VW + 2, VW + 3));
+    *vz = __builtin_shufflevector(t2, t3, FK_B4(0, 1, VW, VW + 1));
+}
+#endif
+
 INL void gather4(const fk_t *p4, const unsigned *idx, vd *vx, vd *vy, vd *vz)
 {
 #if !FK_F32 && VW == 4
@@ -278,8 +295,7 @@ INL void gather4(const fk_t *p4, const unsigned *idx, vd *vx, vd *vy, vd *vz)
     *vy = __builtin_shufflevector(u1, u3, 0, 1, 8, 9, 4, 5, 12, 13);
     *vz = __builtin_shufflevector(u0, u2, 2, 3, 10, 11, 6, 7, 14, 15);
 #else
-    /* floats: c[l] holds the nodes of lanes l, l+4, ... one per 128-bit block; a 4 x 4
-     * transpose inside every block then leaves lane 4b+l in block b, position l */
+    /* floats: c[l] holds the nodes of lanes l, l+4, ... one per 128-bit block */
     vd c[4];
 #if VW == 8
     for (int l = 0; l < 4; l++) c[l] = __builtin_shufflevector(load4(p4 + idx[l]), load4(p4 + idx[l + 4]), 0, 1, 2, 3, 4, 5, 6, 7);
@@ -291,15 +307,55 @@ INL void gather4(const fk_t *p4, const unsigned *idx, vd *vx, vd *vy, vd *vz)
         c[l] = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     }
 #endif
-    vd t0 = __builtin_shufflevector(c[0], c[1], FK_B4(0, VW, 1, VW + 1)); /* x0 x1 y0 y1 per block */
-    vd t1 = __builtin_shufflevector(c[2], c[3], FK_B4(0, VW, 1, VW + 1)); /* x2 x3 y2 y3 */
-    vd t2 = __builtin_shufflevector(c[0], c[1], FK_B4(2, VW + 2, 3, VW + 3)); /* z0 z1 . . */
-    vd t3 = __builtin_shufflevector(c[2], c[3], FK_B4(2, VW + 2, 3, VW + 3)); /* z2 z3 . . */
-    *vx = __builtin_shufflevector(t0, t1, FK_B4(0, 1, VW, VW + 1));
-    *vy = __builtin_shufflevector(t0, t1, FK_B4(2, 3, VW + 2, VW + 3));
-    *vz = __builtin_shufflevector(t2, t3, FK_B4(0, 1, VW, VW + 1));
+    block_transpose(c, vx, vy, vz);
 #endif
 }
+
+#if FK_F32
+/* The gather of two padded node arrays stored interleaved, one 8-float record per node
+ * (a: x y z 0, b: x y z 0; offsets 2 idx): one 256-bit load per node and lane instead of two
+ * 128-bit ones (single precision with plasticity: x~ and x - x~). */
+INL void gather_pair(const fk_t *p8, const unsigned *idx, vd *a, vd *b)
+{
+    typedef fk_t v8t __attribute__((vector_size(8 * sizeof(fk_t))));
+    vd ca[4], cb[4];
+    for (int l = 0; l < 4; l++) {
+        v8t r0, r1;
+        memcpy(&r0, p8 + 2 * idx[l], sizeof r0);
+        memcpy(&r1, p8 + 2 * idx[l + 4], sizeof r1);
+#if VW == 8
+        ca[l] = __builtin_shufflevector(r0, r1, 0, 1, 2, 3, 8, 9, 10, 11);
+        cb[l] = __builtin_shufflevector(r0, r1, 4, 5, 6, 7, 12, 13, 14, 15);
+#else
+        v8t r2, r3;
+        memcpy(&r2, p8 + 2 * idx[l + 8], sizeof r2);
+        memcpy(&r3, p8 + 2 * idx[l + 12], sizeof r3);
+        vd lo = __builtin_shufflevector(r0, r1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        vd hi = __builtin_shufflevector(r2, r3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        ca[l] = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27);
+        cb[l] = __builtin_shufflevector(lo, hi, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+#endif
+    }
+    block_transpose(ca, &a[0], &a[1], &a[2]);
+    block_transpose(cb, &b[0], &b[1], &b[2]);
+}
+
+/* The edge matrices of both arrays of gather_pair. */
+INL void edges_pair(const fk_t *p8, const unsigned *n0, vd *da, vd *db)
+{
+    vd a0[3], b0[3], a[3], b[3];
+    gather_pair(p8, n0, a0, b0);
+    UNROLL
+    for (int j = 0; j < 3; j++) {
+        gather_pair(p8, n0 + (j + 1) * SC_FEM_PAD, a, b);
+        UNROLL
+        for (int k = 0; k < 3; k++) {
+            da[3 * k + j] = a[k] - a0[k];
+            db[3 * k + j] = b[k] - b0[k];
+        }
+    }
+}
+#endif
 
 /* The edge matrix D = [x1 - x0, x2 - x0, x3 - x0] (row-major) from the padded positions. */
 INL void edges4(const fk_t *x4, const unsigned *n0, vd *d)
@@ -382,15 +438,30 @@ INL void scatter4(const sc_fem *fem, int t0, const vd *h, fk_t *f4)
     }
 }
 
-/* dst4 = src (- sub, when not NULL; the difference in double) padded, in the FEM's node order. */
-static void pack4(int n, const int *order, const double *src, const double *sub, fk_t *dst4)
+/* dst4 = src padded, in the FEM's node order. */
+static void pack4(int n, const int *order, const double *src, fk_t *dst4)
 {
     for (int i = 0; i < n; i++) {
         fk_t *d = dst4 + 4 * order[i];
-        for (int k = 0; k < 3; k++) d[k] = (fk_t)(sub ? src[3 * i + k] - sub[3 * i + k] : src[3 * i + k]);
+        for (int k = 0; k < 3; k++) d[k] = (fk_t)src[3 * i + k];
         d[3] = 0;
     }
 }
+
+#if FK_F32
+/* The records of gather_pair: x~ and x - x~ (the difference taken in double). */
+static void pack_pair(int n, const int *order, const double *x, const double *xp, fk_t *dst8)
+{
+    for (int i = 0; i < n; i++) {
+        fk_t *d = dst8 + 8 * order[i];
+        for (int k = 0; k < 3; k++) {
+            d[k] = (fk_t)xp[3 * i + k];
+            d[4 + k] = (fk_t)(x[3 * i + k] - xp[3 * i + k]);
+        }
+        d[3] = d[7] = 0;
+    }
+}
+#endif
 
 static void unpack4_add(int n, const int *order, const fk_t *src4, double *dst)
 {
@@ -467,7 +538,7 @@ INL void load_rotation(const sc_fem *fem, int t0, const fk_t *warm, int row, vd 
     q_to_mat(q, r);
 }
 
-/* x4: the positions, or (single precision with plasticity) the displacements x - x~ */
+/* x4: the padded positions, or (single precision with plasticity) the records of pack_pair */
 INL void elastic_block(const sc_fem *fem, int b0, int nt, const fk_t *x4, const fk_t *xp4, fk_t *warm,
                        fk_t *f4, elastic_acc *acc, elastic_scratch *sc, const int plastic)
 {
@@ -480,8 +551,7 @@ INL void elastic_block(const sc_fem *fem, int b0, int nt, const fk_t *x4, const 
 #if FK_F32
         if (plastic) { /* Ds = Dp + (Ds - Dp) */
             vd dp[9], du[9];
-            edges4(xp4, nd, dp);
-            edges4(x4, nd, du);
+            edges_pair(x4, nd, dp, du);
             m_mul(f, dp, bm);
             UNROLL
             for (int k = 0; k < 9; k++) s_store(sc->fp, k, g, f[k]);
@@ -569,8 +639,13 @@ static void elastic_forces(const sc_fem *fem, const double *x, const double *pos
     const int n = fem->nnodes;
     fk_t *warm = (fk_t *)warm_state; /* a float kernel keeps its warm rows as floats (sc_fem_warm_reset) */
     fk_t *x4 = (fk_t *)fem->pad4, *xp4 = x4 + 4 * (size_t)n, *f4 = xp4 + 4 * (size_t)n;
-    pack4(n, fem->order, x, FK_F32 ? pose_rest : NULL, x4);
-    if (pose_rest) pack4(n, fem->order, pose_rest, NULL, xp4);
+#if FK_F32
+    if (pose_rest) pack_pair(n, fem->order, x, pose_rest, x4); /* 8 floats per node: the force array follows them */
+    else pack4(n, fem->order, x, x4);
+#else
+    pack4(n, fem->order, x, x4);
+    if (pose_rest) pack4(n, fem->order, pose_rest, xp4);
+#endif
     memset(f4, 0, 4 * (size_t)n * sizeof *f4);
     for (int b0 = 0; b0 < fem->ntets; b0 += BLOCK) {
         const int nt = fem->ntets - b0 < BLOCK ? fem->ntets - b0 : BLOCK;
@@ -601,7 +676,7 @@ static void rayleigh_damping(const sc_fem *fem, const double *v, const double *w
     const int n = fem->nnodes;
     const fk_t *warm = (const fk_t *)warm_state;
     fk_t *v4 = (fk_t *)fem->pad4, *f4 = v4 + 8 * (size_t)n;
-    pack4(n, fem->order, v, NULL, v4);
+    pack4(n, fem->order, v, v4);
     memset(f4, 0, 4 * (size_t)n * sizeof *f4);
     for (int t0 = 0; t0 < fem->ntets; t0 += VW) {
         vd bm[9], fd[9], r[9], g[9];
