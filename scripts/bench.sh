@@ -58,25 +58,36 @@ record mesh-prep wall_seconds "$(awk '{ print $1 }' "$out/prep_times.txt" | medi
 record skin-weights bbw_solve_seconds "$(awk '{ print $2 }' "$out/prep_times.txt" | median)" s
 bin/inverse-dynamics -q -c configs/march.yaml -o "$out/march_ref.h5" "$out/character.h5"
 
-echo "== sample-openloop throughput on the march: 0.1 s segments, 1 rank and 2 ranks alternately (median of 3 each)"
-cat > results/bench/sampling.yaml <<'CFG'
-simulation: {solver: exact}
+echo "== sample-openloop throughput on the march: 0.1 s segments, 1 rank and 2 ranks, double and single precision FEM alternately (median of 3 each)"
+for prec in double single; do
+  cat > "results/bench/sampling_$prec.yaml" <<CFG
+simulation: {solver: exact, fem_precision: $prec}
 sampling: {segment: 0.1, samples: 96, elites: 8, end: 0.6}
 CFG
+done
 for i in 1 2 3; do
-  for n in 1 2; do
-    rm -f results/bench/sampling_$n.h5 results/bench/sampling_$n.h5.ckpt
-    mpiexec.mpich -n $n bin/sample-openloop -q -c results/bench/sampling.yaml -o results/bench/sampling_$n.h5 \
-      results/bench/character.h5 results/bench/march_ref.h5
-    /usr/bin/python3 -c "import h5py; a = h5py.File('results/bench/sampling_$n.h5')['run'].attrs; print($n, a['samples_per_second'], a['samples_per_second_per_rank'])"
+  for prec in double single; do
+    for n in 1 2; do
+      o=results/bench/sampling_${prec}_$n.h5
+      rm -f "$o" "$o.ckpt"
+      mpiexec.mpich -n $n bin/sample-openloop -q -c "results/bench/sampling_$prec.yaml" -o "$o" \
+        results/bench/character.h5 results/bench/march_ref.h5
+      /usr/bin/python3 -c "import h5py; a = h5py.File('$o')['run'].attrs; print('$prec', $n, a['samples_per_second'], a['samples_per_second_per_rank'])"
+    done
   done
 done > results/bench/sampling.txt
-read -r _ r1 c1 < <(awk '$1 == 1' results/bench/sampling.txt | sort -g -k2 | sed -n 2p)
-read -r _ r2 c2 < <(awk '$1 == 2' results/bench/sampling.txt | sort -g -k2 | sed -n 2p)
-record sample-openloop samples_per_s_1_rank "$(printf %.1f "$r1")" samples/s
-record sample-openloop samples_per_s_2_ranks "$(printf %.1f "$r2")" samples/s
-record sample-openloop samples_per_s_per_rank_2_ranks "$(printf %.1f "$c2")" samples/s
-record sample-openloop speedup_2_ranks_over_1 "$(awk -v a="$r2" -v b="$r1" 'BEGIN { printf "%.2f", a / b }')" x
+for prec in double single; do
+  pre=; if [ $prec = single ]; then pre=f32_; fi
+  read -r _ _ r1 c1 < <(awk -v p=$prec '$1 == p && $2 == 1' results/bench/sampling.txt | sort -g -k3 | sed -n 2p)
+  read -r _ _ r2 c2 < <(awk -v p=$prec '$1 == p && $2 == 2' results/bench/sampling.txt | sort -g -k3 | sed -n 2p)
+  record sample-openloop "${pre}samples_per_s_1_rank" "$(printf %.1f "$r1")" samples/s
+  record sample-openloop "${pre}samples_per_s_2_ranks" "$(printf %.1f "$r2")" samples/s
+  record sample-openloop "${pre}samples_per_s_per_rank_2_ranks" "$(printf %.1f "$c2")" samples/s
+  record sample-openloop "${pre}speedup_2_ranks_over_1" "$(awk -v a="$r2" -v b="$r1" 'BEGIN { printf "%.2f", a / b }')" x
+  if [ $prec = double ]; then d1=$r1 d2=$r2; fi
+done
+record sample-openloop single_over_double_1_rank "$(awk -v a="$r1" -v b="$d1" 'BEGIN { printf "%.2f", a / b }')" x
+record sample-openloop single_over_double_2_ranks "$(awk -v a="$r2" -v b="$d2" 'BEGIN { printf "%.2f", a / b }')" x
 if [ "${BENCH_ONLY:-}" = sampling ]; then
   cat "$rows" >> "$csv"
   echo "appended $(wc -l < "$rows") rows to $csv"
