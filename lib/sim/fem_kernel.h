@@ -16,8 +16,9 @@
  *
  * The element loop runs over groups of FK_VW tets in GCC vector extensions, so it is
  * vectorized whatever the cost model says: gather the 4 nodes of each lane, do all per-tet
- * algebra lane-parallel, then scatter-add the 12 force components lane by lane in tet order
- * (so the summation order, hence every bit, does not depend on which tets took the fallback).
+ * algebra lane-parallel, then scatter-add the 12 force components lane by lane in a fixed
+ * order (so the summation order, hence every bit, does not depend on which tets took the
+ * fallback).
  * The rotation fit runs the same number of steps on all lanes of a group (1 when the
  * predictor is good, at most POLAR_KMAX), so the only branches are per group. A run's bits
  * depend on the lane count (groups take their Newton steps together): hence the kernel id in
@@ -379,7 +380,8 @@ INL void def_grad4(const fk_t *x4, const unsigned *n0, const vd *bm, vd *f)
     m_mul(f, d, bm);
 }
 
-/* f4[idx[l] + 0..3] += (fx, fy, fz, 0)[l] for the first nl lanes, in lane order. */
+/* f4[idx[l] + 0..3] += (fx, fy, fz, 0)[l] for the first nl lanes, in lane order (a full float
+ * group: in the order below). */
 INL void scatter_node4(fk_t *f4, const unsigned *idx, int nl, vd fx, vd fy, vd fz)
 {
     const vd zero = {0};
@@ -435,7 +437,7 @@ INL void scatter_node4(fk_t *f4, const unsigned *idx, int nl, vd fx, vd fy, vd f
 }
 
 /* Adds the group's node forces (h = -V P Bm^-T: column j is node j+1's force, node 0 gets
- * minus the sum) to the padded force array, node by node and lane by lane. */
+ * minus the sum) to the padded force array, node by node, lane by lane (scatter_node4). */
 INL void scatter4(const sc_fem *fem, int t0, const vd *h, fk_t *f4)
 {
     const unsigned *nd = fem->node + sc_fem_index(t0, 0, 4);
