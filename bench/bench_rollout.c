@@ -130,20 +130,19 @@ static double cpu_time(void)
 }
 
 /* n rollouts; returns the wall time, fills per-rollout CPU times when t is not NULL */
-static int run(bench *B, int n, uint64_t seed, double *t, double *wall, int *nfailed, sc_err *err)
+/* rollouts i0 .. i0+n-1 drawing from r: t[i - i0] (may be NULL) receives each one's CPU time;
+ * their wall time and failures are added to *wall and *nfailed */
+static int run(bench *B, sc_rng *r, int i0, int n, double *t, double *wall, int *nfailed, sc_err *err)
 {
-    sc_rng r;
-    sc_rng_init(&r, seed, 0, 0);
-    *nfailed = 0;
     double w0 = sc_wall_time();
-    for (int i = 0; i < n; i++) {
+    for (int i = i0; i < i0 + n; i++) {
         double c = 0, a = cpu_time();
-        int failed = 0, rc = rollout(B, &r, i, &c, &failed, err);
+        int failed = 0, rc = rollout(B, r, i, &c, &failed, err);
         if (rc) return rc;
         *nfailed += failed;
-        if (t) t[i] = cpu_time() - a;
+        if (t) t[i - i0] = cpu_time() - a;
     }
-    *wall = sc_wall_time() - w0;
+    *wall += sc_wall_time() - w0;
     return SC_OK;
 }
 
@@ -152,10 +151,12 @@ static int g_wall;
 static double two_work(void *ctx, int worker)
 {
     static double t[N_ROLLOUTS];
-    double w;
-    int f;
+    double w = 0;
+    int f = 0;
     sc_err err;
-    if (run(ctx, N_ROLLOUTS, 3 + (uint64_t)worker, t, &w, &f, &err)) return -1;
+    sc_rng r;
+    sc_rng_init(&r, 3 + (uint64_t)worker, 0, 0);
+    if (run(ctx, &r, 0, N_ROLLOUTS, t, &w, &f, &err)) return -1;
     return g_wall ? N_ROLLOUTS / w : 1 / bench_median(t, N_ROLLOUTS);
 }
 
@@ -205,20 +206,18 @@ int main(int argc, char **argv)
     int failed[2] = {0, 0};
     sc_rng rng[2];
     for (int p = 0; p < 2; p++) {
-        double w;
-        int f;
-        run(&B[p], 10, 1, NULL, &w, &f, &err); /* warm-up */
+        double w = 0;
+        int f = 0;
+        sc_rng_init(&rng[p], 1, 0, 0);
+        run(&B[p], &rng[p], 0, 10, NULL, &w, &f, &err); /* warm-up */
         sc_rng_init(&rng[p], 2, 0, 0);
     }
     for (int i = 0; i < N; i++)
-        for (int p = 0; p < 2; p++) {
-            double c = 0, a = cpu_time(), w0 = sc_wall_time();
-            int f = 0;
-            if (rollout(&B[p], &rng[p], i, &c, &f, &err)) { fprintf(stderr, "bench_rollout: %s\n", err.msg); return 1; }
-            t[p][i] = cpu_time() - a;
-            wall[p] += sc_wall_time() - w0;
-            failed[p] += f;
-        }
+        for (int p = 0; p < 2; p++)
+            if (run(&B[p], &rng[p], i, 1, &t[p][i], &wall[p], &failed[p], &err)) {
+                fprintf(stderr, "bench_rollout: %s\n", err.msg);
+                return 1;
+            }
     double med[2];
     for (int p = 0; p < 2; p++) {
         med[p] = bench_median(t[p], N);
