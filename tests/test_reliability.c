@@ -227,7 +227,12 @@ TEST(reliability_signals_remove_temporary_files)
     /* mesh-prep while tetgen runs: the child is stopped, its scratch folder removed */
     const char *scratch = sc_test_tmp("scratch");
     mkdir(scratch, 0777);
-    const char *slow = sc_test_write("slow_tetgen.sh", "#!/bin/sh\nexec sleep 60\n");
+    /* the fake tetgen names its own process, so the check below looks for that process only
+     * (not for any "sleep 60" on the machine) */
+    const char *slow_pid = sc_test_tmp("slow_tetgen.pid");
+    char slow_text[1200];
+    snprintf(slow_text, sizeof slow_text, "#!/bin/sh\necho $$ > '%s'\nexec sleep 60\n", slow_pid);
+    const char *slow = sc_test_write("slow_tetgen.sh", slow_text);
     chmod(slow, 0755);
     char env_tetgen[1100], env_tmp[1100];
     snprintf(env_tetgen, sizeof env_tetgen, "SOFTCON_TETGEN=%s", slow);
@@ -241,7 +246,9 @@ TEST(reliability_signals_remove_temporary_files)
     usleep(300000);
     int how;
     ENSURE_MSG(signalled(pid, SIGTERM, &how), "mesh-prep did not end by SIGTERM (%d)", how);
-    int rc = sc_test_sh(out, sizeof out, "ls -A %s; pgrep -f '^sleep 60$' || true", scratch);
+    ENSURE_MSG(sc_test_file_exists(slow_pid), "the fake tetgen never started");
+    int rc = sc_test_sh(out, sizeof out, "ls -A %s; p=$(cat '%s'); if kill -0 $p 2> /dev/null; then echo \"tetgen (pid $p) still running\"; fi",
+                        scratch, slow_pid);
     sc_test_report("mesh-prep under SIGTERM during tetgen: left in TMPDIR: '%s'", out);
     ENSURE_MSG(rc == 0 && out[0] == 0, "left behind: %s", out);
     /* render stops between frames and removes the frames it wrote */
