@@ -107,6 +107,7 @@ int main(int argc, char **argv)
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)ol.hash);
         rc = sc_h5_create(cli.output, &f, &err) || sc_h5_provenance(f, SC_POLICY_SCHEMA, argc, argv, resolved, &err) ||
              sc_h5_attr_i64(f, "/", "seed", (long long)cli.seed, &err) || sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) ||
+             sc_h5_attr_str(f, "/", "fem_kernel", sc_fem_kernel_name(sc_sim_fem_kernel(&sc.sim)), &err) ||
              sc_h5_attr_str(f, "/", "openloop", cli.inputs[1], &err) || sc_h5_attr_str(f, "/", "openloop_hash", hex, &err) ||
              sc_h5_attr_str(f, "/", "status", "completed", &err) || sc_policy_write(f, &res.policy, &loaded, &dofs, &err) ||
              sc_feedback_write(f, &run, &res, &err) || sc_h5_attr_i64(f, "/learning", "ranks", sc_par_size(par), &err);

@@ -127,7 +127,8 @@ int main(int argc, char **argv)
         rc = sc_sim_create(&m, &sc.sim, &sim, &err) || sc_openloop_record(&run, &res, sim, sc.every, &trace, &err);
         if (!rc) {
             rc = sc_h5_create(cli.output, &f, &err) || sc_h5_provenance(f, SC_OPENLOOP_SCHEMA, argc, argv, resolved, &err) ||
-                 sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) || sc_openloop_write_reference(f, cli.inputs[1], &ref, &err) ||
+                 sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) ||
+                 sc_h5_attr_str(f, "/", "fem_kernel", sc_fem_kernel_name(sim->fem.kernel), &err) || sc_openloop_write_reference(f, cli.inputs[1], &ref, &err) ||
                  sc_openloop_write(f, &run, &res, &trace, &err) || sc_h5_attr_str(f, "/run", "mpi_library", sc_par_library(), &err);
             if (rc) sc_h5_abort(f);
             else rc = sc_h5_commit(f, &err);

@@ -179,6 +179,16 @@ TEST(feedback_policy_identical_for_1_2_3_ranks)
         ENSURE_MSG(rc == 0, "mpiexec -n %d: exit %d: %s", n, rc, out);
         ENSURE(same_policy(b, p));
     }
+    sc_h5 *f;
+    sc_err err;
+    char *kernel = NULL;
+    ENSURE_OK(sc_h5_open(b, &f, &err), &err);
+    ENSURE_OK(sc_h5_read_attr_str(f, "/", "fem_kernel", &kernel, &err), &err);
+    sc_h5_close(f);
+    sc_sim_opts so;
+    sc_sim_default_opts(&so); /* the preset learns in double precision */
+    ENSURE_MSG(!strcmp(kernel, sc_fem_kernel_name(sc_sim_fem_kernel(&so))), "fem_kernel %s", kernel);
+    free(kernel);
     sc_test_report("policy.h5 (policy, learning history, evaluation) identical without MPI and under mpiexec.mpich -n 1, 2, 3");
 }
 

@@ -223,11 +223,17 @@ TEST(samcon_identical_for_1_2_3_ranks)
     sc_h5 *f;
     sc_err err;
     long long samples = 0, completed = 0;
+    char *kernel = NULL;
     ENSURE_OK(sc_h5_open(b, &f, &err), &err);
     ENSURE_OK(sc_h5_read_attr_i64(f, "/report", "samples", &samples, &err), &err);
     ENSURE_OK(sc_h5_read_attr_i64(f, "/report", "completed", &completed, &err), &err);
+    ENSURE_OK(sc_h5_read_attr_str(f, "/", "fem_kernel", &kernel, &err), &err);
     sc_h5_close(f);
     ENSURE(completed == 1 && samples >= 6 * 12);
+    sc_sim_opts so;
+    sc_sim_default_opts(&so); /* the preset samples in double precision */
+    ENSURE_MSG(!strcmp(kernel, sc_fem_kernel_name(sc_sim_fem_kernel(&so))), "fem_kernel %s", kernel);
+    free(kernel);
     sc_test_report("openloop.h5 identical (every dataset, /report and the root's controller attributes) without MPI and under "
                    "mpiexec.mpich -n 1, 2, 3; %lld samples", samples);
 }

@@ -29,7 +29,9 @@
  *   /segments/fragment [S]           with a cycle: the fragment of the cycle each segment plays
  *   / attributes: status ("completed" or "partial: reached t = ... s"), seed, base, reference
  *                                    (the reference.h5 as named on the command line), reference_path
- *                                    (absolute), reference_hash (sc_reference_hash, hex), ...
+ *                                    (absolute), reference_hash (sc_reference_hash, hex), fem_kernel
+ *                                    (the FEM kernel the search ran, e.g. avx512-f32x16: a run's bits
+ *                                    depend on it), ...
  *   /report attributes: rms_joint_error_rad, root_drift_m, root_height_error_m, final_cost, ...
  *   /run attributes: samples, samples_per_second, wall_seconds, ranks, mpi_library (these vary
  *                    from run to run; everything else is identical for identical inputs) */

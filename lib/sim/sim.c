@@ -25,6 +25,11 @@ void sc_sim_default_opts(sc_sim_opts *o)
     o->max_inverted = 0.05;
 }
 
+int sc_sim_fem_kernel(const sc_sim_opts *o)
+{
+    return o->fem_single ? sc_fem_kernel_id_single() : sc_fem_kernel_id();
+}
+
 void sc_sim_free(sc_sim *s)
 {
     if (!s) return;
@@ -83,7 +88,7 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->nv = m->nsurf_verts;
     s->start_sink = NAN;
     int rc = sc_fem_init(&s->fem, m, err);
-    if (!rc && o->fem_single && (rc = sc_fem_set_kernel(&s->fem, sc_fem_kernel_id_single(), err))) sc_fem_free(&s->fem);
+    if (!rc && o->fem_single && (rc = sc_fem_set_kernel(&s->fem, sc_sim_fem_kernel(o), err))) sc_fem_free(&s->fem);
     if (rc) { free(s); return rc; }
     if ((rc = sc_skeleton_create(m, &s->o.skeleton, &s->skel, err))) { sc_fem_free(&s->fem); free(s); return rc; }
     size_t n3 = (size_t)s->nn * 3, v3 = (size_t)s->nv * 3, b3 = (size_t)s->nb * 3;

@@ -41,6 +41,8 @@ typedef struct sc_sim_opts {
 } sc_sim_opts;
 
 void sc_sim_default_opts(sc_sim_opts *o);
+/* The FEM kernel (SC_FEM_KERNEL_*) a simulation made with these options runs in this process. */
+int sc_sim_fem_kernel(const sc_sim_opts *o);
 
 typedef struct sc_sim_timing {  /* seconds, accumulated over `steps` */
     double skin, fem, damping, contact, coupling, ode, integrate, total; /* integrate: nodes, fixed nodes, blow-up check */
