@@ -1,7 +1,9 @@
 /* The coupled step on the standing character, with only the API every version of softcon has
  * (sc_sim_create, sc_sim_step, sc_sim_timing's stages), so that scripts/bench.sh can build it
  * against an older library too and time the old and the new step side by side, run after run.
- * Usage: bench_pair [character.h5] [--quick-solver] [--steps N] */
+ * Built against the baseline, BENCH_PAIR_BASELINE is defined; the current build also takes
+ * --fem-single (the FEM pass in single precision, simulation.fem_precision: single).
+ * Usage: bench_pair [character.h5] [--quick-solver] [--steps N] [--fem-single] */
 #include <stdio.h>
 #include "bench_util.h"
 #include <stdlib.h>
@@ -12,10 +14,11 @@
 int main(int argc, char **argv)
 {
     const char *path = "results/bench/character.h5";
-    int exact = 1, steps = 1500;
+    int exact = 1, steps = 1500, fem_single = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick-solver")) exact = 0;
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--fem-single")) fem_single = 1;
         else path = argv[i];
     }
     if (steps < 10) steps = 10;
@@ -25,6 +28,11 @@ int main(int argc, char **argv)
     sc_sim_opts o;
     sc_sim_default_opts(&o);
     o.skeleton.exact_solver = exact;
+#ifdef BENCH_PAIR_BASELINE
+    if (fem_single) { fprintf(stderr, "bench_pair: the baseline has no single-precision FEM pass\n"); return 1; }
+#else
+    o.fem_single = fem_single;
+#endif
     sc_sim *s;
     if (sc_sim_create(&m, &o, &s, &err)) { fprintf(stderr, "bench_pair: %s\n", err.msg); return 1; }
     enum { NST = 5 };

@@ -3,12 +3,13 @@
  * solver, pose-based plasticity and damping): the median cost of a step and of every stage
  * over STEPS steps after a warm-up, one thread; then two independent simulations at once,
  * one per core.
- * Unless --single, a second simulation with the FEM pass in single precision
+ * Unless --only, a second simulation with the FEM pass in single precision
  * (simulation.fem_precision: single) steps alongside the first, the two alternating every
  * 100 steps so that both see the same machine: its stage medians (prefixed f32_) and the
  * ratios double / single.
- * Usage: bench_sim [character.h5] [--steps N] [--quick-solver] [--single]
- *   --single: only the one-core figures of the default (the scaling series runs it on every mesh size). */
+ * Usage: bench_sim [character.h5] [--steps N] [--quick-solver] [--only double|single]
+ *   --only P: only the one-core figures of one simulation with the FEM pass in precision P
+ *   (the scaling series runs it on every mesh size). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +66,12 @@ static int steps_of(sc_sim *s, int n, double **stage, int k0, double *wall)
     return 0;
 }
 
-/* steps a standing simulation (a single-precision one alongside when stage32 is not NULL) */
-static int run(const sc_model *m, int exact, int steps, double **stage, double **stage32, double *wall, long *redone)
+/* steps a standing simulation, its FEM pass in single precision when fem_single (a
+ * single-precision one alongside when stage32 is not NULL) */
+static int run(const sc_model *m, int exact, int fem_single, int steps, double **stage, double **stage32, double *wall, long *redone)
 {
     sc_sim *s, *s32 = NULL;
-    if (make_sim(m, exact, 0, &s) || (stage32 && make_sim(m, exact, 1, &s32))) return 1;
+    if (make_sim(m, exact, fem_single, &s) || (stage32 && make_sim(m, exact, 1, &s32))) return 1;
     long redone0 = sc_skeleton_redone_steps(s->skel);
     double w32 = 0;
     *wall = 0;
@@ -89,17 +91,21 @@ static double two_work(void *ctx, int worker)
     (void)worker;
     const two_ctx *c = ctx;
     double w;
-    return run(c->m, c->exact, c->steps, NULL, NULL, &w, NULL) ? -1 : c->steps / w;
+    return run(c->m, c->exact, 0, c->steps, NULL, NULL, &w, NULL) ? -1 : c->steps / w;
 }
 
 int main(int argc, char **argv)
 {
     const char *path = "results/bench/character.h5";
-    int steps = 2000, exact = 1, single = 0;
+    int steps = 2000, exact = 1, only = 0, fem_single = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--quick-solver")) exact = 0;
-        else if (!strcmp(argv[i], "--single")) single = 1;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            only = 1;
+            fem_single = !strcmp(argv[++i], "single");
+            if (!fem_single && strcmp(argv[i], "double")) { fprintf(stderr, "bench_sim: --only double|single\n"); return 1; }
+        }
         else path = argv[i];
     }
     if (steps < 10) steps = 10;
@@ -112,11 +118,11 @@ int main(int argc, char **argv)
         stage32[i] = malloc((size_t)steps * sizeof(double));
     }
     long redone = 0;
-    if (run(&m, exact, steps, stage, single ? NULL : stage32, &wall, &redone)) return 1;
+    if (run(&m, exact, fem_single, steps, stage, only ? NULL : stage32, &wall, &redone)) return 1;
     printf("bench_sim: %s: %d nodes, %d tets, %d surface vertices, %d bones; standing on the ground, dt 0.5 ms, %s ODE solver, "
            "FEM kernel %s, %d steps after %d (%ld ODE steps redone with every torque bound)\n",
            path, m.nnodes, m.ntets, m.nsurf_verts, m.nbones, exact ? "exact" : "quick (20 iterations)",
-           sc_fem_kernel_name(sc_fem_kernel_id()), steps, WARMUP, redone);
+           sc_fem_kernel_name(fem_single ? sc_fem_kernel_id_single() : sc_fem_kernel_id()), steps, WARMUP, redone);
     printf("@ sim_tets %d count\n@ sim_nodes %d count\n", m.ntets, m.nnodes);
     double sum = 0, med[NSTAGE];
     for (int i = 0; i < NSTAGE; i++) {
@@ -126,7 +132,7 @@ int main(int argc, char **argv)
     }
     printf("bench_sim: (sum of the stage medians %.1f us)\n", sum);
     printf("@ sim_one_core_steps_per_s %.0f steps/s\n@ sim_realtime_factor_one_core %.2f x\n", steps / wall, steps * 0.5e-3 / wall);
-    if (!single) { /* two simulations at once, one per core */
+    if (!only) { /* two simulations at once, one per core */
         two_ctx ctx = {&m, exact, steps};
         double rate = bench_two_at_once(two_work, &ctx);
         if (rate < 0) { fprintf(stderr, "bench_sim: a simulation of the two failed\n"); return 1; }

@@ -8,11 +8,12 @@
 #   2. every benchmark program on that character ("@ metric value unit" lines are recorded);
 #   3. the step side by side with a baseline build of softcon (BASELINE, default the code
 #      before the performance work of issue 11): bench/bench_pair.c is compiled against both
-#      libraries and run alternately PAIRS times; medians of each and their ratio;
+#      libraries and run alternately PAIRS times (the current one with the FEM pass in double,
+#      then in single precision); medians of each and their ratios;
 #   4. the scaling series: the same character from configs/michelin.yaml with mesh-prep's own
 #      resolution settings scaled (SCALING, below: about 1.7K, 2.3K, 5.2K, 10K and 21K tets),
-#      skin-weights, the step on each; plotted by gnuplot (when installed) into
-#      docs/perf_scaling.png.
+#      skin-weights, the step on each with the FEM pass in double and in single precision;
+#      plotted by gnuplot (when installed) into docs/perf_scaling.png.
 # Environment: BENCH_ONLY=sampling (only 1's preparation and the sampler's throughput: a few
 # minutes), BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING_ROUNDS
 # (default 3: the meshes are timed in turn that many times, medians), SCALING ("none"
@@ -117,19 +118,23 @@ if [[ "$BASELINE" != none && -n "$pair_bin" ]]; then
   cflags="-std=c11 -D_GNU_SOURCE -O2 -march=x86-64-v3 $(pkg-config --cflags hdf5-serial yaml-0.1 ode)"
   libs="$(pkg-config --libs hdf5-serial yaml-0.1 ode lapacke openblas mpich) -lcholmod -lm -lpthread"
   # shellcheck disable=SC2086
-  gcc $cflags -I"$base_src/lib" bench/bench_pair.c "$base_src/lib/libsoftcon.a" $libs -o "$out/bench_pair_baseline"
+  gcc $cflags -DBENCH_PAIR_BASELINE -I"$base_src/lib" bench/bench_pair.c "$base_src/lib/libsoftcon.a" $libs -o "$out/bench_pair_baseline"
   : > "$out/pair.txt"
   for i in $(seq "$PAIRS"); do
     "$out/bench_pair_baseline" "$out/character.h5" | sed 's/^@ /baseline /' >> "$out/pair.txt"
     "$pair_bin" "$out/character.h5" | sed 's/^@ /current /' >> "$out/pair.txt"
+    "$pair_bin" "$out/character.h5" --fem-single | sed 's/^@ /current_f32 /' >> "$out/pair.txt"
   done
   for metric in $(awk '{ print $2 }' "$out/pair.txt" | sort -u); do
     key=$(echo "$metric" | sed 's/^pair_//; s/_median$//')
     b=$(awk -v m="$metric" '$1 == "baseline" && $2 == m { print $3 }' "$out/pair.txt" | median)
     c=$(awk -v m="$metric" '$1 == "current" && $2 == m { print $3 }' "$out/pair.txt" | median)
+    c32=$(awk -v m="$metric" '$1 == "current_f32" && $2 == m { print $3 }' "$out/pair.txt" | median)
     record bench_pair "baseline_${key}_median" "$b" us
     record bench_pair "current_${key}_median" "$c" us
     record bench_pair "baseline_over_current_${key}" "$(awk -v b="$b" -v c="$c" 'BEGIN { printf "%.2f", b / c }')" x
+    record bench_pair "current_f32_${key}_median" "$c32" us
+    record bench_pair "baseline_over_current_f32_${key}" "$(awk -v b="$b" -v c="$c32" 'BEGIN { printf "%.2f", b / c }')" x
   done
 fi
 
@@ -154,48 +159,61 @@ if [[ "$SCALING" != none ]]; then
     bin/skin-weights -q -c "$cfg" -o "$out/scaling_$n.h5" "$out/scaling_$n.h5"
     meshes+=("$out/scaling_$n.h5")
   done
-  # the meshes in turn, SCALING_ROUNDS times: a neighbour's load falls on all of them alike
+  # the meshes and both FEM precisions in turn, SCALING_ROUNDS times: a neighbour's load falls on all of them alike
   : > "$out/scaling_runs.txt"
   for round in $(seq "${SCALING_ROUNDS:-3}"); do
     for mesh in "${meshes[@]}"; do
-      "$sim_bin" "$mesh" --single --steps 600 > "$out/scaling_run.txt"
-      awk -v m="$mesh" '$2 == "sim_tets" { t = $3 } $2 == "sim_step_median" { s = $3 } $2 == "sim_fem_forces_median" { f = $3 }
-                        END { print m, t, s, f }' "$out/scaling_run.txt" >> "$out/scaling_runs.txt"
+      for prec in double single; do
+        "$sim_bin" "$mesh" --only $prec --steps 600 > "$out/scaling_run.txt"
+        awk -v m="$mesh" -v p=$prec '$2 == "sim_tets" { t = $3 } $2 == "sim_step_median" { s = $3 } $2 == "sim_fem_forces_median" { f = $3 }
+                                     END { print m, p, t, s, f }' "$out/scaling_run.txt" >> "$out/scaling_runs.txt"
+      done
     done
   done
+  # scaling.dat: tets, then step and FEM medians in double, then in single precision
   for mesh in "${meshes[@]}"; do
-    tets=$(awk -v m="$mesh" '$1 == m { print $2; exit }' "$out/scaling_runs.txt")
-    step=$(awk -v m="$mesh" '$1 == m { print $3 }' "$out/scaling_runs.txt" | median)
-    fem=$(awk -v m="$mesh" '$1 == m { print $4 }' "$out/scaling_runs.txt" | median)
-    echo "$tets $step $fem" >> "$out/scaling.dat"
-    record scaling "step_median_${tets}_tets" "$step" us
-    record scaling "fem_median_${tets}_tets" "$fem" us
+    tets=$(awk -v m="$mesh" '$1 == m { print $3; exit }' "$out/scaling_runs.txt")
+    row="$tets"
+    for prec in double single; do
+      pre=; if [ $prec = single ]; then pre=f32_; fi
+      step=$(awk -v m="$mesh" -v p=$prec '$1 == m && $2 == p { print $4 }' "$out/scaling_runs.txt" | median)
+      fem=$(awk -v m="$mesh" -v p=$prec '$1 == m && $2 == p { print $5 }' "$out/scaling_runs.txt" | median)
+      row="$row $step $fem"
+      record scaling "${pre}step_median_${tets}_tets" "$step" us
+      record scaling "${pre}fem_median_${tets}_tets" "$fem" us
+    done
+    echo "$row" >> "$out/scaling.dat"
   done
   # linear growth: the cost per tet of the largest mesh against the smallest's
   sort -n -o "$out/scaling.dat" "$out/scaling.dat"
-  read -r t0 s0 f0 < <(head -1 "$out/scaling.dat")
-  read -r t1 s1 f1 < <(tail -1 "$out/scaling.dat")
+  read -r t0 s0 f0 s0f f0f < <(head -1 "$out/scaling.dat")
+  read -r t1 s1 f1 s1f f1f < <(tail -1 "$out/scaling.dat")
+  per_tet() { awk -v a="$1" -v b="$2" -v n0="$t0" -v n1="$t1" 'BEGIN { printf "%.2f", (b / n1) / (a / n0) }'; }
   # at most 1: the step grows no faster than the number of tets (its fixed part, the ODE step,
   # makes it less); the FEM pass alone should stay near 1
-  record scaling step_per_tet_largest_over_smallest "$(awk -v a="$s0" -v b="$s1" -v n0="$t0" -v n1="$t1" 'BEGIN { printf "%.2f", (b / n1) / (a / n0) }')" x
-  record scaling fem_per_tet_largest_over_smallest "$(awk -v a="$f0" -v b="$f1" -v n0="$t0" -v n1="$t1" 'BEGIN { printf "%.2f", (b / n1) / (a / n0) }')" x
+  record scaling step_per_tet_largest_over_smallest "$(per_tet "$s0" "$s1")" x
+  record scaling fem_per_tet_largest_over_smallest "$(per_tet "$f0" "$f1")" x
+  record scaling f32_step_per_tet_largest_over_smallest "$(per_tet "$s0f" "$s1f")" x
+  record scaling f32_fem_per_tet_largest_over_smallest "$(per_tet "$f0f" "$f1f")" x
   if command -v gnuplot > /dev/null; then
     gnuplot <<EOF
-set terminal pngcairo size 800,500 font ",11" noenhanced
+set terminal pngcairo size 800,560 font ",11" noenhanced
 set output "docs/perf_scaling.png"
 set title "Coupled step against mesh size (built-in Michelin, $machine)"
 set xlabel "tetrahedra"
 set ylabel "median time (us)"
-set key left top
+set key below Left reverse
 set grid
 set xrange [0:*]
 set yrange [0:*]
-step_linear(x) = $s0 / $t0 * x
-fem_linear(x) = $f0 / $t0 * x
-plot "$out/scaling.dat" using 1:2 with linespoints lw 2 pt 7 title "whole step", \
-     "$out/scaling.dat" using 1:3 with linespoints lw 2 pt 5 title "FEM forces", \
-     step_linear(x) with lines dt 2 lc rgb "gray40" title "step proportional to the tets (through the smallest mesh)", \
-     fem_linear(x) with lines dt 3 lc rgb "gray60" title "FEM proportional to the tets"
+step_linear(x) = $s0f / $t0 * x
+fem_linear(x) = $f0f / $t0 * x
+plot "$out/scaling.dat" using 1:2 with linespoints lw 2 pt 7 lc rgb "#1f77b4" title "whole step, FEM in double", \
+     "$out/scaling.dat" using 1:3 with linespoints lw 2 pt 5 lc rgb "#ff7f0e" title "FEM forces, double", \
+     "$out/scaling.dat" using 1:4 with linespoints lw 2 pt 6 dt 4 lc rgb "#1f77b4" title "whole step, FEM in single", \
+     "$out/scaling.dat" using 1:5 with linespoints lw 2 pt 4 dt 4 lc rgb "#ff7f0e" title "FEM forces, single", \
+     step_linear(x) with lines dt 2 lc rgb "gray40" title "proportional to the tets (through the smallest mesh, single)", \
+     fem_linear(x) with lines dt 3 lc rgb "gray60" title ""
 EOF
     echo "  plot: docs/perf_scaling.png"
   else
