@@ -32,9 +32,9 @@ echo "== learn-feedback: the march's gait cycle on closed loop (4 cycles sampled
 rm -f "$OUT/march_loop_openloop.h5.ckpt" "$OUT/march_loop_policy.h5.ckpt" "$OUT/march_loop_policy.h5.ckpt.samcon"
 mpiexec.mpich -n "$(nproc)" bin/sample-openloop -c configs/march_loop.yaml -o "$OUT/march_loop_openloop.h5" "$OUT/character.h5" "$OUT/march_ref.h5"
 mpiexec.mpich -n "$(nproc)" bin/learn-feedback -c configs/march_loop.yaml -o "$OUT/march_loop_policy.h5" "$OUT/character.h5" "$OUT/march_loop_openloop.h5"
+evaluation() { h5dump -a "/evaluation/$1" "$OUT/march_loop_policy.h5" | sed -n 's/^ *(0): //p'; }
+CLOSED_LOOP="the march on closed loop (learn-feedback's test: $(evaluation closedloop_survived_s) of $(evaluation test_seconds) s before a fall)"
 # a fall that ends in a numerical failure (exit 4) is a result: its output is kept, marked failed
-SURVIVED=$(h5dump -a /evaluation/closedloop_survived_s "$OUT/march_loop_policy.h5" | sed -n 's/^ *(0): //p')
-CLOSED_LOOP="the march on closed loop (learn-feedback's test: $SURVIVED of 20 s before a fall)"
 rc=0
 bin/simulate -c configs/march_loop.yaml -o "$OUT/march_loop.h5" --policy "$OUT/march_loop_policy.h5" --cycles 17 "$OUT/character.h5" || rc=$?
 if [ "$rc" -ne 0 ]; then
