@@ -1,5 +1,5 @@
 /* Sampling throughput: the unit of work of sample-openloop ([L13] 5, SAMCON) on the built-in
- * character, as the sampler does it (lib/control/samcon.c, sample_task): restore an elite's
+ * character, as the sampler does it (lib/sampling/samcon.c, sample_task): restore an elite's
  * snapshot, draw PD target offsets, run a 0.1 s segment (200 steps of 0.5 ms, exact ODE
  * solver, the failure check after every step), evaluate the cost against the reference and
  * save the end state's snapshot. Prints the rollouts per second on one core, and per core with
@@ -17,10 +17,10 @@
 #include <string.h>
 #include <time.h>
 #include "bench_util.h"
-#include "control/controller.h"
-#include "control/cost.h"
-#include "control/reference.h"
-#include "control/segments.h"
+#include "sampling/controller.h"
+#include "sampling/cost.h"
+#include "motion/reference.h"
+#include "sampling/segments.h"
 #include "core/log.h"
 #include "core/rng.h"
 #include "io/character.h"

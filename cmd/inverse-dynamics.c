@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/cli.h"
-#include "control/reference.h"
+#include "motion/reference.h"
 #include "core/log.h"
 #include "io/character.h"
 #include "io/config.h"

@@ -7,8 +7,8 @@
 #include <unistd.h>
 #include "common/cli.h"
 #include "common/longrun.h"
-#include "control/feedback.h"
-#include "control/scenario.h"
+#include "learn/feedback.h"
+#include "sampling/scenario.h"
 #include "core/hash.h"
 #include "core/log.h"
 #include "io/character.h"

@@ -7,9 +7,9 @@
 #include <unistd.h>
 #include "common/cli.h"
 #include "common/output.h"
-#include "control/controller.h"
-#include "control/feedback.h"
-#include "control/rollout.h"
+#include "sampling/controller.h"
+#include "learn/feedback.h"
+#include "sampling/rollout.h"
 #include "core/cleanup.h"
 #include "core/log.h"
 #include "io/character.h"

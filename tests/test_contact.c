@@ -3,7 +3,7 @@
  * above the floor (where only the resultant says something must touch). */
 #include <stdlib.h>
 #include <string.h>
-#include "control/reference.h"
+#include "motion/reference.h"
 #include "io/bvh.h"
 #include "io/character.h"
 #include "io/config.h"

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "control/cycle.h"
-#include "control/feedback.h"
+#include "motion/cycle.h"
+#include "learn/feedback.h"
 #include "fixtures.h"
 #include "io/character.h"
 #include "io/h5.h"

@@ -3,8 +3,8 @@
  * project's march, and every kind of bad input. */
 #include <stdlib.h>
 #include <string.h>
-#include "control/reference.h"
-#include "control/retarget.h"
+#include "motion/reference.h"
+#include "motion/retarget.h"
 #include "core/log.h"
 #include "core/rng.h"
 #include "io/bvh.h"

@@ -1,7 +1,7 @@
 /* [L13] 5.1's claim, measured: tracking a real clip open loop with the inverse-dynamics PD
  * targets versus the raw reference poses as targets (issue 5, test 4). */
 #include <string.h>
-#include "control/evaluate.h"
+#include "learn/evaluate.h"
 #include "core/mathx.h"
 #include "test.h"
 

@@ -13,9 +13,9 @@
  * README's table comes from its output. */
 #include <stdlib.h>
 #include <string.h>
-#include "control/evaluate.h"
+#include "learn/evaluate.h"
 #include "core/log.h"
-#include "control/reference.h"
+#include "motion/reference.h"
 #include "io/h5.h"
 #include "test.h"
 

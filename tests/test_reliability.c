@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "control/feedback.h"
-#include "control/reference.h"
+#include "learn/feedback.h"
+#include "motion/reference.h"
 #include "core/log.h"
 #include "io/character.h"
 #include "io/h5.h"

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "control/controller.h"
-#include "control/cost.h"
-#include "control/reference.h"
-#include "control/segments.h"
+#include "sampling/controller.h"
+#include "sampling/cost.h"
+#include "motion/reference.h"
+#include "sampling/segments.h"
 #include "fixtures.h"
 #include "io/character.h"
 #include "io/h5.h"

@@ -3,7 +3,7 @@
 #ifndef SC_CHARACTER_H
 #define SC_CHARACTER_H
 #include "io/h5.h"
-#include "sim/model.h"
+#include "model/model.h"
 
 #define SC_CHARACTER_SCHEMA "softcon.character/1"
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include "core/status.h"
 #include "io/h5.h"
-#include "sim/model.h"
+#include "model/model.h"
 
 typedef enum { SC_XDMF_TRIANGLE, SC_XDMF_TETRAHEDRON, SC_XDMF_SEGMENT } sc_xdmf_topology;
 typedef enum { SC_XDMF_NODE, SC_XDMF_CELL } sc_xdmf_center;

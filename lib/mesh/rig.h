@@ -3,7 +3,7 @@
 #ifndef SC_RIG_H
 #define SC_RIG_H
 #include "core/mathx.h"
-#include "sim/model.h"
+#include "model/model.h"
 
 #define SC_MAX_BONES 64
 

@@ -269,3 +269,26 @@ int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx
     if (!rc && owner) rc = sc_par_bcast(p, owner, (size_t)n * sizeof(int), 0, err);
     return rc;
 }
+
+int sc_par_share_bytes(sc_par *p, int rc, unsigned char **data, size_t *n, sc_err *err)
+{
+    int64_t len = 0;
+    if (sc_par_rank(p) == 0) len = rc ? -rc : (int64_t)*n;
+    else *data = NULL;
+    sc_par_bcast(p, &len, sizeof len, 0, err);
+    sc_par_bcast(p, err->msg, SC_ERR_MSG, 0, err);
+    if (len < 0) {
+        free(*data);
+        *data = NULL;
+        err->code = (int)-len;
+        return (int)-len;
+    }
+    if (!*data && !(*data = malloc((size_t)len + 1))) return sc_fail(err, SC_EIO, "out of memory for %lld shared bytes", (long long)len);
+    if ((rc = sc_par_bcast(p, *data, (size_t)len, 0, err))) {
+        free(*data);
+        *data = NULL;
+        return rc;
+    }
+    *n = (size_t)len;
+    return SC_OK;
+}

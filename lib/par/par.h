@@ -23,6 +23,10 @@ const char *sc_par_library(void);
 
 int sc_par_bcast(sc_par *p, void *buf, size_t bytes, int root, sc_err *err);
 /* 1 on every rank if flag is non-zero on any rank. */
+/* Gives every rank what rank 0 got: its status rc (with its error message) and, when rc is
+ * SC_OK, its *n bytes at *data (malloc'd on the other ranks). On an error *data is freed and NULL
+ * on every rank and the same code is returned everywhere. */
+int sc_par_share_bytes(sc_par *p, int rc, unsigned char **data, size_t *n, sc_err *err);
 int sc_par_any(sc_par *p, int flag);
 void sc_par_barrier(sc_par *p);
 

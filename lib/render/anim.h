@@ -9,7 +9,7 @@
 #include "core/mathx.h"
 #include "core/status.h"
 #include "io/h5.h"
-#include "sim/model.h"
+#include "model/model.h"
 
 #define SC_ANIM_MAX_PUSH 64
 

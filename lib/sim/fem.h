@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include "core/mathx.h"
 #include "core/status.h"
-#include "sim/model.h"
+#include "model/model.h"
 
 #define SC_FEM_PAD 16 /* slots per block: the widest SIMD group (16 floats) */
 

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include "sim/contact.h"
 #include "sim/fem.h"
-#include "sim/model.h"
+#include "model/model.h"
 #include "sim/skeleton.h"
 #include "skin/lbs.h"
 

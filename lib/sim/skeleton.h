@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include "core/mathx.h"
 #include "core/status.h"
-#include "sim/model.h"
+#include "model/model.h"
 
 typedef struct sc_skeleton sc_skeleton;
 

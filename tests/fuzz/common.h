@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "io/h5.h"
-#include "sim/model.h"
+#include "model/model.h"
 
 /* Once per process: logging off (readers warn), guard limit for libhdf5 hangs. */
 void sc_fuzz_init(void);

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
-#include "control/controller.h"
-#include "control/reference.h"
+#include "sampling/controller.h"
+#include "motion/reference.h"
 #include "io/config.h"
 #include "mesh/prep.h"
 

@@ -5,7 +5,7 @@
  * at every fragment, feedback on and off: finite actions within max_action of a_bar. */
 #include <math.h>
 #include "common.h"
-#include "control/feedback.h"
+#include "learn/feedback.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,8 +1,8 @@
 /* libFuzzer harness: the reference.h5 reader (sc_reference_read_image: guarded HDF5 read and
- * the checks of lib/control/reference.c), then target interpolation on what it accepted. */
+ * the checks of lib/motion/reference.c), then target interpolation on what it accepted. */
 #include <math.h>
 #include "common.h"
-#include "control/reference.h"
+#include "motion/reference.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

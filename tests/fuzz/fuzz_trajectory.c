@@ -3,7 +3,7 @@
  * HDF5 read and checks), matched against a 16-bone character, then targets sampled in time. */
 #include <math.h>
 #include "common.h"
-#include "control/controller.h"
+#include "sampling/controller.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

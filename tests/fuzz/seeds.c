@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
-#include "control/feedback.h"
-#include "control/openloop.h"
-#include "control/reference.h"
+#include "learn/feedback.h"
+#include "sampling/openloop.h"
+#include "motion/reference.h"
 #include "core/mathx.h"
 #include "io/character.h"
 #include "io/h5.h"
