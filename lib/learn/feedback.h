@@ -19,6 +19,7 @@
 #include "learn/policy.h"
 #include "sampling/samcon.h"
 #include "io/h5.h"
+#include "store/openloop.h"
 
 #define SC_POLICY_SCHEMA "softcon.policy/1"
 #define SC_MAX_EVAL 16
@@ -84,27 +85,6 @@ typedef struct sc_feedback_config {
 /* Reads `feedback:` (configs/run.yaml documents it) for the model's control DoFs. */
 struct sc_cfg;
 int sc_feedback_read_config(struct sc_cfg *cfg, const sc_model *m, const sc_control_dofs *dofs, sc_feedback_config *c, sc_err *err);
-
-/* What learn-feedback reads from an openloop.h5 of a gait cycle. */
-typedef struct sc_openloop_cycle {
-    sc_cycle cycle;
-    int fragments, base;        /* base: SC_BASE_ID or SC_BASE_REFERENCE */
-    int nseg;
-    long *steps;                /* [nseg] */
-    double *ref_t0, *ref_t1;    /* [nseg] spans of the cycle repeated (s from its start) */
-    double *offsets;            /* [nseg * ndof] */
-    double start_root[3], start_vel[3], *start_quat, *start_w;
-    char reference[4096];       /* the reference.h5 it tracked (resolved), checked by hash */
-    uint64_t reference_hash;
-    uint64_t hash;              /* of the controller (segments, offsets), for the policy file */
-} sc_openloop_cycle;
-/* SC_EINPUT (naming the HDF5 path) when the file is not an openloop.h5 of a cycle for this
- * character's control DoFs. */
-int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_openloop_cycle *o, sc_err *err);
-/* The same on an in-memory image (`name` in messages): the fuzz harness's entry point. */
-int sc_openloop_cycle_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs,
-                                 sc_openloop_cycle *o, sc_err *err);
-void sc_openloop_cycle_free(sc_openloop_cycle *o);
 
 /* The open-loop policy of a cycle controller: per fragment the mean offsets over the cycles, the
  * median steps; every M zero. */
