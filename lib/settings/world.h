@@ -1,6 +1,7 @@
 /* The world's settings, read from one key each by every tool (the simulator, the sampler, inverse
  * dynamics): simulation.gravity (m/s^2, default {0, -9.81, 0}) and contact.friction (Coulomb,
- * default 0.8). A tool that only needs these marks nothing else of those sections as known. */
+ * default 0.8). A tool that reads only these of those sections must still accept the sections'
+ * other keys (they belong to the simulator). */
 #ifndef SC_SETTINGS_WORLD_H
 #define SC_SETTINGS_WORLD_H
 #include "core/status.h"
