@@ -1,6 +1,9 @@
 # softcon — plain GNU make. `make` builds lib/libsoftcon.a and bin/*; `make test` runs the
 # test suite; `make asan` runs it again under AddressSanitizer + UBSan; `make bench` runs the
-# benchmarks; `make fuzz FUZZ_SECONDS=N` runs every libFuzzer harness of tests/fuzz for N s.
+# benchmarks; `make fuzz FUZZ_SECONDS=N` runs every libFuzzer harness of tests/fuzz for N s;
+# `make check-layout` checks lib/'s include graph against lib/LAYOUT; `make lint` runs cppcheck
+# against its reviewed baseline; `make compile_commands.json` (bear) for clangd and clang-tidy;
+# `make format` / `make check-format` apply / check .clang-format on the lines changed since BASE.
 # Dependencies come from scripts/install-deps.sh and are found with pkg-config.
 #
 # Build configurations: everything a configuration builds stays inside its BUILD folder (all
@@ -70,7 +73,7 @@ TEST_BIN := $(BUILD)/softcon_test
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test asan bench fuzz fuzz-build fuzz-seeds clean help FORCE
+.PHONY: all test asan bench fuzz fuzz-build fuzz-seeds clean help FORCE check-layout lint format check-format compile_commands.json
 all: $(TOOL_BIN) $(PUBLIC_LIB)
 
 lib/libsoftcon.a: $(LIB)
@@ -147,8 +150,31 @@ fuzz:
 	  SAN="$(FUZZ_SAN)"
 	scripts/fuzz.sh $(FUZZ_BUILD)/fuzzers $(FUZZ_SECONDS) "$(FUZZ_FLAGS)" $(FUZZ)
 
+# ---- habits: layout, static analysis, formatting, compilation database ----
+check-layout:
+	python3 scripts/check-layout.py
+
+# cppcheck on lib/ and cmd/; every finding not in scripts/cppcheck-baseline.txt (reviewed: each
+# line says why it is not a defect) fails
+lint:
+	scripts/lint.sh
+
+# the lines changed since BASE (default: the upstream branch, else HEAD) in clang-format's style
+BASE ?= $(shell git rev-parse -q --verify '@{upstream}' 2>/dev/null || echo HEAD)
+format:
+	git clang-format --style=file $(BASE) -- lib cmd tests bench
+check-format:
+	@out=$$(git clang-format --style=file --diff $(BASE) -- lib cmd tests bench); \
+	  if [ -n "$$out" ] && [ "$$out" != "no modified files to format" ] && [ "$$out" != "clang-format did not modify any files" ]; then \
+	  echo "$$out"; echo "check-format: run make format"; exit 1; fi; echo "check-format: clean"
+
+# for clangd / clang-tidy: every compile of a full build, recorded by bear in a build folder of its own
+compile_commands.json:
+	rm -rf build/compdb
+	bear --output $@ -- $(MAKE) --no-print-directory BUILD=build/compdb all $(TEST_BIN:$(BUILD)/%=build/compdb/%)
+
 clean:
-	rm -rf build bin lib/libsoftcon.a
+	rm -rf build bin lib/libsoftcon.a compile_commands.json
 
 help:
 	@echo "targets: all test asan bench fuzz clean   (T=filter selects tests by name; FUZZ_SECONDS=N per harness)"
