@@ -1,7 +1,8 @@
-/* The HDF5 layer: every softcon file is written and read through here, and h5.c is the only
- * file that includes hdf5.h. Outputs are self-describing (units/description attributes, root
- * provenance, time as a dimension scale) and written atomically: all writes go to
- * "<path>.tmp", which sc_h5_commit renames onto <path> and sc_h5_abort deletes.
+/* The HDF5 layer: every softcon file is written and read through here, and its files
+ * (lib/io/h5*.c, private header h5_internal.h) are the only ones that include hdf5.h. Outputs
+ * are self-describing (units/description attributes, root provenance, time as a dimension
+ * scale) and written atomically: all writes go to "<path>.tmp", which sc_h5_commit renames onto
+ * <path> and sc_h5_abort deletes.
  *
  * Paths are HDF5 paths from the file root ("/skin/weights"; the leading '/' may be omitted).
  * Read errors are SC_EINPUT and name "file:/path" and what was expected; I/O failures are
