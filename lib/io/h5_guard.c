@@ -24,8 +24,9 @@
 #endif
 #endif
 
-static int g_guard = -1;         /* -1: from the environment on first use */
-static double g_guard_seconds;   /* 0: the default */
+static int g_guard = 1;
+static double g_guard_seconds;    /* 0: the default */
+static double g_guard_memory_mib; /* 0: the default */
 
 void sc_h5_guard_config(int enabled, double seconds)
 {
@@ -33,22 +34,15 @@ void sc_h5_guard_config(int enabled, double seconds)
     if (seconds > 0) g_guard_seconds = seconds;
 }
 
-static int guard_enabled(void)
+void sc_h5_guard_memory_limit(double mib)
 {
-    if (g_guard < 0) {
-        const char *e = getenv("SOFTCON_H5_GUARD");
-        g_guard = !(e && !strcmp(e, "0"));
-        const char *s = getenv("SOFTCON_H5_GUARD_SECONDS");
-        if (s && atof(s) > 0 && g_guard_seconds <= 0) g_guard_seconds = atof(s);
-    }
-    return g_guard;
+    if (mib > 0) g_guard_memory_mib = mib;
 }
 
-/* MiB a guarded read may grow the process by: SOFTCON_H5_GUARD_MEMORY_MB, else 1 GiB + 16 x the file */
+/* MiB a guarded read may grow the process by: sc_h5_guard_memory_limit's, else 1 GiB + 16 x the file */
 static double guard_memory_mib(double bytes)
 {
-    const char *s = getenv("SOFTCON_H5_GUARD_MEMORY_MB");
-    return s && atof(s) > 0 ? atof(s) : 1024 + 16 * bytes / (1 << 20);
+    return g_guard_memory_mib > 0 ? g_guard_memory_mib : 1024 + 16 * bytes / (1 << 20);
 }
 
 static int open_any(const char *path, const void *data, size_t size, const char *name, sc_h5 **f, sc_err *err)
@@ -162,7 +156,7 @@ static int read_guarded(const char *path, const void *data, size_t size, const c
                         void *arg, sc_err *err)
 {
     h5_init();
-    if (guard_enabled()) {
+    if (g_guard) {
         int rc = guard_child(path, data, size, name, reader, arg, err);
         if (rc) return rc;
     }
