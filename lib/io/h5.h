@@ -130,9 +130,10 @@ long sc_h5_live_ids(void);
  * (default 10 s + 1 s per 10 MiB). A child whose peak memory grew by more than
  * sc_h5_guard_memory_limit (default 1 GiB + 16 x the file's size) is refused too (damaged vlen
  * lengths make libhdf5 allocate gigabytes for a small file). The tools set these from
- * SOFTCON_H5_GUARD=0, SOFTCON_H5_GUARD_SECONDS and SOFTCON_H5_GUARD_MEMORY_MB (cmd/common). Every reader
- * of a softcon file (character, reference, trajectory, sim.h5, and the openloop / policy
- * readers to come) should go through sc_h5_read_file. */
+ * SOFTCON_H5_GUARD=0, SOFTCON_H5_GUARD_SECONDS and SOFTCON_H5_GUARD_MEMORY_MB
+ * (cmd/common/environment.h). Every reader of a softcon file (character, reference,
+ * trajectory, sim.h5, and the openloop / policy readers to come) should go through
+ * sc_h5_read_file. */
 typedef int (*sc_h5_reader)(sc_h5 *f, void *arg, sc_err *err);
 int sc_h5_read_file(const char *path, sc_h5_reader reader, void *arg, sc_err *err);
 /* The same on an in-memory image (the fuzz harnesses' entry point). */
