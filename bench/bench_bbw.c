@@ -12,6 +12,7 @@
 #include "core/mathx.h"
 #include "core/rng.h"
 #include "skin/bbw.h"
+#include "../cmd/common/environment.h"
 
 enum { NX = 8, NY = 8, NZ = 14, NB = 16, RUNS = 3 };
 static const double H = 0.05;
@@ -31,6 +32,7 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
+    sc_environment_apply(); /* the settings the tools take from the environment */
     (void)argc, (void)argv;
     int sx = NX + 1, sy = NY + 1, nn = sx * sy * (NZ + 1), nt = 6 * NX * NY * NZ;
     double *x = malloc(sizeof(double) * 3 * nn), *w = malloc(sizeof(double) * nn * NB);

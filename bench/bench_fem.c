@@ -18,6 +18,7 @@
 #include "core/rng.h"
 #include "io/character.h"
 #include "sim/sim.h"
+#include "../cmd/common/environment.h"
 
 static double now_us(void)
 {
@@ -197,6 +198,7 @@ static int character_kernels(const char *path)
 
 int main(int argc, char **argv)
 {
+    sc_environment_apply(); /* the settings the tools take from the environment */
     int arg = 1;
     if (argc > 1 && strstr(argv[1], ".h5")) {
         if (character_kernels(argv[1])) return 1;

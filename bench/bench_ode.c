@@ -10,6 +10,7 @@
 #include <time.h>
 #include "core/mathx.h"
 #include "sim/skeleton.h"
+#include "../cmd/common/environment.h"
 
 #define NB 16
 
@@ -160,6 +161,7 @@ static int run(const humanoid *h, int mode, double *median, double *p90, double 
 
 int main(void)
 {
+    sc_environment_apply(); /* the settings the tools take from the environment */
     static humanoid h;
     build(&h);
     double med[MODES], p90[MODES], track[MODES], sep[MODES], rounds[2][3];

@@ -10,9 +10,11 @@
 #include <string.h>
 #include "io/character.h"
 #include "sim/sim.h"
+#include "../cmd/common/environment.h"
 
 int main(int argc, char **argv)
 {
+    sc_environment_apply(); /* the settings the tools take from the environment */
     const char *path = "results/bench/character.h5";
     int exact = 1, steps = 1500, fem_single = 0;
     for (int i = 1; i < argc; i++) {

@@ -10,6 +10,7 @@
 #include "render/anim.h"
 #include "render/png.h"
 #include "render/scene.h"
+#include "../cmd/common/environment.h"
 
 static double now_ms(void)
 {
@@ -32,6 +33,7 @@ static double median(double *v, int n)
 
 int main(int argc, char **argv)
 {
+    sc_environment_apply(); /* the settings the tools take from the environment */
     if (argc < 2) {
         fprintf(stderr, "usage: bench_render character.h5 [frames]\n");
         return 1;

@@ -25,6 +25,7 @@
 #include "core/rng.h"
 #include "io/character.h"
 #include "sim/sim.h"
+#include "../cmd/common/environment.h"
 
 #define SEGMENT 0.1   /* s of reference time per segment */
 #define BOX 0.1       /* rad: offsets drawn uniformly in [-BOX, BOX] on every DoF */
@@ -162,6 +163,7 @@ static double two_work(void *ctx, int worker)
 
 int main(int argc, char **argv)
 {
+    sc_environment_apply(); /* the settings the tools take from the environment */
     const char *chr = argc > 1 ? argv[1] : "results/bench/character.h5";
     const char *refp = argc > 2 ? argv[2] : "results/bench/march_ref.h5";
     sc_model m;

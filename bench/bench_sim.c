@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "io/character.h"
 #include "sim/sim.h"
+#include "../cmd/common/environment.h"
 
 #define WARMUP 300
 #define NSTAGE 8
@@ -96,6 +97,7 @@ static double two_work(void *ctx, int worker)
 
 int main(int argc, char **argv)
 {
+    sc_environment_apply(); /* the settings the tools take from the environment */
     const char *path = "results/bench/character.h5";
     int steps = 2000, exact = 1, only = 0, fem_single = 0;
     for (int i = 1; i < argc; i++) {

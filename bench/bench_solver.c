@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "io/character.h"
 #include "sim/sim.h"
+#include "../cmd/common/environment.h"
 
 #define STEPS 5600 /* 2.8 s */
 #define PUSH_STEP 3000
@@ -31,6 +32,7 @@ static double tilt_deg(sc_quat q) /* angle of the bone's y axis from the vertica
 
 int main(int argc, char **argv)
 {
+    sc_environment_apply(); /* the settings the tools take from the environment */
     const char *path = argc > 1 ? argv[1] : "results/bench/character.h5";
     static const setting settings[] = {{"exact", 1, 0},         {"quick 20 it", 0, 20},  {"quick 40 it", 0, 40},
                                        {"quick 80 it", 0, 80},  {"quick 160 it", 0, 160}, {"quick 320 it", 0, 320}};

@@ -10,7 +10,7 @@
 # because libhdf5 1.10.8 itself crashes or loops on some damaged files (tests/fuzz/README.md).
 # Every artifact is then triaged: the first stack frame outside the sanitizers and libFuzzer
 # says whose it is; one inside libhdf5 must also replay cleanly the way the tools read files
-# (SOFTCON_FUZZ_GUARD=1: the guarded read of lib/io/h5.c returns an error), else, or when the
+# (SOFTCON_FUZZ_GUARD=1: the guarded read of lib/io/h5_guard.c returns an error), else, or when the
 # frame is softcon's, it is an open finding. The stack of a crash or timeout is the one its
 # fuzzing process reported (sanitizer log_path, one file per process in build/fuzz/reports/NAME,
 # matched to the artifact by time, see report_of), so a crash that needs the files read before

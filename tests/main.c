@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "../cmd/common/environment.h"
 #include "core/log.h"
 #include "test.h"
 
@@ -182,6 +183,7 @@ int main(int argc, char **argv)
     snprintf(g_tmpdir, sizeof g_tmpdir, "%s/softcon_test.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!list && !mkdtemp(g_tmpdir)) { perror("mkdtemp"); return 2; }
     sc_log_set_level(SC_LOG_WARN);
+    sc_environment_apply(); /* what the tools take from the environment, the library too */
     int passed = 0, failed = 0;
     for (int i = 0; i < g_ntests; i++) {
         /* slow_* tests (campaigns whose figures go into the README) run only when a filter that

@@ -828,13 +828,13 @@ TEST(fem_kernels_match_scalar_reference)
 
 TEST(fem_kernel_selection_and_determinism)
 {
-    /* the id names the kernel in use; SOFTCON_FEM_KERNEL overrides the choice and a bad value is
+    /* the id names the kernel in use; the override (SOFTCON_FEM_KERNEL) replaces the choice and a bad value is
      * refused; each kernel repeats itself to the bit */
     sc_err err;
     const char *saved = getenv("SOFTCON_FEM_KERNEL");
     char keep[64] = "";
     if (saved) snprintf(keep, sizeof keep, "%s", saved);
-    unsetenv("SOFTCON_FEM_KERNEL");
+    sc_fem_kernel_override(NULL);
     int best = sc_fem_kernel_id();
     ENSURE(best == (sc_fem_kernel_available(SC_FEM_KERNEL_AVX512) ? SC_FEM_KERNEL_AVX512
                     : sc_fem_kernel_available(SC_FEM_KERNEL_AVX2) ? SC_FEM_KERNEL_AVX2 : SC_FEM_KERNEL_SCALAR));
@@ -844,17 +844,16 @@ TEST(fem_kernel_selection_and_determinism)
     ENSURE_OK(fixture_init(&fx, 2, 2, 2, 0.05, 0.1, 14, &err), &err);
     ENSURE(fx.fem.kernel == best);
     ENSURE(sc_fem_set_kernel(&fx.fem, 99, &err) == SC_EINPUT);
-    setenv("SOFTCON_FEM_KERNEL", "scalar", 1);
+    sc_fem_kernel_override("scalar");
     ENSURE(sc_fem_kernel_id() == SC_FEM_KERNEL_SCALAR && sc_fem_simd_width() == 1);
     sc_fem f2;
     ENSURE_OK(sc_fem_init(&f2, &fx.m, &err), &err);
     ENSURE(f2.kernel == SC_FEM_KERNEL_SCALAR);
     sc_fem_free(&f2);
-    setenv("SOFTCON_FEM_KERNEL", "avx1024", 1);
+    sc_fem_kernel_override("avx1024");
     ENSURE(sc_fem_kernel_id() == 0);
     ENSURE(sc_fem_init(&f2, &fx.m, &err) == SC_EINPUT && strstr(err.msg, "SOFTCON_FEM_KERNEL=avx1024"));
-    if (keep[0]) setenv("SOFTCON_FEM_KERNEL", keep, 1);
-    else unsetenv("SOFTCON_FEM_KERNEL");
+    sc_fem_kernel_override(keep[0] ? keep : NULL);
     /* determinism: same inputs, same bits, for every kernel */
     const int n3 = 3 * fx.m.nnodes;
     const size_t ws = sc_fem_warm_size(&fx.fem);

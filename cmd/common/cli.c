@@ -1,3 +1,4 @@
+/* The command line every tool shares (cli.h): parsing, the same-file check, signals and exit. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -7,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "environment.h"
 #include "core/cleanup.h"
 #include "core/log.h"
 #include "io/config.h"
@@ -159,6 +161,7 @@ static void usage_exit(const char *tool, const char *usage, int code)
 void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const char *usage,
                   int min_inputs, int max_inputs, int need_config, int need_output, sc_cli_extra_fn extra)
 {
+    sc_environment_apply();
     memset(cli, 0, sizeof *cli);
     cli->tool = tool;
     cli->seed = 1;

@@ -14,6 +14,7 @@
  *    sc_cli_stop_requested() at safe points; a second signal then ends it at once;
  *  - at exit the temporary files still registered are removed; sc_cli_die removes the
  *    unfinished outputs too, so a failed run leaves nothing;
+ *  - the environment variables of environment.h are read and handed to the library first;
  *  - library code that cannot return an error (an ODE assertion outside a step) ends the process
  *    through sc_fatal with the tool's name, its code and the same clean-up. */
 #ifndef SC_CLI_H

@@ -1,3 +1,4 @@
+/* The start, error exit, signals and checks the long-running MPI tools share (longrun.h). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -5,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/log.h"
+#include "environment.h"
 #include "longrun.h"
 #include "par/par.h"
 
@@ -33,7 +35,8 @@ int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc
     sc_err err = {0};
     *par = NULL;
     sc_longrun_begin(cli, NULL);
-    if (sc_par_init(argc, argv, par, &err)) sc_longrun_die(&err);
+    sc_environment_apply();
+    if (sc_par_init(argc, argv, sc_environment_tasks(), par, &err)) sc_longrun_die(&err);
     sc_longrun_begin(cli, *par);
     int rank = sc_par_rank(*par);
     sc_cli_parse(cli, *argc, *argv, cli->tool, usage, 2, 2, 1, 1, longrun_opt);

@@ -1,3 +1,4 @@
+/* Output paths the tools share (output.h). */
 #include <stdio.h>
 #include <string.h>
 #include "output.h"

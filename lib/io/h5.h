@@ -1,7 +1,8 @@
-/* The HDF5 layer: every softcon file is written and read through here, and h5.c is the only
- * file that includes hdf5.h. Outputs are self-describing (units/description attributes, root
- * provenance, time as a dimension scale) and written atomically: all writes go to
- * "<path>.tmp", which sc_h5_commit renames onto <path> and sc_h5_abort deletes.
+/* The HDF5 layer: every softcon file is written and read through here, and its files
+ * (lib/io/h5*.c, private header h5_internal.h) are the only ones that include hdf5.h. Outputs
+ * are self-describing (units/description attributes, root provenance, time as a dimension
+ * scale) and written atomically: all writes go to "<path>.tmp", which sc_h5_commit renames onto
+ * <path> and sc_h5_abort deletes.
  *
  * Paths are HDF5 paths from the file root ("/skin/weights"; the leading '/' may be omitted).
  * Read errors are SC_EINPUT and name "file:/path" and what was expected; I/O failures are
@@ -125,18 +126,22 @@ long sc_h5_live_ids(void);
  * not). A child that dies or times out becomes SC_EINPUT "file: damaged HDF5 file: ...".
  * The child only calls HDF5, malloc and write(2): safe after fork with glibc, also with idle
  * worker threads (OpenBLAS) and after MPI_Init as long as the reader itself uses no MPI. The
- * guard costs one extra read of the file; SOFTCON_H5_GUARD=0 turns it off and
- * SOFTCON_H5_GUARD_SECONDS sets the time limit (default 10 s + 1 s per 10 MiB). A child whose
- * peak memory grew by more than SOFTCON_H5_GUARD_MEMORY_MB (default 1 GiB + 16 x the file's size)
- * is refused too (damaged vlen lengths make libhdf5 allocate gigabytes for a small file). Every reader
- * of a softcon file (character, reference, trajectory, sim.h5, and the openloop / policy
- * readers to come) should go through sc_h5_read_file. */
+ * guard costs one extra read of the file; sc_h5_guard_config turns it off or sets the time limit
+ * (default 10 s + 1 s per 10 MiB). A child whose peak memory grew by more than
+ * sc_h5_guard_memory_limit (default 1 GiB + 16 x the file's size) is refused too (damaged vlen
+ * lengths make libhdf5 allocate gigabytes for a small file). The tools set these from
+ * SOFTCON_H5_GUARD=0, SOFTCON_H5_GUARD_SECONDS and SOFTCON_H5_GUARD_MEMORY_MB
+ * (cmd/common/environment.h). Every reader of a softcon file (character, reference,
+ * trajectory, sim.h5, and the openloop / policy readers to come) should go through
+ * sc_h5_read_file. */
 typedef int (*sc_h5_reader)(sc_h5 *f, void *arg, sc_err *err);
 int sc_h5_read_file(const char *path, sc_h5_reader reader, void *arg, sc_err *err);
 /* The same on an in-memory image (the fuzz harnesses' entry point). */
 int sc_h5_read_image(const void *data, size_t size, const char *name, sc_h5_reader reader, void *arg, sc_err *err);
-/* enabled < 0 / seconds <= 0 keep the current value (initially from the environment). */
+/* enabled < 0 / seconds <= 0 keep the current value (initially on, with the default limit). */
 void sc_h5_guard_config(int enabled, double seconds);
+/* The memory limit in MiB; <= 0 keeps the current value (initially the default). */
+void sc_h5_guard_memory_limit(double mib);
 
 /* ---- checks for readers: what a value read from a file must satisfy ----
  * Each returns SC_OK, or SC_EINPUT "file:/path[i]: <what> is <value>, must be <rule>" naming

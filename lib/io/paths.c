@@ -1,3 +1,4 @@
+/* Finding the input files a config names, and writing files atomically through a temporary. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,6 +17,10 @@ void sc_dirname(const char *path, char *out, size_t n)
 }
 
 static int readable(const char *p) { return access(p, R_OK) == 0; }
+
+static char g_mocap_path[PATH_MAX]; /* "": none */
+
+void sc_paths_set_mocap_path(const char *dirs) { snprintf(g_mocap_path, sizeof g_mocap_path, "%s", dirs ? dirs : ""); }
 
 int sc_find_input(const char *name, const char *config_path, int search_mocap, const char *where,
                   char *out, size_t n, sc_err *err)
@@ -45,10 +50,9 @@ int sc_find_input(const char *name, const char *config_path, int search_mocap, c
                 sc_dirname(exe, bindir, sizeof bindir);
                 TRY("%s/../mocap/%s", bindir, name);
             }
-            const char *env = getenv("SOFTCON_MOCAP_PATH");
-            if (env) {
+            if (g_mocap_path[0]) {
                 char buf[PATH_MAX];
-                snprintf(buf, sizeof buf, "%s", env);
+                snprintf(buf, sizeof buf, "%s", g_mocap_path);
                 for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) TRY("%s/%s", d, name);
             }
         }

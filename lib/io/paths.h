@@ -1,5 +1,6 @@
 /* Finding input files named in a config: next to the config, then in mocap/ (the working
- * directory's and the installation's), then in the directories of $SOFTCON_MOCAP_PATH. */
+ * directory's and the installation's), then in the mocap path's directories (the tools take it
+ * from $SOFTCON_MOCAP_PATH). */
 #ifndef SC_PATHS_H
 #define SC_PATHS_H
 #include <stddef.h>
@@ -9,6 +10,8 @@
  * the config location for the message. */
 int sc_find_input(const char *name, const char *config_path, int search_mocap, const char *where,
                   char *out, size_t out_size, sc_err *err);
+/* The mocap path: directories separated by ':' (copied; NULL or "" for none, the default). */
+void sc_paths_set_mocap_path(const char *dirs);
 #include <stdio.h>
 /* Opens "<path>.tmp" (its name into tmp) for writing and registers it for clean-up
  * (core/cleanup.h), so an interrupted or failed run does not leave it behind. NULL and SC_EIO

@@ -14,6 +14,16 @@
 
 extern char **environ;
 
+static char *g_program, *g_scratch; /* sc_tetgen_set_defaults' copies; NULL: none */
+
+void sc_tetgen_set_defaults(const char *program, const char *scratch_dir)
+{
+    free(g_program);
+    free(g_scratch);
+    g_program = program ? strdup(program) : NULL;
+    g_scratch = scratch_dir ? strdup(scratch_dir) : NULL;
+}
+
 static int write_inputs(const char *dir, const sc_trimesh *s, int nextra, const double *extra, sc_err *err)
 {
     char path[1024];
@@ -121,10 +131,10 @@ int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, co
                   sc_tetmesh *out, int *extra_index, char *command, size_t command_size, sc_err *err)
 {
     memset(out, 0, sizeof *out);
-    const char *prog = o->program ? o->program : getenv("SOFTCON_TETGEN");
+    const char *prog = o->program ? o->program : g_program;
     if (!prog || !*prog) prog = "tetgen";
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/softcon-tetgen.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(dir, sizeof dir, "%s/softcon-tetgen.XXXXXX", g_scratch ? g_scratch : "/tmp");
     if (!mkdtemp(dir)) return sc_fail(err, SC_EIO, "cannot create a scratch directory for tetgen: %s", strerror(errno));
     track_dir(dir, 1);
     int rc = write_inputs(dir, surface, nextra, extra, err);

@@ -1,3 +1,4 @@
+/* The MPI side of par.h: the only file that includes mpi.h. */
 #include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -13,7 +14,7 @@ struct sc_par {
 
 enum { TAG_WORK = 101, TAG_RESULT = 102 };
 
-int sc_par_init(int *argc, char ***argv, sc_par **out, sc_err *err)
+int sc_par_init(int *argc, char ***argv, int expected_tasks, sc_par **out, sc_err *err)
 {
     *out = NULL;
     int inited = 0;
@@ -23,13 +24,12 @@ int sc_par_init(int *argc, char ***argv, sc_par **out, sc_err *err)
     if (!p) return sc_fail(err, SC_EIO, "out of memory");
     MPI_Comm_rank(MPI_COMM_WORLD, &p->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p->size);
-    const char *nt = getenv("SLURM_NTASKS");
-    if (p->size == 1 && nt && atoi(nt) > 1) {
+    if (p->size == 1 && expected_tasks > 1) {
         free(p);
         return sc_fail(err, SC_EUSAGE,
-                       "this is one MPI process, but SLURM_NTASKS=%s: the tasks were started without a matching MPI launcher "
+                       "this is one MPI process, but SLURM_NTASKS=%d: the tasks were started without a matching MPI launcher "
                        "(mpiexec of another MPI, or srun without PMI), so each would run the whole job alone. Start it with "
-                       "mpiexec.mpich -n %s (or unset SLURM_NTASKS to run one process)", nt, nt);
+                       "mpiexec.mpich -n %d (or unset SLURM_NTASKS to run one process)", expected_tasks, expected_tasks);
     }
     if (p->size > 1) {
         char prefix[32];

@@ -10,9 +10,10 @@
 
 typedef struct sc_par sc_par;
 
-/* MPI_Init; refuses (SC_EUSAGE) to run as a single rank when SLURM_NTASKS says the job has
- * more tasks (an mpiexec from another MPI started N independent copies). */
-int sc_par_init(int *argc, char ***argv, sc_par **out, sc_err *err);
+/* MPI_Init; refuses (SC_EUSAGE) to run as a single rank when expected_tasks (the job's task
+ * count, SLURM_NTASKS in the tools; 0: unknown) says the job has more (an mpiexec from another
+ * MPI started N independent copies). */
+int sc_par_init(int *argc, char ***argv, int expected_tasks, sc_par **out, sc_err *err);
 void sc_par_finalize(sc_par *p);
 /* Ends every rank of the job with this exit code (for errors one rank sees alone). */
 void sc_par_abort(sc_par *p, int code) __attribute__((noreturn));

@@ -164,20 +164,28 @@ int sc_fem_kernel_available(int id)
     }
 }
 
-static int env_kernel(const char **env)
+static char *g_kernel_override; /* sc_fem_kernel_override's name; NULL: none */
+
+void sc_fem_kernel_override(const char *name)
 {
-    *env = getenv("SOFTCON_FEM_KERNEL");
+    free(g_kernel_override);
+    g_kernel_override = name && *name ? strdup(name) : NULL;
+}
+
+static int override_kernel(const char **env)
+{
+    *env = g_kernel_override;
     if (!*env || !**env) return -1;
     for (int id = 1; id <= SC_FEM_KERNEL_MAX; id++)
         if (!strcmp(*env, kernel_env_names[id]) || !strcmp(*env, kernel_names[id])) return sc_fem_kernel_available(id) ? id : 0;
     return 0;
 }
 
-/* SOFTCON_FEM_KERNEL when set, else the wider of the two kernels this CPU runs, else scalar */
+/* the override when set, else the wider of the two kernels this CPU runs, else scalar */
 static int widest_kernel(int avx512, int avx2)
 {
     const char *env;
-    int id = env_kernel(&env);
+    int id = override_kernel(&env);
     if (id >= 0) return id;
     return sc_fem_kernel_available(avx512) ? avx512 : sc_fem_kernel_available(avx2) ? avx2 : SC_FEM_KERNEL_SCALAR;
 }
@@ -431,7 +439,7 @@ int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
         return sc_fail(err, SC_EINPUT, "/material/poisson: Poisson's ratio must be in (-1, 0.5) (got %g)", m->poisson);
     const char *env;
     fem->kernel = sc_fem_kernel_id();
-    if (!fem->kernel && env_kernel(&env) == 0)
+    if (!fem->kernel && override_kernel(&env) == 0)
         return sc_fail(err, SC_EINPUT, "SOFTCON_FEM_KERNEL=%s: unknown or not available on this CPU (scalar, avx2, avx2-f32%s)", env,
                        sc_fem_kernel_available(SC_FEM_KERNEL_AVX512) ? ", avx512, avx512-f32" : "");
     fem->nnodes = m->nnodes;

@@ -12,8 +12,8 @@
  * Kernels: a plain scalar reference (sc_polar on every tet) and SIMD kernels for AVX2 (4
  * tets per group) and AVX-512 (8 per group), each compiled for its instruction set and
  * called only after a CPU check. sc_fem_init selects the widest one the CPU runs
- * (the environment variable SOFTCON_FEM_KERNEL=scalar|avx2|avx512|avx2-f32|avx512-f32
- * overrides it); sc_fem_set_kernel switches. The forces of all double kernels agree to
+ * (sc_fem_kernel_override, which the tools take from the environment variable
+ * SOFTCON_FEM_KERNEL=scalar|avx2|avx512|avx2-f32|avx512-f32, overrides it); sc_fem_set_kernel switches. The forces of all double kernels agree to
  * rounding (tests check it), but the bits of a run depend on the kernel: a snapshot records
  * sc_fem_kernel_id. Single-precision variants (AVX2 8 tets, AVX-512 16 tets per group) are a
  * choice of the caller (sc_fem_kernel_id_single; simulation.fem_precision: single): their
@@ -86,11 +86,15 @@ typedef struct sc_fem {
 int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err);
 void sc_fem_free(sc_fem *fem);
 
-/* The kernel sc_fem_init selects in this process: SOFTCON_FEM_KERNEL when set, else the
+/* Overrides the choice of sc_fem_kernel_id and sc_fem_kernel_id_single in this process:
+ * "scalar", "avx2", "avx512", "avx2-f32", "avx512-f32" or a kernel's name (copied); NULL or ""
+ * restores the CPU's choice. The tools pass SOFTCON_FEM_KERNEL, which error messages name. */
+void sc_fem_kernel_override(const char *name);
+/* The kernel sc_fem_init selects in this process: the override when set, else the
  * widest the CPU runs (AVX-512 when the CPU and OS support it, else AVX2, else scalar). 0 when
- * SOFTCON_FEM_KERNEL names an unknown or unavailable kernel (sc_fem_init then fails). */
+ * the override names an unknown or unavailable kernel (sc_fem_init then fails). */
 int sc_fem_kernel_id(void);
-/* The widest single-precision kernel this CPU runs (SOFTCON_FEM_KERNEL still overrides it);
+/* The widest single-precision kernel this CPU runs (the override still applies);
  * the scalar double kernel on a CPU without AVX2. */
 int sc_fem_kernel_id_single(void);
 /* 1 for the single-precision kernels. */

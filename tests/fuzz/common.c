@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../../cmd/common/environment.h"
 #include "common.h"
 #include "core/log.h"
 #include "core/mathx.h"
@@ -12,6 +13,7 @@ void sc_fuzz_init(void)
     if (done) return;
     done = 1;
     sc_log_set_level(SC_LOG_QUIET);
+    sc_environment_apply(); /* as the tools; the guard is set below */
     /* The HDF5 guard (a fork per read, ~250 ms in a sanitized process) is off while fuzzing, so
        that libhdf5's own crashes surface as findings at full speed; SOFTCON_FUZZ_GUARD=1
        replays inputs the way the tools read them (the triage of scripts/fuzz.sh), with a time limit of

@@ -11,6 +11,7 @@
 #include "sampling/controller.h"
 #include "motion/reference.h"
 #include "io/config.h"
+#include "io/paths.h"
 #include "mesh/prep.h"
 
 static void consume(const uint8_t *data, size_t size, int which, int emit)
@@ -52,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static int ready;
     if (!ready) {
         sc_fuzz_init();
-        unsetenv("SOFTCON_MOCAP_PATH"); /* only the repository's mocap/ stays reachable */
+        sc_paths_set_mocap_path(NULL); /* only the repository's mocap/ stays reachable */
         ready = 1;
     }
     /* the first byte picks the consumer (so one corpus serves all three) and whether the
