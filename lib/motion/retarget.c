@@ -4,49 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "motion/retarget.h"
-#include "io/config.h"
-#include "mesh/rig.h"
-
-int sc_retarget_default_opts(sc_retarget_opts *o, sc_err *err)
-{
-    memset(o, 0, sizeof *o);
-    o->unit = 0.056444;
-    o->first = 1;
-    o->last = -1;
-    o->recentre = 1;
-    o->hinge_ik = 1;
-    snprintf(o->map_where, sizeof o->map_where, "default CMU map");
-    /* the CMU map of mesh/rig.c, as YAML list lines "- {name: .., joint: .., tail: .., ...}" */
-    const char *list = sc_rig_cmu_map_yaml();
-    size_t n = strlen(list);
-    char *text = malloc(2 * n + 16);
-    if (!text) return sc_fail(err, SC_EIO, "out of memory");
-    size_t c = (size_t)sprintf(text, "map:\n");
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        c += (size_t)sprintf(text + c, "  %.*s\n", (int)len, p);
-        p += len + (e ? 1 : 0);
-    }
-    sc_cfg *cfg;
-    int rc = sc_cfg_load_string(text, "default CMU map", &cfg, err);
-    free(text);
-    if (rc) return rc;
-    sc_cfg_node *map = NULL;
-    rc = sc_cfg_list(sc_cfg_root(cfg), "map", 1, &map, err);
-    for (int i = 0; !rc && i < sc_cfg_len(map) && i < SC_RETARGET_MAX; i++) {
-        sc_cfg_node *e = sc_cfg_at(map, i);
-        sc_retarget_entry *x = &o->map[o->nmap];
-        if ((rc = sc_cfg_string(e, "name", NULL, x->bone, sizeof x->bone, err)) ||
-            (rc = sc_cfg_string(e, "joint", NULL, x->joint, sizeof x->joint, err)) ||
-            (rc = sc_cfg_string(e, "tail", "", x->tail, sizeof x->tail, err)))
-            break;
-        snprintf(x->where, sizeof x->where, "default CMU map");
-        o->nmap++;
-    }
-    sc_cfg_free(cfg);
-    return rc;
-}
+#include "model/world.h"
 
 static int swap_sub(const char *name, const char *a, const char *b, char *out, size_t size)
 {
@@ -463,8 +421,8 @@ void sc_contact_fit_default_opts(sc_contact_fit_opts *o)
     o->settle_time = 0.1;
     o->keep_tol = 0.02;
     o->balance = 1;
-    o->mu = 0.8;
-    o->gravity = 9.81;
+    o->mu = SC_DEFAULT_FRICTION;
+    o->gravity = SC_STANDARD_GRAVITY;
     o->balance_offset = 0.03;
     o->flatten = 0.5;
     o->start_level_time = 0.3;
