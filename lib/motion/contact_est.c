@@ -1,3 +1,4 @@
+/* Ground contact estimation (eq. 25-31), the capture's contacts and the floor (see contact_est.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
