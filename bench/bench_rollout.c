@@ -19,7 +19,7 @@
 #include "bench_util.h"
 #include "sampling/controller.h"
 #include "sampling/cost.h"
-#include "motion/reference.h"
+#include "store/reference.h"
 #include "sampling/segments.h"
 #include "core/log.h"
 #include "core/rng.h"

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "common/cli.h"
 #include "common/longrun.h"
+#include "store/reference.h"
 #include "learn/feedback.h"
 #include "sampling/scenario.h"
 #include "core/hash.h"

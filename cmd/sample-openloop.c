@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "common/cli.h"
 #include "common/longrun.h"
+#include "store/reference.h"
 #include "motion/cycle.h"
 #include "sampling/openloop.h"
 #include "sampling/samcon.h"

@@ -3,7 +3,8 @@
  * above the floor (where only the resultant says something must touch). */
 #include <stdlib.h>
 #include <string.h>
-#include "motion/reference.h"
+#include "motion/inverse_dynamics.h"
+#include "settings/motion.h"
 #include "io/bvh.h"
 #include "io/character.h"
 #include "io/config.h"

@@ -3,7 +3,9 @@
  * project's march, and every kind of bad input. */
 #include <stdlib.h>
 #include <string.h>
-#include "motion/reference.h"
+#include "motion/inverse_dynamics.h"
+#include "settings/motion.h"
+#include "store/reference.h"
 #include "motion/retarget.h"
 #include "core/log.h"
 #include "core/rng.h"
@@ -865,6 +867,38 @@ static void expect_failure(const char *name, const char *yaml_text, const char *
     ENSURE_MSG(!sc_test_file_exists(outp) && !sc_test_file_exists(tmp), "%s left output", name);
 }
 
+/* Gravity and friction come from the keys the simulator reads; the rest of those sections is the
+   simulator's (no unknown-key error); the old keys are errors that say where the value lives now. */
+TEST(id_world_settings)
+{
+    sc_err err;
+    char text[2048];
+    snprintf(text, sizeof text, "motion: {bvh: %s}\nsimulation: {gravity: [0, -9.5, 0], fem_precision: single, solver: exact}\n"
+             "contact: {friction: 0.6, stiffness: 1e5}\n", sc_test_mocap("cmu_02_01_walk.bvh"));
+    sc_cfg *cfg;
+    sc_id_config c;
+    ENSURE_OK(sc_cfg_load_string(text, "world.yaml", &cfg, &err), &err);
+    ENSURE_OK(sc_id_read_config(cfg, &c, &err), &err);
+    ENSURE_OK(sc_cfg_check_unknown(cfg, &err), &err);
+    ENSURE(c.id.gravity[0] == 0 && c.id.gravity[1] == -9.5 && c.id.gravity[2] == 0 && c.id.contact.mu == 0.6);
+    sc_cfg_free(cfg);
+    /* the defaults: model/world.h's */
+    snprintf(text, sizeof text, "motion: {bvh: %s}\n", sc_test_mocap("cmu_02_01_walk.bvh"));
+    ENSURE_OK(sc_cfg_load_string(text, "world.yaml", &cfg, &err), &err);
+    ENSURE_OK(sc_id_read_config(cfg, &c, &err), &err);
+    ENSURE(c.id.gravity[1] == -9.81 && c.id.contact.mu == 0.8);
+    sc_cfg_free(cfg);
+    const char *old[][2] = {{"contact_estimation:\n  mu: 0.7\n", "world.yaml:3:7: contact_estimation.mu moved: set contact.friction (read by every tool)"},
+                            {"dynamics: {gravity: [0, -9.81, 0]}\n", "world.yaml:2:21: dynamics.gravity moved: set simulation.gravity (read by every tool)"}};
+    for (int i = 0; i < 2; i++) {
+        snprintf(text, sizeof text, "motion: {bvh: %s}\n%s", sc_test_mocap("cmu_02_01_walk.bvh"), old[i][0]);
+        ENSURE_OK(sc_cfg_load_string(text, "world.yaml", &cfg, &err), &err);
+        ENSURE(sc_id_read_config(cfg, &c, &err) == SC_EINPUT);
+        ENSURE_MSG(strstr(err.msg, old[i][1]) != NULL, "%s", err.msg);
+        sc_cfg_free(cfg);
+    }
+}
+
 TEST(id_bad_input)
 {
     sc_err err;
@@ -931,7 +965,7 @@ TEST(id_bad_input)
     snprintf(buf, sizeof buf, "motion: {bvh: %s, frames: [200, 100]}\n", walk);
     expect_failure("frames_reversed", buf, ch, 2, "frames [200, 100] is reversed", "frames_reversed.yaml:1:");
     /* config errors: unknown key (did you mean), bad enum, missing clip, missing character */
-    snprintf(buf, sizeof buf, "motion: {bvh: %s}\ncontact_estimation:\n  mu: 0.8\n  hieght_tol: 0.03\n", walk);
+    snprintf(buf, sizeof buf, "motion: {bvh: %s}\ncontact_estimation:\n  support: 0.1\n  hieght_tol: 0.03\n", walk);
     expect_failure("unknown_key", buf, ch, 2, "unknown_key.yaml:4:3: unknown key 'hieght_tol'", "did you mean 'height_tol'");
     snprintf(buf, sizeof buf, "motion: {bvh: %s}\nkinematics: {differences: backward}\n", walk);
     expect_failure("bad_scheme", buf, ch, 2, "differences", "forward");

@@ -15,7 +15,7 @@
 #include <string.h>
 #include "learn/evaluate.h"
 #include "core/log.h"
-#include "motion/reference.h"
+#include "store/reference.h"
 #include "io/h5.h"
 #include "test.h"
 

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "learn/feedback.h"
-#include "motion/reference.h"
+#include "store/reference.h"
 #include "core/log.h"
 #include "io/character.h"
 #include "io/h5.h"

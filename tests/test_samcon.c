@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "sampling/controller.h"
 #include "sampling/cost.h"
-#include "motion/reference.h"
+#include "store/reference.h"
 #include "sampling/segments.h"
 #include "fixtures.h"
 #include "io/character.h"

@@ -1007,6 +1007,13 @@ void sc_cfg_ignore(sc_cfg_node *map, const char *key)
     if (v && !v->known) v->known = 2; /* a section the tool read itself stays checked */
 }
 
+void sc_cfg_ignore_rest(sc_cfg_node *map)
+{
+    if (!map || map->kind != K_MAP) return;
+    for (int i = 0; i < map->n; i++)
+        if (!map->items[i]->known) map->items[i]->known = 2;
+}
+
 int sc_cfg_check_unknown(sc_cfg *cfg, sc_err *err)
 {
     if (!cfg) return SC_OK;

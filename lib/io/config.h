@@ -93,6 +93,10 @@ int sc_cfg_check_unknown(sc_cfg *cfg, sc_err *err);
 /* Marks `key` and everything below it as known without reading it, unless the tool already
    looked it up: a section that belongs to another tool when several share one config file. */
 void sc_cfg_ignore(sc_cfg_node *map, const char *key);
+/* Marks every key of `map` the tool has not looked up as known without reading it (and everything
+   below them): a section whose other keys belong to another tool, after reading the keys it shares
+   (inverse dynamics reads simulation.gravity and contact.friction, the simulator the rest). */
+void sc_cfg_ignore_rest(sc_cfg_node *map);
 
 /* The document re-emitted as YAML with the defaults recorded by the getters added (comments
  * are not kept). malloc'd; NULL if out of memory. */

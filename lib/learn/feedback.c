@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "sampling/controller.h"
 #include "learn/feedback.h"
+#include "store/reference.h" /* sc_reference_write_character, until policy.h5 moves to store/ */
 #include "core/hash.h"
 #include "core/linalg.h"
 #include "core/log.h"

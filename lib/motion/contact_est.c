@@ -1,6 +1,8 @@
+/* Ground contact estimation (eq. 25-31), the capture's contacts and the floor (see contact_est.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "model/world.h"
 #include "motion/contact_est.h"
 
 #define NDIRS 256
@@ -8,7 +10,7 @@
 void sc_gc_default_opts(sc_gc_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->mu = 0.8;
+    o->mu = SC_DEFAULT_FRICTION;
     o->height_tol = 0.03;
     o->speed_tol = 0.6;
     o->min_dist = 0.01;
@@ -387,7 +389,7 @@ void sc_gc_detect_default_opts(sc_gc_detect_opts *o)
     memset(o, 0, sizeof *o);
     o->support = 0.1;
     o->min_time = 0.03;
-    o->gravity = 9.81;
+    o->gravity = SC_STANDARD_GRAVITY;
 }
 
 void sc_gc_auto_tolerances(const sc_model *m, double gravity, double *height_tol, double *speed_tol)

@@ -34,7 +34,7 @@ int sc_gc_lowest(const sc_gc_geom *g, int j, const sc_bone_kin *k, sc_vec3 com, 
 enum { SC_SPLIT_RESIDUAL = 0, SC_SPLIT_PAPER = 1 };
 
 typedef struct sc_gc_opts {
-    double mu;          /* friction coefficient, eq. 30 (default 0.8) */
+    double mu;          /* friction coefficient, eq. 30 (default SC_DEFAULT_FRICTION) */
     double height_tol;  /* m: a bone is in contact when its lowest point is below this ... (0.03;
                            sc_id_compute sets both from the character, sc_gc_auto_tolerances) */
     double speed_tol;   /* m/s: ... and moves slower than this (0.6), or is below the floor */
@@ -112,7 +112,7 @@ typedef struct sc_gc_detect_opts {
     double height_tol, speed_tol; /* m, m/s */
     double support;               /* fraction of m g (0.1) */
     double min_time;              /* s (0.03) */
-    double gravity;               /* m/s^2 along -y (9.81) */
+    double gravity;               /* m/s^2 along -y (SC_STANDARD_GRAVITY) */
     const unsigned char *allowed; /* [nb] bones that may touch; NULL = all */
 } sc_gc_detect_opts;
 void sc_gc_detect_default_opts(sc_gc_detect_opts *o); /* tolerances 0: set them */

@@ -1,3 +1,4 @@
+/* Gait cycles of a reference: detection and the cycle record (see cycle.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

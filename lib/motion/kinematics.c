@@ -1,3 +1,4 @@
+/* Reference kinematics: the body model, forward kinematics, finite differences and filters (see kinematics.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

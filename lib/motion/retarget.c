@@ -1,52 +1,11 @@
+/* BVH -> character retargeting and the contact-preserving fit (see retarget.h). */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "motion/retarget.h"
-#include "io/config.h"
-#include "mesh/rig.h"
-
-int sc_retarget_default_opts(sc_retarget_opts *o, sc_err *err)
-{
-    memset(o, 0, sizeof *o);
-    o->unit = 0.056444;
-    o->first = 1;
-    o->last = -1;
-    o->recentre = 1;
-    o->hinge_ik = 1;
-    snprintf(o->map_where, sizeof o->map_where, "default CMU map");
-    /* the CMU map of mesh/rig.c, as YAML list lines "- {name: .., joint: .., tail: .., ...}" */
-    const char *list = sc_rig_cmu_map_yaml();
-    size_t n = strlen(list);
-    char *text = malloc(2 * n + 16);
-    if (!text) return sc_fail(err, SC_EIO, "out of memory");
-    size_t c = (size_t)sprintf(text, "map:\n");
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        c += (size_t)sprintf(text + c, "  %.*s\n", (int)len, p);
-        p += len + (e ? 1 : 0);
-    }
-    sc_cfg *cfg;
-    int rc = sc_cfg_load_string(text, "default CMU map", &cfg, err);
-    free(text);
-    if (rc) return rc;
-    sc_cfg_node *map = NULL;
-    rc = sc_cfg_list(sc_cfg_root(cfg), "map", 1, &map, err);
-    for (int i = 0; !rc && i < sc_cfg_len(map) && i < SC_RETARGET_MAX; i++) {
-        sc_cfg_node *e = sc_cfg_at(map, i);
-        sc_retarget_entry *x = &o->map[o->nmap];
-        if ((rc = sc_cfg_string(e, "name", NULL, x->bone, sizeof x->bone, err)) ||
-            (rc = sc_cfg_string(e, "joint", NULL, x->joint, sizeof x->joint, err)) ||
-            (rc = sc_cfg_string(e, "tail", "", x->tail, sizeof x->tail, err)))
-            break;
-        snprintf(x->where, sizeof x->where, "default CMU map");
-        o->nmap++;
-    }
-    sc_cfg_free(cfg);
-    return rc;
-}
+#include "model/world.h"
 
 static int swap_sub(const char *name, const char *a, const char *b, char *out, size_t size)
 {
@@ -215,16 +174,30 @@ static int find_bone(const sc_model *m, const char *name)
     return -1;
 }
 
-int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, const sc_retarget_opts *o,
-                sc_motion *out, sc_retarget_info *info, sc_err *err)
+/* What the stages of sc_retarget share. */
+typedef struct retarget_ctx {
+    const sc_bvh *bvh;
+    const char *bvh_name;
+    const sc_model *m;
+    const sc_retarget_opts *o;
+    int nb;
+    int J[SC_BODY_MAX_BONES], Tl[SC_BODY_MAX_BONES]; /* each bone's BVH joint and the joint at its tail */
+    sc_quat A[SC_BODY_MAX_BONES];                    /* rest-pose alignment */
+    sc_vec3 rest[SC_BODY_MAX_BONES];                 /* BVH rest positions of the source joints (m, reflected) */
+    int ik[SC_BODY_MAX_BONES];                       /* hinge bones solved by two-bone IK */
+    double limb_scale[SC_BODY_MAX_BONES];
+    int branch[SC_BODY_MAX_BONES];
+    sc_xform *W;                                     /* [njoints] BVH world transforms of one frame */
+} retarget_ctx;
+
+/* The map: every entry names a character bone, every bone has exactly one entry; then the source
+ * BVH joints per bone (the mirror bone's when mirroring). */
+static int map_joints(retarget_ctx *x, sc_err *err)
 {
-    memset(out, 0, sizeof *out);
-    sc_retarget_info inf;
-    memset(&inf, 0, sizeof inf);
-    int nb = m->nbones;
-    if (nb < 1 || nb > SC_BODY_MAX_BONES) return sc_fail(err, SC_EINPUT, "retarget: the character has %d bones", nb);
-    if (!(o->unit > 0)) return sc_fail(err, SC_EINPUT, "retarget: unit %g m must be > 0", o->unit);
-    /* the map: every entry names a character bone, every bone has exactly one entry */
+    const sc_model *m = x->m;
+    const sc_retarget_opts *o = x->o;
+    const sc_bvh *bvh = x->bvh;
+    int nb = x->nb, *J = x->J, *Tl = x->Tl;
     int entry_of[SC_BODY_MAX_BONES];
     for (int j = 0; j < nb; j++) entry_of[j] = -1;
     for (int i = 0; i < o->nmap; i++) {
@@ -240,8 +213,6 @@ int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, cons
         if (entry_of[j] < 0)
             return sc_fail(err, SC_EINPUT, "%s: character bone '%s' has no entry in the retarget map (every bone needs a "
                            "BVH joint)", o->map_where, m->bone_name[j]);
-    /* source BVH joints per bone (the mirror bone's when mirroring) */
-    int J[SC_BODY_MAX_BONES], Tl[SC_BODY_MAX_BONES];
     for (int j = 0; j < nb; j++) {
         int src = j;
         if (o->mirror) {
@@ -254,12 +225,12 @@ int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, cons
         J[j] = sc_bvh_find(bvh, e->joint);
         if (J[j] < 0)
             return sc_fail(err, SC_EINPUT, "%s: bone '%s' is mapped to BVH joint '%s', which %s does not have", e->where,
-                           e->bone, e->joint, bvh_name);
+                           e->bone, e->joint, x->bvh_name);
         if (e->tail[0]) {
             Tl[j] = sc_bvh_find(bvh, e->tail);
             if (Tl[j] < 0)
                 return sc_fail(err, SC_EINPUT, "%s: bone '%s' has tail '%s', a BVH joint which %s does not have", e->where,
-                               e->bone, e->tail, bvh_name);
+                               e->bone, e->tail, x->bvh_name);
         } else {
             Tl[j] = -1;
             for (int c = J[j] + 1; c < bvh->njoints && Tl[j] < 0; c++)
@@ -269,130 +240,164 @@ int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, cons
                                "tail", e->where, e->joint, e->bone);
         }
     }
-    /* frame range */
-    int first = o->first, last = o->last < 0 ? bvh->nframes + o->last : o->last;
-    if (first < 0 || last > bvh->nframes - 1 || first > last || o->last < -bvh->nframes)
-        return sc_fail(err, SC_EINPUT, "%s: frame range [%d, %d] is outside the clip, which has frames 0..%d (frame 0 is "
-                       "the T-pose of the CMU conversions)", bvh_name, o->first, o->last, bvh->nframes - 1);
-    if (last - first < 1)
-        return sc_fail(err, SC_EINPUT, "%s: frame range [%d, %d] has a single frame; at least two are needed", bvh_name, first, last);
-    inf.first = first;
-    inf.last = last;
+    return SC_OK;
+}
 
-    sc_xform *W = malloc((size_t)bvh->njoints * sizeof *W);
-    if (!W) return sc_fail(err, SC_EIO, "out of memory");
-    sc_bvh_world(bvh, -1, W); /* rest: every channel zero, every world rotation identity */
-    sc_quat A[SC_BODY_MAX_BONES];
-    sc_vec3 rest[SC_BODY_MAX_BONES]; /* BVH rest positions of the source joints (m, reflected) */
-    for (int j = 0; j < nb; j++) {
-        sc_vec3 D = sc_v3_sub(W[Tl[j]].p, W[J[j]].p), c = sc_v3_sub(sc_v3_load(m->bone_end + 3 * j), sc_v3_load(m->joint_pos + 3 * j));
-        rest[j] = sc_v3_scale(W[J[j]].p, o->unit);
+/* Rest-pose alignment A_j of every bone (x->W: the BVH's rest pose), the largest in inf. */
+static int rest_alignment(retarget_ctx *x, sc_retarget_info *inf, sc_err *err)
+{
+    const sc_model *m = x->m;
+    const sc_retarget_opts *o = x->o;
+    const sc_xform *W = x->W;
+    for (int j = 0; j < x->nb; j++) {
+        sc_vec3 D = sc_v3_sub(W[x->Tl[j]].p, W[x->J[j]].p), c = sc_v3_sub(sc_v3_load(m->bone_end + 3 * j), sc_v3_load(m->joint_pos + 3 * j));
+        x->rest[j] = sc_v3_scale(W[x->J[j]].p, o->unit);
         if (o->mirror) {
             D.x = -D.x;
-            rest[j].x = -rest[j].x;
+            x->rest[j].x = -x->rest[j].x;
         }
-        if (!(sc_v3_norm(D) > 1e-9)) {
-            free(W);
-            return sc_fail(err, SC_EINPUT, "%s: bone '%s': BVH segment %s -> %s has zero length in the rest pose", bvh_name,
-                           m->bone_name[j], bvh->joints[J[j]].name, bvh->joints[Tl[j]].name);
-        }
-        if (!(sc_v3_norm(c) > 1e-9)) {
-            free(W);
-            return sc_fail(err, SC_EINPUT, "retarget: character bone '%s' has zero length", m->bone_name[j]);
-        }
-        A[j] = q_between(sc_v3_normalize(c), sc_v3_normalize(D));
-        double ang = sc_v3_norm(sc_q_log(A[j])) * 180 / SC_PI;
-        if (ang > inf.max_align_deg) {
-            inf.max_align_deg = ang;
-            inf.align_bone = j;
+        if (!(sc_v3_norm(D) > 1e-9))
+            return sc_fail(err, SC_EINPUT, "%s: bone '%s': BVH segment %s -> %s has zero length in the rest pose", x->bvh_name,
+                           m->bone_name[j], x->bvh->joints[x->J[j]].name, x->bvh->joints[x->Tl[j]].name);
+        if (!(sc_v3_norm(c) > 1e-9)) return sc_fail(err, SC_EINPUT, "retarget: character bone '%s' has zero length", m->bone_name[j]);
+        x->A[j] = q_between(sc_v3_normalize(c), sc_v3_normalize(D));
+        double ang = sc_v3_norm(sc_q_log(x->A[j])) * 180 / SC_PI;
+        if (ang > inf->max_align_deg) {
+            inf->max_align_deg = ang;
+            inf->align_bone = j;
         }
     }
-    /* leg length: hip to ankle along the chain above the bone with the lowest rest joint */
+    return SC_OK;
+}
+
+/* Leg length: hip to ankle along the chain above the bone with the lowest rest joint, on the
+ * character and on the BVH; their ratio is the root scale unless given. */
+static void leg_lengths(const retarget_ctx *x, sc_retarget_info *inf)
+{
+    const sc_model *m = x->m;
     int low = -1;
-    for (int j = 1; j < nb; j++)
+    for (int j = 1; j < x->nb; j++)
         if (low < 0 || m->joint_pos[3 * j + 1] < m->joint_pos[3 * low + 1]) low = j;
     for (int c = low; c > 0 && m->parent[c] > 0; c = m->parent[c]) {
         int p = m->parent[c];
-        inf.leg_char += sc_v3_dist(sc_v3_load(m->joint_pos + 3 * c), sc_v3_load(m->joint_pos + 3 * p));
-        inf.leg_bvh += sc_v3_dist(rest[c], rest[p]);
+        inf->leg_char += sc_v3_dist(sc_v3_load(m->joint_pos + 3 * c), sc_v3_load(m->joint_pos + 3 * p));
+        inf->leg_bvh += sc_v3_dist(x->rest[c], x->rest[p]);
     }
-    inf.root_scale = o->root_scale > 0 ? o->root_scale : (inf.leg_bvh > 1e-6 ? inf.leg_char / inf.leg_bvh : 1.0);
+    inf->root_scale = x->o->root_scale > 0 ? x->o->root_scale : (inf->leg_bvh > 1e-6 ? inf->leg_char / inf->leg_bvh : 1.0);
+}
 
-    int n = last - first + 1, rc = sc_motion_alloc(out, n, nb, bvh->frame_time, err);
-    if (rc) {
-        free(W);
-        return rc;
-    }
-    /* hinge chains solved by IK: a hinge bone whose parent is a (non-root) ball joint */
-    int ik[SC_BODY_MAX_BONES];
-    double limb_scale[SC_BODY_MAX_BONES];
-    int branch[SC_BODY_MAX_BONES];
-    for (int j = 0; j < nb; j++) {
+/* Hinge chains solved by IK: a hinge bone whose parent is a (non-root) ball joint (x->W: the
+ * BVH's rest pose). */
+static void ik_setup(retarget_ctx *x)
+{
+    const sc_model *m = x->m;
+    const sc_xform *W = x->W;
+    for (int j = 0; j < x->nb; j++) {
         int t = m->parent[j];
-        ik[j] = o->hinge_ik && j > 0 && m->joint_type[j] == SC_JOINT_HINGE && t > 0 && m->joint_type[t] == SC_JOINT_BALL;
-        if (!ik[j]) continue;
+        x->ik[j] = x->o->hinge_ik && j > 0 && m->joint_type[j] == SC_JOINT_HINGE && t > 0 && m->joint_type[t] == SC_JOINT_BALL;
+        if (!x->ik[j]) continue;
         sc_vec3 hip = sc_v3_load(m->joint_pos + 3 * t), knee = sc_v3_load(m->joint_pos + 3 * j), ankle = sc_v3_load(m->bone_end + 3 * j);
-        sc_vec3 bh = W[J[t]].p, bk = W[J[j]].p, ba = W[Tl[j]].p; /* rest: lengths need no reflection */
+        sc_vec3 bh = W[x->J[t]].p, bk = W[x->J[j]].p, ba = W[x->Tl[j]].p; /* rest: lengths need no reflection */
         /* the BVH limb's full reach (its joints straighten it) maps to the character's, which a
            hinge whose axis is not normal to both bones cannot fully straighten */
         double reach = limb_reach(sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * j)), sc_v3_sub(knee, hip), sc_v3_sub(ankle, knee), NULL);
-        double lb = (sc_v3_dist(bh, bk) + sc_v3_dist(bk, ba)) * o->unit;
-        limb_scale[j] = lb > 1e-9 ? reach / lb : 1;
-        branch[j] = 0;
+        double lb = (sc_v3_dist(bh, bk) + sc_v3_dist(bk, ba)) * x->o->unit;
+        x->limb_scale[j] = lb > 1e-9 ? reach / lb : 1;
+        x->branch[j] = 0;
     }
-    for (int f = 0; f < n; f++) {
-        sc_bvh_world(bvh, first + f, W);
-        sc_quat Q[SC_BODY_MAX_BONES];
-        sc_vec3 P[SC_BODY_MAX_BONES];
-        sc_quat *L = out->local + (size_t)f * nb;
-        for (int j = 0; j < nb; j++) {
-            sc_quat s = o->mirror ? reflect_q(W[J[j]].q) : W[J[j]].q;
-            Q[j] = sc_q_normalize(sc_q_mul(s, A[j])); /* the BVH segment's world rotation */
-        }
-        for (int j = 1; j < nb; j++) {
-            if (!ik[j]) continue;
-            int t = m->parent[j];
-            fk_positions(m, Q, P);
-            sc_vec3 hip = bvh_pos(W, J[t], o->mirror), knee = bvh_pos(W, J[j], o->mirror), ankle = bvh_pos(W, Tl[j], o->mirror);
-            double sc = o->unit * limb_scale[j];
-            sc_vec3 target = sc_v3_scale(sc_v3_sub(ankle, hip), sc), kdir = sc_v3_scale(sc_v3_sub(knee, hip), sc);
-            double th_fit = hinge_angle_fit(sc_q_mul(sc_q_conj(Q[t]), Q[j]), m, j);
-            solve_limb(m, j, sc_v3_sub(sc_v3_load(m->bone_end + 3 * j), sc_v3_load(m->joint_pos + 3 * j)), target, kdir, th_fit,
-                       &branch[j], &Q[t], &Q[j]);
-            fk_positions(m, Q, P);
-            sc_vec3 tip = sc_v3_add(P[j], sc_q_rotate(Q[j], sc_v3_sub(sc_v3_load(m->bone_end + 3 * j), sc_v3_load(m->joint_pos + 3 * j))));
-            inf.max_hinge_tip_error = fmax(inf.max_hinge_tip_error, sc_v3_dist(sc_v3_sub(tip, P[t]), target));
-        }
-        for (int j = 0; j < nb; j++) {
-            if (j == 0) {
-                L[0] = Q[0];
-                continue;
-            }
-            sc_quat qp = Q[m->parent[j]];
-            sc_quat l = sc_q_normalize(sc_q_mul(sc_q_conj(qp), Q[j]));
-            if (m->joint_type[j] == SC_JOINT_HINGE) {
-                sc_vec3 ax = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * j)), c = bone_dir(m, j);
-                sc_quat t = ik[j] ? sc_kin_twist(l, ax) /* exact: IK made it a pure hinge rotation */
-                                  : hinge_fit(l, ax, c, o->hinge_fit);
-                double sw = sc_q_angle_between(l, t) * 180 / SC_PI;
-                if (sw > inf.max_hinge_swing_deg) {
-                    inf.max_hinge_swing_deg = sw;
-                    inf.hinge_bone = j;
-                }
-                if (!ik[j]) {
-                    double len = sc_v3_dist(sc_v3_load(m->bone_end + 3 * j), sc_v3_load(m->joint_pos + 3 * j));
-                    inf.max_hinge_tip_error = fmax(inf.max_hinge_tip_error, len * sc_v3_dist(sc_q_rotate(l, c), sc_q_rotate(t, c)));
-                }
-                l = t;
-                Q[j] = sc_q_normalize(sc_q_mul(qp, l)); /* the hinge bone deviates; its children do not */
-            }
-            L[j] = l;
-        }
-        sc_vec3 p = W[J[0]].p;
-        if (o->mirror) p.x = -p.x;
-        sc_v3_store(out->root_pos + 3 * f, sc_v3_scale(p, o->unit * inf.root_scale));
+}
+
+/* Local rotations L (and the root position) of BVH frame `frame`: aligned segment rotations, IK
+ * limbs, hinges fitted. */
+static void retarget_frame(retarget_ctx *x, int frame, sc_quat *L, double *root_pos, sc_retarget_info *inf)
+{
+    const sc_model *m = x->m;
+    const sc_retarget_opts *o = x->o;
+    const int *J = x->J, *Tl = x->Tl, *ik = x->ik;
+    int nb = x->nb;
+    sc_xform *W = x->W;
+    sc_bvh_world(x->bvh, frame, W);
+    sc_quat Q[SC_BODY_MAX_BONES];
+    sc_vec3 P[SC_BODY_MAX_BONES];
+    for (int j = 0; j < nb; j++) {
+        sc_quat s = o->mirror ? reflect_q(W[J[j]].q) : W[J[j]].q;
+        Q[j] = sc_q_normalize(sc_q_mul(s, x->A[j])); /* the BVH segment's world rotation */
     }
-    free(W);
+    for (int j = 1; j < nb; j++) {
+        if (!ik[j]) continue;
+        int t = m->parent[j];
+        fk_positions(m, Q, P);
+        sc_vec3 hip = bvh_pos(W, J[t], o->mirror), knee = bvh_pos(W, J[j], o->mirror), ankle = bvh_pos(W, Tl[j], o->mirror);
+        double sc = o->unit * x->limb_scale[j];
+        sc_vec3 target = sc_v3_scale(sc_v3_sub(ankle, hip), sc), kdir = sc_v3_scale(sc_v3_sub(knee, hip), sc);
+        double th_fit = hinge_angle_fit(sc_q_mul(sc_q_conj(Q[t]), Q[j]), m, j);
+        solve_limb(m, j, sc_v3_sub(sc_v3_load(m->bone_end + 3 * j), sc_v3_load(m->joint_pos + 3 * j)), target, kdir, th_fit,
+                   &x->branch[j], &Q[t], &Q[j]);
+        fk_positions(m, Q, P);
+        sc_vec3 tip = sc_v3_add(P[j], sc_q_rotate(Q[j], sc_v3_sub(sc_v3_load(m->bone_end + 3 * j), sc_v3_load(m->joint_pos + 3 * j))));
+        inf->max_hinge_tip_error = fmax(inf->max_hinge_tip_error, sc_v3_dist(sc_v3_sub(tip, P[t]), target));
+    }
+    for (int j = 0; j < nb; j++) {
+        if (j == 0) {
+            L[0] = Q[0];
+            continue;
+        }
+        sc_quat qp = Q[m->parent[j]];
+        sc_quat l = sc_q_normalize(sc_q_mul(sc_q_conj(qp), Q[j]));
+        if (m->joint_type[j] == SC_JOINT_HINGE) {
+            sc_vec3 ax = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * j)), c = bone_dir(m, j);
+            sc_quat t = ik[j] ? sc_kin_twist(l, ax) /* exact: IK made it a pure hinge rotation */
+                              : hinge_fit(l, ax, c, o->hinge_fit);
+            double sw = sc_q_angle_between(l, t) * 180 / SC_PI;
+            if (sw > inf->max_hinge_swing_deg) {
+                inf->max_hinge_swing_deg = sw;
+                inf->hinge_bone = j;
+            }
+            if (!ik[j]) {
+                double len = sc_v3_dist(sc_v3_load(m->bone_end + 3 * j), sc_v3_load(m->joint_pos + 3 * j));
+                inf->max_hinge_tip_error = fmax(inf->max_hinge_tip_error, len * sc_v3_dist(sc_q_rotate(l, c), sc_q_rotate(t, c)));
+            }
+            l = t;
+            Q[j] = sc_q_normalize(sc_q_mul(qp, l)); /* the hinge bone deviates; its children do not */
+        }
+        L[j] = l;
+    }
+    sc_vec3 p = W[J[0]].p;
+    if (o->mirror) p.x = -p.x;
+    sc_v3_store(root_pos, sc_v3_scale(p, o->unit * inf->root_scale));
+}
+
+int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, const sc_retarget_opts *o,
+                sc_motion *out, sc_retarget_info *info, sc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    sc_retarget_info inf;
+    memset(&inf, 0, sizeof inf);
+    int nb = m->nbones;
+    if (nb < 1 || nb > SC_BODY_MAX_BONES) return sc_fail(err, SC_EINPUT, "retarget: the character has %d bones", nb);
+    if (!(o->unit > 0)) return sc_fail(err, SC_EINPUT, "retarget: unit %g m must be > 0", o->unit);
+    retarget_ctx *x = calloc(1, sizeof *x);
+    if (!x) return sc_fail(err, SC_EIO, "out of memory");
+    x->bvh = bvh, x->bvh_name = bvh_name, x->m = m, x->o = o, x->nb = nb;
+    int rc = map_joints(x, err);
+    /* frame range */
+    int first = o->first, last = o->last < 0 ? bvh->nframes + o->last : o->last;
+    if (!rc && (first < 0 || last > bvh->nframes - 1 || first > last || o->last < -bvh->nframes))
+        rc = sc_fail(err, SC_EINPUT, "%s: frame range [%d, %d] is outside the clip, which has frames 0..%d (frame 0 is "
+                     "the T-pose of the CMU conversions)", bvh_name, o->first, o->last, bvh->nframes - 1);
+    if (!rc && last - first < 1)
+        rc = sc_fail(err, SC_EINPUT, "%s: frame range [%d, %d] has a single frame; at least two are needed", bvh_name, first, last);
+    if (!rc && !(x->W = malloc((size_t)bvh->njoints * sizeof *x->W))) rc = sc_fail(err, SC_EIO, "out of memory");
+    if (rc) goto done;
+    inf.first = first;
+    inf.last = last;
+    sc_bvh_world(bvh, -1, x->W); /* rest: every channel zero, every world rotation identity */
+    if ((rc = rest_alignment(x, &inf, err))) goto done;
+    leg_lengths(x, &inf);
+    int n = last - first + 1;
+    if ((rc = sc_motion_alloc(out, n, nb, bvh->frame_time, err))) goto done;
+    ik_setup(x);
+    for (int f = 0; f < n; f++) retarget_frame(x, first + f, out->local + (size_t)f * nb, out->root_pos + 3 * f, &inf);
     if (o->recentre) {
         double x0 = out->root_pos[0], z0 = out->root_pos[2];
         for (int f = 0; f < n; f++) {
@@ -402,7 +407,10 @@ int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, cons
     }
     sc_motion_make_continuous(out);
     if (info) *info = inf;
-    return SC_OK;
+done:
+    free(x->W);
+    free(x);
+    return rc;
 }
 
 /* ---- contact-preserving fit --------------------------------------------------------------- */
@@ -463,8 +471,8 @@ void sc_contact_fit_default_opts(sc_contact_fit_opts *o)
     o->settle_time = 0.1;
     o->keep_tol = 0.02;
     o->balance = 1;
-    o->mu = 0.8;
-    o->gravity = 9.81;
+    o->mu = SC_DEFAULT_FRICTION;
+    o->gravity = SC_STANDARD_GRAVITY;
     o->balance_offset = 0.03;
     o->flatten = 0.5;
     o->start_level_time = 0.3;
@@ -660,79 +668,61 @@ static int balance(fit_ctx *x, sc_motion *mo, double *d, sc_contact_fit_info *in
     return SC_OK;
 }
 
-int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const unsigned char *flags,
-                             const sc_contact_fit_opts *o, sc_motion *mo, sc_contact_fit_info *info, sc_err *err)
+/* The limb ends (x->isend), their reach (a little short of full extension: there a limb's angle
+ * changes as the square root of its shortening, and a straight stance leg would jerk) and the
+ * side each knee or elbow usually bends to (the sum of its angles from full extension): the IK
+ * bends it to that side only, so a straight leg that must bend does not flip between the two
+ * solutions; bent past full extension (a capture's knee hyperextends a few degrees) it is
+ * straightened, the end keeping its world orientation. */
+static void limb_setup(fit_ctx *x, sc_motion *mo, double *reach)
 {
-    int n = mo->nframes, nb = mo->nbones;
-    sc_contact_fit_info inf;
-    memset(&inf, 0, sizeof inf);
-    if (nb != m->nbones || nb != b->nb || nb > SC_BODY_MAX_BONES)
-        return sc_fail(err, SC_EINPUT, "contact fit: %d bones in the motion, %d in the character", nb, m->nbones);
-    fit_ctx x;
-    memset(&x, 0, sizeof x);
-    x.m = m, x.b = b, x.g = g, x.flags = flags, x.o = o, x.n = n, x.nb = nb;
-    double *lo = malloc((size_t)n * sizeof *lo), *hi = malloc((size_t)n * sizeof *hi), *dy = malloc((size_t)n * 3 * sizeof *dy);
-    unsigned char *has = malloc((size_t)n);
-    x.tmp = malloc((size_t)n * sizeof *x.tmp);
-    x.corr = malloc((size_t)n * nb * 3 * sizeof *x.corr);
-    x.kin = malloc((size_t)nb * sizeof *x.kin);
-    int rc = SC_OK;
-    if (!lo || !hi || !dy || !has || !x.tmp || !x.corr || !x.kin) {
-        rc = sc_fail(err, SC_EIO, "out of memory");
-        goto done;
-    }
-    sc_bone_kin *kin = x.kin;
-    double reach[SC_BODY_MAX_BONES];
+    const sc_model *m = x->m;
+    int n = x->n, nb = x->nb;
     for (int e = 0; e < nb; e++) {
-        x.isend[e] = limb_end(m, e);
+        x->isend[e] = limb_end(m, e);
         reach[e] = 0;
-        if (!x.isend[e]) continue;
+        if (!x->isend[e]) continue;
         int h = m->parent[e], t = m->parent[h];
         sc_vec3 a = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * h));
         sc_vec3 u = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * h), sc_v3_load(m->joint_pos + 3 * t)),
                 s = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * e), sc_v3_load(m->joint_pos + 3 * h));
-        /* a little short of full extension: there a limb's angle changes as the square root of
-           its shortening, and a straight stance leg would jerk */
         reach[e] = 0.995 * limb_reach(a, u, s, NULL);
-        /* the side the knee or elbow usually bends to (the sum of its angles from full
-           extension): the IK bends it to that side only, so a straight leg that must bend does
-           not flip between the two solutions; bent past full extension (a capture's knee
-           hyperextends a few degrees) it is straightened, the end keeping its world orientation */
         double A = sc_v3_dot(s, a) * sc_v3_dot(u, a), ph = atan2(sc_v3_dot(u, sc_v3_cross(a, s)), sc_v3_dot(u, s) - A), sum = 0;
         for (int f = 0; f < n; f++) sum += wrap_angle(sc_kin_twist_angle(mo->local[(size_t)f * nb + h], a) - ph);
-        x.straight[h] = ph;
-        x.side[h] = sum >= 0 ? 1 : -1;
+        x->straight[h] = ph;
+        x->side[h] = sum >= 0 ? 1 : -1;
         for (int f = 0; f < n; f++) {
             sc_quat *L = mo->local + (size_t)f * nb;
-            if (wrap_angle(sc_kin_twist_angle(L[h], a) - ph) * x.side[h] >= 0) continue;
+            if (wrap_angle(sc_kin_twist_angle(L[h], a) - ph) * x->side[h] >= 0) continue;
             sc_quat keep = sc_q_mul(L[h], L[e]);
             L[h] = sc_q_axis_angle(a, ph);
             L[e] = sc_q_normalize(sc_q_mul(sc_q_conj(L[h]), keep));
         }
     }
-    if (o->flatten > 0) flatten_ends(&x, mo);
-    /* 1. per frame with contacts, the root height offset wanted: the one that keeps each limb in
-       contact as long as it is (a straight stance leg whose foot must rise 1 cm would otherwise
-       bend its knee 17 deg), averaged over the limbs, and another bone (knee, back) exactly;
-       and the corridor every limb end can reach the floor from (its hip or shoulder within the
-       limb's reach) */
-    double *want = malloc((size_t)n * sizeof *want);
-    if (!want) {
-        rc = sc_fail(err, SC_EIO, "out of memory");
-        goto done;
-    }
+}
+
+/* Step 1: per frame with contacts, the root height offset wanted (want[f]): the one that keeps
+ * each limb in contact as long as it is (a straight stance leg whose foot must rise 1 cm would
+ * otherwise bend its knee 17 deg), averaged over the limbs, and another bone (knee, back)
+ * exactly; and the corridor [lo, hi] every limb end can reach the floor from (its hip or
+ * shoulder within the limb's reach); has[f]: frame f has contacts. */
+static void root_corridor(fit_ctx *x, const sc_motion *mo, const double *reach, double *lo, double *hi, unsigned char *has, double *want)
+{
+    const sc_model *m = x->m;
+    sc_bone_kin *kin = x->kin;
+    int n = x->n, nb = x->nb;
     for (int f = 0; f < n; f++) {
-        frame_fk(b, mo, f, kin);
+        frame_fk(x->b, mo, f, kin);
         lo[f] = -INFINITY;
         hi[f] = INFINITY;
         has[f] = 0;
         double sum = 0, exact = NAN;
         int nlimb = 0;
         for (int j = 0; j < nb; j++) {
-            if (!flags[(size_t)f * nb + j]) continue;
-            double hj = lowest_height(g, j, kin), a, z;
+            if (!x->flags[(size_t)f * nb + j]) continue;
+            double hj = lowest_height(x->g, j, kin), a, z;
             if (!isfinite(hj)) continue;
-            if (x.isend[j]) {
+            if (x->isend[j]) {
                 int t = m->parent[m->parent[j]];
                 sc_vec3 d = sc_v3_sub(sc_v3(kin[j].p.x, kin[j].p.y - hj, kin[j].p.z), kin[t].p);
                 double dxz2 = d.x * d.x + d.z * d.z, w = sqrt(fmax(0, reach[j] * reach[j] - dxz2));
@@ -753,11 +743,17 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
         if (has[f] && lo[f] > hi[f]) lo[f] = hi[f] = 0.5 * (lo[f] + hi[f]);
         want[f] = has[f] ? fmin(fmax(isfinite(exact) ? exact : sum / nlimb, lo[f]), hi[f]) : NAN;
     }
-    /* 2. a smooth offset: the wanted one, linear across the frames without contact, low-passed
-       (three box filters of half-width r), then lowered wherever it exceeds a corridor's top by
-       that excess spread with a maximum filter over 3r and the same box filters (which never
-       fall short of it): C2, and within reach everywhere */
-    int r = (int)fmax(1, round(o->smooth_time / mo->frame_time)), last = -1;
+}
+
+/* Step 2: a smooth offset dy: the wanted one, linear across the frames without contact,
+ * low-passed (three box filters of half-width r), then lowered wherever it exceeds a corridor's
+ * top by that excess spread with a maximum filter over 3r and the same box filters (which never
+ * fall short of it): C2, and within reach everywhere. Added to the root height. */
+static void smooth_root_offset(fit_ctx *x, sc_motion *mo, const double *lo, const double *hi, const unsigned char *has, double *want,
+                               double *dy, sc_contact_fit_info *inf)
+{
+    int n = x->n;
+    int r = (int)fmax(1, round(x->o->smooth_time / mo->frame_time)), last = -1;
     for (int f = 0; f <= n; f++) {
         if (f < n && !has[f]) continue;
         for (int k = last + 1; k < f; k++) /* fill the gap (last, f) */
@@ -765,21 +761,76 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
         if (f < n) dy[f] = want[f];
         last = f;
     }
-    for (int pass = 0; pass < 3; pass++) box_smooth(dy, 1, x.tmp, n, r);
-    for (int f = 0; f < n; f++) x.tmp[f] = has[f] ? fmax(0, dy[f] - hi[f]) : 0;
+    for (int pass = 0; pass < 3; pass++) box_smooth(dy, 1, x->tmp, n, r);
+    for (int f = 0; f < n; f++) x->tmp[f] = has[f] ? fmax(0, dy[f] - hi[f]) : 0;
     for (int f = 0; f < n; f++) {
         double v = 0;
-        for (int k = f - 3 * r; k <= f + 3 * r; k++) v = fmax(v, x.tmp[k < 0 ? 0 : k >= n ? n - 1 : k]);
+        for (int k = f - 3 * r; k <= f + 3 * r; k++) v = fmax(v, x->tmp[k < 0 ? 0 : k >= n ? n - 1 : k]);
         want[f] = v;
     }
-    for (int pass = 0; pass < 3; pass++) box_smooth(want, 1, x.tmp, n, r);
+    for (int pass = 0; pass < 3; pass++) box_smooth(want, 1, x->tmp, n, r);
     for (int f = 0; f < n; f++) {
         dy[f] -= want[f];
         if (has[f]) dy[f] = fmax(dy[f], lo[f]);
         mo->root_pos[3 * f + 1] += dy[f];
-        inf.max_root_offset = fmax(inf.max_root_offset, fabs(dy[f]));
+        inf->max_root_offset = fmax(inf->max_root_offset, fabs(dy[f]));
     }
-    free(want);
+}
+
+/* Step 5: what came of every contact: the largest distance of its lowest point from the floor. */
+static void contact_gaps(fit_ctx *x, const sc_motion *mo, sc_contact_fit_info *inf)
+{
+    int n = x->n, nb = x->nb;
+    for (int j = 0; j < nb; j++) {
+        double gap = 0;
+        int in = 0;
+        for (int f = 0; f <= n; f++) {
+            int c = f < n && x->flags[(size_t)f * nb + j];
+            if (c) {
+                frame_fk(x->b, mo, f, x->kin);
+                gap = fmax(gap, fabs(lowest_height(x->g, j, x->kin)));
+                in = 1;
+            } else if (in) {
+                inf->intervals++;
+                inf->kept += gap <= x->o->keep_tol;
+                if (gap > inf->max_gap) {
+                    inf->max_gap = gap;
+                    inf->max_gap_bone = j;
+                }
+                gap = 0;
+                in = 0;
+            }
+        }
+    }
+}
+
+int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const unsigned char *flags,
+                             const sc_contact_fit_opts *o, sc_motion *mo, sc_contact_fit_info *info, sc_err *err)
+{
+    int n = mo->nframes, nb = mo->nbones;
+    sc_contact_fit_info inf;
+    memset(&inf, 0, sizeof inf);
+    if (nb != m->nbones || nb != b->nb || nb > SC_BODY_MAX_BONES)
+        return sc_fail(err, SC_EINPUT, "contact fit: %d bones in the motion, %d in the character", nb, m->nbones);
+    fit_ctx x;
+    memset(&x, 0, sizeof x);
+    x.m = m, x.b = b, x.g = g, x.flags = flags, x.o = o, x.n = n, x.nb = nb;
+    double *lo = malloc((size_t)n * sizeof *lo), *hi = malloc((size_t)n * sizeof *hi), *dy = malloc((size_t)n * 3 * sizeof *dy);
+    double *want = malloc((size_t)n * sizeof *want);
+    unsigned char *has = malloc((size_t)n);
+    x.tmp = malloc((size_t)n * sizeof *x.tmp);
+    x.corr = malloc((size_t)n * nb * 3 * sizeof *x.corr);
+    x.kin = malloc((size_t)nb * sizeof *x.kin);
+    int rc = SC_OK;
+    if (!lo || !hi || !dy || !want || !has || !x.tmp || !x.corr || !x.kin) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
+    double reach[SC_BODY_MAX_BONES];
+    limb_setup(&x, mo, reach);
+    if (o->flatten > 0) flatten_ends(&x, mo);
+    root_corridor(&x, mo, reach, lo, hi, has, want);
+    smooth_root_offset(&x, mo, lo, hi, has, want, dy, &inf);
     /* 3. limb ends onto the floor */
     limb_fit(&x, NULL, mo);
     /* 4. a centre of mass the ground can carry: the root moves by the balance correction, the
@@ -790,30 +841,9 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
             for (int a = 0; a < 3; a++) mo->root_pos[3 * f + a] += dy[3 * f + a];
         limb_fit(&x, dy, mo);
     }
-    /* 5. what came of every contact: the largest distance of its lowest point from the floor */
-    for (int j = 0; j < nb; j++) {
-        double gap = 0;
-        int in = 0;
-        for (int f = 0; f <= n; f++) {
-            int c = f < n && flags[(size_t)f * nb + j];
-            if (c) {
-                frame_fk(b, mo, f, kin);
-                gap = fmax(gap, fabs(lowest_height(g, j, kin)));
-                in = 1;
-            } else if (in) {
-                inf.intervals++;
-                inf.kept += gap <= o->keep_tol;
-                if (gap > inf.max_gap) {
-                    inf.max_gap = gap;
-                    inf.max_gap_bone = j;
-                }
-                gap = 0;
-                in = 0;
-            }
-        }
-    }
+    contact_gaps(&x, mo, &inf);
 done:
-    free(lo); free(hi); free(dy); free(has); free(x.tmp); free(x.corr); free(x.kin);
+    free(lo); free(hi); free(dy); free(want); free(has); free(x.tmp); free(x.corr); free(x.kin);
     if (info) *info = inf;
     return rc;
 }

@@ -51,9 +51,7 @@ typedef struct sc_retarget_opts {
     char map_where[128]; /* where the map came from ("default CMU map" or file:line:col) */
 } sc_retarget_opts;
 
-/* unit 0.056444, frames [1, -1], no mirror, root_scale auto, recentre, the default CMU map of
- * mesh/rig.c (its bone names, BVH joints and tails). */
-int sc_retarget_default_opts(sc_retarget_opts *o, sc_err *err);
+/* The defaults, with the default CMU map: sc_retarget_default_opts (settings/motion.h). */
 
 typedef struct sc_retarget_info {
     int first, last;        /* the frame range used */
@@ -99,7 +97,7 @@ typedef struct sc_contact_fit_opts {
     double settle_time; /* s: the limb corrections are low-passed over this (0.1) */
     double keep_tol;    /* m: a contact is kept when its gap stays below this (0.02) */
     int balance;        /* 1: make the centre of mass carriable by the contacts (step 3) */
-    double mu, gravity; /* friction coefficient (0.8), m/s^2 (9.81) */
+    double mu, gravity; /* friction coefficient, m/s^2 (SC_DEFAULT_FRICTION, SC_STANDARD_GRAVITY) */
     double balance_offset; /* m of root translation worth a 1 m/s^2 misfit (0.03) */
     double flatten;     /* 0..1: how far a limb end in contact turns level (0.5) */
     double start_level_time; /* s: a contact the clip starts in is fully level at first, then

@@ -1,3 +1,4 @@
+/* Recursive Newton-Euler inverse dynamics (see rnea.h). */
 #include <math.h>
 #include <string.h>
 #include "motion/rnea.h"

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "sampling/controller.h"
 #include "motion/reference.h"
+#include "store/reference.h" /* sc_reference_read, until the trajectory reader leaves lib/sampling */
 #include "io/config.h"
 #include "io/h5.h"
 #include "io/paths.h"

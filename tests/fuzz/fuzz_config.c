@@ -9,7 +9,7 @@
 #include <string.h>
 #include "common.h"
 #include "sampling/controller.h"
-#include "motion/reference.h"
+#include "settings/motion.h"
 #include "io/config.h"
 #include "io/paths.h"
 #include "mesh/prep.h"

@@ -2,7 +2,7 @@
  * the checks of lib/motion/reference.c), then target interpolation on what it accepted. */
 #include <math.h>
 #include "common.h"
-#include "motion/reference.h"
+#include "store/reference.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

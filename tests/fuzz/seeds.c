@@ -9,7 +9,7 @@
 #include "common.h"
 #include "learn/feedback.h"
 #include "sampling/openloop.h"
-#include "motion/reference.h"
+#include "store/reference.h"
 #include "core/mathx.h"
 #include "io/character.h"
 #include "io/h5.h"

@@ -1,0 +1,274 @@
+/* The YAML readers of inverse dynamics, retargeting and contact estimation. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/paths.h"
+#include "mesh/rig.h"
+#include "settings/motion.h"
+#include "settings/world.h"
+
+int sc_retarget_default_opts(sc_retarget_opts *o, sc_err *err)
+{
+    memset(o, 0, sizeof *o);
+    o->unit = 0.056444;
+    o->first = 1;
+    o->last = -1;
+    o->recentre = 1;
+    o->hinge_ik = 1;
+    snprintf(o->map_where, sizeof o->map_where, "default CMU map");
+    /* the CMU map of mesh/rig.c, as YAML list lines "- {name: .., joint: .., tail: .., ...}" */
+    const char *list = sc_rig_cmu_map_yaml();
+    size_t n = strlen(list);
+    char *text = malloc(2 * n + 16);
+    if (!text) return sc_fail(err, SC_EIO, "out of memory");
+    size_t c = (size_t)sprintf(text, "map:\n");
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        c += (size_t)sprintf(text + c, "  %.*s\n", (int)len, p);
+        p += len + (e ? 1 : 0);
+    }
+    sc_cfg *cfg;
+    int rc = sc_cfg_load_string(text, "default CMU map", &cfg, err);
+    free(text);
+    if (rc) return rc;
+    sc_cfg_node *map = NULL;
+    rc = sc_cfg_list(sc_cfg_root(cfg), "map", 1, &map, err);
+    for (int i = 0; !rc && i < sc_cfg_len(map) && i < SC_RETARGET_MAX; i++) {
+        sc_cfg_node *e = sc_cfg_at(map, i);
+        sc_retarget_entry *x = &o->map[o->nmap];
+        if ((rc = sc_cfg_string(e, "name", NULL, x->bone, sizeof x->bone, err)) ||
+            (rc = sc_cfg_string(e, "joint", NULL, x->joint, sizeof x->joint, err)) ||
+            (rc = sc_cfg_string(e, "tail", "", x->tail, sizeof x->tail, err)))
+            break;
+        snprintf(x->where, sizeof x->where, "default CMU map");
+        o->nmap++;
+    }
+    sc_cfg_free(cfg);
+    return rc;
+}
+
+static int frames_pair(sc_cfg_node *sec, int *first, int *last, sc_err *err)
+{
+    double v[2], def[2] = {1, -1};
+    int rc = sc_cfg_vec(sec, "frames", 2, def, v, err);
+    if (rc) return rc;
+    for (int i = 0; i < 2; i++)
+        if (v[i] != floor(v[i]) || fabs(v[i]) > 1e8) {
+            char w[256];
+            return sc_fail(err, SC_EINPUT, "%s: motion.frames must be two whole frame numbers [first, last] (last -1 = the "
+                           "clip's last frame), got %g", sc_cfg_where(sc_cfg_get(sec, "frames"), w, sizeof w), v[i]);
+        }
+    if (v[1] != -1 && v[0] > v[1]) {
+        char w[256];
+        return sc_fail(err, SC_EINPUT, "%s: motion.frames [%g, %g] is reversed: the first frame must not come after the "
+                       "last (use -1 as the last for the end of the clip)", sc_cfg_where(sc_cfg_get(sec, "frames"), w, sizeof w),
+                       v[0], v[1]);
+    }
+    *first = (int)v[0];
+    *last = (int)v[1];
+    return SC_OK;
+}
+
+static int read_map(sc_cfg_node *sec, sc_retarget_opts *o, sc_err *err)
+{
+    char w[256], buf[32];
+    sc_cfg_node *map = sc_cfg_get(sec, "map");
+    if (!map || sc_cfg_is_scalar(map)) {
+        int rc = sc_cfg_string(sec, "map", "default", buf, sizeof buf, err);
+        if (rc) return rc;
+        if (strcmp(buf, "default") != 0)
+            return sc_fail(err, SC_EINPUT, "%s: retarget.map must be 'default' (the CMU map) or a map from character bones "
+                           "to BVH joints ({bone: joint} or {bone: [joint, tail]})", sc_cfg_where(map, w, sizeof w));
+        return SC_OK; /* the defaults already hold the CMU map */
+    }
+    if (!sc_cfg_is_map(map))
+        return sc_fail(err, SC_EINPUT, "%s: retarget.map must be a map from character bones to BVH joints", sc_cfg_where(map, w, sizeof w));
+    int n = sc_cfg_len(map);
+    if (n > SC_RETARGET_MAX) return sc_fail(err, SC_EINPUT, "%s: at most %d bones in retarget.map", sc_cfg_where(map, w, sizeof w), SC_RETARGET_MAX);
+    o->nmap = 0;
+    sc_cfg_where(map, o->map_where, sizeof o->map_where);
+    for (int i = 0; i < n; i++) {
+        sc_cfg_node *v = sc_cfg_at(map, i);
+        sc_retarget_entry *e = &o->map[o->nmap++];
+        memset(e, 0, sizeof *e);
+        snprintf(e->bone, sizeof e->bone, "%s", sc_cfg_key_at(map, i));
+        sc_cfg_where(v, e->where, sizeof e->where);
+        const char *j = NULL, *t = "";
+        if (sc_cfg_is_scalar(v)) j = sc_cfg_scalar(v);
+        else if (sc_cfg_is_seq(v) && (sc_cfg_len(v) == 1 || sc_cfg_len(v) == 2)) {
+            j = sc_cfg_scalar(sc_cfg_at(v, 0));
+            if (sc_cfg_len(v) == 2) t = sc_cfg_scalar(sc_cfg_at(v, 1));
+        }
+        if (!j || !t || !j[0] || strlen(j) >= SC_NAME_LEN || strlen(t) >= SC_NAME_LEN)
+            return sc_fail(err, SC_EINPUT, "%s: retarget.map.%s must be a BVH joint name or [joint, tail]", e->where, e->bone);
+        snprintf(e->joint, sizeof e->joint, "%s", j);
+        snprintf(e->tail, sizeof e->tail, "%s", t);
+    }
+    return SC_OK;
+}
+
+/* `auto` (*out = 0) or a number in [lo, hi]. */
+static int auto_or_number(sc_cfg_node *sec, const char *key, double lo, double hi, double *out, sc_err *err)
+{
+    char buf[64], w[256];
+    int rc = sc_cfg_string(sec, key, "auto", buf, sizeof buf, err);
+    if (rc) return rc;
+    *out = 0;
+    if (!strcmp(buf, "auto")) return SC_OK;
+    char *end;
+    double v = strtod(buf, &end);
+    if (*end || end == buf || !(v >= lo) || !(v <= hi))
+        return sc_fail(err, SC_EINPUT, "%s: %s must be 'auto' or a number in [%g, %g], got '%s'", sc_cfg_where(sc_cfg_get(sec, key), w, sizeof w),
+                       key, lo, hi, buf);
+    *out = v;
+    return SC_OK;
+}
+
+/* A key that moved to a section every tool reads: an error saying where it lives now. */
+static int moved(sc_cfg_node *sec, const char *key, const char *old_name, const char *new_name, sc_err *err)
+{
+    sc_cfg_node *v = sc_cfg_get(sec, key);
+    if (!v) return SC_OK;
+    char w[256];
+    return sc_fail(err, SC_EINPUT, "%s: %s moved: set %s (read by every tool)", sc_cfg_where(v, w, sizeof w), old_name, new_name);
+}
+
+static int read_motion(sc_cfg_node *mo, sc_id_config *c, char *name, size_t size, sc_err *err)
+{
+    char w[256];
+    long window;
+    static const char *const filters[] = {"none", "moving_average", "butterworth"};
+    int rc;
+    if ((rc = sc_cfg_string(mo, "bvh", NULL, name, size, err))) return rc;
+    sc_cfg_where(sc_cfg_get(mo, "bvh"), c->bvh_where, sizeof c->bvh_where);
+    sc_cfg_where(sc_cfg_get(mo, "filter_cutoff"), c->filter_cutoff_where, sizeof c->filter_cutoff_where);
+    if ((rc = sc_cfg_double_range(mo, "unit", 0.056444, 1e-9, 1e3, &c->retarget.unit, err)) ||
+        (rc = frames_pair(mo, &c->retarget.first, &c->retarget.last, err)) ||
+        (rc = sc_cfg_bool(mo, "mirror", 0, &c->retarget.mirror, err)) ||
+        (rc = sc_cfg_enum(mo, "filter", filters, 3, 0, &c->filter, err)) ||
+        (rc = sc_cfg_int(mo, "filter_window", 5, 1, 1001, &window, err)) ||
+        (rc = sc_cfg_double_range(mo, "filter_cutoff", 6, 1e-3, 1e4, &c->filter_cutoff, err)))
+        return rc;
+    if (window % 2 == 0)
+        return sc_fail(err, SC_EINPUT, "%s: motion.filter_window must be odd (a centred window), got %ld",
+                       sc_cfg_where(sc_cfg_get(mo, "filter_window"), w, sizeof w), window);
+    c->filter_window = (int)window;
+    return SC_OK;
+}
+
+static int read_retarget(sc_cfg_node *rt, sc_id_config *c, sc_err *err)
+{
+    char w[256], buf[64];
+    static const char *const floors[] = {"keep", "flat", "auto"};
+    static const char *const hinge_fits[] = {"direction", "twist"};
+    int rc;
+    if ((rc = read_map(rt, &c->retarget, err)) || (rc = sc_cfg_string(rt, "root_scale", "auto", buf, sizeof buf, err)) ||
+        (rc = sc_cfg_bool(rt, "recentre", 1, &c->retarget.recentre, err)) ||
+        (rc = sc_cfg_bool(rt, "hinge_ik", 1, &c->retarget.hinge_ik, err)) ||
+        (rc = sc_cfg_enum(rt, "hinge_fit", hinge_fits, 2, SC_HINGE_DIRECTION, &c->retarget.hinge_fit, err)) ||
+        (rc = sc_cfg_enum(rt, "floor", floors, 3, 2, &c->floor_mode, err)) ||
+        (rc = sc_cfg_double_range(rt, "floor_percentile", 50, 0, 100, &c->floor_percentile, err)) ||
+        (rc = sc_cfg_double_range(rt, "height_offset", 0, -10, 10, &c->height_offset, err)) ||
+        (rc = sc_cfg_bool(rt, "contacts", 1, &c->fit_contacts, err)) || (rc = sc_cfg_bool(rt, "balance", 1, &c->balance, err)))
+        return rc;
+    if (strcmp(buf, "auto") != 0) {
+        char *end;
+        double s = strtod(buf, &end);
+        if (*end || end == buf || !(s > 0) || !(s < 100))
+            return sc_fail(err, SC_EINPUT, "%s: retarget.root_scale must be 'auto' or a number in (0, 100), got '%s'",
+                           sc_cfg_where(sc_cfg_get(rt, "root_scale"), w, sizeof w), buf);
+        c->retarget.root_scale = s;
+    }
+    return SC_OK;
+}
+
+static int read_contact_bones(sc_cfg_node *co, sc_id_config *c, sc_err *err)
+{
+    char w[256], buf[64];
+    sc_cfg_node *bones = sc_cfg_get(co, "bones");
+    c->all_bones = 1;
+    if (bones && sc_cfg_is_seq(bones)) {
+        c->all_bones = 0;
+        sc_cfg_where(bones, c->bones_where, sizeof c->bones_where);
+        int n = sc_cfg_len(bones);
+        if (n > SC_BODY_MAX_BONES) return sc_fail(err, SC_EINPUT, "%s: too many bones in contact_estimation.bones", c->bones_where);
+        for (int i = 0; i < n; i++) {
+            const char *s = sc_cfg_scalar(sc_cfg_at(bones, i));
+            if (!s || strlen(s) >= SC_NAME_LEN)
+                return sc_fail(err, SC_EINPUT, "%s: contact_estimation.bones must list bone names", sc_cfg_where(sc_cfg_at(bones, i), w, sizeof w));
+            snprintf(c->allowed[c->nallowed++], SC_NAME_LEN, "%s", s);
+        }
+        return SC_OK;
+    }
+    int rc = sc_cfg_string(co, "bones", "all", buf, sizeof buf, err);
+    if (rc) return rc;
+    if (strcmp(buf, "all") != 0)
+        return sc_fail(err, SC_EINPUT, "%s: contact_estimation.bones must be 'all' or a list of bone names, got '%s'",
+                       sc_cfg_where(bones, w, sizeof w), buf);
+    return SC_OK;
+}
+
+static int read_contact_estimation(sc_cfg_node *co, sc_id_config *c, sc_err *err)
+{
+    sc_gc_opts *ct = &c->id.contact;
+    static const char *const splits[] = {"residual", "paper"};
+    int rc;
+    if ((rc = moved(co, "mu", "contact_estimation.mu", "contact.friction", err)) ||
+        (rc = auto_or_number(co, "height_tol", 1e-4, 1, &c->height_tol, err)) ||
+        (rc = auto_or_number(co, "speed_tol", 1e-3, 100, &c->speed_tol, err)) ||
+        (rc = sc_cfg_double_range(co, "support", ct->support, 0, 1, &ct->support, err)) ||
+        (rc = sc_cfg_double_range(co, "min_distance", ct->min_dist, 1e-6, 10, &ct->min_dist, err)) ||
+        (rc = sc_cfg_enum(co, "torque_split", splits, 2, SC_SPLIT_RESIDUAL, &ct->torque_split, err)))
+        return rc;
+    return read_contact_bones(co, c, err);
+}
+
+static int read_dynamics(sc_cfg_node *dy, sc_id_config *c, sc_err *err)
+{
+    static const char *const masses[] = {"skin", "fixed_nodes"};
+    static const char *const rates[] = {"analytic", "difference"};
+    int mm, rc;
+    if ((rc = sc_cfg_enum(dy, "mass_model", masses, 2, 0, &mm, err)) ||
+        (rc = moved(dy, "gravity", "dynamics.gravity", "simulation.gravity", err)) ||
+        (rc = sc_cfg_enum(dy, "momentum_rate", rates, 2, SC_RATE_ANALYTIC, &c->id.momentum_rate, err)) ||
+        (rc = sc_cfg_double_range(dy, "max_target_offset", c->id.max_target_offset, 1e-3, 3.0, &c->id.max_target_offset, err)))
+        return rc;
+    c->mass_model = mm == 0 ? SC_MASS_SKIN : SC_MASS_FIXED;
+    return SC_OK;
+}
+
+/* simulation.gravity and contact.friction; the rest of those sections is the simulator's. */
+static int read_world(sc_cfg *cfg, sc_id_config *c, sc_err *err)
+{
+    sc_cfg_node *root = sc_cfg_root(cfg), *sim, *con;
+    int rc;
+    if ((rc = sc_world_read_gravity(cfg, c->id.gravity, err)) || (rc = sc_world_read_friction(cfg, &c->id.contact.mu, err)) ||
+        (rc = sc_cfg_section(root, "simulation", &sim, err)) || (rc = sc_cfg_section(root, "contact", &con, err)))
+        return rc;
+    sc_cfg_ignore_rest(sim);
+    sc_cfg_ignore_rest(con);
+    return SC_OK;
+}
+
+int sc_id_read_config(sc_cfg *cfg, sc_id_config *c, sc_err *err)
+{
+    memset(c, 0, sizeof *c);
+    int rc = sc_retarget_default_opts(&c->retarget, err);
+    if (rc) return rc;
+    sc_id_default_opts(&c->id);
+    sc_cfg_node *root = sc_cfg_root(cfg), *mo, *rt, *ki, *co, *dy;
+    char name[512];
+    static const char *const schemes[] = {"forward", "central"};
+    if ((rc = sc_cfg_section(root, "motion", &mo, err)) || (rc = sc_cfg_section(root, "retarget", &rt, err)) ||
+        (rc = sc_cfg_section(root, "kinematics", &ki, err)) || (rc = sc_cfg_section(root, "contact_estimation", &co, err)) ||
+        (rc = sc_cfg_section(root, "dynamics", &dy, err)))
+        return rc;
+    if ((rc = read_motion(mo, c, name, sizeof name, err)) || (rc = read_retarget(rt, c, err)) ||
+        (rc = sc_cfg_double_range(ki, "dt", 0.0005, 1e-6, 0.1, &c->dt, err)) ||
+        (rc = sc_cfg_enum(ki, "differences", schemes, 2, SC_DIFF_FORWARD, &c->scheme, err)) ||
+        (rc = read_contact_estimation(co, c, err)) || (rc = read_dynamics(dy, c, err)) || (rc = read_world(cfg, c, err)))
+        return rc;
+    return sc_find_input(name, sc_cfg_path(cfg), 1, c->bvh_where, c->bvh, sizeof c->bvh, err);
+}
