@@ -5,7 +5,7 @@
 #include "common/cli.h"
 #include "motion/reference.h"
 #include "core/log.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/config.h"
 
 static const char *usage =

@@ -14,6 +14,7 @@
 #include "core/cleanup.h"
 #include "core/log.h"
 #include "io/config.h"
+#include "settings/render.h"
 #include "render/anim.h"
 #include "render/export.h"
 #include "render/png.h"
@@ -30,86 +31,17 @@ static const char *usage =
     "+ NAME_frames.h5 (ParaView), NAME_surface.obj + NAME_surface.pc2 (Blender Mesh Cache) and\n"
     "NAME_skeleton.bvh. Settings: the config's `render:` section (all optional).";
 
-typedef struct {
-    sc_render_opts ro;
-    double fps, start, end;
-    int every, images, movie, sheet, sheet_cols, sheet_rows, sheet_tile_w, ground_from_sim;
-    int xdmf, pc2, bvh, export_every;
-    double export_fps;
-} render_cfg;
-
 /* command-line overrides */
 static const char *opt_camera, *opt_size, *opt_fps;
 static const char *opt_reference;
 static int opt_skeleton, opt_no_frames, opt_no_sheet, opt_no_movie, opt_no_export;
 
-static int read_config(sc_cfg *cfg, render_cfg *c, sc_err *err)
+/* The command line wins over the config. */
+static int apply_overrides(sc_render_settings *c, sc_err *err)
 {
     sc_render_opts *o = &c->ro;
-    sc_render_default_opts(o);
-    sc_cfg_node *root = cfg ? sc_cfg_root(cfg) : NULL, *r = NULL, *sh = NULL, *ex = NULL;
-    static const char *const cams[] = {"side", "front", "orbit"}, *const shading[] = {"smooth", "flat"};
-    long w, h, every, cols, rows, tw, eevery;
-    int flat, rc;
-    double def_color[3], def_light[3];
-    memcpy(def_color, o->body_color, sizeof def_color);
-    memcpy(def_light, o->light, sizeof def_light);
-#define TRY(x) if ((rc = (x))) return rc
-    if (root) TRY(sc_cfg_section(root, "render", &r, err));
-    TRY(sc_cfg_int(r, "width", 640, 16, 8192, &w, err));
-    TRY(sc_cfg_int(r, "height", 480, 16, 8192, &h, err));
-    TRY(sc_cfg_enum(r, "camera", cams, 3, SC_CAM_SIDE, &o->camera, err));
-    if (r && sc_cfg_get(r, "azimuth")) TRY(sc_cfg_double_range(r, "azimuth", 0, -3600, 3600, &o->azimuth, err));
-    TRY(sc_cfg_double_range(r, "elevation", o->elevation, -89, 89, &o->elevation, err));
-    TRY(sc_cfg_double_range(r, "distance", 0, 0, 1e4, &o->distance, err));
-    TRY(sc_cfg_double_range(r, "fov", o->fov, 5, 150, &o->fov, err));
-    TRY(sc_cfg_double_range(r, "orbit_period", o->orbit_period, 0.01, 1e6, &o->orbit_period, err));
-    TRY(sc_cfg_bool(r, "follow", 1, &o->follow, err));
-    TRY(sc_cfg_bool(r, "antialias", 1, &o->antialias, err));
-    TRY(sc_cfg_enum(r, "shading", shading, 2, 0, &flat, err));
-    o->flat = flat;
-    TRY(sc_cfg_bool(r, "skeleton", 0, &o->skeleton, err));
-    TRY(sc_cfg_bool(r, "contacts", 1, &o->contacts, err));
-    TRY(sc_cfg_bool(r, "pushes", 1, &o->pushes, err));
-    TRY(sc_cfg_bool(r, "shadow", 1, &o->shadow, err));
-    TRY(sc_cfg_bool(r, "labels", 1, &o->labels, err));
-    TRY(sc_cfg_double_range(r, "grid", o->tile, 0.01, 100, &o->tile, err));
-    TRY(sc_cfg_double_range(r, "contact_threshold", o->contact_threshold, 0, 1, &o->contact_threshold, err));
-    TRY(sc_cfg_double_range(r, "push_scale", o->push_scale, 0, 10, &o->push_scale, err));
-    TRY(sc_cfg_double_range(r, "force_scale", o->force_scale, 0, 10, &o->force_scale, err));
-    TRY(sc_cfg_vec_range(r, "body_color", 3, def_color, 0, 1, o->body_color, err));
-    TRY(sc_cfg_vec_range(r, "light", 3, def_light, -1e3, 1e3, o->light, err));
-    TRY(sc_cfg_bool(r, "ground_from_sim", 1, &c->ground_from_sim, err));
-    TRY(sc_cfg_double_range(r, "fps", 30, 0, 1000, &c->fps, err));
-    TRY(sc_cfg_int(r, "every", 0, 0, 1000000, &every, err));
-    TRY(sc_cfg_double_range(r, "start", 0, 0, 1e6, &c->start, err));
-    TRY(sc_cfg_double_range(r, "end", 0, 0, 1e6, &c->end, err));
-    TRY(sc_cfg_bool(r, "images", 1, &c->images, err));
-    TRY(sc_cfg_bool(r, "movie", 1, &c->movie, err));
-    if (r) TRY(sc_cfg_section(r, "contact_sheet", &sh, err));
-    TRY(sc_cfg_bool(sh, "enabled", 1, &c->sheet, err));
-    TRY(sc_cfg_int(sh, "cols", 4, 1, 20, &cols, err));
-    TRY(sc_cfg_int(sh, "rows", 3, 1, 20, &rows, err));
-    TRY(sc_cfg_int(sh, "tile_width", 320, 32, 4096, &tw, err));
-    if (r) TRY(sc_cfg_section(r, "export", &ex, err));
-    TRY(sc_cfg_bool(ex, "xdmf", 1, &c->xdmf, err));
-    TRY(sc_cfg_bool(ex, "pc2", 1, &c->pc2, err));
-    TRY(sc_cfg_bool(ex, "bvh", 1, &c->bvh, err));
-    TRY(sc_cfg_double_range(ex, "fps", 30, 0, 1000, &c->export_fps, err));
-    TRY(sc_cfg_int(ex, "every", 0, 0, 1000000, &eevery, err));
-#undef TRY
-    o->width = (int)w;
-    o->height = (int)h;
-    c->every = (int)every;
-    c->sheet_cols = (int)cols;
-    c->sheet_rows = (int)rows;
-    c->sheet_tile_w = (int)tw;
-    c->export_every = (int)eevery;
-    /* the command line wins */
     if (opt_camera) {
-        int k = -1;
-        for (int i = 0; i < 3; i++)
-            if (!strcmp(opt_camera, cams[i])) k = i;
+        int k = sc_render_camera_by_name(opt_camera);
         if (k < 0) return sc_fail(err, SC_EUSAGE, "--camera expects side, front or orbit, got '%s'", opt_camera);
         o->camera = k;
     }
@@ -287,9 +219,9 @@ int main(int argc, char **argv)
     sc_cli_poll_signals(); /* stop between frames and remove what was written */
     sc_err err = {0};
     sc_cfg *cfg = NULL;
-    render_cfg rc;
+    sc_render_settings rc;
     if (cli.config && sc_cfg_load_file(cli.config, &cfg, &err)) sc_cli_die(&cli, &err);
-    if (read_config(cfg, &rc, &err)) sc_cli_die(&cli, &err);
+    if (sc_render_settings_read(cfg, &rc, &err) || apply_overrides(&rc, &err)) sc_cli_die(&cli, &err);
     if (cfg) {
         sc_cli_ignore_other_sections(cfg);
         if (sc_cfg_check_unknown(cfg, &err)) sc_cli_die(&cli, &err);

@@ -10,7 +10,7 @@
 #include "common/output.h"
 #include "core/cleanup.h"
 #include "core/log.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/config.h"
 #include "skin/bbw.h"
 

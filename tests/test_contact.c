@@ -5,7 +5,7 @@
 #include <string.h>
 #include "motion/reference.h"
 #include "io/bvh.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/config.h"
 #include "test.h"
 

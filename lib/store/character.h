@@ -19,7 +19,7 @@ int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *e
 int sc_character_read_image(const void *data, size_t size, const char *name, sc_model *m, int require_skin, sc_err *err);
 /* The reader itself, on an open file (for callers that hold one; unguarded). */
 int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err);
-/* character.xdmf for ParaView (lib/io/xdmf.h): the tet mesh with fixed_bone, node_mass and
+/* character.xdmf for ParaView (lib/store/xdmf.h): the tet mesh with fixed_bone, node_mass and
  * volume, and with_weights one weight_<bone> field per bone; the fine surface as a second grid.
  * `h5_name` is the HDF5 file name as seen from the XDMF's folder. */
 int sc_character_write_xdmf(const char *xdmf_path, const char *h5_name, const sc_model *m, int with_weights, sc_err *err);

@@ -1,11 +1,12 @@
+/* character.h5: the writer and the checked reader of the sc_model on disk, /skin included, and character.xdmf. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "io/character.h"
+#include "store/character.h"
 #include "io/paths.h"
-#include "io/xdmf.h"
+#include "store/xdmf.h"
 
 #define D1(n) (size_t[]){(size_t)(n)}
 #define D2(n, k) (size_t[]){(size_t)(n), (size_t)(k)}
