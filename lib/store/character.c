@@ -283,3 +283,41 @@ int sc_character_write_xdmf(const char *xdmf_path, const char *h5, const sc_mode
     free(fields); free(names); free(paths);
     return rc;
 }
+
+int sc_character_write_skinned(const char *input, const char *output, const sc_model *m, const sc_skin_result *r, const char *created_by,
+                               const char *config, sc_err *err)
+{
+    int nn = r->nnodes, nb = r->nbones, k = r->k;
+    const sc_bbw_stats *st = &r->st;
+    sc_h5 *f;
+    int rc = sc_h5_create_from(input, output, &f, err);
+    if (rc) return rc;
+    rc = sc_h5_delete(f, "/skin", err);
+#define TRY(x) if (!rc) rc = (x)
+    TRY(sc_h5_group(f, "/skin", "bounded biharmonic skinning weights ([L13] eq. 13; Jacobson et al. 2011), fixed nodes as handles", err));
+    TRY(sc_h5_write_f64(f, "/skin/weights", 2, D2(nn, nb), r->w, "1", "dense weights w_ij, node i (row) x bone j; rows sum to 1", err));
+    TRY(sc_character_write_weight_views(f, m, err)); /* what character.xdmf shows */
+    TRY(sc_h5_write_i32(f, "/skin/topk_bone", 2, D2(nn, k), m->skin_bone, "k most influential bones per node, -1 unused", err));
+    TRY(sc_h5_write_f64(f, "/skin/topk_weight", 2, D2(nn, k), m->skin_w, "1", "their weights, renormalized to sum 1 (what simulate uses)", err));
+    TRY(sc_h5_write_f64(f, "/skin/bone_iterations", 1, D1(nb), r->iterations, "1", "active-set iterations per bone", err));
+    TRY(sc_h5_write_f64(f, "/skin/bone_kkt_residual", 1, D1(nb), r->kkt_residual, "1", "relative KKT residual of each bone's QP (see lib/skin/bbw.h)", err));
+    TRY(sc_h5_write_f64(f, "/skin/bone_max_free_weight", 1, D1(nb), r->max_free_weight, "1", "largest weight of each bone on a non-handle node", err));
+    TRY(sc_h5_write_f64(f, "/skin/bone_influence_nodes", 1, D1(nb), r->influence, "1", "nodes where the bone's weight exceeds 1e-3", err));
+    TRY(sc_h5_write_i32(f, "/skin/bone_handles", 1, D1(nb), r->handles, "handle (fixed) nodes per bone", err));
+    TRY(sc_h5_attr_str(f, "/skin", "partition_of_unity", "per-bone bound-constrained QPs, then each row normalized", err));
+    TRY(sc_h5_attr_f64(f, "/skin", "max_rowsum_deviation_before_normalization", st->max_rowsum_dev_before_norm, err));
+    TRY(sc_h5_attr_f64(f, "/skin", "max_change_by_normalization", st->max_change_by_norm, err));
+    TRY(sc_h5_attr_f64(f, "/skin", "max_kkt_residual", st->max_kkt_residual, err));
+    TRY(sc_h5_attr_f64(f, "/skin", "seconds", st->seconds, err));
+    TRY(sc_h5_attr_i64(f, "/skin", "k", k, err));
+    TRY(sc_h5_attr_i64(f, "/skin", "factor_nnz", st->factor_nnz, err));
+    TRY(sc_h5_attr_str(f, "/skin", "created_by", created_by, err));
+    TRY(sc_h5_attr_str(f, "/skin", "config", config ? config : "", err));
+    TRY(sc_h5_attr_str(f, "/skin", "softcon_version", SC_VERSION " (" SC_GIT_REV ")", err));
+#undef TRY
+    if (rc) {
+        sc_h5_abort(f);
+        return rc;
+    }
+    return sc_h5_commit(f, err);
+}

@@ -4,6 +4,7 @@
 #define SC_CHARACTER_H
 #include "io/h5.h"
 #include "model/model.h"
+#include "skin/weights.h"
 
 #define SC_CHARACTER_SCHEMA "softcon.character/1"
 
@@ -27,5 +28,10 @@ int sc_character_write_xdmf(const char *xdmf_path, const char *h5_name, const sc
  * form ParaView's Xdmf3 reader reads; write them after /skin/weights, before the commit. */
 int sc_character_write_weight_views(sc_h5 *f, const sc_model *m, sc_err *err);
 void sc_character_weight_view_path(char *out, size_t n, int bone);
+/* skin-weights' output: a copy of the character file `input` with /skin replaced by r and m's
+   top-k form (dense weights, their views, top-k arrays, per-bone figures, solver attributes and
+   the provenance: created_by, the resolved config), committed to `output` (which may be input). */
+int sc_character_write_skinned(const char *input, const char *output, const sc_model *m, const sc_skin_result *r, const char *created_by,
+                               const char *config, sc_err *err);
 
 #endif
