@@ -321,3 +321,41 @@ int sc_character_write_skinned(const char *input, const char *output, const sc_m
     }
     return sc_h5_commit(f, err);
 }
+
+int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
+{
+    int rc;
+#define A_I(n, v) if ((rc = sc_h5_attr_i64(f, "/report", n, v, err))) return rc
+#define A_F(n, v) if ((rc = sc_h5_attr_f64(f, "/report", n, v, err))) return rc
+    if ((rc = sc_h5_group(f, "/report", "mesh-prep report; lengths m, volumes m^3, masses kg, angles degrees, times s", err))) return rc;
+    A_I("nodes", r->nnodes); A_I("tets", r->ntets); A_I("surface_vertices", r->nsurf_verts);
+    A_I("surface_faces", r->nsurf_tris); A_I("bones", r->nbones); A_I("joints", r->njoints);
+    A_I("fixed_nodes", r->nfixed); A_I("envelope_vertices", r->env_verts); A_I("envelope_faces", r->env_tris);
+    A_F("min_dihedral_deg", r->quality.min_dihedral); A_F("max_dihedral_deg", r->quality.max_dihedral);
+    A_F("min_tet_volume_m3", r->quality.min_volume); A_F("max_tet_volume_m3", r->quality.max_volume);
+    A_I("nonpositive_tets", r->quality.nonpositive); A_F("radius_edge_mean", r->quality.radius_edge_mean);
+    A_F("radius_edge_max", r->quality.radius_edge_max); A_I("embedded_inside", r->embed.inside);
+    A_I("embedded_nearest_tet", r->embed.fallback); A_F("max_nearest_tet_distance_m", r->embed.max_fallback_distance);
+    A_I("slivers_peeled", r->improve.peeled); A_I("sliver_node_moves", r->improve.smoothed_moves);
+    A_F("tetgen_min_dihedral_deg", r->improve.min_dihedral_before);
+    A_F("total_mass_kg", r->total_mass); A_F("bone_mass_kg", r->bone_mass_total); A_F("volume_m3", r->volume);
+    A_F("body_volume_m3", r->body_volume); A_I("mass_floored_nodes", r->mass_floored); A_F("tet_volume_m3", r->tet_volume);
+    A_F("seconds", r->seconds); A_F("seconds_tetgen", r->seconds_tetgen); A_F("ground_shift_m", r->shift_y);
+    A_I("skeleton_fitted", r->fitted); A_I("fixed_boxes_sized_to_body", r->fixed_fitted);
+    if (r->fitted) {
+        A_F("fit_body_height_m", r->fit.body_height); A_F("fit_scale", r->fit.scale);
+        static const char *const side[2] = {"left", "right"};
+        for (int i = 0; i < 2; i++) {
+            char a[64];
+#define A_S(fmt, v) snprintf(a, sizeof a, fmt, side[i]); A_F(a, v)
+            A_S("fit_arm_down_deg_%s", r->fit.arm_down_deg[i]);
+            A_S("fit_arm_forward_deg_%s", r->fit.arm_forward_deg[i]);
+            A_S("fit_arm_length_scale_%s", r->fit.arm_length_scale[i]);
+            A_S("fit_leg_shift_m_%s", r->fit.leg_shift[i]);
+#undef A_S
+        }
+    }
+#undef A_I
+#undef A_F
+    return sc_h5_attr_str(f, "/report", "tetgen_command", r->tetgen_command, err);
+}

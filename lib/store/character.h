@@ -4,6 +4,7 @@
 #define SC_CHARACTER_H
 #include "io/h5.h"
 #include "model/model.h"
+#include "mesh/prep.h"
 #include "skin/weights.h"
 
 #define SC_CHARACTER_SCHEMA "softcon.character/1"
@@ -33,5 +34,8 @@ void sc_character_weight_view_path(char *out, size_t n, int bone);
    the provenance: created_by, the resolved config), committed to `output` (which may be input). */
 int sc_character_write_skinned(const char *input, const char *output, const sc_model *m, const sc_skin_result *r, const char *created_by,
                                const char *config, sc_err *err);
+/* /report: mesh-prep's figures of the character it made (attributes; lengths m, volumes m^3,
+   masses kg, angles degrees, times s). */
+int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err);
 
 #endif

@@ -12,6 +12,7 @@
 #include "motion/reference.h"
 #include "io/config.h"
 #include "mesh/prep.h"
+#include "settings/mesh.h"
 
 static void consume(const uint8_t *data, size_t size, int which, int emit)
 {
