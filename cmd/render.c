@@ -16,9 +16,7 @@
 #include "io/config.h"
 #include "settings/render.h"
 #include "render/anim.h"
-#include "render/export.h"
-#include "render/png.h"
-#include "render/scene.h"
+#include "render/output.h"
 
 static const char *usage =
     "[-c CONFIG.yaml] -o OUTDIR [--camera side|front|orbit] [--size WxH] [--fps N] [--skeleton]\n"
@@ -212,6 +210,9 @@ static int make_movie(const char *dir, int nframes, double fps, sc_err *err)
     return SC_OK;
 }
 
+static void sink_wrote(void *ctx, const char *path) { written(path); }
+static void sink_checkpoint(void *ctx) { check_stop(ctx); }
+
 int main(int argc, char **argv)
 {
     sc_cli cli;
@@ -252,84 +253,11 @@ int main(int argc, char **argv)
     double frame_rate = rc.every > 0 || rc.fps <= 0
                             ? (n > 1 && times[n - 1] > times[0] ? (n - 1) / (times[n - 1] - times[0]) : 30)
                             : rc.fps;
-    char path[4200];
+    sc_render_sink sink = {sink_wrote, sink_checkpoint, (void *)cli.tool};
+    if (rc.images && sc_render_write_frames(&rc, &anim, times, n, dir, &sink, &err)) fail(&cli, &err);
+    if (rc.sheet && sc_render_write_sheet(&rc, &anim, times, n, dir, &sink, &err)) fail(&cli, &err);
+    if ((rc.xdmf || rc.pc2 || rc.bvh) && sc_render_write_exports(&rc, &anim, dir, stem, argc, argv, &sink, &err)) fail(&cli, &err);
     int code = 0;
-    double render_s = 0, png_s = 0;
-    if (rc.images) {
-        sc_renderer *r;
-        sc_anim_pose pose;
-        if (sc_renderer_create(&rc.ro, &anim, &r, &err) || sc_anim_pose_alloc(&anim, &pose, &err)) fail(&cli, &err);
-        uint8_t *rgb = malloc((size_t)rc.ro.width * rc.ro.height * 3);
-        if (!rgb) { sc_fail(&err, SC_EIO, "out of memory"); fail(&cli, &err); }
-        sc_progress prog;
-        sc_progress_begin(&prog, "render", n);
-        for (int i = 0; i < n; i++) {
-            double t0 = sc_wall_time();
-            if (sc_anim_sample(&anim, times[i], &pose, &err)) fail(&cli, &err);
-            sc_render_frame(r, &anim, &pose, rgb);
-            double t1 = sc_wall_time();
-            snprintf(path, sizeof path, "%s/frame_%05d.png", dir, i);
-            if (sc_png_write(path, rgb, rc.ro.width, rc.ro.height, &err)) fail(&cli, &err);
-            written(path);
-            check_stop(cli.tool);
-            render_s += t1 - t0;
-            png_s += sc_wall_time() - t1;
-            sc_progress_update(&prog, i + 1);
-        }
-        sc_progress_end(&prog);
-        sc_log_info("render: %d frames %d x %d in %s/frame_%05d.png .. frame_%05d.png: %.1f ms per frame drawing, %.1f ms writing PNG",
-                    n, rc.ro.width, rc.ro.height, dir, 0, n - 1, 1e3 * render_s / n, 1e3 * png_s / n);
-        free(rgb);
-        sc_anim_pose_free(&pose);
-        sc_renderer_free(r);
-    }
-    if (rc.sheet) {
-        uint8_t *sheet;
-        int sw, sh, th = (int)lround((double)rc.sheet_tile_w * rc.ro.height / rc.ro.width);
-        double t0 = n ? times[0] : 0, t1 = n ? times[n - 1] : 0;
-        if (sc_render_contact_sheet(&rc.ro, &anim, t0, t1, rc.sheet_cols, rc.sheet_rows, rc.sheet_tile_w, th, &sheet, &sw, &sh, &err))
-            fail(&cli, &err);
-        snprintf(path, sizeof path, "%s/contact_sheet.png", dir);
-        if (sc_png_write(path, sheet, sw, sh, &err)) fail(&cli, &err);
-        written(path);
-        check_stop(cli.tool);
-        free(sheet);
-        sc_log_info("render: %s (%d x %d tiles over t = %.2f .. %.2f s)", path, rc.sheet_cols, rc.sheet_rows, t0, t1);
-    }
-    if (rc.xdmf || rc.pc2 || rc.bvh) {
-        double *et = NULL;
-        int en = sc_anim_times(&anim, rc.export_fps, rc.export_every, rc.start, rc.end, &et);
-        if (en < 0) { sc_fail(&err, SC_EIO, "out of memory"); fail(&cli, &err); }
-        double efps = en > 1 && et[en - 1] > et[0] ? (en - 1) / (et[en - 1] - et[0]) : 30;
-        char h5p[4200], xp[4200];
-        if (rc.xdmf) {
-            snprintf(h5p, sizeof h5p, "%s/%s_frames.h5", dir, stem);
-            snprintf(xp, sizeof xp, "%s/%s_frames.xdmf", dir, stem);
-            if (sc_export_xdmf(&anim, et, en, h5p, xp, argc, argv, &err)) fail(&cli, &err);
-            written(h5p);
-            written(xp);
-            check_stop(cli.tool);
-            sc_log_info("render: %s + %s: %d frames (ParaView: open the .xdmf, Xdmf3 reader)", xp, h5p, en);
-        }
-        if (rc.pc2) {
-            snprintf(xp, sizeof xp, "%s/%s_surface.obj", dir, stem);
-            snprintf(h5p, sizeof h5p, "%s/%s_surface.pc2", dir, stem);
-            if (sc_export_obj(&anim, et[0], xp, &err)) fail(&cli, &err);
-            written(xp);
-            if (sc_export_pc2(&anim, et, en, h5p, &err)) fail(&cli, &err);
-            written(h5p);
-            check_stop(cli.tool);
-            sc_log_info("render: %s + %s: %d vertices, %d samples at %.4g fps (Blender: Mesh Cache modifier)", xp, h5p, anim.nsv, en, efps);
-        }
-        if (rc.bvh) {
-            snprintf(xp, sizeof xp, "%s/%s_skeleton.bvh", dir, stem);
-            if (sc_export_bvh(&anim, et, en, xp, &err)) fail(&cli, &err);
-            written(xp);
-            check_stop(cli.tool);
-            sc_log_info("render: %s: %d bones, %d frames at %.4g fps (metres, ZYX Euler)", xp, anim.nbones, en, efps);
-        }
-        free(et);
-    }
     if (rc.movie && rc.images) {
         if (!have_program("ffmpeg")) {
             sc_log_info("render: note: no movie: the ffmpeg program is not installed (apt-get install ffmpeg); the frames are in %s", dir);
