@@ -16,7 +16,7 @@
 #include "core/mathx.h"
 #include "core/log.h"
 #include "core/rng.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "sim/sim.h"
 #include "../cmd/common/environment.h"
 

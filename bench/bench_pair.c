@@ -8,7 +8,7 @@
 #include "bench_util.h"
 #include <stdlib.h>
 #include <string.h>
-#include "io/character.h"
+#include "store/character.h"
 #include "sim/sim.h"
 #include "../cmd/common/environment.h"
 

@@ -23,7 +23,7 @@
 #include "sampling/segments.h"
 #include "core/log.h"
 #include "core/rng.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "sim/sim.h"
 #include "../cmd/common/environment.h"
 

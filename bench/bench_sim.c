@@ -15,7 +15,7 @@
 #include <string.h>
 #include "bench_util.h"
 #include "core/log.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "sim/sim.h"
 #include "../cmd/common/environment.h"
 

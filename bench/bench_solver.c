@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/log.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "sim/sim.h"
 #include "../cmd/common/environment.h"
 

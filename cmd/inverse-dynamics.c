@@ -4,7 +4,7 @@
 #include <string.h>
 #include "common/cli.h"
 #include "core/log.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/config.h"
 #include "motion/inverse_dynamics.h"
 #include "settings/motion.h"

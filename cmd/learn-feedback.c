@@ -12,7 +12,7 @@
 #include "sampling/scenario.h"
 #include "core/hash.h"
 #include "core/log.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/config.h"
 #include "par/par.h"
 

@@ -14,10 +14,9 @@
 #include "core/cleanup.h"
 #include "core/log.h"
 #include "io/config.h"
+#include "settings/render.h"
 #include "render/anim.h"
-#include "render/export.h"
-#include "render/png.h"
-#include "render/scene.h"
+#include "render/output.h"
 
 static const char *usage =
     "[-c CONFIG.yaml] -o OUTDIR [--camera side|front|orbit] [--size WxH] [--fps N] [--skeleton]\n"
@@ -30,86 +29,17 @@ static const char *usage =
     "+ NAME_frames.h5 (ParaView), NAME_surface.obj + NAME_surface.pc2 (Blender Mesh Cache) and\n"
     "NAME_skeleton.bvh. Settings: the config's `render:` section (all optional).";
 
-typedef struct {
-    sc_render_opts ro;
-    double fps, start, end;
-    int every, images, movie, sheet, sheet_cols, sheet_rows, sheet_tile_w, ground_from_sim;
-    int xdmf, pc2, bvh, export_every;
-    double export_fps;
-} render_cfg;
-
 /* command-line overrides */
 static const char *opt_camera, *opt_size, *opt_fps;
 static const char *opt_reference;
 static int opt_skeleton, opt_no_frames, opt_no_sheet, opt_no_movie, opt_no_export;
 
-static int read_config(sc_cfg *cfg, render_cfg *c, sc_err *err)
+/* The command line wins over the config. */
+static int apply_overrides(sc_render_settings *c, sc_err *err)
 {
     sc_render_opts *o = &c->ro;
-    sc_render_default_opts(o);
-    sc_cfg_node *root = cfg ? sc_cfg_root(cfg) : NULL, *r = NULL, *sh = NULL, *ex = NULL;
-    static const char *const cams[] = {"side", "front", "orbit"}, *const shading[] = {"smooth", "flat"};
-    long w, h, every, cols, rows, tw, eevery;
-    int flat, rc;
-    double def_color[3], def_light[3];
-    memcpy(def_color, o->body_color, sizeof def_color);
-    memcpy(def_light, o->light, sizeof def_light);
-#define TRY(x) if ((rc = (x))) return rc
-    if (root) TRY(sc_cfg_section(root, "render", &r, err));
-    TRY(sc_cfg_int(r, "width", 640, 16, 8192, &w, err));
-    TRY(sc_cfg_int(r, "height", 480, 16, 8192, &h, err));
-    TRY(sc_cfg_enum(r, "camera", cams, 3, SC_CAM_SIDE, &o->camera, err));
-    if (r && sc_cfg_get(r, "azimuth")) TRY(sc_cfg_double_range(r, "azimuth", 0, -3600, 3600, &o->azimuth, err));
-    TRY(sc_cfg_double_range(r, "elevation", o->elevation, -89, 89, &o->elevation, err));
-    TRY(sc_cfg_double_range(r, "distance", 0, 0, 1e4, &o->distance, err));
-    TRY(sc_cfg_double_range(r, "fov", o->fov, 5, 150, &o->fov, err));
-    TRY(sc_cfg_double_range(r, "orbit_period", o->orbit_period, 0.01, 1e6, &o->orbit_period, err));
-    TRY(sc_cfg_bool(r, "follow", 1, &o->follow, err));
-    TRY(sc_cfg_bool(r, "antialias", 1, &o->antialias, err));
-    TRY(sc_cfg_enum(r, "shading", shading, 2, 0, &flat, err));
-    o->flat = flat;
-    TRY(sc_cfg_bool(r, "skeleton", 0, &o->skeleton, err));
-    TRY(sc_cfg_bool(r, "contacts", 1, &o->contacts, err));
-    TRY(sc_cfg_bool(r, "pushes", 1, &o->pushes, err));
-    TRY(sc_cfg_bool(r, "shadow", 1, &o->shadow, err));
-    TRY(sc_cfg_bool(r, "labels", 1, &o->labels, err));
-    TRY(sc_cfg_double_range(r, "grid", o->tile, 0.01, 100, &o->tile, err));
-    TRY(sc_cfg_double_range(r, "contact_threshold", o->contact_threshold, 0, 1, &o->contact_threshold, err));
-    TRY(sc_cfg_double_range(r, "push_scale", o->push_scale, 0, 10, &o->push_scale, err));
-    TRY(sc_cfg_double_range(r, "force_scale", o->force_scale, 0, 10, &o->force_scale, err));
-    TRY(sc_cfg_vec_range(r, "body_color", 3, def_color, 0, 1, o->body_color, err));
-    TRY(sc_cfg_vec_range(r, "light", 3, def_light, -1e3, 1e3, o->light, err));
-    TRY(sc_cfg_bool(r, "ground_from_sim", 1, &c->ground_from_sim, err));
-    TRY(sc_cfg_double_range(r, "fps", 30, 0, 1000, &c->fps, err));
-    TRY(sc_cfg_int(r, "every", 0, 0, 1000000, &every, err));
-    TRY(sc_cfg_double_range(r, "start", 0, 0, 1e6, &c->start, err));
-    TRY(sc_cfg_double_range(r, "end", 0, 0, 1e6, &c->end, err));
-    TRY(sc_cfg_bool(r, "images", 1, &c->images, err));
-    TRY(sc_cfg_bool(r, "movie", 1, &c->movie, err));
-    if (r) TRY(sc_cfg_section(r, "contact_sheet", &sh, err));
-    TRY(sc_cfg_bool(sh, "enabled", 1, &c->sheet, err));
-    TRY(sc_cfg_int(sh, "cols", 4, 1, 20, &cols, err));
-    TRY(sc_cfg_int(sh, "rows", 3, 1, 20, &rows, err));
-    TRY(sc_cfg_int(sh, "tile_width", 320, 32, 4096, &tw, err));
-    if (r) TRY(sc_cfg_section(r, "export", &ex, err));
-    TRY(sc_cfg_bool(ex, "xdmf", 1, &c->xdmf, err));
-    TRY(sc_cfg_bool(ex, "pc2", 1, &c->pc2, err));
-    TRY(sc_cfg_bool(ex, "bvh", 1, &c->bvh, err));
-    TRY(sc_cfg_double_range(ex, "fps", 30, 0, 1000, &c->export_fps, err));
-    TRY(sc_cfg_int(ex, "every", 0, 0, 1000000, &eevery, err));
-#undef TRY
-    o->width = (int)w;
-    o->height = (int)h;
-    c->every = (int)every;
-    c->sheet_cols = (int)cols;
-    c->sheet_rows = (int)rows;
-    c->sheet_tile_w = (int)tw;
-    c->export_every = (int)eevery;
-    /* the command line wins */
     if (opt_camera) {
-        int k = -1;
-        for (int i = 0; i < 3; i++)
-            if (!strcmp(opt_camera, cams[i])) k = i;
+        int k = sc_render_camera_by_name(opt_camera);
         if (k < 0) return sc_fail(err, SC_EUSAGE, "--camera expects side, front or orbit, got '%s'", opt_camera);
         o->camera = k;
     }
@@ -280,6 +210,9 @@ static int make_movie(const char *dir, int nframes, double fps, sc_err *err)
     return SC_OK;
 }
 
+static void sink_wrote(void *ctx, const char *path) { written(path); }
+static void sink_checkpoint(void *ctx) { check_stop(ctx); }
+
 int main(int argc, char **argv)
 {
     sc_cli cli;
@@ -287,9 +220,9 @@ int main(int argc, char **argv)
     sc_cli_poll_signals(); /* stop between frames and remove what was written */
     sc_err err = {0};
     sc_cfg *cfg = NULL;
-    render_cfg rc;
+    sc_render_settings rc;
     if (cli.config && sc_cfg_load_file(cli.config, &cfg, &err)) sc_cli_die(&cli, &err);
-    if (read_config(cfg, &rc, &err)) sc_cli_die(&cli, &err);
+    if (sc_render_settings_read(cfg, &rc, &err) || apply_overrides(&rc, &err)) sc_cli_die(&cli, &err);
     if (cfg) {
         sc_cli_ignore_other_sections(cfg);
         if (sc_cfg_check_unknown(cfg, &err)) sc_cli_die(&cli, &err);
@@ -320,84 +253,11 @@ int main(int argc, char **argv)
     double frame_rate = rc.every > 0 || rc.fps <= 0
                             ? (n > 1 && times[n - 1] > times[0] ? (n - 1) / (times[n - 1] - times[0]) : 30)
                             : rc.fps;
-    char path[4200];
+    sc_render_sink sink = {sink_wrote, sink_checkpoint, (void *)cli.tool};
+    if (rc.images && sc_render_write_frames(&rc, &anim, times, n, dir, &sink, &err)) fail(&cli, &err);
+    if (rc.sheet && sc_render_write_sheet(&rc, &anim, times, n, dir, &sink, &err)) fail(&cli, &err);
+    if ((rc.xdmf || rc.pc2 || rc.bvh) && sc_render_write_exports(&rc, &anim, dir, stem, argc, argv, &sink, &err)) fail(&cli, &err);
     int code = 0;
-    double render_s = 0, png_s = 0;
-    if (rc.images) {
-        sc_renderer *r;
-        sc_anim_pose pose;
-        if (sc_renderer_create(&rc.ro, &anim, &r, &err) || sc_anim_pose_alloc(&anim, &pose, &err)) fail(&cli, &err);
-        uint8_t *rgb = malloc((size_t)rc.ro.width * rc.ro.height * 3);
-        if (!rgb) { sc_fail(&err, SC_EIO, "out of memory"); fail(&cli, &err); }
-        sc_progress prog;
-        sc_progress_begin(&prog, "render", n);
-        for (int i = 0; i < n; i++) {
-            double t0 = sc_wall_time();
-            if (sc_anim_sample(&anim, times[i], &pose, &err)) fail(&cli, &err);
-            sc_render_frame(r, &anim, &pose, rgb);
-            double t1 = sc_wall_time();
-            snprintf(path, sizeof path, "%s/frame_%05d.png", dir, i);
-            if (sc_png_write(path, rgb, rc.ro.width, rc.ro.height, &err)) fail(&cli, &err);
-            written(path);
-            check_stop(cli.tool);
-            render_s += t1 - t0;
-            png_s += sc_wall_time() - t1;
-            sc_progress_update(&prog, i + 1);
-        }
-        sc_progress_end(&prog);
-        sc_log_info("render: %d frames %d x %d in %s/frame_%05d.png .. frame_%05d.png: %.1f ms per frame drawing, %.1f ms writing PNG",
-                    n, rc.ro.width, rc.ro.height, dir, 0, n - 1, 1e3 * render_s / n, 1e3 * png_s / n);
-        free(rgb);
-        sc_anim_pose_free(&pose);
-        sc_renderer_free(r);
-    }
-    if (rc.sheet) {
-        uint8_t *sheet;
-        int sw, sh, th = (int)lround((double)rc.sheet_tile_w * rc.ro.height / rc.ro.width);
-        double t0 = n ? times[0] : 0, t1 = n ? times[n - 1] : 0;
-        if (sc_render_contact_sheet(&rc.ro, &anim, t0, t1, rc.sheet_cols, rc.sheet_rows, rc.sheet_tile_w, th, &sheet, &sw, &sh, &err))
-            fail(&cli, &err);
-        snprintf(path, sizeof path, "%s/contact_sheet.png", dir);
-        if (sc_png_write(path, sheet, sw, sh, &err)) fail(&cli, &err);
-        written(path);
-        check_stop(cli.tool);
-        free(sheet);
-        sc_log_info("render: %s (%d x %d tiles over t = %.2f .. %.2f s)", path, rc.sheet_cols, rc.sheet_rows, t0, t1);
-    }
-    if (rc.xdmf || rc.pc2 || rc.bvh) {
-        double *et = NULL;
-        int en = sc_anim_times(&anim, rc.export_fps, rc.export_every, rc.start, rc.end, &et);
-        if (en < 0) { sc_fail(&err, SC_EIO, "out of memory"); fail(&cli, &err); }
-        double efps = en > 1 && et[en - 1] > et[0] ? (en - 1) / (et[en - 1] - et[0]) : 30;
-        char h5p[4200], xp[4200];
-        if (rc.xdmf) {
-            snprintf(h5p, sizeof h5p, "%s/%s_frames.h5", dir, stem);
-            snprintf(xp, sizeof xp, "%s/%s_frames.xdmf", dir, stem);
-            if (sc_export_xdmf(&anim, et, en, h5p, xp, argc, argv, &err)) fail(&cli, &err);
-            written(h5p);
-            written(xp);
-            check_stop(cli.tool);
-            sc_log_info("render: %s + %s: %d frames (ParaView: open the .xdmf, Xdmf3 reader)", xp, h5p, en);
-        }
-        if (rc.pc2) {
-            snprintf(xp, sizeof xp, "%s/%s_surface.obj", dir, stem);
-            snprintf(h5p, sizeof h5p, "%s/%s_surface.pc2", dir, stem);
-            if (sc_export_obj(&anim, et[0], xp, &err)) fail(&cli, &err);
-            written(xp);
-            if (sc_export_pc2(&anim, et, en, h5p, &err)) fail(&cli, &err);
-            written(h5p);
-            check_stop(cli.tool);
-            sc_log_info("render: %s + %s: %d vertices, %d samples at %.4g fps (Blender: Mesh Cache modifier)", xp, h5p, anim.nsv, en, efps);
-        }
-        if (rc.bvh) {
-            snprintf(xp, sizeof xp, "%s/%s_skeleton.bvh", dir, stem);
-            if (sc_export_bvh(&anim, et, en, xp, &err)) fail(&cli, &err);
-            written(xp);
-            check_stop(cli.tool);
-            sc_log_info("render: %s: %d bones, %d frames at %.4g fps (metres, ZYX Euler)", xp, anim.nbones, en, efps);
-        }
-        free(et);
-    }
     if (rc.movie && rc.images) {
         if (!have_program("ffmpeg")) {
             sc_log_info("render: note: no movie: the ffmpeg program is not installed (apt-get install ffmpeg); the frames are in %s", dir);

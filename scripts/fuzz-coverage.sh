@@ -16,10 +16,10 @@ sources() {
     fuzz_bvh) echo lib/io/bvh.c ;;
     fuzz_obj) echo lib/io/obj.c ;;
     fuzz_config) echo lib/io/config.c ;;
-    fuzz_character) echo lib/io/character.c $h5 ;;
-    fuzz_reference) echo lib/motion/reference.c $h5 ;;
-    fuzz_trajectory) echo lib/sampling/controller.c $h5 ;;
-    fuzz_openloop | fuzz_policy) echo lib/learn/feedback.c $h5 ;;
+    fuzz_character) echo lib/store/character.c $h5 ;;
+    fuzz_reference) echo lib/store/reference.c $h5 ;;
+    fuzz_trajectory | fuzz_openloop) echo lib/store/openloop.c $h5 ;;
+    fuzz_policy) echo lib/store/policy.c $h5 ;;
   esac
 }
 echo "| harness | inputs | source | lines | covered |"

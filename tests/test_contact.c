@@ -6,7 +6,7 @@
 #include "motion/inverse_dynamics.h"
 #include "settings/motion.h"
 #include "io/bvh.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/config.h"
 #include "test.h"
 

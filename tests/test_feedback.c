@@ -7,7 +7,7 @@
 #include "motion/cycle.h"
 #include "learn/feedback.h"
 #include "fixtures.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/h5.h"
 #include "test.h"
 

@@ -10,7 +10,7 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "io/bvh.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/h5.h"
 #include "sim/skeleton.h"
 #include "test.h"

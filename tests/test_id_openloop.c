@@ -1,7 +1,7 @@
 /* [L13] 5.1's claim, measured: tracking a real clip open loop with the inverse-dynamics PD
  * targets versus the raw reference poses as targets (issue 5, test 4). */
 #include <string.h>
-#include "learn/evaluate.h"
+#include "store/sim.h"
 #include "core/mathx.h"
 #include "test.h"
 
@@ -23,8 +23,8 @@ static int track(const char *clip, const char *cfg, const char *ch, double secs,
                         sc_test_tool("simulate"), scfg, sc_test_tmp(s_id), sc_test_tmp(ref), ch);
     CHECK(rc == 0, "%s: exit %d: %s", clip, rc, out);
     sc_err err;
-    CHECK(sc_evaluate_fall(sc_test_tmp(s_raw), sc_test_tmp(ref), 60, raw, &err) == 0, "%s", err.msg);
-    CHECK(sc_evaluate_fall(sc_test_tmp(s_id), sc_test_tmp(ref), 60, id, &err) == 0, "%s", err.msg);
+    CHECK(sc_sim_judge_fall(sc_test_tmp(s_raw), sc_test_tmp(ref), 60, 0, raw, &err) == 0, "%s", err.msg);
+    CHECK(sc_sim_judge_fall(sc_test_tmp(s_id), sc_test_tmp(ref), 60, 0, id, &err) == 0, "%s", err.msg);
     sc_test_report("%s, open loop: raw reference targets: %s at %.2f s, tracking %.1f deg RMS until then; "
                    "inverse-dynamics targets: %s at %.2f s, tracking %.1f deg RMS", clip,
                    raw->fell ? raw->reason : "no fall", raw->fall_time, raw->tracking_rms * 180 / SC_PI,

@@ -13,7 +13,7 @@
  * README's table comes from its output. */
 #include <stdlib.h>
 #include <string.h>
-#include "learn/evaluate.h"
+#include "store/sim.h"
 #include "core/log.h"
 #include "store/reference.h"
 #include "io/h5.h"
@@ -132,7 +132,7 @@ TEST(slow_id_table_six_clips_two_characters)
                             sc_test_tool("simulate"), stand3, s1, ref, ch, sc_test_tool("simulate"), track, s2, ref, ch);
             ENSURE_MSG(rc == 0, "%s on %s: open loop: %s", clips[k], chars[c][0], out);
             sc_fall_report f1 = {0}, f2 = {0};
-            int e1 = sc_evaluate_fall_ex(s1, ref, 60, 1, &f1, &err), e2 = sc_evaluate_fall_ex(s2, ref, 60, 1, &f2, &err);
+            int e1 = sc_sim_judge_fall(s1, ref, 60, 1, &f1, &err), e2 = sc_sim_judge_fall(s2, ref, 60, 1, &f2, &err);
             double spk = sim_peak_start(s1) / mg;
             sc_test_report("| %s | %s | %.3f | %.2f %% | %.3f | %d/%d, %.1f cm | %.2f / %.2f | %s %.2f s, %.1f deg | %s %.2f s, %.1f deg |",
                            clips[k], chars[c][0], ratio, 100 * unsup, resid, (int)kept, (int)nint, 100 * gap, pk0, spk,

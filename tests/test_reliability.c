@@ -13,7 +13,7 @@
 #include "learn/feedback.h"
 #include "store/reference.h"
 #include "core/log.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/h5.h"
 #include "fixtures.h"
 #include "test.h"

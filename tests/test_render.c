@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include "core/mathx.h"
 #include "io/bvh.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/h5.h"
 #include "io/obj.h"
 #include "render/anim.h"

@@ -11,7 +11,7 @@
 #include "store/reference.h"
 #include "sampling/segments.h"
 #include "fixtures.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/h5.h"
 #include "test.h"
 

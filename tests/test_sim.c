@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/mathx.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/h5.h"
 #include "mesh/tetmesh.h"
 #include "sim/sim.h"

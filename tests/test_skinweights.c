@@ -2,7 +2,7 @@
  * KKT), the top-k form simulate uses, and bad characters rejected with the input untouched. */
 #include <stdlib.h>
 #include <string.h>
-#include "io/character.h"
+#include "store/character.h"
 #include "io/h5.h"
 #include "test.h"
 

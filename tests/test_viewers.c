@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "io/h5.h"
-#include "io/xdmf.h"
+#include "store/xdmf.h"
 #include "test.h"
 
 static char out[16384];

@@ -1,7 +1,9 @@
 /* Judging a simulated motion against its reference: when did the character fall, and how
- * well did it track until then ([L13] 5: the cost sampling and feedback will use). */
+ * well did it track until then ([L13] 5: the cost sampling and feedback will use). The fall is
+ * model/world.h's sc_fall_test. store/sim.h's sc_sim_judge_fall judges a sim.h5 file. */
 #ifndef SC_EVALUATE_H
 #define SC_EVALUATE_H
+#include <stddef.h>
 #include "core/status.h"
 
 typedef struct sc_fall_report {
@@ -14,12 +16,32 @@ typedef struct sc_fall_report {
     double max_tilt_deg;     /* largest torso tilt until the fall */
 } sc_fall_report;
 
-/* Reads sim.h5 and the reference.h5 it tracked. Falling: the pelvis (bone 0) lower than half
- * its reference height at the same time, or the torso (bone named "spine", else the root)
- * tilted more than max_tilt_deg from vertical. */
-int sc_evaluate_fall(const char *sim_path, const char *ref_path, double max_tilt_deg, sc_fall_report *r, sc_err *err);
-/* relative = 1: the torso's tilt is measured from the reference torso at the same time instead
- * of from the vertical (a jump, a kick or a cartwheel bends or turns the torso over by itself). */
-int sc_evaluate_fall_ex(const char *sim_path, const char *ref_path, double max_tilt_deg, int relative, sc_fall_report *r, sc_err *err);
+/* The simulated bones over time (what store/sim reads from a sim.h5). */
+typedef struct sc_fall_motion {
+    size_t nframes, nbones;
+    const double *time, *pos, *quat; /* [nframes], [nframes*nbones*3], [nframes*nbones*4] (w, x, y, z) */
+    const int *parents;
+    char *const *names;
+} sc_fall_motion;
+
+/* The reference it tracked: the samples of a reference.h5 (motion/reference.h). */
+typedef struct sc_fall_reference {
+    size_t nframes, nbones, nnames;
+    double *time, *root_pos, *local_quat; /* [nframes], [nframes*3], [nframes*nbones*4] */
+    double *bone_quat;                    /* [nframes*nbones*4] world rotations; NULL unless read `relative` */
+    char **names;
+} sc_fall_reference;
+
+/* Reads ref_path's /time, /bones/names (which must be the simulation's: sim_path names it in
+   the error) and /reference/root_pos, local_quat (and bone_quat when relative). */
+int sc_fall_reference_read(const char *ref_path, const char *sim_path, const sc_fall_motion *sim, int relative, sc_fall_reference *ref,
+                           sc_err *err);
+void sc_fall_reference_free(sc_fall_reference *ref);
+
+/* Falling: the pelvis (bone 0) lower than half its reference height at the same time, or the
+ * torso (bone named "spine", else the root) tilted more than max_tilt_deg from vertical, or with
+ * ref->bone_quat from the reference torso at the same time (a jump, a kick or a cartwheel bends
+ * or turns the torso over by itself). */
+void sc_evaluate_fall_motion(const sc_fall_motion *sim, const sc_fall_reference *ref, double max_tilt_deg, sc_fall_report *r);
 
 #endif

@@ -7,96 +7,6 @@
 #include "mesh/fit.h"
 #include "mesh/prep.h"
 
-int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
-{
-    memset(o, 0, sizeof *o);
-    sc_cfg_node *root = sc_cfg_root(cfg), *sk, *body, *env, *fixed, *tg, *mat;
-    const char *path = sc_cfg_path(cfg);
-    char w[256], name[1024];
-    int rc;
-    if ((rc = sc_cfg_require(root, "skeleton", &sk, err)) || (rc = sc_rig_from_config(sk, path, &o->rig, err))) return rc;
-
-    if ((rc = sc_cfg_section(root, "body", &body, err))) return rc;
-    static const char *const kinds[] = {"michelin", "panda"};
-    int kind;
-    if (sc_cfg_get(body, "obj")) {
-        if ((rc = sc_cfg_string(body, "obj", NULL, name, sizeof name, err)) ||
-            (rc = sc_find_input(name, path, 0, sc_cfg_where(sc_cfg_get(body, "obj"), w, sizeof w), o->body_obj, sizeof o->body_obj, err)))
-            return rc;
-        o->body_kind = -1;
-        if (sc_cfg_get(body, "builtin"))
-            return sc_fail(err, SC_EINPUT, "%s: give body.obj or body.builtin, not both", sc_cfg_where(body, w, sizeof w));
-    } else {
-        if ((rc = sc_cfg_enum(body, "builtin", kinds, 2, SC_BODY_MICHELIN, &kind, err))) return rc;
-        o->body_kind = kind;
-    }
-    long target;
-    static const char *const poses[] = {"tpose", "apose"}, *const facings[] = {"+z", "-z", "+x", "-x"}, *const fits[] = {"auto", "true", "false"};
-    int fit;
-    if ((rc = sc_cfg_double_range(body, "scale", 1.0, 1e-6, 1e6, &o->body_scale, err)) ||
-        (rc = sc_cfg_double_range(body, "girth", 1.0, 0.3, 3.0, &o->girth, err)) ||
-        (rc = sc_cfg_int(body, "target_vertices", 5000, 200, 200000, &target, err)) ||
-        (rc = sc_cfg_bool(body, "ground", 1, &o->ground, err)) || (rc = sc_cfg_enum(body, "pose", poses, 2, 0, &o->apose, err)) ||
-        (rc = sc_cfg_double_range(body, "arm_angle", 45, 0, 90, &o->arm_angle, err)) ||
-        (rc = sc_cfg_enum(body, "facing", facings, 4, 0, &o->facing, err)) || (rc = sc_cfg_enum(body, "fit_skeleton", fits, 3, 0, &fit, err)))
-        return rc;
-    o->arm_angle *= SC_PI / 180;
-    sc_cfg_where(sc_cfg_get(body, "obj") ? sc_cfg_get(body, "obj") : body, o->body_where, sizeof o->body_where);
-    if (o->body_kind < 0 && o->apose)
-        return sc_fail(err, SC_EINPUT, "%s: body.pose is for the built-in bodies; an OBJ body has its own pose (the skeleton is fitted "
-                       "into it)", sc_cfg_where(sc_cfg_get(body, "pose"), w, sizeof w));
-    /* a BVH skeleton (T-pose, its own proportions) is fitted into an OBJ body; an inline one is
-       taken as placed */
-    o->fit_skeleton = fit == 1 || (fit == 0 && o->body_kind < 0 && o->rig.bone[0].source[0]);
-    if (o->apose) sc_rig_arms_down(&o->rig, o->arm_angle);
-    o->surface_target = (int)target;
-
-    if ((rc = sc_cfg_section(root, "envelope", &env, err))) return rc;
-    if (sc_cfg_get(env, "obj")) {
-        if ((rc = sc_cfg_string(env, "obj", NULL, name, sizeof name, err)) ||
-            (rc = sc_find_input(name, path, 0, sc_cfg_where(sc_cfg_get(env, "obj"), w, sizeof w), o->envelope_obj, sizeof o->envelope_obj, err)))
-            return rc;
-    }
-    if ((rc = sc_cfg_double_range(env, "offset", 0.025, 1e-4, 1.0, &o->envelope.offset, err)) ||
-        (rc = sc_cfg_int(env, "target_vertices", 700, 50, 100000, &target, err)) ||
-        (rc = sc_cfg_double_range(env, "spacing", 0, 0, 1.0, &o->envelope.spacing, err)))
-        return rc;
-    o->envelope.target_vertices = (int)target;
-
-    if ((rc = sc_cfg_section(root, "fixed", &fixed, err))) return rc;
-    static const char *const shapes[] = {"box", "capsule"};
-    if ((rc = sc_cfg_enum(fixed, "shape", shapes, 2, SC_FIXED_BOX, &o->fixed_shape, err)) ||
-        (rc = sc_cfg_double_range(fixed, "radius", 0.1, 0.01, 1.0, &o->fixed_radius, err)) ||
-        (rc = sc_cfg_double_range(fixed, "radius_min", 0.012, 0.001, 1.0, &o->fixed_radius_min, err)) ||
-        (rc = sc_cfg_double_range(fixed, "radius_max", 0.03, 0.001, 1.0, &o->fixed_radius_max, err)) ||
-        (rc = sc_cfg_bool(fixed, "fit", 1, &o->fixed_fit, err)))
-        return rc;
-
-    if ((rc = sc_cfg_section(root, "tetgen", &tg, err))) return rc;
-    char prog[256];
-    static char program[256];
-    if ((rc = sc_cfg_double_range(tg, "radius_edge", 1.5, 1.05, 10, &o->tetgen.radius_edge, err)) ||
-        (rc = sc_cfg_double_range(tg, "min_dihedral", 12, 0, 30, &o->tetgen.min_dihedral, err)) ||
-        (rc = sc_cfg_double_range(tg, "sliver_angle", 8, 0, 30, &o->min_dihedral, err)) ||
-        (rc = sc_cfg_double_range(tg, "max_volume", 0, 0, 1, &o->tetgen.max_volume, err)) ||
-        (rc = sc_cfg_int(tg, "target_tets", 4000, 100, 10000000, &target, err)) ||
-        (rc = sc_cfg_string(tg, "program", "", prog, sizeof prog, err)) ||
-        (rc = sc_cfg_bool(tg, "keep_files", 0, &o->tetgen.keep_files, err)))
-        return rc;
-    o->target_tets = (int)target;
-    if (prog[0]) { snprintf(program, sizeof program, "%s", prog); o->tetgen.program = program; }
-
-    if ((rc = sc_cfg_section(root, "material", &mat, err)) ||
-        (rc = sc_cfg_double_range(mat, "density", 1000, 1, 1e5, &o->density, err)) ||
-        (rc = sc_cfg_double_range(mat, "youngs_modulus", 5e4, 1, 1e12, &o->youngs, err)) ||
-        (rc = sc_cfg_double_range(mat, "poisson_ratio", 0.4, 0, 0.4999, &o->poisson, err)) ||
-        (rc = sc_cfg_double_range(mat, "mass_floor", 0.1, 0, 1, &o->mass_floor, err)) ||
-        (rc = sc_cfg_double_range(mat, "stable_youngs", 3.5e5, 0, 1e12, &o->stable_youngs, err)) ||
-        (rc = sc_cfg_double_range(mat, "stable_dt", 0.5e-3, 0, 1, &o->stable_dt, err)))
-        return rc;
-    return SC_OK;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -236,27 +146,23 @@ static int stiffness_mass_floor(const sc_model *m, double *youngs, double poisso
     return raised;
 }
 
-int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_report *rep, sc_err *err)
+/* Stage 1: the fine surface (the skeleton fitted into it when asked), stood on y = 0, and the
+   coarse envelope around it. On failure nothing is left allocated. */
+static int surfaces(const sc_prep_opts *o, sc_rig *rig, sc_trimesh *fine, sc_trimesh *env, sc_prep_report *rep, sc_err *err)
 {
-    memset(m, 0, sizeof *m);
-    memset(env, 0, sizeof *env);
-    memset(rep, 0, sizeof *rep);
-    double t0 = sc_wall_time();
-    sc_rig rig = o->rig;
-    sc_trimesh fine;
-    int rc = fine_surface(o, &fine, &rep->surface_spacing, err);
+    int rc = fine_surface(o, fine, &rep->surface_spacing, err);
     if (rc) return sc_err_prefix(err, "body: ");
     if (o->fit_skeleton) {
-        if ((rc = sc_rig_fit_body(&rig, &fine, &rep->fit, err))) goto fail;
+        if ((rc = sc_rig_fit_body(rig, fine, &rep->fit, err))) goto fail;
         rep->fitted = 1;
     }
     /* stand the character on y = 0 */
     if (o->ground) {
         double lo = 1e30;
-        for (int i = 0; i < fine.nverts; i++) lo = fmin(lo, fine.verts[3 * i + 1]);
+        for (int i = 0; i < fine->nverts; i++) lo = fmin(lo, fine->verts[3 * i + 1]);
         rep->shift_y = -lo;
-        shift_y(&fine, -lo);
-        for (int b = 0; b < rig.nbones; b++) { rig.bone[b].head.y -= lo; rig.bone[b].tail.y -= lo; }
+        shift_y(fine, -lo);
+        for (int b = 0; b < rig->nbones; b++) { rig->bone[b].head.y -= lo; rig->bone[b].tail.y -= lo; }
     }
     if (o->envelope_obj[0]) {
         if ((rc = sc_obj_load(o->envelope_obj, env, err))) goto fail;
@@ -265,70 +171,107 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
         if (o->ground) shift_y(env, rep->shift_y);
         if ((rc = sc_surface_validate(env, o->envelope_obj, err))) goto fail;
     } else {
-        if ((rc = sc_envelope_build(&fine, &o->envelope, env, &rep->env_spacing, err))) goto fail;
+        if ((rc = sc_envelope_build(fine, &o->envelope, env, &rep->env_spacing, err))) goto fail;
         if ((rc = sc_surface_validate(env, "generated envelope", err))) goto fail;
     }
     rep->env_verts = env->nverts;
     rep->env_tris = env->ntris;
+    return SC_OK;
+fail:
+    sc_trimesh_free(fine);
+    sc_trimesh_free(env);
+    return rc;
+}
 
+/* The nodes a TetGen run must keep, all inside the envelope: fixed nodes per bone. */
+typedef struct {
+    int n, cap;
+    double *x;   /* [cap*3] */
+    int *bone;   /* [cap] */
+    int *node;   /* [cap] their tet-mesh node, after TetGen */
+} fixed_nodes;
+
+static void fixed_nodes_free(fixed_nodes *f)
+{
+    free(f->x); free(f->bone); free(f->node);
+    memset(f, 0, sizeof *f);
+}
+
+/* Stage 2: the fixed nodes of every bone, all inside the envelope. */
+static int place_fixed_nodes(const sc_prep_opts *o, sc_rig *rig, const sc_trimesh *fine, const sc_trimesh *env, sc_prep_report *rep,
+                             fixed_nodes *f, sc_err *err)
+{
     if (o->fixed_fit)
-        rep->fixed_fitted = sc_rig_fit_fixed(&rig, &fine, o->fixed_radius, o->fixed_radius_min, o->fixed_radius_max, o->fixed_shape);
-    /* fixed nodes, all inside the envelope */
-    int cap = 64 * rig.nbones;
-    double *fx = malloc((size_t)cap * 3 * sizeof *fx);
-    int *fbone = malloc((size_t)cap * sizeof *fbone), *fnode = malloc((size_t)cap * sizeof *fnode);
-    if (!fx || !fbone || !fnode) { free(fx); free(fbone); free(fnode); rc = sc_fail(err, SC_EIO, "out of memory"); goto fail; }
+        rep->fixed_fitted = sc_rig_fit_fixed(rig, fine, o->fixed_radius, o->fixed_radius_min, o->fixed_radius_max, o->fixed_shape);
+    int cap = 64 * rig->nbones;
+    f->cap = cap;
+    f->x = malloc((size_t)cap * 3 * sizeof *f->x);
+    f->bone = malloc((size_t)cap * sizeof *f->bone);
+    f->node = malloc((size_t)cap * sizeof *f->node);
+    if (!f->x || !f->bone || !f->node) { fixed_nodes_free(f); return sc_fail(err, SC_EIO, "out of memory"); }
+    double *fx = f->x;
     int nf = 0;
     double ground = 1e30; /* the lowest point of the body: y = 0 when it stands on the ground */
-    for (int i = 0; i < fine.nverts; i++) ground = fmin(ground, fine.verts[3 * i + 1]);
-    for (int b = 0; b < rig.nbones; b++) {
-        int k = sc_rig_fixed_points(&rig.bone[b], o->fixed_radius, o->fixed_radius_min, o->fixed_radius_max, o->fixed_shape, ground,
+    for (int i = 0; i < fine->nverts; i++) ground = fmin(ground, fine->verts[3 * i + 1]);
+    for (int b = 0; b < rig->nbones; b++) {
+        int k = sc_rig_fixed_points(&rig->bone[b], o->fixed_radius, o->fixed_radius_min, o->fixed_radius_max, o->fixed_shape, ground,
                                     fx + 3 * nf, cap - nf);
         for (int i = 0; i < k; i++) {
             if (sc_winding_number(env, fx + 3 * (nf + i)) < 0.5) {
-                rc = sc_fail(err, SC_EINPUT, "bone '%s': its fixed node at (%.3f, %.3f, %.3f) m lies outside the body envelope; "
-                             "the skeleton does not fit inside the body (check skeleton scale and body)", rig.bone[b].name,
-                             fx[3 * (nf + i)], fx[3 * (nf + i) + 1], fx[3 * (nf + i) + 2]);
-                free(fx); free(fbone); free(fnode);
-                goto fail;
+                int rc = sc_fail(err, SC_EINPUT, "bone '%s': its fixed node at (%.3f, %.3f, %.3f) m lies outside the body envelope; "
+                                 "the skeleton does not fit inside the body (check skeleton scale and body)", rig->bone[b].name,
+                                 fx[3 * (nf + i)], fx[3 * (nf + i) + 1], fx[3 * (nf + i) + 2]);
+                fixed_nodes_free(f);
+                return rc;
             }
-            fbone[nf + i] = b;
+            f->bone[nf + i] = b;
         }
         nf += k;
     }
-    /* TetGen, with a volume bound from the target element count */
+    f->n = nf;
+    return SC_OK;
+}
+
+/* Stage 3: TetGen, with a volume bound from the target element count, then slivers peeled and
+   smoothed; f->node gets the fixed nodes' indices. On failure tm is not left allocated. */
+static int tet_mesh(const sc_prep_opts *o, const sc_trimesh *env, fixed_nodes *f, sc_tetmesh *tm, sc_prep_report *rep, sc_err *err)
+{
     sc_tetgen_opts tg = o->tetgen;
+    int nf = f->n;
     rep->volume = sc_trimesh_volume(env);
     if (tg.max_volume <= 0) tg.max_volume = 1.6 * rep->volume / o->target_tets;
-    sc_tetmesh tm;
     double tt = sc_wall_time();
-    rc = sc_tetgen_run(env, nf, fx, &tg, &tm, fnode, rep->tetgen_command, sizeof rep->tetgen_command, err);
+    int rc = sc_tetgen_run(env, nf, f->x, &tg, tm, f->node, rep->tetgen_command, sizeof rep->tetgen_command, err);
     rep->seconds_tetgen = sc_wall_time() - tt;
-    free(fx);
-    if (rc) { free(fbone); free(fnode); goto fail; }
-    rep->flipped_tets = sc_tetmesh_orient(&tm);
-    {
-        /* TetGen's -q does not remove slivers next to the boundary: peel and smooth them */
-        unsigned char *locked = calloc((size_t)tm.nnodes, 1);
-        int *remap = malloc((size_t)tm.nnodes * sizeof *remap);
-        if (!locked || !remap) { free(locked); free(remap); free(fbone); free(fnode); sc_tetmesh_free(&tm); rc = sc_fail(err, SC_EIO, "out of memory"); goto fail; }
-        for (int i = 0; i < nf; i++) locked[fnode[i]] = 1;
-        rc = sc_tetmesh_improve(&tm, locked, o->min_dihedral, remap, &rep->improve, err);
-        for (int i = 0; i < nf && !rc; i++) fnode[i] = remap[fnode[i]];
-        free(locked);
-        free(remap);
-        if (rc) { free(fbone); free(fnode); sc_tetmesh_free(&tm); goto fail; }
-    }
-    sc_tetmesh_quality(&tm, &rep->quality);
+    free(f->x);
+    f->x = NULL;
+    if (rc) return rc;
+    rep->flipped_tets = sc_tetmesh_orient(tm);
+    /* TetGen's -q does not remove slivers next to the boundary: peel and smooth them */
+    unsigned char *locked = calloc((size_t)tm->nnodes, 1);
+    int *remap = malloc((size_t)tm->nnodes * sizeof *remap);
+    if (!locked || !remap) { free(locked); free(remap); sc_tetmesh_free(tm); return sc_fail(err, SC_EIO, "out of memory"); }
+    for (int i = 0; i < nf; i++) locked[f->node[i]] = 1;
+    rc = sc_tetmesh_improve(tm, locked, o->min_dihedral, remap, &rep->improve, err);
+    for (int i = 0; i < nf && !rc; i++) f->node[i] = remap[f->node[i]];
+    free(locked);
+    free(remap);
+    if (rc) { sc_tetmesh_free(tm); return rc; }
+    sc_tetmesh_quality(tm, &rep->quality);
+    return SC_OK;
+}
 
-    /* the model */
-    int nn = tm.nnodes, ne = tm.ntets, nb = rig.nbones;
+/* Stage 4: the model's arrays, the skeleton copied from the rig; takes over the tet mesh, the
+   fixed nodes and the fine surface (also on failure: then they are freed). */
+static int model_from_rig(const sc_prep_opts *o, const sc_rig *rig, sc_tetmesh *tm, fixed_nodes *f, sc_trimesh *fine, sc_model *m, sc_err *err)
+{
+    int nn = tm->nnodes, ne = tm->ntets, nb = rig->nbones, nf = f->n;
     m->nbones = nb;
     m->nnodes = nn;
     m->ntets = ne;
     m->nfixed = nf;
-    m->nsurf_verts = fine.nverts;
-    m->nsurf_tris = fine.ntris;
+    m->nsurf_verts = fine->nverts;
+    m->nsurf_tris = fine->ntris;
     m->density = o->density;
     m->youngs = o->youngs;
     m->poisson = o->poisson;
@@ -338,22 +281,23 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
         !ALLOC(m->joint_hi, 3 * nb) || !ALLOC(m->kp, nb) || !ALLOC(m->kd, nb) || !ALLOC(m->torque_limit, nb) ||
         !ALLOC(m->bone_mass, nb) || !ALLOC(m->bone_com, 3 * nb) || !ALLOC(m->bone_inertia, 9 * nb) ||
         !ALLOC(m->node_mass, nn) || !ALLOC(m->tet_volume, ne) || !ALLOC(m->bm_inv, 9 * ne) ||
-        !ALLOC(m->fixed_local, 3 * nf) || !ALLOC(m->node_bone, nn) || !ALLOC(m->surf_tet, fine.nverts) ||
-        !ALLOC(m->surf_bary, 4 * fine.nverts)) {
-        free(fbone); free(fnode); sc_tetmesh_free(&tm);
-        rc = sc_fail(err, SC_EIO, "out of memory");
-        goto fail;
+        !ALLOC(m->fixed_local, 3 * nf) || !ALLOC(m->node_bone, nn) || !ALLOC(m->surf_tet, fine->nverts) ||
+        !ALLOC(m->surf_bary, 4 * fine->nverts)) {
+        fixed_nodes_free(f); sc_tetmesh_free(tm); sc_trimesh_free(fine);
+        sc_model_free(m);
+        return sc_fail(err, SC_EIO, "out of memory");
     }
 #undef ALLOC
-    m->rest_pos = tm.pos;
-    m->tets = tm.tets;
-    m->fixed_node = fnode;
-    m->fixed_bone = fbone;
-    m->surf_rest = fine.verts;
-    m->surf_tris = fine.tris;
-    memset(&fine, 0, sizeof fine);
+    m->rest_pos = tm->pos;
+    m->tets = tm->tets;
+    m->fixed_node = f->node;
+    m->fixed_bone = f->bone;
+    m->surf_rest = fine->verts;
+    m->surf_tris = fine->tris;
+    memset(fine, 0, sizeof *fine);
+    f->node = f->bone = NULL;
     for (int b = 0; b < nb; b++) {
-        const sc_rig_bone *r = &rig.bone[b];
+        const sc_rig_bone *r = &rig->bone[b];
         memcpy(m->bone_name[b], r->name, SC_NAME_LEN);
         m->parent[b] = r->parent;
         m->joint_type[b] = r->joint_type;
@@ -366,23 +310,28 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
         m->kd[b] = r->kd;
         m->torque_limit[b] = r->torque_limit;
     }
-    if ((rc = sc_tetmesh_geometry(&tm, o->density, m->tet_volume, m->bm_inv, m->node_mass, err))) goto fail_model;
-    /* The envelope is a simulation proxy larger than the body: the mass is the body's
-       (density x fine-surface volume), spread over the nodes like the lumped volumes. */
+    return SC_OK;
+}
+
+/* Stage 5: tet geometry and node masses: the body's mass (density x fine-surface volume; the
+   envelope is a simulation proxy larger than the body) spread over the nodes like the lumped
+   volumes, light nodes raised to the mass floor. */
+static int node_masses(const sc_prep_opts *o, const sc_tetmesh *tm, sc_model *m, sc_prep_report *rep, sc_err *err)
+{
+    int nn = m->nnodes, ne = m->ntets, rc;
+    if ((rc = sc_tetmesh_geometry(tm, o->density, m->tet_volume, m->bm_inv, m->node_mass, err))) return rc;
     rep->body_volume = sc_trimesh_volume(&(sc_trimesh){m->nsurf_verts, m->nsurf_tris, m->surf_rest, m->surf_tris});
     rep->tet_volume = 0;
     for (int t = 0; t < ne; t++) rep->tet_volume += m->tet_volume[t];
-    if (!(rep->body_volume > 0)) {
-        rc = sc_fail(err, SC_EINPUT, "body surface encloses no volume (%.3g m^3): is it closed and oriented outwards?", rep->body_volume);
-        goto fail_model;
-    }
+    if (!(rep->body_volume > 0))
+        return sc_fail(err, SC_EINPUT, "body surface encloses no volume (%.3g m^3): is it closed and oriented outwards?", rep->body_volume);
     for (int i = 0; i < nn; i++) m->node_mass[i] *= rep->body_volume / rep->tet_volume;
     /* A few nodes among tiny tets get a tiny lumped mass, and their explicit stability limit
        drops far below dt = 0.5 ms. Mass scaling: raise them to a floor relative to the median
        node mass, then rescale so the total stays the body's. */
     if (o->mass_floor > 0) {
         double *sorted = malloc((size_t)nn * sizeof *sorted), total = 0, raised = 0;
-        if (!sorted) { rc = sc_fail(err, SC_EIO, "out of memory"); goto fail_model; }
+        if (!sorted) return sc_fail(err, SC_EIO, "out of memory");
         memcpy(sorted, m->node_mass, (size_t)nn * sizeof *sorted);
         qsort(sorted, (size_t)nn, sizeof *sorted, cmp_double);
         double floor_mass = o->mass_floor * sorted[nn / 2];
@@ -393,14 +342,19 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
         }
         for (int i = 0; i < nn; i++) m->node_mass[i] *= total / (total + raised);
     }
-    for (int i = 0; i < nn; i++) m->node_bone[i] = -1;
-    for (int i = 0; i < nf; i++) {
-        int n = fnode[i], b = fbone[i];
-        if (m->node_bone[n] >= 0 && m->node_bone[n] != b) {
-            rc = sc_fail(err, SC_EINPUT, "bones '%s' and '%s' share fixed node %d: their fixed-node boxes overlap; "
-                         "reduce fixed.radius or the bones' fixed_from / fixed_to", m->bone_name[m->node_bone[n]], m->bone_name[b], n);
-            goto fail_model;
-        }
+    return SC_OK;
+}
+
+/* Stage 6: each fixed node on its bone (in the bone's frame), then masses raised where a stable
+   step needs them. */
+static int fix_nodes_to_bones(const sc_prep_opts *o, sc_model *m, sc_prep_report *rep, sc_err *err)
+{
+    for (int i = 0; i < m->nnodes; i++) m->node_bone[i] = -1;
+    for (int i = 0; i < m->nfixed; i++) {
+        int n = m->fixed_node[i], b = m->fixed_bone[i];
+        if (m->node_bone[n] >= 0 && m->node_bone[n] != b)
+            return sc_fail(err, SC_EINPUT, "bones '%s' and '%s' share fixed node %d: their fixed-node boxes overlap; "
+                           "reduce fixed.radius or the bones' fixed_from / fixed_to", m->bone_name[m->node_bone[n]], m->bone_name[b], n);
         m->node_bone[n] = b;
         sc_v3_store(m->fixed_local + 3 * i, sc_v3_sub(sc_v3_load(m->rest_pos + 3 * n), sc_v3_load(m->joint_pos + 3 * b)));
     }
@@ -408,7 +362,7 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
         /* at most 10% of the free mass moves; a finer mesh gets a lower guaranteed modulus */
         double moved = 0, want = fmax(o->youngs, o->stable_youngs), e = want;
         int raised = stiffness_mass_floor(m, &e, o->poisson, o->stable_dt, 0.1, m->node_mass, &moved);
-        if (raised < 0) { rc = sc_fail(err, SC_EIO, "out of memory"); goto fail_model; }
+        if (raised < 0) return sc_fail(err, SC_EIO, "out of memory");
         rep->mass_floored += raised;
         double pct = 100 * moved / (rep->body_volume * o->density);
         if (e < 0.999 * want)
@@ -417,8 +371,15 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
         else if (raised > 0)
             sc_log_info("mesh-prep: %.2f%% of the mass moved to %d nodes for a stable %g s step at E = %.3g Pa", pct, raised, o->stable_dt, e);
     }
-    /* bone mass and inertia from the fixed nodes ([L13] 4.3) */
-    for (int b = 0; b < nb; b++) {
+    return SC_OK;
+}
+
+/* Stage 7: bone mass and inertia from the fixed nodes ([L13] 4.3). */
+static int bone_masses(sc_model *m, sc_prep_report *rep, sc_err *err)
+{
+    int nf = m->nfixed;
+    const int *fbone = m->fixed_bone, *fnode = m->fixed_node;
+    for (int b = 0; b < m->nbones; b++) {
         double mass = 0;
         sc_vec3 com = sc_v3(0, 0, 0);
         for (int i = 0; i < nf; i++)
@@ -426,10 +387,7 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
                 mass += m->node_mass[fnode[i]];
                 com = sc_v3_axpy(m->node_mass[fnode[i]], sc_v3_load(m->rest_pos + 3 * fnode[i]), com);
             }
-        if (!(mass > 0)) {
-            rc = sc_fail(err, SC_EINPUT, "bone '%s' has no fixed nodes with mass", m->bone_name[b]);
-            goto fail_model;
-        }
+        if (!(mass > 0)) return sc_fail(err, SC_EINPUT, "bone '%s' has no fixed nodes with mass", m->bone_name[b]);
         com = sc_v3_scale(com, 1 / mass);
         sc_mat3 in = sc_m3_zero();
         for (int i = 0; i < nf; i++)
@@ -444,16 +402,36 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
         sc_v3_store(m->bone_com + 3 * b, com);
         memcpy(m->bone_inertia + 9 * b, in.m, 9 * sizeof(double));
     }
-    for (int i = 0; i < nn; i++) rep->total_mass += m->node_mass[i];
+    for (int i = 0; i < m->nnodes; i++) rep->total_mass += m->node_mass[i];
+    return SC_OK;
+}
+
+int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_report *rep, sc_err *err)
+{
+    memset(m, 0, sizeof *m);
+    memset(env, 0, sizeof *env);
+    memset(rep, 0, sizeof *rep);
+    double t0 = sc_wall_time();
+    sc_rig rig = o->rig;
+    sc_trimesh fine;
+    fixed_nodes fixed = {0};
+    sc_tetmesh tm;
+    int rc = surfaces(o, &rig, &fine, env, rep, err);
+    if (rc) return rc;
+    if ((rc = place_fixed_nodes(o, &rig, &fine, env, rep, &fixed, err))) goto fail;
+    if ((rc = tet_mesh(o, env, &fixed, &tm, rep, err))) { fixed_nodes_free(&fixed); goto fail; }
+    if ((rc = model_from_rig(o, &rig, &tm, &fixed, &fine, m, err))) { sc_trimesh_free(env); return rc; }
+    if ((rc = node_masses(o, &tm, m, rep, err)) || (rc = fix_nodes_to_bones(o, m, rep, err)) || (rc = bone_masses(m, rep, err)))
+        goto fail_model;
     /* embed the fine surface */
     if ((rc = sc_embed_points(&tm, m->nsurf_verts, m->surf_rest, m->surf_tet, m->surf_bary, &rep->embed, err))) goto fail_model;
-    rep->nnodes = nn;
-    rep->ntets = ne;
+    rep->nnodes = m->nnodes;
+    rep->ntets = m->ntets;
     rep->nsurf_verts = m->nsurf_verts;
     rep->nsurf_tris = m->nsurf_tris;
-    rep->nbones = nb;
-    rep->njoints = nb - 1;
-    rep->nfixed = nf;
+    rep->nbones = m->nbones;
+    rep->njoints = m->nbones - 1;
+    rep->nfixed = m->nfixed;
     rep->seconds = sc_wall_time() - t0;
     return SC_OK;
 fail_model:

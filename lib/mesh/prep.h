@@ -60,7 +60,6 @@ typedef struct sc_prep_report {
     int fixed_fitted;            /* fixed-node boxes sized to the body */
 } sc_prep_report;
 
-int sc_prep_read_config(struct sc_cfg *cfg, sc_prep_opts *o, sc_err *err);
 int sc_prep_run(const sc_prep_opts *o, sc_model *out, sc_trimesh *envelope, sc_prep_report *rep, sc_err *err);
 
 #endif

@@ -49,15 +49,17 @@ void sc_rig_hinge_axes_to_limbs(sc_rig *rig);
 /* Checks: names unique, parents before children, non-zero lengths, unit hinge axes. */
 int sc_rig_validate(const sc_rig *rig, const char *where, sc_err *err);
 
-#endif
-
-#ifndef SC_RIG_CONFIG
-#define SC_RIG_CONFIG
-struct sc_cfg_node;
-/* Reads the `skeleton:` section: either `bvh:` (+ `scale:`, `bone_map:`; the CMU map by
- * default) or an inline `bones:` list; then `gains:` defaults and per-joint overrides in
- * `joints:`. Paths are resolved next to config_path, then in the mocap folders. */
-int sc_rig_from_config(struct sc_cfg_node *skeleton, const char *config_path, sc_rig *rig, sc_err *err);
-/* The default CMU bone map (16 bones, 15 joints) as YAML, for documentation and tests. */
+/* A bone of a bone map: name, BVH joint (head, drives the rotation), BVH joint or End Site at the
+ * tail, parent, joint type, hinge axis. */
+typedef struct sc_rig_map_entry {
+    const char *name, *joint, *tail, *parent;
+    int type;
+    double axis[3];
+} sc_rig_map_entry;
+/* The default CMU bone map (16 bones, 15 joints; left is +x, forward +z in the CMU rest pose). */
+const sc_rig_map_entry *sc_rig_cmu_map(int *n);
+/* ... as YAML, for documentation and tests. */
 const char *sc_rig_cmu_map_yaml(void);
+extern const char *const sc_rig_joint_names[3]; /* "free", "ball", "hinge" by SC_JOINT_* */
+
 #endif

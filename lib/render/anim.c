@@ -4,13 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/log.h"
-#include "io/character.h"
-#include "io/config.h"
+#include "io/h5.h" /* the ghost's reference.h5 / openloop.h5: TODO their store/ readers */
+#include "store/character.h"
 #include "render/anim.h"
-
-#define D1(n) (size_t[]){(size_t)(n)}
-#define D2(n, k) (size_t[]){(size_t)(n), (size_t)(k)}
-#define D3(n, k, l) (size_t[]){(size_t)(n), (size_t)(k), (size_t)(l)}
+#include "settings/render.h"
 
 static sc_quat quat_at(const sc_anim *a, int k, int b)
 {
@@ -24,7 +21,7 @@ static sc_vec3 pos_at(const sc_anim *a, int k, int b) { return sc_v3_load(a->bon
 void sc_anim_close(sc_anim *a)
 {
     if (!a) return;
-    sc_h5_close(a->file);
+    sc_sim_close(a->file);
     void *arrays[] = {a->time, a->bone_name, a->parent, a->joint_rest, a->tip_rest, a->bone_pos, a->bone_quat, a->tets,
                       a->rest_pos, a->node_bone, a->faces, a->surf_tet, a->surf_bary, a->surf_rest, a->com,
                       a->contact_force, a->push_force, a->rigid_bone, a->cache[0], a->cache[1], a->ref_time, a->ghost_time,
@@ -124,168 +121,19 @@ static int open_character(const char *path, sc_anim *a, sc_err *err)
 
 /* ---- sim.h5 ---- */
 
-/* Ground plane and pushes from the simulation's resolved config; best effort. */
-static void read_scene_config(sc_h5 *f, sc_anim *a)
+/* Rest joints from the fixed nodes of frame 0: x = R_b (X - J_b) + p_b for a node on bone b. */
+static int rest_joints(sc_anim *a, sc_err *err)
 {
-    char *text = NULL;
-    if (sc_h5_read_attr_str(f, "/", "config", &text, NULL)) return;
-    sc_cfg *cfg = NULL;
-    sc_err e;
-    char name[1200];
-    snprintf(name, sizeof name, "%s:/ attribute 'config'", a->path);
-    if (sc_cfg_load_string(text, name, &cfg, &e)) {
-        sc_log_warn("%s: flat ground at y = 0 and no push arrows by bone (%s)", a->path, e.msg);
-        free(text);
-        return;
-    }
-    free(text);
-    sc_cfg_node *root = sc_cfg_root(cfg), *g = sc_cfg_get(root, "ground");
-    double slope = 0, height = 0;
-    if (g && sc_cfg_is_map(g)) {
-        if (sc_cfg_double(g, "slope", 0, &slope, &e) || sc_cfg_double(g, "height", 0, &height, &e)) slope = height = 0;
-    }
-    double ang = slope * SC_PI / 180; /* as simulate: a slope tilts the ground about z */
-    a->ground_n[0] = -sin(ang);
-    a->ground_n[1] = cos(ang);
-    a->ground_n[2] = 0;
-    a->ground_off = height * cos(ang);
-    sc_cfg_node *list = sc_cfg_get(root, "perturbations");
-    for (int i = 0; list && sc_cfg_is_seq(list) && i < sc_cfg_len(list) && a->npush < SC_ANIM_MAX_PUSH; i++) {
-        sc_cfg_node *it = sc_cfg_at(list, i);
-        char type[32], bone[SC_NAME_LEN];
-        sc_anim_push p;
-        if (!sc_cfg_is_map(it) || sc_cfg_string(it, "type", "push", type, sizeof type, &e) || strcmp(type, "push") ||
-            sc_cfg_string(it, "bone", "", bone, sizeof bone, &e) || sc_cfg_double(it, "time", 0, &p.time, &e) ||
-            sc_cfg_double(it, "duration", 0.1, &p.duration, &e) || sc_cfg_vec_range(it, "force", 3, NULL, -1e6, 1e6, p.force, &e))
-            continue;
-        p.bone = -1;
-        for (int b = 0; b < a->nbones; b++)
-            if (!strcmp(a->bone_name[b], bone)) p.bone = b;
-        if (p.bone >= 0) a->push[a->npush++] = p;
-    }
-    sc_cfg_free(cfg);
-}
-
-static int read_optional3(sc_h5 *f, const char *path, sc_anim *a, double **out, sc_err *err)
-{
-    if (!sc_h5_exists(f, path)) {
-        *out = calloc((size_t)a->nframes * 3 + 1, sizeof(double));
-        return *out ? SC_OK : sc_fail(err, SC_EIO, "out of memory");
-    }
-    return sc_h5_read_f64(f, path, 2, D2(a->nframes, 3), out, err);
-}
-
-static int open_sim(sc_h5 *f, sc_anim *a, sc_err *err)
-{
-    const char *fn = a->path;
-    size_t dims[3] = {0, 0, 0}, nb = 0;
-    char **names = NULL;
-    int rc;
-#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
-    a->is_sim = 1;
-    TRY(sc_h5_read_f64(f, "/time", 1, dims, &a->time, err));
-    a->nframes = (int)dims[0];
-    if (dims[0] < 1 || dims[0] > 100000000) { rc = sc_fail(err, SC_EINPUT, "%s:/time: no frames (the simulation wrote nothing)", fn); goto done; }
-    for (int k = 0; k < a->nframes; k++)
-        if (!isfinite(a->time[k]) || (k && a->time[k] < a->time[k - 1])) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/time: element %d = %g is not finite and non-decreasing", fn, k, a->time[k]);
-            goto done;
-        }
-    TRY(sc_h5_read_strings(f, "/bones/names", &nb, &names, err));
-    if (nb < 1 || nb > 256) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: expected 1..256 bones, found %zu", fn, nb); goto done; }
-    a->nbones = (int)nb;
-    a->bone_name = calloc(nb, sizeof *a->bone_name);
-    a->joint_rest = calloc(nb * 3, sizeof(double));
-    a->tip_rest = calloc(nb * 3, sizeof(double));
-    if (!a->bone_name || !a->joint_rest || !a->tip_rest) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
-    for (size_t b = 0; b < nb; b++) snprintf(a->bone_name[b], SC_NAME_LEN, "%s", names[b]);
-    TRY(sc_h5_read_i32(f, "/bones/parents", 1, D1(nb), &a->parent, err));
-    for (int b = 0; b < a->nbones; b++)
-        if ((b == 0) != (a->parent[b] < 0) || a->parent[b] >= b) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/bones/parents: bone %d has parent %d (the root is bone 0, parents precede children)", fn, b, a->parent[b]);
-            goto done;
-        }
-    TRY(sc_h5_read_f64(f, "/bones/position", 3, D3(a->nframes, nb, 3), &a->bone_pos, err));
-    TRY(sc_h5_read_f64(f, "/bones/orientation", 3, D3(a->nframes, nb, 4), &a->bone_quat, err));
-    TRY(sc_h5_check_range_nd(f, "/bones/position", a->bone_pos, 3, D3(a->nframes, nb, 3), -1e6, 1e6, 0, err));
-    TRY(sc_h5_check_range_nd(f, "/bones/orientation", a->bone_quat, 3, D3(a->nframes, nb, 4), -1e6, 1e6, 0, err));
-    for (size_t i = 0; i < (size_t)a->nframes * nb; i++) { /* a zero quaternion would divide by zero */
-        double *q = a->bone_quat + 4 * i, n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-        if (!(n > 1e-6)) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/orientation: frame %zu bone %zu is not a rotation", fn, i / nb, i % nb); goto done; }
-        for (int d = 0; d < 4; d++) q[d] /= n;
-    }
-    dims[0] = 0; dims[1] = 4;
-    TRY(sc_h5_read_i32(f, "/mesh/tets", 2, dims, &a->tets, err));
-    a->ntets = (int)dims[0];
-    dims[0] = 0; dims[1] = 3;
-    TRY(sc_h5_read_f64(f, "/mesh/rest_pos", 2, dims, &a->rest_pos, err));
-    a->nnodes = (int)dims[0];
-    TRY(sc_h5_read_i32(f, "/mesh/node_bone", 1, D1(a->nnodes), &a->node_bone, err));
-    dims[0] = 0; dims[1] = 3;
-    TRY(sc_h5_read_i32(f, "/mesh/surface_faces", 2, dims, &a->faces, err));
-    a->nsf = (int)dims[0];
-    dims[0] = 0;
-    TRY(sc_h5_read_i32(f, "/mesh/surface_tet", 1, dims, &a->surf_tet, err));
-    a->nsv = (int)dims[0];
-    TRY(sc_h5_read_f64(f, "/mesh/surface_bary", 2, D2(a->nsv, 4), &a->surf_bary, err));
-    TRY(sc_h5_check_range(f, "/mesh/rest_pos", a->rest_pos, 3 * (size_t)a->nnodes, 3, -1e6, 1e6, 0, err));
-    TRY(sc_h5_check_range(f, "/mesh/surface_bary", a->surf_bary, 4 * (size_t)a->nsv, 4, -1e3, 1e3, 0, err));
-    if (a->nnodes < 4 || a->ntets < 1 || a->nsv < 3 || a->nsf < 1) {
-        rc = sc_fail(err, SC_EINPUT, "%s:/mesh: empty mesh (%d nodes, %d tets, %d surface vertices, %d faces)", fn, a->nnodes, a->ntets, a->nsv, a->nsf);
-        goto done;
-    }
-    for (size_t i = 0; i < 4 * (size_t)a->ntets; i++)
-        if (a->tets[i] < 0 || a->tets[i] >= a->nnodes) { rc = sc_fail(err, SC_EINPUT, "%s:/mesh/tets: tet %zu references node %d of %d", fn, i / 4, a->tets[i], a->nnodes); goto done; }
-    for (int i = 0; i < a->nnodes; i++)
-        if (a->node_bone[i] < -1 || a->node_bone[i] >= a->nbones) { rc = sc_fail(err, SC_EINPUT, "%s:/mesh/node_bone: node %d has bone %d of %d", fn, i, a->node_bone[i], a->nbones); goto done; }
-    for (int i = 0; i < 3 * a->nsf; i++)
-        if (a->faces[i] < 0 || a->faces[i] >= a->nsv) { rc = sc_fail(err, SC_EINPUT, "%s:/mesh/surface_faces: face %d references vertex %d of %d", fn, i / 3, a->faces[i], a->nsv); goto done; }
-    for (int i = 0; i < a->nsv; i++)
-        if (a->surf_tet[i] < 0 || a->surf_tet[i] >= a->ntets) { rc = sc_fail(err, SC_EINPUT, "%s:/mesh/surface_tet: vertex %d references tet %d of %d", fn, i, a->surf_tet[i], a->ntets); goto done; }
-    TRY(read_optional3(f, "/momentum/com", a, &a->com, err));
-    TRY(read_optional3(f, "/contact/force", a, &a->contact_force, err));
-    TRY(read_optional3(f, "/control/push_force", a, &a->push_force, err));
-    if (sc_h5_exists(f, "/control/reference_time")) {
-        size_t nt = (size_t)a->nframes;
-        TRY(sc_h5_read_f64(f, "/control/reference_time", 1, &nt, &a->ref_time, err));
-    }
-
-    a->surf_rest = malloc((size_t)a->nsv * 3 * sizeof(double));
-    if (!a->surf_rest) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
-    for (int v = 0; v < a->nsv; v++)
-        for (int d = 0; d < 3; d++) {
-            double s = 0;
-            for (int k = 0; k < 4; k++) s += a->surf_bary[4 * v + k] * a->rest_pos[3 * a->tets[4 * a->surf_tet[v] + k] + d];
-            a->surf_rest[3 * v + d] = s;
-        }
-
-    a->has_nodes = sc_h5_exists(f, "/nodes/position");
+    int nb = a->nbones;
     double *rows = NULL;
     if (a->has_nodes) {
-        /* read every frame once: a damaged chunk fails here, before anything is drawn */
-        size_t block = 64, nd[3] = {0, (size_t)a->nnodes, 3};
-        rows = malloc(block * (size_t)a->nnodes * 3 * sizeof(double));
-        if (!rows) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
-        int rank;
-        size_t sh[3];
-        TRY(sc_h5_shape(f, "/nodes/position", &rank, sh, err));
-        if (rank != 3 || sh[0] != (size_t)a->nframes || sh[1] != (size_t)a->nnodes || sh[2] != 3) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/nodes/position: expected shape %d x %d x 3 (frames x nodes x 3), found rank %d %zu x %zu x %zu", fn,
-                         a->nframes, a->nnodes, rank, sh[0], sh[1], sh[2]);
-            free(rows);
-            goto done;
-        }
-        for (size_t k = 0; k < (size_t)a->nframes && !rc; k += block) {
-            size_t n = (size_t)a->nframes - k < block ? (size_t)a->nframes - k : block;
-            rc = sc_h5_read_f64_rows(f, "/nodes/position", 3, nd, k, n, rows, err);
-        }
-        if (rc) { free(rows); goto done; }
-        /* rest joints from the fixed nodes of frame 0: x = R_b (X - J_b) + p_b for a node on bone b */
-        rc = sc_h5_read_f64_rows(f, "/nodes/position", 3, nd, 0, 1, rows, err);
-        if (rc) { free(rows); goto done; }
+        rows = malloc((size_t)a->nnodes * 3 * sizeof(double));
+        if (!rows) return sc_fail(err, SC_EIO, "out of memory");
+        int rc = sc_sim_read_node_rows(a->file, a->nnodes, 0, 1, rows, err);
+        if (rc) { free(rows); return rc; }
     }
-    int *cnt = calloc(nb, sizeof *cnt);
-    if (!cnt) { free(rows); rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    int *cnt = calloc((size_t)nb, sizeof *cnt);
+    if (!cnt) { free(rows); return sc_fail(err, SC_EIO, "out of memory"); }
     for (int i = 0; rows && i < a->nnodes; i++) {
         int b = a->node_bone[i];
         if (b < 0) continue;
@@ -307,33 +155,76 @@ static int open_sim(sc_h5 *f, sc_anim *a, sc_err *err)
     }
     free(cnt);
     free(rows);
-    if (!a->has_nodes) {
-        /* each node follows its own bone, a free node the bone of the nearest fixed node */
-        sc_log_warn("%s: no /nodes/position (simulate with output.nodes: true): the surface follows the bones rigidly", fn);
-        a->rigid_bone = malloc((size_t)a->nnodes * sizeof(int));
-        if (!a->rigid_bone) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
-        for (int i = 0; i < a->nnodes; i++) {
-            a->rigid_bone[i] = a->node_bone[i] >= 0 ? a->node_bone[i] : 0;
-            double bd = INFINITY;
-            for (int j = 0; a->node_bone[i] < 0 && j < a->nnodes; j++) {
-                if (a->node_bone[j] < 0) continue;
-                double d = sc_v3_dist(sc_v3_load(a->rest_pos + 3 * i), sc_v3_load(a->rest_pos + 3 * j));
-                if (d < bd) { bd = d; a->rigid_bone[i] = a->node_bone[j]; }
-            }
+    return SC_OK;
+}
+
+/* Without node frames each node follows its own bone, a free node the bone of the nearest
+   fixed node. */
+static int rigid_bones(sc_anim *a, sc_err *err)
+{
+    sc_log_warn("%s: no /nodes/position (simulate with output.nodes: true): the surface follows the bones rigidly", a->path);
+    a->rigid_bone = malloc((size_t)a->nnodes * sizeof(int));
+    if (!a->rigid_bone) return sc_fail(err, SC_EIO, "out of memory");
+    for (int i = 0; i < a->nnodes; i++) {
+        a->rigid_bone[i] = a->node_bone[i] >= 0 ? a->node_bone[i] : 0;
+        double bd = INFINITY;
+        for (int j = 0; a->node_bone[i] < 0 && j < a->nnodes; j++) {
+            if (a->node_bone[j] < 0) continue;
+            double d = sc_v3_dist(sc_v3_load(a->rest_pos + 3 * i), sc_v3_load(a->rest_pos + 3 * j));
+            if (d < bd) { bd = d; a->rigid_bone[i] = a->node_bone[j]; }
         }
     }
+    return SC_OK;
+}
+
+/* Takes over the arrays store/sim read, then derives what drawing needs. */
+static int open_sim(sc_sim_data *d, sc_anim *a, sc_err *err)
+{
+    a->is_sim = 1;
+    a->has_nodes = d->has_nodes;
+    a->nframes = d->nframes;
+    a->time = d->time; d->time = NULL;
+    a->nbones = d->nbones;
+    a->bone_name = d->bone_name; d->bone_name = NULL;
+    a->parent = d->parent; d->parent = NULL;
+    a->bone_pos = d->bone_pos; d->bone_pos = NULL;
+    a->bone_quat = d->bone_quat; d->bone_quat = NULL;
+    a->nnodes = d->nnodes; a->ntets = d->ntets; a->nsv = d->nsv; a->nsf = d->nsf;
+    a->tets = d->tets; d->tets = NULL;
+    a->rest_pos = d->rest_pos; d->rest_pos = NULL;
+    a->node_bone = d->node_bone; d->node_bone = NULL;
+    a->faces = d->faces; d->faces = NULL;
+    a->surf_tet = d->surf_tet; d->surf_tet = NULL;
+    a->surf_bary = d->surf_bary; d->surf_bary = NULL;
+    a->com = d->com; d->com = NULL;
+    a->contact_force = d->contact_force; d->contact_force = NULL;
+    a->push_force = d->push_force; d->push_force = NULL;
+    a->ref_time = d->ref_time; d->ref_time = NULL;
+    snprintf(a->status, sizeof a->status, "%s", d->status);
+    size_t nb = (size_t)a->nbones;
+    a->joint_rest = calloc(nb * 3, sizeof(double));
+    a->tip_rest = calloc(nb * 3, sizeof(double));
+    a->surf_rest = malloc((size_t)a->nsv * 3 * sizeof(double));
+    if (!a->joint_rest || !a->tip_rest || !a->surf_rest) return sc_fail(err, SC_EIO, "out of memory");
+    for (int v = 0; v < a->nsv; v++)
+        for (int k3 = 0; k3 < 3; k3++) {
+            double s = 0;
+            for (int k = 0; k < 4; k++) s += a->surf_bary[4 * v + k] * a->rest_pos[3 * a->tets[4 * a->surf_tet[v] + k] + k3];
+            a->surf_rest[3 * v + k3] = s;
+        }
+    int rc = rest_joints(a, err);
+    if (!rc && !a->has_nodes) rc = rigid_bones(a, err);
+    if (rc) return rc;
     a->ground_n[1] = 1;
-    read_scene_config(f, a);
-    char *status = NULL;
-    if (!sc_h5_read_attr_str(f, "/", "status", &status, NULL)) {
-        snprintf(a->status, sizeof a->status, "%s", status);
-        free(status);
+    if (d->config) {
+        sc_render_scene scene;
+        sc_render_scene_read(d->config, a->path, (const char (*)[SC_NAME_LEN])a->bone_name, a->nbones, &scene);
+        memcpy(a->ground_n, scene.ground_n, sizeof a->ground_n);
+        a->ground_off = scene.ground_off;
+        a->npush = scene.npush;
+        memcpy(a->push, scene.push, sizeof a->push);
     }
-    rc = finish(a, err);
-#undef TRY
-done:
-    if (names) sc_h5_free_strings(names, nb);
-    return rc;
+    return finish(a, err);
 }
 
 int sc_anim_open(const char *path, sc_anim *a, sc_err *err)
@@ -341,34 +232,11 @@ int sc_anim_open(const char *path, sc_anim *a, sc_err *err)
     memset(a, 0, sizeof *a);
     snprintf(a->path, sizeof a->path, "%s", path);
     a->ground_n[1] = 1;
-    sc_h5 *f;
-    int rc = sc_h5_open(path, &f, err);
+    sc_sim_data d;
+    int is_sim, rc = sc_sim_open(path, &is_sim, &a->file, &d, err);
     if (rc) return rc;
-    char *schema = NULL;
-    int is_sim = -1;
-    if (sc_h5_read_attr_str(f, "/", "schema", &schema, NULL) == SC_OK) {
-        if (!strncmp(schema, "softcon.sim/", 12)) is_sim = 1;
-        else if (!strncmp(schema, "softcon.character/", 18)) is_sim = 0;
-        else rc = sc_fail(err, SC_EINPUT, "%s: schema is '%s': expected a sim.h5 (softcon.sim/1) or a character.h5 (softcon.character/1)", path, schema);
-        free(schema);
-    } else if (sc_h5_exists(f, "/time") || sc_h5_exists(f, "/mesh")) {
-        is_sim = 1;
-    } else if (sc_h5_exists(f, "/surface")) {
-        is_sim = 0;
-    } else {
-        rc = sc_fail(err, SC_EINPUT, "%s:/time: missing; the file is neither a sim.h5 nor a character.h5 (no root 'schema' attribute)", path);
-    }
-    if (rc) {
-        sc_h5_close(f);
-        return rc;
-    }
-    if (is_sim) {
-        a->file = f;
-        rc = open_sim(f, a, err);
-    } else {
-        sc_h5_close(f);
-        rc = open_character(path, a, err);
-    }
+    rc = is_sim ? open_sim(&d, a, err) : open_character(path, a, err);
+    sc_sim_data_free(&d);
     if (rc) sc_anim_close(a);
     return rc;
 }
@@ -470,9 +338,7 @@ static int frame_nodes(sc_anim *a, int k, int keep, const double **out, sc_err *
     if (!a->is_sim) {
         memcpy(x, a->rest_pos, (size_t)a->nnodes * 3 * sizeof(double));
     } else if (a->has_nodes) {
-        size_t nd[3] = {0, (size_t)a->nnodes, 3};
-        int rc = sc_h5_read_f64_rows(a->file, "/nodes/position", 3, nd, (size_t)k, 1, x, err);
-        if (!rc) rc = sc_h5_check_range(a->file, "/nodes/position (frame)", x, 3 * (size_t)a->nnodes, 3, -1e6, 1e6, 0, err);
+        int rc = sc_sim_read_node_frame(a->file, a->nnodes, k, x, err);
         if (rc) return rc;
     } else {
         for (int i = 0; i < a->nnodes; i++) {

@@ -8,15 +8,12 @@
 #define SC_RENDER_ANIM_H
 #include "core/mathx.h"
 #include "core/status.h"
-#include "io/h5.h"
 #include "model/model.h"
+#include "settings/render.h"
+#include "store/sim.h"
 
-#define SC_ANIM_MAX_PUSH 64
-
-typedef struct sc_anim_push {
-    int bone;
-    double time, duration, force[3]; /* s, s, N (world frame) */
-} sc_anim_push;
+#define SC_ANIM_MAX_PUSH SC_SCENE_MAX_PUSH
+typedef sc_scene_push sc_anim_push; /* a push of the simulation's config (settings/render.h) */
 
 typedef struct sc_anim {
     char path[1024];
@@ -55,7 +52,7 @@ typedef struct sc_anim {
     int ghost_sim_time;/* 1: ghost_time is the simulation's time (an openloop.h5's achieved frames) */
     double *ghost_time, *ghost_pos, *ghost_quat; /* [ghost_n], [ghost_n*nbones*3], [ghost_n*nbones*4] */
     /* private */
-    sc_h5 *file;
+    sc_sim_file *file; /* sim.h5, for node frames on demand */
     int *rigid_bone;   /* [nnodes] bone each node follows when there are no node frames */
     double *cache[2];
     int cache_k[2];

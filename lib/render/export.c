@@ -10,7 +10,7 @@
 #include "io/bvh.h"
 #include "io/h5.h"
 #include "io/obj.h"
-#include "io/xdmf.h"
+#include "store/xdmf.h"
 #include "render/export.h"
 
 static const char *base_name(const char *p)

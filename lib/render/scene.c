@@ -32,33 +32,6 @@ struct sc_renderer {
     float albedo[3]; /* linear */
 };
 
-void sc_render_default_opts(sc_render_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->width = 640;
-    o->height = 480;
-    o->camera = SC_CAM_SIDE;
-    o->azimuth = NAN;
-    o->elevation = 12;
-    o->distance = 0;
-    o->fov = 35;
-    o->orbit_period = 8;
-    o->follow = 1;
-    o->antialias = 1;
-    o->flat = 0;
-    o->skeleton = 0;
-    o->contacts = 1;
-    o->pushes = 1;
-    o->shadow = 1;
-    o->labels = 1;
-    o->tile = 0.5;
-    o->contact_threshold = 0.004;
-    o->push_scale = 0.004;
-    o->force_scale = 0.0005;
-    o->body_color[0] = 0.93; o->body_color[1] = 0.91; o->body_color[2] = 0.86;
-    o->light[0] = -0.45; o->light[1] = 1.0; o->light[2] = 0.55;
-}
-
 void sc_renderer_free(sc_renderer *r)
 {
     if (!r) return;

@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/blob.h"
 #include "core/hash.h"
 #include "core/log.h"
 #include "sim/sim.h"
@@ -581,18 +582,6 @@ size_t sc_sim_snapshot_capacity(const sc_sim *s)
     return sizeof(snapshot_header) + 8 * (fixed_payload_doubles(s) + 4 * (size_t)s->nv);
 }
 
-typedef struct { unsigned char *p; } writer;
-static void put(writer *w, const void *v, size_t n) { memcpy(w->p, v, n); w->p += n; }
-static void put_i64(writer *w, int64_t v) { put(w, &v, 8); }
-typedef struct { const unsigned char *p, *end; } reader;
-static int get(reader *r, void *v, size_t n)
-{
-    if ((size_t)(r->end - r->p) < n) return 0;
-    memcpy(v, r->p, n);
-    r->p += n;
-    return 1;
-}
-
 size_t sc_sim_snapshot_save(const sc_sim *s, void *buf, size_t cap)
 {
     int ncontact = 0;
@@ -600,29 +589,30 @@ size_t sc_sim_snapshot_save(const sc_sim *s, void *buf, size_t cap)
     size_t payload = 8 * (fixed_payload_doubles(s) + 4 * (size_t)ncontact), total = sizeof(snapshot_header) + payload;
     if (cap < total) return 0;
     unsigned char *base = buf;
-    writer w = {base + sizeof(snapshot_header)};
+    sc_blob_writer w; /* the caller's buffer: no allocation */
+    sc_blob_writer_fixed(&w, base + sizeof(snapshot_header), payload);
     size_t n3 = 3 * (size_t)s->nn;
-    put(&w, &s->t, 8);
-    put_i64(&w, s->step);
-    put(&w, s->o.gravity, 24);
-    put(&w, s->x, 8 * n3);
-    put(&w, s->v, 8 * n3);
-    put(&w, s->warm, 8 * sc_fem_warm_size(&s->fem));
-    put(&w, s->targets, sizeof(sc_quat) * (size_t)s->nb);
-    put(&w, s->push, 24 * (size_t)s->nb);
-    sc_skeleton_save(s->skel, (double *)(void *)w.p); /* memcpy-only writer: alignment of w.p is irrelevant on x86-64 */
-    w.p += 8 * sc_skeleton_state_size(s->skel);
+    sc_blob_put(&w, &s->t, 8);
+    sc_blob_put_i64(&w, s->step);
+    sc_blob_put(&w, s->o.gravity, 24);
+    sc_blob_put(&w, s->x, 8 * n3);
+    sc_blob_put(&w, s->v, 8 * n3);
+    sc_blob_put(&w, s->warm, 8 * sc_fem_warm_size(&s->fem));
+    sc_blob_put(&w, s->targets, sizeof(sc_quat) * (size_t)s->nb);
+    sc_blob_put(&w, s->push, 24 * (size_t)s->nb);
+    /* the skeleton writes in place (alignment of the spot is irrelevant on x86-64) */
+    sc_skeleton_save(s->skel, sc_blob_reserve(&w, 8 * sc_skeleton_state_size(s->skel)));
     const sc_fem_stats *fs = &s->fem_stats;
     const sc_contact_result *cr = &s->contact;
     double df[DIAG_F64] = {fs->elastic_energy, fs->worst_det, cr->total_force.x, cr->total_force.y, cr->total_force.z, cr->max_depth};
-    put(&w, df, sizeof df);
+    sc_blob_put(&w, df, sizeof df);
     int64_t di[DIAG_I64] = {fs->inverted, fs->worst_tet, fs->fallbacks, fs->newton_steps, cr->count, cr->sliding};
-    put(&w, di, sizeof di);
-    put_i64(&w, ncontact);
+    sc_blob_put(&w, di, sizeof di);
+    sc_blob_put_i64(&w, ncontact);
     for (int i = 0; i < s->nv; i++) {
         if (!s->in_contact[i]) continue;
-        put_i64(&w, i);
-        put(&w, s->anchor + 3 * i, 24);
+        sc_blob_put_i64(&w, i);
+        sc_blob_put(&w, s->anchor + 3 * i, 24);
     }
     snapshot_header h;
     memset(&h, 0, sizeof h);
@@ -661,10 +651,10 @@ int sc_sim_snapshot_restore(sc_sim *s, const void *buf, size_t size, sc_err *err
     if (size - sizeof h < fixed || (size - sizeof h - fixed) % 32)
         return sc_fail(err, SC_EINPUT, "snapshot: payload of %zu bytes does not fit this simulation", size - sizeof h);
     /* validate the contact list before touching s */
-    reader r = {base + sizeof h + fixed - 8, base + size};
-    int64_t ncontact;
-    get(&r, &ncontact, 8);
-    if (ncontact < 0 || ncontact > s->nv || (size_t)ncontact * 32 != (size_t)(r.end - r.p))
+    sc_blob_reader r;
+    sc_blob_reader_init(&r, base + sizeof h + fixed - 8, size - sizeof h - fixed + 8);
+    int64_t ncontact = sc_blob_get_i64(&r);
+    if (ncontact < 0 || ncontact > s->nv || (size_t)ncontact * 32 != r.left)
         return sc_fail(err, SC_EINPUT, "snapshot: %lld contact entries do not fit the payload", (long long)ncontact);
     for (int64_t c = 0; c < ncontact; c++) {
         int64_t i;
@@ -672,26 +662,23 @@ int sc_sim_snapshot_restore(sc_sim *s, const void *buf, size_t size, sc_err *err
         if (i < 0 || i >= s->nv) return sc_fail(err, SC_EINPUT, "snapshot: contact vertex %lld out of range", (long long)i);
     }
 
-    r = (reader){base + sizeof h, base + size};
+    sc_blob_reader_init(&r, base + sizeof h, size - sizeof h);
     size_t n3 = 3 * (size_t)s->nn;
-    int64_t step;
     double g[3];
-    get(&r, &s->t, 8);
-    get(&r, &step, 8);
-    s->step = (long)step;
-    get(&r, g, 24);
-    get(&r, s->x, 8 * n3);
-    get(&r, s->v, 8 * n3);
-    get(&r, s->warm, 8 * sc_fem_warm_size(&s->fem));
-    get(&r, s->targets, sizeof(sc_quat) * (size_t)s->nb);
-    get(&r, s->push, 24 * (size_t)s->nb);
-    sc_skeleton_restore(s->skel, (const double *)(const void *)r.p);
-    r.p += 8 * sc_skeleton_state_size(s->skel);
+    sc_blob_get(&r, &s->t, 8);
+    s->step = (long)sc_blob_get_i64(&r);
+    sc_blob_get(&r, g, 24);
+    sc_blob_get(&r, s->x, 8 * n3);
+    sc_blob_get(&r, s->v, 8 * n3);
+    sc_blob_get(&r, s->warm, 8 * sc_fem_warm_size(&s->fem));
+    sc_blob_get(&r, s->targets, sizeof(sc_quat) * (size_t)s->nb);
+    sc_blob_get(&r, s->push, 24 * (size_t)s->nb);
+    sc_skeleton_restore(s->skel, sc_blob_take(&r, 8 * sc_skeleton_state_size(s->skel)));
     sc_sim_set_gravity(s, g);
     double df[DIAG_F64];
     int64_t di[DIAG_I64];
-    get(&r, df, sizeof df);
-    get(&r, di, sizeof di);
+    sc_blob_get(&r, df, sizeof df);
+    sc_blob_get(&r, di, sizeof di);
     sc_fem_stats *fs = &s->fem_stats;
     sc_contact_result *cr = &s->contact;
     fs->elastic_energy = df[0];
@@ -704,12 +691,11 @@ int sc_sim_snapshot_restore(sc_sim *s, const void *buf, size_t size, sc_err *err
     fs->newton_steps = di[3];
     cr->count = (int)di[4];
     cr->sliding = (int)di[5];
-    r.p += 8; /* the contact count, checked above */
+    sc_blob_take(&r, 8); /* the contact count, checked above */
     memset(s->in_contact, 0, (size_t)s->nv);
     for (int64_t c = 0; c < ncontact; c++) {
-        int64_t i = 0;
-        get(&r, &i, 8);
-        get(&r, s->anchor + 3 * i, 24);
+        int64_t i = sc_blob_get_i64(&r);
+        sc_blob_get(&r, s->anchor + 3 * i, 24);
         s->in_contact[i] = 1;
     }
     sync_fixed(s); /* the step relies on it (the saved fixed nodes are these to the bit) */

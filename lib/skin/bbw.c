@@ -627,6 +627,177 @@ static void ctx_free(bbw_ctx *cx)
     cholmod_finish(&cx->cm);
 }
 
+/* The free block Q_FF (full, for products), its upper triangle for CHOLMOD, and c = Q_FH w_H. */
+static int build_free_block(bbw_ctx *cx, int n, const csr *q, const int *fid, const int *handle_bone, int max_iter, sc_err *err)
+{
+    int nf = cx->nf, nb = cx->nb;
+    size_t nnz = 0, nup = 0;
+    for (int i = 0; i < n; i++) {
+        if (fid[i] < 0) continue;
+        for (int p = q->p[i]; p < q->p[i + 1]; p++)
+            if (fid[q->j[p]] >= 0) nnz++, nup += q->j[p] <= i;
+    }
+    cx->qf.n = nf;
+    cx->qf.p = sc_alloc(err, (size_t)nf + 1, sizeof(int));
+    cx->qf.j = sc_alloc(err, nnz, sizeof(int));
+    cx->qf.x = sc_alloc(err, nnz, sizeof(double));
+    cx->c = sc_alloc(err, (size_t)nf * nb, sizeof(double));
+    cx->diag = sc_alloc(err, (size_t)nf, sizeof(double));
+    cx->abase = sc_alloc(err, nup, sizeof(double));
+    cx->st = sc_alloc(err, (size_t)nf, 1);
+    cx->st2 = sc_alloc(err, (size_t)nf, 1);
+    cx->x = sc_alloc(err, (size_t)nf, sizeof(double));
+    cx->g = sc_alloc(err, (size_t)nf, sizeof(double));
+    cx->xfix = sc_alloc(err, (size_t)nf, sizeof(double));
+    cx->hist = sc_alloc(err, (size_t)max_iter + 1, sizeof(uint64_t));
+    cx->a = cholmod_allocate_sparse((size_t)nf, (size_t)nf, nup, 1, 1, 1, CHOLMOD_REAL, &cx->cm);
+    cx->b = cholmod_zeros((size_t)nf, 1, CHOLMOD_REAL, &cx->cm);
+    cx->br = cholmod_zeros((size_t)nf, 1, CHOLMOD_REAL, &cx->cm);
+    cx->ar = cholmod_allocate_sparse((size_t)nf, (size_t)nf, nup, 1, 1, 1, CHOLMOD_REAL, &cx->cm);
+    cx->red = sc_alloc(err, (size_t)nf, sizeof(int));
+    cx->rperm = sc_alloc(err, (size_t)nf, sizeof(int));
+    if (!cx->qf.p || !cx->qf.j || !cx->qf.x || !cx->c || !cx->diag || !cx->abase || !cx->st || !cx->st2 || !cx->x ||
+        !cx->g || !cx->xfix || !cx->hist || !cx->a || !cx->b ||
+        !cx->br || !cx->ar || !cx->red || !cx->rperm) {
+        return sc_fail(err, SC_EIO, "bbw: out of memory (%d free nodes)", nf);
+    }
+    int *ap = cx->a->p, *ai = cx->a->i;
+    double *ax = cx->a->x;
+    size_t s = 0, u = 0;
+    for (int i = 0; i < n; i++) {
+        int fi = fid[i];
+        if (fi < 0) continue;
+        double rowabs = 0;
+        for (int p = q->p[i]; p < q->p[i + 1]; p++) {
+            int c = q->j[p], fc = fid[c];
+            rowabs += fabs(q->x[p]);
+            if (fc < 0) {
+                cx->c[(size_t)fi * nb + handle_bone[c]] += q->x[p];
+                continue;
+            }
+            if (fc == fi) cx->diag[fi] = q->x[p];
+            cx->qf.j[s] = fc;
+            cx->qf.x[s++] = q->x[p];
+            if (c <= i) ai[u] = fc, ax[u] = cx->abase[u] = q->x[p], u++;
+        }
+        cx->qf.p[fi + 1] = (int)s;
+        ap[fi + 1] = (int)u;
+        cx->qscale = fmax(cx->qscale, rowabs);
+    }
+    /* c above holds Q_FH summed per bone = Q_FH w_H for w_H = indicator of that bone */
+    return SC_OK;
+}
+
+/* One symbolic analysis of the full free pattern, one numeric factorization of Q_FF, and the
+   unconstrained weights of every bone (*xu_out: nf x nb, a column per bone). */
+static int factor_and_solve(bbw_ctx *cx, long *factor_nnz, double **xu_out, sc_err *err)
+{
+    int nf = cx->nf, nb = cx->nb, rc;
+    cx->l = cholmod_analyze(cx->a, &cx->cm);
+    if (!cx->l) { rc = cholmod_failed(cx, "analyze", err); return rc; }
+    cholmod_factorize(cx->a, cx->l, &cx->cm);
+    if ((rc = factor_ok(cx, cx->l, "factorize", err))) return rc;
+    *factor_nnz = (long)cx->cm.lnz;
+    {
+        cholmod_dense *bb = cholmod_zeros((size_t)nf, (size_t)nb, CHOLMOD_REAL, &cx->cm), *xx;
+        if (!bb) { rc = cholmod_failed(cx, "allocate", err); return rc; }
+        double *bx = bb->x;
+        for (int j = 0; j < nb; j++)
+            for (int i = 0; i < nf; i++) bx[(size_t)j * nf + i] = -cx->c[(size_t)i * nb + j];
+        xx = cholmod_solve(CHOLMOD_A, cx->l, bb, &cx->cm);
+        cholmod_free_dense(&bb, &cx->cm);
+        if (!xx) { rc = cholmod_failed(cx, "solve", err); return rc; }
+        double *xu = malloc((size_t)nf * nb * sizeof *xu);
+        if (xu) memcpy(xu, xx->x, (size_t)nf * nb * sizeof *xu);
+        cholmod_free_dense(&xx, &cx->cm);
+        if (!xu) return sc_fail(err, SC_EIO, "bbw: out of memory");
+        *xu_out = xu;
+    }
+    return SC_OK;
+}
+
+/* Bone j's weights: the primal-dual active set method from the unconstrained solution, the
+   primal one where that cycles, stalls or is not accurate enough; written into column j of
+   weights, with the bone's figures. */
+static int solve_bone(bbw_ctx *cx, const sc_bbw_opts *o, int j, int n, const int *fid, const double *xu, double *weights,
+                      sc_bbw_bone_stats *bone_stats, sc_bbw_stats *stats, sc_err *err)
+{
+    int nf = cx->nf, nb = cx->nb, rc = SC_OK;
+    double tb = sc_wall_time();
+    int iters = 0, piters = 0, converged = 0, fallback = 0;
+    memcpy(cx->x, xu + (size_t)j * nf, (size_t)nf * sizeof *cx->x);
+    if (o->method != SC_BBW_PRIMAL) {
+        converged = solve_pdas(cx, j, o->max_iter, &iters, err, &rc);
+        if (rc) return rc;
+    }
+    double kkt = 1;
+    if (converged) {
+        gradient(cx, j, cx->x, cx->g);
+        kkt = kkt_residual(cx, cx->x, cx->g);
+    }
+    if (!converged || kkt > o->tol) {
+        /* cycling, stalled or not accurate enough: the primal method from the last iterate */
+        fallback = 1;
+        if (o->method != SC_BBW_PRIMAL && sc_log_level() >= SC_LOG_DEBUG)
+            sc_log_debug("bbw: bone %d: primal-dual active set %s after %d iterations, "
+                         "falling back to the primal active set method",
+                         j, converged ? "inaccurate" : "did not converge", iters);
+        if ((rc = solve_primal(cx, j, 4 * nf + o->max_iter, &piters, err))) return rc;
+        gradient(cx, j, cx->x, cx->g);
+        kkt = kkt_residual(cx, cx->x, cx->g);
+    }
+    if (kkt > o->tol) {
+        rc = sc_fail(err, SC_ENUMERIC,
+                     "bbw: bone %d: relative KKT residual %.3g above the target %.3g after %d "
+                     "iterations",
+                     j, kkt, o->tol, iters + piters);
+        return rc;
+    }
+    int nlo = 0, nhi = 0;
+    for (int i = 0; i < n; i++) {
+        int fi = fid[i];
+        if (fi < 0) continue;
+        weights[(size_t)i * nb + j] = cx->x[fi];
+        nlo += cx->x[fi] <= 0, nhi += cx->x[fi] >= 1;
+    }
+    if (stats) stats->max_kkt_residual = fmax(stats->max_kkt_residual, kkt);
+    if (bone_stats) {
+        bone_stats[j].iterations = iters + piters;
+        bone_stats[j].fallback = fallback;
+        bone_stats[j].kkt_residual = kkt;
+        bone_stats[j].nactive_lo = nlo;
+        bone_stats[j].nactive_hi = nhi;
+        bone_stats[j].seconds = sc_wall_time() - tb;
+    }
+    return SC_OK;
+}
+
+/* Partition of unity by row normalization (raw: only measured). */
+static void normalize_rows(int n, int nb, double *weights, const double *xu, int nf, const int *fid, int raw, sc_bbw_stats *stats)
+{
+    for (int i = 0; i < n; i++) {
+        double *w = weights + (size_t)i * nb, sum = 0;
+        for (int j = 0; j < nb; j++) sum += w[j];
+        if (stats) stats->max_rowsum_dev_before_norm = fmax(stats->max_rowsum_dev_before_norm, fabs(sum - 1));
+        if (raw) continue;
+        if (!(sum > 1e-12)) {
+            /* every bone bounded to 0 here: fall back to the largest unconstrained weight */
+            int best = 0;
+            for (int j = 1; j < nb; j++)
+                if (xu[(size_t)j * nf + fid[i]] > xu[(size_t)best * nf + fid[i]]) best = j;
+            sc_log_warn("bbw: node %d has all weights 0; assigning it to bone %d", i, best);
+            for (int j = 0; j < nb; j++) w[j] = j == best ? 1.0 : 0.0;
+            if (stats) stats->max_change_by_norm = fmax(stats->max_change_by_norm, 1);
+            continue;
+        }
+        for (int j = 0; j < nb; j++) {
+            double v = w[j] / sum;
+            if (stats) stats->max_change_by_norm = fmax(stats->max_change_by_norm, fabs(v - w[j]));
+            w[j] = v;
+        }
+    }
+}
+
 int sc_bbw_solve(int nnodes, const double *rest_pos, int ntets, const int *tets, int nbones,
                  const int *handle_bone, const sc_bbw_opts *opts, double *weights,
                  sc_bbw_bone_stats *bone_stats, sc_bbw_stats *stats, sc_err *err)
@@ -670,158 +841,16 @@ int sc_bbw_solve(int nnodes, const double *rest_pos, int ntets, const int *tets,
     if (stats) stats->nfree = nf;
     if (nf == 0) goto normalize;
 
-    /* free block Q_FF (full, for products), its upper triangle for CHOLMOD, and c = Q_FH w_H */
-    {
-        size_t nnz = 0, nup = 0;
-        for (int i = 0; i < n; i++) {
-            if (fid[i] < 0) continue;
-            for (int p = q.p[i]; p < q.p[i + 1]; p++)
-                if (fid[q.j[p]] >= 0) nnz++, nup += q.j[p] <= i;
-        }
-        cx.qf.n = nf;
-        cx.qf.p = sc_alloc(err, (size_t)nf + 1, sizeof(int));
-        cx.qf.j = sc_alloc(err, nnz, sizeof(int));
-        cx.qf.x = sc_alloc(err, nnz, sizeof(double));
-        cx.c = sc_alloc(err, (size_t)nf * nb, sizeof(double));
-        cx.diag = sc_alloc(err, (size_t)nf, sizeof(double));
-        cx.abase = sc_alloc(err, nup, sizeof(double));
-        cx.st = sc_alloc(err, (size_t)nf, 1);
-        cx.st2 = sc_alloc(err, (size_t)nf, 1);
-        cx.x = sc_alloc(err, (size_t)nf, sizeof(double));
-        cx.g = sc_alloc(err, (size_t)nf, sizeof(double));
-        cx.xfix = sc_alloc(err, (size_t)nf, sizeof(double));
-        cx.hist = sc_alloc(err, (size_t)o.max_iter + 1, sizeof(uint64_t));
-        cx.a = cholmod_allocate_sparse((size_t)nf, (size_t)nf, nup, 1, 1, 1, CHOLMOD_REAL, &cx.cm);
-        cx.b = cholmod_zeros((size_t)nf, 1, CHOLMOD_REAL, &cx.cm);
-        cx.br = cholmod_zeros((size_t)nf, 1, CHOLMOD_REAL, &cx.cm);
-        cx.ar = cholmod_allocate_sparse((size_t)nf, (size_t)nf, nup, 1, 1, 1, CHOLMOD_REAL, &cx.cm);
-        cx.red = sc_alloc(err, (size_t)nf, sizeof(int));
-        cx.rperm = sc_alloc(err, (size_t)nf, sizeof(int));
-        if (!cx.qf.p || !cx.qf.j || !cx.qf.x || !cx.c || !cx.diag || !cx.abase || !cx.st || !cx.st2 || !cx.x ||
-            !cx.g || !cx.xfix || !cx.hist || !cx.a || !cx.b ||
-            !cx.br || !cx.ar || !cx.red || !cx.rperm) {
-            rc = sc_fail(err, SC_EIO, "bbw: out of memory (%d free nodes)", nf);
-            goto done;
-        }
-        int *ap = cx.a->p, *ai = cx.a->i;
-        double *ax = cx.a->x;
-        size_t s = 0, u = 0;
-        for (int i = 0; i < n; i++) {
-            int fi = fid[i];
-            if (fi < 0) continue;
-            double rowabs = 0;
-            for (int p = q.p[i]; p < q.p[i + 1]; p++) {
-                int c = q.j[p], fc = fid[c];
-                rowabs += fabs(q.x[p]);
-                if (fc < 0) {
-                    cx.c[(size_t)fi * nb + handle_bone[c]] += q.x[p];
-                    continue;
-                }
-                if (fc == fi) cx.diag[fi] = q.x[p];
-                cx.qf.j[s] = fc;
-                cx.qf.x[s++] = q.x[p];
-                if (c <= i) ai[u] = fc, ax[u] = cx.abase[u] = q.x[p], u++;
-            }
-            cx.qf.p[fi + 1] = (int)s;
-            ap[fi + 1] = (int)u;
-            cx.qscale = fmax(cx.qscale, rowabs);
-        }
-        /* c above holds Q_FH summed per bone = Q_FH w_H for w_H = indicator of that bone */
-    }
-
-    /* one symbolic analysis of the full free pattern, one numeric factorization of Q_FF */
-    cx.l = cholmod_analyze(cx.a, &cx.cm);
-    if (!cx.l) { rc = cholmod_failed(&cx, "analyze", err); goto done; }
-    cholmod_factorize(cx.a, cx.l, &cx.cm);
-    if ((rc = factor_ok(&cx, cx.l, "factorize", err))) goto done;
-    if (stats) stats->factor_nnz = (long)cx.cm.lnz;
-    {
-        cholmod_dense *bb = cholmod_zeros((size_t)nf, (size_t)nb, CHOLMOD_REAL, &cx.cm), *xx;
-        if (!bb) { rc = cholmod_failed(&cx, "allocate", err); goto done; }
-        double *bx = bb->x;
-        for (int j = 0; j < nb; j++)
-            for (int i = 0; i < nf; i++) bx[(size_t)j * nf + i] = -cx.c[(size_t)i * nb + j];
-        xx = cholmod_solve(CHOLMOD_A, cx.l, bb, &cx.cm);
-        cholmod_free_dense(&bb, &cx.cm);
-        if (!xx) { rc = cholmod_failed(&cx, "solve", err); goto done; }
-        xu = malloc((size_t)nf * nb * sizeof *xu);
-        if (xu) memcpy(xu, xx->x, (size_t)nf * nb * sizeof *xu);
-        cholmod_free_dense(&xx, &cx.cm);
-        if (!xu) { rc = sc_fail(err, SC_EIO, "bbw: out of memory"); goto done; }
-    }
-
-    for (int j = 0; j < nb; j++) {
-        double tb = sc_wall_time();
-        int iters = 0, piters = 0, converged = 0, fallback = 0;
-        memcpy(cx.x, xu + (size_t)j * nf, (size_t)nf * sizeof *cx.x);
-        if (o.method != SC_BBW_PRIMAL) {
-            converged = solve_pdas(&cx, j, o.max_iter, &iters, err, &rc);
-            if (rc) goto done;
-        }
-        double kkt = 1;
-        if (converged) {
-            gradient(&cx, j, cx.x, cx.g);
-            kkt = kkt_residual(&cx, cx.x, cx.g);
-        }
-        if (!converged || kkt > o.tol) {
-            /* cycling, stalled or not accurate enough: the primal method from the last iterate */
-            fallback = 1;
-            if (o.method != SC_BBW_PRIMAL && sc_log_level() >= SC_LOG_DEBUG)
-                sc_log_debug("bbw: bone %d: primal-dual active set %s after %d iterations, "
-                             "falling back to the primal active set method",
-                             j, converged ? "inaccurate" : "did not converge", iters);
-            if ((rc = solve_primal(&cx, j, 4 * nf + o.max_iter, &piters, err))) goto done;
-            gradient(&cx, j, cx.x, cx.g);
-            kkt = kkt_residual(&cx, cx.x, cx.g);
-        }
-        if (kkt > o.tol) {
-            rc = sc_fail(err, SC_ENUMERIC,
-                         "bbw: bone %d: relative KKT residual %.3g above the target %.3g after %d "
-                         "iterations",
-                         j, kkt, o.tol, iters + piters);
-            goto done;
-        }
-        int nlo = 0, nhi = 0;
-        for (int i = 0; i < n; i++) {
-            int fi = fid[i];
-            if (fi < 0) continue;
-            weights[(size_t)i * nb + j] = cx.x[fi];
-            nlo += cx.x[fi] <= 0, nhi += cx.x[fi] >= 1;
-        }
-        if (stats) stats->max_kkt_residual = fmax(stats->max_kkt_residual, kkt);
-        if (bone_stats) {
-            bone_stats[j].iterations = iters + piters;
-            bone_stats[j].fallback = fallback;
-            bone_stats[j].kkt_residual = kkt;
-            bone_stats[j].nactive_lo = nlo;
-            bone_stats[j].nactive_hi = nhi;
-            bone_stats[j].seconds = sc_wall_time() - tb;
-        }
-    }
+    if ((rc = build_free_block(&cx, n, &q, fid, handle_bone, o.max_iter, err))) goto done;
+    long factor_nnz = 0;
+    rc = factor_and_solve(&cx, &factor_nnz, &xu, err);
+    if (stats) stats->factor_nnz = factor_nnz;
+    if (rc) goto done;
+    for (int j = 0; j < nb; j++)
+        if ((rc = solve_bone(&cx, &o, j, n, fid, xu, weights, bone_stats, stats, err))) goto done;
 
 normalize:
-    /* partition of unity by row normalization */
-    for (int i = 0; i < n; i++) {
-        double *w = weights + (size_t)i * nb, sum = 0;
-        for (int j = 0; j < nb; j++) sum += w[j];
-        if (stats) stats->max_rowsum_dev_before_norm = fmax(stats->max_rowsum_dev_before_norm, fabs(sum - 1));
-        if (o.raw) continue;
-        if (!(sum > 1e-12)) {
-            /* every bone bounded to 0 here: fall back to the largest unconstrained weight */
-            int best = 0;
-            for (int j = 1; j < nb; j++)
-                if (xu[(size_t)j * nf + fid[i]] > xu[(size_t)best * nf + fid[i]]) best = j;
-            sc_log_warn("bbw: node %d has all weights 0; assigning it to bone %d", i, best);
-            for (int j = 0; j < nb; j++) w[j] = j == best ? 1.0 : 0.0;
-            if (stats) stats->max_change_by_norm = fmax(stats->max_change_by_norm, 1);
-            continue;
-        }
-        for (int j = 0; j < nb; j++) {
-            double v = w[j] / sum;
-            if (stats) stats->max_change_by_norm = fmax(stats->max_change_by_norm, fabs(v - w[j]));
-            w[j] = v;
-        }
-    }
+    normalize_rows(n, nb, weights, xu, nf, fid, o.raw, stats);
     rc = SC_OK;
 done:
     if (stats) stats->seconds = sc_wall_time() - t0;

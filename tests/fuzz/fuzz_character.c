@@ -1,9 +1,9 @@
 /* libFuzzer harness: the character.h5 reader (sc_character_read_image: the guarded HDF5
- * read, then every check of lib/io/character.c) on arbitrary bytes, seeded with small
+ * read, then every check of lib/store/character.c) on arbitrary bytes, seeded with small
  * character files. What it accepts must satisfy what the simulator relies on. */
 #include <math.h>
 #include "common.h"
-#include "io/character.h"
+#include "store/character.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

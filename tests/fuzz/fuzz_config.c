@@ -13,6 +13,7 @@
 #include "io/config.h"
 #include "io/paths.h"
 #include "mesh/prep.h"
+#include "settings/mesh.h"
 
 static void consume(const uint8_t *data, size_t size, int which, int emit)
 {

@@ -11,7 +11,7 @@
 #include "sampling/openloop.h"
 #include "store/reference.h"
 #include "core/mathx.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "io/h5.h"
 
 static int die(const sc_err *e)

@@ -1,8 +1,9 @@
+/* XDMF descriptions of the HDF5 files softcon writes (character, sim, render frames). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "io/paths.h"
-#include "io/xdmf.h"
+#include "store/xdmf.h"
 
 void sc_xdmf_frame_path(char *out, size_t n, int frame, const char *leaf)
 {

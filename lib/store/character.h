@@ -4,6 +4,8 @@
 #define SC_CHARACTER_H
 #include "io/h5.h"
 #include "model/model.h"
+#include "mesh/prep.h"
+#include "skin/weights.h"
 
 #define SC_CHARACTER_SCHEMA "softcon.character/1"
 
@@ -19,7 +21,7 @@ int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *e
 int sc_character_read_image(const void *data, size_t size, const char *name, sc_model *m, int require_skin, sc_err *err);
 /* The reader itself, on an open file (for callers that hold one; unguarded). */
 int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err);
-/* character.xdmf for ParaView (lib/io/xdmf.h): the tet mesh with fixed_bone, node_mass and
+/* character.xdmf for ParaView (lib/store/xdmf.h): the tet mesh with fixed_bone, node_mass and
  * volume, and with_weights one weight_<bone> field per bone; the fine surface as a second grid.
  * `h5_name` is the HDF5 file name as seen from the XDMF's folder. */
 int sc_character_write_xdmf(const char *xdmf_path, const char *h5_name, const sc_model *m, int with_weights, sc_err *err);
@@ -27,5 +29,13 @@ int sc_character_write_xdmf(const char *xdmf_path, const char *h5_name, const sc
  * form ParaView's Xdmf3 reader reads; write them after /skin/weights, before the commit. */
 int sc_character_write_weight_views(sc_h5 *f, const sc_model *m, sc_err *err);
 void sc_character_weight_view_path(char *out, size_t n, int bone);
+/* skin-weights' output: a copy of the character file `input` with /skin replaced by r and m's
+   top-k form (dense weights, their views, top-k arrays, per-bone figures, solver attributes and
+   the provenance: created_by, the resolved config), committed to `output` (which may be input). */
+int sc_character_write_skinned(const char *input, const char *output, const sc_model *m, const sc_skin_result *r, const char *created_by,
+                               const char *config, sc_err *err);
+/* /report: mesh-prep's figures of the character it made (attributes; lengths m, volumes m^3,
+   masses kg, angles degrees, times s). */
+int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err);
 
 #endif

@@ -1,11 +1,12 @@
+/* character.h5: the writer and the checked reader of the sc_model on disk, /skin included, and character.xdmf. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "io/character.h"
+#include "store/character.h"
 #include "io/paths.h"
-#include "io/xdmf.h"
+#include "store/xdmf.h"
 
 #define D1(n) (size_t[]){(size_t)(n)}
 #define D2(n, k) (size_t[]){(size_t)(n), (size_t)(k)}
@@ -281,4 +282,80 @@ int sc_character_write_xdmf(const char *xdmf_path, const char *h5, const sc_mode
     int rc = sc_xdmf_write(xdmf_path, h5, "character", grids, 2, NULL, 0, err);
     free(fields); free(names); free(paths);
     return rc;
+}
+
+int sc_character_write_skinned(const char *input, const char *output, const sc_model *m, const sc_skin_result *r, const char *created_by,
+                               const char *config, sc_err *err)
+{
+    int nn = r->nnodes, nb = r->nbones, k = r->k;
+    const sc_bbw_stats *st = &r->st;
+    sc_h5 *f;
+    int rc = sc_h5_create_from(input, output, &f, err);
+    if (rc) return rc;
+    rc = sc_h5_delete(f, "/skin", err);
+#define TRY(x) if (!rc) rc = (x)
+    TRY(sc_h5_group(f, "/skin", "bounded biharmonic skinning weights ([L13] eq. 13; Jacobson et al. 2011), fixed nodes as handles", err));
+    TRY(sc_h5_write_f64(f, "/skin/weights", 2, D2(nn, nb), r->w, "1", "dense weights w_ij, node i (row) x bone j; rows sum to 1", err));
+    TRY(sc_character_write_weight_views(f, m, err)); /* what character.xdmf shows */
+    TRY(sc_h5_write_i32(f, "/skin/topk_bone", 2, D2(nn, k), m->skin_bone, "k most influential bones per node, -1 unused", err));
+    TRY(sc_h5_write_f64(f, "/skin/topk_weight", 2, D2(nn, k), m->skin_w, "1", "their weights, renormalized to sum 1 (what simulate uses)", err));
+    TRY(sc_h5_write_f64(f, "/skin/bone_iterations", 1, D1(nb), r->iterations, "1", "active-set iterations per bone", err));
+    TRY(sc_h5_write_f64(f, "/skin/bone_kkt_residual", 1, D1(nb), r->kkt_residual, "1", "relative KKT residual of each bone's QP (see lib/skin/bbw.h)", err));
+    TRY(sc_h5_write_f64(f, "/skin/bone_max_free_weight", 1, D1(nb), r->max_free_weight, "1", "largest weight of each bone on a non-handle node", err));
+    TRY(sc_h5_write_f64(f, "/skin/bone_influence_nodes", 1, D1(nb), r->influence, "1", "nodes where the bone's weight exceeds 1e-3", err));
+    TRY(sc_h5_write_i32(f, "/skin/bone_handles", 1, D1(nb), r->handles, "handle (fixed) nodes per bone", err));
+    TRY(sc_h5_attr_str(f, "/skin", "partition_of_unity", "per-bone bound-constrained QPs, then each row normalized", err));
+    TRY(sc_h5_attr_f64(f, "/skin", "max_rowsum_deviation_before_normalization", st->max_rowsum_dev_before_norm, err));
+    TRY(sc_h5_attr_f64(f, "/skin", "max_change_by_normalization", st->max_change_by_norm, err));
+    TRY(sc_h5_attr_f64(f, "/skin", "max_kkt_residual", st->max_kkt_residual, err));
+    TRY(sc_h5_attr_f64(f, "/skin", "seconds", st->seconds, err));
+    TRY(sc_h5_attr_i64(f, "/skin", "k", k, err));
+    TRY(sc_h5_attr_i64(f, "/skin", "factor_nnz", st->factor_nnz, err));
+    TRY(sc_h5_attr_str(f, "/skin", "created_by", created_by, err));
+    TRY(sc_h5_attr_str(f, "/skin", "config", config ? config : "", err));
+    TRY(sc_h5_attr_str(f, "/skin", "softcon_version", SC_VERSION " (" SC_GIT_REV ")", err));
+#undef TRY
+    if (rc) {
+        sc_h5_abort(f);
+        return rc;
+    }
+    return sc_h5_commit(f, err);
+}
+
+int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
+{
+    int rc;
+#define A_I(n, v) if ((rc = sc_h5_attr_i64(f, "/report", n, v, err))) return rc
+#define A_F(n, v) if ((rc = sc_h5_attr_f64(f, "/report", n, v, err))) return rc
+    if ((rc = sc_h5_group(f, "/report", "mesh-prep report; lengths m, volumes m^3, masses kg, angles degrees, times s", err))) return rc;
+    A_I("nodes", r->nnodes); A_I("tets", r->ntets); A_I("surface_vertices", r->nsurf_verts);
+    A_I("surface_faces", r->nsurf_tris); A_I("bones", r->nbones); A_I("joints", r->njoints);
+    A_I("fixed_nodes", r->nfixed); A_I("envelope_vertices", r->env_verts); A_I("envelope_faces", r->env_tris);
+    A_F("min_dihedral_deg", r->quality.min_dihedral); A_F("max_dihedral_deg", r->quality.max_dihedral);
+    A_F("min_tet_volume_m3", r->quality.min_volume); A_F("max_tet_volume_m3", r->quality.max_volume);
+    A_I("nonpositive_tets", r->quality.nonpositive); A_F("radius_edge_mean", r->quality.radius_edge_mean);
+    A_F("radius_edge_max", r->quality.radius_edge_max); A_I("embedded_inside", r->embed.inside);
+    A_I("embedded_nearest_tet", r->embed.fallback); A_F("max_nearest_tet_distance_m", r->embed.max_fallback_distance);
+    A_I("slivers_peeled", r->improve.peeled); A_I("sliver_node_moves", r->improve.smoothed_moves);
+    A_F("tetgen_min_dihedral_deg", r->improve.min_dihedral_before);
+    A_F("total_mass_kg", r->total_mass); A_F("bone_mass_kg", r->bone_mass_total); A_F("volume_m3", r->volume);
+    A_F("body_volume_m3", r->body_volume); A_I("mass_floored_nodes", r->mass_floored); A_F("tet_volume_m3", r->tet_volume);
+    A_F("seconds", r->seconds); A_F("seconds_tetgen", r->seconds_tetgen); A_F("ground_shift_m", r->shift_y);
+    A_I("skeleton_fitted", r->fitted); A_I("fixed_boxes_sized_to_body", r->fixed_fitted);
+    if (r->fitted) {
+        A_F("fit_body_height_m", r->fit.body_height); A_F("fit_scale", r->fit.scale);
+        static const char *const side[2] = {"left", "right"};
+        for (int i = 0; i < 2; i++) {
+            char a[64];
+#define A_S(fmt, v) snprintf(a, sizeof a, fmt, side[i]); A_F(a, v)
+            A_S("fit_arm_down_deg_%s", r->fit.arm_down_deg[i]);
+            A_S("fit_arm_forward_deg_%s", r->fit.arm_forward_deg[i]);
+            A_S("fit_arm_length_scale_%s", r->fit.arm_length_scale[i]);
+            A_S("fit_leg_shift_m_%s", r->fit.leg_shift[i]);
+#undef A_S
+        }
+    }
+#undef A_I
+#undef A_F
+    return sc_h5_attr_str(f, "/report", "tetgen_command", r->tetgen_command, err);
 }
