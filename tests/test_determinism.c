@@ -12,7 +12,7 @@
 #include "core/log.h"
 #include "core/mathx.h"
 #include "fixtures.h"
-#include "io/character.h"
+#include "store/character.h"
 #include "sim/sim.h"
 #include "test.h"
 
