@@ -7,7 +7,9 @@
 #include <unistd.h>
 #include "common/cli.h"
 #include "common/output.h"
-#include "sampling/controller.h"
+#include "settings/controller.h"
+#include "settings/scenario.h"
+#include "store/openloop.h"
 #include "learn/feedback.h"
 #include "sampling/rollout.h"
 #include "core/cleanup.h"
@@ -216,7 +218,7 @@ int main(int argc, char **argv)
     if (sc_cfg_check_unknown(cfg, &err)) sc_cli_die(&cli, &err);
     if (trajectory) {
         sc_controller_free(&ctrl);
-        if (sc_controller_load_trajectory(trajectory, raw ? "/reference/local_quat" : NULL, &loaded, &ctrl, &err)) sc_cli_die(&cli, &err);
+        if (sc_trajectory_read(trajectory, raw ? "/reference/local_quat" : NULL, &loaded, &ctrl, &err)) sc_cli_die(&cli, &err);
         sc.initial_pose = SC_START_REFERENCE;
     }
     if (policy_file) {

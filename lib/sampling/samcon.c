@@ -4,173 +4,12 @@
 #include <string.h>
 #include "sampling/controller.h"
 #include "sampling/samcon.h"
-#include "core/hash.h"
+#include "core/blob.h"
+#include "motion/cycle.h"
 #include "core/log.h"
 #include "core/rng.h"
-#include "io/config.h"
-#include "io/h5.h"
 #include "io/checkpoint.h"
 #include "par/par.h"
-
-/* ---- configuration ---------------------------------------------------------------------- */
-
-/* default half-widths (rad) per joint class (segments.h), about the joint frame's x (flexion for
-   a character facing +z), y (twist) and z */
-static const double class_box[SC_JOINT_CLASSES][3] = {
-    {0.5, 0.1, 0.2}, {0.4, 0, 0}, {0.4, 0.1, 0.2}, {0.2, 0.1, 0.1}, {0.2, 0.2, 0.2}, {0, 0, 0}};
-
-/* A box: one number (every axis of a ball joint, or a hinge's angle) or [x, y, z] (ball only). */
-static int read_box(sc_cfg_node *v, int hinge, double out[3], sc_err *err)
-{
-    char w[256];
-    if (sc_cfg_is_scalar(v)) {
-        double x;
-        int rc = sc_cfg_scalar_double(v, &x, err);
-        if (rc) return rc;
-        out[0] = out[1] = out[2] = x;
-    } else if (sc_cfg_is_seq(v) && sc_cfg_len(v) == 3 && !hinge) {
-        for (int k = 0; k < 3; k++) {
-            int rc = sc_cfg_scalar_double(sc_cfg_at(v, k), &out[k], err);
-            if (rc) return rc;
-        }
-    } else {
-        return sc_fail(err, SC_EINPUT, "%s: a box is %s (radians)", sc_cfg_where(v, w, sizeof w),
-                       hinge ? "one half-width (a hinge)" : "one half-width or [x, y, z]");
-    }
-    for (int k = 0; k < 3; k++)
-        if (!(out[k] >= 0 && out[k] <= SC_PI))
-            return sc_fail(err, SC_EINPUT, "%s: box half-width %g is outside [0, pi]", sc_cfg_where(v, w, sizeof w), out[k]);
-    return SC_OK;
-}
-
-int sc_samcon_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs *dofs, sc_samcon_config *c, sc_err *err)
-{
-    sc_cfg_node *root = sc_cfg_root(cfg), *s, *boxes, *joints, *cost, *fail;
-    char w[256];
-    long n;
-    int rc;
-    memset(c, 0, sizeof *c);
-    sc_tracker_default_opts(&c->tracker);
-    static const char *const selections[] = {"greedy", "spread"}, *const bases[] = {"id", "reference"},
-                             *const elite_costs[] = {"path", "segment"};
-#define TRY(x) if ((rc = (x))) return rc
-    TRY(sc_cfg_section(root, "sampling", &s, err));
-    TRY(sc_cfg_double_range(s, "segment", 0.1, 0.005, 10, &c->segment, err));
-    TRY(sc_cfg_int(s, "samples", 1000, 1, 1000000, &n, err));
-    c->samples = (int)n;
-    TRY(sc_cfg_int(s, "elites", 100, 1, 100000, &n, err));
-    c->elites = (int)n;
-    if (c->elites > c->samples)
-        return sc_fail(err, SC_EINPUT, "%s: sampling.elites = %d is more than sampling.samples = %d", sc_cfg_where(sc_cfg_get(s, "elites"), w, sizeof w),
-                       c->elites, c->samples);
-    TRY(sc_cfg_enum(s, "selection", selections, 2, SC_SELECT_GREEDY, &c->selection, err));
-    TRY(sc_cfg_enum(s, "elite_cost", elite_costs, 2, SC_ELITE_BY_PATH, &c->elite_cost, err));
-    TRY(sc_cfg_enum(s, "initial", bases, 2, SC_BASE_ID, &c->base, err));
-    TRY(sc_cfg_bool(s, "time_scaling", 1, &c->time_scaling, err));
-    TRY(sc_cfg_double_range(s, "time_scale_min", 0.8, 0.1, 10, &c->scale_min, err));
-    TRY(sc_cfg_double_range(s, "time_scale_max", 1.25, 0.1, 10, &c->scale_max, err));
-    if (c->scale_min > c->scale_max)
-        return sc_fail(err, SC_EINPUT, "%s: sampling.time_scale_min = %g is above time_scale_max = %g",
-                       sc_cfg_where(sc_cfg_get(s, "time_scale_min"), w, sizeof w), c->scale_min, c->scale_max);
-    if (!c->time_scaling) c->scale_min = c->scale_max = 1;
-    TRY(sc_cfg_double_range(s, "start", 0, 0, 1e5, &c->start, err));
-    TRY(sc_cfg_double_range(s, "end", 0, 0, 1e5, &c->end, err));
-    TRY(sc_cfg_int(s, "backtrack", 2, 0, 1000, &n, err));
-    c->backtrack = (int)n;
-    TRY(sc_cfg_int(s, "max_retries", 4, 0, 1000, &n, err));
-    c->max_retries = (int)n;
-    TRY(sc_cfg_double_range(s, "growth", 2, 1, 100, &c->growth, err));
-    TRY(sc_cfg_double_range(s, "max_cost", 0, 0, 1e12, &c->max_cost, err));
-    sc_cfg_node *cyc = sc_cfg_get(s, "cycle");
-    if (!cyc || (sc_cfg_is_scalar(cyc) && !strcmp(sc_cfg_scalar(cyc), "none"))) {
-        c->cycle = SC_CYCLE_NONE;
-        if (!cyc) TRY(sc_cfg_string(s, "cycle", "none", w, sizeof w, err));
-    } else if (sc_cfg_is_scalar(cyc) && !strcmp(sc_cfg_scalar(cyc), "auto")) {
-        c->cycle = SC_CYCLE_AUTO;
-    } else if (sc_cfg_is_seq(cyc) && sc_cfg_len(cyc) == 2) {
-        c->cycle = SC_CYCLE_GIVEN;
-        TRY(sc_cfg_vec_range(s, "cycle", 2, NULL, 0, 1e5, c->cycle_span, err));
-        if (!(c->cycle_span[1] > c->cycle_span[0] && c->cycle_span[0] >= 0))
-            return sc_fail(err, SC_EINPUT, "%s: sampling.cycle [%g, %g] is not a span of the reference (s)", sc_cfg_where(cyc, w, sizeof w),
-                           c->cycle_span[0], c->cycle_span[1]);
-    } else {
-        return sc_fail(err, SC_EINPUT, "%s: sampling.cycle is none, auto or [t0, t1] (s of the reference)", sc_cfg_where(cyc, w, sizeof w));
-    }
-    double period_def[2] = {0.4, 2.0};
-    TRY(sc_cfg_vec_range(s, "cycle_period", 2, period_def, 0, 1e4, c->cycle_period, err));
-    if (!(c->cycle_period[0] > 0 && c->cycle_period[1] > c->cycle_period[0]))
-        return sc_fail(err, SC_EINPUT, "%s: sampling.cycle_period [%g, %g] is not a range of periods (s)",
-                       sc_cfg_where(sc_cfg_get(s, "cycle_period"), w, sizeof w), c->cycle_period[0], c->cycle_period[1]);
-    TRY(sc_cfg_int(s, "cycles", 1, 1, 10000, &n, err));
-    c->cycles = (int)n;
-    if (c->cycle && (c->start > 0 || c->end > 0))
-        return sc_fail(err, SC_EINPUT, "%s: sampling.start and end do not apply with a cycle (the cycle sets the span)", sc_cfg_where(cyc, w, sizeof w));
-
-    /* offset boxes: class defaults, then the config's classes, then per joint */
-    double cls[SC_JOINT_CLASSES][3];
-    memcpy(cls, class_box, sizeof cls);
-    TRY(sc_cfg_section(s, "boxes", &boxes, err));
-    for (int i = 0; i < sc_cfg_len(boxes); i++) {
-        const char *key = sc_cfg_key_at(boxes, i);
-        int k = 0;
-        while (k < SC_JOINT_CLASSES && strcmp(sc_joint_class_names[k], key)) k++;
-        if (k == SC_JOINT_CLASSES)
-            return sc_fail(err, SC_EINPUT, "%s: sampling.boxes has no joint class '%s' (classes: hips, knees, ankles, spine, shoulders, "
-                           "others; single joints go under sampling.joints)", sc_cfg_where(sc_cfg_at(boxes, i), w, sizeof w), key);
-        TRY(read_box(sc_cfg_at(boxes, i), 0, cls[k], err));
-    }
-    for (int k = 0; k < SC_JOINT_CLASSES; k++) (void)sc_cfg_get(boxes, sc_joint_class_names[k]);
-    for (int d = 0; d < dofs->n; d++) {
-        const double *b = cls[sc_joint_class(m->bone_name[dofs->bone[d]])];
-        c->box[d] = dofs->axis[d] < 0 ? b[0] : b[dofs->axis[d]];
-    }
-    TRY(sc_cfg_section(s, "joints", &joints, err));
-    for (int i = 0; i < sc_cfg_len(joints); i++) {
-        const char *key = sc_cfg_key_at(joints, i);
-        int b = sc_model_bone_index(m, key);
-        if (b < 0 || dofs->first[b] < 0)
-            return sc_fail(err, SC_EINPUT, "%s: sampling.joints names '%s', which is not a joint of the character%s",
-                           sc_cfg_where(sc_cfg_at(joints, i), w, sizeof w), key, b == 0 ? " (the root is never sampled)" : "");
-        double box[3];
-        int hinge = m->joint_type[b] == SC_JOINT_HINGE;
-        TRY(read_box(sc_cfg_at(joints, i), hinge, box, err));
-        for (int k = 0; k < (hinge ? 1 : 3); k++) c->box[dofs->first[b] + k] = box[k];
-    }
-
-    TRY(sc_cfg_section(s, "cost", &cost, err));
-    static const char *const frames[] = {"world", "heading"};
-    TRY(sc_cfg_enum(cost, "frame", frames, 2, SC_COST_FRAME_WORLD, &c->tracker.frame, err));
-    for (int i = 0; i < SC_COST_TERMS; i++)
-        TRY(sc_cfg_double_range(cost, sc_cost_term_names[i], c->tracker.weights[i], 0, 1e6, &c->tracker.weights[i], err));
-    TRY(sc_cfg_section(s, "failure", &fail, err));
-    double tilt_deg;
-    TRY(sc_cfg_double_range(fail, "min_root_height", c->tracker.min_root_height, 0, 1, &c->tracker.min_root_height, err));
-    TRY(sc_cfg_double_range(fail, "max_tilt", 40, 1, 180, &tilt_deg, err));
-    c->tracker.max_tilt = tilt_deg * SC_PI / 180;
-    sc_cfg_node *allowed = sc_cfg_get(fail, "allowed_contacts");
-    if (!allowed || (sc_cfg_is_scalar(allowed) && !strcmp(sc_cfg_scalar(allowed), "reference"))) {
-        c->tracker.allowed_from_reference = 1;
-        if (!allowed) {
-            char def[32] = "reference";
-            TRY(sc_cfg_string(fail, "allowed_contacts", def, def, sizeof def, err));
-        }
-    } else if (sc_cfg_is_seq(allowed)) {
-        c->tracker.allowed_from_reference = 0;
-        for (int i = 0; i < sc_cfg_len(allowed); i++) {
-            const char *name = sc_cfg_scalar(sc_cfg_at(allowed, i));
-            int b = name ? sc_model_bone_index(m, name) : -1;
-            if (b < 0)
-                return sc_fail(err, SC_EINPUT, "%s: sampling.failure.allowed_contacts names '%s', which is not a bone of the character",
-                               sc_cfg_where(sc_cfg_at(allowed, i), w, sizeof w), name ? name : "?");
-            c->tracker.allowed[b] = 1;
-        }
-    } else {
-        return sc_fail(err, SC_EINPUT, "%s: sampling.failure.allowed_contacts is 'reference' (the bones the reference has on the ground) "
-                       "or a list of bone names", sc_cfg_where(allowed, w, sizeof w));
-    }
-#undef TRY
-    return SC_OK;
-}
 
 /* ---- elites ----------------------------------------------------------------------------- */
 
@@ -410,81 +249,59 @@ typedef struct search {
     double wall_seconds, sample_seconds;
 } search;
 
-typedef struct blob { unsigned char *p; size_t n, cap; int oom; } blob;
-static void bput(blob *b, const void *v, size_t n)
-{
-    if (b->oom) return;
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 1 << 16;
-        while (cap < b->n + n) cap *= 2;
-        unsigned char *q = realloc(b->p, cap);
-        if (!q) { b->oom = 1; return; }
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, v, n);
-    b->n += n;
-}
-static void bput_i(blob *b, int64_t v) { bput(b, &v, 8); }
-typedef struct bread { const unsigned char *p; size_t left; int bad; } bread;
-static void bget(bread *r, void *v, size_t n)
-{
-    if (r->bad || r->left < n) { r->bad = 1; memset(v, 0, n); return; }
-    memcpy(v, r->p, n);
-    r->p += n;
-    r->left -= n;
-}
-static int64_t bget_i(bread *r) { int64_t v; bget(r, &v, 8); return v; }
-
 #define BLOB_MAGIC 0x53434b5054303031ll /* "SCKPT001" */
 
-static void put_level(blob *b, const level *l)
+static void put_level(sc_blob_writer *b, const level *l)
 {
-    bput_i(b, l->n);
+    sc_blob_put_i64(b, l->n);
     for (int i = 0; i < l->n; i++) {
-        bput_i(b, l->sample[i]); bput_i(b, l->parent[i]); bput_i(b, l->attempt[i]); bput_i(b, l->end_step[i]); bput_i(b, l->steps[i]);
+        sc_blob_put_i64(b, l->sample[i]);
+        sc_blob_put_i64(b, l->parent[i]);
+        sc_blob_put_i64(b, l->attempt[i]);
+        sc_blob_put_i64(b, l->end_step[i]);
+        sc_blob_put_i64(b, l->steps[i]);
     }
-    bput(b, l->cost, 8 * (size_t)l->n);
-    bput(b, l->path_cost, 8 * (size_t)l->n);
-    bput(b, l->terms, 8 * (size_t)l->n * SC_COST_TERMS);
-    bput(b, l->scale, 8 * (size_t)l->n);
-    bput(b, l->offset, 8 * (size_t)l->n * (size_t)l->ndof);
-    bput(b, l->aux, 8 * (size_t)l->n * (size_t)l->naux);
-    bput(b, &l->stats, sizeof l->stats);
+    sc_blob_put(b, l->cost, 8 * (size_t)l->n);
+    sc_blob_put(b, l->path_cost, 8 * (size_t)l->n);
+    sc_blob_put(b, l->terms, 8 * (size_t)l->n * SC_COST_TERMS);
+    sc_blob_put(b, l->scale, 8 * (size_t)l->n);
+    sc_blob_put(b, l->offset, 8 * (size_t)l->n * (size_t)l->ndof);
+    sc_blob_put(b, l->aux, 8 * (size_t)l->n * (size_t)l->naux);
+    sc_blob_put(b, &l->stats, sizeof l->stats);
     int with_states = l->state && l->n > 0 && l->state[0];
-    bput_i(b, with_states);
+    sc_blob_put_i64(b, with_states);
     if (with_states)
         for (int i = 0; i < l->n; i++) {
-            bput_i(b, (int64_t)l->state_size[i]);
-            bput(b, l->state[i], l->state_size[i]);
+            sc_blob_put_i64(b, (int64_t)l->state_size[i]);
+            sc_blob_put(b, l->state[i], l->state_size[i]);
         }
 }
 
-static int get_level(bread *r, level *l, int ndof, int naux, sc_err *err)
+static int get_level(sc_blob_reader *r, level *l, int ndof, int naux, sc_err *err)
 {
-    int64_t n = bget_i(r);
+    int64_t n = sc_blob_get_i64(r);
     if (r->bad || n < 0 || n > 10000000) return sc_fail(err, SC_EINPUT, "checkpoint: damaged elite list");
     int rc = level_alloc(l, (int)n, ndof, naux, err);
     if (rc) return rc;
     for (int i = 0; i < l->n; i++) {
-        l->sample[i] = (int)bget_i(r); l->parent[i] = (int)bget_i(r); l->attempt[i] = (int)bget_i(r);
-        l->end_step[i] = (long)bget_i(r); l->steps[i] = (long)bget_i(r);
+        l->sample[i] = (int)sc_blob_get_i64(r); l->parent[i] = (int)sc_blob_get_i64(r); l->attempt[i] = (int)sc_blob_get_i64(r);
+        l->end_step[i] = (long)sc_blob_get_i64(r); l->steps[i] = (long)sc_blob_get_i64(r);
     }
-    bget(r, l->cost, 8 * (size_t)l->n);
-    bget(r, l->path_cost, 8 * (size_t)l->n);
-    bget(r, l->terms, 8 * (size_t)l->n * SC_COST_TERMS);
-    bget(r, l->scale, 8 * (size_t)l->n);
-    bget(r, l->offset, 8 * (size_t)l->n * (size_t)ndof);
-    bget(r, l->aux, 8 * (size_t)l->n * (size_t)naux);
-    bget(r, &l->stats, sizeof l->stats);
-    if (bget_i(r)) {
+    sc_blob_get(r, l->cost, 8 * (size_t)l->n);
+    sc_blob_get(r, l->path_cost, 8 * (size_t)l->n);
+    sc_blob_get(r, l->terms, 8 * (size_t)l->n * SC_COST_TERMS);
+    sc_blob_get(r, l->scale, 8 * (size_t)l->n);
+    sc_blob_get(r, l->offset, 8 * (size_t)l->n * (size_t)ndof);
+    sc_blob_get(r, l->aux, 8 * (size_t)l->n * (size_t)naux);
+    sc_blob_get(r, &l->stats, sizeof l->stats);
+    if (sc_blob_get_i64(r)) {
         for (int i = 0; i < l->n && !r->bad; i++) {
-            int64_t sz = bget_i(r);
+            int64_t sz = sc_blob_get_i64(r);
             if (sz <= 0 || (uint64_t)sz > r->left) { r->bad = 1; break; }
             l->state[i] = malloc((size_t)sz);
             if (!l->state[i]) return sc_fail(err, SC_EIO, "out of memory reading elite states");
             l->state_size[i] = (size_t)sz;
-            bget(r, l->state[i], (size_t)sz);
+            sc_blob_get(r, l->state[i], (size_t)sz);
         }
     } else {
         level_free_states(l);
@@ -492,58 +309,58 @@ static int get_level(bread *r, level *l, int ndof, int naux, sc_err *err)
     return r->bad ? sc_fail(err, SC_EINPUT, "checkpoint: truncated elite list") : SC_OK;
 }
 
-static int serialize(const sc_samcon_run *run, const search *S, uint64_t run_hash, blob *b, sc_err *err)
+static int serialize(const sc_samcon_run *run, const search *S, uint64_t run_hash, sc_blob_writer *b, sc_err *err)
 {
-    memset(b, 0, sizeof *b);
-    bput_i(b, BLOB_MAGIC);
-    bput_i(b, (int64_t)run_hash);
-    bput_i(b, S->nseg); bput_i(b, S->ndof); bput_i(b, S->naux); bput_i(b, S->k);
-    bput_i(b, S->samples); bput_i(b, S->numeric_failures); bput_i(b, S->backtracks);
-    bput(b, &S->wall_seconds, 8);
-    bput(b, &S->sample_seconds, 8);
-    for (int j = 0; j < S->nseg; j++) { bput_i(b, S->attempts[j]); bput_i(b, S->retries[j]); }
-    bput(b, S->mult, 8 * (size_t)S->nseg);
-    bput(b, S->acc, sizeof *S->acc * (size_t)S->nseg);
+    sc_blob_writer_init(b);
+    sc_blob_put_i64(b, BLOB_MAGIC);
+    sc_blob_put_i64(b, (int64_t)run_hash);
+    sc_blob_put_i64(b, S->nseg); sc_blob_put_i64(b, S->ndof); sc_blob_put_i64(b, S->naux); sc_blob_put_i64(b, S->k);
+    sc_blob_put_i64(b, S->samples); sc_blob_put_i64(b, S->numeric_failures); sc_blob_put_i64(b, S->backtracks);
+    sc_blob_put_f64(b, S->wall_seconds);
+    sc_blob_put_f64(b, S->sample_seconds);
+    for (int j = 0; j < S->nseg; j++) { sc_blob_put_i64(b, S->attempts[j]); sc_blob_put_i64(b, S->retries[j]); }
+    sc_blob_put(b, S->mult, 8 * (size_t)S->nseg);
+    sc_blob_put(b, S->acc, sizeof *S->acc * (size_t)S->nseg);
     for (int j = 0; j < S->k; j++) put_level(b, &S->lv[j]);
     if (run->save_gathered) {
         unsigned char *g = NULL;
         size_t gn = 0;
-        if (run->save_gathered(run->center_ctx, &g, &gn)) b->oom = 1;
-        bput_i(b, (int64_t)gn);
-        bput(b, g, gn);
+        if (run->save_gathered(run->center_ctx, &g, &gn)) b->failed = 1;
+        sc_blob_put_i64(b, (int64_t)gn);
+        sc_blob_put(b, g, gn);
         free(g);
     }
-    if (b->oom) { free(b->p); return sc_fail(err, SC_EIO, "out of memory writing the checkpoint"); }
+    if (b->failed) { sc_blob_writer_free(b); return sc_fail(err, SC_EIO, "out of memory writing the checkpoint"); }
     return SC_OK;
 }
 
 static int deserialize(const sc_samcon_run *run, search *S, uint64_t run_hash, const unsigned char *p, size_t n, sc_err *err)
 {
-    bread r = {p, n, 0};
-    if (bget_i(&r) != BLOB_MAGIC) return sc_fail(err, SC_EINPUT, "checkpoint: not a sampler checkpoint");
-    if ((uint64_t)bget_i(&r) != run_hash)
+    sc_blob_reader r;
+    sc_blob_reader_init(&r, p, n);
+    if (sc_blob_get_i64(&r) != BLOB_MAGIC) return sc_fail(err, SC_EINPUT, "checkpoint: not a sampler checkpoint");
+    if ((uint64_t)sc_blob_get_i64(&r) != run_hash)
         return sc_fail(err, SC_EINPUT, "checkpoint: made for other inputs (config, character, reference, seed or build differ)");
-    if (bget_i(&r) != S->nseg || bget_i(&r) != S->ndof || bget_i(&r) != S->naux)
+    if (sc_blob_get_i64(&r) != S->nseg || sc_blob_get_i64(&r) != S->ndof || sc_blob_get_i64(&r) != S->naux)
         return sc_fail(err, SC_EINPUT, "checkpoint: made for another segmentation");
-    int64_t k = bget_i(&r);
+    int64_t k = sc_blob_get_i64(&r);
     if (k < 0 || k > S->nseg) return sc_fail(err, SC_EINPUT, "checkpoint: damaged (segment %lld)", (long long)k);
     S->k = (int)k;
-    S->samples = bget_i(&r); S->numeric_failures = bget_i(&r); S->backtracks = (int)bget_i(&r);
-    bget(&r, &S->wall_seconds, 8);
-    bget(&r, &S->sample_seconds, 8);
-    for (int j = 0; j < S->nseg; j++) { S->attempts[j] = (int)bget_i(&r); S->retries[j] = (int)bget_i(&r); }
-    bget(&r, S->mult, 8 * (size_t)S->nseg);
-    bget(&r, S->acc, sizeof *S->acc * (size_t)S->nseg);
+    S->samples = sc_blob_get_i64(&r); S->numeric_failures = sc_blob_get_i64(&r); S->backtracks = (int)sc_blob_get_i64(&r);
+    S->wall_seconds = sc_blob_get_f64(&r);
+    S->sample_seconds = sc_blob_get_f64(&r);
+    for (int j = 0; j < S->nseg; j++) { S->attempts[j] = (int)sc_blob_get_i64(&r); S->retries[j] = (int)sc_blob_get_i64(&r); }
+    sc_blob_get(&r, S->mult, 8 * (size_t)S->nseg);
+    sc_blob_get(&r, S->acc, sizeof *S->acc * (size_t)S->nseg);
     for (int j = 0; j < S->k; j++) {
         int rc = get_level(&r, &S->lv[j], S->ndof, S->naux, err);
         if (rc) return rc;
     }
     if (run->restore_gathered) {
-        int64_t gn = bget_i(&r);
+        int64_t gn = sc_blob_get_i64(&r);
         if (r.bad || gn < 0 || (size_t)gn > r.left || run->restore_gathered(run->center_ctx, r.p, (size_t)gn))
             return sc_fail(err, SC_EINPUT, "checkpoint: damaged (the gathered samples)");
-        r.p += gn;
-        r.left -= (size_t)gn;
+        (void)sc_blob_take(&r, (size_t)gn);
     }
     if (r.bad || r.left) return sc_fail(err, SC_EINPUT, "checkpoint: damaged (%zu bytes unread)", r.left);
     return SC_OK;
@@ -551,14 +368,14 @@ static int deserialize(const sc_samcon_run *run, search *S, uint64_t run_hash, c
 
 static int write_checkpoint(const sc_samcon_run *run, const search *S, sc_err *err)
 {
-    blob b;
+    sc_blob_writer b;
     int rc = serialize(run, S, run->run_hash, &b, err);
     if (rc) return rc;
     sc_checkpoint_info info = {"softcon.samcon_checkpoint/1", "sample-openloop's search after its last completed segment: continue it with --resume",
                                "/search", "the search state (elites with their simulation snapshots, counters), softcon's own layout",
                                "next_segment", S->k, run->run_hash};
     rc = sc_checkpoint_write(run->checkpoint, &info, b.p, b.n, err);
-    free(b.p);
+    sc_blob_writer_free(&b);
     return rc;
 }
 
@@ -888,6 +705,21 @@ void sc_samcon_result_free(sc_samcon_result *r)
     free(r->elite_aux);
     free(r->elite_kept);
     memset(r, 0, sizeof *r);
+}
+
+int sc_samcon_cycle_setup(const sc_reference *ref, sc_samcon_config *cfg, sc_cycle *cycle, sc_reference *repeated, int *fragments,
+                          sc_err *err)
+{
+    *fragments = 0;
+    if (!cfg->cycle) return SC_OK;
+    int rc = cfg->cycle == SC_CYCLE_AUTO ? sc_cycle_find(ref, cfg->cycle_period[0], cfg->cycle_period[1], cycle, err)
+                                         : sc_cycle_from_times(ref, cfg->cycle_span[0], cfg->cycle_span[1], cycle, err);
+    if (rc || (rc = sc_cycle_repeat(ref, cycle, cfg->cycles, repeated, err))) return rc;
+    double period = cycle->t1 - cycle->t0;
+    *fragments = (int)lround(period / cfg->segment);
+    if (*fragments < 1) *fragments = 1;
+    cfg->segment = period / *fragments;
+    return SC_OK;
 }
 
 void sc_samcon_controller(const sc_samcon_run *run, const sc_samcon_result *r, sc_segment *seg, sc_segment_controller *c)

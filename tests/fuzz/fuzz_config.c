@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
-#include "sampling/controller.h"
+#include "settings/controller.h"
 #include "motion/reference.h"
 #include "io/config.h"
 #include "mesh/prep.h"
