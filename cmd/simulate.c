@@ -7,7 +7,10 @@
 #include <unistd.h>
 #include "common/cli.h"
 #include "common/output.h"
-#include "sampling/controller.h"
+#include "settings/controller.h"
+#include "settings/scenario.h"
+#include "store/openloop.h"
+#include "store/trajectory.h"
 #include "learn/feedback.h"
 #include "sampling/rollout.h"
 #include "core/cleanup.h"
@@ -84,7 +87,7 @@ static int setup_controller(sc_cfg *cfg, const sc_model *loaded, sc_scenario *sc
     if ((rc = sc_cfg_check_unknown(cfg, err))) return rc;
     if (trajectory) {
         sc_controller_free(&c->ctrl);
-        if ((rc = sc_controller_load_trajectory(trajectory, raw ? "/reference/local_quat" : NULL, loaded, &c->ctrl, err))) return rc;
+        if ((rc = sc_trajectory_read(trajectory, raw ? "/reference/local_quat" : NULL, loaded, &c->ctrl, err))) return rc;
         sc->initial_pose = SC_START_REFERENCE;
     }
     if (policy_file) {

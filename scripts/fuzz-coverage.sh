@@ -18,7 +18,8 @@ sources() {
     fuzz_config) echo lib/io/config.c ;;
     fuzz_character) echo lib/store/character.c $h5 ;;
     fuzz_reference) echo lib/store/reference.c $h5 ;;
-    fuzz_trajectory | fuzz_openloop) echo lib/store/openloop.c $h5 ;;
+    fuzz_trajectory) echo lib/store/trajectory.c $h5 ;;
+    fuzz_openloop) echo lib/store/openloop.c $h5 ;;
     fuzz_policy) echo lib/store/policy.c $h5 ;;
   esac
 }

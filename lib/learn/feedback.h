@@ -19,7 +19,7 @@
 #include "learn/policy.h"
 #include "sampling/samcon.h"
 #include "io/h5.h"
-#include "store/openloop.h"
+#include "sampling/openloop.h"
 
 #define SC_POLICY_SCHEMA "softcon.policy/1"
 #define SC_MAX_EVAL 16

@@ -4,173 +4,12 @@
 #include <string.h>
 #include "sampling/controller.h"
 #include "sampling/samcon.h"
-#include "core/hash.h"
+#include "core/blob.h"
+#include "motion/cycle.h"
 #include "core/log.h"
 #include "core/rng.h"
-#include "io/config.h"
-#include "io/h5.h"
 #include "io/checkpoint.h"
 #include "par/par.h"
-
-/* ---- configuration ---------------------------------------------------------------------- */
-
-/* default half-widths (rad) per joint class (segments.h), about the joint frame's x (flexion for
-   a character facing +z), y (twist) and z */
-static const double class_box[SC_JOINT_CLASSES][3] = {
-    {0.5, 0.1, 0.2}, {0.4, 0, 0}, {0.4, 0.1, 0.2}, {0.2, 0.1, 0.1}, {0.2, 0.2, 0.2}, {0, 0, 0}};
-
-/* A box: one number (every axis of a ball joint, or a hinge's angle) or [x, y, z] (ball only). */
-static int read_box(sc_cfg_node *v, int hinge, double out[3], sc_err *err)
-{
-    char w[256];
-    if (sc_cfg_is_scalar(v)) {
-        double x;
-        int rc = sc_cfg_scalar_double(v, &x, err);
-        if (rc) return rc;
-        out[0] = out[1] = out[2] = x;
-    } else if (sc_cfg_is_seq(v) && sc_cfg_len(v) == 3 && !hinge) {
-        for (int k = 0; k < 3; k++) {
-            int rc = sc_cfg_scalar_double(sc_cfg_at(v, k), &out[k], err);
-            if (rc) return rc;
-        }
-    } else {
-        return sc_fail(err, SC_EINPUT, "%s: a box is %s (radians)", sc_cfg_where(v, w, sizeof w),
-                       hinge ? "one half-width (a hinge)" : "one half-width or [x, y, z]");
-    }
-    for (int k = 0; k < 3; k++)
-        if (!(out[k] >= 0 && out[k] <= SC_PI))
-            return sc_fail(err, SC_EINPUT, "%s: box half-width %g is outside [0, pi]", sc_cfg_where(v, w, sizeof w), out[k]);
-    return SC_OK;
-}
-
-int sc_samcon_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dofs *dofs, sc_samcon_config *c, sc_err *err)
-{
-    sc_cfg_node *root = sc_cfg_root(cfg), *s, *boxes, *joints, *cost, *fail;
-    char w[256];
-    long n;
-    int rc;
-    memset(c, 0, sizeof *c);
-    sc_tracker_default_opts(&c->tracker);
-    static const char *const selections[] = {"greedy", "spread"}, *const bases[] = {"id", "reference"},
-                             *const elite_costs[] = {"path", "segment"};
-#define TRY(x) if ((rc = (x))) return rc
-    TRY(sc_cfg_section(root, "sampling", &s, err));
-    TRY(sc_cfg_double_range(s, "segment", 0.1, 0.005, 10, &c->segment, err));
-    TRY(sc_cfg_int(s, "samples", 1000, 1, 1000000, &n, err));
-    c->samples = (int)n;
-    TRY(sc_cfg_int(s, "elites", 100, 1, 100000, &n, err));
-    c->elites = (int)n;
-    if (c->elites > c->samples)
-        return sc_fail(err, SC_EINPUT, "%s: sampling.elites = %d is more than sampling.samples = %d", sc_cfg_where(sc_cfg_get(s, "elites"), w, sizeof w),
-                       c->elites, c->samples);
-    TRY(sc_cfg_enum(s, "selection", selections, 2, SC_SELECT_GREEDY, &c->selection, err));
-    TRY(sc_cfg_enum(s, "elite_cost", elite_costs, 2, SC_ELITE_BY_PATH, &c->elite_cost, err));
-    TRY(sc_cfg_enum(s, "initial", bases, 2, SC_BASE_ID, &c->base, err));
-    TRY(sc_cfg_bool(s, "time_scaling", 1, &c->time_scaling, err));
-    TRY(sc_cfg_double_range(s, "time_scale_min", 0.8, 0.1, 10, &c->scale_min, err));
-    TRY(sc_cfg_double_range(s, "time_scale_max", 1.25, 0.1, 10, &c->scale_max, err));
-    if (c->scale_min > c->scale_max)
-        return sc_fail(err, SC_EINPUT, "%s: sampling.time_scale_min = %g is above time_scale_max = %g",
-                       sc_cfg_where(sc_cfg_get(s, "time_scale_min"), w, sizeof w), c->scale_min, c->scale_max);
-    if (!c->time_scaling) c->scale_min = c->scale_max = 1;
-    TRY(sc_cfg_double_range(s, "start", 0, 0, 1e5, &c->start, err));
-    TRY(sc_cfg_double_range(s, "end", 0, 0, 1e5, &c->end, err));
-    TRY(sc_cfg_int(s, "backtrack", 2, 0, 1000, &n, err));
-    c->backtrack = (int)n;
-    TRY(sc_cfg_int(s, "max_retries", 4, 0, 1000, &n, err));
-    c->max_retries = (int)n;
-    TRY(sc_cfg_double_range(s, "growth", 2, 1, 100, &c->growth, err));
-    TRY(sc_cfg_double_range(s, "max_cost", 0, 0, 1e12, &c->max_cost, err));
-    sc_cfg_node *cyc = sc_cfg_get(s, "cycle");
-    if (!cyc || (sc_cfg_is_scalar(cyc) && !strcmp(sc_cfg_scalar(cyc), "none"))) {
-        c->cycle = SC_CYCLE_NONE;
-        if (!cyc) TRY(sc_cfg_string(s, "cycle", "none", w, sizeof w, err));
-    } else if (sc_cfg_is_scalar(cyc) && !strcmp(sc_cfg_scalar(cyc), "auto")) {
-        c->cycle = SC_CYCLE_AUTO;
-    } else if (sc_cfg_is_seq(cyc) && sc_cfg_len(cyc) == 2) {
-        c->cycle = SC_CYCLE_GIVEN;
-        TRY(sc_cfg_vec_range(s, "cycle", 2, NULL, 0, 1e5, c->cycle_span, err));
-        if (!(c->cycle_span[1] > c->cycle_span[0] && c->cycle_span[0] >= 0))
-            return sc_fail(err, SC_EINPUT, "%s: sampling.cycle [%g, %g] is not a span of the reference (s)", sc_cfg_where(cyc, w, sizeof w),
-                           c->cycle_span[0], c->cycle_span[1]);
-    } else {
-        return sc_fail(err, SC_EINPUT, "%s: sampling.cycle is none, auto or [t0, t1] (s of the reference)", sc_cfg_where(cyc, w, sizeof w));
-    }
-    double period_def[2] = {0.4, 2.0};
-    TRY(sc_cfg_vec_range(s, "cycle_period", 2, period_def, 0, 1e4, c->cycle_period, err));
-    if (!(c->cycle_period[0] > 0 && c->cycle_period[1] > c->cycle_period[0]))
-        return sc_fail(err, SC_EINPUT, "%s: sampling.cycle_period [%g, %g] is not a range of periods (s)",
-                       sc_cfg_where(sc_cfg_get(s, "cycle_period"), w, sizeof w), c->cycle_period[0], c->cycle_period[1]);
-    TRY(sc_cfg_int(s, "cycles", 1, 1, 10000, &n, err));
-    c->cycles = (int)n;
-    if (c->cycle && (c->start > 0 || c->end > 0))
-        return sc_fail(err, SC_EINPUT, "%s: sampling.start and end do not apply with a cycle (the cycle sets the span)", sc_cfg_where(cyc, w, sizeof w));
-
-    /* offset boxes: class defaults, then the config's classes, then per joint */
-    double cls[SC_JOINT_CLASSES][3];
-    memcpy(cls, class_box, sizeof cls);
-    TRY(sc_cfg_section(s, "boxes", &boxes, err));
-    for (int i = 0; i < sc_cfg_len(boxes); i++) {
-        const char *key = sc_cfg_key_at(boxes, i);
-        int k = 0;
-        while (k < SC_JOINT_CLASSES && strcmp(sc_joint_class_names[k], key)) k++;
-        if (k == SC_JOINT_CLASSES)
-            return sc_fail(err, SC_EINPUT, "%s: sampling.boxes has no joint class '%s' (classes: hips, knees, ankles, spine, shoulders, "
-                           "others; single joints go under sampling.joints)", sc_cfg_where(sc_cfg_at(boxes, i), w, sizeof w), key);
-        TRY(read_box(sc_cfg_at(boxes, i), 0, cls[k], err));
-    }
-    for (int k = 0; k < SC_JOINT_CLASSES; k++) (void)sc_cfg_get(boxes, sc_joint_class_names[k]);
-    for (int d = 0; d < dofs->n; d++) {
-        const double *b = cls[sc_joint_class(m->bone_name[dofs->bone[d]])];
-        c->box[d] = dofs->axis[d] < 0 ? b[0] : b[dofs->axis[d]];
-    }
-    TRY(sc_cfg_section(s, "joints", &joints, err));
-    for (int i = 0; i < sc_cfg_len(joints); i++) {
-        const char *key = sc_cfg_key_at(joints, i);
-        int b = sc_model_bone_index(m, key);
-        if (b < 0 || dofs->first[b] < 0)
-            return sc_fail(err, SC_EINPUT, "%s: sampling.joints names '%s', which is not a joint of the character%s",
-                           sc_cfg_where(sc_cfg_at(joints, i), w, sizeof w), key, b == 0 ? " (the root is never sampled)" : "");
-        double box[3];
-        int hinge = m->joint_type[b] == SC_JOINT_HINGE;
-        TRY(read_box(sc_cfg_at(joints, i), hinge, box, err));
-        for (int k = 0; k < (hinge ? 1 : 3); k++) c->box[dofs->first[b] + k] = box[k];
-    }
-
-    TRY(sc_cfg_section(s, "cost", &cost, err));
-    static const char *const frames[] = {"world", "heading"};
-    TRY(sc_cfg_enum(cost, "frame", frames, 2, SC_COST_FRAME_WORLD, &c->tracker.frame, err));
-    for (int i = 0; i < SC_COST_TERMS; i++)
-        TRY(sc_cfg_double_range(cost, sc_cost_term_names[i], c->tracker.weights[i], 0, 1e6, &c->tracker.weights[i], err));
-    TRY(sc_cfg_section(s, "failure", &fail, err));
-    double tilt_deg;
-    TRY(sc_cfg_double_range(fail, "min_root_height", c->tracker.min_root_height, 0, 1, &c->tracker.min_root_height, err));
-    TRY(sc_cfg_double_range(fail, "max_tilt", 40, 1, 180, &tilt_deg, err));
-    c->tracker.max_tilt = tilt_deg * SC_PI / 180;
-    sc_cfg_node *allowed = sc_cfg_get(fail, "allowed_contacts");
-    if (!allowed || (sc_cfg_is_scalar(allowed) && !strcmp(sc_cfg_scalar(allowed), "reference"))) {
-        c->tracker.allowed_from_reference = 1;
-        if (!allowed) {
-            char def[32] = "reference";
-            TRY(sc_cfg_string(fail, "allowed_contacts", def, def, sizeof def, err));
-        }
-    } else if (sc_cfg_is_seq(allowed)) {
-        c->tracker.allowed_from_reference = 0;
-        for (int i = 0; i < sc_cfg_len(allowed); i++) {
-            const char *name = sc_cfg_scalar(sc_cfg_at(allowed, i));
-            int b = name ? sc_model_bone_index(m, name) : -1;
-            if (b < 0)
-                return sc_fail(err, SC_EINPUT, "%s: sampling.failure.allowed_contacts names '%s', which is not a bone of the character",
-                               sc_cfg_where(sc_cfg_at(allowed, i), w, sizeof w), name ? name : "?");
-            c->tracker.allowed[b] = 1;
-        }
-    } else {
-        return sc_fail(err, SC_EINPUT, "%s: sampling.failure.allowed_contacts is 'reference' (the bones the reference has on the ground) "
-                       "or a list of bone names", sc_cfg_where(allowed, w, sizeof w));
-    }
-#undef TRY
-    return SC_OK;
-}
 
 /* ---- elites ----------------------------------------------------------------------------- */
 
@@ -239,7 +78,9 @@ typedef struct sample_result {
     int64_t failed, fail_step, steps, elite, state_bytes;
 } sample_result;
 
-typedef struct sampler {
+/* What one rank needs to simulate samples: its simulation, tracker and buffers, and the
+   attempt being sampled. */
+typedef struct segment_sampler {
     const sc_samcon_run *run;
     const sc_samcon_config *cfg;
     const sc_model *m;
@@ -257,27 +98,27 @@ typedef struct sampler {
     size_t rsize;            /* a sample's record: sample_result, then ndof offsets and naux values */
     sc_segment seg;
     sc_segment_controller ctrl;
-} sampler;
+} segment_sampler;
 
 /* Sample i of segment k at this attempt: its time scale and offsets about `center` (NULL: 0),
    from its own stream. */
-static void draw_sample(const sampler *S, int k, int attempt, int i, const double *center, double *scale, double *offset)
+static void draw_sample(const segment_sampler *sampler, int k, int attempt, int i, const double *center, double *scale, double *offset)
 {
-    const sc_samcon_config *c = S->cfg;
-    sc_rng r;
-    sc_rng_init(&r, S->run->seed, (uint32_t)k, ((uint32_t)attempt << 20) | (uint32_t)i);
-    double u = sc_rng_uniform(&r);
+    const sc_samcon_config *c = sampler->cfg;
+    sc_rng rng;
+    sc_rng_init(&rng, sampler->run->seed, (uint32_t)k, ((uint32_t)attempt << 20) | (uint32_t)i);
+    double u = sc_rng_uniform(&rng);
     *scale = c->scale_min + u * (c->scale_max - c->scale_min);
-    for (int d = 0; d < S->ndof; d++) {
-        double v = sc_rng_uniform(&r);
+    for (int d = 0; d < sampler->ndof; d++) {
+        double v = sc_rng_uniform(&rng);
         offset[d] = (center ? center[d] : 0) + (c->box[d] > 0 ? c->box[d] * (2 * v - 1) : 0);
     }
 }
 
-static long segment_steps(const sampler *S, double scale)
+static long segment_steps(const segment_sampler *sampler, double scale)
 {
-    if (S->run->segment_steps) return S->run->segment_steps[S->k];
-    long n = lround(scale * (S->ref_t1 - S->ref_t0) / S->sim->o.dt);
+    if (sampler->run->segment_steps) return sampler->run->segment_steps[sampler->k];
+    long n = lround(scale * (sampler->ref_t1 - sampler->ref_t0) / sampler->sim->o.dt);
     return n < 1 ? 1 : n;
 }
 
@@ -285,13 +126,14 @@ static int failure_hook(void *ctx, const sc_sim *s, const sc_quat *targets, cons
 {
     (void)targets;
     (void)push;
-    const sampler *S = ctx;
-    return sc_tracker_failure(&S->tracker, s, sc_segment_ref_time(&S->ctrl, s->step, NULL));
+    const segment_sampler *sampler = ctx;
+    return sc_tracker_failure(&sampler->tracker, s, sc_segment_ref_time(&sampler->ctrl, s->step, NULL));
 }
 
+/* Sample i of the attempt (sc_par_map's task): its record in out, its end state kept in the pool. */
 static int sample_task(void *ctx, int i, void *out, sc_err *err)
 {
-    sampler *S = ctx;
+    segment_sampler *S = ctx;
     sample_result *res = out;
     double t0 = sc_wall_time();
     memset(out, 0, S->rsize);
@@ -398,7 +240,7 @@ static int select_elites(const sc_samcon_config *c, const sample_result *res, in
 
 /* ---- the search's state, serialized for checkpoints and for ranks that resume ------------ */
 
-typedef struct search {
+typedef struct search_state {
     int nseg, ndof, naux, k;    /* k: the next segment to sample */
     level start;                /* the reference's first state, a level of one */
     level *lv;                  /* [nseg] elites of every segment done */
@@ -408,83 +250,62 @@ typedef struct search {
     long samples, numeric_failures;
     int backtracks;
     double wall_seconds, sample_seconds;
-} search;
-
-typedef struct blob { unsigned char *p; size_t n, cap; int oom; } blob;
-static void bput(blob *b, const void *v, size_t n)
-{
-    if (b->oom) return;
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 1 << 16;
-        while (cap < b->n + n) cap *= 2;
-        unsigned char *q = realloc(b->p, cap);
-        if (!q) { b->oom = 1; return; }
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, v, n);
-    b->n += n;
-}
-static void bput_i(blob *b, int64_t v) { bput(b, &v, 8); }
-typedef struct bread { const unsigned char *p; size_t left; int bad; } bread;
-static void bget(bread *r, void *v, size_t n)
-{
-    if (r->bad || r->left < n) { r->bad = 1; memset(v, 0, n); return; }
-    memcpy(v, r->p, n);
-    r->p += n;
-    r->left -= n;
-}
-static int64_t bget_i(bread *r) { int64_t v; bget(r, &v, 8); return v; }
+    double wall_start, wall_before; /* not saved: when this run started, and the seconds of the runs it resumes */
+} search_state;
 
 #define BLOB_MAGIC 0x53434b5054303031ll /* "SCKPT001" */
 
-static void put_level(blob *b, const level *l)
+static void put_level(sc_blob_writer *b, const level *l)
 {
-    bput_i(b, l->n);
+    sc_blob_put_i64(b, l->n);
     for (int i = 0; i < l->n; i++) {
-        bput_i(b, l->sample[i]); bput_i(b, l->parent[i]); bput_i(b, l->attempt[i]); bput_i(b, l->end_step[i]); bput_i(b, l->steps[i]);
+        sc_blob_put_i64(b, l->sample[i]);
+        sc_blob_put_i64(b, l->parent[i]);
+        sc_blob_put_i64(b, l->attempt[i]);
+        sc_blob_put_i64(b, l->end_step[i]);
+        sc_blob_put_i64(b, l->steps[i]);
     }
-    bput(b, l->cost, 8 * (size_t)l->n);
-    bput(b, l->path_cost, 8 * (size_t)l->n);
-    bput(b, l->terms, 8 * (size_t)l->n * SC_COST_TERMS);
-    bput(b, l->scale, 8 * (size_t)l->n);
-    bput(b, l->offset, 8 * (size_t)l->n * (size_t)l->ndof);
-    bput(b, l->aux, 8 * (size_t)l->n * (size_t)l->naux);
-    bput(b, &l->stats, sizeof l->stats);
+    sc_blob_put(b, l->cost, 8 * (size_t)l->n);
+    sc_blob_put(b, l->path_cost, 8 * (size_t)l->n);
+    sc_blob_put(b, l->terms, 8 * (size_t)l->n * SC_COST_TERMS);
+    sc_blob_put(b, l->scale, 8 * (size_t)l->n);
+    sc_blob_put(b, l->offset, 8 * (size_t)l->n * (size_t)l->ndof);
+    sc_blob_put(b, l->aux, 8 * (size_t)l->n * (size_t)l->naux);
+    sc_blob_put(b, &l->stats, sizeof l->stats);
     int with_states = l->state && l->n > 0 && l->state[0];
-    bput_i(b, with_states);
+    sc_blob_put_i64(b, with_states);
     if (with_states)
         for (int i = 0; i < l->n; i++) {
-            bput_i(b, (int64_t)l->state_size[i]);
-            bput(b, l->state[i], l->state_size[i]);
+            sc_blob_put_i64(b, (int64_t)l->state_size[i]);
+            sc_blob_put(b, l->state[i], l->state_size[i]);
         }
 }
 
-static int get_level(bread *r, level *l, int ndof, int naux, sc_err *err)
+static int get_level(sc_blob_reader *r, level *l, int ndof, int naux, sc_err *err)
 {
-    int64_t n = bget_i(r);
+    int64_t n = sc_blob_get_i64(r);
     if (r->bad || n < 0 || n > 10000000) return sc_fail(err, SC_EINPUT, "checkpoint: damaged elite list");
     int rc = level_alloc(l, (int)n, ndof, naux, err);
     if (rc) return rc;
     for (int i = 0; i < l->n; i++) {
-        l->sample[i] = (int)bget_i(r); l->parent[i] = (int)bget_i(r); l->attempt[i] = (int)bget_i(r);
-        l->end_step[i] = (long)bget_i(r); l->steps[i] = (long)bget_i(r);
+        l->sample[i] = (int)sc_blob_get_i64(r); l->parent[i] = (int)sc_blob_get_i64(r); l->attempt[i] = (int)sc_blob_get_i64(r);
+        l->end_step[i] = (long)sc_blob_get_i64(r); l->steps[i] = (long)sc_blob_get_i64(r);
     }
-    bget(r, l->cost, 8 * (size_t)l->n);
-    bget(r, l->path_cost, 8 * (size_t)l->n);
-    bget(r, l->terms, 8 * (size_t)l->n * SC_COST_TERMS);
-    bget(r, l->scale, 8 * (size_t)l->n);
-    bget(r, l->offset, 8 * (size_t)l->n * (size_t)ndof);
-    bget(r, l->aux, 8 * (size_t)l->n * (size_t)naux);
-    bget(r, &l->stats, sizeof l->stats);
-    if (bget_i(r)) {
+    sc_blob_get(r, l->cost, 8 * (size_t)l->n);
+    sc_blob_get(r, l->path_cost, 8 * (size_t)l->n);
+    sc_blob_get(r, l->terms, 8 * (size_t)l->n * SC_COST_TERMS);
+    sc_blob_get(r, l->scale, 8 * (size_t)l->n);
+    sc_blob_get(r, l->offset, 8 * (size_t)l->n * (size_t)ndof);
+    sc_blob_get(r, l->aux, 8 * (size_t)l->n * (size_t)naux);
+    sc_blob_get(r, &l->stats, sizeof l->stats);
+    if (sc_blob_get_i64(r)) {
         for (int i = 0; i < l->n && !r->bad; i++) {
-            int64_t sz = bget_i(r);
+            int64_t sz = sc_blob_get_i64(r);
             if (sz <= 0 || (uint64_t)sz > r->left) { r->bad = 1; break; }
             l->state[i] = malloc((size_t)sz);
             if (!l->state[i]) return sc_fail(err, SC_EIO, "out of memory reading elite states");
             l->state_size[i] = (size_t)sz;
-            bget(r, l->state[i], (size_t)sz);
+            sc_blob_get(r, l->state[i], (size_t)sz);
         }
     } else {
         level_free_states(l);
@@ -492,85 +313,85 @@ static int get_level(bread *r, level *l, int ndof, int naux, sc_err *err)
     return r->bad ? sc_fail(err, SC_EINPUT, "checkpoint: truncated elite list") : SC_OK;
 }
 
-static int serialize(const sc_samcon_run *run, const search *S, uint64_t run_hash, blob *b, sc_err *err)
+static int serialize(const sc_samcon_run *run, const search_state *search, uint64_t run_hash, sc_blob_writer *b, sc_err *err)
 {
-    memset(b, 0, sizeof *b);
-    bput_i(b, BLOB_MAGIC);
-    bput_i(b, (int64_t)run_hash);
-    bput_i(b, S->nseg); bput_i(b, S->ndof); bput_i(b, S->naux); bput_i(b, S->k);
-    bput_i(b, S->samples); bput_i(b, S->numeric_failures); bput_i(b, S->backtracks);
-    bput(b, &S->wall_seconds, 8);
-    bput(b, &S->sample_seconds, 8);
-    for (int j = 0; j < S->nseg; j++) { bput_i(b, S->attempts[j]); bput_i(b, S->retries[j]); }
-    bput(b, S->mult, 8 * (size_t)S->nseg);
-    bput(b, S->acc, sizeof *S->acc * (size_t)S->nseg);
-    for (int j = 0; j < S->k; j++) put_level(b, &S->lv[j]);
+    sc_blob_writer_init(b);
+    sc_blob_put_i64(b, BLOB_MAGIC);
+    sc_blob_put_i64(b, (int64_t)run_hash);
+    sc_blob_put_i64(b, search->nseg); sc_blob_put_i64(b, search->ndof); sc_blob_put_i64(b, search->naux); sc_blob_put_i64(b, search->k);
+    sc_blob_put_i64(b, search->samples); sc_blob_put_i64(b, search->numeric_failures); sc_blob_put_i64(b, search->backtracks);
+    sc_blob_put_f64(b, search->wall_seconds);
+    sc_blob_put_f64(b, search->sample_seconds);
+    for (int j = 0; j < search->nseg; j++) { sc_blob_put_i64(b, search->attempts[j]); sc_blob_put_i64(b, search->retries[j]); }
+    sc_blob_put(b, search->mult, 8 * (size_t)search->nseg);
+    sc_blob_put(b, search->acc, sizeof *search->acc * (size_t)search->nseg);
+    for (int j = 0; j < search->k; j++) put_level(b, &search->lv[j]);
     if (run->save_gathered) {
         unsigned char *g = NULL;
         size_t gn = 0;
-        if (run->save_gathered(run->center_ctx, &g, &gn)) b->oom = 1;
-        bput_i(b, (int64_t)gn);
-        bput(b, g, gn);
+        if (run->save_gathered(run->center_ctx, &g, &gn)) b->failed = 1;
+        sc_blob_put_i64(b, (int64_t)gn);
+        sc_blob_put(b, g, gn);
         free(g);
     }
-    if (b->oom) { free(b->p); return sc_fail(err, SC_EIO, "out of memory writing the checkpoint"); }
+    if (b->failed) { sc_blob_writer_free(b); return sc_fail(err, SC_EIO, "out of memory writing the checkpoint"); }
     return SC_OK;
 }
 
-static int deserialize(const sc_samcon_run *run, search *S, uint64_t run_hash, const unsigned char *p, size_t n, sc_err *err)
+static int deserialize(const sc_samcon_run *run, search_state *search, uint64_t run_hash, const unsigned char *p, size_t n, sc_err *err)
 {
-    bread r = {p, n, 0};
-    if (bget_i(&r) != BLOB_MAGIC) return sc_fail(err, SC_EINPUT, "checkpoint: not a sampler checkpoint");
-    if ((uint64_t)bget_i(&r) != run_hash)
+    sc_blob_reader r;
+    sc_blob_reader_init(&r, p, n);
+    if (sc_blob_get_i64(&r) != BLOB_MAGIC) return sc_fail(err, SC_EINPUT, "checkpoint: not a sampler checkpoint");
+    if ((uint64_t)sc_blob_get_i64(&r) != run_hash)
         return sc_fail(err, SC_EINPUT, "checkpoint: made for other inputs (config, character, reference, seed or build differ)");
-    if (bget_i(&r) != S->nseg || bget_i(&r) != S->ndof || bget_i(&r) != S->naux)
+    if (sc_blob_get_i64(&r) != search->nseg || sc_blob_get_i64(&r) != search->ndof || sc_blob_get_i64(&r) != search->naux)
         return sc_fail(err, SC_EINPUT, "checkpoint: made for another segmentation");
-    int64_t k = bget_i(&r);
-    if (k < 0 || k > S->nseg) return sc_fail(err, SC_EINPUT, "checkpoint: damaged (segment %lld)", (long long)k);
-    S->k = (int)k;
-    S->samples = bget_i(&r); S->numeric_failures = bget_i(&r); S->backtracks = (int)bget_i(&r);
-    bget(&r, &S->wall_seconds, 8);
-    bget(&r, &S->sample_seconds, 8);
-    for (int j = 0; j < S->nseg; j++) { S->attempts[j] = (int)bget_i(&r); S->retries[j] = (int)bget_i(&r); }
-    bget(&r, S->mult, 8 * (size_t)S->nseg);
-    bget(&r, S->acc, sizeof *S->acc * (size_t)S->nseg);
-    for (int j = 0; j < S->k; j++) {
-        int rc = get_level(&r, &S->lv[j], S->ndof, S->naux, err);
+    int64_t k = sc_blob_get_i64(&r);
+    if (k < 0 || k > search->nseg) return sc_fail(err, SC_EINPUT, "checkpoint: damaged (segment %lld)", (long long)k);
+    search->k = (int)k;
+    search->samples = sc_blob_get_i64(&r); search->numeric_failures = sc_blob_get_i64(&r); search->backtracks = (int)sc_blob_get_i64(&r);
+    search->wall_seconds = sc_blob_get_f64(&r);
+    search->sample_seconds = sc_blob_get_f64(&r);
+    for (int j = 0; j < search->nseg; j++) { search->attempts[j] = (int)sc_blob_get_i64(&r); search->retries[j] = (int)sc_blob_get_i64(&r); }
+    sc_blob_get(&r, search->mult, 8 * (size_t)search->nseg);
+    sc_blob_get(&r, search->acc, sizeof *search->acc * (size_t)search->nseg);
+    for (int j = 0; j < search->k; j++) {
+        int rc = get_level(&r, &search->lv[j], search->ndof, search->naux, err);
         if (rc) return rc;
     }
     if (run->restore_gathered) {
-        int64_t gn = bget_i(&r);
+        int64_t gn = sc_blob_get_i64(&r);
         if (r.bad || gn < 0 || (size_t)gn > r.left || run->restore_gathered(run->center_ctx, r.p, (size_t)gn))
             return sc_fail(err, SC_EINPUT, "checkpoint: damaged (the gathered samples)");
-        r.p += gn;
-        r.left -= (size_t)gn;
+        (void)sc_blob_take(&r, (size_t)gn);
     }
     if (r.bad || r.left) return sc_fail(err, SC_EINPUT, "checkpoint: damaged (%zu bytes unread)", r.left);
     return SC_OK;
 }
 
-static int write_checkpoint(const sc_samcon_run *run, const search *S, sc_err *err)
+static int write_checkpoint(const sc_samcon_run *run, const search_state *search, sc_err *err)
 {
-    blob b;
-    int rc = serialize(run, S, run->run_hash, &b, err);
+    sc_blob_writer b;
+    int rc = serialize(run, search, run->run_hash, &b, err);
     if (rc) return rc;
     sc_checkpoint_info info = {"softcon.samcon_checkpoint/1", "sample-openloop's search after its last completed segment: continue it with --resume",
                                "/search", "the search state (elites with their simulation snapshots, counters), softcon's own layout",
-                               "next_segment", S->k, run->run_hash};
+                               "next_segment", search->k, run->run_hash};
     rc = sc_checkpoint_write(run->checkpoint, &info, b.p, b.n, err);
-    free(b.p);
+    sc_blob_writer_free(&b);
     return rc;
 }
 
 /* Rank 0 reads the checkpoint and every rank gets the search from it. */
-static int read_checkpoint(const sc_samcon_run *run, search *S, sc_err *err)
+static int read_checkpoint(const sc_samcon_run *run, search_state *search, sc_err *err)
 {
     unsigned char *data;
     size_t n;
     int rc = sc_par_rank(run->par) == 0 ? sc_checkpoint_read(run->checkpoint, "/search", &data, &n, err) : SC_OK;
     rc = sc_par_share_bytes(run->par, rc, &data, &n, err);
     if (rc) return rc;
-    rc = deserialize(run, S, run->run_hash, data, n, err);
+    rc = deserialize(run, search, run->run_hash, data, n, err);
     free(data);
     if (rc) sc_err_prefix(err, "%s: ", run->checkpoint);
     return rc;
@@ -578,17 +399,38 @@ static int read_checkpoint(const sc_samcon_run *run, search *S, sc_err *err)
 
 /* ---- the search ------------------------------------------------------------------------- */
 
-static void search_free(search *S)
+static void search_free(search_state *search)
 {
-    level_free(&S->start);
-    if (S->lv)
-        for (int j = 0; j < S->nseg; j++) level_free(&S->lv[j]);
-    free(S->lv);
-    free(S->attempts);
-    free(S->retries);
-    free(S->mult);
-    free(S->acc);
+    level_free(&search->start);
+    if (search->lv)
+        for (int j = 0; j < search->nseg; j++) level_free(&search->lv[j]);
+    free(search->lv);
+    free(search->attempts);
+    free(search->retries);
+    free(search->mult);
+    free(search->acc);
 }
+
+static int search_alloc(search_state *search, int nseg, int ndof, int naux, sc_err *err)
+{
+    search->nseg = nseg;
+    search->ndof = ndof;
+    search->naux = naux;
+    search->lv = calloc((size_t)nseg, sizeof *search->lv);
+    search->attempts = calloc((size_t)nseg, sizeof(int));
+    search->retries = calloc((size_t)nseg, sizeof(int));
+    search->mult = calloc((size_t)nseg, sizeof(double));
+    search->acc = calloc((size_t)nseg, sizeof *search->acc);
+    if (!search->lv || !search->attempts || !search->retries || !search->mult || !search->acc) {
+        search_free(search);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    for (int j = 0; j < nseg; j++) search->mult[j] = 1;
+    return SC_OK;
+}
+
+/* The seconds this run and the runs it resumes have taken. */
+static void search_clock(search_state *search) { search->wall_seconds = search->wall_before + (sc_wall_time() - search->wall_start); }
 
 int sc_samcon_start_state(const sc_samcon_run *run, sc_sim *s, sc_err *err)
 {
@@ -601,6 +443,72 @@ int sc_samcon_start_state(const sc_samcon_run *run, sc_sim *s, sc_err *err)
     return sc_sim_settle(s, err);
 }
 
+/* The reference time tracked, [t_first, t_last]: sampling.start to sampling.end (or the clip's end). */
+static int tracked_span(const sc_samcon_config *c, const sc_reference *ref, double *t_first, double *t_last, sc_err *err)
+{
+    *t_first = ref->time[0] + c->start;
+    *t_last = c->end > 0 ? ref->time[0] + c->end : ref->time[ref->n - 1];
+    if (*t_last > ref->time[ref->n - 1]) *t_last = ref->time[ref->n - 1];
+    if (!(*t_last - *t_first > 1e-9))
+        return sc_fail(err, SC_EINPUT, "sampling: start %g s and end %g s leave nothing of the %g s reference to track", c->start, c->end,
+                       ref->time[ref->n - 1] - ref->time[0]);
+    return SC_OK;
+}
+
+/* Segment j's span of reference time (the last one ends at t_last). */
+static void segment_span(const sc_samcon_config *c, int j, int nseg, double t_first, double t_last, double *t0, double *t1)
+{
+    *t0 = t_first + j * c->segment;
+    *t1 = j == nseg - 1 ? t_last : t_first + (j + 1) * c->segment;
+}
+
+static void sampler_free(segment_sampler *sampler)
+{
+    sc_tracker_free(&sampler->tracker);
+    sc_sim_free(sampler->sim);
+    free(sampler->scratch);
+    free(sampler->targets);
+}
+
+/* The sampler's simulation, tracker and buffers; its segment controller plays the base targets. */
+static int sampler_init(segment_sampler *sampler, const sc_samcon_run *run, int nseg, sc_err *err)
+{
+    const sc_samcon_config *c = run->cfg;
+    const sc_reference *ref = run->ref;
+    sampler->run = run;
+    sampler->cfg = c;
+    sampler->m = run->m;
+    sampler->ndof = run->dofs->n;
+    sampler->nseg = nseg;
+    int rc;
+    if ((rc = sc_sim_create(run->m, run->sim_opts, &sampler->sim, err)) || (rc = sc_tracker_init(&sampler->tracker, run->m, ref, &c->tracker, err)))
+        return rc;
+    sampler->scratch_cap = sc_sim_snapshot_capacity(sampler->sim);
+    sampler->scratch = malloc(sampler->scratch_cap);
+    sampler->targets = malloc(sizeof(sc_quat) * (size_t)run->m->nbones);
+    if (!sampler->scratch || !sampler->targets) return sc_fail(err, SC_EIO, "out of memory");
+    sampler->ctrl = (sc_segment_controller){run->m, run->dofs, ref->time, c->base == SC_BASE_ID ? ref->target_quat : ref->local_quat, ref->n,
+                                            &sampler->seg, 1};
+    /* a sample's record: sample_result, then ndof offsets and naux values */
+    sampler->rsize = sizeof(sample_result) + sizeof(double) * (size_t)(sampler->ndof + run->naux);
+    return SC_OK;
+}
+
+/* The start: the reference's first state, at step 0, as a level of one; then the checkpoint's
+   search when resuming. */
+static int search_start(const sc_samcon_run *run, search_state *search, segment_sampler *sampler, sc_err *err)
+{
+    int rc;
+    if ((rc = level_alloc(&search->start, 1, search->ndof, search->naux, err)) || (rc = sc_samcon_start_state(run, sampler->sim, err)))
+        return rc;
+    search->start.state_size[0] = sc_sim_snapshot_save(sampler->sim, sampler->scratch, sampler->scratch_cap);
+    if (!(search->start.state[0] = malloc(search->start.state_size[0]))) return sc_fail(err, SC_EIO, "out of memory");
+    memcpy(search->start.state[0], sampler->scratch, search->start.state_size[0]);
+    if (run->resume && (rc = read_checkpoint(run, search, err))) return rc;
+    search->wall_before = search->wall_seconds;
+    return SC_OK;
+}
+
 static double median_of(double *v, int n)
 {
     /* v is sorted (elites are kept in path-cost order) */
@@ -608,34 +516,34 @@ static double median_of(double *v, int n)
 }
 
 /* Segment k's elites from the samples: records from the results, states from their owners. */
-static int make_level(sampler *W, search *S, const sample_result *res, const double *extra, const int *owner, const int *chosen, int ne,
-                      sc_err *err)
+static int make_level(segment_sampler *sampler, search_state *search, const sample_result *res, const double *extra, const int *owner,
+                      const int *chosen, int ne, sc_err *err)
 {
-    level *l = &S->lv[W->k];
-    int naux = W->run->naux, rc = level_alloc(l, ne, S->ndof, naux, err);
+    level *l = &search->lv[sampler->k];
+    int naux = sampler->run->naux, ndof = search->ndof, rc = level_alloc(l, ne, ndof, naux, err);
     if (rc) return rc;
-    sc_par *par = W->run->par;
+    sc_par *par = sampler->run->par;
     double scale_sum = 0;
     for (int e = 0; e < ne; e++) {
         int i = chosen[e];
-        const sample_result *r = &res[i];
+        const sample_result *sample = &res[i];
         l->sample[e] = i;
-        l->parent[e] = (int)r->elite;
-        l->attempt[e] = W->attempt;
-        l->steps[e] = r->steps;
-        l->end_step[e] = W->parent->end_step[r->elite] + r->steps;
-        l->cost[e] = r->cost;
-        l->path_cost[e] = r->path_cost;
-        memcpy(l->terms + SC_COST_TERMS * e, r->terms, sizeof r->terms);
-        l->scale[e] = r->steps * W->sim->o.dt / (W->ref_t1 - W->ref_t0);
+        l->parent[e] = (int)sample->elite;
+        l->attempt[e] = sampler->attempt;
+        l->steps[e] = sample->steps;
+        l->end_step[e] = sampler->parent->end_step[sample->elite] + sample->steps;
+        l->cost[e] = sample->cost;
+        l->path_cost[e] = sample->path_cost;
+        memcpy(l->terms + SC_COST_TERMS * e, sample->terms, sizeof sample->terms);
+        l->scale[e] = sample->steps * sampler->sim->o.dt / (sampler->ref_t1 - sampler->ref_t0);
         scale_sum += l->scale[e];
-        const double *x = extra + (size_t)i * (size_t)(S->ndof + naux);
-        memcpy(l->offset + (size_t)e * S->ndof, x, sizeof(double) * (size_t)S->ndof);
-        memcpy(l->aux + (size_t)e * naux, x + S->ndof, sizeof(double) * (size_t)naux);
-        l->state_size[e] = (size_t)r->state_bytes;
+        const double *x = extra + (size_t)i * (size_t)(ndof + naux);
+        memcpy(l->offset + (size_t)e * ndof, x, sizeof(double) * (size_t)ndof);
+        memcpy(l->aux + (size_t)e * naux, x + ndof, sizeof(double) * (size_t)naux);
+        l->state_size[e] = (size_t)sample->state_bytes;
         if (sc_par_rank(par) == owner[i]) {
-            l->state[e] = W->pool[i];
-            W->pool[i] = NULL;
+            l->state[e] = sampler->pool[i];
+            sampler->pool[i] = NULL;
         } else if (!(l->state[e] = malloc(l->state_size[e]))) {
             return sc_fail(err, SC_EIO, "out of memory receiving elite states");
         }
@@ -647,16 +555,18 @@ static int make_level(sampler *W, search *S, const sample_result *res, const dou
     return SC_OK;
 }
 
-static void report_segment(const sc_samcon_run *run, const search *S, const sampler *W, int n, const sample_result *res, int ne, double seconds)
+/* The progress line of the attempt just made, to run->progress on rank 0 (S: the search). */
+static void report_segment(const sc_samcon_run *run, const search_state *S, const segment_sampler *sampler, int n, const sample_result *res, int ne,
+                           double seconds)
 {
-    int k = W->k;
+    int k = sampler->k;
     if (!run->progress || sc_par_rank(run->par) != 0) return;
     long kinds[SC_FAIL_KINDS] = {0};
     for (int i = 0; i < n; i++) kinds[res[i].failed]++;
     char line[512];
     double t0 = run->ref->time[0];
-    int len = snprintf(line, sizeof line, "segment %d/%d [%.2f-%.2f s] attempt %d: %d samples, %.0f%% failed", k + 1, S->nseg, W->ref_t0 - t0,
-                       W->ref_t1 - t0, S->attempts[k], n, 100.0 * (n - kinds[0]) / n);
+    int len = snprintf(line, sizeof line, "segment %d/%d [%.2f-%.2f s] attempt %d: %d samples, %.0f%% failed", k + 1, S->nseg,
+                       sampler->ref_t0 - t0, sampler->ref_t1 - t0, S->attempts[k], n, 100.0 * (n - kinds[0]) / n);
     if (n - kinds[0] > 0) {
         len += snprintf(line + len, sizeof line - (size_t)len, " (");
         for (int f = 1; f < SC_FAIL_KINDS; f++)
@@ -677,204 +587,261 @@ static void report_segment(const sc_samcon_run *run, const search *S, const samp
     run->progress(run->progress_ctx, S->k, S->nseg, line);
 }
 
-int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
+/* ---- one attempt at a segment ------------------------------------------------------------ */
+
+/* The buffers of one attempt of n samples. */
+typedef struct attempt {
+    int n;
+    sample_result *res;
+    int *owner, *order, *chosen; /* the rank that simulated each sample; the selection's scratch */
+    unsigned char *records;      /* [n] sc_par_map's records */
+    double *extra;               /* [n * (ndof + naux)] each sample's offsets and aux values */
+} attempt;
+
+static void attempt_free(attempt *a, segment_sampler *sampler)
+{
+    if (sampler->pool)
+        for (int i = 0; i < a->n; i++) free(sampler->pool[i]);
+    free(sampler->pool);
+    sampler->pool = NULL;
+    free(a->records);
+    free(a->extra);
+    free(a->res); free(a->owner); free(a->order); free(a->chosen);
+}
+
+/* The next attempt at segment search->k: its span, the elites it starts from, and its samples
+   (grown after failures, never fewer than the elites). */
+static int attempt_begin(attempt *a, search_state *search, segment_sampler *sampler, double t_first, double t_last, sc_err *err)
+{
+    const sc_samcon_config *c = sampler->cfg;
+    int k = search->k;
+    sampler->k = k;
+    sampler->attempt = search->attempts[k]++;
+    sampler->parent = k ? &search->lv[k - 1] : &search->start;
+    segment_span(c, k, search->nseg, t_first, t_last, &sampler->ref_t0, &sampler->ref_t1);
+    int n = (int)lround(c->samples * search->mult[k]);
+    if (n < c->elites) n = c->elites;
+    a->n = n;
+    a->res = calloc((size_t)n, sizeof *a->res);
+    a->owner = calloc((size_t)n, sizeof(int));
+    a->order = malloc((size_t)n * sizeof(int));
+    a->chosen = malloc((size_t)n * sizeof(int));
+    a->records = malloc((size_t)n * sampler->rsize);
+    a->extra = malloc((size_t)n * (size_t)(search->ndof + search->naux + 1) * sizeof(double));
+    sampler->pool = calloc((size_t)n, sizeof *sampler->pool);
+    if (!a->res || !a->owner || !a->order || !a->chosen || !sampler->pool || !a->records || !a->extra)
+        return sc_fail(err, SC_EIO, "out of memory for %d samples", n);
+    return SC_OK;
+}
+
+/* Simulates the attempt's samples, spread over the ranks, and unpacks every rank's records. When
+   a signal stopped it, the attempt did not happen: the search is checkpointed and
+   SC_EINTERRUPTED returned. */
+static int attempt_run(const sc_samcon_run *run, search_state *search, segment_sampler *sampler, attempt *a, sc_err *err)
+{
+    int n = a->n, k = sampler->k, stopped = 0;
+    size_t nextra = (size_t)(search->ndof + search->naux);
+    int rc = sc_par_map(run->par, n, sampler->rsize, sample_task, sampler, run->stop, a->records, a->owner, &stopped, err);
+    for (int i = 0; !rc && !stopped && i < n; i++) { /* a record: the result, then offsets and aux */
+        memcpy(&a->res[i], a->records + (size_t)i * sampler->rsize, sizeof *a->res);
+        memcpy(a->extra + (size_t)i * nextra, a->records + (size_t)i * sampler->rsize + sizeof *a->res, sizeof(double) * nextra);
+    }
+    if (!rc && stopped) {
+        search->attempts[k]--; /* this attempt did not happen */
+        search_clock(search);
+        if (run->checkpoint && sc_par_rank(run->par) == 0) rc = write_checkpoint(run, search, err);
+        if (!rc) rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal before segment %d/%d; the search up to there is in %s", k + 1,
+                              search->nseg, run->checkpoint ? run->checkpoint : "(no checkpoint)");
+    }
+    return rc;
+}
+
+/* Every sample of the attempt to on_samples (learn-feedback's model fitting). */
+static int attempt_hand_over(const sc_samcon_run *run, int k, int n, const double *extra, const sample_result *res, sc_err *err)
+{
+    int rc = SC_OK;
+    unsigned char *failed = malloc((size_t)n);
+    if (!failed) rc = sc_fail(err, SC_EIO, "out of memory");
+    for (int i = 0; !rc && i < n; i++) failed[i] = res[i].failed != 0;
+    if (!rc) run->on_samples(run->center_ctx, k, n, extra, failed);
+    free(failed);
+    return rc;
+}
+
+/* The attempt's samples and failures, added to the search's counts. */
+static void attempt_count(search_state *search, int k, const sample_result *res, int n)
+{
+    search->samples += n;
+    search->acc[k].samples += n;
+    for (int i = 0; i < n; i++) {
+        search->acc[k].fail_kind[res[i].failed]++;
+        search->acc[k].failures += res[i].failed != 0;
+        search->numeric_failures += res[i].failed == SC_FAIL_NUMERIC;
+        search->sample_seconds += res[i].seconds;
+    }
+    search->acc[k].attempts++;
+}
+
+/* No sample of segment k survived: back up `backtrack` segments (to one whose parent states are
+   still held) and sample them again with more samples. Returns 1 when segment k's retries are
+   spent: the search gives up. */
+static int back_up(search_state *search, const sc_samcon_config *c, int k)
+{
+    if (search->retries[k]++ >= c->max_retries) return 1;
+    int back = k < c->backtrack ? k : c->backtrack;
+    while (back > 0 && k - back - 1 >= 0 && !search->lv[k - back - 1].state) back--;
+    /* the retried segments get growth^(retries of the one that failed): failures do not compound */
+    double mult = pow(c->growth, search->retries[k]);
+    for (int j = k - back; j <= k; j++) search->mult[j] = fmax(search->mult[j], mult);
+    for (int j = k - back; j < k; j++) level_free(&search->lv[j]);
+    search->k = k - back;
+    search->backtracks++;
+    return 0;
+}
+
+/* The attempt's elites become segment k's level and the search goes on to the next segment, or
+   it backs up; then the progress line and the checkpoint. */
+static int attempt_conclude(const sc_samcon_run *run, search_state *search, segment_sampler *sampler, attempt *a, double t0, int *give_up,
+                            sc_err *err)
 {
     const sc_samcon_config *c = run->cfg;
-    const sc_reference *ref = run->ref;
-    memset(r, 0, sizeof *r);
-    double t_first = ref->time[0] + c->start, t_last = c->end > 0 ? ref->time[0] + c->end : ref->time[ref->n - 1];
-    if (t_last > ref->time[ref->n - 1]) t_last = ref->time[ref->n - 1];
-    if (!(t_last - t_first > 1e-9))
-        return sc_fail(err, SC_EINPUT, "sampling: start %g s and end %g s leave nothing of the %g s reference to track", c->start, c->end,
-                       ref->time[ref->n - 1] - ref->time[0]);
-    search S = {0};
-    sampler W = {0};
-    S.nseg = (int)ceil((t_last - t_first) / c->segment - 1e-6);
-    S.ndof = run->dofs->n;
-    S.naux = run->naux;
-    W.run = run;
-    W.cfg = c;
-    W.m = run->m;
-    W.ndof = S.ndof;
-    W.nseg = S.nseg;
-    double wall0 = sc_wall_time();
-    int rc;
-    S.lv = calloc((size_t)S.nseg, sizeof *S.lv);
-    S.attempts = calloc((size_t)S.nseg, sizeof(int));
-    S.retries = calloc((size_t)S.nseg, sizeof(int));
-    S.mult = calloc((size_t)S.nseg, sizeof(double));
-    S.acc = calloc((size_t)S.nseg, sizeof *S.acc);
-    if (!S.lv || !S.attempts || !S.retries || !S.mult || !S.acc) { search_free(&S); return sc_fail(err, SC_EIO, "out of memory"); }
-    for (int j = 0; j < S.nseg; j++) S.mult[j] = 1;
-    if ((rc = sc_sim_create(run->m, run->sim_opts, &W.sim, err)) || (rc = sc_tracker_init(&W.tracker, run->m, ref, &c->tracker, err)))
-        goto done;
-    W.scratch_cap = sc_sim_snapshot_capacity(W.sim);
-    W.scratch = malloc(W.scratch_cap);
-    W.targets = malloc(sizeof(sc_quat) * (size_t)run->m->nbones);
-    if (!W.scratch || !W.targets) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
-    W.ctrl = (sc_segment_controller){run->m, run->dofs, ref->time, c->base == SC_BASE_ID ? ref->target_quat : ref->local_quat, ref->n, &W.seg, 1};
-
-    /* the start: the reference's first state, at step 0 */
-    W.rsize = sizeof(sample_result) + sizeof(double) * (size_t)(S.ndof + S.naux);
-    if ((rc = level_alloc(&S.start, 1, S.ndof, S.naux, err)) || (rc = sc_samcon_start_state(run, W.sim, err))) goto done;
-    S.start.state_size[0] = sc_sim_snapshot_save(W.sim, W.scratch, W.scratch_cap);
-    if (!(S.start.state[0] = malloc(S.start.state_size[0]))) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
-    memcpy(S.start.state[0], W.scratch, S.start.state_size[0]);
-    if (run->resume && (rc = read_checkpoint(run, &S, err))) goto done;
-    double wall_before = S.wall_seconds;
-
-    int give_up = 0;
-    while (S.k < S.nseg && !give_up) {
-        int k = S.k;
-        W.k = k;
-        W.attempt = S.attempts[k]++;
-        W.parent = k ? &S.lv[k - 1] : &S.start;
-        W.ref_t0 = t_first + k * c->segment;
-        W.ref_t1 = k == S.nseg - 1 ? t_last : t_first + (k + 1) * c->segment;
-        int n = (int)lround(c->samples * S.mult[k]);
-        if (n < c->elites) n = c->elites;
-        sample_result *res = calloc((size_t)n, sizeof *res);
-        int *owner = calloc((size_t)n, sizeof(int)), *order = malloc((size_t)n * sizeof(int)), *chosen = malloc((size_t)n * sizeof(int));
-        unsigned char *records = malloc((size_t)n * W.rsize);
-        double *extra = malloc((size_t)n * (size_t)(S.ndof + S.naux + 1) * sizeof(double));
-        W.pool = calloc((size_t)n, sizeof *W.pool);
-        if (!res || !owner || !order || !chosen || !W.pool || !records || !extra) {
-            rc = sc_fail(err, SC_EIO, "out of memory for %d samples", n);
-        } else {
-            double t0 = sc_wall_time();
-            int stopped = 0;
-            rc = sc_par_map(run->par, n, W.rsize, sample_task, &W, run->stop, records, owner, &stopped, err);
-            for (int i = 0; !rc && !stopped && i < n; i++) { /* a record: the result, then offsets and aux */
-                memcpy(&res[i], records + (size_t)i * W.rsize, sizeof *res);
-                memcpy(extra + (size_t)i * (size_t)(S.ndof + S.naux), records + (size_t)i * W.rsize + sizeof *res,
-                       sizeof(double) * (size_t)(S.ndof + S.naux));
-            }
-            if (!rc && stopped) {
-                S.attempts[k]--; /* this attempt did not happen */
-                S.wall_seconds = wall_before + (sc_wall_time() - wall0);
-                if (run->checkpoint && sc_par_rank(run->par) == 0) rc = write_checkpoint(run, &S, err);
-                if (!rc) rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal before segment %d/%d; the search up to there is in %s", k + 1,
-                                      S.nseg, run->checkpoint ? run->checkpoint : "(no checkpoint)");
-            }
-            if (!rc && run->on_samples) {
-                unsigned char *failed = malloc((size_t)n);
-                if (!failed) rc = sc_fail(err, SC_EIO, "out of memory");
-                for (int i = 0; !rc && i < n; i++) failed[i] = res[i].failed != 0;
-                if (!rc) run->on_samples(run->center_ctx, k, n, extra, failed);
-                free(failed);
-            }
-            if (!rc) {
-                int ne = select_elites(c, res, n, order, chosen);
-                S.samples += n;
-                S.acc[k].samples += n;
-                for (int i = 0; i < n; i++) {
-                    S.acc[k].fail_kind[res[i].failed]++;
-                    S.acc[k].failures += res[i].failed != 0;
-                    S.numeric_failures += res[i].failed == SC_FAIL_NUMERIC;
-                    S.sample_seconds += res[i].seconds;
-                }
-                S.acc[k].attempts++;
-                if (ne > 0) {
-                    level_free(&S.lv[k]);
-                    rc = make_level(&W, &S, res, extra, owner, chosen, ne, err);
-                    /* elite states outside the backtracking window are no longer needed */
-                    if (!rc && k - c->backtrack - 1 >= 0) level_free_states(&S.lv[k - c->backtrack - 1]);
-                    S.k = k + 1;
-                } else if (S.retries[k]++ >= c->max_retries) {
-                    give_up = 1;
-                } else {
-                    /* back up to a segment whose parent states are still held */
-                    int back = k < c->backtrack ? k : c->backtrack;
-                    while (back > 0 && k - back - 1 >= 0 && !S.lv[k - back - 1].state) back--;
-                    /* the retried segments get growth^(retries of the one that failed): failures do not compound */
-                    double mult = pow(c->growth, S.retries[k]);
-                    for (int j = k - back; j <= k; j++) S.mult[j] = fmax(S.mult[j], mult);
-                    for (int j = k - back; j < k; j++) level_free(&S.lv[j]);
-                    S.k = k - back;
-                    S.backtracks++;
-                }
-                S.wall_seconds = wall_before + (sc_wall_time() - wall0);
-                report_segment(run, &S, &W, n, res, ne, sc_wall_time() - t0);
-                if (!rc && run->checkpoint && sc_par_rank(run->par) == 0) rc = write_checkpoint(run, &S, err);
-            }
-        }
-        if (W.pool)
-            for (int i = 0; i < n; i++) free(W.pool[i]);
-        free(W.pool);
-        W.pool = NULL;
-        free(records);
-        free(extra);
-        free(res); free(owner); free(order); free(chosen);
-        /* an error one rank met alone (a checkpoint rank 0 could not write) stops every rank */
-        int elsewhere = sc_par_any(run->par, rc != SC_OK && rc != SC_EINTERRUPTED);
-        if (rc) goto done;
-        if (elsewhere) { rc = sc_fail(err, SC_EIO, "stopped: another rank failed (its message says why)"); goto done; }
+    int k = sampler->k, n = a->n, rc = SC_OK;
+    int ne = select_elites(c, a->res, n, a->order, a->chosen);
+    attempt_count(search, k, a->res, n);
+    if (ne > 0) {
+        level_free(&search->lv[k]);
+        rc = make_level(sampler, search, a->res, a->extra, a->owner, a->chosen, ne, err);
+        /* elite states outside the backtracking window are no longer needed */
+        if (!rc && k - c->backtrack - 1 >= 0) level_free_states(&search->lv[k - c->backtrack - 1]);
+        search->k = k + 1;
+    } else {
+        *give_up = back_up(search, c, k);
     }
+    search_clock(search);
+    report_segment(run, search, sampler, n, a->res, ne, sc_wall_time() - t0);
+    if (!rc && run->checkpoint && sc_par_rank(run->par) == 0) rc = write_checkpoint(run, search, err);
+    return rc;
+}
 
-    /* trace back the cheapest path through the deepest level reached */
-    int depth = S.k;
-    r->nseg_total = S.nseg;
-    r->nseg = depth;
-    r->completed = depth == S.nseg;
-    r->samples = S.samples;
-    r->numeric_failures = S.numeric_failures;
-    r->wall_seconds = S.wall_seconds;
-    r->sample_seconds = S.sample_seconds;
-    r->ranks = sc_par_size(run->par);
-    r->backtracks = S.backtracks;
-    r->seg = calloc((size_t)(depth ? depth : 1), sizeof *r->seg);
-    r->offset = calloc((size_t)(depth ? depth : 1) * (size_t)(S.ndof ? S.ndof : 1), sizeof(double));
-    if (!r->seg || !r->offset) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+/* One attempt at the next segment. */
+static int sample_segment(const sc_samcon_run *run, search_state *search, segment_sampler *sampler, double t_first, double t_last, int *give_up,
+                          sc_err *err)
+{
+    attempt a = {0};
+    int rc = attempt_begin(&a, search, sampler, t_first, t_last, err);
+    if (!rc) {
+        double t0 = sc_wall_time();
+        rc = attempt_run(run, search, sampler, &a, err);
+        if (!rc && run->on_samples) rc = attempt_hand_over(run, sampler->k, a.n, a.extra, a.res, err);
+        if (!rc) rc = attempt_conclude(run, search, sampler, &a, t0, give_up, err);
+    }
+    attempt_free(&a, sampler);
+    return rc;
+}
+
+/* ---- the result ------------------------------------------------------------------------- */
+
+/* Every segment's elites (last attempt), in path-cost order, each marked kept when an elite of the
+   last segment reached descends from it. */
+static void collect_elites(const search_state *search, int depth, sc_samcon_result *r)
+{
     size_t total = 0;
-    for (int j = 0; j < depth; j++) total += (size_t)S.lv[j].n;
-    r->nelites = calloc((size_t)(depth ? depth : 1), sizeof(int));
-    r->elite_offset = malloc((total ? total : 1) * (size_t)(S.ndof ? S.ndof : 1) * sizeof(double));
-    r->elite_aux = malloc((total ? total : 1) * (size_t)(S.naux ? S.naux : 1) * sizeof(double));
-    r->elite_kept = calloc(total ? total : 1, 1);
-    if (!r->nelites || !r->elite_offset || !r->elite_aux || !r->elite_kept) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    for (int j = 0; j < depth; j++) total += (size_t)search->lv[j].n;
     size_t at = total; /* where level j's elites start, from the last level back: its elites are kept, then their parents */
     for (int j = depth - 1; j >= 0; j--) {
-        const level *l = &S.lv[j];
+        const level *l = &search->lv[j];
         at -= (size_t)l->n;
         for (int i = 0; i < l->n; i++) {
             if (j == depth - 1) r->elite_kept[at + i] = 1;
-            if (j > 0 && r->elite_kept[at + i]) r->elite_kept[at - (size_t)S.lv[j - 1].n + (size_t)l->parent[i]] = 1;
+            if (j > 0 && r->elite_kept[at + i]) r->elite_kept[at - (size_t)search->lv[j - 1].n + (size_t)l->parent[i]] = 1;
         }
     }
     total = 0;
     for (int j = 0; j < depth; j++) {
-        const level *l = &S.lv[j];
+        const level *l = &search->lv[j];
         r->nelites[j] = l->n;
-        memcpy(r->elite_offset + total * (size_t)S.ndof, l->offset, sizeof(double) * (size_t)l->n * (size_t)S.ndof);
-        memcpy(r->elite_aux + total * (size_t)S.naux, l->aux, sizeof(double) * (size_t)l->n * (size_t)S.naux);
+        memcpy(r->elite_offset + total * (size_t)search->ndof, l->offset, sizeof(double) * (size_t)l->n * (size_t)search->ndof);
+        memcpy(r->elite_aux + total * (size_t)search->naux, l->aux, sizeof(double) * (size_t)l->n * (size_t)search->naux);
         total += (size_t)l->n;
     }
+}
+
+/* The cheapest path, traced back from the best elite of the deepest level through the parents. */
+static void trace_cheapest_path(const sc_samcon_config *c, const search_state *search, int depth, double t_first, double t_last,
+                                sc_samcon_result *r)
+{
     int e = 0;
     for (int j = depth - 1; j >= 0; j--) {
-        const level *l = &S.lv[j];
+        const level *l = &search->lv[j];
         sc_samcon_segment *g = &r->seg[j];
-        *g = S.acc[j];
+        *g = search->acc[j];
         g->best_elite = l->stats.best_elite;
         g->median_elite = l->stats.median_elite;
         g->mean_scale_elites = l->stats.mean_scale_elites;
-        g->ref_t0 = t_first + j * c->segment;
-        g->ref_t1 = j == S.nseg - 1 ? t_last : t_first + (j + 1) * c->segment;
+        segment_span(c, j, search->nseg, t_first, t_last, &g->ref_t0, &g->ref_t1);
         g->steps = l->steps[e];
         g->start_step = l->end_step[e] - l->steps[e];
         g->scale = l->scale[e];
         g->cost = l->cost[e];
         g->path_cost = l->path_cost[e];
         memcpy(g->terms, l->terms + SC_COST_TERMS * e, sizeof g->terms);
-        memcpy(r->offset + (size_t)j * S.ndof, l->offset + (size_t)e * S.ndof, sizeof(double) * (size_t)S.ndof);
+        memcpy(r->offset + (size_t)j * search->ndof, l->offset + (size_t)e * search->ndof, sizeof(double) * (size_t)search->ndof);
         e = l->parent[e];
     }
-    rc = SC_OK;
+}
+
+/* The result of the search, up to the deepest level reached. */
+static int collect_result(const sc_samcon_run *run, const search_state *search, double t_first, double t_last, sc_samcon_result *r, sc_err *err)
+{
+    int depth = search->k, ndof = search->ndof, naux = search->naux;
+    r->nseg_total = search->nseg;
+    r->nseg = depth;
+    r->completed = depth == search->nseg;
+    r->samples = search->samples;
+    r->numeric_failures = search->numeric_failures;
+    r->wall_seconds = search->wall_seconds;
+    r->sample_seconds = search->sample_seconds;
+    r->ranks = sc_par_size(run->par);
+    r->backtracks = search->backtracks;
+    r->seg = calloc((size_t)(depth ? depth : 1), sizeof *r->seg);
+    r->offset = calloc((size_t)(depth ? depth : 1) * (size_t)(ndof ? ndof : 1), sizeof(double));
+    if (!r->seg || !r->offset) return sc_fail(err, SC_EIO, "out of memory");
+    size_t total = 0;
+    for (int j = 0; j < depth; j++) total += (size_t)search->lv[j].n;
+    r->nelites = calloc((size_t)(depth ? depth : 1), sizeof(int));
+    r->elite_offset = malloc((total ? total : 1) * (size_t)(ndof ? ndof : 1) * sizeof(double));
+    r->elite_aux = malloc((total ? total : 1) * (size_t)(naux ? naux : 1) * sizeof(double));
+    r->elite_kept = calloc(total ? total : 1, 1);
+    if (!r->nelites || !r->elite_offset || !r->elite_aux || !r->elite_kept) return sc_fail(err, SC_EIO, "out of memory");
+    collect_elites(search, depth, r);
+    trace_cheapest_path(run->cfg, search, depth, t_first, t_last, r);
+    return SC_OK;
+}
+
+int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
+{
+    memset(r, 0, sizeof *r);
+    double t_first, t_last;
+    int rc = tracked_span(run->cfg, run->ref, &t_first, &t_last, err);
+    if (rc) return rc;
+    search_state search = {0};
+    segment_sampler sampler = {0};
+    int nseg = (int)ceil((t_last - t_first) / run->cfg->segment - 1e-6);
+    search.wall_start = sc_wall_time();
+    if ((rc = search_alloc(&search, nseg, run->dofs->n, run->naux, err))) return rc;
+    if ((rc = sampler_init(&sampler, run, nseg, err)) || (rc = search_start(run, &search, &sampler, err))) goto done;
+    int give_up = 0;
+    while (search.k < search.nseg && !give_up) {
+        rc = sample_segment(run, &search, &sampler, t_first, t_last, &give_up, err);
+        /* an error one rank met alone (a checkpoint rank 0 could not write) stops every rank */
+        int elsewhere = sc_par_any(run->par, rc != SC_OK && rc != SC_EINTERRUPTED);
+        if (rc) goto done;
+        if (elsewhere) { rc = sc_fail(err, SC_EIO, "stopped: another rank failed (its message says why)"); goto done; }
+    }
+    rc = collect_result(run, &search, t_first, t_last, r, err);
 done:
-    sc_tracker_free(&W.tracker);
-    sc_sim_free(W.sim);
-    free(W.scratch);
-    free(W.targets);
-    search_free(&S);
+    sampler_free(&sampler);
+    search_free(&search);
     if (rc && rc != SC_EINTERRUPTED) sc_samcon_result_free(r);
     return rc;
 }
@@ -888,6 +855,21 @@ void sc_samcon_result_free(sc_samcon_result *r)
     free(r->elite_aux);
     free(r->elite_kept);
     memset(r, 0, sizeof *r);
+}
+
+int sc_samcon_cycle_setup(const sc_reference *ref, sc_samcon_config *cfg, sc_cycle *cycle, sc_reference *repeated, int *fragments,
+                          sc_err *err)
+{
+    *fragments = 0;
+    if (!cfg->cycle) return SC_OK;
+    int rc = cfg->cycle == SC_CYCLE_AUTO ? sc_cycle_find(ref, cfg->cycle_period[0], cfg->cycle_period[1], cycle, err)
+                                         : sc_cycle_from_times(ref, cfg->cycle_span[0], cfg->cycle_span[1], cycle, err);
+    if (rc || (rc = sc_cycle_repeat(ref, cycle, cfg->cycles, repeated, err))) return rc;
+    double period = cycle->t1 - cycle->t0;
+    *fragments = (int)lround(period / cfg->segment);
+    if (*fragments < 1) *fragments = 1;
+    cfg->segment = period / *fragments;
+    return SC_OK;
 }
 
 void sc_samcon_controller(const sc_samcon_run *run, const sc_samcon_result *r, sc_segment *seg, sc_segment_controller *c)

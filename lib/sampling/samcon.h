@@ -53,10 +53,6 @@ typedef struct sc_samcon_config {
     sc_tracker_opts tracker;
 } sc_samcon_config;
 
-/* Reads the `sampling:` section (configs/walk.yaml documents every key) for the character m. */
-struct sc_cfg;
-int sc_samcon_read_config(struct sc_cfg *cfg, const sc_model *m, const sc_control_dofs *dofs, sc_samcon_config *c, sc_err *err);
-
 /* One segment of the final controller, with its statistics. */
 typedef struct sc_samcon_segment {
     double ref_t0, ref_t1;
@@ -140,6 +136,13 @@ int sc_samcon_start_state(const sc_samcon_run *run, sc_sim *s, sc_err *err);
  * options), calling hook at every state (for output; may be NULL), and checks that every segment
  * ends with exactly the cost it had when sampled (SC_ENUMERIC otherwise). */
 int sc_samcon_replay(const sc_samcon_run *run, const sc_samcon_result *r, sc_sim *s, sc_rollout_hook hook, void *hook_ctx, sc_err *err);
+/* The gait cycle sampling.cycle asks for (found among cfg->cycle_period, or the span given) and
+ * the reference that repeats it cfg->cycles times, tracked in *fragments segments per cycle:
+ * cfg->segment becomes the period over that whole number. Does nothing (*fragments = 0) without
+ * a cycle. */
+struct sc_cycle;
+int sc_samcon_cycle_setup(const sc_reference *ref, sc_samcon_config *cfg, struct sc_cycle *cycle, sc_reference *repeated, int *fragments,
+                          sc_err *err);
 /* The segment controller of a result (base targets from the reference). seg[] is filled from r. */
 void sc_samcon_controller(const sc_samcon_run *run, const sc_samcon_result *r, sc_segment *seg, sc_segment_controller *c);
 

@@ -1,8 +1,8 @@
 /* The simulation scenario of a config file: the sections `simulation`, `contact`, `ground`,
  * the gain scales of `controller`, `perturbations` and `output` (configs/stand.yaml documents
- * every key), read once into plain structs that simulate, sample-openloop and learn-feedback
- * share. The controller's target source (`controller.type` ...) is read separately
- * (sc_controller_from_config), because the sampler brings its own. */
+ * every key), read once (settings/scenario.h) into plain structs that simulate, sample-openloop
+ * and learn-feedback share. The controller's target source (`controller.type` ...) is read
+ * separately (settings/controller.h), because the sampler brings its own. */
 #ifndef SC_SCENARIO_H
 #define SC_SCENARIO_H
 #include "sim/sim.h"
@@ -38,9 +38,6 @@ typedef struct sc_scenario {
     sc_perturbations pert;
 } sc_scenario;
 
-/* Reads the sections named above; values are range-checked, names resolved against m. */
-struct sc_cfg;
-int sc_scenario_read(struct sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *err);
 /* A copy of m with the scenario's overrides (Young's modulus, Poisson ratio, gain scales)
  * applied: the loaded model is never edited. */
 int sc_scenario_model(const sc_model *m, const sc_scenario *sc, sc_model *out, sc_err *err);

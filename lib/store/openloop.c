@@ -1,3 +1,7 @@
+/* openloop.h5 (softcon.openloop/1), the one reader and writer of sample-openloop's output: the
+ * writer, the gait-cycle reader learn-feedback uses, and the target trajectory and start state
+ * simulate replays (a trajectory may also be a reference.h5: see trajectory_reader). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -5,18 +9,251 @@
 #include <unistd.h>
 #include "core/hash.h"
 #include "io/h5.h"
+#include "motion/reference.h"
 #include "store/openloop.h"
 
-void sc_openloop_cycle_free(sc_openloop_cycle *o)
+/* ---- the writer ----------------------------------------------------------------------------- */
+
+int sc_openloop_write_reference(sc_h5 *f, const char *path, const sc_reference *r, sc_err *err)
 {
-    free(o->steps);
-    free(o->ref_t0);
-    free(o->ref_t1);
-    free(o->offsets);
-    free(o->start_quat);
-    free(o->start_w);
-    memset(o, 0, sizeof *o);
+    char hex[24], abs[4096];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sc_reference_hash(r));
+    if (!realpath(path, abs)) snprintf(abs, sizeof abs, "%s", path);
+    int rc = sc_h5_attr_str(f, "/", "reference", path, err);
+    if (!rc) rc = sc_h5_attr_str(f, "/", "reference_path", abs, err);
+    if (!rc) rc = sc_h5_attr_str(f, "/", "reference_hash", hex, err);
+    return rc;
 }
+
+static double rms(const double *v, long n)
+{
+    double s = 0;
+    for (long i = 0; i < n; i++) s += v[i] * v[i];
+    return n ? sqrt(s / n) : 0;
+}
+
+#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+
+/* The root attributes of the search, /bones/names, and the controller at the simulation rate
+   (/time, /targets). */
+static int write_targets(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_result *r, const sc_openloop_trace *t, sc_err *err)
+{
+    const sc_model *m = run->m;
+    const sc_samcon_config *c = run->cfg;
+    size_t nb = (size_t)m->nbones, nseg = (size_t)r->nseg;
+    const char *names[SC_SIM_MAX_BONES];
+    for (size_t b = 0; b < nb; b++) names[b] = m->bone_name[b];
+    double reached = nseg ? r->seg[nseg - 1].ref_t1 - run->ref->time[0] : c->start;
+    char status[128];
+    if (r->completed) snprintf(status, sizeof status, "completed");
+    else snprintf(status, sizeof status, "partial: reached t = %.3f s of the reference (%zu of %d segments)", reached, nseg, r->nseg_total);
+    int rc;
+    TRY(sc_h5_attr_str(f, "/", "status", status, err));
+    TRY(sc_h5_attr_i64(f, "/", "seed", (long long)run->seed, err));
+    TRY(sc_h5_attr_str(f, "/", "base_targets", c->base == SC_BASE_ID ? "inverse-dynamics targets (eq. 32)" : "raw reference poses", err));
+    TRY(sc_h5_attr_i64(f, "/", "time_scaling", c->time_scaling, err));
+    TRY(sc_h5_attr_f64(f, "/", "dt", run->sim_opts->dt, err));
+    TRY(sc_h5_write_strings(f, "/bones/names", nb, names, "the character's bones, in the order of every per-bone dataset", err));
+    sc_h5_series *timeline, *targets, *ref_time;
+    TRY(sc_h5_timeline_create(f, "/time", &timeline, err));
+    TRY(sc_h5_group(f, "/targets", "PD targets applied at every step", err));
+    TRY(sc_h5_series_create(f, "/targets/local_quat", timeline, 2, (size_t[]){nb, 4}, "1", "PD target local rotations (w, x, y, z): base targets composed with the segment's offsets", &targets, err));
+    TRY(sc_h5_series_create(f, "/targets/reference_time", timeline, 0, NULL, "s", "reference time played at this step (time scaling)", &ref_time, err));
+    for (long k = 0; k < t->n; k++) {
+        TRY(sc_h5_series_append(timeline, t->time + k, err));
+        TRY(sc_h5_series_append(targets, t->targets + (size_t)k * nb * 4, err));
+        TRY(sc_h5_series_append(ref_time, t->ref_time + k, err));
+    }
+    return SC_OK;
+}
+
+/* /start: the reference's state at sampling.start, which the controller starts from. */
+static int write_start(sc_h5 *f, size_t nb, const double pos[3], const double vel[3], const sc_quat *q, const double *w, sc_err *err)
+{
+    int rc;
+    TRY(sc_h5_group(f, "/start", "the state the controller starts from (sc_sim_set_pose): the reference's at sampling.start", err));
+    TRY(sc_h5_write_f64(f, "/start/root_pos", 1, (size_t[]){3}, pos, "m", "root bone origin", err));
+    TRY(sc_h5_write_f64(f, "/start/root_vel", 1, (size_t[]){3}, vel, "m/s", "root origin velocity", err));
+    TRY(sc_h5_write_f64(f, "/start/local_quat", 2, (size_t[]){nb, 4}, (const double *)q, "1", "local rotations (root: world)", err));
+    TRY(sc_h5_write_f64(f, "/start/local_ang_vel", 2, (size_t[]){nb, 3}, w, "rad/s", "local angular velocities, parent frame", err));
+    return SC_OK;
+}
+
+/* The columns of /segments, one value per segment (at least one row, zeros when none was found). */
+typedef struct segment_columns {
+    double *ref_t0, *ref_t1, *scale, *cost, *path_cost, *best, *median, *elite_scale, *terms;
+    int *start_step, *steps, *samples, *failures, *attempts, *fail_kinds;
+} segment_columns;
+
+static void fill_segment_columns(const sc_samcon_result *r, double *a, int *ia, size_t rows, segment_columns *col)
+{
+    size_t K = SC_FAIL_KINDS;
+    *col = (segment_columns){a, a + rows, a + 2 * rows, a + 3 * rows, a + 4 * rows, a + 5 * rows, a + 6 * rows, a + 7 * rows, a + 8 * rows,
+                             ia, ia + rows, ia + 2 * rows, ia + 3 * rows, ia + 4 * rows, ia + 5 * rows};
+    for (size_t j = 0; j < (size_t)r->nseg; j++) {
+        const sc_samcon_segment *g = &r->seg[j];
+        col->ref_t0[j] = g->ref_t0; col->ref_t1[j] = g->ref_t1; col->scale[j] = g->scale; col->cost[j] = g->cost; col->path_cost[j] = g->path_cost;
+        col->best[j] = g->best_elite; col->median[j] = g->median_elite; col->elite_scale[j] = g->mean_scale_elites;
+        memcpy(col->terms + SC_COST_TERMS * j, g->terms, sizeof g->terms);
+        col->start_step[j] = (int)g->start_step; col->steps[j] = (int)g->steps; col->samples[j] = g->samples; col->failures[j] = g->failures;
+        col->attempts[j] = g->attempts;
+        for (size_t q = 0; q < K; q++) col->fail_kinds[K * j + q] = (int)g->fail_kind[q];
+    }
+}
+
+/* /segments: the controller's segments and the search statistics of each. */
+static int write_segments(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_result *r, const segment_columns *col, size_t rows, sc_err *err)
+{
+    const sc_control_dofs *d = run->dofs;
+    const sc_samcon_config *c = run->cfg;
+    size_t D = (size_t)d->n, K = SC_FAIL_KINDS;
+    const char *dofn[SC_MAX_DOFS], *kinds[SC_FAIL_KINDS], *terms[SC_COST_TERMS];
+    for (size_t i = 0; i < D; i++) dofn[i] = d->name[i];
+    for (size_t i = 0; i < K; i++) kinds[i] = sc_failure_names[i];
+    for (size_t i = 0; i < SC_COST_TERMS; i++) terms[i] = sc_cost_term_names[i];
+    const size_t *one = &rows;
+    int rc;
+    TRY(sc_h5_group(f, "/segments", "the controller's segments ([L13] 5.2) and the search statistics of each", err));
+    TRY(sc_h5_write_f64(f, "/segments/ref_t0", 1, one, col->ref_t0, "s", "start of the reference span (reference time)", err));
+    TRY(sc_h5_write_f64(f, "/segments/ref_t1", 1, one, col->ref_t1, "s", "end of the reference span", err));
+    TRY(sc_h5_write_i32(f, "/segments/start_step", 1, one, col->start_step, "simulation step at which the segment starts", err));
+    TRY(sc_h5_write_i32(f, "/segments/steps", 1, one, col->steps, "simulated length in steps of dt", err));
+    TRY(sc_h5_write_f64(f, "/segments/time_scale", 1, one, col->scale, "1", "simulated / reference duration", err));
+    TRY(sc_h5_write_f64(f, "/segments/offsets", 2, (size_t[]){rows, D}, r->offset, "rad", "PD target offsets per control DoF, held over the segment", err));
+    TRY(sc_h5_write_strings(f, "/segments/dof_names", D, dofn, "control DoFs: bone.x|y|z of a ball joint's joint-frame rotation vector, or a hinge's angle", err));
+    TRY(sc_h5_write_f64(f, "/segments/cost", 1, one, col->cost, "1", "weighted cost at the segment's end", err));
+    TRY(sc_h5_write_f64(f, "/segments/path_cost", 1, one, col->path_cost, "1", "cost summed along the path", err));
+    TRY(sc_h5_write_f64(f, "/segments/cost_terms", 2, (size_t[]){rows, SC_COST_TERMS}, col->terms, "1", "unweighted cost terms (see cost_term_names)", err));
+    TRY(sc_h5_write_strings(f, "/segments/cost_term_names", SC_COST_TERMS, terms, "pose (rad + 0.1 s rad/s), root (same), end_effector (m), balance (m + 0.1 s m/s), com (m), heading (rad)", err));
+    TRY(sc_h5_attr_f64_array(f, "/segments/cost_terms", "weights", SC_COST_TERMS, c->tracker.weights, err));
+    TRY(sc_h5_attr_str(f, "/segments/cost_terms", "frame", c->tracker.frame == SC_COST_FRAME_HEADING ? "heading" : "world", err));
+    TRY(sc_h5_write_i32(f, "/segments/samples", 1, one, col->samples, "samples simulated for this segment over all attempts", err));
+    TRY(sc_h5_write_i32(f, "/segments/failures", 1, one, col->failures, "of those, failed", err));
+    TRY(sc_h5_write_i32(f, "/segments/attempts", 1, one, col->attempts, "times the segment was sampled (backtracking repeats it)", err));
+    TRY(sc_h5_write_i32(f, "/segments/failure_kinds", 2, (size_t[]){rows, K}, col->fail_kinds, "samples per failure kind (see failure_kind_names; the first column: not failed)", err));
+    TRY(sc_h5_write_strings(f, "/segments/failure_kind_names", K, kinds, "kinds of sample failure", err));
+    TRY(sc_h5_write_f64(f, "/segments/elite_best", 1, one, col->best, "1", "lowest path cost among the elites (last attempt)", err));
+    TRY(sc_h5_write_f64(f, "/segments/elite_median", 1, one, col->median, "1", "median path cost of the elites", err));
+    TRY(sc_h5_write_f64(f, "/segments/elite_time_scale", 1, one, col->elite_scale, "1", "mean time scale of the elites", err));
+    return SC_OK;
+}
+
+/* /achieved: the motion the controller achieves, every output.every steps. */
+static int write_achieved(sc_h5 *f, size_t nb, const sc_openloop_trace *t, sc_err *err)
+{
+    sc_h5_series *time, *pos, *quat, *com, *ref_time, *joint_error, *ref_pos, *ref_quat;
+    int rc;
+    TRY(sc_h5_group(f, "/achieved", "the motion the controller achieves (a replay of the path), every output.every steps", err));
+    TRY(sc_h5_timeline_create(f, "/achieved/time", &time, err));
+    TRY(sc_h5_series_create(f, "/achieved/bone_position", time, 2, (size_t[]){nb, 3}, "m", "bone origin positions", &pos, err));
+    TRY(sc_h5_series_create(f, "/achieved/bone_orientation", time, 2, (size_t[]){nb, 4}, "1", "bone rotations (w, x, y, z)", &quat, err));
+    TRY(sc_h5_series_create(f, "/achieved/com", time, 1, (size_t[]){3}, "m", "centre of mass", &com, err));
+    TRY(sc_h5_series_create(f, "/achieved/reference_time", time, 0, NULL, "s", "reference time played", &ref_time, err));
+    TRY(sc_h5_series_create(f, "/achieved/joint_error", time, 0, NULL, "rad", "RMS over joints of the angle to the reference's local rotation", &joint_error, err));
+    TRY(sc_h5_series_create(f, "/achieved/reference_bone_position", time, 2, (size_t[]){nb, 3}, "m", "the tracked reference's bone origins at the played time", &ref_pos, err));
+    TRY(sc_h5_series_create(f, "/achieved/reference_bone_orientation", time, 2, (size_t[]){nb, 4}, "1", "the tracked reference's bone rotations", &ref_quat, err));
+    for (long q = 0; q < t->nframes; q++) {
+        TRY(sc_h5_series_append(time, t->frame_time + q, err));
+        TRY(sc_h5_series_append(pos, t->bone_pos + (size_t)q * nb * 3, err));
+        TRY(sc_h5_series_append(quat, t->bone_quat + (size_t)q * nb * 4, err));
+        TRY(sc_h5_series_append(com, t->com + 3 * q, err));
+        TRY(sc_h5_series_append(ref_time, t->frame_ref_time + q, err));
+        TRY(sc_h5_series_append(joint_error, t->joint_error + q, err));
+        TRY(sc_h5_series_append(ref_pos, t->ref_bone_pos + (size_t)q * nb * 3, err));
+        TRY(sc_h5_series_append(ref_quat, t->ref_bone_quat + (size_t)q * nb * 4, err));
+    }
+    return SC_OK;
+}
+
+/* /segments/fragment and /cycle, when a gait cycle was tracked; fragment is scratch of rows ints. */
+static int write_cycle(sc_h5 *f, const sc_samcon_run *run, size_t nseg, int *fragment, size_t rows, sc_err *err)
+{
+    const sc_cycle *cy = run->cycle;
+    int rc;
+    for (size_t j = 0; j < nseg; j++) fragment[j] = (int)(j % (size_t)run->fragments);
+    TRY(sc_h5_write_i32(f, "/segments/fragment", 1, &rows, fragment, "the fragment of the gait cycle each segment plays", err));
+    TRY(sc_h5_group(f, "/cycle", "the gait cycle of the reference the controller tracks, repeated (sampling.cycle)", err));
+    TRY(sc_h5_attr_f64(f, "/cycle", "t0", cy->t0, err));
+    TRY(sc_h5_attr_f64(f, "/cycle", "t1", cy->t1, err));
+    TRY(sc_h5_attr_f64(f, "/cycle", "period_s", cy->t1 - cy->t0, err));
+    TRY(sc_h5_attr_i64(f, "/cycle", "cycles", run->cfg->cycles, err));
+    TRY(sc_h5_attr_i64(f, "/cycle", "fragments", run->fragments, err));
+    TRY(sc_h5_attr_f64(f, "/cycle", "pose_error_deg", cy->pose_error * 180 / SC_PI, err));
+    TRY(sc_h5_attr_f64(f, "/cycle", "velocity_error_rad_per_s", cy->velocity_error, err));
+    if (isfinite(cy->mean_error)) TRY(sc_h5_attr_f64(f, "/cycle", "mean_pose_error_deg", cy->mean_error * 180 / SC_PI, err));
+    return SC_OK;
+}
+
+/* /report (how well the controller tracks) and /run (how this run went). */
+static int write_report(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_result *r, const sc_openloop_trace *t, sc_err *err)
+{
+    size_t nseg = (size_t)r->nseg;
+    double reached = nseg ? r->seg[nseg - 1].ref_t1 - run->ref->time[0] : run->cfg->start;
+    double drift = hypot(t->final_root[0] - t->final_ref_root[0], t->final_root[2] - t->final_ref_root[2]);
+    int rc;
+    TRY(sc_h5_group(f, "/report", "how well the controller tracks the reference", err));
+    TRY(sc_h5_attr_i64(f, "/report", "completed", r->completed, err));
+    TRY(sc_h5_attr_f64(f, "/report", "reached_reference_time_s", reached, err));
+    TRY(sc_h5_attr_i64(f, "/report", "segments", (long long)nseg, err));
+    TRY(sc_h5_attr_i64(f, "/report", "segments_of_clip", r->nseg_total, err));
+    TRY(sc_h5_attr_f64(f, "/report", "rms_joint_error_rad", rms(t->joint_error, t->nframes), err));
+    TRY(sc_h5_attr_f64(f, "/report", "root_drift_m", drift, err));
+    TRY(sc_h5_attr_f64(f, "/report", "root_height_error_m", t->final_root[1] - t->final_ref_root[1], err));
+    TRY(sc_h5_attr_f64(f, "/report", "final_cost", nseg ? r->seg[nseg - 1].path_cost : 0, err));
+    TRY(sc_h5_attr_i64(f, "/report", "samples", r->samples, err));
+    TRY(sc_h5_attr_i64(f, "/report", "backtracks", r->backtracks, err));
+    TRY(sc_h5_attr_i64(f, "/report", "numeric_failures", r->numeric_failures, err));
+    TRY(sc_h5_group(f, "/run", "how this run went (varies between runs of the same inputs)", err));
+    TRY(sc_h5_attr_f64(f, "/run", "wall_seconds", r->wall_seconds, err));
+    TRY(sc_h5_attr_f64(f, "/run", "samples_per_second", r->wall_seconds > 0 ? r->samples / r->wall_seconds : 0, err));
+    TRY(sc_h5_attr_f64(f, "/run", "samples_per_second_per_rank", r->sample_seconds > 0 ? r->samples / r->sample_seconds : 0, err));
+    TRY(sc_h5_attr_i64(f, "/run", "ranks", r->ranks, err));
+    return SC_OK;
+}
+
+#undef TRY
+
+int sc_openloop_write(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_result *r, const sc_openloop_trace *t, sc_err *err)
+{
+    const sc_model *m = run->m;
+    size_t nb = (size_t)m->nbones, nseg = (size_t)r->nseg, K = SC_FAIL_KINDS;
+    size_t rows = nseg ? nseg : 1;
+    double *a = calloc(rows * (K > SC_COST_TERMS ? K : SC_COST_TERMS) * 13, sizeof(double));
+    int *ia = calloc(rows * K * 4, sizeof(int));
+    if (!a || !ia) { free(a); free(ia); return sc_fail(err, SC_EIO, "out of memory"); }
+    segment_columns col;
+    fill_segment_columns(r, a, ia, rows, &col);
+    double start_pos[3], start_vel[3], start_w[3 * SC_SIM_MAX_BONES];
+    sc_quat start_q[SC_SIM_MAX_BONES];
+    int rc = sc_reference_state_at(run->ref, m, run->ref->time[0] + run->cfg->start, start_pos, start_q, start_vel, start_w, err);
+    if (!rc) rc = write_targets(f, run, r, t, err);
+    if (!rc) rc = write_start(f, nb, start_pos, start_vel, start_q, start_w, err);
+    if (!rc) rc = write_segments(f, run, r, &col, rows, err);
+    if (!rc) rc = write_achieved(f, nb, t, err);
+    if (!rc && run->cycle) rc = write_cycle(f, run, nseg, col.steps, rows, err); /* steps is written: reuse it */
+    if (!rc) rc = write_report(f, run, r, t, err);
+    free(a);
+    free(ia);
+    return rc;
+}
+
+int sc_openloop_save(const char *path, const sc_openloop_provenance *p, const sc_samcon_run *run, const sc_samcon_result *r,
+                     const sc_openloop_trace *t, sc_err *err)
+{
+    sc_h5 *f = NULL;
+    int rc = sc_h5_create(path, &f, err);
+    if (rc) return rc;
+    if ((rc = sc_h5_provenance(f, SC_OPENLOOP_SCHEMA, p->argc, p->argv, p->config_text, err)) ||
+        (rc = sc_h5_attr_str(f, "/", "character", p->character, err)) || (rc = sc_h5_attr_str(f, "/", "fem_kernel", p->fem_kernel, err)) ||
+        (rc = sc_openloop_write_reference(f, p->reference, p->ref, err)) || (rc = sc_openloop_write(f, run, r, t, err)) ||
+        (rc = sc_h5_attr_str(f, "/run", "mpi_library", p->mpi_library, err))) {
+        sc_h5_abort(f);
+        return rc;
+    }
+    return sc_h5_commit(f, err);
+}
+
+/* ---- the gait cycle learn-feedback reads ------------------------------------------------------ */
 
 typedef struct openloop_arg {
     const sc_model *m;
@@ -139,4 +376,3 @@ int sc_openloop_cycle_read_image(const void *data, size_t size, const char *name
     openloop_arg a = {m, dofs, o};
     return sc_h5_read_image(data, size, name, openloop_cycle_reader, &a, err);
 }
-

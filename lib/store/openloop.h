@@ -1,31 +1,79 @@
-/* openloop.h5 (softcon.openloop/1): the one reader and writer of sample-openloop's output. */
+/* openloop.h5 (schema softcon.openloop/1), read and written only here: the open-loop controller sample-openloop found, what
+ * it achieves, and how the search went. Every time series has its timeline as an HDF5 dimension
+ * scale; w, x, y, z quaternions; SI units.
+ *
+ *   /time [T] s                      simulation time of every step from the start (t = 0)
+ *   /bones/names [nb]                the character's bones
+ *   /targets/local_quat [T,nb,4]     the PD targets applied at each step (what simulate
+ *                                    --trajectory replays: at the exact step times it returns
+ *                                    these samples bit for bit)
+ *   /targets/reference_time [T] s    the reference time each step plays (time scaling)
+ *   /start/root_pos, root_vel [3], local_quat [nb,4], local_ang_vel [nb,3]
+ *                                    the start state (the reference's at sampling.start)
+ *   /segments/ref_t0, ref_t1 [S] s   reference span of each segment
+ *   /segments/start_step, steps [S]  simulated span (steps of dt)
+ *   /segments/time_scale [S]         steps dt / (ref_t1 - ref_t0)
+ *   /segments/offsets [S,D] rad      PD target offsets per control DoF, held over the segment
+ *   /segments/dof_names [D]          "bone.x|y|z" (ball joints: joint-frame rotation vector) or
+ *                                    "bone" (hinge angle)
+ *   /segments/cost, path_cost [S]    segment cost and its sum along the path
+ *   /segments/cost_terms [S,5]       pose, root, end_effector, balance, com (unweighted)
+ *   /segments/samples, failures, attempts [S], failure_kinds [S,K]
+ *   /segments/elite_best, elite_median [S], elite_time_scale [S]
+ *   /achieved/time [F] s             frames every output.every steps
+ *   /achieved/bone_position [F,nb,3] m, bone_orientation [F,nb,4], com [F,3] m
+ *   /achieved/reference_time [F] s, joint_error [F] rad (RMS over joints against the reference)
+ *   /achieved/reference_bone_position [F,nb,3] m, reference_bone_orientation [F,nb,4]
+ *                                    the tracked reference's pose at the played time (render's ghost)
+ *   /cycle (attributes, when a gait cycle was tracked): t0, t1, period, cycles, fragments, errors
+ *   /segments/fragment [S]           with a cycle: the fragment of the cycle each segment plays
+ *   / attributes: status ("completed" or "partial: reached t = ... s"), seed, base, reference
+ *                                    (the reference.h5 as named on the command line), reference_path
+ *                                    (absolute), reference_hash (sc_reference_hash, hex), fem_kernel
+ *                                    (the FEM kernel the search ran, e.g. avx512-f32x16: a run's bits
+ *                                    depend on it), ...
+ *   /report attributes: rms_joint_error_rad, root_drift_m, root_height_error_m, final_cost, ...
+ *   /run attributes: samples, samples_per_second, wall_seconds, ranks, mpi_library (these vary
+ *                    from run to run; everything else is identical for identical inputs) */
 #ifndef SC_STORE_OPENLOOP_H
 #define SC_STORE_OPENLOOP_H
-#include <stdint.h>
+#include <stddef.h>
 #include "core/status.h"
+#include "io/h5.h"
 #include "model/model.h"
-#include "motion/cycle.h"
+#include "sampling/controller.h"
+#include "sampling/openloop.h"
 #include "sampling/samcon.h"
 
-/* What learn-feedback reads from an openloop.h5 of a gait cycle. */
-typedef struct sc_openloop_cycle {
-    sc_cycle cycle;
-    int fragments, base;        /* base: SC_BASE_ID or SC_BASE_REFERENCE */
-    int nseg;
-    long *steps;                /* [nseg] */
-    double *ref_t0, *ref_t1;    /* [nseg] spans of the cycle repeated (s from its start) */
-    double *offsets;            /* [nseg * ndof] */
-    double start_root[3], start_vel[3], *start_quat, *start_w;
-    char reference[4096];       /* the reference.h5 it tracked (resolved), checked by hash */
-    uint64_t reference_hash;
-    uint64_t hash;              /* of the controller (segments, offsets), for the policy file */
-} sc_openloop_cycle;
+#define SC_OPENLOOP_SCHEMA "softcon.openloop/1"
+
+/* ---- writing ---- */
+/* Where an openloop.h5 came from: its root provenance attributes. */
+typedef struct sc_openloop_provenance {
+    int argc;
+    char *const *argv;
+    const char *config_text;    /* the resolved config */
+    const char *character;      /* the character.h5 as named on the command line */
+    const char *reference;      /* the reference.h5 as named on the command line */
+    const sc_reference *ref;    /* its content (hashed) */
+    const char *fem_kernel;     /* the FEM kernel the search ran */
+    const char *mpi_library;
+} sc_openloop_provenance;
+/* Writes the whole file at path (through a tmp file renamed on success). */
+int sc_openloop_save(const char *path, const sc_openloop_provenance *p, const sc_samcon_run *run, const sc_samcon_result *r,
+                     const sc_openloop_trace *t, sc_err *err);
+/* Its parts, for a writer that adds its own provenance (the fuzz seeds): the root attributes
+ * naming the reference (path as given, absolute path, content hash), and every dataset and
+ * attribute above but the root provenance and the reference's name. */
+int sc_openloop_write_reference(sc_h5 *f, const char *path, const sc_reference *r, sc_err *err);
+int sc_openloop_write(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_result *r, const sc_openloop_trace *t, sc_err *err);
+
+/* ---- reading ---- */
 /* SC_EINPUT (naming the HDF5 path) when the file is not an openloop.h5 of a cycle for this
  * character's control DoFs. */
 int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_openloop_cycle *o, sc_err *err);
 /* The same on an in-memory image (`name` in messages): the fuzz harness's entry point. */
 int sc_openloop_cycle_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs,
                                  sc_openloop_cycle *o, sc_err *err);
-void sc_openloop_cycle_free(sc_openloop_cycle *o);
 
 #endif

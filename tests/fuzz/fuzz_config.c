@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
-#include "sampling/controller.h"
+#include "settings/controller.h"
 #include "settings/motion.h"
 #include "io/config.h"
 #include "io/paths.h"

@@ -6,6 +6,7 @@
 #include <math.h>
 #include "common.h"
 #include "learn/feedback.h"
+#include "store/openloop.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

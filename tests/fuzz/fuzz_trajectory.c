@@ -1,9 +1,10 @@
-/* libFuzzer harness: the controller's trajectory reader (sc_controller_load_trajectory_image:
+/* libFuzzer harness: the controller's trajectory reader (sc_trajectory_read_image, store/trajectory.h:
  * /time, /bones/names and /targets/local_quat of an inverse-dynamics or sampler output, guarded
  * HDF5 read and checks), matched against a 16-bone character, then targets sampled in time. */
 #include <math.h>
 #include "common.h"
-#include "sampling/controller.h"
+#include "store/openloop.h"
+#include "store/trajectory.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -11,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sc_controller c;
     sc_err err;
     const sc_model *m = sc_fuzz_model();
-    if (sc_controller_load_trajectory_image(data, size, "fuzz_trajectory.h5", NULL, m, &c, &err) == SC_OK) {
+    if (sc_trajectory_read_image(data, size, "fuzz_trajectory.h5", NULL, m, &c, &err) == SC_OK) {
         sc_quat q[16];
         double end = sc_controller_duration(&c);
         for (int k = 0; k <= 4; k++) {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "common.h"
 #include "learn/feedback.h"
-#include "sampling/openloop.h"
+#include "store/openloop.h"
 #include "store/reference.h"
 #include "core/mathx.h"
 #include "store/character.h"

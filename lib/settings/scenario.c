@@ -1,0 +1,127 @@
+/* The scenario's config sections, one reader per section, in the order the keys are read (the
+ * resolved config lists the defaults in that order). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "settings/scenario.h"
+#include "settings/world.h"
+
+#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+
+static int read_simulation(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *err)
+{
+    sc_cfg_node *sim, *ray;
+    sc_sim_opts *so = &sc->sim;
+    static const char *const damping[] = {"pose", "rayleigh", "none"}, *const solvers[] = {"quick", "exact"},
+                             *const poses[] = {"rest", "reference"}, *const precisions[] = {"double", "single"};
+    int solver, rc;
+    long iters;
+    double zero3[3] = {0, 0, 0};
+    TRY(sc_cfg_section(sc_cfg_root(cfg), "simulation", &sim, err));
+    TRY(sc_cfg_double_range(sim, "duration", 0, 0, 1e5, &sc->duration, err));
+    TRY(sc_cfg_double_range(sim, "dt", 0.5e-3, 1e-6, 0.05, &so->dt, err));
+    TRY(sc_world_read_gravity(cfg, so->gravity, err));
+    TRY(sc_cfg_bool(sim, "plasticity", 1, &so->plasticity, err));
+    TRY(sc_cfg_enum(sim, "fem_precision", precisions, 2, 0, &so->fem_single, err));
+    TRY(sc_cfg_enum(sim, "damping", damping, 3, SC_DAMP_POSE, &so->damping, err));
+    TRY(sc_cfg_double_range(sim, "pose_damping", so->pose_damping, 0, 1e5, &so->pose_damping, err));
+    TRY(sc_cfg_section(sim, "rayleigh", &ray, err));
+    TRY(sc_cfg_double_range(ray, "alpha", so->rayleigh_alpha, 0, 1e5, &so->rayleigh_alpha, err));
+    TRY(sc_cfg_double_range(ray, "beta", so->rayleigh_beta, 0, 10, &so->rayleigh_beta, err));
+    TRY(sc_cfg_enum(sim, "solver", solvers, 2, so->skeleton.exact_solver, &solver, err));
+    TRY(sc_cfg_int(sim, "iterations", so->skeleton.iterations, 1, 10000, &iters, err));
+    TRY(sc_cfg_double_range(sim, "max_speed", so->max_speed, 1e-3, 1e6, &so->max_speed, err));
+    TRY(sc_cfg_double_range(sim, "max_inverted", so->max_inverted, 0, 1, &so->max_inverted, err));
+    TRY(sc_cfg_double_range(sim, "drop_height", 0, -10, 100, &sc->drop_height, err));
+    TRY(sc_cfg_vec_range(sim, "initial_velocity", 3, zero3, -1e3, 1e3, sc->init_vel, err));
+    TRY(sc_cfg_enum(sim, "initial_pose", poses, 2, SC_START_REST, &sc->initial_pose, err));
+    TRY(sc_cfg_double_range(sim, "settle", 0, 0, 10, &so->settle, err));
+    TRY(sc_cfg_double_range(sim, "youngs_modulus", m->youngs, 1, 1e12, &sc->youngs, err));
+    TRY(sc_cfg_double_range(sim, "poisson_ratio", m->poisson, 0, 0.4999, &sc->poisson, err));
+    so->skeleton.exact_solver = solver == 1;
+    so->skeleton.iterations = (int)iters;
+    return SC_OK;
+}
+
+static int read_contact(sc_cfg *cfg, sc_sim_opts *so, sc_err *err)
+{
+    sc_cfg_node *con;
+    int rc;
+    TRY(sc_cfg_section(sc_cfg_root(cfg), "contact", &con, err));
+    TRY(sc_cfg_bool(con, "enabled", 1, &so->contact.enabled, err));
+    TRY(sc_cfg_double_range(con, "stiffness", so->contact.stiffness, 0, 1e9, &so->contact.stiffness, err));
+    TRY(sc_cfg_double_range(con, "damping", so->contact.damping, 0, 1e7, &so->contact.damping, err));
+    TRY(sc_world_read_friction(cfg, &so->contact.mu, err));
+    TRY(sc_cfg_double_range(con, "tangent_stiffness", so->contact.tangent_stiffness, 0, 1e9, &so->contact.tangent_stiffness, err));
+    TRY(sc_cfg_double_range(con, "tangent_damping", so->contact.tangent_damping, 0, 1e7, &so->contact.tangent_damping, err));
+    return SC_OK;
+}
+
+static int read_ground(sc_cfg_node *root, sc_sim_opts *so, sc_err *err)
+{
+    sc_cfg_node *gr, *bumps;
+    double slope, height;
+    int rc;
+    TRY(sc_cfg_section(root, "ground", &gr, err));
+    TRY(sc_cfg_double_range(gr, "slope", 0, -80, 80, &slope, err));
+    TRY(sc_cfg_double_range(gr, "height", 0, -100, 100, &height, err));
+    TRY(sc_cfg_section(gr, "bumps", &bumps, err));
+    TRY(sc_cfg_double_range(bumps, "height", 0, 0, 10, &so->contact.ground.bump_height, err));
+    TRY(sc_cfg_double_range(bumps, "wavelength", 1, 1e-3, 1e3, &so->contact.ground.bump_length, err));
+    if (so->contact.ground.bump_height == 0) so->contact.ground.bump_length = 0;
+    /* a slope tilts the ground about z: it rises along +x */
+    double a = slope * SC_PI / 180;
+    so->contact.ground.normal = sc_v3(-sin(a), cos(a), 0);
+    so->contact.ground.offset = height * cos(a);
+    return SC_OK;
+}
+
+static int read_perturbation(sc_cfg_node *e, const sc_model *m, sc_perturbation *p, sc_err *err)
+{
+    static const char *const kinds[] = {"push", "velocity"};
+    char bone[SC_NAME_LEN], w[256];
+    int rc;
+    if (!sc_cfg_is_map(e)) return sc_fail(err, SC_EINPUT, "%s: a perturbation is a map", sc_cfg_where(e, w, sizeof w));
+    TRY(sc_cfg_enum(e, "type", kinds, 2, -1, &p->kind, err));
+    TRY(sc_cfg_double_range(e, "time", 0, 0, 1e6, &p->time, err));
+    if (p->kind == SC_PERTURB_PUSH) {
+        TRY(sc_cfg_string(e, "bone", NULL, bone, sizeof bone, err));
+        TRY(sc_cfg_double_range(e, "duration", 0.1, 0, 1e6, &p->duration, err));
+        TRY(sc_cfg_vec_range(e, "force", 3, NULL, -1e6, 1e6, p->v, err));
+        p->bone = sc_model_bone_index(m, bone);
+        if (p->bone < 0)
+            return sc_fail(err, SC_EINPUT, "%s: '%s' is not a bone of the character", sc_cfg_where(sc_cfg_get(e, "bone"), w, sizeof w), bone);
+    } else {
+        TRY(sc_cfg_vec_range(e, "delta", 3, NULL, -1e3, 1e3, p->v, err));
+    }
+    return SC_OK;
+}
+
+int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *err)
+{
+    sc_cfg_node *root = sc_cfg_root(cfg), *ctl, *out, *list;
+    char w[256];
+    int rc;
+    long every;
+    memset(sc, 0, sizeof *sc);
+    sc_sim_default_opts(&sc->sim);
+    TRY(read_simulation(cfg, m, sc, err));
+    TRY(read_contact(cfg, &sc->sim, err));
+    TRY(read_ground(root, &sc->sim, err));
+    TRY(sc_cfg_section(root, "controller", &ctl, err));
+    TRY(sc_cfg_double_range(ctl, "kp_scale", 1, 0, 1e3, &sc->kp_scale, err));
+    TRY(sc_cfg_double_range(ctl, "kd_scale", 1, 1e-6, 1e3, &sc->kd_scale, err));
+    TRY(sc_cfg_double_range(ctl, "torque_limit_scale", 1, 0, 1e3, &sc->limit_scale, err));
+    TRY(sc_cfg_list(root, "perturbations", 0, &list, err));
+    for (int i = 0; list && i < sc_cfg_len(list); i++) {
+        sc_cfg_node *e = sc_cfg_at(list, i);
+        if (sc->pert.n == SC_MAX_PERTURBATIONS)
+            return sc_fail(err, SC_EINPUT, "%s: at most %d perturbations", sc_cfg_where(e, w, sizeof w), SC_MAX_PERTURBATIONS);
+        TRY(read_perturbation(e, m, &sc->pert.p[sc->pert.n++], err));
+    }
+    TRY(sc_cfg_section(root, "output", &out, err));
+    TRY(sc_cfg_int(out, "every", 20, 1, 1000000, &every, err));
+    TRY(sc_cfg_bool(out, "nodes", 1, &sc->store_nodes, err));
+    sc->every = (int)every;
+    return SC_OK;
+}

@@ -1,0 +1,14 @@
+/* The scenario's config sections (simulation, contact, ground, controller's gain scales,
+ * perturbations, output; configs/stand.yaml documents every key) read into sc_scenario
+ * (sampling/scenario.h). simulation.gravity and contact.friction are read by settings/world.h. */
+#ifndef SC_SETTINGS_SCENARIO_H
+#define SC_SETTINGS_SCENARIO_H
+#include "core/status.h"
+#include "io/config.h"
+#include "model/model.h"
+#include "sampling/scenario.h"
+
+/* Reads the sections named above; values are range-checked, names resolved against m. */
+int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *err);
+
+#endif
