@@ -16,7 +16,7 @@ sources() {
     fuzz_obj) echo lib/io/obj.c ;;
     fuzz_config) echo lib/io/config.c ;;
     fuzz_character) echo lib/io/character.c lib/io/h5.c ;;
-    fuzz_reference) echo lib/motion/reference.c lib/io/h5.c ;;
+    fuzz_reference) echo lib/store/reference.c lib/io/h5.c ;;
     fuzz_trajectory) echo lib/sampling/controller.c lib/io/h5.c ;;
     fuzz_openloop | fuzz_policy) echo lib/learn/feedback.c lib/io/h5.c ;;
   esac
