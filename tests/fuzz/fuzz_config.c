@@ -1,8 +1,9 @@
 /* libFuzzer harness: the YAML config layer (lib/io/config.c) through real consumers: the
  * config readers of mesh-prep (sc_prep_read_config: skeleton, body, envelope, fixed nodes,
  * tetgen, material), inverse-dynamics (sc_id_read_config: motion, retarget, kinematics,
- * contact, dynamics) and simulate's controller (sc_controller_from_config: hold, keyframes,
- * trajectory), then the unknown-key check and the resolved text written into every output.
+ * contact_estimation, dynamics, simulation.gravity, contact.friction) and simulate's controller
+ * (sc_controller_from_config: hold, keyframes, trajectory), then the unknown-key check and the
+ * resolved text written into every output.
  * The config's own folder does not exist, so files it names resolve only in the repository's
  * mocap/ (the authored march) or at an absolute path fuzzed into the text. */
 #include <stdlib.h>

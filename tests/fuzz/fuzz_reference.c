@@ -1,5 +1,5 @@
 /* libFuzzer harness: the reference.h5 reader (sc_reference_read_image: guarded HDF5 read and
- * the checks of lib/motion/reference.c), then target interpolation on what it accepted. */
+ * the checks of lib/store/reference.c), then target interpolation on what it accepted. */
 #include <math.h>
 #include "common.h"
 #include "store/reference.h"
