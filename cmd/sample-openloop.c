@@ -104,10 +104,10 @@ int main(int argc, char **argv)
     run_hash = sc_hash_i64(sc_hash_i64(sc_hash_i64(run_hash, (int64_t)sc_model_hash(&m)), (int64_t)sc_reference_hash(&ref)), (int64_t)cli.seed);
     run_hash = sc_hash_i64(run_hash, (int64_t)sc_sim_build_hash());
     sc_samcon_run run = {.m = &m, .sim_opts = &sc.sim, .ref = track, .cycle = sampling.cycle ? &cycle : NULL, .fragments = fragments, .dofs = &dofs, .cfg = &sampling, .seed = cli.seed, .run_hash = run_hash,
-                         .checkpoint = ckpt, .resume = opt.resume && have_ckpt, .stop = sc_longrun_stop_requested, .progress = progress_line, .par = par};
+                         .checkpoint = ckpt, .resume = opt.resume && have_ckpt, .monitor = {.stop = sc_longrun_stop_requested, .progress = progress_line}, .par = par};
     sc_progress bar;
     sc_progress_begin(&bar, "sample-openloop", 1);
-    run.progress_ctx = &bar;
+    run.monitor.ctx = &bar;
     if (rank == 0)
         sc_log_info("sample-openloop: %s on %d rank%s: %d samples and %d elites per %.3g s segment, %s targets, time scale %s [%g, %g]%s",
                     cli.inputs[1], sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", sampling.samples, sampling.elites, sampling.segment,

@@ -8,7 +8,7 @@
 #include "common/cli.h"
 #include "common/output.h"
 #include "sampling/controller.h"
-#include "learn/feedback.h"
+#include "store/policy.h"
 #include "sampling/rollout.h"
 #include "core/cleanup.h"
 #include "core/log.h"

@@ -18,7 +18,8 @@ sources() {
     fuzz_character) echo lib/io/character.c lib/io/h5.c ;;
     fuzz_reference) echo lib/motion/reference.c lib/io/h5.c ;;
     fuzz_trajectory) echo lib/sampling/controller.c lib/io/h5.c ;;
-    fuzz_openloop | fuzz_policy) echo lib/learn/feedback.c lib/io/h5.c ;;
+    fuzz_openloop) echo lib/store/openloop.c lib/io/h5.c ;;
+    fuzz_policy) echo lib/store/policy.c lib/io/h5.c ;;
   esac
 }
 echo "| harness | inputs | source | lines | covered |"

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "learn/feedback.h"
+#include "store/policy.h"
 #include "motion/reference.h"
 #include "core/log.h"
 #include "io/character.h"

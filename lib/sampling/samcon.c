@@ -300,8 +300,8 @@ static int sample_task(void *ctx, int i, void *out, sc_err *err)
     res->elite = e;
     int rc = sc_sim_snapshot_restore(S->sim, S->parent->state[e], S->parent->state_size[e], err);
     if (rc) return sc_err_prefix(err, "sample %d of segment %d: elite %d: ", i, S->k, e);
-    if (S->run->center) S->run->center(S->run->center_ctx, S->k, S->sim, center, aux);
-    draw_sample(S, S->k, S->attempt, i, S->run->center ? center : NULL, &res->scale, offset);
+    if (S->run->guide) S->run->guide->center(S->run->guide->ctx, S->k, S->sim, center, aux);
+    draw_sample(S, S->k, S->attempt, i, S->run->guide ? center : NULL, &res->scale, offset);
     res->steps = segment_steps(S, res->scale);
     S->seg = (sc_segment){S->ref_t0, S->ref_t1, S->parent->end_step[e], res->steps, offset};
     sc_rollout_result rr;
@@ -316,7 +316,7 @@ static int sample_task(void *ctx, int i, void *out, sc_err *err)
         res->failed = rr.stopped;
     }
     res->fail_step = rr.steps;
-    if (!res->failed && S->run->finish) S->run->finish(S->run->center_ctx, S->k, S->sim, aux);
+    if (!res->failed && S->run->guide && S->run->guide->finish) S->run->guide->finish(S->run->guide->ctx, S->k, S->sim, aux);
     if (!res->failed) {
         res->cost = sc_tracker_cost(&S->tracker, S->sim, S->ref_t1, res->terms);
         res->path_cost = S->parent->path_cost[e] + res->cost;
@@ -505,10 +505,10 @@ static int serialize(const sc_samcon_run *run, const search *S, uint64_t run_has
     bput(b, S->mult, 8 * (size_t)S->nseg);
     bput(b, S->acc, sizeof *S->acc * (size_t)S->nseg);
     for (int j = 0; j < S->k; j++) put_level(b, &S->lv[j]);
-    if (run->save_gathered) {
+    if (run->guide && run->guide->save_gathered) {
         unsigned char *g = NULL;
         size_t gn = 0;
-        if (run->save_gathered(run->center_ctx, &g, &gn)) b->oom = 1;
+        if (run->guide->save_gathered(run->guide->ctx, &g, &gn)) b->oom = 1;
         bput_i(b, (int64_t)gn);
         bput(b, g, gn);
         free(g);
@@ -538,9 +538,9 @@ static int deserialize(const sc_samcon_run *run, search *S, uint64_t run_hash, c
         int rc = get_level(&r, &S->lv[j], S->ndof, S->naux, err);
         if (rc) return rc;
     }
-    if (run->restore_gathered) {
+    if (run->guide && run->guide->restore_gathered) {
         int64_t gn = bget_i(&r);
-        if (r.bad || gn < 0 || (size_t)gn > r.left || run->restore_gathered(run->center_ctx, r.p, (size_t)gn))
+        if (r.bad || gn < 0 || (size_t)gn > r.left || run->guide->restore_gathered(run->guide->ctx, r.p, (size_t)gn))
             return sc_fail(err, SC_EINPUT, "checkpoint: damaged (the gathered samples)");
         r.p += gn;
         r.left -= (size_t)gn;
@@ -612,7 +612,7 @@ static int make_level(sampler *W, search *S, const sample_result *res, const dou
                       sc_err *err)
 {
     level *l = &S->lv[W->k];
-    int naux = W->run->naux, rc = level_alloc(l, ne, S->ndof, naux, err);
+    int naux = S->naux, rc = level_alloc(l, ne, S->ndof, naux, err);
     if (rc) return rc;
     sc_par *par = W->run->par;
     double scale_sum = 0;
@@ -650,7 +650,7 @@ static int make_level(sampler *W, search *S, const sample_result *res, const dou
 static void report_segment(const sc_samcon_run *run, const search *S, const sampler *W, int n, const sample_result *res, int ne, double seconds)
 {
     int k = W->k;
-    if (!run->progress || sc_par_rank(run->par) != 0) return;
+    if (!run->monitor.progress || sc_par_rank(run->par) != 0) return;
     long kinds[SC_FAIL_KINDS] = {0};
     for (int i = 0; i < n; i++) kinds[res[i].failed]++;
     char line[512];
@@ -674,7 +674,7 @@ static void report_segment(const sc_samcon_run *run, const search *S, const samp
     int remaining = S->nseg - k - 1;
     if (rate > 0) left = remaining * run->cfg->samples / rate;
     snprintf(line + len, sizeof line - (size_t)len, "; %.1f samples/s, %.0f s elapsed, ETA %.0f s", rate, S->wall_seconds, left);
-    run->progress(run->progress_ctx, S->k, S->nseg, line);
+    run->monitor.progress(run->monitor.ctx, S->k, S->nseg, line);
 }
 
 int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
@@ -691,7 +691,7 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     sampler W = {0};
     S.nseg = (int)ceil((t_last - t_first) / c->segment - 1e-6);
     S.ndof = run->dofs->n;
-    S.naux = run->naux;
+    S.naux = run->guide ? run->guide->naux : 0;
     W.run = run;
     W.cfg = c;
     W.m = run->m;
@@ -743,7 +743,7 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
         } else {
             double t0 = sc_wall_time();
             int stopped = 0;
-            rc = sc_par_map(run->par, n, W.rsize, sample_task, &W, run->stop, records, owner, &stopped, err);
+            rc = sc_par_map(run->par, n, W.rsize, sample_task, &W, run->monitor.stop, records, owner, &stopped, err);
             for (int i = 0; !rc && !stopped && i < n; i++) { /* a record: the result, then offsets and aux */
                 memcpy(&res[i], records + (size_t)i * W.rsize, sizeof *res);
                 memcpy(extra + (size_t)i * (size_t)(S.ndof + S.naux), records + (size_t)i * W.rsize + sizeof *res,
@@ -756,11 +756,11 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
                 if (!rc) rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal before segment %d/%d; the search up to there is in %s", k + 1,
                                       S.nseg, run->checkpoint ? run->checkpoint : "(no checkpoint)");
             }
-            if (!rc && run->on_samples) {
+            if (!rc && run->guide && run->guide->on_samples) {
                 unsigned char *failed = malloc((size_t)n);
                 if (!failed) rc = sc_fail(err, SC_EIO, "out of memory");
                 for (int i = 0; !rc && i < n; i++) failed[i] = res[i].failed != 0;
-                if (!rc) run->on_samples(run->center_ctx, k, n, extra, failed);
+                if (!rc) run->guide->on_samples(run->guide->ctx, k, n, extra, failed);
                 free(failed);
             }
             if (!rc) {

@@ -6,21 +6,10 @@
 #include "model/model.h"
 #include "motion/cycle.h"
 #include "sampling/samcon.h"
+#include "learn/openloop_cycle.h"
 
-/* What learn-feedback reads from an openloop.h5 of a gait cycle. */
-typedef struct sc_openloop_cycle {
-    sc_cycle cycle;
-    int fragments, base;        /* base: SC_BASE_ID or SC_BASE_REFERENCE */
-    int nseg;
-    long *steps;                /* [nseg] */
-    double *ref_t0, *ref_t1;    /* [nseg] spans of the cycle repeated (s from its start) */
-    double *offsets;            /* [nseg * ndof] */
-    double start_root[3], start_vel[3], *start_quat, *start_w;
-    char reference[4096];       /* the reference.h5 it tracked (resolved), checked by hash */
-    uint64_t reference_hash;
-    uint64_t hash;              /* of the controller (segments, offsets), for the policy file */
-} sc_openloop_cycle;
-/* SC_EINPUT (naming the HDF5 path) when the file is not an openloop.h5 of a cycle for this
+/* What learn-feedback reads from an openloop.h5 of a gait cycle (learn/openloop_cycle.h).
+ * SC_EINPUT (naming the HDF5 path) when the file is not an openloop.h5 of a cycle for this
  * character's control DoFs. */
 int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_openloop_cycle *o, sc_err *err);
 /* The same on an in-memory image (`name` in messages): the fuzz harness's entry point. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
-#include "learn/feedback.h"
+#include "store/policy.h"
 #include "sampling/openloop.h"
 #include "motion/reference.h"
 #include "core/mathx.h"
