@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
+#include "store/openloop.h"
 #include "store/policy.h"
 #include "sampling/openloop.h"
 #include "motion/reference.h"
