@@ -8,10 +8,14 @@
 #include "common/cli.h"
 #include "common/longrun.h"
 #include "store/reference.h"
-#include "learn/feedback.h"
+#include "learn/guided.h"
+#include "learn/learn.h"
+#include "learn/trial.h"
+#include "settings/learn.h"
 #include "settings/sampling.h"
 #include "settings/scenario.h"
 #include "store/openloop.h"
+#include "store/policy.h"
 #include "core/hash.h"
 #include "core/log.h"
 #include "store/character.h"
@@ -38,6 +42,63 @@ static void progress_line(void *ctx, const char *line)
     sc_log_info("%s", line);
 }
 
+/* what learn-feedback reads: the character, the config's sections, the cycle controller and the
+   reference it tracked (checked by its hash) */
+typedef struct inputs {
+    sc_model loaded, m;  /* the character as loaded, and with the scenario's changes */
+    sc_cfg *cfg;
+    sc_scenario sc;
+    sc_samcon_config sampling;
+    sc_feedback_config fb;
+    sc_control_dofs dofs;
+    sc_openloop_cycle ol;
+    sc_reference ref;
+} inputs;
+
+static void read_inputs(const sc_cli *cli, inputs *in)
+{
+    sc_err err = {0};
+    if (sc_character_read(cli->inputs[0], &in->loaded, 1, &err)) sc_longrun_die(&err);
+    sc_control_dofs_init(&in->loaded, &in->dofs);
+    if (sc_cfg_load_file(cli->config, &in->cfg, &err) || sc_scenario_read(in->cfg, &in->loaded, &in->sc, &err) ||
+        sc_samcon_read_config(in->cfg, &in->loaded, &in->dofs, &in->sampling, &err) ||
+        sc_feedback_read_config(in->cfg, &in->loaded, &in->dofs, &in->fb, &err))
+        sc_longrun_die(&err);
+    sc_cli_ignore_other_sections(in->cfg);
+    if (sc_cfg_check_unknown(in->cfg, &err)) sc_longrun_die(&err);
+    if (sc_openloop_cycle_read(cli->inputs[1], &in->loaded, &in->dofs, &in->ol, &err)) sc_longrun_die(&err);
+    if (sc_reference_read(in->ol.reference, &in->ref, &err) || sc_reference_check_character(&in->ref, in->ol.reference, &in->loaded, &err))
+        sc_longrun_die(&err);
+    if (sc_reference_hash(&in->ref) != in->ol.reference_hash) {
+        sc_fail(&err, SC_EINPUT, "%s: the reference %s named has changed since the controller was made (its hash differs): run sample-openloop again",
+                cli->inputs[1], in->ol.reference);
+        sc_longrun_die(&err);
+    }
+    if (sc_scenario_model(&in->loaded, &in->sc, &in->m, &err)) sc_longrun_die(&err);
+    if (sc_longrun_check_output(cli->output, &err)) sc_longrun_die(&err);
+}
+
+static void log_start(const sc_cli *cli, const inputs *in, sc_par *par, int resume)
+{
+    const sc_feedback_config *fb = &in->fb;
+    if (fb->method == SC_LEARN_SEARCH)
+        sc_log_info("learn-feedback: %s on %d rank%s: search, %d generations, %d actions%s", cli->inputs[1], sc_par_size(par),
+                    sc_par_size(par) > 1 ? "s" : "", fb->search.generations, fb->nact, resume ? "; resuming from the checkpoint" : "");
+    else
+        sc_log_info("learn-feedback: %s on %d rank%s: %d iterations of %d cycles x %d fragments, %d samples and %d elites per segment, %d actions%s",
+                    cli->inputs[1], sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", fb->iterations, fb->cycles, in->ol.fragments, fb->samples,
+                    fb->elites, fb->nact, resume ? "; resuming from the checkpoint" : "");
+}
+
+static void log_result(const sc_cli *cli, const sc_feedback_config *fb, const sc_feedback_result *res)
+{
+    const sc_evaluation *e = &res->eval;
+    sc_log_info("learn-feedback: %s: closed loop went %.1f s of %.1f s (open loop %.1f s), joint error %.1f deg (open loop %.1f deg); "
+                "%ld %s in %.0f s",
+                cli->output, e->closedloop_survived_s, fb->eval_seconds, e->openloop_survived_s, e->closedloop_joint_error * 180 / SC_PI,
+                e->openloop_joint_error * 180 / SC_PI, res->samples, fb->method == SC_LEARN_SEARCH ? "runs" : "samples", res->wall_seconds);
+}
+
 int main(int argc, char **argv)
 {
     sc_err err = {0};
@@ -52,89 +113,42 @@ int main(int argc, char **argv)
        work of an earlier run too (refused without --resume, else resumed and said so) */
     char inner_name[4300], inner[4300];
     int have_inner;
-    snprintf(inner_name, sizeof inner_name, "%s.samcon", ckpt);
+    sc_feedback_sampler_checkpoint(ckpt, inner_name, sizeof inner_name);
     sc_longrun_checkpoint(inner_name, cli.output, opt.resume, inner, sizeof inner, &have_inner);
     have_ckpt = have_ckpt || have_inner;
 
-    sc_model loaded, m;
-    sc_cfg *cfg = NULL;
-    sc_scenario sc;
-    sc_samcon_config sampling;
-    sc_feedback_config fb;
-    sc_control_dofs dofs;
-    sc_openloop_cycle ol;
-    sc_reference ref;
-    if (sc_character_read(cli.inputs[0], &loaded, 1, &err)) sc_longrun_die(&err);
-    sc_control_dofs_init(&loaded, &dofs);
-    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_scenario_read(cfg, &loaded, &sc, &err) ||
-        sc_samcon_read_config(cfg, &loaded, &dofs, &sampling, &err) || sc_feedback_read_config(cfg, &loaded, &dofs, &fb, &err))
-        sc_longrun_die(&err);
-    sc_cli_ignore_other_sections(cfg);
-    if (sc_cfg_check_unknown(cfg, &err)) sc_longrun_die(&err);
-    if (sc_openloop_cycle_read(cli.inputs[1], &loaded, &dofs, &ol, &err)) sc_longrun_die(&err);
-    if (sc_reference_read(ol.reference, &ref, &err) || sc_reference_check_character(&ref, ol.reference, &loaded, &err)) sc_longrun_die(&err);
-    if (sc_reference_hash(&ref) != ol.reference_hash) {
-        sc_fail(&err, SC_EINPUT, "%s: the reference %s named has changed since the controller was made (its hash differs): run sample-openloop again",
-                cli.inputs[1], ol.reference);
-        sc_longrun_die(&err);
-    }
-    if (sc_scenario_model(&loaded, &sc, &m, &err)) sc_longrun_die(&err);
-    if (sc_longrun_check_output(cli.output, &err)) sc_longrun_die(&err);
-
-    char *resolved = sc_cfg_resolved_text(cfg);
-    uint64_t run_hash = sc_hash_bytes(SC_HASH_INIT, resolved, strlen(resolved));
-    run_hash = sc_hash_i64(sc_hash_i64(sc_hash_i64(run_hash, (int64_t)sc_model_hash(&loaded)), (int64_t)ol.hash), (int64_t)ol.reference_hash);
-    run_hash = sc_hash_i64(sc_hash_i64(run_hash, (int64_t)cli.seed), (int64_t)sc_sim_build_hash());
-    sc_feedback_run run = {.m = &m, .sim_opts = &sc.sim, .ref = &ref, .ol = &ol, .dofs = &dofs, .sampling = &sampling, .cfg = &fb,
-                           .seed = cli.seed, .run_hash = run_hash, .checkpoint = ckpt, .resume = opt.resume && have_ckpt,
-                           .stop = sc_longrun_stop_requested, .progress = progress_line, .par = par};
-    if (rank == 0 && fb.method == SC_LEARN_SEARCH)
-        sc_log_info("learn-feedback: %s on %d rank%s: search, %d generations, %d actions%s", cli.inputs[1], sc_par_size(par),
-                    sc_par_size(par) > 1 ? "s" : "", fb.search.generations, fb.nact, run.resume ? "; resuming from the checkpoint" : "");
-    else if (rank == 0)
-        sc_log_info("learn-feedback: %s on %d rank%s: %d iterations of %d cycles x %d fragments, %d samples and %d elites per segment, %d actions%s",
-                    cli.inputs[1], sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", fb.iterations, fb.cycles, ol.fragments, fb.samples,
-                    fb.elites, fb.nact, run.resume ? "; resuming from the checkpoint" : "");
+    inputs in;
+    read_inputs(&cli, &in);
+    char *resolved = sc_cfg_resolved_text(in.cfg);
+    sc_feedback_run run = {.m = &in.m, .sim_opts = &in.sc.sim, .ref = &in.ref, .ol = &in.ol, .dofs = &in.dofs, .sampling = &in.sampling,
+                           .cfg = &in.fb, .seed = cli.seed, .run_hash = sc_feedback_run_hash(resolved, &in.loaded, &in.ol, cli.seed),
+                           .checkpoint = ckpt, .resume = opt.resume && have_ckpt, .stop = sc_longrun_stop_requested, .progress = progress_line,
+                           .par = par};
+    if (rank == 0) log_start(&cli, &in, par, run.resume);
     sc_feedback_result res;
-    int rc = sc_feedback_learn(&run, &res, &err);
-    if (rc) sc_longrun_die(&err);
+    if (sc_feedback_learn(&run, &res, &err)) sc_longrun_die(&err);
     if (rank == 0)
         sc_log_info("learn-feedback: evaluating the policy of %s %d (pushes, stiffness, open and closed loop)",
-                    fb.method == SC_LEARN_SEARCH ? "generation" : "iteration", res.best_iteration + 1);
-    if ((rc = sc_feedback_evaluate(&run, &res.policy, &res.eval, &err))) sc_longrun_die(&err);
+                    in.fb.method == SC_LEARN_SEARCH ? "generation" : "iteration", res.best_iteration + 1);
+    if (sc_feedback_evaluate(&run, &res.policy, &res.eval, &err)) sc_longrun_die(&err);
 
     int code = 0;
     if (rank == 0) {
-        sc_h5 *f = NULL;
-        char hex[24];
-        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)ol.hash);
-        rc = sc_h5_create(cli.output, &f, &err) || sc_h5_provenance(f, SC_POLICY_SCHEMA, argc, argv, resolved, &err) ||
-             sc_h5_attr_i64(f, "/", "seed", (long long)cli.seed, &err) || sc_h5_attr_str(f, "/", "character", cli.inputs[0], &err) ||
-             sc_h5_attr_str(f, "/", "fem_kernel", sc_fem_kernel_name(sc_sim_fem_kernel(&sc.sim)), &err) ||
-             sc_h5_attr_str(f, "/", "openloop", cli.inputs[1], &err) || sc_h5_attr_str(f, "/", "openloop_hash", hex, &err) ||
-             sc_h5_attr_str(f, "/", "status", "completed", &err) || sc_policy_write(f, &res.policy, &loaded, &dofs, &err) ||
-             sc_feedback_write(f, &run, &res, &err) || sc_h5_attr_i64(f, "/learning", "ranks", sc_par_size(par), &err);
-        if (rc) sc_h5_abort(f);
-        else rc = sc_h5_commit(f, &err);
-        if (rc) {
+        sc_policy_file_info info = {argc, argv, resolved, cli.inputs[0], cli.inputs[1], sc_par_size(par)};
+        if ((code = sc_policy_file_write(cli.output, &info, &in.loaded, &run, &res, &err))) {
             fprintf(stderr, "%s: error: %s\n", cli.tool, err.msg);
-            code = err.code ? err.code : SC_EIO;
         } else {
             unlink(ckpt);
             unlink(inner);
-            const sc_evaluation *e = &res.eval;
-            sc_log_info("learn-feedback: %s: closed loop went %.1f s of %.1f s (open loop %.1f s), joint error %.1f deg (open loop %.1f deg); "
-                        "%ld %s in %.0f s",
-                        cli.output, e->closedloop_survived_s, fb.eval_seconds, e->openloop_survived_s, e->closedloop_joint_error * 180 / SC_PI,
-                        e->openloop_joint_error * 180 / SC_PI, res.samples, fb.method == SC_LEARN_SEARCH ? "runs" : "samples", res.wall_seconds);
+            log_result(&cli, &in.fb, &res);
         }
     }
     sc_feedback_result_free(&res);
-    sc_openloop_cycle_free(&ol);
-    sc_reference_free(&ref);
-    sc_model_free(&m);
-    sc_model_free(&loaded);
-    sc_cfg_free(cfg);
+    sc_openloop_cycle_free(&in.ol);
+    sc_reference_free(&in.ref);
+    sc_model_free(&in.m);
+    sc_model_free(&in.loaded);
+    sc_cfg_free(in.cfg);
     free(resolved);
     sc_par_bcast(par, &code, sizeof code, 0, &err);
     sc_par_finalize(par);

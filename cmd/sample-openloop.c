@@ -158,10 +158,10 @@ int main(int argc, char **argv)
     uint64_t run_hash = sc_run_hash(resolved, sc_model_hash(&in.m), inputs_hash, 1, cli.seed);
     sc_samcon_run run = {.m = &in.m, .sim_opts = &in.sc.sim, .ref = track, .cycle = in.sampling.cycle ? &cycle : NULL, .fragments = fragments,
                          .dofs = &in.dofs, .cfg = &in.sampling, .seed = cli.seed, .run_hash = run_hash, .checkpoint = ckpt,
-                         .resume = opt.resume && have_ckpt, .stop = sc_longrun_stop_requested, .progress = progress_line, .par = par};
+                         .resume = opt.resume && have_ckpt, .monitor = {.stop = sc_longrun_stop_requested, .progress = progress_line}, .par = par};
     sc_progress bar;
     sc_progress_begin(&bar, "sample-openloop", 1);
-    run.progress_ctx = &bar;
+    run.monitor.ctx = &bar;
     if (rank == 0) log_start(&cli, &run, par);
     sc_samcon_result res;
     int rc = sc_samcon(&run, &res, &err);

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "motion/cycle.h"
-#include "learn/feedback.h"
+#include "store/policy.h"
 #include "fixtures.h"
 #include "store/character.h"
 #include "io/h5.h"

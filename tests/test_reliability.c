@@ -10,8 +10,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "learn/feedback.h"
+#include "store/policy.h"
 #include "store/reference.h"
+#include "motion/reference.h"
 #include "core/log.h"
 #include "store/character.h"
 #include "io/h5.h"

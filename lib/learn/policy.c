@@ -1,7 +1,12 @@
+/* Linear feedback policies (learn/policy.h): the features, the law, the policy as a controller, and
+ * the open-loop policy of a cycle controller that learning starts from. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sampling/controller.h"
 #include "learn/policy.h"
+#include "model/world.h"
+#include "sampling/samcon.h"
 
 const char *const sc_feature_names[SC_FEATURES] = {"root_pitch", "root_roll",  "root_height", "com_stance_x", "com_stance_y", "com_stance_z",
                                                    "com_vel_x",  "com_vel_y",  "com_vel_z",   "lfoot_x",      "lfoot_y",      "lfoot_z",
@@ -106,6 +111,32 @@ void sc_policy_free(sc_policy *p)
     memset(p, 0, sizeof *p);
 }
 
+int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err)
+{
+    int rc = sc_policy_alloc(dst, src->nb, src->ndof, src->nact, src->nfrag, src->nbase, err);
+    if (rc) return rc;
+    size_t F = (size_t)src->nfrag, B = (size_t)src->nbase * (size_t)src->nb * 4;
+    memcpy(dst->act, src->act, sizeof src->act);
+    memcpy(dst->steps, src->steps, sizeof(long) * F);
+    memcpy(dst->ref_t0, src->ref_t0, sizeof(double) * F);
+    memcpy(dst->ref_t1, src->ref_t1, sizeof(double) * F);
+    memcpy(dst->offset, src->offset, sizeof(double) * F * (size_t)src->ndof);
+    memcpy(dst->s_bar, src->s_bar, sizeof(double) * F * SC_FEATURES);
+    memcpy(dst->a_bar, src->a_bar, sizeof(double) * F * (size_t)src->nact);
+    memcpy(dst->M, src->M, sizeof(double) * F * (size_t)src->nact * SC_FEATURES);
+    memcpy(dst->base_time, src->base_time, sizeof(double) * (size_t)src->nbase);
+    memcpy(dst->base_quat, src->base_quat, sizeof(double) * B);
+    memcpy(dst->ref_quat, src->ref_quat, sizeof(double) * B);
+    memcpy(dst->start_quat, src->start_quat, sizeof(double) * 4 * (size_t)src->nb);
+    memcpy(dst->start_w, src->start_w, sizeof(double) * 3 * (size_t)src->nb);
+    dst->max_action = src->max_action;
+    dst->period = src->period;
+    dst->mean_root_height = src->mean_root_height;
+    memcpy(dst->start_root, src->start_root, sizeof src->start_root);
+    memcpy(dst->start_vel, src->start_vel, sizeof src->start_vel);
+    return SC_OK;
+}
+
 void sc_policy_actions(const sc_policy *p, int j, const double s[SC_FEATURES], int feedback, double *a)
 {
     const double *abar = p->a_bar + (size_t)j * p->nact, *sbar = p->s_bar + (size_t)j * SC_FEATURES;
@@ -173,8 +204,55 @@ int sc_policy_start(const sc_policy *p, sc_sim *s, sc_err *err)
     return sc_sim_settle(s, err);
 }
 
+/* sc_fall_test against world up: its dot product with up is up.y exactly (the products with 0
+   are zeros), the comparison the policies have always made */
 int sc_policy_fallen(const sc_policy *p, const sc_sim *s, double max_tilt)
 {
     sc_vec3 up = sc_q_rotate(s->pose[0].q, sc_v3(0, 1, 0));
-    return s->pose[0].p.y < 0.5 * p->mean_root_height || up.y < cos(max_tilt);
+    return sc_fall_test(s->pose[0].p.y, p->mean_root_height, 0.5, up, sc_v3(0, 1, 0), max_tilt) != SC_FALL_NONE;
+}
+
+static int cmp_long(const void *a, const void *b) { long x = *(const long *)a, y = *(const long *)b; return (x > y) - (x < y); }
+
+int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref, const sc_model *m, const sc_control_dofs *dofs, int nact,
+                            const int *act, double max_action, sc_policy *p, sc_err *err)
+{
+    sc_cycle cy;
+    int rc = sc_cycle_from_times(ref, o->cycle.t0, o->cycle.t1, &cy, err);
+    if (rc) return rc;
+    int nb = m->nbones, nfrag = o->fragments, P = cy.i1 - cy.i0, ndof = dofs->n;
+    if ((rc = sc_policy_alloc(p, nb, ndof, nact, nfrag, P + 1, err))) return rc;
+    memcpy(p->act, act, sizeof(int) * (size_t)nact);
+    p->max_action = max_action;
+    p->period = ref->time[cy.i1] - ref->time[cy.i0];
+    const double *base = o->base == SC_BASE_ID ? ref->target_quat : ref->local_quat;
+    double h = 0;
+    for (int s = 0; s <= P; s++) {
+        p->base_time[s] = ref->time[cy.i0 + s] - ref->time[cy.i0];
+        memcpy(p->base_quat + (size_t)s * nb * 4, base + (size_t)(cy.i0 + s) * nb * 4, sizeof(double) * 4 * (size_t)nb);
+        memcpy(p->ref_quat + (size_t)s * nb * 4, ref->local_quat + (size_t)(cy.i0 + s) * nb * 4, sizeof(double) * 4 * (size_t)nb);
+        h += ref->root_pos[3 * (cy.i0 + s) + 1];
+    }
+    p->mean_root_height = h / (P + 1);
+    long *st = malloc(sizeof(long) * (size_t)(o->nseg / nfrag + 1));
+    if (!st) { sc_policy_free(p); return sc_fail(err, SC_EIO, "out of memory"); }
+    for (int j = 0; j < nfrag; j++) {
+        p->ref_t0[j] = p->period * j / nfrag;
+        p->ref_t1[j] = p->period * (j + 1) / nfrag;
+        int n = 0;
+        for (int k = j; k < o->nseg; k += nfrag) {
+            st[n++] = o->steps[k];
+            for (int d = 0; d < ndof; d++) p->offset[(size_t)j * ndof + d] += o->offsets[(size_t)k * ndof + d];
+        }
+        for (int d = 0; d < ndof; d++) p->offset[(size_t)j * ndof + d] /= n;
+        qsort(st, (size_t)n, sizeof *st, cmp_long);
+        p->steps[j] = st[n / 2];
+        for (int i = 0; i < nact; i++) p->a_bar[(size_t)j * nact + i] = p->offset[(size_t)j * ndof + act[i]];
+    }
+    free(st);
+    memcpy(p->start_root, o->start_root, sizeof p->start_root);
+    memcpy(p->start_vel, o->start_vel, sizeof p->start_vel);
+    memcpy(p->start_quat, o->start_quat, sizeof(double) * 4 * (size_t)nb);
+    memcpy(p->start_w, o->start_w, sizeof(double) * 3 * (size_t)nb);
+    return SC_OK;
 }

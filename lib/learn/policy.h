@@ -16,6 +16,7 @@
  *   angmom_x/y/z                 m^2/s angular momentum about the centre of mass per unit mass */
 #ifndef SC_POLICY_H
 #define SC_POLICY_H
+#include "sampling/openloop.h"
 #include "sampling/segments.h"
 
 #define SC_FEATURES 18
@@ -58,6 +59,11 @@ typedef struct sc_policy {
 } sc_policy;
 int sc_policy_alloc(sc_policy *p, int nb, int ndof, int nact, int nfrag, int nbase, sc_err *err);
 void sc_policy_free(sc_policy *p);
+int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err);
+/* The open-loop policy of a cycle controller: per fragment the mean offsets over the cycles, the
+ * median steps; every M zero; the actions the control DoFs act[nact], each within +-max_action. */
+int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref, const sc_model *m, const sc_control_dofs *dofs, int nact,
+                            const int *act, double max_action, sc_policy *p, sc_err *err);
 /* The action offsets at fragment j for features s (feedback 0: the open loop, a_j). */
 void sc_policy_actions(const sc_policy *p, int j, const double s[SC_FEATURES], int feedback, double *a);
 

@@ -11,7 +11,7 @@
 #include "model/targets.h"
 
 /* SC_CTRL_POLICY: a feedback policy file (learn-feedback's policy.h5), which the caller loads
- * (learn/feedback.h): only `source` and `cycles` are filled here. */
+ * (store/policy.h): only `source` and `cycles` are filled here. */
 typedef enum { SC_CTRL_HOLD = 0, SC_CTRL_KEYFRAMES = 1, SC_CTRL_TRAJECTORY = 2, SC_CTRL_POLICY = 3 } sc_ctrl_kind;
 
 typedef struct sc_controller {

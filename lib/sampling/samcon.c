@@ -142,8 +142,8 @@ static int sample_task(void *ctx, int i, void *out, sc_err *err)
     res->elite = e;
     int rc = sc_sim_snapshot_restore(S->sim, S->parent->state[e], S->parent->state_size[e], err);
     if (rc) return sc_err_prefix(err, "sample %d of segment %d: elite %d: ", i, S->k, e);
-    if (S->run->center) S->run->center(S->run->center_ctx, S->k, S->sim, center, aux);
-    draw_sample(S, S->k, S->attempt, i, S->run->center ? center : NULL, &res->scale, offset);
+    if (S->run->guide) S->run->guide->center(S->run->guide->ctx, S->k, S->sim, center, aux);
+    draw_sample(S, S->k, S->attempt, i, S->run->guide ? center : NULL, &res->scale, offset);
     res->steps = segment_steps(S, res->scale);
     S->seg = (sc_segment){S->ref_t0, S->ref_t1, S->parent->end_step[e], res->steps, offset};
     sc_rollout_result rr;
@@ -158,7 +158,7 @@ static int sample_task(void *ctx, int i, void *out, sc_err *err)
         res->failed = rr.stopped;
     }
     res->fail_step = rr.steps;
-    if (!res->failed && S->run->finish) S->run->finish(S->run->center_ctx, S->k, S->sim, aux);
+    if (!res->failed && S->run->guide && S->run->guide->finish) S->run->guide->finish(S->run->guide->ctx, S->k, S->sim, aux);
     if (!res->failed) {
         res->cost = sc_tracker_cost(&S->tracker, S->sim, S->ref_t1, res->terms);
         res->path_cost = S->parent->path_cost[e] + res->cost;
@@ -253,6 +253,9 @@ typedef struct search_state {
     double wall_start, wall_before; /* not saved: when this run started, and the seconds of the runs it resumes */
 } search_state;
 
+/* the per-sample values a guide gathers (none without a guide) */
+static int guide_naux(const sc_samcon_run *run) { return run->guide ? run->guide->naux : 0; }
+
 #define BLOB_MAGIC 0x53434b5054303031ll /* "SCKPT001" */
 
 static void put_level(sc_blob_writer *b, const level *l)
@@ -326,10 +329,10 @@ static int serialize(const sc_samcon_run *run, const search_state *search, uint6
     sc_blob_put(b, search->mult, 8 * (size_t)search->nseg);
     sc_blob_put(b, search->acc, sizeof *search->acc * (size_t)search->nseg);
     for (int j = 0; j < search->k; j++) put_level(b, &search->lv[j]);
-    if (run->save_gathered) {
+    if (run->guide && run->guide->save_gathered) {
         unsigned char *g = NULL;
         size_t gn = 0;
-        if (run->save_gathered(run->center_ctx, &g, &gn)) b->failed = 1;
+        if (run->guide->save_gathered(run->guide->ctx, &g, &gn)) b->failed = 1;
         sc_blob_put_i64(b, (int64_t)gn);
         sc_blob_put(b, g, gn);
         free(g);
@@ -360,9 +363,9 @@ static int deserialize(const sc_samcon_run *run, search_state *search, uint64_t 
         int rc = get_level(&r, &search->lv[j], search->ndof, search->naux, err);
         if (rc) return rc;
     }
-    if (run->restore_gathered) {
+    if (run->guide && run->guide->restore_gathered) {
         int64_t gn = sc_blob_get_i64(&r);
-        if (r.bad || gn < 0 || (size_t)gn > r.left || run->restore_gathered(run->center_ctx, r.p, (size_t)gn))
+        if (r.bad || gn < 0 || (size_t)gn > r.left || run->guide->restore_gathered(run->guide->ctx, r.p, (size_t)gn))
             return sc_fail(err, SC_EINPUT, "checkpoint: damaged (the gathered samples)");
         (void)sc_blob_take(&r, (size_t)gn);
     }
@@ -490,7 +493,7 @@ static int sampler_init(segment_sampler *sampler, const sc_samcon_run *run, int 
     sampler->ctrl = (sc_segment_controller){run->m, run->dofs, ref->time, c->base == SC_BASE_ID ? ref->target_quat : ref->local_quat, ref->n,
                                             &sampler->seg, 1};
     /* a sample's record: sample_result, then ndof offsets and naux values */
-    sampler->rsize = sizeof(sample_result) + sizeof(double) * (size_t)(sampler->ndof + run->naux);
+    sampler->rsize = sizeof(sample_result) + sizeof(double) * (size_t)(sampler->ndof + guide_naux(run));
     return SC_OK;
 }
 
@@ -520,7 +523,7 @@ static int make_level(segment_sampler *sampler, search_state *search, const samp
                       const int *chosen, int ne, sc_err *err)
 {
     level *l = &search->lv[sampler->k];
-    int naux = sampler->run->naux, ndof = search->ndof, rc = level_alloc(l, ne, ndof, naux, err);
+    int naux = search->naux, ndof = search->ndof, rc = level_alloc(l, ne, ndof, naux, err);
     if (rc) return rc;
     sc_par *par = sampler->run->par;
     double scale_sum = 0;
@@ -555,12 +558,12 @@ static int make_level(segment_sampler *sampler, search_state *search, const samp
     return SC_OK;
 }
 
-/* The progress line of the attempt just made, to run->progress on rank 0 (S: the search). */
+/* The progress line of the attempt just made, to run->monitor.progress on rank 0 (S: the search). */
 static void report_segment(const sc_samcon_run *run, const search_state *S, const segment_sampler *sampler, int n, const sample_result *res, int ne,
                            double seconds)
 {
     int k = sampler->k;
-    if (!run->progress || sc_par_rank(run->par) != 0) return;
+    if (!run->monitor.progress || sc_par_rank(run->par) != 0) return;
     long kinds[SC_FAIL_KINDS] = {0};
     for (int i = 0; i < n; i++) kinds[res[i].failed]++;
     char line[512];
@@ -584,7 +587,7 @@ static void report_segment(const sc_samcon_run *run, const search_state *S, cons
     int remaining = S->nseg - k - 1;
     if (rate > 0) left = remaining * run->cfg->samples / rate;
     snprintf(line + len, sizeof line - (size_t)len, "; %.1f samples/s, %.0f s elapsed, ETA %.0f s", rate, S->wall_seconds, left);
-    run->progress(run->progress_ctx, S->k, S->nseg, line);
+    run->monitor.progress(run->monitor.ctx, S->k, S->nseg, line);
 }
 
 /* ---- one attempt at a segment ------------------------------------------------------------ */
@@ -641,7 +644,7 @@ static int attempt_run(const sc_samcon_run *run, search_state *search, segment_s
 {
     int n = a->n, k = sampler->k, stopped = 0;
     size_t nextra = (size_t)(search->ndof + search->naux);
-    int rc = sc_par_map(run->par, n, sampler->rsize, sample_task, sampler, run->stop, a->records, a->owner, &stopped, err);
+    int rc = sc_par_map(run->par, n, sampler->rsize, sample_task, sampler, run->monitor.stop, a->records, a->owner, &stopped, err);
     for (int i = 0; !rc && !stopped && i < n; i++) { /* a record: the result, then offsets and aux */
         memcpy(&a->res[i], a->records + (size_t)i * sampler->rsize, sizeof *a->res);
         memcpy(a->extra + (size_t)i * nextra, a->records + (size_t)i * sampler->rsize + sizeof *a->res, sizeof(double) * nextra);
@@ -663,7 +666,7 @@ static int attempt_hand_over(const sc_samcon_run *run, int k, int n, const doubl
     unsigned char *failed = malloc((size_t)n);
     if (!failed) rc = sc_fail(err, SC_EIO, "out of memory");
     for (int i = 0; !rc && i < n; i++) failed[i] = res[i].failed != 0;
-    if (!rc) run->on_samples(run->center_ctx, k, n, extra, failed);
+    if (!rc) run->guide->on_samples(run->guide->ctx, k, n, extra, failed);
     free(failed);
     return rc;
 }
@@ -732,7 +735,7 @@ static int sample_segment(const sc_samcon_run *run, search_state *search, segmen
     if (!rc) {
         double t0 = sc_wall_time();
         rc = attempt_run(run, search, sampler, &a, err);
-        if (!rc && run->on_samples) rc = attempt_hand_over(run, sampler->k, a.n, a.extra, a.res, err);
+        if (!rc && run->guide && run->guide->on_samples) rc = attempt_hand_over(run, sampler->k, a.n, a.extra, a.res, err);
         if (!rc) rc = attempt_conclude(run, search, sampler, &a, t0, give_up, err);
     }
     attempt_free(&a, sampler);
@@ -828,7 +831,7 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     segment_sampler sampler = {0};
     int nseg = (int)ceil((t_last - t_first) / run->cfg->segment - 1e-6);
     search.wall_start = sc_wall_time();
-    if ((rc = search_alloc(&search, nseg, run->dofs->n, run->naux, err))) return rc;
+    if ((rc = search_alloc(&search, nseg, run->dofs->n, guide_naux(run), err))) return rc;
     if ((rc = sampler_init(&sampler, run, nseg, err)) || (rc = search_start(run, &search, &sampler, err))) goto done;
     int give_up = 0;
     while (search.k < search.nseg && !give_up) {

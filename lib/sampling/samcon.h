@@ -87,6 +87,36 @@ void sc_samcon_result_free(sc_samcon_result *r);
 
 struct sc_par;
 struct sc_cycle;
+
+/* What a guided caller (learn-feedback) provides per sample. center is required: sample i's
+ * offsets are center(segment, its start state) + the uniform box noise, and center also fills
+ * naux values of that start state (features) kept with the sample. The rest may be NULL; they
+ * serve model fitting (learn-feedback's fit: model): finish also sees each sample's end state,
+ * after a rollout that did not fail, and may fill more of its aux values; then on_samples gives
+ * every rank every sample of each attempt: n records of ndof offsets and naux aux values, and
+ * whether the sample failed (not called for an attempt a signal interrupted). What the caller
+ * gathers through on_samples goes into the checkpoint with the search, so a resumed run has it as
+ * the uninterrupted run had: save_gathered gives its bytes (malloc'd; nonzero when out of
+ * memory), restore_gathered takes them back (nonzero when they are damaged). Each gets ctx. */
+typedef struct sc_sample_guide {
+    void *ctx;
+    int naux;
+    void (*center)(void *ctx, int segment, const sc_sim *start, double *offset, double *aux);
+    void (*finish)(void *ctx, int segment, const sc_sim *end, double *aux);
+    void (*on_samples)(void *ctx, int segment, int n, const double *offset_aux, const unsigned char *failed);
+    int (*save_gathered)(void *ctx, unsigned char **bytes, size_t *n);
+    int (*restore_gathered)(void *ctx, const unsigned char *bytes, size_t n);
+} sc_sample_guide;
+
+/* What a caller watching the run provides (each may be NULL): stop, polled between samples (a
+ * signal asked to stop); progress, after every segment on rank 0, with the search's frontier
+ * (segments done of nseg) and a line describing the segment just sampled. */
+typedef struct sc_samcon_monitor {
+    int (*stop)(void);
+    void (*progress)(void *ctx, int done, int nseg, const char *line);
+    void *ctx;
+} sc_samcon_monitor;
+
 typedef struct sc_samcon_run {
     const sc_model *m;
     const sc_sim_opts *sim_opts;
@@ -99,35 +129,14 @@ typedef struct sc_samcon_run {
     uint64_t run_hash;          /* identifies the inputs (config, character, reference, seed) in checkpoints */
     const char *checkpoint;     /* path; NULL: none */
     int resume;                 /* continue from the checkpoint */
-    int (*stop)(void);          /* polled between samples: a signal asked to stop */
-    /* Guided sampling (learn-feedback): when center is set, sample i's offsets are
-       center(segment, its start state) + the uniform box noise, and center also fills naux
-       values of that start state (features) kept with the sample; segment_steps (when set)
-       fixes each segment's simulated steps (no time scaling). */
-    void (*center)(void *ctx, int segment, const sc_sim *start, double *offset, double *aux);
-    void *center_ctx;
-    int naux;
-    /* Model fitting (learn-feedback's fit: model): finish (when set) also sees each sample's end
-       state, after a rollout that did not fail, and may fill more of its aux values; then every
-       rank gets every sample of each attempt: n records of ndof offsets and naux aux values, and
-       whether the sample failed (not called for an attempt a signal interrupted). */
-    void (*finish)(void *ctx, int segment, const sc_sim *end, double *aux);
-    void (*on_samples)(void *ctx, int segment, int n, const double *offset_aux, const unsigned char *failed);
-    /* what the caller gathers through on_samples goes into the checkpoint with the search, so a
-       resumed run has it as the uninterrupted run had: save gives its bytes (malloc'd; nonzero
-       when out of memory), restore takes them back (nonzero when they are damaged) */
-    int (*save_gathered)(void *ctx, unsigned char **bytes, size_t *n);
-    int (*restore_gathered)(void *ctx, const unsigned char *bytes, size_t n);
-    const long *segment_steps;
-    /* after every segment on rank 0: the search's frontier (segments done of nseg) and a line
-       describing the segment just sampled */
-    void (*progress)(void *ctx, int done, int nseg, const char *line);
-    void *progress_ctx;
+    sc_samcon_monitor monitor;  /* stop and progress (both optional) */
+    const sc_sample_guide *guide; /* guided sampling (learn-feedback); NULL: offsets about zero */
+    const long *segment_steps;  /* when set, each segment's simulated steps (no time scaling) */
     struct sc_par *par;
 } sc_samcon_run;
 
 /* Runs the search. SC_OK with r->completed = 0 when it gave up (r holds the longest path);
- * SC_EINTERRUPTED when stop() fired (a checkpoint was written first). */
+ * SC_EINTERRUPTED when monitor.stop() fired (a checkpoint was written first). */
 int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err);
 
 /* The reference's start state put into s (root, local rotations, velocities at cfg->start). */

@@ -5,7 +5,6 @@
  * built from it (sc_policy_from_openloop) relies on. */
 #include <math.h>
 #include "common.h"
-#include "learn/feedback.h"
 #include "store/openloop.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

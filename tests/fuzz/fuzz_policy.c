@@ -5,7 +5,7 @@
  * at every fragment, feedback on and off: finite actions within max_action of a_bar. */
 #include <math.h>
 #include "common.h"
-#include "learn/feedback.h"
+#include "store/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

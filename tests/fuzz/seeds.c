@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
-#include "learn/feedback.h"
 #include "store/openloop.h"
+#include "store/policy.h"
 #include "store/reference.h"
+#include "sampling/openloop.h"
+#include "motion/reference.h"
 #include "core/mathx.h"
 #include "store/character.h"
 #include "io/h5.h"

@@ -1,4 +1,6 @@
-/* learn-feedback: linear feedback policies (learn/policy.h) for a gait cycle, learned by guided
+/* The types learn-feedback's stages share (learning, trials, evaluation, policy.h5).
+ *
+ * learn-feedback: linear feedback policies (learn/policy.h) for a gait cycle, learned by guided
  * sampling (Liu, van de Panne, Yin 2016): starting from the open-loop cycle controller found by
  * sample-openloop, every iteration runs the sampler over the cycle repeated `cycles` times with
  * each sample's offsets centred on the current policy's output for its start state. Each
@@ -13,15 +15,13 @@
  * best) is kept. Then it is
  * evaluated: pushes of several magnitudes, directions and cycle phases, open loop (every M zero)
  * and closed loop alike, and the range of flesh stiffness over which it still completes its run. */
-#ifndef SC_FEEDBACK_H
-#define SC_FEEDBACK_H
-#include "motion/cycle.h"
+#ifndef SC_LEARNING_H
+#define SC_LEARNING_H
+#include <stdint.h>
 #include "learn/policy.h"
 #include "sampling/samcon.h"
-#include "io/h5.h"
 #include "sampling/openloop.h"
 
-#define SC_POLICY_SCHEMA "softcon.policy/1"
 #define SC_MAX_EVAL 16
 #define SC_MAX_GENERATIONS 500
 #define SC_MAX_COSTS 8
@@ -82,17 +82,6 @@ typedef struct sc_feedback_config {
     double stiffness[SC_MAX_EVAL]; /* Young's modulus factors */
 } sc_feedback_config;
 
-/* Reads `feedback:` (configs/run.yaml documents it) for the model's control DoFs. */
-struct sc_cfg;
-int sc_feedback_read_config(struct sc_cfg *cfg, const sc_model *m, const sc_control_dofs *dofs, sc_feedback_config *c, sc_err *err);
-
-/* The open-loop policy of a cycle controller: per fragment the mean offsets over the cycles, the
- * median steps; every M zero. */
-int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref, const sc_model *m, const sc_control_dofs *dofs,
-                            const sc_feedback_config *c, sc_policy *p, sc_err *err);
-
-int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err);
-
 /* One guided-learning iteration, or one generation of the search (its best candidate). */
 typedef struct sc_learning_iteration {
     double survived_s;          /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs;
@@ -148,49 +137,13 @@ typedef struct sc_feedback_result {
     double wall_seconds;
     long samples;
 } sc_feedback_result;
-
-int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err *err);
 void sc_feedback_result_free(sc_feedback_result *r);
-/* method: search (called by sc_feedback_learn). */
-int sc_feedback_search(const sc_feedback_run *run, sc_feedback_result *r, sc_err *err);
-/* The evaluation of a policy (pushes, stiffness, survival), spread over the ranks. */
-int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_evaluation *e, sc_err *err);
-/* One run of a policy from its start state until `steps`, feedback on or off, with an optional
- * push (a world force on push_bone from push_step for push_len steps, direction push_dir: 0 front,
- * 1 back, 2 left, 3 right in the heading frame when it starts). */
-typedef struct sc_policy_trial {
-    const sc_model *m;
-    const sc_sim_opts *o;
-    const sc_policy *p;
-    const sc_control_dofs *dofs;
-    const sc_features *f;
-    int feedback;
-    long steps;
-    double max_tilt;
-    int push_bone;
-    long push_step, push_len;
-    double push_force;           /* N; 0: none */
-    int push_dir;
-} sc_policy_trial;
-typedef struct sc_trial_result {
-    double survived;             /* s: until the fall, else the run's length */
-    double joint_error;          /* rad, RMS against the cycle's reference */
-    double deviation;            /* mean over the fragments started of sum ((s - s_bar) / scale)^2 over root pitch and
-                                    roll and the centre of mass's horizontal velocity: how far off the cycle it strays */
-} sc_trial_result;
-int sc_policy_trial_run(const sc_policy_trial *t, sc_trial_result *r, sc_err *err);
-/* Survival and joint error of a policy from its start state over `seconds` (feedback on or off;
- * stiffness factor on the model's Young's modulus, 1: as is). */
-int sc_policy_run(const sc_model *m, const sc_sim_opts *o, const sc_policy *p, const sc_control_dofs *dofs, int feedback, double seconds,
-                  double max_tilt, double *survived, double *joint_error, sc_err *err);
 
-/* policy.h5 */
-int sc_policy_write(sc_h5 *f, const sc_policy *p, const sc_model *m, const sc_control_dofs *dofs, sc_err *err);
-int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_result *r, sc_err *err);
-/* SC_EINPUT naming the HDF5 path for a policy made for another character or controller (bone,
- * DoF or feature names differ) or with non-finite values. */
-int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p, sc_err *err);
-int sc_policy_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p,
-                         sc_err *err);
+/* The history's part of a checkpoint (learn/guided.c, learn/gain_search.c): `n` iterations,
+ * field by field in the machine's layout (core/blob.h). */
+struct sc_blob_writer;
+struct sc_blob_reader;
+void sc_learning_iterations_put(struct sc_blob_writer *w, const sc_learning_iteration *it, int n);
+void sc_learning_iterations_get(struct sc_blob_reader *r, sc_learning_iteration *it, int n);
 
 #endif

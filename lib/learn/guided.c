@@ -1,0 +1,720 @@
+/* Guided learning (Liu, van de Panne, Yin 2016; learn/guided.h): the sampler run centred on the
+ * current policy's output, the elites' (state, action) pairs and the samples' transitions gathered,
+ * each fragment's law refitted (ridge regression of the actions, or the periodic LQR of fitted
+ * fragment maps), the candidates tested closed loop; a checkpoint after every iteration. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "learn/guided.h"
+#include "learn/trial.h"
+#include "core/blob.h"
+#include "core/hash.h"
+#include "core/linalg.h"
+#include "core/log.h"
+#include "io/checkpoint.h"
+#include "par/par.h"
+
+/* (features, offsets) pairs per fragment, gathered over the iterations; for fit: model, the
+ * samples' transitions: (start features, [actions, end features]) */
+typedef struct dataset {
+    int ndof;
+    long n, cap;
+    int *frag;
+    double *s, *o;  /* [n * SC_FEATURES], [n * ndof] */
+} dataset;
+
+static int data_add(dataset *d, int frag, const double *s, const double *o)
+{
+    if (d->n == d->cap) {
+        long cap = d->cap ? 2 * d->cap : 4096;
+        int *f = realloc(d->frag, sizeof(int) * (size_t)cap);
+        if (f) d->frag = f;
+        double *ns = realloc(d->s, sizeof(double) * SC_FEATURES * (size_t)cap);
+        if (ns) d->s = ns;
+        double *no = realloc(d->o, sizeof(double) * (size_t)d->ndof * (size_t)cap);
+        if (no) d->o = no;
+        if (!f || !ns || !no) return SC_EIO;
+        d->cap = cap;
+    }
+    d->frag[d->n] = frag;
+    memcpy(d->s + SC_FEATURES * d->n, s, sizeof(double) * SC_FEATURES);
+    memcpy(d->o + (size_t)d->ndof * d->n, o, sizeof(double) * (size_t)d->ndof);
+    d->n++;
+    return SC_OK;
+}
+
+typedef struct policy_guide {
+    const sc_policy *p;
+    const sc_features *f;
+    int fragments;
+    dataset *dyn;           /* fit: model: every sample's (start features, actions, end features) */
+    int ndof, naux, rc;
+    long base;              /* dyn's rows from earlier iterations */
+} policy_guide;
+
+/* centre of a sample's offsets: the policy's output for its start state (features kept as aux) */
+static void guide_center(void *ctx, int segment, const sc_sim *start, double *offset, double *aux)
+{
+    const policy_guide *guide = ctx;
+    const sc_policy *p = guide->p;
+    int j = segment % guide->fragments;
+    sc_features_eval(guide->f, start, aux);
+    memcpy(offset, p->offset + (size_t)j * p->ndof, sizeof(double) * (size_t)p->ndof);
+    double a[SC_MAX_ACTIONS];
+    sc_policy_actions(p, j, aux, 1, a);
+    for (int i = 0; i < p->nact; i++) offset[p->act[i]] = a[i];
+}
+
+/* rows [from, n) of a dataset, and rows appended from such bytes: the frags, then the features,
+   then the offsets (an empty dataset has no arrays) */
+static void put_rows(sc_blob_writer *w, const dataset *d, long from)
+{
+    size_t n = (size_t)(d->n - from);
+    if (n == 0) return;
+    sc_blob_put(w, d->frag + from, sizeof(int) * n);
+    sc_blob_put(w, d->s + (size_t)from * SC_FEATURES, sizeof(double) * n * SC_FEATURES);
+    sc_blob_put(w, d->o + (size_t)from * (size_t)d->ndof, sizeof(double) * n * (size_t)d->ndof);
+}
+static int get_rows(sc_blob_reader *r, dataset *d, long n)
+{
+    long at = d->n;
+    if (n == 0) return 1;
+    size_t k = (size_t)n, row = sizeof(int) + sizeof(double) * (SC_FEATURES + (size_t)d->ndof);
+    if (k > r->left / row) return 0; /* fewer bytes than rows: refused before allocating them */
+    static const double zero[SC_MAX_DOFS + SC_FEATURES];
+    for (long q = 0; q < n; q++)
+        if (data_add(d, 0, zero, zero)) return 0;
+    sc_blob_get(r, d->frag + at, sizeof(int) * k);
+    sc_blob_get(r, d->s + (size_t)at * SC_FEATURES, sizeof(double) * k * SC_FEATURES);
+    sc_blob_get(r, d->o + (size_t)at * (size_t)d->ndof, sizeof(double) * k * (size_t)d->ndof);
+    return !r->bad;
+}
+
+/* fit: model: this iteration's transitions ride in the sampler's checkpoint */
+static int guide_save(void *ctx, unsigned char **bytes, size_t *n)
+{
+    const policy_guide *guide = ctx;
+    sc_blob_writer w;
+    sc_blob_writer_init(&w);
+    sc_blob_put_i64(&w, guide->dyn->n - guide->base);
+    put_rows(&w, guide->dyn, guide->base);
+    if (w.failed) { sc_blob_writer_free(&w); return SC_EIO; }
+    *bytes = w.p;
+    *n = w.n;
+    return SC_OK;
+}
+static int guide_restore(void *ctx, const unsigned char *bytes, size_t n)
+{
+    policy_guide *guide = ctx;
+    sc_blob_reader r;
+    sc_blob_reader_init(&r, bytes, n);
+    guide->dyn->n = guide->base;
+    int64_t rows = sc_blob_get_i64(&r);
+    int ok = !r.bad && rows >= 0 && (size_t)rows <= n && get_rows(&r, guide->dyn, (long)rows);
+    return ok ? SC_OK : SC_EINPUT;
+}
+
+/* fit: model: the end state's features, after the start's in a sample's aux */
+static void guide_finish(void *ctx, int segment, const sc_sim *end, double *aux)
+{
+    (void)segment;
+    const policy_guide *guide = ctx;
+    sc_features_eval(guide->f, end, aux + SC_FEATURES);
+}
+
+/* fit: model: every sample that did not fail is a transition of its fragment */
+static void guide_samples(void *ctx, int segment, int n, const double *records, const unsigned char *failed)
+{
+    policy_guide *guide = ctx;
+    const sc_policy *p = guide->p;
+    double o[SC_MAX_ACTIONS + SC_FEATURES];
+    for (int i = 0; i < n && !guide->rc; i++) {
+        if (failed[i]) continue;
+        const double *r = records + (size_t)i * (size_t)(guide->ndof + guide->naux), *aux = r + guide->ndof;
+        for (int a = 0; a < p->nact; a++) o[a] = r[p->act[a]];
+        memcpy(o + p->nact, aux + SC_FEATURES, sizeof(double) * SC_FEATURES);
+        guide->rc = data_add(guide->dyn, segment % guide->fragments, aux, o);
+    }
+}
+
+/* Refits fragment j's law on its pairs: s_bar and a_bar the means; M by ridge regression on
+ * features scaled to unit variance; the other DoFs' offsets the mean of the pairs'. */
+static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pairs, double *sq_residual, sc_err *err)
+{
+    int na = p->nact, nd = p->ndof;
+    long n = 0;
+    for (long r = 0; r < d->n; r++) n += d->frag[r] == j;
+    if (n < 2) return SC_OK;
+    double mean_s[SC_FEATURES] = {0}, sd[SC_FEATURES] = {0}, mean_o[SC_MAX_DOFS] = {0};
+    for (long r = 0; r < d->n; r++) {
+        if (d->frag[r] != j) continue;
+        for (int k = 0; k < SC_FEATURES; k++) mean_s[k] += d->s[SC_FEATURES * r + k] / n;
+        for (int k = 0; k < nd; k++) mean_o[k] += d->o[(size_t)nd * r + k] / n;
+    }
+    for (long r = 0; r < d->n; r++) {
+        if (d->frag[r] != j) continue;
+        for (int k = 0; k < SC_FEATURES; k++) sd[k] += pow(d->s[SC_FEATURES * r + k] - mean_s[k], 2) / n;
+    }
+    for (int k = 0; k < SC_FEATURES; k++) sd[k] = sqrt(sd[k]) + 1e-6; /* a constant feature gets no weight */
+    double *X = malloc(sizeof(double) * (size_t)n * SC_FEATURES), *Y = malloc(sizeof(double) * (size_t)n * na),
+           *W = malloc(sizeof(double) * SC_FEATURES * (size_t)na);
+    if (!X || !Y || !W) { free(X); free(Y); free(W); return sc_fail(err, SC_EIO, "out of memory"); }
+    long q = 0;
+    for (long r = 0; r < d->n; r++) {
+        if (d->frag[r] != j) continue;
+        for (int k = 0; k < SC_FEATURES; k++) X[q * SC_FEATURES + k] = (d->s[SC_FEATURES * r + k] - mean_s[k]) / sd[k];
+        for (int i = 0; i < na; i++) Y[q * na + i] = d->o[(size_t)nd * r + p->act[i]] - mean_o[p->act[i]];
+        q++;
+    }
+    int rc = sc_ridge((int)n, SC_FEATURES, na, X, Y, ridge * n, W, err);
+    if (!rc) {
+        memcpy(p->s_bar + (size_t)j * SC_FEATURES, mean_s, sizeof mean_s);
+        memcpy(p->offset + (size_t)j * nd, mean_o, sizeof(double) * (size_t)nd);
+        for (int i = 0; i < na; i++) {
+            p->a_bar[(size_t)j * na + i] = mean_o[p->act[i]];
+            for (int k = 0; k < SC_FEATURES; k++) p->M[((size_t)j * na + i) * SC_FEATURES + k] = W[k * na + i] / sd[k];
+        }
+        for (long r = 0; r < n; r++)
+            for (int i = 0; i < na; i++) {
+                double pred = 0;
+                for (int k = 0; k < SC_FEATURES; k++) pred += X[r * SC_FEATURES + k] * W[k * na + i];
+                *sq_residual += pow(Y[r * na + i] - pred, 2) / na;
+            }
+        *pairs += n;
+    }
+    free(X); free(Y); free(W);
+    return rc;
+}
+
+/* fit: model: the regulated features (their indices in idx); returns their count */
+static int model_features(const sc_feedback_config *c, int idx[SC_FEATURES])
+{
+    int nf = 0;
+    for (int k = 0; k < SC_FEATURES; k++)
+        if (c->model_feature[k]) idx[nf++] = k;
+    return nf;
+}
+
+/* fit: model. Each fragment's map from the features at its start to those at its end, fitted on
+ * every sample's transition by ridge regression on standardized columns, linear about the data's
+ * means: x' = A_j x + B_j u (x: the regulated features, u: the actions), into A [nfrag * nf * nf]
+ * and B [nfrag * nf * nact], zeroed by the caller (they stay zero for a fragment with too few
+ * transitions). Returns the RMS one-step prediction error (in feature scales) in *error. */
+static int fit_model_maps(const sc_policy *p, const dataset *dyn, const sc_feedback_config *c, double *A, double *B, double *error, sc_err *err)
+{
+    int na = p->nact, nfrag = p->nfrag, idx[SC_FEATURES], nf = model_features(c, idx);
+    int nx = nf + na;
+    double *X = NULL, *Y = NULL, *W = calloc((size_t)nx * nf, sizeof(double));
+    int rc = SC_OK;
+    if (!W) return sc_fail(err, SC_EIO, "out of memory");
+    double sq = 0;
+    long rows = 0;
+    for (int j = 0; j < nfrag; j++) {
+        long n = 0;
+        for (long r = 0; r < dyn->n; r++) n += dyn->frag[r] == j;
+        if (n < 2 * nx) continue; /* too few transitions: no model (A = B = 0), no feedback */
+        double mx[SC_FEATURES + SC_MAX_ACTIONS] = {0}, sd[SC_FEATURES + SC_MAX_ACTIONS] = {0}, my[SC_FEATURES] = {0};
+        free(X); free(Y);
+        X = malloc(sizeof(double) * (size_t)n * nx);
+        Y = malloc(sizeof(double) * (size_t)n * nf);
+        if (!X || !Y) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+        long q = 0;
+        for (long r = 0; r < dyn->n; r++) {
+            if (dyn->frag[r] != j) continue;
+            const double *st = dyn->s + (size_t)SC_FEATURES * r, *o = dyn->o + (size_t)dyn->ndof * r;
+            for (int k = 0; k < nf; k++) X[q * nx + k] = st[idx[k]];
+            for (int a = 0; a < na; a++) X[q * nx + nf + a] = o[a];
+            for (int k = 0; k < nf; k++) Y[q * nf + k] = o[na + idx[k]];
+            q++;
+        }
+        for (long r = 0; r < n; r++) {
+            for (int k = 0; k < nx; k++) mx[k] += X[r * nx + k] / n;
+            for (int k = 0; k < nf; k++) my[k] += Y[r * nf + k] / n;
+        }
+        for (long r = 0; r < n; r++)
+            for (int k = 0; k < nx; k++) sd[k] += pow(X[r * nx + k] - mx[k], 2) / n;
+        for (int k = 0; k < nx; k++) sd[k] = sqrt(sd[k]) + 1e-9;
+        for (long r = 0; r < n; r++) {
+            for (int k = 0; k < nx; k++) X[r * nx + k] = (X[r * nx + k] - mx[k]) / sd[k];
+            for (int k = 0; k < nf; k++) Y[r * nf + k] -= my[k];
+        }
+        if ((rc = sc_ridge((int)n, nx, nf, X, Y, c->ridge * n, W, err))) goto done;
+        for (int i = 0; i < nf; i++) {
+            for (int k = 0; k < nf; k++) A[(j * nf + i) * nf + k] = W[(size_t)k * nf + i] / sd[k];
+            for (int a = 0; a < na; a++) B[(j * nf + i) * na + a] = W[(size_t)(nf + a) * nf + i] / sd[nf + a];
+        }
+        for (long r = 0; r < n; r++)
+            for (int i = 0; i < nf; i++) {
+                double pred = 0;
+                for (int k = 0; k < nx; k++) pred += X[r * nx + k] * W[(size_t)k * nf + i];
+                sq += pow((Y[r * nf + i] - pred) / sc_feature_scale[idx[i]], 2) / nf;
+            }
+        rows += n;
+    }
+    *error = rows ? sqrt(sq / rows) : 0;
+done:
+    free(X); free(Y); free(W);
+    return rc;
+}
+
+/* fit: model. The periodic linear-quadratic regulator of the fragment maps: the Riccati recursion
+ * run backwards over `horizon` cycles with Q = diag(1 / scale^2) (sc_feature_scale) and R =
+ * diag(action_cost / box^2) (the sampling box of each action DoF), and each fragment's law
+ * M_j = -K_j from the recursion's first cycle. The laws regulate the features about s_bar_j. */
+static int regulator_gains(sc_policy *p, const sc_feedback_config *c, const double *A, const double *B, const double *box, double action_cost,
+                           sc_err *err)
+{
+    int na = p->nact, nfrag = p->nfrag, idx[SC_FEATURES], nf = model_features(c, idx);
+    size_t F = (size_t)nfrag;
+    double *K = calloc(F * na * nf, sizeof(double)), *Q = calloc((size_t)nf * nf, sizeof(double)), *R = calloc((size_t)na * na, sizeof(double));
+    int rc = SC_OK;
+    if (!K || !Q || !R) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    for (int k = 0; k < nf; k++) Q[k * nf + k] = 1 / pow(sc_feature_scale[idx[k]], 2);
+    for (int a = 0; a < na; a++) {
+        double bx = box[p->act[a]] > 0 ? box[p->act[a]] : 0.1;
+        R[a * na + a] = action_cost / (bx * bx);
+    }
+    if ((rc = sc_lqr_periodic(nf, na, nfrag, A, B, Q, R, c->horizon, K, err))) goto done;
+    memset(p->M, 0, sizeof(double) * F * na * SC_FEATURES);
+    for (int j = 0; j < nfrag; j++)
+        for (int a = 0; a < na; a++)
+            for (int k = 0; k < nf; k++) p->M[((size_t)j * na + a) * SC_FEATURES + idx[k]] = -K[((size_t)j * na + a) * nf + k];
+done:
+    free(K); free(Q); free(R);
+    return rc;
+}
+
+/* The guided samples' boxes for the next iteration. With residual exploration (as mass-SAMCON's
+ * noise of the residual variance), once a fit exists: each DoF's spread of the pairs about what
+ * the policy gives for their states (an action's regression residual, another DoF's deviation
+ * from its fragment's mean offset), as the half-width sqrt(3) sigma of a uniform, kept within
+ * [0.1, 1] x the configured box. A function of the pairs and the policy alone: a resumed run
+ * recomputes the same boxes. */
+static void exploration_boxes(const sc_policy *p, const dataset *d, const double *box0, int residual, double *box)
+{
+    int nd = p->ndof;
+    memcpy(box, box0, sizeof(double) * (size_t)nd);
+    if (!residual || d->n == 0) return;
+    double sq[SC_MAX_DOFS] = {0}, a[SC_MAX_ACTIONS];
+    for (long r = 0; r < d->n; r++) {
+        int j = d->frag[r];
+        const double *o = d->o + (size_t)nd * r, *mean = p->offset + (size_t)j * nd;
+        for (int k = 0; k < nd; k++) sq[k] += pow(o[k] - mean[k], 2);
+        const double *sb = p->s_bar + (size_t)j * SC_FEATURES, *s = d->s + (size_t)SC_FEATURES * r;
+        for (int i = 0; i < p->nact; i++) {
+            a[i] = p->a_bar[(size_t)j * p->nact + i];
+            for (int k = 0; k < SC_FEATURES; k++) a[i] += p->M[((size_t)j * p->nact + i) * SC_FEATURES + k] * (s[k] - sb[k]);
+            int dof = p->act[i];
+            sq[dof] += pow(o[dof] - a[i], 2) - pow(o[dof] - mean[dof], 2); /* the residual replaces the deviation */
+        }
+    }
+    for (int k = 0; k < nd; k++) {
+        double half = sqrt(3 * fmax(sq[k], 0) / (double)d->n);
+        box[k] = fmin(box0[k], fmax(0.1 * box0[k], half));
+    }
+}
+
+/* ---- the learner's checkpoint ----------------------------------------------------------- */
+
+/* the learner's state between iterations, for checkpoints */
+typedef struct learner_state {
+    int it;                 /* iterations done */
+    sc_policy cur, best;
+    dataset data, dyn;
+    sc_feedback_result *r;
+} learner_state;
+
+#define LEARNER_MAGIC 0x53434c5241524e32ll /* "SCLRARN2" */
+
+/* the parts of a policy the learning changes (the rest comes from the open loop again) */
+static void put_policy(sc_blob_writer *w, const sc_policy *p)
+{
+    size_t F = (size_t)p->nfrag;
+    sc_blob_put(w, p->offset, sizeof(double) * F * (size_t)p->ndof);
+    sc_blob_put(w, p->s_bar, sizeof(double) * F * SC_FEATURES);
+    sc_blob_put(w, p->a_bar, sizeof(double) * F * (size_t)p->nact);
+    sc_blob_put(w, p->M, sizeof(double) * F * (size_t)p->nact * SC_FEATURES);
+}
+static void get_policy(sc_blob_reader *r, sc_policy *p)
+{
+    size_t F = (size_t)p->nfrag;
+    sc_blob_get(r, p->offset, sizeof(double) * F * (size_t)p->ndof);
+    sc_blob_get(r, p->s_bar, sizeof(double) * F * SC_FEATURES);
+    sc_blob_get(r, p->a_bar, sizeof(double) * F * (size_t)p->nact);
+    sc_blob_get(r, p->M, sizeof(double) * F * (size_t)p->nact * SC_FEATURES);
+}
+
+/* The learner's state as bytes (the same layout every rank can read back): a header (magic, run
+   hash, iterations done, rows of the pairs and of the transitions), the current and the best
+   policy, the pairs, the transitions, then the history. */
+static void serialize_learner(const learner_state *state, uint64_t run_hash, sc_blob_writer *w)
+{
+    const sc_feedback_result *r = state->r;
+    sc_blob_writer_init(w);
+    int64_t hdr[5] = {LEARNER_MAGIC, (int64_t)run_hash, state->it, state->data.n, state->dyn.n};
+    for (int k = 0; k < 5; k++) sc_blob_put_i64(w, hdr[k]);
+    put_policy(w, &state->cur);
+    put_policy(w, &state->best);
+    put_rows(w, &state->data, 0);
+    put_rows(w, &state->dyn, 0);
+    sc_blob_put(w, &r->best_iteration, sizeof r->best_iteration);
+    sc_blob_put(w, &r->niter, sizeof r->niter);
+    sc_learning_iterations_put(w, r->iter, SC_MAX_GENERATIONS);
+    sc_blob_put_f64(w, r->wall_seconds);
+    sc_blob_put_i64(w, r->samples);
+}
+
+static int deserialize_learner(learner_state *state, uint64_t run_hash, const unsigned char *buf, size_t len, sc_err *err)
+{
+    sc_feedback_result *r = state->r;
+    sc_blob_reader rd;
+    sc_blob_reader_init(&rd, buf, len);
+    int64_t hdr[5];
+    for (int k = 0; k < 5; k++) hdr[k] = sc_blob_get_i64(&rd);
+    int ok = !rd.bad && hdr[0] == LEARNER_MAGIC;
+    if (ok && (uint64_t)hdr[1] != run_hash)
+        return sc_fail(err, SC_EINPUT, "checkpoint: made for other inputs (config, character, controller, seed or build differ)");
+    ok = ok && hdr[2] >= 0 && hdr[3] >= 0 && hdr[4] >= 0;
+    if (ok) {
+        get_policy(&rd, &state->cur);
+        get_policy(&rd, &state->best);
+    }
+    ok = ok && !rd.bad && get_rows(&rd, &state->data, (long)hdr[3]) && get_rows(&rd, &state->dyn, (long)hdr[4]);
+    if (ok) {
+        sc_blob_get(&rd, &r->best_iteration, sizeof r->best_iteration);
+        sc_blob_get(&rd, &r->niter, sizeof r->niter);
+        sc_learning_iterations_get(&rd, r->iter, SC_MAX_GENERATIONS);
+        r->wall_seconds = sc_blob_get_f64(&rd);
+        r->samples = (long)sc_blob_get_i64(&rd);
+    }
+    if (!ok || rd.bad) return sc_fail(err, SC_EINPUT, "checkpoint: damaged or truncated");
+    state->it = (int)hdr[2];
+    return SC_OK;
+}
+
+static int write_learner(const sc_feedback_run *run, const learner_state *state, sc_err *err)
+{
+    sc_blob_writer w;
+    serialize_learner(state, run->run_hash, &w);
+    if (w.failed) { sc_blob_writer_free(&w); return sc_fail(err, SC_EIO, "out of memory writing the checkpoint"); }
+    sc_checkpoint_info info = {"softcon.feedback_checkpoint/1", "learn-feedback after its last completed iteration: continue it with --resume",
+                               "/learner", "the policies, the regression pairs and the history, softcon's own layout", "iterations_done", state->it,
+                               run->run_hash};
+    int rc = sc_checkpoint_write(run->checkpoint, &info, w.p, w.n, err);
+    sc_blob_writer_free(&w);
+    return rc;
+}
+
+static int read_learner(const sc_feedback_run *run, learner_state *state, sc_err *err)
+{
+    unsigned char *data;
+    size_t n;
+    int rc = sc_par_rank(run->par) == 0 ? sc_checkpoint_read(run->checkpoint, "/learner", &data, &n, err) : SC_OK;
+    rc = sc_par_share_bytes(run->par, rc, &data, &n, err);
+    if (rc) return rc;
+    rc = deserialize_learner(state, run->run_hash, data, n, err);
+    free(data);
+    if (rc) sc_err_prefix(err, "%s: ", run->checkpoint);
+    return rc;
+}
+
+int sc_feedback_sampler_checkpoint(const char *checkpoint, char *path, size_t n)
+{
+    int len = snprintf(path, n, "%s.samcon", checkpoint);
+    return len >= 0 && (size_t)len < n ? SC_OK : SC_EINPUT;
+}
+
+/* ---- the iterations ----------------------------------------------------------------------- */
+
+/* what every iteration uses, made once */
+typedef struct guided_setup {
+    const sc_feedback_run *run;
+    sc_features features;
+    sc_cycle cycle;
+    sc_reference repeated;      /* the cycle repeated feedback.cycles times */
+    int have_repeated;
+    long *segment_steps;        /* [nseg]: the fragments' own durations */
+    const sc_model *models[SC_MAX_EVAL]; /* of the learning stiffness factors (the character's own where the factor is 1) */
+    sc_model scaled[SC_MAX_EVAL];
+    int nscaled;
+    sc_samcon_config sampling;  /* the guided runs' */
+    double box0[SC_MAX_DOFS];   /* their boxes before exploration_boxes */
+    char sampler_checkpoint[4200];
+} guided_setup;
+
+static void guided_setup_free(guided_setup *setup)
+{
+    free(setup->segment_steps);
+    if (setup->have_repeated) sc_reference_free(&setup->repeated);
+    for (int k = 0; k < setup->nscaled; k++) sc_model_free(&setup->scaled[k]);
+    sc_features_free(&setup->features);
+}
+
+/* The models, the open-loop policy (current and best), the repeated cycle and the guided runs'
+   settings: the sampler's, with the feedback's sample counts, boxes scaled by `noise`, the
+   fragments' own durations, over the repeated cycle. */
+static int guided_setup_init(const sc_feedback_run *run, guided_setup *setup, learner_state *state, sc_err *err)
+{
+    const sc_feedback_config *c = run->cfg;
+    const sc_model *m = run->m;
+    memset(setup, 0, sizeof *setup);
+    setup->run = run;
+    sc_feedback_sampler_checkpoint(run->checkpoint, setup->sampler_checkpoint, sizeof setup->sampler_checkpoint);
+    int rc = sc_features_init(&setup->features, m, err);
+    if (rc) return rc;
+    for (int k = 0; k < c->nlearn_stiff && !rc; k++) {
+        setup->models[k] = m;
+        if (c->learn_stiffness[k] == 1) continue;
+        if ((rc = sc_model_clone(m, &setup->scaled[setup->nscaled], err))) break;
+        setup->scaled[setup->nscaled].youngs *= c->learn_stiffness[k];
+        setup->models[k] = &setup->scaled[setup->nscaled++];
+    }
+    if (rc) return rc;
+    if ((rc = sc_policy_from_openloop(run->ol, run->ref, m, run->dofs, c->nact, c->act, c->max_action, &state->cur, err)) ||
+        (rc = sc_policy_copy(&state->cur, &state->best, err)) ||
+        (rc = sc_cycle_from_times(run->ref, run->ol->cycle.t0, run->ol->cycle.t1, &setup->cycle, err)) ||
+        (rc = sc_cycle_repeat(run->ref, &setup->cycle, c->cycles, &setup->repeated, err)))
+        return rc;
+    setup->have_repeated = 1;
+    int nfrag = state->cur.nfrag, nseg = nfrag * c->cycles;
+    if (!(setup->segment_steps = malloc(sizeof(long) * (size_t)nseg))) return sc_fail(err, SC_EIO, "out of memory");
+    for (int k = 0; k < nseg; k++) setup->segment_steps[k] = state->cur.steps[k % nfrag];
+    sc_samcon_config *scfg = &setup->sampling;
+    *scfg = *run->sampling;
+    scfg->samples = c->samples;
+    scfg->elites = c->elites;
+    for (int d = 0; d < run->dofs->n; d++) scfg->box[d] *= c->noise;
+    memcpy(setup->box0, scfg->box, sizeof(double) * (size_t)run->dofs->n);
+    scfg->time_scaling = 0;
+    scfg->scale_min = scfg->scale_max = 1;
+    scfg->start = scfg->end = 0;
+    scfg->segment = state->cur.period / nfrag;
+    scfg->cycle = SC_CYCLE_NONE;
+    return SC_OK;
+}
+
+typedef struct { const sc_feedback_run *run; int it; } iteration_progress;
+static void samcon_progress(void *ctx, int done, int nseg, const char *line)
+{
+    const iteration_progress *ip = ctx;
+    char buf[640];
+    snprintf(buf, sizeof buf, "iteration %d/%d, %s", ip->it + 1, ip->run->cfg->iterations, line);
+    (void)done;
+    (void)nseg;
+    ip->run->progress(ip->run->progress_ctx, buf);
+}
+
+/* Iteration i's guided runs: the sampler centred on the current policy; its elites (or those on
+   the good paths) become regression pairs, and with fit: model every sample a transition. */
+static int sample_iteration(guided_setup *setup, learner_state *state, int i, sc_err *err)
+{
+    const sc_feedback_run *run = setup->run;
+    const sc_feedback_config *c = run->cfg;
+    int nfrag = state->cur.nfrag, ndof = run->dofs->n;
+    /* fit: model: the residual of regressed actions means nothing to an LQR law: boxes fixed */
+    exploration_boxes(&state->cur, &state->data, setup->box0, c->explore_residual && !c->fit_model, setup->sampling.box);
+    if (!c->all_data) state->dyn.n = 0;
+    int naux = c->fit_model ? 2 * SC_FEATURES : SC_FEATURES;
+    policy_guide guide = {&state->cur, &setup->features, nfrag, &state->dyn, ndof, naux, SC_OK, state->dyn.n};
+    sc_sample_guide sample_guide = {.ctx = &guide, .naux = naux, .center = guide_center};
+    if (c->fit_model) { /* every sample's transition, kept in the sampler's checkpoints too */
+        sample_guide.finish = guide_finish;
+        sample_guide.on_samples = guide_samples;
+        sample_guide.save_gathered = guide_save;
+        sample_guide.restore_gathered = guide_restore;
+    }
+    iteration_progress ip = {run, i};
+    sc_samcon_run sr = {.m = setup->models[i % c->nlearn_stiff], .sim_opts = run->sim_opts, .ref = &setup->repeated, .cycle = &setup->cycle,
+                        .fragments = nfrag, .dofs = run->dofs, .cfg = &setup->sampling, .seed = sc_hash_i64(run->seed, i),
+                        .run_hash = sc_hash_i64(run->run_hash, i), .checkpoint = setup->sampler_checkpoint,
+                        .resume = access(setup->sampler_checkpoint, F_OK) == 0,
+                        .monitor = {.stop = run->stop, .progress = run->progress ? samcon_progress : NULL, .ctx = &ip}, .par = run->par,
+                        .guide = &sample_guide, .segment_steps = setup->segment_steps};
+    sc_samcon_result sres;
+    int rc = sc_samcon(&sr, &sres, err);
+    if (rc) return rc;
+    if (guide.rc) { sc_samcon_result_free(&sres); return sc_fail(err, SC_EIO, "out of memory for the samples' transitions"); }
+    if (!c->all_data) state->data.n = 0;
+    long elite = 0; /* the elites of every segment, in order */
+    for (int k = 0; k < sres.nseg && !rc; k++)
+        for (int e = 0; e < sres.nelites[k] && !rc; e++, elite++) {
+            if (c->path_pairs && !sres.elite_kept[elite]) continue; /* a dead end */
+            if (data_add(&state->data, k % nfrag, sres.elite_aux + (size_t)elite * naux, sres.elite_offset + (size_t)elite * ndof))
+                rc = sc_fail(err, SC_EIO, "out of memory for the regression pairs");
+        }
+    sc_learning_iteration *it = &state->r->iter[i];
+    it->samples = sres.samples;
+    state->r->samples += sres.samples;
+    sc_samcon_result_free(&sres);
+    return rc;
+}
+
+/* Every fragment's law refitted on the pairs (the current policy). */
+static int refit_policy(const sc_feedback_config *c, learner_state *state, sc_learning_iteration *it, sc_err *err)
+{
+    double sq = 0;
+    int rc = SC_OK;
+    for (int j = 0; j < state->cur.nfrag && !rc; j++) rc = refit(&state->cur, &state->data, j, c->ridge, &it->pairs, &sq, err);
+    if (rc) return rc;
+    it->residual = it->pairs ? sqrt(sq / it->pairs) : 0;
+    return SC_OK;
+}
+
+/* fit: model: the maps once, then the regulator of each action cost: cand[k] the current policy
+   with the gains of cost k */
+static int model_candidates(const guided_setup *setup, const learner_state *state, sc_learning_iteration *it, sc_policy *cand, sc_err *err)
+{
+    const sc_feedback_config *c = setup->run->cfg;
+    int regulated[SC_FEATURES], nf = model_features(c, regulated);
+    size_t F = (size_t)state->cur.nfrag;
+    double *A = calloc(F * nf * nf, sizeof(double)), *B = calloc(F * nf * (size_t)state->cur.nact, sizeof(double));
+    int rc = A && B ? fit_model_maps(&state->cur, &state->dyn, c, A, B, &it->model_error, err) : sc_fail(err, SC_EIO, "out of memory");
+    for (int k = 0; k < c->ncost && !rc; k++)
+        if (!(rc = sc_policy_copy(&state->cur, &cand[k], err)))
+            rc = regulator_gains(&cand[k], c, A, B, setup->run->sampling->box, c->action_cost[k], err);
+    free(A);
+    free(B);
+    return rc;
+}
+
+/* the closed-loop test of an iteration's candidate policies: one run of each at each learning stiffness */
+typedef struct { const sc_feedback_run *run; const sc_policy *const *p; const sc_model *const *models; int nmodels; } survival_ctx;
+static int survival_task(void *ctx, int i, void *out, sc_err *err)
+{
+    const survival_ctx *sv = ctx;
+    sc_trial_result *res = out;
+    return sc_policy_run(sv->models[i % sv->nmodels], sv->run->sim_opts, sv->p[i / sv->nmodels], sv->run->dofs, 1, sv->run->cfg->eval_seconds,
+                         sv->run->cfg->max_tilt, &res->survived, &res->joint_error, err);
+}
+
+/* The gains of each action cost (fit: model; else the refitted policy alone), tested closed loop
+   at every learning stiffness. A policy for the stiffness it learned from is judged by its mean
+   time before a fall over them (the least would rank a policy that falls at once everywhere above
+   one that only falls at one factor); of the action costs, the gains that go furthest (then track
+   best) become the current policy. */
+static int choose_gains(const guided_setup *setup, learner_state *state, int i, sc_err *err)
+{
+    const sc_feedback_run *run = setup->run;
+    const sc_feedback_config *c = run->cfg;
+    sc_learning_iteration *it = &state->r->iter[i];
+    int ncand = c->fit_model ? c->ncost : 1, nst = c->nlearn_stiff, rc = SC_OK;
+    sc_policy cand[SC_MAX_COSTS];
+    const sc_policy *cands[SC_MAX_COSTS] = {&state->cur};
+    memset(cand, 0, sizeof cand);
+    if (c->fit_model) {
+        rc = model_candidates(setup, state, it, cand, err);
+        for (int k = 0; k < ncand; k++) cands[k] = &cand[k];
+    }
+    survival_ctx sv = {run, cands, setup->models, nst};
+    sc_trial_result er[SC_MAX_COSTS * SC_MAX_EVAL];
+    int owner[SC_MAX_COSTS * SC_MAX_EVAL], stopped = 0;
+    if (!rc) rc = sc_par_map(run->par, ncand * nst, sizeof er[0], survival_task, &sv, run->stop, er, owner, &stopped, err);
+    if (!rc && stopped) rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in iteration %d; the learning up to there is in %s", i + 1, run->checkpoint);
+    int chosen = 0;
+    double mean[SC_MAX_COSTS], jerr[SC_MAX_COSTS];
+    for (int k = 0; !rc && k < ncand; k++) {
+        mean[k] = jerr[k] = 0;
+        for (int q = 0; q < nst; q++) {
+            mean[k] += er[k * nst + q].survived / nst;
+            jerr[k] += er[k * nst + q].joint_error / nst;
+        }
+        it->cost_survived[k] = mean[k];
+        it->cost_joint_error[k] = jerr[k];
+        if (k && (mean[k] > mean[chosen] + 1e-9 || (fabs(mean[k] - mean[chosen]) <= 1e-9 && jerr[k] < jerr[chosen]))) chosen = k;
+    }
+    if (!rc && c->fit_model) {
+        sc_policy_free(&state->cur);
+        state->cur = cand[chosen];
+        memset(&cand[chosen], 0, sizeof cand[chosen]);
+        it->action_cost = c->action_cost[chosen];
+    }
+    for (int k = 0; k < ncand; k++) sc_policy_free(&cand[k]);
+    if (rc) return rc;
+    it->survived_s = mean[chosen];
+    it->joint_error = jerr[chosen];
+    for (int q = 0; q < nst; q++) it->survived_at[q] = er[chosen * nst + q].survived;
+    return SC_OK;
+}
+
+/* the policy that keeps the character going longest (then tracks best) so far */
+static int keep_best(learner_state *state, int i, sc_err *err)
+{
+    sc_feedback_result *r = state->r;
+    const sc_learning_iteration *it = &r->iter[i], *b = r->niter ? &r->iter[r->best_iteration] : NULL;
+    if (!b || it->survived_s > b->survived_s + 1e-9 || (fabs(it->survived_s - b->survived_s) <= 1e-9 && it->joint_error < b->joint_error)) {
+        sc_policy_free(&state->best);
+        int rc = sc_policy_copy(&state->cur, &state->best, err);
+        if (rc) return rc;
+        r->best_iteration = i;
+    }
+    return SC_OK;
+}
+
+static void report_iteration(const sc_feedback_run *run, const learner_state *state, int i)
+{
+    const sc_feedback_config *c = run->cfg;
+    const sc_feedback_result *r = state->r;
+    const sc_learning_iteration *it = &r->iter[i];
+    char line[1024], model[128] = "", at[400] = "", sampled[64] = "";
+    if (c->nlearn_stiff > 1) snprintf(sampled, sizeof sampled, " (sampled at %g x Young's modulus)", c->learn_stiffness[i % c->nlearn_stiff]);
+    if (c->fit_model)
+        snprintf(model, sizeof model, ", %ld transitions, model error %.3f (feature scales)", state->dyn.n, it->model_error);
+    for (int k = 0, o = 0; c->nlearn_stiff > 1 && k < c->nlearn_stiff && o < (int)sizeof at - 40; k++)
+        o += snprintf(at + o, sizeof at - (size_t)o, "%s%.1f s at %g x E", k ? ", " : " (", it->survived_at[k], c->learn_stiffness[k]);
+    if (c->nlearn_stiff > 1) strcat(at, ")");
+    for (int k = 0, o = (int)strlen(at); c->fit_model && c->ncost > 1 && k < c->ncost && o < (int)sizeof at - 60; k++)
+        o += snprintf(at + o, sizeof at - (size_t)o, "%s%.1f s with action cost %g%s", k ? ", " : "; ", it->cost_survived[k], c->action_cost[k],
+                      c->action_cost[k] == it->action_cost ? " (kept)" : "");
+    snprintf(line, sizeof line, "iteration %d/%d%s: %ld samples, %ld regression pairs, action residual %.3f rad%s; closed loop went %.1f of %.1f s%s "
+             "(joint error %.1f deg); best so far: iteration %d",
+             i + 1, c->iterations, sampled, it->samples, it->pairs,
+             it->residual, model, it->survived_s, c->eval_seconds, at, it->joint_error * 180 / SC_PI, r->best_iteration + 1);
+    run->progress(run->progress_ctx, line);
+}
+
+/* rank 0 saves the learning (the sampler's checkpoint of the iteration is then spent); every rank
+   stops when it could not */
+static int checkpoint_iteration(const guided_setup *setup, const learner_state *state, sc_err *err)
+{
+    const sc_feedback_run *run = setup->run;
+    int rc = SC_OK;
+    if (sc_par_rank(run->par) == 0) {
+        rc = write_learner(run, state, err);
+        if (!rc) unlink(setup->sampler_checkpoint);
+    }
+    if (sc_par_any(run->par, rc != SC_OK)) return rc ? rc : sc_fail(err, SC_EIO, "stopped: rank 0 could not write the checkpoint");
+    return SC_OK;
+}
+
+int sc_feedback_guided(const sc_feedback_run *run, sc_feedback_result *r, sc_err *err)
+{
+    const sc_feedback_config *c = run->cfg;
+    learner_state state = {0};
+    state.r = r;
+    state.data.ndof = run->dofs->n;
+    state.dyn.ndof = c->nact + SC_FEATURES;
+    guided_setup setup;
+    int rc = guided_setup_init(run, &setup, &state, err);
+    if (!rc && run->resume && access(run->checkpoint, F_OK) == 0) rc = read_learner(run, &state, err);
+    double wall0 = sc_wall_time(), wall_before = r->wall_seconds;
+    while (!rc && state.it < c->iterations) {
+        int i = state.it;
+        if ((rc = sample_iteration(&setup, &state, i, err)) || (rc = refit_policy(c, &state, &r->iter[i], err)) ||
+            (rc = choose_gains(&setup, &state, i, err)) || (rc = keep_best(&state, i, err)))
+            break;
+        state.it = i + 1;
+        r->niter = state.it;
+        r->wall_seconds = wall_before + (sc_wall_time() - wall0);
+        if (run->progress && sc_par_rank(run->par) == 0) report_iteration(run, &state, i);
+        rc = checkpoint_iteration(&setup, &state, err);
+    }
+    if (!rc) rc = sc_policy_copy(&state.best, &r->policy, err);
+    sc_policy_free(&state.cur);
+    sc_policy_free(&state.best);
+    free(state.data.frag); free(state.data.s); free(state.data.o);
+    free(state.dyn.frag); free(state.dyn.s); free(state.dyn.o);
+    guided_setup_free(&setup);
+    return rc;
+}
