@@ -3,8 +3,10 @@
  * (core/hash.h) over node positions and velocities and bone poses, must give the hash pinned
  * for its kernel. A kernel the CPU cannot run is skipped, and the skip reported. The bits depend
  * on the kernel (SIMD width, precision) but not on the machine otherwise; they also depend on
- * the fixture's TetGen and on libm. A deliberate change to the simulation changes the hashes:
- * the failure prints the new value, to pin with a comment saying what changed. */
+ * the fixture's TetGen, on libm and on the build: the pins are the release build's (GCC,
+ * -O2 -march=x86-64-v3). Other builds give other bits (measured: GCC -O1 for plain x86-64, the
+ * flags of make asan, and clang -O1), so they only report their hashes. A deliberate change to the simulation changes the hashes: the failure prints the new
+ * value, to pin with a comment saying what changed. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,12 @@
 #include "sim/sim.h"
 #include "test.h"
 
+/* the release build's compiler and instruction set (__AVX2__: -march=x86-64-v3) */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX2__) && defined(__OPTIMIZE__)
+#define PINNED_BUILD 1
+#else
+#define PINNED_BUILD 0
+#endif
 #define STEPS 80 /* 0.04 s at dt 0.5 ms; the scalar kernel takes most of the test (~0.3-1 s) */
 
 static const struct {
@@ -108,14 +116,17 @@ TEST(determinism_pinned_hash_per_fem_kernel)
         sc_fem_kernel_override(saved);
         if (rc) sc_test_fail(__FILE__, __LINE__, "%s: %s", name, err.msg);
         else if (kernel != k_kernels[i].id) sc_test_fail(__FILE__, __LINE__, "%s: the simulation ran %s", name, sc_fem_kernel_name(kernel));
+        else if (!PINNED_BUILD)
+            sc_test_report("%s: state hash 0x%016llxull after %d steps (not compared: pinned for the release build)", name,
+                           (unsigned long long)hash, STEPS);
         else if (hash != k_kernels[i].pinned)
             sc_test_fail(__FILE__, __LINE__, "%s: state hash 0x%016llxull after %d steps, pinned 0x%016llxull (pin the new value "
                          "when the change was deliberate)", name, (unsigned long long)hash, STEPS,
                          (unsigned long long)k_kernels[i].pinned);
         else ran++;
-        wrong += rc || kernel != k_kernels[i].id || hash != k_kernels[i].pinned;
+        wrong += rc || kernel != k_kernels[i].id || (PINNED_BUILD && hash != k_kernels[i].pinned);
     }
     sc_model_free(&m);
     sc_test_report("%d FEM kernels reproduced their pinned state hash after %d steps (%.2f s)", ran, STEPS, sc_wall_time() - t0);
-    ENSURE(!wrong && ran >= 1);
+    ENSURE(!wrong && (ran >= 1 || !PINNED_BUILD));
 }
