@@ -1,6 +1,7 @@
 /* learn-feedback's learning: the method the config names (learn/learn.h). */
 #include <string.h>
 #include "learn/learn.h"
+#include "sampling/run_hash.h"
 #include "learn/gain_search.h"
 #include "learn/guided.h"
 #include "core/hash.h"
@@ -13,7 +14,6 @@ int sc_feedback_learn(const sc_feedback_run *run, sc_feedback_result *r, sc_err 
 
 uint64_t sc_feedback_run_hash(const char *resolved_config, const sc_model *character, const sc_openloop_cycle *ol, uint64_t seed)
 {
-    uint64_t h = sc_hash_bytes(SC_HASH_INIT, resolved_config, strlen(resolved_config));
-    h = sc_hash_i64(sc_hash_i64(sc_hash_i64(h, (int64_t)sc_model_hash(character)), (int64_t)ol->hash), (int64_t)ol->reference_hash);
-    return sc_hash_i64(sc_hash_i64(h, (int64_t)seed), (int64_t)sc_sim_build_hash());
+    const uint64_t inputs[] = {ol->hash, ol->reference_hash};
+    return sc_run_hash(resolved_config, sc_model_hash(character), inputs, 2, seed);
 }
