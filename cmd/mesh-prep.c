@@ -92,14 +92,7 @@ int main(int argc, char **argv)
                     opts.min_dihedral, rep.quality.min_dihedral);
 
     char *resolved = sc_cfg_resolved_text(cfg);
-    sc_h5 *f;
-    if (sc_h5_create(cli.output, &f, &err)) sc_cli_die(&cli, &err);
-    if (sc_h5_provenance(f, SC_CHARACTER_SCHEMA, argc, argv, resolved, &err) || sc_character_write(f, &model, &err) ||
-        sc_character_write_report(f, &rep, &err)) {
-        sc_h5_abort(f);
-        sc_cli_die(&cli, &err);
-    }
-    if (sc_h5_commit(f, &err)) sc_cli_die(&cli, &err);
+    if (sc_character_save(cli.output, argc, argv, resolved, &model, &rep, &err)) sc_cli_die(&cli, &err);
     sc_cleanup_add(cli.output, SC_CLEANUP_OUTPUT); /* removed again if a later output fails */
     if (sc_character_write_xdmf(xdmf, h5rel, &model, 0, &err)) sc_cli_die(&cli, &err);
     sc_cleanup_add(xdmf, SC_CLEANUP_OUTPUT);

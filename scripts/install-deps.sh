@@ -17,6 +17,7 @@ PACKAGES=(
   python3 python3-h5py python3-numpy  # tests read outputs the way users do
   gnuplot-nox ffmpeg               # plots and movies (optional at run time)
   clang libclang-rt-14-dev llvm    # make fuzz: libFuzzer harnesses (tests/fuzz), llvm-cov for their coverage
+  cppcheck                         # make lint: static analysis against scripts/cppcheck-baseline.txt
 )
 for opt in "$@"; do
   case "$opt" in

@@ -274,9 +274,9 @@ TEST(fem_matches_reference)
         for (int t = 0; t < fx.m.ntets; t++) {
             sc_mat3 bmi;
             memcpy(bmi.m, fx.m.bm_inv + 9 * t, sizeof bmi.m);
-            double d = sc_m3_det(sc_m3_mul(shape_mat(fx.x, fx.m.tets + 4 * t), bmi));
-            inv += d <= 0;
-            if (d < wd) { wd = d; wt = t; }
+            double det = sc_m3_det(sc_m3_mul(shape_mat(fx.x, fx.m.tets + 4 * t), bmi));
+            inv += det <= 0;
+            if (det < wd) { wd = det; wt = t; }
         }
         ENSURE(st.inverted == inv && st.worst_tet == wt);
         ENSURE_NEAR(st.worst_det, wd, 1e-12);

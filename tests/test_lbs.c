@@ -166,14 +166,14 @@ TEST(lbs_jacobian_transpose_is_adjoint)
 TEST(lbs_fast_form_matches_reference)
 {
     /* random weights, poses and velocities: the per-step form equals the reference functions */
-    enum { N = 200, K = 3, NB = 5 };
+    enum { N = 200, SLOTS = 3, BONES = 5 };
     sc_rng r;
     sc_rng_init(&r, 77, 0, 0);
-    double X[3 * N], J[3 * NB], w[N * K], lv[3 * NB], av[3 * NB], f[3 * N];
-    int bone[N * K];
-    sc_xform pose[NB];
+    double X[3 * N], J[3 * BONES], w[N * SLOTS], lv[3 * BONES], av[3 * BONES], f[3 * N];
+    int bone[N * SLOTS];
+    sc_xform pose[BONES];
     for (int i = 0; i < 3 * N; i++) { X[i] = sc_rng_normal(&r); f[i] = sc_rng_normal(&r); }
-    for (int j = 0; j < NB; j++) {
+    for (int j = 0; j < BONES; j++) {
         for (int d = 0; d < 3; d++) { J[3 * j + d] = sc_rng_normal(&r); lv[3 * j + d] = sc_rng_normal(&r); av[3 * j + d] = sc_rng_normal(&r); }
         sc_quat q = {sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r)};
         pose[j].q = sc_q_normalize(q);
@@ -181,20 +181,20 @@ TEST(lbs_fast_form_matches_reference)
     }
     for (int i = 0; i < N; i++) {
         double s = 0;
-        for (int k = 0; k < K; k++) { bone[i * K + k] = (i + k) % NB; w[i * K + k] = sc_rng_uniform(&r); s += w[i * K + k]; }
-        for (int k = 0; k < K; k++) w[i * K + k] /= s;
-        if (i % 7 == 0) { bone[i * K + 2] = -1; w[i * K + 2] = 0; }
+        for (int k = 0; k < SLOTS; k++) { bone[i * SLOTS + k] = (i + k) % BONES; w[i * SLOTS + k] = sc_rng_uniform(&r); s += w[i * SLOTS + k]; }
+        for (int k = 0; k < SLOTS; k++) w[i * SLOTS + k] /= s;
+        if (i % 7 == 0) { bone[i * SLOTS + 2] = -1; w[i * SLOTS + 2] = 0; }
     }
-    double p0[3 * N], v0[3 * N], p1[3 * N], v1[3 * N], arm[3 * N * K];
-    double bf0[3 * NB] = {0}, bt0[3 * NB] = {0}, bf1[3 * NB] = {0}, bt1[3 * NB] = {0};
-    sc_lbs_positions(N, X, K, bone, w, J, pose, p0);
-    sc_lbs_velocities(N, X, K, bone, w, J, pose, lv, av, v0);
-    sc_lbs_jacobian_transpose(N, X, K, bone, w, J, pose, f, bf0, bt0);
-    sc_lbs_eval(N, X, K, bone, w, J, NB, pose, lv, av, p1, v1, arm);
-    sc_lbs_jacobian_transpose_arms(N, K, bone, w, arm, f, bf1, bt1);
+    double p0[3 * N], v0[3 * N], p1[3 * N], v1[3 * N], arm[3 * N * SLOTS];
+    double bf0[3 * BONES] = {0}, bt0[3 * BONES] = {0}, bf1[3 * BONES] = {0}, bt1[3 * BONES] = {0};
+    sc_lbs_positions(N, X, SLOTS, bone, w, J, pose, p0);
+    sc_lbs_velocities(N, X, SLOTS, bone, w, J, pose, lv, av, v0);
+    sc_lbs_jacobian_transpose(N, X, SLOTS, bone, w, J, pose, f, bf0, bt0);
+    sc_lbs_eval(N, X, SLOTS, bone, w, J, BONES, pose, lv, av, p1, v1, arm);
+    sc_lbs_jacobian_transpose_arms(N, SLOTS, bone, w, arm, f, bf1, bt1);
     double e = 0;
     for (int i = 0; i < 3 * N; i++) e = fmax(e, fmax(fabs(p0[i] - p1[i]), fabs(v0[i] - v1[i])));
-    for (int i = 0; i < 3 * NB; i++) e = fmax(e, fmax(fabs(bf0[i] - bf1[i]), fabs(bt0[i] - bt1[i])));
+    for (int i = 0; i < 3 * BONES; i++) e = fmax(e, fmax(fabs(bf0[i] - bf1[i]), fabs(bt0[i] - bt1[i])));
     sc_test_report("fast LBS vs reference: max difference %.2e", e);
     ENSURE(e < 1e-12);
 }
@@ -203,14 +203,14 @@ TEST(lbs_plan_matches_eval)
 {
     /* the bone-major plan of the simulation step gives sc_lbs_eval's bits, and the reference's
      * Jacobian transpose to rounding */
-    enum { N = 300, K = 4, NB = 7 };
+    enum { N = 300, SLOTS = 4, BONES = 7 };
     sc_rng r;
     sc_rng_init(&r, 78, 0, 0);
-    double X[3 * N], J[3 * NB], w[N * K], lv[3 * NB], av[3 * NB], f[3 * N];
-    int bone[N * K];
-    sc_xform pose[NB];
+    double X[3 * N], J[3 * BONES], w[N * SLOTS], lv[3 * BONES], av[3 * BONES], f[3 * N];
+    int bone[N * SLOTS];
+    sc_xform pose[BONES];
     for (int i = 0; i < 3 * N; i++) { X[i] = sc_rng_normal(&r); f[i] = sc_rng_normal(&r); }
-    for (int j = 0; j < NB; j++) {
+    for (int j = 0; j < BONES; j++) {
         for (int d = 0; d < 3; d++) { J[3 * j + d] = sc_rng_normal(&r); lv[3 * j + d] = sc_rng_normal(&r); av[3 * j + d] = sc_rng_normal(&r); }
         sc_quat q = {sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r)};
         pose[j].q = sc_q_normalize(q);
@@ -218,22 +218,22 @@ TEST(lbs_plan_matches_eval)
     }
     for (int i = 0; i < N; i++) {
         double s = 0;
-        for (int k = 0; k < K; k++) { bone[i * K + k] = (3 * i + 2 * k) % NB; w[i * K + k] = sc_rng_uniform(&r); s += w[i * K + k]; }
-        for (int k = 0; k < K; k++) w[i * K + k] /= s;
-        if (i % 5 == 0) { bone[i * K + 3] = -1; w[i * K + 3] = 0; }
+        for (int k = 0; k < SLOTS; k++) { bone[i * SLOTS + k] = (3 * i + 2 * k) % BONES; w[i * SLOTS + k] = sc_rng_uniform(&r); s += w[i * SLOTS + k]; }
+        for (int k = 0; k < SLOTS; k++) w[i * SLOTS + k] /= s;
+        if (i % 5 == 0) { bone[i * SLOTS + 3] = -1; w[i * SLOTS + 3] = 0; }
     }
-    double p0[3 * N], v0[3 * N], p1[3 * N], v1[3 * N], arm[3 * N * K];
-    double bf0[3 * NB] = {0}, bt0[3 * NB] = {0}, bf1[3 * NB] = {0}, bt1[3 * NB] = {0};
-    sc_lbs_eval(N, X, K, bone, w, J, NB, pose, lv, av, p0, v0, arm);
-    sc_lbs_jacobian_transpose(N, X, K, bone, w, J, pose, f, bf0, bt0);
+    double p0[3 * N], v0[3 * N], p1[3 * N], v1[3 * N], arm[3 * N * SLOTS];
+    double bf0[3 * BONES] = {0}, bt0[3 * BONES] = {0}, bf1[3 * BONES] = {0}, bt1[3 * BONES] = {0};
+    sc_lbs_eval(N, X, SLOTS, bone, w, J, BONES, pose, lv, av, p0, v0, arm);
+    sc_lbs_jacobian_transpose(N, X, SLOTS, bone, w, J, pose, f, bf0, bt0);
     sc_lbs_plan plan;
     sc_err err;
-    ENSURE_OK(sc_lbs_plan_init(&plan, N, X, K, bone, w, J, NB, &err), &err);
-    ENSURE(plan.npairs == N * K - (N + 4) / 5);
+    ENSURE_OK(sc_lbs_plan_init(&plan, N, X, SLOTS, bone, w, J, BONES, &err), &err);
+    ENSURE(plan.npairs == N * SLOTS - (N + 4) / 5);
     sc_lbs_plan_eval(&plan, pose, lv, av, p1, v1);
     sc_lbs_plan_jacobian_transpose(&plan, f, bf1, bt1);
     double e = 0, scale = 0;
-    for (int i = 0; i < 3 * NB; i++) {
+    for (int i = 0; i < 3 * BONES; i++) {
         e = fmax(e, fmax(fabs(bf0[i] - bf1[i]), fabs(bt0[i] - bt1[i])));
         scale = fmax(scale, fmax(fabs(bf0[i]), fabs(bt0[i])));
     }

@@ -38,4 +38,9 @@ int sc_character_write_skinned(const char *input, const char *output, const sc_m
    masses kg, angles degrees, times s). */
 int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err);
 
+/* mesh-prep's output: the whole file at path (written to path.tmp, renamed on success) with its
+ * provenance, the character and the preparation report. */
+int sc_character_save(const char *path, int argc, char *const *argv, const char *config_text, const sc_model *m,
+                      const sc_prep_report *report, sc_err *err);
+
 #endif
