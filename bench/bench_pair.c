@@ -8,13 +8,23 @@
 #include "bench_util.h"
 #include <stdlib.h>
 #include <string.h>
-#include "store/character.h"
 #include "sim/sim.h"
+#ifdef BENCH_PAIR_BASELINE /* an older library: its own headers, and it reads the environment itself */
+#if __has_include("store/character.h")
+#include "store/character.h"
+#else
+#include "io/character.h"
+#endif
+#else
+#include "store/character.h"
 #include "../cmd/common/environment.h"
+#endif
 
 int main(int argc, char **argv)
 {
+#ifndef BENCH_PAIR_BASELINE
     sc_environment_apply(); /* the settings the tools take from the environment */
+#endif
     const char *path = "results/bench/character.h5";
     int exact = 1, steps = 1500, fem_single = 0;
     for (int i = 1; i < argc; i++) {
