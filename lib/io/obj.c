@@ -103,6 +103,88 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem, sc_err *err)
 
 static int is_word(const char *s, size_t n, const char *w) { return strlen(w) == n && memcmp(s, w, n) == 0; }
 
+#define SHOW_LEN 80
+
+/* A `v` statement's coordinates (the rest of the line from p): x y z, optionally w or r g b. */
+static int parse_vertex(const ctx *c, const char *p, const char *end, sc_trimesh *out, size_t *vcap, sc_err *err)
+{
+    char sb[SHOW_LEN];
+    int rc;
+    double xyz[3];
+    int k = 0;
+    const char *vs;
+    size_t vl;
+    while (tok(&p, end, &vs, &vl)) {
+        double v;
+        if (!num(vs, vl, &v)) return fail_line(c, "malformed vertex coordinate '%s'", show(vs, vl, sb, SHOW_LEN));
+        if (k < 3) xyz[k] = v;
+        k++;
+    }
+    if (k < 3) return fail_line(c, "vertex needs 3 coordinates, found %d", k);
+    if (k > 7) return fail_line(c, "vertex has %d numbers (expected x y z, optionally w or r g b)", k);
+    if ((rc = grow((void **)&out->verts, vcap, 3 * (size_t)out->nverts + 3, sizeof(double), err))) return rc;
+    memcpy(out->verts + 3 * (size_t)out->nverts, xyz, sizeof xyz);
+    out->nverts++;
+    return SC_OK;
+}
+
+/* An `f` statement (v, v/vt, v//vn or v/vt/vn per corner): a fan of triangles from its first
+   vertex, degenerate ones dropped (counted in inf). poly: scratch for the corners. */
+static int parse_face(const ctx *c, const char *p, const char *end, sc_trimesh *out, size_t *tcap, int **poly, size_t *pcap,
+                      sc_obj_info *inf, sc_err *err)
+{
+    char sb[SHOW_LEN];
+    int rc = SC_OK;
+    int nv = 0;
+    const char *vs;
+    size_t vl;
+    while (tok(&p, end, &vs, &vl)) {
+        /* v, v/vt, v//vn, v/vt/vn */
+        const char *part[3];
+        size_t plen[3];
+        int np = 0;
+        size_t a = 0;
+        for (size_t k = 0; k <= vl; k++) {
+            if (k == vl || vs[k] == '/') {
+                if (np == 3) { np = 4; break; }
+                part[np] = vs + a;
+                plen[np] = k - a;
+                np++;
+                a = k + 1;
+            }
+        }
+        long long idx[3] = {0, 0, 0};
+        int ok = np >= 1 && np <= 3 && integer(part[0], plen[0], &idx[0]);
+        if (ok && np >= 2 && !(plen[1] == 0 && np == 3)) ok = integer(part[1], plen[1], &idx[1]);
+        if (ok && np == 3) ok = integer(part[2], plen[2], &idx[2]);
+        if (!ok) return fail_line(c, "malformed face vertex '%s' (expected v, v/vt, v//vn or v/vt/vn)", show(vs, vl, sb, SHOW_LEN));
+        long long r = idx[0] < 0 ? out->nverts + idx[0] + 1 : idx[0];
+        if (idx[0] == 0 || r < 1 || r > out->nverts)
+            return fail_line(c, "face index %lld out of range (%d vertices so far%s)", idx[0], out->nverts,
+                             idx[0] == 0 ? "; OBJ indices start at 1" : "");
+        if ((rc = grow((void **)poly, pcap, (size_t)nv + 1, sizeof(int), err))) return rc;
+        (*poly)[nv++] = (int)(r - 1);
+    }
+    if (nv < 3) return fail_line(c, "face needs at least 3 vertices, found %d", nv);
+    inf->nfaces++;
+    if (nv > 3) inf->npolygons++;
+    /* fan from the first vertex */
+    for (int k = 1; k + 1 < nv; k++) {
+        int t0 = (*poly)[0], t1 = (*poly)[k], t2 = (*poly)[k + 1];
+        if (t0 == t1 || t1 == t2 || t0 == t2) {
+            inf->ndropped++;
+            continue;
+        }
+        if ((rc = grow((void **)&out->tris, tcap, 3 * (size_t)out->ntris + 3, sizeof(int), err))) return rc;
+        int *t = out->tris + 3 * (size_t)out->ntris;
+        t[0] = t0;
+        t[1] = t1;
+        t[2] = t2;
+        out->ntris++;
+    }
+    return rc;
+}
+
 int sc_obj_parse_ex(const char *text, size_t len, const char *name_for_errors, sc_trimesh *out,
                     sc_obj_info *info, sc_err *err)
 {
@@ -112,7 +194,7 @@ int sc_obj_parse_ex(const char *text, size_t len, const char *name_for_errors, s
     size_t vcap = 0, tcap = 0, pcap = 0;
     int *poly = NULL;
     int rc = SC_OK;
-    char sb[80];
+    char sb[SHOW_LEN];
     static const char *const ignored[] = {"vn", "vt", "vp", "g", "o", "s", "l", "p", "usemtl", "mtllib"};
     size_t i = 0;
     if (!text) len = 0;
@@ -131,89 +213,9 @@ int sc_obj_parse_ex(const char *text, size_t len, const char *name_for_errors, s
         size_t tl;
         if (!tok(&p, end, &ts, &tl)) continue;
         if (is_word(ts, tl, "v")) {
-            double xyz[3];
-            int k = 0;
-            const char *vs;
-            size_t vl;
-            while (tok(&p, end, &vs, &vl)) {
-                double v;
-                if (!num(vs, vl, &v)) {
-                    rc = fail_line(&c, "malformed vertex coordinate '%s'", show(vs, vl, sb, sizeof sb));
-                    break;
-                }
-                if (k < 3) xyz[k] = v;
-                k++;
-            }
-            if (rc) break;
-            if (k < 3) {
-                rc = fail_line(&c, "vertex needs 3 coordinates, found %d", k);
-                break;
-            }
-            if (k > 7) {
-                rc = fail_line(&c, "vertex has %d numbers (expected x y z, optionally w or r g b)", k);
-                break;
-            }
-            if ((rc = grow((void **)&out->verts, &vcap, 3 * (size_t)out->nverts + 3, sizeof(double), err))) break;
-            memcpy(out->verts + 3 * (size_t)out->nverts, xyz, sizeof xyz);
-            out->nverts++;
+            rc = parse_vertex(&c, p, end, out, &vcap, err);
         } else if (is_word(ts, tl, "f")) {
-            int nv = 0;
-            const char *vs;
-            size_t vl;
-            while (tok(&p, end, &vs, &vl)) {
-                /* v, v/vt, v//vn, v/vt/vn */
-                const char *part[3];
-                size_t plen[3];
-                int np = 0;
-                size_t a = 0;
-                for (size_t k = 0; k <= vl; k++) {
-                    if (k == vl || vs[k] == '/') {
-                        if (np == 3) { np = 4; break; }
-                        part[np] = vs + a;
-                        plen[np] = k - a;
-                        np++;
-                        a = k + 1;
-                    }
-                }
-                long long idx[3] = {0, 0, 0};
-                int ok = np >= 1 && np <= 3 && integer(part[0], plen[0], &idx[0]);
-                if (ok && np >= 2 && !(plen[1] == 0 && np == 3)) ok = integer(part[1], plen[1], &idx[1]);
-                if (ok && np == 3) ok = integer(part[2], plen[2], &idx[2]);
-                if (!ok) {
-                    rc = fail_line(&c, "malformed face vertex '%s' (expected v, v/vt, v//vn or v/vt/vn)",
-                                   show(vs, vl, sb, sizeof sb));
-                    break;
-                }
-                long long r = idx[0] < 0 ? out->nverts + idx[0] + 1 : idx[0];
-                if (idx[0] == 0 || r < 1 || r > out->nverts) {
-                    rc = fail_line(&c, "face index %lld out of range (%d vertices so far%s)", idx[0], out->nverts,
-                                   idx[0] == 0 ? "; OBJ indices start at 1" : "");
-                    break;
-                }
-                if ((rc = grow((void **)&poly, &pcap, (size_t)nv + 1, sizeof(int), err))) break;
-                poly[nv++] = (int)(r - 1);
-            }
-            if (rc) break;
-            if (nv < 3) {
-                rc = fail_line(&c, "face needs at least 3 vertices, found %d", nv);
-                break;
-            }
-            inf.nfaces++;
-            if (nv > 3) inf.npolygons++;
-            /* fan from the first vertex */
-            for (int k = 1; k + 1 < nv; k++) {
-                int t0 = poly[0], t1 = poly[k], t2 = poly[k + 1];
-                if (t0 == t1 || t1 == t2 || t0 == t2) {
-                    inf.ndropped++;
-                    continue;
-                }
-                if ((rc = grow((void **)&out->tris, &tcap, 3 * (size_t)out->ntris + 3, sizeof(int), err))) break;
-                int *t = out->tris + 3 * (size_t)out->ntris;
-                t[0] = t0;
-                t[1] = t1;
-                t[2] = t2;
-                out->ntris++;
-            }
+            rc = parse_face(&c, p, end, out, &tcap, &poly, &pcap, &inf, err);
         } else {
             int known = 0;
             for (size_t k = 0; k < sizeof ignored / sizeof *ignored; k++) known |= is_word(ts, tl, ignored[k]);

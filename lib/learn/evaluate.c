@@ -4,47 +4,7 @@
 #include <string.h>
 #include "learn/evaluate.h"
 #include "core/mathx.h"
-#include "io/h5.h" /* the reference's samples: TODO read through store/reference once it has them */
 #include "model/world.h"
-
-void sc_fall_reference_free(sc_fall_reference *ref)
-{
-    free(ref->time);
-    free(ref->root_pos);
-    free(ref->local_quat);
-    free(ref->bone_quat);
-    if (ref->names) sc_h5_free_strings(ref->names, ref->nnames);
-    memset(ref, 0, sizeof *ref);
-}
-
-int sc_fall_reference_read(const char *ref_path, const char *sim_path, const sc_fall_motion *sim, int relative, sc_fall_reference *ref,
-                           sc_err *err)
-{
-    memset(ref, 0, sizeof *ref);
-    sc_h5 *fr;
-    int rc = sc_h5_open(ref_path, &fr, err);
-    if (rc) return rc;
-    size_t nnames = sim->nbones, d2[2] = {0, 3};
-    if ((rc = sc_h5_read_f64(fr, "/time", 1, &ref->nframes, &ref->time, err)) ||
-        (rc = sc_h5_read_strings(fr, "/bones/names", &ref->nnames, &ref->names, err)))
-        goto done;
-    for (size_t b = 0; b < nnames; b++)
-        if (ref->nnames != nnames || strcmp(sim->names[b], ref->names[b])) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: the bones differ from those of %s", ref_path, sim_path);
-            goto done;
-        }
-    ref->nbones = nnames;
-    d2[0] = ref->nframes;
-    size_t dq[3] = {ref->nframes, nnames, 4};
-    if ((rc = sc_h5_read_f64(fr, "/reference/root_pos", 2, d2, &ref->root_pos, err)) ||
-        (rc = sc_h5_read_f64(fr, "/reference/local_quat", 3, dq, &ref->local_quat, err)))
-        goto done;
-    if (relative) rc = sc_h5_read_f64(fr, "/reference/bone_quat", 3, dq, &ref->bone_quat, err);
-done:
-    sc_h5_close(fr);
-    if (rc) sc_fall_reference_free(ref);
-    return rc;
-}
 
 static sc_quat quat_at(const double *q) { return (sc_quat){q[0], q[1], q[2], q[3]}; }
 

@@ -24,19 +24,13 @@ typedef struct sc_fall_motion {
     char *const *names;
 } sc_fall_motion;
 
-/* The reference it tracked: the samples of a reference.h5 (motion/reference.h). */
+/* The reference it tracked: the samples of a reference.h5 (motion/reference.h; store/sim reads
+ * it), in the simulation's bone order. */
 typedef struct sc_fall_reference {
-    size_t nframes, nbones, nnames;
-    double *time, *root_pos, *local_quat; /* [nframes], [nframes*3], [nframes*nbones*4] */
-    double *bone_quat;                    /* [nframes*nbones*4] world rotations; NULL unless read `relative` */
-    char **names;
+    size_t nframes, nbones;
+    const double *time, *root_pos, *local_quat; /* [nframes], [nframes*3], [nframes*nbones*4] */
+    const double *bone_quat;                    /* [nframes*nbones*4] world rotations, or NULL */
 } sc_fall_reference;
-
-/* Reads ref_path's /time, /bones/names (which must be the simulation's: sim_path names it in
-   the error) and /reference/root_pos, local_quat (and bone_quat when relative). */
-int sc_fall_reference_read(const char *ref_path, const char *sim_path, const sc_fall_motion *sim, int relative, sc_fall_reference *ref,
-                           sc_err *err);
-void sc_fall_reference_free(sc_fall_reference *ref);
 
 /* Falling: the pelvis (bone 0) lower than half its reference height at the same time, or the
  * torso (bone named "spine", else the root) tilted more than max_tilt_deg from vertical, or with

@@ -1,3 +1,5 @@
+/* Tet meshes: orientation, volumes, Bm^-1 and lumped masses, quality, components, the boundary,
+ * and the improvement pass (sliver peeling, node smoothing, unused nodes dropped). */
 #include <stdlib.h>
 #include <string.h>
 #include "core/log.h"
@@ -217,21 +219,15 @@ static int build_incidence(const sc_tetmesh *m, int **start, int **items)
     return 1;
 }
 
-int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_angle, int *remap, sc_improve_stats *st, sc_err *err)
+/* 1. Peels slivers that have a boundary face, a few rounds (peeling exposes new faces). */
+static int peel_slivers(sc_tetmesh *m, const unsigned char *locked, double min_angle, sc_improve_stats *st, sc_err *err)
 {
-    memset(st, 0, sizeof *st);
-    int n0 = m->nnodes;
-    st->min_dihedral_before = 180;
-    for (int t = 0; t < m->ntets; t++) st->min_dihedral_before = fmin(st->min_dihedral_before, tet_angle(m, t));
-    unsigned char *onb = calloc((size_t)n0, 1);
-    if (!onb) return sc_fail(err, SC_EIO, "out of memory");
-    /* 1. peel slivers that have a boundary face, a few rounds (peeling exposes new faces) */
     for (int round = 0; round < 4; round++) {
         int *bf = NULL;
         int nb = sc_tetmesh_boundary(m, &bf, err);
-        if (nb < 0) { free(onb); return SC_EIO; }
+        if (nb < 0) return SC_EIO;
         face_key *keys = malloc((size_t)(nb + 1) * sizeof *keys);
-        if (!keys) { free(bf); free(onb); return sc_fail(err, SC_EIO, "out of memory"); }
+        if (!keys) { free(bf); return sc_fail(err, SC_EIO, "out of memory"); }
         for (int f = 0; f < nb; f++) face_key_make(&keys[f], bf + 3 * f);
         qsort(keys, (size_t)nb, sizeof *keys, cmp_face);
         free(bf);
@@ -254,11 +250,16 @@ int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_an
         st->peeled += peeled;
         if (!peeled) break;
     }
+    return SC_OK;
+}
+
+/* The boundary nodes (onb[n] = 1) and their area-weighted normals (bn, zero elsewhere). */
+static int boundary_normals(const sc_tetmesh *m, unsigned char *onb, double *bn, sc_err *err)
+{
     int *bf = NULL;
     int nb = sc_tetmesh_boundary(m, &bf, err);
-    double *bn = calloc((size_t)n0 * 3, sizeof *bn);
-    if (nb < 0 || !bn) { free(onb); free(bf); free(bn); return sc_fail(err, SC_EIO, "out of memory"); }
-    memset(onb, 0, (size_t)n0);
+    if (nb < 0) { free(bf); return sc_fail(err, SC_EIO, "out of memory"); }
+    memset(onb, 0, (size_t)m->nnodes);
     for (int f = 0; f < nb; f++) {
         const int *tv = bf + 3 * f;
         sc_vec3 a = sc_v3_load(m->pos + 3 * tv[0]), b = sc_v3_load(m->pos + 3 * tv[1]), c = sc_v3_load(m->pos + 3 * tv[2]);
@@ -269,10 +270,57 @@ int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_an
         }
     }
     free(bf);
-    /* 2. move free nodes to raise the worst angle around them (boundary nodes only a little,
-       within their tangent plane) */
+    return SC_OK;
+}
+
+/* Moves node n to raise the worst angle of its tets (start/items: the tets around each node):
+   candidates are steps towards the neighbourhood centroid, then small steps along the axes
+   (scaled by the distance to the neighbours; a boundary node only these, halved, within its
+   tangent plane); the best is kept. 1 when it moved. */
+static int improve_node(sc_tetmesh *m, int n, const int *start, const int *items, const unsigned char *onb, const double *bn)
+{
+    sc_vec3 nrm = sc_v3_normalize(sc_v3_load(bn + 3 * n));
+    double *x = m->pos + 3 * n, old[3] = {x[0], x[1], x[2]};
+    double worst = 180;
+    sc_vec3 c = sc_v3(0, 0, 0);
+    int cnt = 0;
+    for (int q = start[n]; q < start[n + 1]; q++) {
+        worst = fmin(worst, tet_angle(m, items[q]));
+        for (int j = 0; j < 4; j++)
+            if (m->tets[4 * items[q] + j] != n) { c = sc_v3_add(c, sc_v3_load(m->pos + 3 * m->tets[4 * items[q] + j])); cnt++; }
+    }
+    c = sc_v3_scale(c, 1.0 / cnt);
+    double best = worst, bx[3] = {old[0], old[1], old[2]};
+    double scale = 0;
+    for (int q = start[n]; q < start[n + 1]; q++)
+        for (int j = 0; j < 4; j++) scale += sc_v3_dist(sc_v3_load(old), sc_v3_load(m->pos + 3 * m->tets[4 * items[q] + j]));
+    scale /= 3.0 * (start[n + 1] - start[n]);
+    for (int s = 1; s <= 4 + 18; s++) {
+        if (s <= 4 && onb[n]) continue;
+        if (s <= 4) {
+            double a = 0.25 * s;
+            for (int d = 0; d < 3; d++) x[d] = old[d] + a * (sc_v3_get(c, d) - old[d]);
+        } else {
+            int axis_step = s - 5, axis = axis_step % 3, sign = (axis_step / 3) % 2 ? -1 : 1;
+            double step = (axis_step < 6 ? 0.05 : axis_step < 12 ? 0.12 : 0.25) * scale;
+            sc_vec3 dir = sc_v3(axis == 0, axis == 1, axis == 2);
+            if (onb[n]) { dir = sc_v3_sub(dir, sc_v3_scale(nrm, sc_v3_dot(nrm, dir))); step *= 0.5; }
+            for (int d = 0; d < 3; d++) x[d] = bx[d] + sign * step * sc_v3_get(dir, d);
+        }
+        double w = 180;
+        for (int q = start[n]; q < start[n + 1] && w > best; q++) w = fmin(w, tet_angle(m, items[q]));
+        if (w > best) { best = w; memcpy(bx, x, sizeof bx); }
+    }
+    memcpy(x, bx, sizeof bx);
+    return best > worst;
+}
+
+/* 2. Moves the free nodes of the tets below min_angle, up to 20 passes. */
+static int smooth_nodes(sc_tetmesh *m, const unsigned char *locked, double min_angle, const unsigned char *onb, const double *bn,
+                        sc_improve_stats *st, sc_err *err)
+{
     int *start, *items;
-    if (!build_incidence(m, &start, &items)) { free(onb); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!build_incidence(m, &start, &items)) return sc_fail(err, SC_EIO, "out of memory");
     for (int pass = 0; pass < 20; pass++) {
         int moves = 0;
         for (int t = 0; t < m->ntets; t++) {
@@ -280,42 +328,7 @@ int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_an
             for (int k = 0; k < 4; k++) {
                 int n = m->tets[4 * t + k];
                 if (locked && locked[n]) continue;
-                sc_vec3 nrm = sc_v3_normalize(sc_v3_load(bn + 3 * n));
-                double *x = m->pos + 3 * n, old[3] = {x[0], x[1], x[2]};
-                double worst = 180;
-                sc_vec3 c = sc_v3(0, 0, 0);
-                int cnt = 0;
-                for (int q = start[n]; q < start[n + 1]; q++) {
-                    worst = fmin(worst, tet_angle(m, items[q]));
-                    for (int j = 0; j < 4; j++)
-                        if (m->tets[4 * items[q] + j] != n) { c = sc_v3_add(c, sc_v3_load(m->pos + 3 * m->tets[4 * items[q] + j])); cnt++; }
-                }
-                c = sc_v3_scale(c, 1.0 / cnt);
-                /* candidates: steps towards the neighbourhood centroid, then small steps along the
-                   axes (scaled by the distance to the centroid's neighbours); keep the best */
-                double best = worst, bx[3] = {old[0], old[1], old[2]};
-                double scale = 0;
-                for (int q = start[n]; q < start[n + 1]; q++)
-                    for (int j = 0; j < 4; j++) scale += sc_v3_dist(sc_v3_load(old), sc_v3_load(m->pos + 3 * m->tets[4 * items[q] + j]));
-                scale /= 3.0 * (start[n + 1] - start[n]);
-                for (int s = 1; s <= 4 + 18; s++) {
-                    if (s <= 4 && onb[n]) continue;
-                    if (s <= 4) {
-                        double a = 0.25 * s;
-                        for (int d = 0; d < 3; d++) x[d] = old[d] + a * (sc_v3_get(c, d) - old[d]);
-                    } else {
-                        int k = s - 5, axis = k % 3, sign = (k / 3) % 2 ? -1 : 1;
-                        double step = (k < 6 ? 0.05 : k < 12 ? 0.12 : 0.25) * scale;
-                        sc_vec3 dir = sc_v3(axis == 0, axis == 1, axis == 2);
-                        if (onb[n]) { dir = sc_v3_sub(dir, sc_v3_scale(nrm, sc_v3_dot(nrm, dir))); step *= 0.5; }
-                        for (int d = 0; d < 3; d++) x[d] = bx[d] + sign * step * sc_v3_get(dir, d);
-                    }
-                    double w = 180;
-                    for (int q = start[n]; q < start[n + 1] && w > best; q++) w = fmin(w, tet_angle(m, items[q]));
-                    if (w > best) { best = w; memcpy(bx, x, sizeof bx); }
-                }
-                memcpy(x, bx, sizeof bx);
-                if (best > worst) moves++;
+                moves += improve_node(m, n, start, items, onb, bn);
             }
         }
         st->smoothed_moves += moves;
@@ -323,9 +336,13 @@ int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_an
     }
     free(start);
     free(items);
-    free(onb);
-    free(bn);
-    /* 3. drop nodes no tet uses */
+    return SC_OK;
+}
+
+/* 3. Drops the nodes no tet uses (remap[old] = new index, -1 dropped). */
+static void drop_unused_nodes(sc_tetmesh *m, int *remap, sc_improve_stats *st)
+{
+    int n0 = m->nnodes;
     for (int i = 0; i < n0; i++) remap[i] = -1;
     for (int i = 0; i < 4 * m->ntets; i++) remap[m->tets[i]] = 0;
     int nn = 0;
@@ -337,6 +354,25 @@ int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_an
     for (int i = 0; i < 4 * m->ntets; i++) m->tets[i] = remap[m->tets[i]];
     st->removed_nodes = n0 - nn;
     m->nnodes = nn;
+}
+
+int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_angle, int *remap, sc_improve_stats *st, sc_err *err)
+{
+    memset(st, 0, sizeof *st);
+    int n0 = m->nnodes;
+    st->min_dihedral_before = 180;
+    for (int t = 0; t < m->ntets; t++) st->min_dihedral_before = fmin(st->min_dihedral_before, tet_angle(m, t));
+    unsigned char *onb = calloc((size_t)n0, 1);
+    if (!onb) return sc_fail(err, SC_EIO, "out of memory");
+    double *bn = NULL;
+    int rc = peel_slivers(m, locked, min_angle, st, err);
+    if (!rc && !(bn = calloc((size_t)n0 * 3, sizeof *bn))) rc = sc_fail(err, SC_EIO, "out of memory");
+    if (!rc) rc = boundary_normals(m, onb, bn, err);
+    if (!rc) rc = smooth_nodes(m, locked, min_angle, onb, bn, st, err);
+    free(onb);
+    free(bn);
+    if (rc) return rc;
+    drop_unused_nodes(m, remap, st);
     st->min_dihedral_after = 180;
     for (int t = 0; t < m->ntets; t++) st->min_dihedral_after = fmin(st->min_dihedral_after, tet_angle(m, t));
     return SC_OK;

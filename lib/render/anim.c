@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/log.h"
-#include "io/h5.h" /* the ghost's reference.h5 / openloop.h5: TODO their store/ readers */
 #include "store/character.h"
+#include "store/openloop.h"
+#include "store/reference.h"
 #include "render/anim.h"
 #include "settings/render.h"
 
@@ -245,35 +246,33 @@ int sc_anim_open(const char *path, sc_anim *a, sc_err *err)
 
 int sc_anim_attach_reference(sc_anim *a, const char *ref_path, sc_err *err)
 {
-    sc_h5 *f;
-    int rc = sc_h5_open(ref_path, &f, err);
+    sc_reference_poses g;
+    int from_openloop = 0;
+    int rc = sc_openloop_read_reference_poses(ref_path, &g, &from_openloop, err);
+    if (!rc && !from_openloop) rc = sc_reference_read_poses(ref_path, &g, err);
     if (rc) return rc;
-    size_t nn = 0, nt = 0;
-    char **names = NULL;
-    a->ghost_sim_time = sc_h5_exists(f, "/achieved/reference_bone_position");
-    const char *tpath = a->ghost_sim_time ? "/achieved/time" : "/time", *ppath = a->ghost_sim_time ? "/achieved/reference_bone_position" : "/reference/bone_pos",
-               *qpath = a->ghost_sim_time ? "/achieved/reference_bone_orientation" : "/reference/bone_quat";
-    if ((rc = sc_h5_read_strings(f, "/bones/names", &nn, &names, err)) || (rc = sc_h5_read_f64(f, tpath, 1, &nt, &a->ghost_time, err)))
-        goto done;
-    if (nn != (size_t)a->nbones) {
-        rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: %zu bones, the simulation has %d: a reference of another character", ref_path, nn, a->nbones);
+    a->ghost_sim_time = from_openloop;
+    if (g.nbones != (size_t)a->nbones) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: %zu bones, the simulation has %d: a reference of another character", ref_path, g.nbones,
+                     a->nbones);
         goto done;
     }
-    for (size_t b = 0; b < nn; b++)
-        if (strcmp(names[b], a->bone_name[b])) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone %zu is '%s', the simulation's is '%s'", ref_path, b, names[b], a->bone_name[b]);
+    for (size_t b = 0; b < g.nbones; b++)
+        if (strcmp(g.names[b], a->bone_name[b])) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone %zu is '%s', the simulation's is '%s'", ref_path, b, g.names[b], a->bone_name[b]);
             goto done;
         }
-    size_t d3[3] = {nt, nn, 3}, d4[3] = {nt, nn, 4};
-    if ((rc = sc_h5_read_f64(f, ppath, 3, d3, &a->ghost_pos, err)) || (rc = sc_h5_read_f64(f, qpath, 3, d4, &a->ghost_quat, err)))
-        goto done;
-    for (size_t k = 0; k < nt && !rc; k++)
-        if (!isfinite(a->ghost_time[k]) || (k && !(a->ghost_time[k] > a->ghost_time[k - 1])))
-            rc = sc_fail(err, SC_EINPUT, "%s:/time: element %zu = %g is not finite and increasing", ref_path, k, a->ghost_time[k]);
-    if (!rc) a->ghost_n = (int)nt;
+    for (size_t k = 0; k < g.n && !rc; k++)
+        if (!isfinite(g.time[k]) || (k && !(g.time[k] > g.time[k - 1])))
+            rc = sc_fail(err, SC_EINPUT, "%s:/time: element %zu = %g is not finite and increasing", ref_path, k, g.time[k]);
+    if (rc) goto done;
+    a->ghost_n = (int)g.n;
+    a->ghost_time = g.time;
+    a->ghost_pos = g.pos;
+    a->ghost_quat = g.quat;
+    g.time = g.pos = g.quat = NULL;
 done:
-    if (names) sc_h5_free_strings(names, nn);
-    sc_h5_close(f);
+    sc_reference_poses_free(&g);
     return rc;
 }
 

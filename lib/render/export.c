@@ -1,3 +1,4 @@
+/* Exports of an animation for other viewers: ParaView (store/frames), OBJ + PC2 (Blender), BVH. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -8,86 +9,48 @@
 #include <string.h>
 #include <unistd.h>
 #include "io/bvh.h"
-#include "io/h5.h"
 #include "io/obj.h"
-#include "store/xdmf.h"
+#include "store/frames.h"
 #include "render/export.h"
-
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
 
 /* ---- XDMF ---- */
 
-static int write_frames_h5(sc_anim *a, const double *times, int n, const char *h5_path, int argc, char *const *argv,
-                           sc_err *err)
-{
-    sc_h5 *f;
-    int rc = sc_h5_create(h5_path, &f, err);
-    if (rc) return rc;
+/* The frames store/frames writes, sampled from the animation. */
+typedef struct frame_sampler {
+    sc_anim *a;
     sc_anim_pose p;
-    if ((rc = sc_anim_pose_alloc(a, &p, err))) { sc_h5_abort(f); return rc; }
-    int nb = a->nbones, nseg = 0;
-    int *seg = malloc((size_t)(nb > 1 ? nb - 1 : 1) * 2 * sizeof(int));
-    double *height = malloc((size_t)a->nsv * sizeof(double) + 1), *joints = malloc((size_t)nb * 3 * sizeof(double));
-    if (!seg || !height || !joints) rc = sc_fail(err, SC_EIO, "out of memory");
-    for (int b = 1; b < nb && !rc; b++) { seg[2 * nseg] = a->parent[b]; seg[2 * nseg + 1] = b; nseg++; }
-#define TRY(x) do { if (!rc) rc = (x); } while (0)
-    TRY(sc_h5_provenance(f, SC_FRAMES_SCHEMA, argc, argv, NULL, err));
-    TRY(sc_h5_attr_str(f, "/", "source", a->path, err));
-    TRY(sc_h5_attr_i64(f, "/", "frames", n, err));
-    TRY(sc_h5_group(f, "/mesh", "topology shared by every frame", err));
-    TRY(sc_h5_write_i32(f, "/mesh/surface_faces", 2, (size_t[]){(size_t)a->nsf, 3}, a->faces, "fine surface triangles", err));
-    TRY(sc_h5_write_i32(f, "/mesh/tets", 2, (size_t[]){(size_t)a->ntets, 4}, a->tets, "tet node indices", err));
-    TRY(sc_h5_write_i32(f, "/mesh/node_bone", 1, (size_t[]){(size_t)a->nnodes}, a->node_bone, "bone a node is fixed to, -1 free", err));
-    if (nseg) TRY(sc_h5_write_i32(f, "/mesh/bone_segments", 2, (size_t[]){(size_t)nseg, 2}, seg, "parent joint, child joint", err));
-    const char **names = malloc((size_t)nb * sizeof *names);
-    if (!names) rc = sc_fail(err, SC_EIO, "out of memory");
-    for (int b = 0; b < nb && !rc; b++) names[b] = a->bone_name[b];
-    TRY(sc_h5_write_strings(f, "/mesh/bone_names", (size_t)nb, names, "bone names, in the order of each frame's joints", err));
-    free(names);
-    TRY(sc_h5_group(f, "/frames", "one group per exported frame (ParaView reads per-frame datasets)", err));
-    for (int i = 0; i < n && !rc; i++) {
-        char g[64], path[96];
-        rc = sc_anim_sample(a, times[i], &p, err);
-        sc_xdmf_frame_path(g, sizeof g, i, NULL);
-        TRY(sc_h5_group(f, g, NULL, err));
-        TRY(sc_h5_attr_f64(f, g, "time", times[i], err));
-        for (int v = 0; v < a->nsv && !rc; v++) height[v] = sc_anim_height_above_ground(a, p.surf + 3 * v);
-        for (int b = 0; b < nb; b++) sc_v3_store(joints + 3 * b, p.bone[b].p);
-        sc_xdmf_frame_path(path, sizeof path, i, "surface");
-        TRY(sc_h5_write_f64(f, path, 2, (size_t[]){(size_t)a->nsv, 3}, p.surf, "m", "fine surface vertices", err));
-        sc_xdmf_frame_path(path, sizeof path, i, "surface_height");
-        TRY(sc_h5_write_f64(f, path, 1, (size_t[]){(size_t)a->nsv}, height, "m", "height of each surface vertex above the ground", err));
-        sc_xdmf_frame_path(path, sizeof path, i, "nodes");
-        TRY(sc_h5_write_f64(f, path, 2, (size_t[]){(size_t)a->nnodes, 3}, p.nodes, "m", "tet node positions", err));
-        sc_xdmf_frame_path(path, sizeof path, i, "joints");
-        TRY(sc_h5_write_f64(f, path, 2, (size_t[]){(size_t)nb, 3}, joints, "m", "bone origins (joints)", err));
-    }
-#undef TRY
-    free(seg); free(height); free(joints);
-    sc_anim_pose_free(&p);
-    if (rc) { sc_h5_abort(f); return rc; }
-    return sc_h5_commit(f, err);
+    double *height, *joints; /* [nsv], [nbones*3] */
+} frame_sampler;
+
+static int sample_frame(void *ctx, double t, sc_frames_pose *out, sc_err *err)
+{
+    frame_sampler *s = ctx;
+    sc_anim *a = s->a;
+    int rc = sc_anim_sample(a, t, &s->p, err);
+    if (rc) return rc;
+    for (int v = 0; v < a->nsv; v++) s->height[v] = sc_anim_height_above_ground(a, s->p.surf + 3 * v);
+    for (int b = 0; b < a->nbones; b++) sc_v3_store(s->joints + 3 * b, s->p.bone[b].p);
+    *out = (sc_frames_pose){s->p.surf, s->height, s->p.nodes, s->joints};
+    return SC_OK;
 }
 
 int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, const char *xdmf_path, int argc,
                    char *const *argv, sc_err *err)
 {
     if (n < 1) return sc_fail(err, SC_EINPUT, "export: no frames");
-    int rc = write_frames_h5(a, times, n, h5_path, argc, argv, err);
+    frame_sampler s = {.a = a};
+    int rc = sc_anim_pose_alloc(a, &s.p, err);
     if (rc) return rc;
-    const sc_xdmf_field height = {"height", SC_XDMF_NODE, 0, 1, {"surface_height", 1}};
-    const sc_xdmf_field fixed_bone = {"fixed_bone", SC_XDMF_NODE, 1, 1, {"/mesh/node_bone", 0}};
-    const sc_xdmf_grid grids[3] = {
-        {"surface", SC_XDMF_TRIANGLE, a->nsf, a->nsv, {"/mesh/surface_faces", 0}, {"surface", 1}, &height, 1},
-        {"tetmesh", SC_XDMF_TETRAHEDRON, a->ntets, a->nnodes, {"/mesh/tets", 0}, {"nodes", 1}, &fixed_bone, 1},
-        {"skeleton", SC_XDMF_SEGMENT, a->nbones - 1, a->nbones, {"/mesh/bone_segments", 0}, {"joints", 1}, NULL, 0},
-    };
-    rc = sc_xdmf_write(xdmf_path, base_name(h5_path), "frames", grids, a->nbones > 1 ? 3 : 2, times, n, err);
-    if (rc) unlink(h5_path);
+    int nb = a->nbones;
+    const char **names = malloc((size_t)nb * sizeof *names);
+    s.height = malloc((size_t)a->nsv * sizeof(double) + 1);
+    s.joints = malloc((size_t)nb * 3 * sizeof(double));
+    if (!names || !s.height || !s.joints) rc = sc_fail(err, SC_EIO, "out of memory");
+    for (int b = 0; b < nb && !rc; b++) names[b] = a->bone_name[b];
+    const sc_frames_mesh mesh = {a->path, a->nsf, a->nsv, a->ntets, a->nnodes, nb, a->faces, a->tets, a->node_bone, a->parent, names};
+    if (!rc) rc = sc_frames_save(h5_path, xdmf_path, &mesh, times, n, sample_frame, &s, argc, argv, err);
+    free(names); free(s.height); free(s.joints);
+    sc_anim_pose_free(&s.p);
     return rc;
 }
 

@@ -11,12 +11,9 @@
 #include "core/status.h"
 #include "render/anim.h"
 
-#define SC_FRAMES_SCHEMA "softcon.frames/1"
-
-/* h5_path gets /mesh/{surface_faces, tets, node_bone, bone_segments, bone_names} and, per frame i,
-   /frames/NNNNNN/{surface, surface_height, nodes, joints} (attribute time); xdmf_path refers to
-   the HDF5 file by its name relative to the XDMF's folder. Both written to .tmp and renamed.
-   argc/argv go into the provenance attributes (may be 0/NULL). */
+/* h5_path (store/frames.h's NAME_frames.h5) gets the animation sampled at times[0..n-1], and
+   xdmf_path its description for ParaView (sc_frames_save). argc/argv go into the provenance
+   attributes (may be 0/NULL). */
 int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, const char *xdmf_path, int argc,
                    char *const *argv, sc_err *err);
 /* The fine surface at time t as OBJ. */

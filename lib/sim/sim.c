@@ -314,18 +314,15 @@ static void embed(const sc_model *m, const double *nodes, double *out)
 
 void sc_sim_surface(const sc_sim *s, double *out) { embed(s->m, s->x, out); }
 
-int sc_sim_step(sc_sim *s, sc_err *err)
+/* 1. kinematics: fixed nodes, x~ and its velocity ([L13] eq. 12-13); pose-based damping
+ * (eq. 17) node by node as x~ is formed, its reaction on x~ weighted per skinning pair for
+ * eq. 18 (in place of the pair's spent terms). The fixed nodes and s->pose already follow the
+ * skeleton: the last step and every function that moves the skeleton end with sync_fixed. */
+static void step_kinematics(sc_sim *s)
 {
     const sc_model *m = s->m;
     const sc_sim_opts *o = &s->o;
-    int nn = s->nn, nb = s->nb;
-    double t0 = sc_wall_time(), t1;
-
-    /* 1. kinematics: fixed nodes, x~ and its velocity ([L13] eq. 12-13); pose-based damping
-     * (eq. 17) node by node as x~ is formed, its reaction on x~ weighted per skinning pair
-     * for eq. 18 (in place of the pair's spent terms). The fixed nodes and s->pose already
-     * follow the skeleton: the last step and every function that moves the skeleton end with
-     * sync_fixed. */
+    int nn = s->nn;
     memset(s->f, 0, (size_t)nn * 3 * sizeof(double));
     const int pose_shape = o->plasticity || o->damping == SC_DAMP_POSE, pose_damp = o->damping == SC_DAMP_POSE;
     if (pose_shape) {
@@ -351,13 +348,15 @@ int sc_sim_step(sc_sim *s, sc_err *err)
             }
         }
     }
-    t1 = sc_wall_time();
-    s->timing.skin += t1 - t0;
+}
 
-    /* 2. forces */
-    sc_fem_elastic_forces(&s->fem, s->x, o->plasticity ? s->xbar : NULL, s->warm, s->f, &s->fem_stats);
-    double t2 = sc_wall_time();
-    s->timing.fem += t2 - t1;
+/* 2. damping forces: pose-based reactions to the bones (eq. 18), or Rayleigh on the nodes */
+static void step_damping(sc_sim *s)
+{
+    const sc_model *m = s->m;
+    const sc_sim_opts *o = &s->o;
+    int nb = s->nb;
+    const int pose_damp = o->damping == SC_DAMP_POSE;
     memset(s->bone_f, 0, (size_t)nb * 3 * sizeof(double));
     memset(s->bone_tau, 0, (size_t)nb * 3 * sizeof(double));
     if (pose_damp) { /* the reactions act on the virtual nodes x~: to the bones by eq. 18 */
@@ -365,19 +364,28 @@ int sc_sim_step(sc_sim *s, sc_err *err)
     } else if (o->damping == SC_DAMP_RAYLEIGH) {
         sc_fem_rayleigh_damping(&s->fem, m->node_mass, s->v, s->warm, o->rayleigh_alpha, o->rayleigh_beta, s->f);
     }
-    double t3 = sc_wall_time();
-    s->timing.damping += t3 - t2;
+}
+
+/* 2. contact forces on the surface */
+static void step_contact(sc_sim *s)
+{
+    const sc_model *m = s->m;
+    const sc_sim_opts *o = &s->o;
     if (o->contact.enabled) {
         sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
         sc_contact_forces_culled(&o->contact, &e, &s->cull, s->x, s->v, s->anchor, s->in_contact, s->f, &s->contact);
     } else {
         memset(&s->contact, 0, sizeof s->contact);
     }
-    double t4 = sc_wall_time();
-    s->timing.contact += t4 - t3;
+}
 
-    /* 3. coupling: forces on fixed nodes to their bones (gravity of fixed nodes is the bones'
-     * own), summed per bone into a force at its centre of mass and a torque about it */
+/* 3. coupling: forces on fixed nodes to their bones (gravity of fixed nodes is the bones' own),
+ * summed per bone into a force at its centre of mass and a torque about it */
+static void step_coupling(sc_sim *s)
+{
+    const sc_model *m = s->m;
+    const sc_sim_opts *o = &s->o;
+    int nb = s->nb;
     double com[SC_SIM_MAX_BONES][3], bf[SC_SIM_MAX_BONES][3], bt[SC_SIM_MAX_BONES][3];
     for (int b = 0; b < nb; b++) {
         sc_skeleton_bone_com(s->skel, b, com[b], NULL);
@@ -406,12 +414,14 @@ int sc_sim_step(sc_sim *s, sc_err *err)
         sc_skeleton_add_force_at(s->skel, b, bf[b], com[b]);
         sc_skeleton_add_torque(s->skel, b, bt[b]);
     }
-    double t5 = sc_wall_time();
-    s->timing.coupling += t5 - t4;
+}
 
-    /* 4. integrate: free nodes (symplectic Euler), then the skeleton */
-    /* every node in one branch-free pass: the fixed ones are set from their bones after the
-     * skeleton's step (sync_fixed) */
+/* 4. the free nodes' symplectic Euler step: every node in one branch-free pass (the fixed ones
+ * are set from their bones after the skeleton's step, sync_fixed) */
+static void step_nodes(sc_sim *s)
+{
+    const sc_sim_opts *o = &s->o;
+    int nn = s->nn;
     const double dt = o->dt, g0 = dt * o->gravity[0], g1 = dt * o->gravity[1], g2 = dt * o->gravity[2];
     for (int i = 0; i < nn; i++) {
         const double im = s->dt_mass[i];
@@ -424,26 +434,29 @@ int sc_sim_step(sc_sim *s, sc_err *err)
         x[1] += dt * v[1];
         x[2] += dt * v[2];
     }
-    double t6 = sc_wall_time();
-    int rc = sc_skeleton_step(s->skel, dt, err);
-    double t7 = sc_wall_time();
-    s->timing.ode += t7 - t6;
-    s->t += dt;
-    s->step++;
-    if (rc) return sc_err_prefix(err, "step %ld, t = %.4f s: ", s->step, s->t);
-    sync_fixed(s);
+}
 
-    /* blow-up detection: one branch-free pass; the slow one below names the node */
+/* Blow-up detection: one branch-free pass; nonzero when a node is not finite or too fast. */
+static int nodes_blown_up(const sc_sim *s)
+{
+    const sc_sim_opts *o = &s->o;
+    int nn = s->nn;
     const double vmax2 = o->max_speed * o->max_speed;
     int bad = 0;
     for (int i = 0; i < 3 * nn; i += 3) {
         const double vx = s->v[i], vy = s->v[i + 1], vz = s->v[i + 2];
         bad |= !(vx * vx + vy * vy + vz * vz <= vmax2) | !(s->x[i] * 0 == 0) | !(s->x[i + 1] * 0 == 0) | !(s->x[i + 2] * 0 == 0);
     }
-    double t8 = sc_wall_time();
-    s->timing.integrate += (t6 - t5) + (t8 - t7);
-    s->timing.total += t8 - t0;
-    s->timing.steps++;
+    return bad;
+}
+
+/* The slow pass after nodes_blown_up, naming the node; and too many inverted tets. */
+static int check_blow_up(const sc_sim *s, int bad, sc_err *err)
+{
+    const sc_model *m = s->m;
+    const sc_sim_opts *o = &s->o;
+    int nn = s->nn;
+    const double vmax2 = o->max_speed * o->max_speed;
     for (int i = 0; bad && i < nn; i++) {
         double vx = s->v[3 * i], vy = s->v[3 * i + 1], vz = s->v[3 * i + 2];
         double v2 = vx * vx + vy * vy + vz * vz;
@@ -457,6 +470,46 @@ int sc_sim_step(sc_sim *s, sc_err *err)
         return sc_fail(err, SC_ENUMERIC, "step %ld, t = %.4f s: %d of %d tets are inverted (worst: tet %d, det F = %.3g), above simulation.max_inverted = %g",
                        s->step, s->t, s->fem_stats.inverted, m->ntets, s->fem_stats.worst_tet, s->fem_stats.worst_det, o->max_inverted);
     return SC_OK;
+}
+
+int sc_sim_step(sc_sim *s, sc_err *err)
+{
+    const sc_sim_opts *o = &s->o;
+    double t0 = sc_wall_time(), t1;
+    step_kinematics(s);
+    t1 = sc_wall_time();
+    s->timing.skin += t1 - t0;
+
+    /* 2. forces */
+    sc_fem_elastic_forces(&s->fem, s->x, o->plasticity ? s->xbar : NULL, s->warm, s->f, &s->fem_stats);
+    double t2 = sc_wall_time();
+    s->timing.fem += t2 - t1;
+    step_damping(s);
+    double t3 = sc_wall_time();
+    s->timing.damping += t3 - t2;
+    step_contact(s);
+    double t4 = sc_wall_time();
+    s->timing.contact += t4 - t3;
+    step_coupling(s);
+    double t5 = sc_wall_time();
+    s->timing.coupling += t5 - t4;
+
+    /* 4. integrate: free nodes (symplectic Euler), then the skeleton */
+    step_nodes(s);
+    double t6 = sc_wall_time();
+    int rc = sc_skeleton_step(s->skel, o->dt, err);
+    double t7 = sc_wall_time();
+    s->timing.ode += t7 - t6;
+    s->t += o->dt;
+    s->step++;
+    if (rc) return sc_err_prefix(err, "step %ld, t = %.4f s: ", s->step, s->t);
+    sync_fixed(s);
+    int bad = nodes_blown_up(s);
+    double t8 = sc_wall_time();
+    s->timing.integrate += (t6 - t5) + (t8 - t7);
+    s->timing.total += t8 - t0;
+    s->timing.steps++;
+    return check_blow_up(s, bad, err);
 }
 
 void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d)

@@ -241,25 +241,12 @@ void sc_skeleton_free(sc_skeleton *s)
 
 int sc_skeleton_nbones(const sc_skeleton *s) { return s->nb; }
 
-int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton **out, sc_err *err)
+/* The arrays of a skeleton of nb bones (SC_EIO naming the allocation that failed: s is freed). */
+static sc_skeleton *skeleton_alloc(int nb, sc_err *err)
 {
-    *out = NULL;
-    int rc = validate(m, err);
-    if (rc) return rc;
-    sc_skeleton_opts def;
-    if (!o) { sc_skeleton_default_opts(&def); o = &def; }
-    if (!o->exact_solver && o->iterations < 1)
-        return sc_fail(err, SC_EINPUT, "skeleton: quickstep iterations %d (must be >= 1)", o->iterations);
-    double g = sc_v3_norm(sc_v3_load(o->gravity));
-    if (!(g <= 1e4)) return sc_fail(err, SC_EINPUT, "skeleton: gravity of %g m/s^2 (must be finite and at most 1e4)", g);
-    pthread_once(&g_ode_once, ode_init_once);
-    dAllocateODEDataForThread(dAllocateMaskAll);
-
-    int nb = m->nbones;
     sc_skeleton *s = sc_alloc(err, 1, sizeof *s);
-    if (!s) return SC_EIO;
+    if (!s) return NULL;
     s->nb = nb;
-    s->opts = *o;
     s->body = sc_alloc(err, nb, sizeof *s->body);
     s->joint = sc_alloc(err, nb, sizeof *s->joint);
     s->amotor = sc_alloc(err, nb, sizeof *s->amotor);
@@ -295,8 +282,141 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
         !s->explicit_tau || !s->pre_axis || !s->pre_r || !s->rows || !s->lambda || !s->inv_inertia || !s->stop_lo || !s->stop_hi ||
         !s->anchor_c || !s->anchor_p || !s->iw || !s->u) {
         sc_skeleton_free(s);
-        return SC_EIO;
+        return NULL;
     }
+    return s;
+}
+
+/* Bone b's parameters from the model and its ODE body at the rest pose. */
+static int bone_create(sc_skeleton *s, const sc_model *m, const sc_skeleton_opts *o, int b, sc_err *err)
+{
+    s->parent[b] = m->parent[b];
+    s->type[b] = m->joint_type[b];
+    if (m->bone_name) snprintf(s->name[b], SC_NAME_LEN, "%s", m->bone_name[b]);
+    else snprintf(s->name[b], SC_NAME_LEN, "bone%d", b);
+    for (int k = 0; k < 3; k++) s->com_local[3 * b + k] = m->bone_com[3 * b + k] - m->joint_pos[3 * b + k];
+    s->mass[b] = m->bone_mass[b];
+    for (int k = 0; k < 9; k++) s->inertia[9 * b + k] = 0.5 * (m->bone_inertia[9 * b + k] + m->bone_inertia[9 * b + 3 * (k % 3) + k / 3]);
+    s->kp[b] = m->kp ? m->kp[b] : 0;
+    s->kd[b] = m->kd ? m->kd[b] : 0;
+    double tl = m->torque_limit ? m->torque_limit[b] : 0;
+    s->tlim[b] = (tl > 0 && isfinite(tl)) ? tl : dInfinity; /* <= 0 means unlimited */
+    if (s->type[b] == SC_JOINT_HINGE) {
+        sc_vec3 a = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * b));
+        sc_v3_store(s->axis + 3 * b, a);
+    }
+    s->target[b] = sc_q_identity();
+    sc_m3_inverse(m3_at(s->inertia + 9 * b), &s->inv_inertia[b]); /* positive definite: validated */
+    s->stop_lo[b] = -INFINITY;
+    s->stop_hi[b] = INFINITY;
+    if (b > 0)
+        for (int k = 0; k < 3; k++) {
+            s->anchor_c[3 * b + k] = m->joint_pos[3 * b + k] - m->bone_com[3 * b + k];
+            s->anchor_p[3 * b + k] = m->joint_pos[3 * b + k] - m->bone_com[3 * m->parent[b] + k];
+        }
+
+    dBodyID bd = dBodyCreate(s->world);
+    s->body[b] = bd;
+    dMass ms;
+    const double *I = s->inertia + 9 * b;
+    dMassSetParameters(&ms, s->mass[b], 0, 0, 0, I[0], I[4], I[8], I[1], I[2], I[5]);
+    if (!dMassCheck(&ms))
+        return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s': ODE rejects mass %g / inertia", b, s->name[b], s->mass[b]);
+    dBodySetMass(bd, &ms);
+    dBodySetPosition(bd, m->bone_com[3 * b], m->bone_com[3 * b + 1], m->bone_com[3 * b + 2]);
+    dBodySetAutoDisableFlag(bd, 0);
+    dBodySetFiniteRotationMode(bd, o->finite_rotation ? 1 : 0);
+    if (b == 0 && o->fix_root) dBodySetKinematic(bd); /* after dBodySetMass, which would undo it */
+    return SC_OK;
+}
+
+/* Hinge joint of bone b at jp, its servo (fmax, cfm) in the hinge or, with stops, in its own
+   amotor. */
+static void hinge_create(sc_skeleton *s, const sc_model *m, int b, const double *jp, double fm, double cfm)
+{
+    dBodyID child = s->body[b], par = s->body[s->parent[b]];
+    /* body1 = child, so the hinge angle and rate are the child's relative to the parent */
+    dJointID j = dJointCreateHinge(s->world, 0);
+    dJointAttach(j, child, par);
+    dJointSetHingeAnchor(j, jp[0], jp[1], jp[2]);
+    const double *a = s->axis + 3 * b;
+    dJointSetHingeAxis(j, a[0], a[1], a[2]);
+    s->joint[b] = j;
+    int stops = m->joint_lo && m->joint_hi && m->joint_lo[3 * b] < m->joint_hi[3 * b];
+    if (stops) {
+        s->stop_lo[b] = fmax(m->joint_lo[3 * b], -SC_PI);
+        s->stop_hi[b] = fmin(m->joint_hi[3 * b], SC_PI);
+        dJointSetHingeParam(j, dParamLoStop, s->stop_lo[b]);
+        dJointSetHingeParam(j, dParamHiStop, s->stop_hi[b]);
+    }
+    if (s->kd[b] > 0 && stops) {
+        /* ODE merges a hinge's motor into its stop row while at the stop and then pushes
+         * with the full FMax (infinite when unlimited) instead of the PD force, so with
+         * stops the servo is a separate 1-axis amotor: its own LCP row next to the stop */
+        dJointID am = dJointCreateAMotor(s->world, 0);
+        dJointAttach(am, par, child);
+        dJointSetAMotorMode(am, dAMotorUser);
+        dJointSetAMotorNumAxes(am, 1);
+        dJointSetAMotorAxis(am, 0, 1, a[0], a[1], a[2]);
+        dJointSetAMotorParam(am, dParamFMax, fm);
+        dJointSetAMotorParam(am, dParamCFM, cfm);
+        dJointSetAMotorParam(am, dParamVel, 0);
+        dJointSetFeedback(am, &s->fb[b]);
+        s->amotor[b] = am;
+    } else if (s->kd[b] > 0) {
+        dJointSetHingeParam(j, dParamFMax, fm);
+        dJointSetHingeParam(j, dParamCFM, cfm);
+        dJointSetHingeParam(j, dParamVel, 0);
+        dJointSetFeedback(j, &s->fb[b]);
+    }
+}
+
+/* Ball joint of bone b at jp, its 3-axis servo amotor. */
+static void ball_create(sc_skeleton *s, int b, const double *jp, double fm, double cfm)
+{
+    dBodyID child = s->body[b], par = s->body[s->parent[b]];
+    dJointID j = dJointCreateBall(s->world, 0);
+    dJointAttach(j, child, par);
+    dJointSetBallAnchor(j, jp[0], jp[1], jp[2]);
+    s->joint[b] = j;
+    /* body1 = parent, axes fixed in the parent frame (rel = 1) */
+    dJointID am = dJointCreateAMotor(s->world, 0);
+    dJointAttach(am, par, child);
+    dJointSetAMotorMode(am, dAMotorUser);
+    dJointSetAMotorNumAxes(am, 3);
+    dJointSetAMotorAxis(am, 0, 1, 1, 0, 0);
+    dJointSetAMotorAxis(am, 1, 1, 0, 1, 0);
+    dJointSetAMotorAxis(am, 2, 1, 0, 0, 1);
+    static const int pf[3] = {dParamFMax, dParamFMax2, dParamFMax3};
+    static const int pc[3] = {dParamCFM, dParamCFM2, dParamCFM3};
+    static const int pv[3] = {dParamVel, dParamVel2, dParamVel3};
+    for (int k = 0; k < 3; k++) {
+        dJointSetAMotorParam(am, pf[k], fm);
+        dJointSetAMotorParam(am, pc[k], cfm);
+        dJointSetAMotorParam(am, pv[k], 0);
+    }
+    dJointSetFeedback(am, &s->fb[b]);
+    s->amotor[b] = am;
+}
+
+int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton **out, sc_err *err)
+{
+    *out = NULL;
+    int rc = validate(m, err);
+    if (rc) return rc;
+    sc_skeleton_opts def;
+    if (!o) { sc_skeleton_default_opts(&def); o = &def; }
+    if (!o->exact_solver && o->iterations < 1)
+        return sc_fail(err, SC_EINPUT, "skeleton: quickstep iterations %d (must be >= 1)", o->iterations);
+    double g = sc_v3_norm(sc_v3_load(o->gravity));
+    if (!(g <= 1e4)) return sc_fail(err, SC_EINPUT, "skeleton: gravity of %g m/s^2 (must be finite and at most 1e4)", g);
+    pthread_once(&g_ode_once, ode_init_once);
+    dAllocateODEDataForThread(dAllocateMaskAll);
+
+    int nb = m->nbones;
+    sc_skeleton *s = skeleton_alloc(nb, err);
+    if (!s) return SC_EIO;
+    s->opts = *o;
     if ((rc = sc_tree_solver_create(nb, m->parent, &s->tree, err))) {
         sc_skeleton_free(s);
         return rc;
@@ -308,115 +428,19 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
     dWorldSetCFM(s->world, o->cfm);
     dWorldSetQuickStepNumIterations(s->world, o->iterations > 0 ? o->iterations : 20);
     dWorldSetAutoDisableFlag(s->world, 0); /* sleeping bodies would break determinism */
-
-    for (int b = 0; b < nb; b++) {
-        s->parent[b] = m->parent[b];
-        s->type[b] = m->joint_type[b];
-        if (m->bone_name) snprintf(s->name[b], SC_NAME_LEN, "%s", m->bone_name[b]);
-        else snprintf(s->name[b], SC_NAME_LEN, "bone%d", b);
-        for (int k = 0; k < 3; k++) s->com_local[3 * b + k] = m->bone_com[3 * b + k] - m->joint_pos[3 * b + k];
-        s->mass[b] = m->bone_mass[b];
-        for (int k = 0; k < 9; k++) s->inertia[9 * b + k] = 0.5 * (m->bone_inertia[9 * b + k] + m->bone_inertia[9 * b + 3 * (k % 3) + k / 3]);
-        s->kp[b] = m->kp ? m->kp[b] : 0;
-        s->kd[b] = m->kd ? m->kd[b] : 0;
-        double tl = m->torque_limit ? m->torque_limit[b] : 0;
-        s->tlim[b] = (tl > 0 && isfinite(tl)) ? tl : dInfinity; /* <= 0 means unlimited */
-        if (s->type[b] == SC_JOINT_HINGE) {
-            sc_vec3 a = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * b));
-            sc_v3_store(s->axis + 3 * b, a);
-        }
-        s->target[b] = sc_q_identity();
-        sc_m3_inverse(m3_at(s->inertia + 9 * b), &s->inv_inertia[b]); /* positive definite: validated */
-        s->stop_lo[b] = -INFINITY;
-        s->stop_hi[b] = INFINITY;
-        if (b > 0)
-            for (int k = 0; k < 3; k++) {
-                s->anchor_c[3 * b + k] = m->joint_pos[3 * b + k] - m->bone_com[3 * b + k];
-                s->anchor_p[3 * b + k] = m->joint_pos[3 * b + k] - m->bone_com[3 * m->parent[b] + k];
-            }
-
-        dBodyID bd = dBodyCreate(s->world);
-        s->body[b] = bd;
-        dMass ms;
-        const double *I = s->inertia + 9 * b;
-        dMassSetParameters(&ms, s->mass[b], 0, 0, 0, I[0], I[4], I[8], I[1], I[2], I[5]);
-        if (!dMassCheck(&ms)) {
+    for (int b = 0; b < nb; b++)
+        if ((rc = bone_create(s, m, o, b, err))) {
             sc_skeleton_free(s);
-            return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s': ODE rejects mass %g / inertia", b, s->name[b],
-                           s->mass[b]);
+            return rc;
         }
-        dBodySetMass(bd, &ms);
-        dBodySetPosition(bd, m->bone_com[3 * b], m->bone_com[3 * b + 1], m->bone_com[3 * b + 2]);
-        dBodySetAutoDisableFlag(bd, 0);
-        dBodySetFiniteRotationMode(bd, o->finite_rotation ? 1 : 0);
-        if (b == 0 && o->fix_root) dBodySetKinematic(bd); /* after dBodySetMass, which would undo it */
-    }
 
     /* Joints at the rest pose, where every bone frame is the world frame. */
     for (int b = 1; b < nb; b++) {
-        dBodyID child = s->body[b], par = s->body[s->parent[b]];
         const double *jp = m->joint_pos + 3 * b;
         double fm = (s->kd[b] > 0) ? s->tlim[b] : 0; /* fmax 0 leaves the motor unpowered */
         double cfm = (s->kd[b] > 0) ? 1.0 / s->kd[b] : o->cfm;
-        if (s->type[b] == SC_JOINT_HINGE) {
-            /* body1 = child, so the hinge angle and rate are the child's relative to the parent */
-            dJointID j = dJointCreateHinge(s->world, 0);
-            dJointAttach(j, child, par);
-            dJointSetHingeAnchor(j, jp[0], jp[1], jp[2]);
-            const double *a = s->axis + 3 * b;
-            dJointSetHingeAxis(j, a[0], a[1], a[2]);
-            s->joint[b] = j;
-            int stops = m->joint_lo && m->joint_hi && m->joint_lo[3 * b] < m->joint_hi[3 * b];
-            if (stops) {
-                s->stop_lo[b] = fmax(m->joint_lo[3 * b], -SC_PI);
-                s->stop_hi[b] = fmin(m->joint_hi[3 * b], SC_PI);
-                dJointSetHingeParam(j, dParamLoStop, s->stop_lo[b]);
-                dJointSetHingeParam(j, dParamHiStop, s->stop_hi[b]);
-            }
-            if (s->kd[b] > 0 && stops) {
-                /* ODE merges a hinge's motor into its stop row while at the stop and then pushes
-                 * with the full FMax (infinite when unlimited) instead of the PD force, so with
-                 * stops the servo is a separate 1-axis amotor: its own LCP row next to the stop */
-                dJointID am = dJointCreateAMotor(s->world, 0);
-                dJointAttach(am, par, child);
-                dJointSetAMotorMode(am, dAMotorUser);
-                dJointSetAMotorNumAxes(am, 1);
-                dJointSetAMotorAxis(am, 0, 1, a[0], a[1], a[2]);
-                dJointSetAMotorParam(am, dParamFMax, fm);
-                dJointSetAMotorParam(am, dParamCFM, cfm);
-                dJointSetAMotorParam(am, dParamVel, 0);
-                dJointSetFeedback(am, &s->fb[b]);
-                s->amotor[b] = am;
-            } else if (s->kd[b] > 0) {
-                dJointSetHingeParam(j, dParamFMax, fm);
-                dJointSetHingeParam(j, dParamCFM, cfm);
-                dJointSetHingeParam(j, dParamVel, 0);
-                dJointSetFeedback(j, &s->fb[b]);
-            }
-        } else {
-            dJointID j = dJointCreateBall(s->world, 0);
-            dJointAttach(j, child, par);
-            dJointSetBallAnchor(j, jp[0], jp[1], jp[2]);
-            s->joint[b] = j;
-            /* body1 = parent, axes fixed in the parent frame (rel = 1) */
-            dJointID am = dJointCreateAMotor(s->world, 0);
-            dJointAttach(am, par, child);
-            dJointSetAMotorMode(am, dAMotorUser);
-            dJointSetAMotorNumAxes(am, 3);
-            dJointSetAMotorAxis(am, 0, 1, 1, 0, 0);
-            dJointSetAMotorAxis(am, 1, 1, 0, 1, 0);
-            dJointSetAMotorAxis(am, 2, 1, 0, 0, 1);
-            static const int pf[3] = {dParamFMax, dParamFMax2, dParamFMax3};
-            static const int pc[3] = {dParamCFM, dParamCFM2, dParamCFM3};
-            static const int pv[3] = {dParamVel, dParamVel2, dParamVel3};
-            for (int k = 0; k < 3; k++) {
-                dJointSetAMotorParam(am, pf[k], fm);
-                dJointSetAMotorParam(am, pc[k], cfm);
-                dJointSetAMotorParam(am, pv[k], 0);
-            }
-            dJointSetFeedback(am, &s->fb[b]);
-            s->amotor[b] = am;
-        }
+        if (s->type[b] == SC_JOINT_HINGE) hinge_create(s, m, b, jp, fm, cfm);
+        else ball_create(s, b, jp, fm, cfm);
     }
     *out = s;
     return SC_OK;

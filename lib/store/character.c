@@ -86,21 +86,25 @@ static int read_i(sc_h5 *f, const char *path, int rank, size_t d0, size_t d1, in
 #define MAX_COORD 1e3       /* m: positions and offsets */
 #define MAX_NODES (1 << 26) /* nodes, tets, fixed nodes, surface vertices and faces */
 
-int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err)
+/* The root `schema` attribute, when present, names a character. */
+static int check_schema(sc_h5 *f, sc_err *err)
 {
-    memset(m, 0, sizeof *m);
-    const char *path = sc_h5_filename(f);
-    int rc = SC_OK;
     char *schema = NULL;
-    if (sc_h5_read_attr_str(f, "/", "schema", &schema, NULL) == SC_OK && strncmp(schema, "softcon.character/", 18)) {
-        rc = sc_fail(err, SC_EINPUT, "%s: schema is '%.200s', expected %s", path, schema, SC_CHARACTER_SCHEMA);
-        free(schema);
-        return rc;
-    }
+    int rc = SC_OK;
+    if (sc_h5_read_attr_str(f, "/", "schema", &schema, NULL) == SC_OK && strncmp(schema, "softcon.character/", 18))
+        rc = sc_fail(err, SC_EINPUT, "%s: schema is '%.200s', expected %s", sc_h5_filename(f), schema, SC_CHARACTER_SCHEMA);
     free(schema);
-    size_t nb = 0, dims[3] = {0, 0, 0};
-    char **names = NULL;
+    return rc;
+}
+
 #define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+
+/* /skeleton: the bones' names and every per-bone dataset. */
+static int read_skeleton(sc_h5 *f, sc_model *m, sc_err *err)
+{
+    int rc = SC_OK;
+    size_t nb = 0;
+    char **names = NULL;
     TRY(sc_h5_read_strings(f, "/skeleton/names", &nb, &names, err));
     TRY(sc_h5_check_count(f, "/skeleton/names", nb, 1, 256, err));
     TRY(sc_h5_check_names(f, "/skeleton/names", names, nb, SC_NAME_LEN, err));
@@ -121,7 +125,16 @@ int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err)
     TRY(read_f(f, "/skeleton/mass", 1, nb, 0, 0, &m->bone_mass, err));
     TRY(read_f(f, "/skeleton/com", 2, nb, 3, 0, &m->bone_com, err));
     TRY(read_f(f, "/skeleton/inertia", 3, nb, 3, 3, &m->bone_inertia, err));
-    dims[0] = 0; dims[1] = 3;
+done:
+    if (names) sc_h5_free_strings(names, nb);
+    return rc;
+}
+
+/* /tetmesh and /fixed. */
+static int read_tetmesh(sc_h5 *f, sc_model *m, sc_err *err)
+{
+    int rc = SC_OK;
+    size_t dims[3] = {0, 3, 0};
     TRY(sc_h5_read_f64(f, "/tetmesh/rest_pos", 2, dims, &m->rest_pos, err));
     TRY(sc_h5_check_count(f, "/tetmesh/rest_pos", dims[0], 1, MAX_NODES, err));
     m->nnodes = (int)dims[0];
@@ -140,7 +153,15 @@ int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err)
     m->nfixed = (int)dims[0];
     TRY(read_i(f, "/fixed/bone", 1, (size_t)m->nfixed, 0, &m->fixed_bone, err));
     TRY(read_f(f, "/fixed/local_pos", 2, (size_t)m->nfixed, 3, 0, &m->fixed_local, err));
-    dims[0] = 0; dims[1] = 3;
+done:
+    return rc;
+}
+
+/* /surface, /material and /skin (required with require_skin). */
+static int read_surface_material_skin(sc_h5 *f, sc_model *m, int require_skin, sc_err *err)
+{
+    int rc = SC_OK;
+    size_t dims[3] = {0, 3, 0}, nn = (size_t)m->nnodes;
     TRY(sc_h5_read_f64(f, "/surface/vertices", 2, dims, &m->surf_rest, err));
     TRY(sc_h5_check_count(f, "/surface/vertices", dims[0], 0, MAX_NODES, err));
     m->nsurf_verts = (int)dims[0];
@@ -160,19 +181,25 @@ int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err)
         m->skin_k = (int)dims[1];
         TRY(read_f(f, "/skin/topk_weight", 2, nn, (size_t)m->skin_k, 0, &m->skin_w, err));
     } else if (require_skin) {
-        rc = sc_fail(err, SC_EINPUT, "%s:/skin/topk_bone: missing (run skin-weights on this character first)", path);
-        goto done;
+        rc = sc_fail(err, SC_EINPUT, "%s:/skin/topk_bone: missing (run skin-weights on this character first)", sc_h5_filename(f));
     }
-    /* Values: a damaged or hand-edited file must fail here, naming the dataset and element,
-       not as a numerical failure in the middle of a run (exit 2, never 4). */
+done:
+    return rc;
+}
+
+/* Values: a damaged or hand-edited file must fail here, naming the dataset and element, not as a
+   numerical failure in the middle of a run (exit 2, never 4). */
+static int check_values(sc_h5 *f, const sc_model *m, sc_err *err)
+{
+    const char *path = sc_h5_filename(f);
+    int rc = SC_OK;
+    size_t nb = (size_t)m->nbones, nn = (size_t)m->nnodes, ne = (size_t)m->ntets;
     size_t nf = (size_t)m->nfixed, nv = (size_t)m->nsurf_verts, nt = (size_t)m->nsurf_tris, k = (size_t)m->skin_k;
     TRY(sc_h5_check_index(f, "/skeleton/joint_types", m->joint_type, nb, 1, 0, 2, err));
     for (int b = 0; b < m->nbones; b++)
-        if (m->parent[b] >= b || (b > 0 && m->parent[b] < 0) || (b == 0 && m->parent[b] != -1)) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/skeleton/parents[%d]: value %d, must be %s", path, b, m->parent[b],
-                         b ? "a bone before it (parents precede children)" : "-1 (bone 0 is the root)");
-            goto done;
-        }
+        if (m->parent[b] >= b || (b > 0 && m->parent[b] < 0) || (b == 0 && m->parent[b] != -1))
+            return sc_fail(err, SC_EINPUT, "%s:/skeleton/parents[%d]: value %d, must be %s", path, b, m->parent[b],
+                           b ? "a bone before it (parents precede children)" : "-1 (bone 0 is the root)");
     TRY(sc_h5_check_range(f, "/skeleton/joint_pos", m->joint_pos, 3 * nb, 3, -MAX_COORD, MAX_COORD, 0, err));
     TRY(sc_h5_check_range(f, "/skeleton/bone_end", m->bone_end, 3 * nb, 3, -MAX_COORD, MAX_COORD, 0, err));
     TRY(sc_h5_check_range(f, "/skeleton/hinge_axis", m->hinge_axis, 3 * nb, 3, -1e3, 1e3, 0, err));
@@ -200,18 +227,24 @@ int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err)
     TRY(sc_h5_check_range(f, "/material (attribute density)", &m->density, 1, 1, 0, 1e6, 1, err));
     TRY(sc_h5_check_range(f, "/material (attribute youngs_modulus)", &m->youngs, 1, 1, 0, 1e12, 1, err));
     TRY(sc_h5_check_range(f, "/material (attribute poisson_ratio)", &m->poisson, 1, 1, 0, 0.5, 0, err));
-    if (m->poisson >= 0.5) {
-        rc = sc_fail(err, SC_EINPUT, "%s:/material: attribute poisson_ratio %g, must be below 0.5", path, m->poisson);
-        goto done;
-    }
+    if (m->poisson >= 0.5) return sc_fail(err, SC_EINPUT, "%s:/material: attribute poisson_ratio %g, must be below 0.5", path, m->poisson);
     if (k) {
         TRY(sc_h5_check_index(f, "/skin/topk_bone", m->skin_bone, nn * k, k, -1, m->nbones - 1, err));
         TRY(sc_h5_check_range(f, "/skin/topk_weight", m->skin_w, nn * k, k, 0, 1, 0, err));
     }
-#undef TRY
 done:
-    if (names) sc_h5_free_strings(names, nb);
-    if (rc) sc_model_free(m);
+    return rc;
+}
+#undef TRY
+
+int sc_character_read_h5(sc_h5 *f, sc_model *m, int require_skin, sc_err *err)
+{
+    memset(m, 0, sizeof *m);
+    int rc = check_schema(f, err);
+    if (rc) return rc;
+    if ((rc = read_skeleton(f, m, err)) || (rc = read_tetmesh(f, m, err)) || (rc = read_surface_material_skin(f, m, require_skin, err)) ||
+        (rc = check_values(f, m, err)))
+        sc_model_free(m);
     return rc;
 }
 

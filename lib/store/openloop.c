@@ -376,3 +376,18 @@ int sc_openloop_cycle_read_image(const void *data, size_t size, const char *name
     openloop_arg a = {m, dofs, o};
     return sc_h5_read_image(data, size, name, openloop_cycle_reader, &a, err);
 }
+
+int sc_openloop_read_reference_poses(const char *path, sc_reference_poses *p, int *found, sc_err *err)
+{
+    memset(p, 0, sizeof *p);
+    *found = 0;
+    sc_h5 *f;
+    int rc = sc_h5_open(path, &f, err);
+    if (rc) return rc;
+    if (sc_h5_exists(f, "/achieved/reference_bone_position")) {
+        *found = 1;
+        rc = sc_reference_read_poses_h5(f, "/achieved/time", "/achieved/reference_bone_position", "/achieved/reference_bone_orientation", p, err);
+    }
+    sc_h5_close(f);
+    return rc;
+}

@@ -44,6 +44,7 @@
 #include "sampling/controller.h"
 #include "sampling/openloop.h"
 #include "sampling/samcon.h"
+#include "store/reference.h"
 
 #define SC_OPENLOOP_SCHEMA "softcon.openloop/1"
 
@@ -75,5 +76,10 @@ int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control
 /* The same on an in-memory image (`name` in messages): the fuzz harness's entry point. */
 int sc_openloop_cycle_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs,
                                  sc_openloop_cycle *o, sc_err *err);
+
+/* The tracked reference's bone poses at the achieved frames (/achieved/time, /bones/names,
+ * /achieved/reference_bone_position, reference_bone_orientation): render's ghost. *found = 0,
+ * and p empty, when path has no /achieved/reference_bone_position (not an openloop.h5). */
+int sc_openloop_read_reference_poses(const char *path, sc_reference_poses *p, int *found, sc_err *err);
 
 #endif

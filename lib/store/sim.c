@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/log.h"
+#include "store/reference.h"
 #include "store/sim.h"
 #include "store/xdmf.h"
 
@@ -471,6 +472,20 @@ int sc_sim_read_bones(const char *path, sc_sim_bones *b, sc_err *err)
     return rc;
 }
 
+/* The reference for judging sim (its bones, which ref must share; bone_quat only when relative). */
+static int fall_reference(const sc_reference *ref, const char *ref_path, const char *sim_path, const sc_fall_motion *sim, int relative,
+                          sc_fall_reference *out, sc_err *err)
+{
+    for (size_t b = 0; b < sim->nbones; b++)
+        if ((size_t)ref->nb != sim->nbones || strcmp(sim->names[b], ref->names[b]))
+            return sc_fail(err, SC_EINPUT, "%s:/bones/names: the bones differ from those of %s", ref_path, sim_path);
+    size_t nq = (size_t)ref->n * (size_t)ref->nb * 4, present = 0;
+    for (size_t i = 0; relative && i < nq && !present; i++) present = ref->bone_quat[i] != 0;
+    if (relative && !present) return sc_fail(err, SC_EINPUT, "%s:/reference/bone_quat: missing", ref_path);
+    *out = (sc_fall_reference){(size_t)ref->n, sim->nbones, ref->time, ref->root_pos, ref->local_quat, relative ? ref->bone_quat : NULL};
+    return SC_OK;
+}
+
 int sc_sim_judge_fall(const char *sim_path, const char *ref_path, double max_tilt_deg, int relative, sc_fall_report *r, sc_err *err)
 {
     memset(r, 0, sizeof *r);
@@ -478,10 +493,11 @@ int sc_sim_judge_fall(const char *sim_path, const char *ref_path, double max_til
     int rc = sc_sim_read_bones(sim_path, &b, err);
     if (rc) return rc;
     sc_fall_motion sim = {b.nframes, b.nbones, b.time, b.pos, b.quat, b.parents, b.names};
-    sc_fall_reference ref;
-    if (!(rc = sc_fall_reference_read(ref_path, sim_path, &sim, relative, &ref, err))) {
-        sc_evaluate_fall_motion(&sim, &ref, max_tilt_deg, r);
-        sc_fall_reference_free(&ref);
+    sc_reference ref;
+    if (!(rc = sc_reference_read(ref_path, &ref, err))) {
+        sc_fall_reference fr;
+        if (!(rc = fall_reference(&ref, ref_path, sim_path, &sim, relative, &fr, err))) sc_evaluate_fall_motion(&sim, &fr, max_tilt_deg, r);
+        sc_reference_free(&ref);
     }
     sc_sim_bones_free(&b);
     return rc;
