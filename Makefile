@@ -56,7 +56,7 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # clang knows no -Wformat-truncation and rejects unknown -Wno-* options unless told not to
 CC_WARN := $(if $(findstring clang,$(CC)),-Wno-unknown-warning-option)
-CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wno-unused-parameter $(CC_WARN) -Wno-format-truncation \
+CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Wshadow -Werror -Wno-unused-parameter $(CC_WARN) -Wno-format-truncation \
            -Ilib -DSC_VERSION='"$(VERSION)"' -DSC_GIT_REV='"$(GIT_REV)"' $(DEP_CFLAGS) -MMD -MP
 LDFLAGS := $(SAN)
 
