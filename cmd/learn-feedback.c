@@ -22,19 +22,18 @@
 #include "io/config.h"
 #include "par/par.h"
 
-static const char *usage =
-    "-c CONFIG.yaml -o policy.h5 [--resume] [--checkpoint FILE] character.h5 openloop.h5\n"
-    "  --resume           continue from the checkpoint (when there is one; else start afresh)\n"
-    "  --checkpoint FILE  where the learning is saved after every iteration (default: OUTPUT.ckpt)\n"
-    "Learns a linear feedback policy per fragment of the gait cycle openloop.h5 plays (made by\n"
-    "sample-openloop with sampling.cycle), by guided learning (feedback.method: guided): sampling\n"
-    "centred on the policy's output, ridge regression of the good samples' (state, action) pairs,\n"
-    "iterated; or by search (method: search): gains shared by the stance and swing roles, optimized\n"
-    "by CMA-ES on closed-loop runs (config section `feedback:`). Then evaluates the policy against\n"
-    "pushes and flesh stiffness, open and closed loop.\n"
-    "The reference openloop.h5 tracked is read from where it names it (checked by its hash).\n"
-    "Run it under mpiexec.mpich -n N to spread the work; the result does not depend on N. SIGTERM,\n"
-    "SIGUSR1, SIGINT: the learning is saved and the tool exits with code 6 (resume with --resume).";
+static const char *usage = "-c CONFIG.yaml -o policy.h5 [--resume] [--checkpoint FILE] character.h5 openloop.h5\n"
+                           "  --resume           continue from the checkpoint (when there is one; else start afresh)\n"
+                           "  --checkpoint FILE  where the learning is saved after every iteration (default: OUTPUT.ckpt)\n"
+                           "Learns a linear feedback policy per fragment of the gait cycle openloop.h5 plays (made by\n"
+                           "sample-openloop with sampling.cycle), by guided learning (feedback.method: guided): sampling\n"
+                           "centred on the policy's output, ridge regression of the good samples' (state, action) pairs,\n"
+                           "iterated; or by search (method: search): gains shared by the stance and swing roles, optimized\n"
+                           "by CMA-ES on closed-loop runs (config section `feedback:`). Then evaluates the policy against\n"
+                           "pushes and flesh stiffness, open and closed loop.\n"
+                           "The reference openloop.h5 tracked is read from where it names it (checked by its hash).\n"
+                           "Run it under mpiexec.mpich -n N to spread the work; the result does not depend on N. SIGTERM,\n"
+                           "SIGUSR1, SIGINT: the learning is saved and the tool exits with code 6 (resume with --resume).";
 
 static void progress_line(void *ctx, const char *line)
 {
@@ -45,7 +44,7 @@ static void progress_line(void *ctx, const char *line)
 /* what learn-feedback reads: the character, the config's sections, the cycle controller and the
    reference it tracked (checked by its hash) */
 typedef struct inputs {
-    sc_model loaded, m;  /* the character as loaded, and with the scenario's changes */
+    sc_model loaded, m; /* the character as loaded, and with the scenario's changes */
     sc_cfg *cfg;
     sc_scenario sc;
     sc_samcon_config sampling;
@@ -120,9 +119,19 @@ int main(int argc, char **argv)
     inputs in;
     read_inputs(&cli, &in);
     char *resolved = sc_cfg_resolved_text(in.cfg);
-    sc_feedback_run run = {.m = &in.m, .sim_opts = &in.sc.sim, .ref = &in.ref, .ol = &in.ol, .dofs = &in.dofs, .sampling = &in.sampling,
-                           .cfg = &in.fb, .seed = cli.seed, .run_hash = sc_feedback_run_hash(resolved, &in.loaded, &in.ol, cli.seed),
-                           .checkpoint = ckpt, .resume = opt.resume && have_ckpt, .stop = sc_longrun_stop_requested, .progress = progress_line,
+    sc_feedback_run run = {.m = &in.m,
+                           .sim_opts = &in.sc.sim,
+                           .ref = &in.ref,
+                           .ol = &in.ol,
+                           .dofs = &in.dofs,
+                           .sampling = &in.sampling,
+                           .cfg = &in.fb,
+                           .seed = cli.seed,
+                           .run_hash = sc_feedback_run_hash(resolved, &in.loaded, &in.ol, cli.seed),
+                           .checkpoint = ckpt,
+                           .resume = opt.resume && have_ckpt,
+                           .stop = sc_longrun_stop_requested,
+                           .progress = progress_line,
                            .par = par};
     if (rank == 0) log_start(&cli, &in, par, run.resume);
     sc_feedback_result res;

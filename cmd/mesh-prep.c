@@ -12,50 +12,53 @@
 #include "mesh/prep.h"
 #include "settings/mesh.h"
 
-static const char *usage_head =
-    "-c CONFIG.yaml -o character.h5 [--surface-obj FILE] [--envelope-obj FILE]\n"
-    "Builds the character: fine surface, coarse envelope, fixed nodes, TetGen tet mesh,\n"
-    "embedding, masses. Writes character.h5 and character.xdmf (ParaView).\n"
-    "  --surface-obj FILE   also write the fine surface (config frame) as OBJ\n"
-    "  --envelope-obj FILE  also write the coarse envelope (config frame) as OBJ\n"
-    "environment: SOFTCON_TETGEN=PROGRAM runs PROGRAM instead of the `tetgen` on PATH.\n"
-    "\n"
-    "The default bone map (skeleton.bvh without skeleton.bone_map: a CMU clip's 31 joints to\n"
-    "16 bones; copy it into skeleton.bone_map to change it):\n";
+static const char *usage_head = "-c CONFIG.yaml -o character.h5 [--surface-obj FILE] [--envelope-obj FILE]\n"
+                                "Builds the character: fine surface, coarse envelope, fixed nodes, TetGen tet mesh,\n"
+                                "embedding, masses. Writes character.h5 and character.xdmf (ParaView).\n"
+                                "  --surface-obj FILE   also write the fine surface (config frame) as OBJ\n"
+                                "  --envelope-obj FILE  also write the coarse envelope (config frame) as OBJ\n"
+                                "environment: SOFTCON_TETGEN=PROGRAM runs PROGRAM instead of the `tetgen` on PATH.\n"
+                                "\n"
+                                "The default bone map (skeleton.bvh without skeleton.bone_map: a CMU clip's 31 joints to\n"
+                                "16 bones; copy it into skeleton.bone_map to change it):\n";
 
 static const char *surface_obj, *envelope_obj;
 
 static int extra_opt(const char *name, const char *value, int *used)
 {
     *used = 2;
-    if (!strcmp(name, "--surface-obj")) { surface_obj = value; return value ? 1 : -1; }
-    if (!strcmp(name, "--envelope-obj")) { envelope_obj = value; return value ? 1 : -1; }
+    if (!strcmp(name, "--surface-obj")) {
+        surface_obj = value;
+        return value ? 1 : -1;
+    }
+    if (!strcmp(name, "--envelope-obj")) {
+        envelope_obj = value;
+        return value ? 1 : -1;
+    }
     return 0;
 }
 
 static void log_report(const char *output, const sc_prep_report *r)
 {
     sc_log_info("mesh-prep: %s", output);
-    sc_log_info("  skeleton      %d bones, %d joints, %d fixed nodes (%.2f kg on the bones)", r->nbones, r->njoints,
-                r->nfixed, r->bone_mass_total);
+    sc_log_info("  skeleton      %d bones, %d joints, %d fixed nodes (%.2f kg on the bones)", r->nbones, r->njoints, r->nfixed, r->bone_mass_total);
     sc_log_info("  surface       %d vertices, %d faces (grid %.4f m)", r->nsurf_verts, r->nsurf_tris, r->surface_spacing);
     if (r->fitted)
         sc_log_info("  fit           skeleton fitted into the %.3f m body: scale %.4f; arms down %.1f / %.1f deg, forward %.1f / %.1f deg, "
-                    "length x %.3f / %.3f; legs moved %.3f / %.3f m", r->fit.body_height, r->fit.scale, r->fit.arm_down_deg[0],
-                    r->fit.arm_down_deg[1], r->fit.arm_forward_deg[0], r->fit.arm_forward_deg[1], r->fit.arm_length_scale[0],
-                    r->fit.arm_length_scale[1], r->fit.leg_shift[0], r->fit.leg_shift[1]);
+                    "length x %.3f / %.3f; legs moved %.3f / %.3f m",
+                    r->fit.body_height, r->fit.scale, r->fit.arm_down_deg[0], r->fit.arm_down_deg[1], r->fit.arm_forward_deg[0],
+                    r->fit.arm_forward_deg[1], r->fit.arm_length_scale[0], r->fit.arm_length_scale[1], r->fit.leg_shift[0], r->fit.leg_shift[1]);
     sc_log_info("  fixed nodes   %d boxes sized to the body (soles under the feet, every node inside the flesh)", r->fixed_fitted);
     sc_log_info("  envelope      %d vertices, %d faces (grid %.4f m), %.4f m^3", r->env_verts, r->env_tris, r->env_spacing, r->volume);
-    sc_log_info("  tet mesh      %d nodes, %d tets (%d flipped to positive), tetgen %.2f s: %s", r->nnodes, r->ntets,
-                r->flipped_tets, r->seconds_tetgen, r->tetgen_command);
-    sc_log_info("  slivers       %d peeled, %d node moves, %d nodes dropped; min dihedral %.2f -> %.2f deg",
-                r->improve.peeled, r->improve.smoothed_moves, r->improve.removed_nodes, r->improve.min_dihedral_before,
-                r->improve.min_dihedral_after);
-    sc_log_info("  quality       dihedral %.2f..%.2f deg, volume %.3g..%.3g m^3, %d tets with volume <= 0",
-                r->quality.min_dihedral, r->quality.max_dihedral, r->quality.min_volume, r->quality.max_volume, r->quality.nonpositive);
+    sc_log_info("  tet mesh      %d nodes, %d tets (%d flipped to positive), tetgen %.2f s: %s", r->nnodes, r->ntets, r->flipped_tets,
+                r->seconds_tetgen, r->tetgen_command);
+    sc_log_info("  slivers       %d peeled, %d node moves, %d nodes dropped; min dihedral %.2f -> %.2f deg", r->improve.peeled,
+                r->improve.smoothed_moves, r->improve.removed_nodes, r->improve.min_dihedral_before, r->improve.min_dihedral_after);
+    sc_log_info("  quality       dihedral %.2f..%.2f deg, volume %.3g..%.3g m^3, %d tets with volume <= 0", r->quality.min_dihedral,
+                r->quality.max_dihedral, r->quality.min_volume, r->quality.max_volume, r->quality.nonpositive);
     sc_log_info("  radius-edge   mean %.3f, max %.3f", r->quality.radius_edge_mean, r->quality.radius_edge_max);
-    sc_log_info("  embedding     %d inside a tet, %d mapped to the nearest tet (max %.2g m away)", r->embed.inside,
-                r->embed.fallback, r->embed.max_fallback_distance);
+    sc_log_info("  embedding     %d inside a tet, %d mapped to the nearest tet (max %.2g m away)", r->embed.inside, r->embed.fallback,
+                r->embed.max_fallback_distance);
     sc_log_info("  mass          %.2f kg total = density x body volume %.4f m^3 (tets %.4f m^3); %d light nodes raised to the mass floor",
                 r->total_mass, r->body_volume, r->tet_volume, r->mass_floored);
     sc_log_info("  time          %.2f s", r->seconds);

@@ -18,16 +18,15 @@
 #include "render/anim.h"
 #include "render/output.h"
 
-static const char *usage =
-    "[-c CONFIG.yaml] -o OUTDIR [--camera side|front|orbit] [--size WxH] [--fps N] [--skeleton]\n"
-    "       [--reference ref.h5] [--no-frames] [--no-sheet] [--no-movie] [--no-export] sim.h5|character.h5\n"
-    "  --reference FILE  draw the skeleton of a reference.h5 (inverse-dynamics) as a blue ghost, at the\n"
-    "                    reference time the simulation played (so time scaling is followed); or of the\n"
-    "                    openloop.h5 the simulation replays (the reference it tracked, repeated cycles included)\n"
-    "Draws the simulation (or the character at rest) headless into OUTDIR: frame_00000.png ...,\n"
-    "contact_sheet.png, movie.mp4 (when the ffmpeg program is installed); exports NAME_frames.xdmf\n"
-    "+ NAME_frames.h5 (ParaView), NAME_surface.obj + NAME_surface.pc2 (Blender Mesh Cache) and\n"
-    "NAME_skeleton.bvh. Settings: the config's `render:` section (all optional).";
+static const char *usage = "[-c CONFIG.yaml] -o OUTDIR [--camera side|front|orbit] [--size WxH] [--fps N] [--skeleton]\n"
+                           "       [--reference ref.h5] [--no-frames] [--no-sheet] [--no-movie] [--no-export] sim.h5|character.h5\n"
+                           "  --reference FILE  draw the skeleton of a reference.h5 (inverse-dynamics) as a blue ghost, at the\n"
+                           "                    reference time the simulation played (so time scaling is followed); or of the\n"
+                           "                    openloop.h5 the simulation replays (the reference it tracked, repeated cycles included)\n"
+                           "Draws the simulation (or the character at rest) headless into OUTDIR: frame_00000.png ...,\n"
+                           "contact_sheet.png, movie.mp4 (when the ffmpeg program is installed); exports NAME_frames.xdmf\n"
+                           "+ NAME_frames.h5 (ParaView), NAME_surface.obj + NAME_surface.pc2 (Blender Mesh Cache) and\n"
+                           "NAME_skeleton.bvh. Settings: the config's `render:` section (all optional).";
 
 /* command-line overrides */
 static const char *opt_camera, *opt_size, *opt_fps;
@@ -69,10 +68,22 @@ static int apply_overrides(sc_render_settings *c, sc_err *err)
 static int extra_opt(const char *name, const char *value, int *used)
 {
     *used = 2;
-    if (!strcmp(name, "--camera") && value) { opt_camera = value; return 1; }
-    if (!strcmp(name, "--size") && value) { opt_size = value; return 1; }
-    if (!strcmp(name, "--fps") && value) { opt_fps = value; return 1; }
-    if (!strcmp(name, "--reference") && value) { opt_reference = value; return 1; }
+    if (!strcmp(name, "--camera") && value) {
+        opt_camera = value;
+        return 1;
+    }
+    if (!strcmp(name, "--size") && value) {
+        opt_size = value;
+        return 1;
+    }
+    if (!strcmp(name, "--fps") && value) {
+        opt_fps = value;
+        return 1;
+    }
+    if (!strcmp(name, "--reference") && value) {
+        opt_reference = value;
+        return 1;
+    }
     *used = 1;
     if (!strcmp(name, "--skeleton")) return opt_skeleton = 1;
     if (!strcmp(name, "--no-frames")) return opt_no_frames = 1;
@@ -171,7 +182,10 @@ static int run(char *const argv[])
     sc_cleanup_set_child(pid);
     int st;
     while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) { sc_cleanup_set_child(0); return -1; }
+        if (errno != EINTR) {
+            sc_cleanup_set_child(0);
+            return -1;
+        }
     sc_cleanup_set_child(0);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
@@ -185,14 +199,39 @@ static int make_movie(const char *dir, int nframes, double fps, sc_err *err)
     snprintf(rate, sizeof rate, "%.6g", fps);
     snprintf(count, sizeof count, "%d", nframes);
     /* H.264 in yuv420p needs even sizes; the pad filter rounds up */
-    char *argv[] = {"ffmpeg", "-nostdin", "-y", "-loglevel", "error", "-framerate", rate, "-start_number", "0", "-i", pattern,
-                    "-frames:v", count, "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-c:v", "libx264", "-pix_fmt", "yuv420p",
-                    "-crf", "20", "-movflags", "+faststart", tmp, NULL};
+    char *argv[] = {"ffmpeg",    "-nostdin",      "-y",
+                    "-loglevel", "error",         "-framerate",
+                    rate,        "-start_number", "0",
+                    "-i",        pattern,         "-frames:v",
+                    count,       "-vf",           "pad=ceil(iw/2)*2:ceil(ih/2)*2",
+                    "-c:v",      "libx264",       "-pix_fmt",
+                    "yuv420p",   "-crf",          "20",
+                    "-movflags", "+faststart",    tmp,
+                    NULL};
     sc_cleanup_add(tmp, SC_CLEANUP_TEMP);
     int st = run(argv);
     if (st != 0) { /* an ffmpeg without libx264: its default MPEG-4 encoder */
-        char *argv2[] = {"ffmpeg", "-nostdin", "-y", "-loglevel", "error", "-framerate", rate, "-start_number", "0", "-i", pattern,
-                         "-frames:v", count, "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-pix_fmt", "yuv420p", "-q:v", "3", tmp, NULL};
+        char *argv2[] = {"ffmpeg",
+                         "-nostdin",
+                         "-y",
+                         "-loglevel",
+                         "error",
+                         "-framerate",
+                         rate,
+                         "-start_number",
+                         "0",
+                         "-i",
+                         pattern,
+                         "-frames:v",
+                         count,
+                         "-vf",
+                         "pad=ceil(iw/2)*2:ceil(ih/2)*2",
+                         "-pix_fmt",
+                         "yuv420p",
+                         "-q:v",
+                         "3",
+                         tmp,
+                         NULL};
         st = run(argv2);
     }
     if (st != 0) {
@@ -236,8 +275,7 @@ int main(int argc, char **argv)
         anim.ground_n[1] = 1;
         anim.ground_off = 0;
     }
-    if (anim.status[0] && strncmp(anim.status, "completed", 9))
-        sc_log_warn("%s: the simulation's status is '%s'", input, anim.status);
+    if (anim.status[0] && strncmp(anim.status, "completed", 9)) sc_log_warn("%s: the simulation's status is '%s'", input, anim.status);
     if (make_dirs(dir, &err)) fail(&cli, &err);
 
     /* name stem for exports: sim.h5 -> sim */
@@ -249,10 +287,11 @@ int main(int argc, char **argv)
 
     double *times = NULL;
     int n = sc_anim_times(&anim, rc.fps, rc.every, rc.start, rc.end, &times);
-    if (n < 0) { sc_fail(&err, SC_EIO, "out of memory"); fail(&cli, &err); }
-    double frame_rate = rc.every > 0 || rc.fps <= 0
-                            ? (n > 1 && times[n - 1] > times[0] ? (n - 1) / (times[n - 1] - times[0]) : 30)
-                            : rc.fps;
+    if (n < 0) {
+        sc_fail(&err, SC_EIO, "out of memory");
+        fail(&cli, &err);
+    }
+    double frame_rate = rc.every > 0 || rc.fps <= 0 ? (n > 1 && times[n - 1] > times[0] ? (n - 1) / (times[n - 1] - times[0]) : 30) : rc.fps;
     sc_render_sink sink = {sink_wrote, sink_checkpoint, (void *)cli.tool};
     if (rc.images && sc_render_write_frames(&rc, &anim, times, n, dir, &sink, &err)) fail(&cli, &err);
     if (rc.sheet && sc_render_write_sheet(&rc, &anim, times, n, dir, &sink, &err)) fail(&cli, &err);

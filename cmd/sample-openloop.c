@@ -19,16 +19,15 @@
 #include "io/config.h"
 #include "par/par.h"
 
-static const char *usage =
-    "-c CONFIG.yaml -o openloop.h5 [--resume] [--checkpoint FILE] character.h5 reference.h5\n"
-    "  --resume           continue from the checkpoint (when there is one; else start afresh)\n"
-    "  --checkpoint FILE  where the search is saved after every segment (default: OUTPUT.ckpt)\n"
-    "Samples PD target offsets and segment durations around the reference's inverse-dynamics targets\n"
-    "(config section `sampling:`, simulation sections as simulate's) and writes the cheapest\n"
-    "open-loop controller that tracks the reference. Run it under mpiexec.mpich -n N to spread the\n"
-    "samples; the result does not depend on N. SIGTERM, SIGUSR1 or SIGINT: the search is saved\n"
-    "to the checkpoint and the tool exits with code 6 (run it again with --resume). A clip it cannot\n"
-    "complete still gives an openloop.h5 with the longest path found, and exit code 7.";
+static const char *usage = "-c CONFIG.yaml -o openloop.h5 [--resume] [--checkpoint FILE] character.h5 reference.h5\n"
+                           "  --resume           continue from the checkpoint (when there is one; else start afresh)\n"
+                           "  --checkpoint FILE  where the search is saved after every segment (default: OUTPUT.ckpt)\n"
+                           "Samples PD target offsets and segment durations around the reference's inverse-dynamics targets\n"
+                           "(config section `sampling:`, simulation sections as simulate's) and writes the cheapest\n"
+                           "open-loop controller that tracks the reference. Run it under mpiexec.mpich -n N to spread the\n"
+                           "samples; the result does not depend on N. SIGTERM, SIGUSR1 or SIGINT: the search is saved\n"
+                           "to the checkpoint and the tool exits with code 6 (run it again with --resume). A clip it cannot\n"
+                           "complete still gives an openloop.h5 with the longest path found, and exit code 7.";
 
 /* A bar on a terminal (the segment lines with -v), a line per segment otherwise (Slurm logs). */
 static void progress_line(void *ctx, int done, int nseg, const char *line)
@@ -69,7 +68,10 @@ static void read_inputs(const sc_cli *cli, inputs *in)
     if (sc_scenario_model(&loaded, &in->sc, &in->m, &err)) sc_longrun_die(&err);
     sc_model_free(&loaded);
     sc_tracker probe; /* a reference made for another character is an input error, found now */
-    if (sc_tracker_init(&probe, &in->m, &in->ref, &in->sampling.tracker, &err)) { sc_err_prefix(&err, "%s: ", cli->inputs[1]); sc_longrun_die(&err); }
+    if (sc_tracker_init(&probe, &in->m, &in->ref, &in->sampling.tracker, &err)) {
+        sc_err_prefix(&err, "%s: ", cli->inputs[1]);
+        sc_longrun_die(&err);
+    }
     sc_tracker_free(&probe);
     if (!(fabs(in->ref.dt - in->sc.sim.dt) <= 1e-12))
         sc_log_warn("%s samples the reference every %g s and the simulation steps %g s: targets are interpolated", cli->inputs[1], in->ref.dt,
@@ -89,8 +91,8 @@ static void log_cycle(const sc_samcon_config *sampling, const sc_cycle *cycle, i
 static void log_start(const sc_cli *cli, const sc_samcon_run *run, sc_par *par)
 {
     const sc_samcon_config *s = run->cfg;
-    sc_log_info("sample-openloop: %s on %d rank%s: %d samples and %d elites per %.3g s segment, %s targets, time scale %s [%g, %g]%s",
-                cli->inputs[1], sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", s->samples, s->elites, s->segment,
+    sc_log_info("sample-openloop: %s on %d rank%s: %d samples and %d elites per %.3g s segment, %s targets, time scale %s [%g, %g]%s", cli->inputs[1],
+                sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", s->samples, s->elites, s->segment,
                 s->base == SC_BASE_ID ? "inverse-dynamics" : "raw reference", s->time_scaling ? "on" : "off", s->scale_min, s->scale_max,
                 run->resume ? "; resuming from the checkpoint" : "");
 }
@@ -105,8 +107,8 @@ static int write_result(const sc_cli *cli, int argc, char **argv, const char *re
     sc_openloop_trace trace;
     int rc = sc_sim_create(&in->m, &in->sc.sim, &sim, &err) || sc_openloop_record(run, res, sim, in->sc.every, &trace, &err);
     if (!rc) {
-        sc_openloop_provenance p = {argc, argv, resolved, cli->inputs[0], cli->inputs[1], &in->ref, sc_fem_kernel_name(sim->fem.kernel),
-                                    sc_par_library()};
+        sc_openloop_provenance p = {
+            argc, argv, resolved, cli->inputs[0], cli->inputs[1], &in->ref, sc_fem_kernel_name(sim->fem.kernel), sc_par_library()};
         rc = sc_openloop_save(cli->output, &p, run, res, &trace, &err);
         sc_openloop_trace_free(&trace);
     }
@@ -121,11 +123,12 @@ static int write_result(const sc_cli *cli, int argc, char **argv, const char *re
     sc_log_info("sample-openloop: %s: %s %d of %d segments (reference time %.3f s), final cost %.3f, %ld samples in %.1f s "
                 "(%.1f samples/s on %d rank%s, %.1f per rank), %d backtracks",
                 cli->output, res->completed ? "completed all" : "reached", res->nseg, res->nseg_total, last,
-                res->nseg ? res->seg[res->nseg - 1].path_cost : 0, res->samples, res->wall_seconds, res->wall_seconds > 0 ? res->samples / res->wall_seconds : 0,
-                res->ranks, res->ranks > 1 ? "s" : "", res->sample_seconds > 0 ? res->samples / res->sample_seconds : 0, res->backtracks);
+                res->nseg ? res->seg[res->nseg - 1].path_cost : 0, res->samples, res->wall_seconds,
+                res->wall_seconds > 0 ? res->samples / res->wall_seconds : 0, res->ranks, res->ranks > 1 ? "s" : "",
+                res->sample_seconds > 0 ? res->samples / res->sample_seconds : 0, res->backtracks);
     if (res->completed) return 0;
-    fprintf(stderr, "%s: the clip could not be completed: %s holds the longest path found (reference time %.3f s of %.3f s)\n",
-            cli->tool, cli->output, last, track->time[track->n - 1] - track->time[0]); /* a cycle: its repetitions' span */
+    fprintf(stderr, "%s: the clip could not be completed: %s holds the longest path found (reference time %.3f s of %.3f s)\n", cli->tool,
+            cli->output, last, track->time[track->n - 1] - track->time[0]); /* a cycle: its repetitions' span */
     return SC_EPARTIAL;
 }
 
@@ -156,9 +159,19 @@ int main(int argc, char **argv)
     char *resolved = sc_cfg_resolved_text(in.cfg);
     uint64_t inputs_hash[] = {sc_reference_hash(&in.ref)};
     uint64_t run_hash = sc_run_hash(resolved, sc_model_hash(&in.m), inputs_hash, 1, cli.seed);
-    sc_samcon_run run = {.m = &in.m, .sim_opts = &in.sc.sim, .ref = track, .cycle = in.sampling.cycle ? &cycle : NULL, .fragments = fragments,
-                         .dofs = &in.dofs, .cfg = &in.sampling, .seed = cli.seed, .run_hash = run_hash, .checkpoint = ckpt,
-                         .resume = opt.resume && have_ckpt, .monitor = {.stop = sc_longrun_stop_requested, .progress = progress_line}, .par = par};
+    sc_samcon_run run = {.m = &in.m,
+                         .sim_opts = &in.sc.sim,
+                         .ref = track,
+                         .cycle = in.sampling.cycle ? &cycle : NULL,
+                         .fragments = fragments,
+                         .dofs = &in.dofs,
+                         .cfg = &in.sampling,
+                         .seed = cli.seed,
+                         .run_hash = run_hash,
+                         .checkpoint = ckpt,
+                         .resume = opt.resume && have_ckpt,
+                         .monitor = {.stop = sc_longrun_stop_requested, .progress = progress_line},
+                         .par = par};
     sc_progress bar;
     sc_progress_begin(&bar, "sample-openloop", 1);
     run.monitor.ctx = &bar;

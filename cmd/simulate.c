@@ -151,8 +151,8 @@ static void log_result(const char *output, const sc_sim *sim, const sc_sim_write
     } else {
         sc_log_info("simulate: %s: %ld steps (%.3f s simulated) in %.2f s wall, %.1f us/step (fem %.1f, skinning %.1f, damping %.1f, contact %.1f, "
                     "coupling %.1f, ODE %.1f); max ground penetration %.4f m",
-                    output, tm->steps, sim->t, tm->total, 1e6 * tm->total / n, 1e6 * tm->fem / n, 1e6 * tm->skin / n,
-                    1e6 * tm->damping / n, 1e6 * tm->contact / n, 1e6 * tm->coupling / n, 1e6 * tm->ode / n, w->max_depth);
+                    output, tm->steps, sim->t, tm->total, 1e6 * tm->total / n, 1e6 * tm->fem / n, 1e6 * tm->skin / n, 1e6 * tm->damping / n,
+                    1e6 * tm->contact / n, 1e6 * tm->coupling / n, 1e6 * tm->ode / n, w->max_depth);
     }
 }
 
@@ -178,7 +178,10 @@ int main(int argc, char **argv)
     if (setup_controller(cfg, &loaded, &sc, &c, &err) || sc_scenario_model(&loaded, &sc, &m, &err)) sc_cli_die(&cli, &err);
     sc_model_free(&loaded);
     sc_sim *sim;
-    if (sc_sim_create(&m, &sc.sim, &sim, &err)) { sc_err_prefix(&err, "%s: ", cli.inputs[0]); sc_cli_die(&cli, &err); }
+    if (sc_sim_create(&m, &sc.sim, &sim, &err)) {
+        sc_err_prefix(&err, "%s: ", cli.inputs[0]);
+        sc_cli_die(&cli, &err);
+    }
     if (start_state(sim, &m, &sc, &c, cli.config, &err)) sc_cli_die(&cli, &err);
 
     char *resolved = sc_cfg_resolved_text(cfg);
@@ -192,7 +195,10 @@ int main(int argc, char **argv)
     sc_rollout_result res;
     sc_target_source src = c.ctrl.kind == SC_CTRL_POLICY ? sc_policy_source(&c.pctrl) : sc_controller_source(&c.ctrl);
     int failed = sc_sim_record(sim, src, &sc.pert, nsteps, sc.every, &c.ctrl, &w, &res, &step_err, &err) ? 2 : 0;
-    if (res.stopped) { sc_sim_writer_abort(&w); sc_cli_die(&cli, &err); }
+    if (res.stopped) {
+        sc_sim_writer_abort(&w);
+        sc_cli_die(&cli, &err);
+    }
     /* a numerical failure keeps what was written and says so */
     char status[SC_ERR_MSG + 16];
     snprintf(status, sizeof status, failed ? "failed: %s" : "completed", step_err.msg);

@@ -14,14 +14,13 @@
 #include "settings/skin.h"
 #include "skin/weights.h"
 
-static const char *usage =
-    "-c CONFIG.yaml -o character.h5 character.h5\n"
-    "Solves bounded biharmonic skinning weights on the tet mesh (the `skin:` section of the\n"
-    "config: k, tol, max_iter) and writes the character with /skin added (replaced if present).\n"
-    "The output may be the input (-o character.h5 character.h5): the result is written to\n"
-    "character.h5.tmp and renamed onto it only when complete, so the input is replaced\n"
-    "atomically or, on any failure or interruption, left as it was. The output may not be\n"
-    "the config.";
+static const char *usage = "-c CONFIG.yaml -o character.h5 character.h5\n"
+                           "Solves bounded biharmonic skinning weights on the tet mesh (the `skin:` section of the\n"
+                           "config: k, tol, max_iter) and writes the character with /skin added (replaced if present).\n"
+                           "The output may be the input (-o character.h5 character.h5): the result is written to\n"
+                           "character.h5.tmp and renamed onto it only when complete, so the input is replaced\n"
+                           "atomically or, on any failure or interruption, left as it was. The output may not be\n"
+                           "the config.";
 
 static void log_result(const char *output, const sc_model *m, const sc_skin_result *r)
 {
@@ -68,10 +67,10 @@ int main(int argc, char **argv)
     char *resolved = sc_cfg_resolved_text(cfg);
     char cmdline[4096];
     size_t cl = 0;
-    for (int i = 0; i < argc && cl < sizeof cmdline - 1; i++) cl += (size_t)snprintf(cmdline + cl, sizeof cmdline - cl, "%s%s", i ? " " : "", argv[i]);
+    for (int i = 0; i < argc && cl < sizeof cmdline - 1; i++)
+        cl += (size_t)snprintf(cmdline + cl, sizeof cmdline - cl, "%s%s", i ? " " : "", argv[i]);
     struct stat st_in, st_out;
-    int in_place = stat(input, &st_in) == 0 && stat(cli.output, &st_out) == 0 && st_in.st_dev == st_out.st_dev &&
-                   st_in.st_ino == st_out.st_ino;
+    int in_place = stat(input, &st_in) == 0 && stat(cli.output, &st_out) == 0 && st_in.st_dev == st_out.st_dev && st_in.st_ino == st_out.st_ino;
     if (sc_character_write_skinned(input, cli.output, &m, &r, cmdline, resolved, &err)) sc_cli_die(&cli, &err);
     if (!in_place) sc_cleanup_add(cli.output, SC_CLEANUP_OUTPUT); /* never the replaced input */
     if (sc_character_write_xdmf(xdmf, h5rel, &m, 1, &err)) sc_cli_die(&cli, &err);

@@ -17,7 +17,7 @@ PACKAGES=(
   python3 python3-h5py python3-numpy  # tests read outputs the way users do
   gnuplot-nox ffmpeg               # plots and movies (optional at run time)
   clang libclang-rt-14-dev llvm    # make fuzz: libFuzzer harnesses (tests/fuzz), llvm-cov for their coverage
-  cppcheck                         # make lint: static analysis against scripts/cppcheck-baseline.txt
+  cppcheck clang-format            # make lint (static analysis, scripts/cppcheck-baseline.txt), make check-format
 )
 for opt in "$@"; do
   case "$opt" in

@@ -22,11 +22,11 @@ static const int k_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1};
 static const char *signal_name(int sig)
 {
     switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    case SIGUSR1: return "SIGUSR1";
-    default: return "a signal";
+        case SIGINT: return "SIGINT";
+        case SIGTERM: return "SIGTERM";
+        case SIGHUP: return "SIGHUP";
+        case SIGUSR1: return "SIGUSR1";
+        default: return "a signal";
     }
 }
 
@@ -88,9 +88,8 @@ static int same_file(const char *a, const char *b)
 
 static void clash_exit(const sc_cli *cli, const char *out, const char *in)
 {
-    fprintf(stderr, "%s: the output %s is the same file as the %s %s; refusing to overwrite %s (choose another -o)\n",
-            cli->tool, out, cli->config && in == cli->config ? "config" : "input", in,
-            cli->config && in == cli->config ? "the config" : "an input");
+    fprintf(stderr, "%s: the output %s is the same file as the %s %s; refusing to overwrite %s (choose another -o)\n", cli->tool, out,
+            cli->config && in == cli->config ? "config" : "input", in, cli->config && in == cli->config ? "the config" : "an input");
     exit(SC_EUSAGE);
 }
 
@@ -158,8 +157,8 @@ static void usage_exit(const char *tool, const char *usage, int code)
     exit(code);
 }
 
-void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const char *usage,
-                  int min_inputs, int max_inputs, int need_config, int need_output, sc_cli_extra_fn extra)
+void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const char *usage, int min_inputs, int max_inputs, int need_config,
+                  int need_output, sc_cli_extra_fn extra)
 {
     sc_environment_apply();
     memset(cli, 0, sizeof *cli);
@@ -194,12 +193,14 @@ void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const ch
                 char *end;
                 unsigned long long v = strtoull(next, &end, 10);
                 if (*end || end == next || (a[2] == 't' && (v < 1 || v > 1024))) {
-                    fprintf(stderr, "%s: %s expects a %s, got '%s'\n", tool, a,
-                            a[2] == 't' ? "thread count in 1..1024" : "non-negative integer", next);
+                    fprintf(stderr, "%s: %s expects a %s, got '%s'\n", tool, a, a[2] == 't' ? "thread count in 1..1024" : "non-negative integer",
+                            next);
                     exit(SC_EUSAGE);
                 }
-                if (a[2] == 's') { cli->seed = v; cli->seed_given = 1; }
-                else cli->threads = (int)v;
+                if (a[2] == 's') {
+                    cli->seed = v;
+                    cli->seed_given = 1;
+                } else cli->threads = (int)v;
             }
         } else if (a[0] == '-' && a[1]) {
             int used = 1, mine = extra ? extra(a, next, &used) : 0;
@@ -252,13 +253,15 @@ void sc_cli_die(const sc_cli *cli, const sc_err *err)
 }
 
 /* The top-level config sections of all the tools. */
-static const char *const pipeline_sections[] = {
-    "skeleton", "body", "envelope", "fixed", "tetgen", "material",              /* mesh-prep */
-    "skin",                                                                      /* skin-weights */
-    "motion", "retarget", "kinematics", "contact_estimation", "dynamics",        /* inverse-dynamics */
-    "simulation", "controller", "perturbations", "contact", "ground", "output",  /* simulate */
-    "sampling", "feedback", "render", "pipeline",                                /* later stages, scripts/pipeline.sh */
-    NULL};
+static const char *const pipeline_sections[] = {"skeleton",   "body",       "envelope",      "fixed",
+                                                "tetgen",     "material", /* mesh-prep */
+                                                "skin",                   /* skin-weights */
+                                                "motion",     "retarget",   "kinematics",    "contact_estimation",
+                                                "dynamics", /* inverse-dynamics */
+                                                "simulation", "controller", "perturbations", "contact",
+                                                "ground",     "output",                                  /* simulate */
+                                                "sampling",   "feedback",   "render",        "pipeline", /* later stages, scripts/pipeline.sh */
+                                                NULL};
 
 void sc_cli_ignore_other_sections(sc_cfg *cfg)
 {

@@ -23,25 +23,25 @@
 #include "core/status.h"
 
 #define SC_CLI_MAX_INPUTS 8
-#define SC_CLI_MAX_FILES 16
+#define SC_CLI_MAX_FILES  16
 
 /* need_output of sc_cli_parse */
 enum {
-    SC_CLI_NO_OUTPUT = 0,      /* -o optional */
-    SC_CLI_OUTPUT = 1,         /* -o required; it may not be an input or the config */
+    SC_CLI_NO_OUTPUT = 0,       /* -o optional */
+    SC_CLI_OUTPUT = 1,          /* -o required; it may not be an input or the config */
     SC_CLI_OUTPUT_IN_PLACE = 2, /* -o required; it may be an input (the tool replaces it atomically) */
     SC_CLI_OUTPUT_DIR = 3       /* -o required, a folder the tool fills (render) */
 };
 
 typedef struct sc_cli {
     const char *tool;
-    const char *config;            /* -c */
-    const char *output;            /* -o */
+    const char *config; /* -c */
+    const char *output; /* -o */
     const char *inputs[SC_CLI_MAX_INPUTS];
     int ninputs;
-    uint64_t seed;                 /* --seed, default 1 */
+    uint64_t seed; /* --seed, default 1 */
     int seed_given;
-    int threads;                   /* --threads, default 1 */
+    int threads; /* --threads, default 1 */
     int argc;
     char **argv;
     /* every file the run reads / writes, for the same-file check */
@@ -59,8 +59,8 @@ typedef int (*sc_cli_extra_fn)(const char *name, const char *value, int *used);
  * or when the output is an input or the config; exits SC_EIO when an output file cannot be
  * created (probed before any work). extra (may be NULL) takes the tool's own options.
  * need_output: one of SC_CLI_*OUTPUT*. Installs the signal and exit handlers described above. */
-void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const char *usage,
-                  int min_inputs, int max_inputs, int need_config, int need_output, sc_cli_extra_fn extra);
+void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const char *usage, int min_inputs, int max_inputs, int need_config,
+                  int need_output, sc_cli_extra_fn extra);
 /* Another file the run reads (an option's value: simulate --trajectory) or writes (mesh-prep
  * --surface-obj, the .xdmf beside an output): checked against the other side at once, exit
  * SC_EUSAGE naming both on a clash. NULL is ignored. */

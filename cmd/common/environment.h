@@ -22,8 +22,7 @@ static inline void sc_environment_apply(void)
     sc_paths_set_mocap_path(getenv("SOFTCON_MOCAP_PATH"));
     sc_fem_kernel_override(getenv("SOFTCON_FEM_KERNEL"));
     sc_tetgen_set_defaults(getenv("SOFTCON_TETGEN"), getenv("TMPDIR"));
-    const char *guard = getenv("SOFTCON_H5_GUARD"), *seconds = getenv("SOFTCON_H5_GUARD_SECONDS"),
-               *memory = getenv("SOFTCON_H5_GUARD_MEMORY_MB");
+    const char *guard = getenv("SOFTCON_H5_GUARD"), *seconds = getenv("SOFTCON_H5_GUARD_SECONDS"), *memory = getenv("SOFTCON_H5_GUARD_MEMORY_MB");
     sc_h5_guard_config(!(guard && !strcmp(guard, "0")), seconds ? atof(seconds) : 0);
     sc_h5_guard_memory_limit(memory ? atof(memory) : 0);
 }

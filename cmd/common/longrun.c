@@ -26,7 +26,11 @@ static int longrun_opt(const char *name, const char *value, int *used)
 {
     *used = 1;
     if (!strcmp(name, "--resume")) return g_opts.resume = 1;
-    if (!strcmp(name, "--checkpoint") && value) { *used = 2; g_opts.checkpoint = value; return 1; }
+    if (!strcmp(name, "--checkpoint") && value) {
+        *used = 2;
+        g_opts.checkpoint = value;
+        return 1;
+    }
     return 0;
 }
 

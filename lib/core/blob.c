@@ -22,11 +22,17 @@ void *sc_blob_reserve(sc_blob_writer *w, size_t n)
 {
     if (w->failed) return NULL;
     if (n > w->cap - w->n) {
-        if (w->fixed) { w->failed = 1; return NULL; }
+        if (w->fixed) {
+            w->failed = 1;
+            return NULL;
+        }
         size_t cap = w->cap ? 2 * w->cap : (size_t)1 << 16;
         while (cap - w->n < n) cap *= 2;
         unsigned char *q = realloc(w->p, cap);
-        if (!q) { w->failed = 1; return NULL; }
+        if (!q) {
+            w->failed = 1;
+            return NULL;
+        }
         w->p = q;
         w->cap = cap;
     }
@@ -53,7 +59,10 @@ void sc_blob_reader_init(sc_blob_reader *r, const void *data, size_t n)
 
 const void *sc_blob_take(sc_blob_reader *r, size_t n)
 {
-    if (r->bad || r->left < n) { r->bad = 1; return NULL; }
+    if (r->bad || r->left < n) {
+        r->bad = 1;
+        return NULL;
+    }
     const void *at = r->p;
     r->p += n;
     r->left -= n;
@@ -67,5 +76,15 @@ void sc_blob_get(sc_blob_reader *r, void *v, size_t n)
     else memset(v, 0, n);
 }
 
-int64_t sc_blob_get_i64(sc_blob_reader *r) { int64_t v; sc_blob_get(r, &v, sizeof v); return v; }
-double sc_blob_get_f64(sc_blob_reader *r) { double v; sc_blob_get(r, &v, sizeof v); return v; }
+int64_t sc_blob_get_i64(sc_blob_reader *r)
+{
+    int64_t v;
+    sc_blob_get(r, &v, sizeof v);
+    return v;
+}
+double sc_blob_get_f64(sc_blob_reader *r)
+{
+    double v;
+    sc_blob_get(r, &v, sizeof v);
+    return v;
+}

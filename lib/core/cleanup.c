@@ -63,8 +63,7 @@ void sc_cleanup_forget(const char *path)
     sigset_t old;
     block_signals(&old);
     for (int i = 0; i < SC_CLEANUP_SLOTS; i++)
-        if (atomic_load(&g_slot[i].state) >= SLOT_LIVE && !strcmp(g_slot[i].path, path))
-            atomic_store(&g_slot[i].state, SLOT_FREE);
+        if (atomic_load(&g_slot[i].state) >= SLOT_LIVE && !strcmp(g_slot[i].path, path)) atomic_store(&g_slot[i].state, SLOT_FREE);
     unblock_signals(&old);
 }
 

@@ -10,7 +10,10 @@
 static inline uint64_t sc_hash_bytes(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *p = (const unsigned char *)data;
-    for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ull; }
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
     return h;
 }
 static inline uint64_t sc_hash_f64(uint64_t h, double v) { return sc_hash_bytes(h, &v, sizeof v); }

@@ -38,11 +38,13 @@ int sc_spd_solve(int n, int q, double *S, double *B, sc_err *err)
 int sc_lqr_periodic(int n, int q, int m, const double *A, const double *B, const double *Q, const double *R, int cycles, double *K, sc_err *err)
 {
     size_t nn = (size_t)n * n, nq = (size_t)n * q;
-    double *P = malloc(sizeof(double) * nn), *Pn = malloc(sizeof(double) * nn), *PA = malloc(sizeof(double) * nn),
-           *PB = malloc(sizeof(double) * nq), *S = malloc(sizeof(double) * (size_t)q * q), *G = malloc(sizeof(double) * nq),
-           *Kj = malloc(sizeof(double) * nq);
+    double *P = malloc(sizeof(double) * nn), *Pn = malloc(sizeof(double) * nn), *PA = malloc(sizeof(double) * nn), *PB = malloc(sizeof(double) * nq),
+           *S = malloc(sizeof(double) * (size_t)q * q), *G = malloc(sizeof(double) * nq), *Kj = malloc(sizeof(double) * nq);
     int rc = SC_OK;
-    if (!P || !Pn || !PA || !PB || !S || !G || !Kj) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    if (!P || !Pn || !PA || !PB || !S || !G || !Kj) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
     memcpy(P, Q, sizeof(double) * nn);
     for (long h = (long)cycles * m - 1; h >= 0 && !rc; h--) {
         int j = (int)(h % m);
@@ -84,6 +86,12 @@ int sc_lqr_periodic(int n, int q, int m, const double *A, const double *B, const
         if (h < m) memcpy(K + (size_t)j * nq, Kj, sizeof(double) * nq);
     }
 done:
-    free(P); free(Pn); free(PA); free(PB); free(S); free(G); free(Kj);
+    free(P);
+    free(Pn);
+    free(PA);
+    free(PB);
+    free(S);
+    free(G);
+    free(Kj);
     return rc;
 }

@@ -13,10 +13,7 @@ void sc_log_set_level(int level) { g_level = level; }
 int sc_log_level(void) { return g_level; }
 int sc_log_warning_count(void) { return g_warnings; }
 
-void sc_log_set_prefix(const char *prefix)
-{
-    snprintf(g_prefix, sizeof g_prefix, "%s", prefix ? prefix : "");
-}
+void sc_log_set_prefix(const char *prefix) { snprintf(g_prefix, sizeof g_prefix, "%s", prefix ? prefix : ""); }
 
 static void emit(int level, const char *tag, const char *fmt, va_list ap)
 {
@@ -26,14 +23,14 @@ static void emit(int level, const char *tag, const char *fmt, va_list ap)
     fputc('\n', stderr);
 }
 
-#define SC_LOG_FN(name, level, tag, extra)                                                         \
-    void name(const char *fmt, ...)                                                              \
-    {                                                                                            \
-        extra;                                                                                   \
-        va_list ap;                                                                              \
-        va_start(ap, fmt);                                                                       \
-        emit(level, tag, fmt, ap);                                                               \
-        va_end(ap);                                                                              \
+#define SC_LOG_FN(name, level, tag, extra) \
+    void name(const char *fmt, ...)        \
+    {                                      \
+        extra;                             \
+        va_list ap;                        \
+        va_start(ap, fmt);                 \
+        emit(level, tag, fmt, ap);         \
+        va_end(ap);                        \
     }
 SC_LOG_FN(sc_log_error, SC_LOG_QUIET, "error: ", (void)0)
 SC_LOG_FN(sc_log_warn, SC_LOG_WARN, "warning: ", g_warnings++)
@@ -65,11 +62,10 @@ static void progress_draw(sc_progress *p, int final)
         int n = (int)(frac * 30 + 0.5);
         for (int i = 0; i < 30; i++) bar[i] = i < n ? '#' : '.';
         bar[30] = 0;
-        fprintf(stderr, "\r%s%s [%s] %5.1f%% %6.1fs eta %6.1fs%s", g_prefix, p->label, bar,
-                100 * frac, el, eta, final ? "\n" : "");
+        fprintf(stderr, "\r%s%s [%s] %5.1f%% %6.1fs eta %6.1fs%s", g_prefix, p->label, bar, 100 * frac, el, eta, final ? "\n" : "");
     } else {
-        fprintf(stderr, "%s%s: %lld/%lld (%.1f%%) %.1fs elapsed, eta %.1fs\n", g_prefix, p->label,
-                (long long)p->done, (long long)p->total, 100 * frac, el, eta);
+        fprintf(stderr, "%s%s: %lld/%lld (%.1f%%) %.1fs elapsed, eta %.1fs\n", g_prefix, p->label, (long long)p->done, (long long)p->total,
+                100 * frac, el, eta);
     }
     fflush(stderr);
 }

@@ -1,7 +1,12 @@
 #include <string.h>
 #include "mathx.h"
 
-sc_mat3 sc_m3_zero(void) { sc_mat3 a; memset(&a, 0, sizeof a); return a; }
+sc_mat3 sc_m3_zero(void)
+{
+    sc_mat3 a;
+    memset(&a, 0, sizeof a);
+    return a;
+}
 sc_mat3 sc_m3_identity(void)
 {
     sc_mat3 a = sc_m3_zero();
@@ -17,8 +22,7 @@ sc_mat3 sc_m3_mul(sc_mat3 a, sc_mat3 b)
 {
     sc_mat3 c;
     for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            c.m[i][j] = a.m[i][0] * b.m[0][j] + a.m[i][1] * b.m[1][j] + a.m[i][2] * b.m[2][j];
+        for (int j = 0; j < 3; j++) c.m[i][j] = a.m[i][0] * b.m[0][j] + a.m[i][1] * b.m[1][j] + a.m[i][2] * b.m[2][j];
     return c;
 }
 sc_mat3 sc_m3_transpose(sc_mat3 a)
@@ -45,17 +49,15 @@ sc_mat3 sc_m3_scale(sc_mat3 a, double s)
 }
 sc_vec3 sc_m3_mulv(sc_mat3 a, sc_vec3 v)
 {
-    return sc_v3(a.m[0][0] * v.x + a.m[0][1] * v.y + a.m[0][2] * v.z,
-                 a.m[1][0] * v.x + a.m[1][1] * v.y + a.m[1][2] * v.z,
+    return sc_v3(a.m[0][0] * v.x + a.m[0][1] * v.y + a.m[0][2] * v.z, a.m[1][0] * v.x + a.m[1][1] * v.y + a.m[1][2] * v.z,
                  a.m[2][0] * v.x + a.m[2][1] * v.y + a.m[2][2] * v.z);
 }
 sc_vec3 sc_m3_mulv_t(sc_mat3 a, sc_vec3 v) { return sc_m3_mulv(sc_m3_transpose(a), v); }
 sc_vec3 sc_m3_col(sc_mat3 a, int j) { return sc_v3(a.m[0][j], a.m[1][j], a.m[2][j]); }
 double sc_m3_det(sc_mat3 a)
 {
-    return a.m[0][0] * (a.m[1][1] * a.m[2][2] - a.m[1][2] * a.m[2][1]) -
-           a.m[0][1] * (a.m[1][0] * a.m[2][2] - a.m[1][2] * a.m[2][0]) +
-           a.m[0][2] * (a.m[1][0] * a.m[2][1] - a.m[1][1] * a.m[2][0]);
+    return a.m[0][0] * (a.m[1][1] * a.m[2][2] - a.m[1][2] * a.m[2][1]) - a.m[0][1] * (a.m[1][0] * a.m[2][2] - a.m[1][2] * a.m[2][0]) +
+        a.m[0][2] * (a.m[1][0] * a.m[2][1] - a.m[1][1] * a.m[2][0]);
 }
 double sc_m3_trace(sc_mat3 a) { return a.m[0][0] + a.m[1][1] + a.m[2][2]; }
 double sc_m3_frob(sc_mat3 a)
@@ -123,7 +125,11 @@ void sc_m3_sym_eigen(sc_mat3 a, double e[3], sc_mat3 *vout)
     int idx[3] = {0, 1, 2};
     for (int i = 0; i < 3; i++) /* sort descending */
         for (int j = i + 1; j < 3; j++)
-            if (a.m[idx[j]][idx[j]] > a.m[idx[i]][idx[i]]) { int t = idx[i]; idx[i] = idx[j]; idx[j] = t; }
+            if (a.m[idx[j]][idx[j]] > a.m[idx[i]][idx[i]]) {
+                int t = idx[i];
+                idx[i] = idx[j];
+                idx[j] = t;
+            }
     sc_mat3 vs;
     for (int j = 0; j < 3; j++) {
         e[j] = a.m[idx[j]][idx[j]];
@@ -132,16 +138,22 @@ void sc_m3_sym_eigen(sc_mat3 a, double e[3], sc_mat3 *vout)
     if (vout) *vout = vs;
 }
 
-sc_quat sc_q_identity(void) { sc_quat q = {1, 0, 0, 0}; return q; }
+sc_quat sc_q_identity(void)
+{
+    sc_quat q = {1, 0, 0, 0};
+    return q;
+}
 sc_quat sc_q_mul(sc_quat a, sc_quat b)
 {
-    sc_quat r = {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
-                 a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-                 a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-                 a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
+    sc_quat r = {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z, a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+                 a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x, a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
     return r;
 }
-sc_quat sc_q_conj(sc_quat a) { sc_quat r = {a.w, -a.x, -a.y, -a.z}; return r; }
+sc_quat sc_q_conj(sc_quat a)
+{
+    sc_quat r = {a.w, -a.x, -a.y, -a.z};
+    return r;
+}
 sc_quat sc_q_normalize(sc_quat a)
 {
     double n = sqrt(a.w * a.w + a.x * a.x + a.y * a.y + a.z * a.z);
@@ -203,7 +215,12 @@ sc_quat sc_q_from_m3(sc_mat3 r)
 }
 sc_vec3 sc_q_log(sc_quat q)
 {
-    if (q.w < 0) { q.w = -q.w; q.x = -q.x; q.y = -q.y; q.z = -q.z; }
+    if (q.w < 0) {
+        q.w = -q.w;
+        q.x = -q.x;
+        q.y = -q.y;
+        q.z = -q.z;
+    }
     double s = sqrt(q.x * q.x + q.y * q.y + q.z * q.z);
     if (s < 1e-12) return sc_v3(2 * q.x, 2 * q.y, 2 * q.z); /* first order, exact to 1e-24 */
     double angle = 2 * atan2(s, q.w);
@@ -221,14 +238,16 @@ sc_quat sc_q_exp(sc_vec3 w)
 sc_quat sc_q_slerp(sc_quat a, sc_quat b, double t)
 {
     double d = a.w * b.w + a.x * b.x + a.y * b.y + a.z * b.z;
-    if (d < 0) { b.w = -b.w; b.x = -b.x; b.y = -b.y; b.z = -b.z; }
+    if (d < 0) {
+        b.w = -b.w;
+        b.x = -b.x;
+        b.y = -b.y;
+        b.z = -b.z;
+    }
     sc_vec3 w = sc_q_log(sc_q_mul(sc_q_conj(a), b));
     return sc_q_normalize(sc_q_mul(a, sc_q_exp(sc_v3_scale(w, t))));
 }
-double sc_q_angle_between(sc_quat a, sc_quat b)
-{
-    return sc_v3_norm(sc_q_log(sc_q_mul(sc_q_conj(a), b)));
-}
+double sc_q_angle_between(sc_quat a, sc_quat b) { return sc_v3_norm(sc_q_log(sc_q_mul(sc_q_conj(a), b))); }
 double sc_point_segment_dist2(sc_vec3 p, sc_vec3 a, sc_vec3 b)
 {
     sc_vec3 ab = sc_v3_sub(b, a);
@@ -253,7 +272,11 @@ sc_quat sc_q_from_euler_deg(const char order[3], const double deg[3])
     return q;
 }
 
-sc_xform sc_xf_identity(void) { sc_xform t = {sc_q_identity(), {0, 0, 0}}; return t; }
+sc_xform sc_xf_identity(void)
+{
+    sc_xform t = {sc_q_identity(), {0, 0, 0}};
+    return t;
+}
 sc_xform sc_xf_mul(sc_xform a, sc_xform b)
 {
     sc_xform c = {sc_q_normalize(sc_q_mul(a.q, b.q)), sc_v3_add(sc_q_rotate(a.q, b.p), a.p)};
@@ -340,9 +363,7 @@ sc_vec3 sc_closest_on_triangle(sc_vec3 p, sc_vec3 a, sc_vec3 b, sc_vec3 c)
     double vb = d5 * d2 - d1 * d6;
     if (vb <= 0 && d2 >= 0 && d6 <= 0) return sc_v3_add(a, sc_v3_scale(ac, d2 / (d2 - d6)));
     double va = d3 * d6 - d5 * d4;
-    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0)
-        return sc_v3_add(b, sc_v3_scale(sc_v3_sub(c, b), (d4 - d3) / ((d4 - d3) + (d5 - d6))));
+    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) return sc_v3_add(b, sc_v3_scale(sc_v3_sub(c, b), (d4 - d3) / ((d4 - d3) + (d5 - d6))));
     double den = 1 / (va + vb + vc);
     return sc_v3_add(a, sc_v3_add(sc_v3_scale(ab, vb * den), sc_v3_scale(ac, vc * den)));
 }
-

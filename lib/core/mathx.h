@@ -6,24 +6,39 @@
 
 #define SC_PI 3.14159265358979323846
 
-typedef struct { double x, y, z; } sc_vec3;
-typedef struct { double m[3][3]; } sc_mat3;   /* m[row][col] */
-typedef struct { double w, x, y, z; } sc_quat;
+typedef struct {
+    double x, y, z;
+} sc_vec3;
+typedef struct {
+    double m[3][3];
+} sc_mat3; /* m[row][col] */
+typedef struct {
+    double w, x, y, z;
+} sc_quat;
 _Static_assert(sizeof(sc_quat) == 4 * sizeof(double), "sc_quat arrays are read as (w, x, y, z) doubles");
-typedef struct { sc_quat q; sc_vec3 p; } sc_xform; /* x_world = q * x_local + p */
+typedef struct {
+    sc_quat q;
+    sc_vec3 p;
+} sc_xform; /* x_world = q * x_local + p */
 
-static inline sc_vec3 sc_v3(double x, double y, double z) { sc_vec3 v = {x, y, z}; return v; }
+static inline sc_vec3 sc_v3(double x, double y, double z)
+{
+    sc_vec3 v = {x, y, z};
+    return v;
+}
 static inline sc_vec3 sc_v3_load(const double *a) { return sc_v3(a[0], a[1], a[2]); }
-static inline void sc_v3_store(double *a, sc_vec3 v) { a[0] = v.x; a[1] = v.y; a[2] = v.z; }
+static inline void sc_v3_store(double *a, sc_vec3 v)
+{
+    a[0] = v.x;
+    a[1] = v.y;
+    a[2] = v.z;
+}
 static inline sc_vec3 sc_v3_add(sc_vec3 a, sc_vec3 b) { return sc_v3(a.x + b.x, a.y + b.y, a.z + b.z); }
 static inline sc_vec3 sc_v3_sub(sc_vec3 a, sc_vec3 b) { return sc_v3(a.x - b.x, a.y - b.y, a.z - b.z); }
 static inline sc_vec3 sc_v3_scale(sc_vec3 a, double s) { return sc_v3(a.x * s, a.y * s, a.z * s); }
 static inline sc_vec3 sc_v3_axpy(double s, sc_vec3 x, sc_vec3 y) { return sc_v3(s * x.x + y.x, s * x.y + y.y, s * x.z + y.z); }
 static inline double sc_v3_dot(sc_vec3 a, sc_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-static inline sc_vec3 sc_v3_cross(sc_vec3 a, sc_vec3 b)
-{
-    return sc_v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
-}
+static inline sc_vec3 sc_v3_cross(sc_vec3 a, sc_vec3 b) { return sc_v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x); }
 static inline double sc_v3_norm(sc_vec3 a) { return sqrt(sc_v3_dot(a, a)); }
 static inline double sc_v3_dist(sc_vec3 a, sc_vec3 b) { return sc_v3_norm(sc_v3_sub(a, b)); }
 static inline sc_vec3 sc_v3_normalize(sc_vec3 a)

@@ -60,7 +60,10 @@ int sc_err_prefix(sc_err *err, const char *fmt, ...)
 
 void sc_err_clear(sc_err *err)
 {
-    if (err) { err->code = SC_OK; err->msg[0] = 0; }
+    if (err) {
+        err->code = SC_OK;
+        err->msg[0] = 0;
+    }
 }
 
 void *sc_alloc(sc_err *err, size_t n, size_t size)

@@ -16,13 +16,9 @@
 #define TOK_MAX 128
 #define NUM_MAX 128
 
-static const char *const k_chan_names[6] = {"Xposition", "Yposition", "Zposition",
-                                            "Xrotation", "Yrotation", "Zrotation"};
+static const char *const k_chan_names[6] = {"Xposition", "Yposition", "Zposition", "Xrotation", "Yrotation", "Zrotation"};
 
-const char *sc_bvh_channel_name(int channel)
-{
-    return channel >= 0 && channel < 6 ? k_chan_names[channel] : "?";
-}
+const char *sc_bvh_channel_name(int channel) { return channel >= 0 && channel < 6 ? k_chan_names[channel] : "?"; }
 
 /* ---------------------------------------------------------------- cursor */
 
@@ -71,8 +67,7 @@ static void skip_ws_lines(cursor *c)
 static int is_delim(const cursor *c, size_t i)
 {
     char ch = c->s[i];
-    return ch == ' ' || ch == '\t' || ch == '\f' || ch == '\v' || ch == '\r' || ch == '\n' || ch == '{' ||
-           ch == '}';
+    return ch == ' ' || ch == '\t' || ch == '\f' || ch == '\v' || ch == '\r' || ch == '\n' || ch == '{' || ch == '}';
 }
 
 /* Next token on the current line ('{' and '}' are tokens of their own); 0 at end of line.
@@ -180,11 +175,11 @@ static int grow(void **p, int *cap, int need, size_t elem, sc_err *err)
 typedef struct {
     cursor c;
     sc_bvh *b;
-    int cap;           /* capacity of b->joints, flags */
+    int cap;              /* capacity of b->joints, flags */
     unsigned char *flags; /* per joint: bit 0 OFFSET seen, bit 1 CHANNELS seen */
-    int *stack;        /* open joints */
+    int *stack;           /* open joints */
     int depth;
-    int *open_line;    /* line of each joint's header */
+    int *open_line; /* line of each joint's header */
 } parser;
 
 static int add_joint(parser *p, int parent, int line)
@@ -192,8 +187,7 @@ static int add_joint(parser *p, int parent, int line)
     sc_bvh *b = p->b;
     int cap = p->cap, rc;
     if (b->njoints >= SC_BVH_MAX_JOINTS)
-        return fail_at(&p->c, line, "more than %d joints (End Sites included): not a skeleton softcon can use",
-                       SC_BVH_MAX_JOINTS);
+        return fail_at(&p->c, line, "more than %d joints (End Sites included): not a skeleton softcon can use", SC_BVH_MAX_JOINTS);
     if ((rc = grow((void **)&b->joints, &cap, b->njoints + 1, sizeof *b->joints, p->c.err))) return rc;
     cap = p->cap;
     if ((rc = grow((void **)&p->flags, &cap, b->njoints + 1, 1, p->c.err))) return rc;
@@ -234,12 +228,10 @@ static int joint_header(parser *p, int parent, const char *kw)
     while (e > s && is_blank(c->s[e - 1])) e--;
     if (e == s) return FAILC(c, "expected a joint name after %s", kw);
     char tb[80];
-    if (e - s > 63)
-        return FAILC(c, "joint name '%s' too long (at most 63 characters)", tok_str(c, s, e - s, tb, sizeof tb));
+    if (e - s > 63) return FAILC(c, "joint name '%s' too long (at most 63 characters)", tok_str(c, s, e - s, tb, sizeof tb));
     for (size_t k = s; k < e; k++) {
         unsigned char ch = (unsigned char)c->s[k];
-        if (ch < 32 || ch == 127)
-            return FAILC(c, "control character in joint name '%s'", tok_str(c, s, e - s, tb, sizeof tb));
+        if (ch < 32 || ch == 127) return FAILC(c, "control character in joint name '%s'", tok_str(c, s, e - s, tb, sizeof tb));
     }
     char name[64];
     memcpy(name, c->s + s, e - s);
@@ -262,8 +254,7 @@ static int end_site(parser *p, int parent)
     cursor *c = &p->c;
     int line = c->line;
     size_t ts, tl;
-    if (!next_tok(c, &ts, &tl) || !tok_is(c, ts, tl, "Site"))
-        return FAILC(c, "expected 'Site' after 'End'");
+    if (!next_tok(c, &ts, &tl) || !tok_is(c, ts, tl, "Site")) return FAILC(c, "expected 'Site' after 'End'");
     int rc = expect_open(c, "End Site");
     if (rc) return rc;
     rc = add_joint(p, parent, line);
@@ -274,8 +265,7 @@ static int end_site(parser *p, int parent)
     char pn[64];
     memcpy(pn, p->b->joints[parent].name, sizeof pn);
     snprintf(jt->name, sizeof jt->name, "%.58s_End", pn);
-    for (int k = 2; sc_bvh_find(p->b, jt->name) != p->b->njoints - 1 && k < 1000; k++)
-        snprintf(jt->name, sizeof jt->name, "%.56s_End%d", pn, k);
+    for (int k = 2; sc_bvh_find(p->b, jt->name) != p->b->njoints - 1 && k < 1000; k++) snprintf(jt->name, sizeof jt->name, "%.56s_End%d", pn, k);
     return SC_OK;
 }
 
@@ -291,16 +281,13 @@ static int offset_line(parser *p, int j)
         size_t ts, tl;
         if (!next_tok(c, &ts, &tl)) return FAILC(c, "OFFSET of '%s' needs 3 numbers, found %d", jt->name, k);
         int r = parse_double(c, ts, tl, &v[k]);
-        if (r)
-            return FAILC(c, "OFFSET of '%s': '%s' is not a %s", jt->name, tok_str(c, ts, tl, tb, sizeof tb),
-                         r == 2 ? "finite number" : "number");
+        if (r) return FAILC(c, "OFFSET of '%s': '%s' is not a %s", jt->name, tok_str(c, ts, tl, tb, sizeof tb), r == 2 ? "finite number" : "number");
         if (fabs(v[k]) > SC_BVH_MAX_POSITION)
-            return FAILC(c, "OFFSET of '%s': %s is implausibly large (more than %g file units)", jt->name,
-                         tok_str(c, ts, tl, tb, sizeof tb), SC_BVH_MAX_POSITION);
+            return FAILC(c, "OFFSET of '%s': %s is implausibly large (more than %g file units)", jt->name, tok_str(c, ts, tl, tb, sizeof tb),
+                         SC_BVH_MAX_POSITION);
     }
     size_t ts, tl;
-    if (next_tok(c, &ts, &tl))
-        return FAILC(c, "OFFSET of '%s' needs 3 numbers, found extra '%s'", jt->name, tok_str(c, ts, tl, tb, sizeof tb));
+    if (next_tok(c, &ts, &tl)) return FAILC(c, "OFFSET of '%s' needs 3 numbers, found extra '%s'", jt->name, tok_str(c, ts, tl, tb, sizeof tb));
     jt->offset = sc_v3(v[0], v[1], v[2]);
     return SC_OK;
 }
@@ -313,8 +300,7 @@ static int channels_line(parser *p, int j)
     char tb[80];
     if (jt->end_site) return FAILC(c, "an End Site cannot have CHANNELS");
     if (p->flags[j] & 2) return FAILC(c, "second CHANNELS in joint '%s'", jt->name);
-    if (j != b->njoints - 1)
-        return FAILC(c, "CHANNELS of '%s' must come before its child joints", jt->name);
+    if (j != b->njoints - 1) return FAILC(c, "CHANNELS of '%s' must come before its child joints", jt->name);
     p->flags[j] |= 2;
     size_t ts, tl;
     long n;
@@ -327,17 +313,16 @@ static int channels_line(parser *p, int j)
         for (int q = 0; q < 6; q++)
             if (tok_is(c, ts, tl, k_chan_names[q])) ch = q;
         if (ch < 0)
-            return FAILC(c, "unknown channel '%s' in joint '%s' (expected Xposition, Yposition, Zposition, "
-                         "Xrotation, Yrotation or Zrotation)", tok_str(c, ts, tl, tb, sizeof tb), jt->name);
-        if (k >= n)
-            return FAILC(c, "CHANNELS count %ld of joint '%s' does not match the channel names (more than %ld)",
-                         n, jt->name, n);
+            return FAILC(c,
+                         "unknown channel '%s' in joint '%s' (expected Xposition, Yposition, Zposition, "
+                         "Xrotation, Yrotation or Zrotation)",
+                         tok_str(c, ts, tl, tb, sizeof tb), jt->name);
+        if (k >= n) return FAILC(c, "CHANNELS count %ld of joint '%s' does not match the channel names (more than %ld)", n, jt->name, n);
         for (int q = 0; q < k; q++)
             if (jt->channel[q] == ch) return FAILC(c, "channel %s repeated in joint '%s'", k_chan_names[ch], jt->name);
         jt->channel[k++] = ch;
     }
-    if (k != n)
-        return FAILC(c, "CHANNELS count %ld of joint '%s' does not match the %d channel names", n, jt->name, k);
+    if (k != n) return FAILC(c, "CHANNELS count %ld of joint '%s' does not match the %d channel names", n, jt->name, k);
     jt->nchannels = k;
     jt->channel_offset = b->nchannels;
     if (b->nchannels > INT_MAX - 6) return FAILC(c, "too many channels");
@@ -362,14 +347,12 @@ static int parse_hierarchy(parser *p)
     int rc;
     if (c->n >= 3 && memcmp(c->s, "\xEF\xBB\xBF", 3) == 0) c->i = 3; /* UTF-8 BOM */
     if (!next_tok_any(c, &ts, &tl)) return FAILC(c, "empty file (expected HIERARCHY)");
-    if (!tok_is(c, ts, tl, "HIERARCHY"))
-        return FAILC(c, "expected HIERARCHY, found '%s'", tok_str(c, ts, tl, tb, sizeof tb));
+    if (!tok_is(c, ts, tl, "HIERARCHY")) return FAILC(c, "expected HIERARCHY, found '%s'", tok_str(c, ts, tl, tb, sizeof tb));
     for (;;) {
         if (!next_tok_any(c, &ts, &tl)) {
             if (p->depth > 0) {
                 int j = p->stack[p->depth - 1];
-                return FAILC(c, "unexpected end of file: missing '}' for joint '%s' opened at line %d",
-                             p->b->joints[j].name, p->open_line[j]);
+                return FAILC(c, "unexpected end of file: missing '}' for joint '%s' opened at line %d", p->b->joints[j].name, p->open_line[j]);
             }
             return FAILC(c, "unexpected end of file: expected %s", p->b->njoints ? "ROOT or MOTION" : "ROOT");
         }
@@ -380,8 +363,7 @@ static int parse_hierarchy(parser *p)
                 if (p->b->njoints == 0) return FAILC(c, "MOTION before any ROOT");
                 break;
             } else {
-                return FAILC(c, "unknown keyword '%s' (expected %s)", tok_str(c, ts, tl, tb, sizeof tb),
-                             p->b->njoints ? "ROOT or MOTION" : "ROOT");
+                return FAILC(c, "unknown keyword '%s' (expected %s)", tok_str(c, ts, tl, tb, sizeof tb), p->b->njoints ? "ROOT or MOTION" : "ROOT");
             }
             continue;
         }
@@ -392,19 +374,17 @@ static int parse_hierarchy(parser *p)
         } else if (tok_is(c, ts, tl, "CHANNELS")) {
             rc = channels_line(p, j);
         } else if (tok_is(c, ts, tl, "JOINT")) {
-            rc = jt->end_site ? FAILC(c, "an End Site cannot have a child JOINT (missing '}'?)")
-                              : joint_header(p, j, "JOINT");
+            rc = jt->end_site ? FAILC(c, "an End Site cannot have a child JOINT (missing '}'?)") : joint_header(p, j, "JOINT");
         } else if (tok_is(c, ts, tl, "End")) {
-            rc = jt->end_site ? FAILC(c, "an End Site cannot contain another End Site (missing '}'?)")
-                              : end_site(p, j);
+            rc = jt->end_site ? FAILC(c, "an End Site cannot contain another End Site (missing '}'?)") : end_site(p, j);
         } else if (tok_is(c, ts, tl, "}")) {
             rc = close_joint(p);
         } else if (tok_is(c, ts, tl, "MOTION") || tok_is(c, ts, tl, "ROOT")) {
-            rc = FAILC(c, "'%s' inside joint '%s': missing '}' for the joint opened at line %d",
-                       tok_str(c, ts, tl, tb, sizeof tb), jt->name, p->open_line[j]);
+            rc = FAILC(c, "'%s' inside joint '%s': missing '}' for the joint opened at line %d", tok_str(c, ts, tl, tb, sizeof tb), jt->name,
+                       p->open_line[j]);
         } else {
-            rc = FAILC(c, "unknown keyword '%s' in joint '%s' (expected OFFSET, CHANNELS, JOINT, End Site or '}')",
-                       tok_str(c, ts, tl, tb, sizeof tb), jt->name);
+            rc = FAILC(c, "unknown keyword '%s' in joint '%s' (expected OFFSET, CHANNELS, JOINT, End Site or '}')", tok_str(c, ts, tl, tb, sizeof tb),
+                       jt->name);
         }
         if (rc) return rc;
     }
@@ -467,8 +447,7 @@ static int parse_motion(parser *p)
     if ((rc = expect_key(c, "Frame", "Time"))) return rc;
     if (!next_tok(c, &ts, &tl)) return FAILC(c, "expected a value after 'Frame Time:'");
     double ft;
-    if (parse_double(c, ts, tl, &ft) || !(ft > 0))
-        return FAILC(c, "Frame Time '%s' must be a positive number", tok_str(c, ts, tl, tb, sizeof tb));
+    if (parse_double(c, ts, tl, &ft) || !(ft > 0)) return FAILC(c, "Frame Time '%s' must be a positive number", tok_str(c, ts, tl, tb, sizeof tb));
     if ((rc = rest_of_line_empty(c, "the Frame Time"))) return rc;
     b->frame_time = ft;
 
@@ -491,8 +470,7 @@ static int parse_motion(parser *p)
         int line = c->line;
         if (f >= nf) {
             next_tok(c, &ts, &tl);
-            return fail_at(c, line, "unexpected '%s' after the last frame ('Frames: %ld' declared)",
-                           tok_str(c, ts, tl, tb, sizeof tb), nf);
+            return fail_at(c, line, "unexpected '%s' after the last frame ('Frames: %ld' declared)", tok_str(c, ts, tl, tb, sizeof tb), nf);
         }
         if ((size_t)f >= cap) return fail_at(c, line, "internal: frame buffer exhausted"); /* cannot happen */
         double *row = b->frames + (size_t)f * nch;
@@ -503,15 +481,16 @@ static int parse_motion(parser *p)
                 const sc_bvh_joint *jt = r || !(fabs(row[k]) <= k_limit[kind[k]]) ? &b->joints[chan_joint(b, k)] : NULL;
                 if (r) {
                     int ch = jt->channel[k - jt->channel_offset];
-                    return fail_at(c, line, "frame %d, joint %s, channel %s: '%s' is not a %s (frames counted from 0)",
-                                   f, jt->name, k_chan_names[ch], tok_str(c, ts, tl, tb, sizeof tb),
-                                   r == 2 ? "finite number" : "number");
+                    return fail_at(c, line, "frame %d, joint %s, channel %s: '%s' is not a %s (frames counted from 0)", f, jt->name, k_chan_names[ch],
+                                   tok_str(c, ts, tl, tb, sizeof tb), r == 2 ? "finite number" : "number");
                 }
                 if (jt) {
                     int ch = jt->channel[k - jt->channel_offset];
-                    return fail_at(c, line, "frame %d, joint %s, channel %s: %s is implausibly large (more than %g %s; "
-                                   "frames counted from 0)", f, jt->name, k_chan_names[ch], tok_str(c, ts, tl, tb, sizeof tb),
-                                   k_limit[kind[k]], kind[k] ? "degrees" : "file units");
+                    return fail_at(c, line,
+                                   "frame %d, joint %s, channel %s: %s is implausibly large (more than %g %s; "
+                                   "frames counted from 0)",
+                                   f, jt->name, k_chan_names[ch], tok_str(c, ts, tl, tb, sizeof tb), k_limit[kind[k]],
+                                   kind[k] ? "degrees" : "file units");
                 }
             }
             if (k < INT_MAX) k++;
@@ -519,7 +498,8 @@ static int parse_motion(parser *p)
         if (k != nch)
             return fail_at(c, line,
                            "frame %d has %s values (%d), expected %d (a frame must be exactly one line; frames "
-                           "counted from 0)", f, k < nch ? "too few" : "too many", k, nch);
+                           "counted from 0)",
+                           f, k < nch ? "too few" : "too many", k, nch);
         f++;
     }
     if (f < nf) return FAILC(c, "truncated MOTION: expected %ld frames, found %d", nf, f);
@@ -579,8 +559,8 @@ static int read_all(const char *path, char **buf, size_t *len, int *early, sc_er
             *len = got;
             return SC_OK;
         }
-        return sc_fail(err, SC_EINPUT, "%s: %llu bytes, more than a BVH softcon reads (%llu bytes)", path,
-                       (unsigned long long)st.st_size, (unsigned long long)SC_BVH_MAX_BYTES);
+        return sc_fail(err, SC_EINPUT, "%s: %llu bytes, more than a BVH softcon reads (%llu bytes)", path, (unsigned long long)st.st_size,
+                       (unsigned long long)SC_BVH_MAX_BYTES);
     }
     size_t cap = 1 << 16, n = 0;
     char *b = malloc(cap);
@@ -603,8 +583,7 @@ static int read_all(const char *path, char **buf, size_t *len, int *early, sc_er
                 free(b);
                 fclose(f);
                 if (cap >= SC_BVH_MAX_BYTES)
-                    return sc_fail(err, SC_EINPUT, "%s: more than a BVH softcon reads (%llu bytes)", path,
-                                   (unsigned long long)SC_BVH_MAX_BYTES);
+                    return sc_fail(err, SC_EINPUT, "%s: more than a BVH softcon reads (%llu bytes)", path, (unsigned long long)SC_BVH_MAX_BYTES);
                 return sc_fail(err, SC_EIO, "out of memory reading %s", path);
             }
             b = nb;
@@ -705,40 +684,32 @@ static int validate(const sc_bvh *b, sc_err *err)
     if (b->njoints <= 0 || !b->joints) return sc_fail(err, SC_EINPUT, "BVH has no joints");
     if (b->nchannels <= 0) return sc_fail(err, SC_EINPUT, "BVH has no channels");
     if (b->nframes < 0 || (b->nframes > 0 && !b->frames)) return sc_fail(err, SC_EINPUT, "BVH frames missing");
-    if (!(b->frame_time > 0) || !isfinite(b->frame_time))
-        return sc_fail(err, SC_EINPUT, "BVH frame_time %g must be positive", b->frame_time);
+    if (!(b->frame_time > 0) || !isfinite(b->frame_time)) return sc_fail(err, SC_EINPUT, "BVH frame_time %g must be positive", b->frame_time);
     int total = 0;
     for (int j = 0; j < b->njoints; j++) {
         const sc_bvh_joint *jt = &b->joints[j];
-        if (!memchr(jt->name, 0, sizeof jt->name) || (!jt->end_site && jt->name[0] == 0) ||
-            strpbrk(jt->name, "\r\n{}"))
+        if (!memchr(jt->name, 0, sizeof jt->name) || (!jt->end_site && jt->name[0] == 0) || strpbrk(jt->name, "\r\n{}"))
             return sc_fail(err, SC_EINPUT, "joint %d: name must be non-empty, one line, without braces", j);
-        if (jt->parent >= j || jt->parent < -1)
-            return sc_fail(err, SC_EINPUT, "joint %d '%s': parent %d must precede it", j, jt->name, jt->parent);
+        if (jt->parent >= j || jt->parent < -1) return sc_fail(err, SC_EINPUT, "joint %d '%s': parent %d must precede it", j, jt->name, jt->parent);
         if (jt->end_site && (jt->parent < 0 || jt->nchannels != 0))
             return sc_fail(err, SC_EINPUT, "End Site %d '%s' needs a parent and no channels", j, jt->name);
-        if (jt->parent >= 0 && b->joints[jt->parent].end_site)
-            return sc_fail(err, SC_EINPUT, "joint '%s' has an End Site as parent", jt->name);
+        if (jt->parent >= 0 && b->joints[jt->parent].end_site) return sc_fail(err, SC_EINPUT, "joint '%s' has an End Site as parent", jt->name);
         if (jt->nchannels < 0 || jt->nchannels > 6 || jt->channel_offset != total)
             return sc_fail(err, SC_EINPUT, "joint '%s': channels not in depth-first order", jt->name);
         for (int k = 0; k < jt->nchannels; k++)
-            if (jt->channel[k] < 0 || jt->channel[k] > 5)
-                return sc_fail(err, SC_EINPUT, "joint '%s': bad channel code %d", jt->name, jt->channel[k]);
+            if (jt->channel[k] < 0 || jt->channel[k] > 5) return sc_fail(err, SC_EINPUT, "joint '%s': bad channel code %d", jt->name, jt->channel[k]);
         total += jt->nchannels;
         /* depth-first: the parent must still be open, i.e. an ancestor of the previous joint */
         if (j > 0 && jt->parent >= 0) {
             int a = j - 1;
             while (a >= 0 && a != jt->parent) a = b->joints[a].parent;
-            if (a != jt->parent)
-                return sc_fail(err, SC_EINPUT, "joint '%s' is not in depth-first order", jt->name);
+            if (a != jt->parent) return sc_fail(err, SC_EINPUT, "joint '%s' is not in depth-first order", jt->name);
         }
     }
-    if (total != b->nchannels)
-        return sc_fail(err, SC_EINPUT, "BVH nchannels %d != sum over joints %d", b->nchannels, total);
+    if (total != b->nchannels) return sc_fail(err, SC_EINPUT, "BVH nchannels %d != sum over joints %d", b->nchannels, total);
     for (size_t k = 0; k < (size_t)b->nframes * (size_t)b->nchannels; k++)
         if (!isfinite(b->frames[k]))
-            return sc_fail(err, SC_EINPUT, "frame %zu, channel %zu is not finite", k / (size_t)b->nchannels,
-                           k % (size_t)b->nchannels);
+            return sc_fail(err, SC_EINPUT, "frame %zu, channel %zu is not finite", k / (size_t)b->nchannels, k % (size_t)b->nchannels);
     return SC_OK;
 }
 

@@ -14,27 +14,27 @@ enum { SC_BVH_XPOS, SC_BVH_YPOS, SC_BVH_ZPOS, SC_BVH_XROT, SC_BVH_YROT, SC_BVH_Z
  * are 56 km), |rotation channel| in degrees (1e5 degrees are 278 turns; beyond, a double
  * loses the angle's precision and a single wild value drives the inverse dynamics), and the
  * file size (an hour at 120 fps with 60 channels is ~0.3 GB). */
-#define SC_BVH_MAX_JOINTS 512
+#define SC_BVH_MAX_JOINTS   512
 #define SC_BVH_MAX_POSITION 1e6
 #define SC_BVH_MAX_ROTATION 1e5
-#define SC_BVH_MAX_BYTES (1ULL << 30)
+#define SC_BVH_MAX_BYTES    (1ULL << 30)
 
 typedef struct sc_bvh_joint {
     char name[64];
-    int parent;          /* -1 for a root */
-    int end_site;        /* 1 for an End Site (no channels); its name is "<parent>_End" */
-    sc_vec3 offset;      /* in file units */
+    int parent;     /* -1 for a root */
+    int end_site;   /* 1 for an End Site (no channels); its name is "<parent>_End" */
+    sc_vec3 offset; /* in file units */
     int nchannels;
-    int channel[6];      /* SC_BVH_* in file order (no channel twice) */
-    int channel_offset;  /* index of this joint's first channel in a frame */
+    int channel[6];     /* SC_BVH_* in file order (no channel twice) */
+    int channel_offset; /* index of this joint's first channel in a frame */
 } sc_bvh_joint;
 
 typedef struct sc_bvh {
     int njoints;
     sc_bvh_joint *joints; /* depth-first file order, parents before children; End Sites included */
     int nchannels, nframes;
-    double frame_time;    /* s */
-    double *frames;       /* nframes * nchannels, degrees / file units as in the file */
+    double frame_time; /* s */
+    double *frames;    /* nframes * nchannels, degrees / file units as in the file */
 } sc_bvh;
 
 /* Unreadable file: SC_EIO (with strerror). Malformed content: SC_EINPUT, message

@@ -11,8 +11,8 @@ int sc_checkpoint_write(const char *path, const sc_checkpoint_info *info, const 
     char hash[24];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)info->run_hash);
     rc = sc_h5_attr_str(f, "/", "schema", info->schema, err) || sc_h5_attr_str(f, "/", "description", info->description, err) ||
-         sc_h5_attr_i64(f, "/", info->progress_name, info->progress, err) || sc_h5_attr_str(f, "/", "run_hash", hash, err) ||
-         sc_h5_write_bytes(f, info->dataset, n, data, info->dataset_description, err);
+        sc_h5_attr_i64(f, "/", info->progress_name, info->progress, err) || sc_h5_attr_str(f, "/", "run_hash", hash, err) ||
+        sc_h5_write_bytes(f, info->dataset, n, data, info->dataset_description, err);
     if (rc) {
         sc_h5_abort(f);
         return rc;

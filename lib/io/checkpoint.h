@@ -8,13 +8,13 @@
 #include "core/status.h"
 
 typedef struct sc_checkpoint_info {
-    const char *schema;         /* root attribute, e.g. "softcon.samcon_checkpoint/1" */
-    const char *description;    /* what it holds and how to continue */
-    const char *dataset;        /* the byte dataset, e.g. "/search" */
+    const char *schema;      /* root attribute, e.g. "softcon.samcon_checkpoint/1" */
+    const char *description; /* what it holds and how to continue */
+    const char *dataset;     /* the byte dataset, e.g. "/search" */
     const char *dataset_description;
-    const char *progress_name;  /* an integer root attribute saying how far the run got ... */
-    int64_t progress;           /* ... and its value */
-    uint64_t run_hash;          /* identifies the inputs (root attribute, hex) */
+    const char *progress_name; /* an integer root attribute saying how far the run got ... */
+    int64_t progress;          /* ... and its value */
+    uint64_t run_hash;         /* identifies the inputs (root attribute, hex) */
 } sc_checkpoint_info;
 
 int sc_checkpoint_write(const char *path, const sc_checkpoint_info *info, const void *data, size_t n, sc_err *err);

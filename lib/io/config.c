@@ -17,10 +17,10 @@ enum { MAX_DEPTH = 64 };
 
 struct sc_cfg_node {
     int kind;
-    char *text;     /* scalar value */
-    int quoted;     /* scalar was quoted (so "null" is a string, not null) */
-    int flow;       /* container was written in flow style */
-    int line, col;  /* 1-based, start of the value */
+    char *text;    /* scalar value */
+    int quoted;    /* scalar was quoted (so "null" is a string, not null) */
+    int flow;      /* container was written in flow style */
+    int line, col; /* 1-based, start of the value */
     int key_line, key_col;
     char *key;      /* key in the parent map, or NULL */
     int index;      /* index in the parent sequence */
@@ -108,8 +108,7 @@ static int append_child(sc_cfg_node *parent, sc_cfg_node *child)
 static int is_null(const sc_cfg_node *n)
 {
     if (n->kind != K_SCALAR || n->quoted) return 0;
-    return !n->text[0] || !strcmp(n->text, "~") || !strcmp(n->text, "null") ||
-           !strcmp(n->text, "Null") || !strcmp(n->text, "NULL");
+    return !n->text[0] || !strcmp(n->text, "~") || !strcmp(n->text, "null") || !strcmp(n->text, "Null") || !strcmp(n->text, "NULL");
 }
 
 /* ---------------------------------------------------------------- paths and locations */
@@ -276,14 +275,13 @@ static int yaml_problem(sc_cfg *cfg, yaml_parser_t *p, sc_err *err)
     if (p->error == YAML_READER_ERROR) {
         offset_to_line_col(cfg, p->problem_offset, &line, &col);
         if (p->problem_value >= 0 && p->problem && strstr(p->problem, "UTF-8"))
-            return sc_fail(err, SC_EINPUT, "%s:%d:%d: %s (byte 0x%02X): the file must be UTF-8 text", cfg->path, line, col,
-                           p->problem, (unsigned)p->problem_value & 0xFF);
+            return sc_fail(err, SC_EINPUT, "%s:%d:%d: %s (byte 0x%02X): the file must be UTF-8 text", cfg->path, line, col, p->problem,
+                           (unsigned)p->problem_value & 0xFF);
         return sc_fail(err, SC_EINPUT, "%s:%d:%d: %s", cfg->path, line, col, p->problem ? p->problem : "unreadable text");
     }
     char ctx[256] = "";
     if (p->context)
-        snprintf(ctx, sizeof ctx, " (%s at line %d, column %d)", p->context,
-                 (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
+        snprintf(ctx, sizeof ctx, " (%s at line %d, column %d)", p->context, (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
     /* libyaml's message for a tab in indentation is cryptic: say what it is. */
     const char *hint = "";
     const char *s = cfg->text;
@@ -291,10 +289,12 @@ static int yaml_problem(sc_cfg *cfg, yaml_parser_t *p, sc_err *err)
         if (*s == '\n') l++;
     if (s) {
         for (const char *t = s; *t == ' ' || *t == '\t'; t++)
-            if (*t == '\t') { hint = "; tabs are not allowed in YAML indentation"; break; }
+            if (*t == '\t') {
+                hint = "; tabs are not allowed in YAML indentation";
+                break;
+            }
     }
-    return sc_fail(err, SC_EINPUT, "%s:%d:%d: %s%s%s", cfg->path, line, col,
-                   p->problem ? p->problem : "YAML syntax error", ctx, hint);
+    return sc_fail(err, SC_EINPUT, "%s:%d:%d: %s%s%s", cfg->path, line, col, p->problem ? p->problem : "YAML syntax error", ctx, hint);
 }
 
 /* Attach a finished value node to the container on top of the stack. */
@@ -335,18 +335,14 @@ static int parse_events(sc_cfg *cfg, yaml_parser_t *p, sc_err *err)
             break;
         }
         if (type == YAML_DOCUMENT_START_EVENT && ++ndocs > 1) {
-            rc = sc_fail(err, SC_EINPUT, "%s:%d:%d: a config file must hold one YAML document, found a second",
-                         cfg->path, line, col);
+            rc = sc_fail(err, SC_EINPUT, "%s:%d:%d: a config file must hold one YAML document, found a second", cfg->path, line, col);
         } else if (type == YAML_ALIAS_EVENT || anchor) {
-            rc = sc_fail(err, SC_EINPUT, "%s:%d:%d: YAML anchors and aliases are not supported in configs (found '%s%s')",
-                         cfg->path, line, col, anchor ? "&" : "*",
-                         anchor ? anchor : (const char *)ev.data.alias.anchor);
-        } else if (type == YAML_SCALAR_EVENT || type == YAML_MAPPING_START_EVENT ||
-                   type == YAML_SEQUENCE_START_EVENT) {
+            rc = sc_fail(err, SC_EINPUT, "%s:%d:%d: YAML anchors and aliases are not supported in configs (found '%s%s')", cfg->path, line, col,
+                         anchor ? "&" : "*", anchor ? anchor : (const char *)ev.data.alias.anchor);
+        } else if (type == YAML_SCALAR_EVENT || type == YAML_MAPPING_START_EVENT || type == YAML_SEQUENCE_START_EVENT) {
             frame *top = depth ? &stack[depth - 1] : NULL;
             if (type == YAML_SCALAR_EVENT && strlen((const char *)ev.data.scalar.value) != ev.data.scalar.length) {
-                rc = sc_fail(err, SC_EINPUT, "%s:%d:%d: NUL characters are not allowed in config values",
-                             cfg->path, line, col);
+                rc = sc_fail(err, SC_EINPUT, "%s:%d:%d: NUL characters are not allowed in config values", cfg->path, line, col);
             } else if (top && top->node->kind == K_MAP && !top->key) {
                 /* A key. */
                 if (type != YAML_SCALAR_EVENT) {
@@ -357,10 +353,8 @@ static int parse_events(sc_cfg *cfg, yaml_parser_t *p, sc_err *err)
                         sc_cfg_node *o = top->node->items[i];
                         if (!strcmp(o->key, k)) {
                             char in[600];
-                            rc = sc_fail(err, SC_EINPUT,
-                                         "%s:%d:%d: duplicate key '%s' %s (first defined at line %d, column %d)",
-                                         cfg->path, line, col, k, in_map(top->node, in, sizeof in), o->key_line,
-                                         o->key_col);
+                            rc = sc_fail(err, SC_EINPUT, "%s:%d:%d: duplicate key '%s' %s (first defined at line %d, column %d)", cfg->path, line,
+                                         col, k, in_map(top->node, in, sizeof in), o->key_line, o->key_col);
                             break;
                         }
                     }
@@ -392,8 +386,7 @@ static int parse_events(sc_cfg *cfg, yaml_parser_t *p, sc_err *err)
                 if (rc && v && (!top || v->parent != top->node)) node_free(v);
                 if (!rc && kind != K_SCALAR) {
                     if (depth == MAX_DEPTH) {
-                        rc = sc_fail(err, SC_EINPUT, "%s:%d:%d: config nested deeper than %d levels", cfg->path,
-                                     line, col, MAX_DEPTH);
+                        rc = sc_fail(err, SC_EINPUT, "%s:%d:%d: config nested deeper than %d levels", cfg->path, line, col, MAX_DEPTH);
                     } else {
                         stack[depth].node = v;
                         stack[depth].key = NULL;
@@ -413,8 +406,8 @@ static int parse_events(sc_cfg *cfg, yaml_parser_t *p, sc_err *err)
     for (int i = 0; i < depth; i++) free(stack[i].key);
 
     if (!rc && root && !(root->kind == K_MAP) && !is_null(root)) {
-        rc = sc_fail(err, SC_EINPUT, "%s:%d:%d: the top level of a config must be a mapping (key: value lines), got %s",
-                     cfg->path, root->line, root->col, root->kind == K_SEQ ? "a list" : "a scalar");
+        rc = sc_fail(err, SC_EINPUT, "%s:%d:%d: the top level of a config must be a mapping (key: value lines), got %s", cfg->path, root->line,
+                     root->col, root->kind == K_SEQ ? "a list" : "a scalar");
     }
     if (!rc && (!root || root->kind != K_MAP)) {
         node_free(root);
@@ -554,8 +547,7 @@ static int lookup(sc_cfg_node *map, const char *key, sc_cfg_node **val, sc_err *
     if (map->kind != K_MAP) {
         char w[600], p[512];
         sc_cfg_node_path(map, p, sizeof p);
-        return sc_fail(err, SC_EINPUT, "%s: '%s' must be a mapping to hold '%s', got %s",
-                       sc_cfg_where(map, w, sizeof w), p, key,
+        return sc_fail(err, SC_EINPUT, "%s: '%s' must be a mapping to hold '%s', got %s", sc_cfg_where(map, w, sizeof w), p, key,
                        map->kind == K_SEQ ? "a list" : "a scalar");
     }
     sc_cfg_node *v = find_item(map, key);
@@ -590,8 +582,7 @@ static sc_cfg_node *add_default(sc_cfg_node *map, const char *key, int kind, con
     sc_cfg_node *old = find_default(map, key);
     if (old) return old;
     sc_cfg_node *d = node_new(map->cfg, kind, map->line, map->col);
-    if (!d || !(d->key = dup(key)) || (text && !(d->text = dup(text))) ||
-        !grow(&map->defs, &map->capdefs, map->ndefs + 1, sizeof *map->defs)) {
+    if (!d || !(d->key = dup(key)) || (text && !(d->text = dup(text))) || !grow(&map->defs, &map->capdefs, map->ndefs + 1, sizeof *map->defs)) {
         node_free(d);
         oom(err);
         return NULL;
@@ -653,8 +644,14 @@ static int parse_bool(const char *s, int *out)
 {
     static const char *const yes[] = {"true", "yes", "on"}, *const no[] = {"false", "no", "off"};
     for (int i = 0; i < 3; i++) {
-        if (!strcasecmp(s, yes[i])) { *out = 1; return 1; }
-        if (!strcasecmp(s, no[i])) { *out = 0; return 1; }
+        if (!strcasecmp(s, yes[i])) {
+            *out = 1;
+            return 1;
+        }
+        if (!strcasecmp(s, no[i])) {
+            *out = 0;
+            return 1;
+        }
     }
     return 0;
 }
@@ -665,8 +662,7 @@ static int type_error(const sc_cfg_node *v, const char *what, sc_err *err)
     char w[600], p[512];
     sc_cfg_where(v, w, sizeof w);
     sc_cfg_node_path(v, p, sizeof p);
-    if (v->kind == K_SCALAR && !is_null(v))
-        return sc_fail(err, SC_EINPUT, "%s: '%s' must be %s, got '%s'", w, p, what, v->text);
+    if (v->kind == K_SCALAR && !is_null(v)) return sc_fail(err, SC_EINPUT, "%s: '%s' must be %s, got '%s'", w, p, what, v->text);
     return sc_fail(err, SC_EINPUT, "%s: '%s' must be %s, got %s", w, p, what, describe(v));
 }
 
@@ -693,8 +689,8 @@ int sc_cfg_scalar_int(const sc_cfg_node *n, long lo, long hi, long *out, sc_err 
     if (ok == 0) return type_error(n, "an integer", err);
     char w[600], p[512];
     if (ok < 0 || v < lo || v > hi)
-        return sc_fail(err, SC_EINPUT, "%s: key '%s' = %s is outside [%ld, %ld]", sc_cfg_where(n, w, sizeof w),
-                       sc_cfg_node_path(n, p, sizeof p), n->text, lo, hi);
+        return sc_fail(err, SC_EINPUT, "%s: key '%s' = %s is outside [%ld, %ld]", sc_cfg_where(n, w, sizeof w), sc_cfg_node_path(n, p, sizeof p),
+                       n->text, lo, hi);
     *out = v;
     return SC_OK;
 }
@@ -715,8 +711,7 @@ int sc_cfg_double(sc_cfg_node *map, const char *key, double def, double *out, sc
     return sc_cfg_scalar_double(v, out, err);
 }
 
-int sc_cfg_double_range(sc_cfg_node *map, const char *key, double def, double lo, double hi, double *out,
-                        sc_err *err)
+int sc_cfg_double_range(sc_cfg_node *map, const char *key, double def, double lo, double hi, double *out, sc_err *err)
 {
     double x;
     int rc = sc_cfg_double(map, key, def, &x, err);
@@ -724,13 +719,13 @@ int sc_cfg_double_range(sc_cfg_node *map, const char *key, double def, double lo
     if (!(x >= lo && x <= hi)) {
         sc_cfg_node *v = map ? find_item(map, key) : NULL;
         char w[600], p[512], t[64];
-        if (v) return sc_fail(err, SC_EINPUT, "%s: key '%s' = %s is outside [%g, %g]", sc_cfg_where(v, w, sizeof w),
-                              sc_cfg_node_path(v, p, sizeof p), v->text, lo, hi);
+        if (v)
+            return sc_fail(err, SC_EINPUT, "%s: key '%s' = %s is outside [%g, %g]", sc_cfg_where(v, w, sizeof w), sc_cfg_node_path(v, p, sizeof p),
+                           v->text, lo, hi);
         fmt_double(x, t, sizeof t);
         /* a default outside its own range is a programming error, but say so plainly */
-        return sc_fail(err, SC_EINPUT, "%s: default of key '%s' = %s is outside [%g, %g]",
-                       map ? sc_cfg_where(map, w, sizeof w) : "<none>", map ? key_path(map, key, p, sizeof p) : key,
-                       t, lo, hi);
+        return sc_fail(err, SC_EINPUT, "%s: default of key '%s' = %s is outside [%g, %g]", map ? sc_cfg_where(map, w, sizeof w) : "<none>",
+                       map ? key_path(map, key, p, sizeof p) : key, t, lo, hi);
     }
     *out = x;
     return SC_OK;
@@ -757,8 +752,7 @@ int sc_cfg_bool(sc_cfg_node *map, const char *key, int def, int *out, sc_err *er
         *out = def ? 1 : 0;
         return record_scalar_default(map, key, def ? "true" : "false", err);
     }
-    if (v->kind != K_SCALAR || is_null(v) || !parse_bool(v->text, out))
-        return type_error(v, "true or false (also yes/no, on/off)", err);
+    if (v->kind != K_SCALAR || is_null(v) || !parse_bool(v->text, out)) return type_error(v, "true or false (also yes/no, on/off)", err);
     return SC_OK;
 }
 
@@ -766,8 +760,7 @@ static int missing(sc_cfg_node *map, const char *key, sc_err *err)
 {
     char w[600], in[600];
     if (!map) return sc_fail(err, SC_EINPUT, "missing required key '%s'", key);
-    return sc_fail(err, SC_EINPUT, "%s: missing required key '%s' %s", sc_cfg_where(map, w, sizeof w), key,
-                   in_map(map, in, sizeof in));
+    return sc_fail(err, SC_EINPUT, "%s: missing required key '%s' %s", sc_cfg_where(map, w, sizeof w), key, in_map(map, in, sizeof in));
 }
 
 int sc_cfg_string(sc_cfg_node *map, const char *key, const char *def, char *buf, size_t bufsize, sc_err *err)
@@ -787,11 +780,9 @@ int sc_cfg_string(sc_cfg_node *map, const char *key, const char *def, char *buf,
     if (!buf || len >= bufsize) {
         char w[600], p[512];
         if (v)
-            return sc_fail(err, SC_EINPUT, "%s: '%s' is too long (%zu bytes, at most %zu)",
-                           sc_cfg_where(v, w, sizeof w), sc_cfg_node_path(v, p, sizeof p), len,
-                           bufsize ? bufsize - 1 : 0);
-        return sc_fail(err, SC_EINPUT, "default of '%s' is too long (%zu bytes, at most %zu)", key, len,
-                       bufsize ? bufsize - 1 : 0);
+            return sc_fail(err, SC_EINPUT, "%s: '%s' is too long (%zu bytes, at most %zu)", sc_cfg_where(v, w, sizeof w),
+                           sc_cfg_node_path(v, p, sizeof p), len, bufsize ? bufsize - 1 : 0);
+        return sc_fail(err, SC_EINPUT, "default of '%s' is too long (%zu bytes, at most %zu)", key, len, bufsize ? bufsize - 1 : 0);
     }
     memcpy(buf, s, len + 1);
     if (v || !map) return SC_OK;
@@ -801,8 +792,7 @@ int sc_cfg_string(sc_cfg_node *map, const char *key, const char *def, char *buf,
     return SC_OK;
 }
 
-int sc_cfg_enum(sc_cfg_node *map, const char *key, const char *const *options, int noptions, int def, int *out,
-                sc_err *err)
+int sc_cfg_enum(sc_cfg_node *map, const char *key, const char *const *options, int noptions, int def, int *out, sc_err *err)
 {
     sc_cfg_node *v;
     int rc = lookup(map, key, &v, err);
@@ -830,8 +820,8 @@ int sc_cfg_enum(sc_cfg_node *map, const char *key, const char *const *options, i
     if (v->kind == K_SCALAR && !is_null(v)) snprintf(got, sizeof got, "'%s'", v->text);
     else snprintf(got, sizeof got, "%s", describe(v));
     if (s.best) snprintf(hint, sizeof hint, " (did you mean '%s'?)", s.best);
-    return sc_fail(err, SC_EINPUT, "%s: '%s' must be one of %s, got %s%s", sc_cfg_where(v, w, sizeof w),
-                   sc_cfg_node_path(v, p, sizeof p), list, got, hint);
+    return sc_fail(err, SC_EINPUT, "%s: '%s' must be one of %s, got %s%s", sc_cfg_where(v, w, sizeof w), sc_cfg_node_path(v, p, sizeof p), list, got,
+                   hint);
 }
 
 int sc_cfg_vec(sc_cfg_node *map, const char *key, int n, const double *def, double *out, sc_err *err)
@@ -864,8 +854,7 @@ int sc_cfg_vec(sc_cfg_node *map, const char *key, int n, const double *def, doub
     if (v->kind != K_SEQ) return type_error(v, what, err);
     if (v->n != n) {
         char w[600], p[512];
-        return sc_fail(err, SC_EINPUT, "%s: '%s' must be %s, got %d", sc_cfg_where(v, w, sizeof w),
-                       sc_cfg_node_path(v, p, sizeof p), what, v->n);
+        return sc_fail(err, SC_EINPUT, "%s: '%s' must be %s, got %d", sc_cfg_where(v, w, sizeof w), sc_cfg_node_path(v, p, sizeof p), what, v->n);
     }
     for (int i = 0; i < n; i++) {
         rc = sc_cfg_scalar_double(v->items[i], &out[i], err);
@@ -874,8 +863,7 @@ int sc_cfg_vec(sc_cfg_node *map, const char *key, int n, const double *def, doub
     return SC_OK;
 }
 
-int sc_cfg_vec_range(sc_cfg_node *map, const char *key, int n, const double *def, double lo, double hi, double *out,
-                     sc_err *err)
+int sc_cfg_vec_range(sc_cfg_node *map, const char *key, int n, const double *def, double lo, double hi, double *out, sc_err *err)
 {
     int rc = sc_cfg_vec(map, key, n, def, out, err);
     if (rc) return rc;
@@ -887,9 +875,8 @@ int sc_cfg_vec_range(sc_cfg_node *map, const char *key, int n, const double *def
         if (v && v->kind == K_SEQ && i < v->n)
             return sc_fail(err, SC_EINPUT, "%s: key '%s[%d]' = %s is outside [%g, %g]", sc_cfg_where(v->items[i], w, sizeof w),
                            sc_cfg_node_path(v, p, sizeof p), i, v->items[i]->text, lo, hi);
-        return sc_fail(err, SC_EINPUT, "%s: default of key '%s[%d]' = %s is outside [%g, %g]",
-                       map ? sc_cfg_where(map, w, sizeof w) : "<none>", map ? key_path(map, key, p, sizeof p) : key, i, t,
-                       lo, hi);
+        return sc_fail(err, SC_EINPUT, "%s: default of key '%s[%d]' = %s is outside [%g, %g]", map ? sc_cfg_where(map, w, sizeof w) : "<none>",
+                       map ? key_path(map, key, p, sizeof p) : key, i, t, lo, hi);
     }
     return SC_OK;
 }
@@ -980,8 +967,7 @@ static void report_unknown(unknown_ctx *u, const sc_cfg_node *map, const sc_cfg_
     for (int i = 0; i < map->nasked; i++) suggest_try(&s, map->asked[i]);
     char w[600], in[600], line[1400], hint[300] = "";
     if (s.best) snprintf(hint, sizeof hint, " (did you mean '%s'?)", s.best);
-    snprintf(line, sizeof line, "%s: unknown key '%s' %s%s", where_key(item, w, sizeof w), item->key,
-             in_map(map, in, sizeof in), hint);
+    snprintf(line, sizeof line, "%s: unknown key '%s' %s%s", where_key(item, w, sizeof w), item->key, in_map(map, in, sizeof in), hint);
     u->count++;
     if (!u->err) return;
     if (u->count == 1) {
@@ -1055,9 +1041,7 @@ static int emit_scalar(yaml_emitter_t *e, const char *text, int quoted)
     yaml_event_t ev;
     /* Plain scalars stay plain when libyaml allows it; quoted ones stay strings. */
     yaml_scalar_style_t style = quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE;
-    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (const yaml_char_t *)text, (int)strlen(text), !quoted, 1,
-                                      style))
-        return 0;
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (const yaml_char_t *)text, (int)strlen(text), !quoted, 1, style)) return 0;
     return yaml_emitter_emit(e, &ev);
 }
 
@@ -1070,8 +1054,7 @@ static int emit_node(yaml_emitter_t *e, const sc_cfg_node *n)
         return emit_scalar(e, n->text, n->quoted);
     }
     if (n->kind == K_SEQ) {
-        if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
-                                                  n->flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE) ||
+        if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, n->flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE) ||
             !yaml_emitter_emit(e, &ev))
             return 0;
         for (int i = 0; i < n->n; i++)
@@ -1080,8 +1063,7 @@ static int emit_node(yaml_emitter_t *e, const sc_cfg_node *n)
     }
     /* A flow map that gained defaults is written in block style (flow would nest block). */
     int flow = n->flow && !n->ndefs;
-    if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
-                                             flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE) ||
+    if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE) ||
         !yaml_emitter_emit(e, &ev))
         return 0;
     for (int i = 0; i < n->n + n->ndefs; i++) {
@@ -1103,10 +1085,9 @@ char *sc_cfg_resolved_text(sc_cfg *cfg)
     yaml_emitter_set_indent(&e, 2);
     yaml_emitter_set_width(&e, -1);
     int ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&e, &ev) &&
-             yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&e, &ev) &&
-             emit_node(&e, cfg->root) && yaml_document_end_event_initialize(&ev, 1) &&
-             yaml_emitter_emit(&e, &ev) && yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev) &&
-             yaml_emitter_flush(&e);
+        yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&e, &ev) && emit_node(&e, cfg->root) &&
+        yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&e, &ev) && yaml_stream_end_event_initialize(&ev) &&
+        yaml_emitter_emit(&e, &ev) && yaml_emitter_flush(&e);
     yaml_emitter_delete(&e);
     if (!ok || o.failed) {
         free(o.buf);

@@ -19,9 +19,9 @@
 #include <stddef.h>
 #include "core/status.h"
 
-typedef struct sc_cfg sc_cfg;           /* a loaded document (owns all nodes) */
+typedef struct sc_cfg sc_cfg; /* a loaded document (owns all nodes) */
 
-#define SC_CFG_MAX_BYTES (16 << 20) /* a config file larger than this is refused as read */
+#define SC_CFG_MAX_BYTES (16 << 20)     /* a config file larger than this is refused as read */
 typedef struct sc_cfg_node sc_cfg_node; /* scalar, map or sequence, with its location */
 
 /* Missing/unreadable file -> SC_EIO naming the path and strerror; YAML syntax error,
@@ -44,25 +44,19 @@ sc_cfg_node *sc_cfg_get(sc_cfg_node *map, const char *key);
 /* Typed getters. An absent key yields `def` (recorded for sc_cfg_resolved_text). A NULL
  * map also yields `def` (nothing recorded). Present but malformed -> SC_EINPUT. */
 int sc_cfg_double(sc_cfg_node *map, const char *key, double def, double *out, sc_err *err);
-int sc_cfg_double_range(sc_cfg_node *map, const char *key, double def, double lo, double hi,
-                        double *out, sc_err *err);
-int sc_cfg_int(sc_cfg_node *map, const char *key, long def, long lo, long hi, long *out,
-               sc_err *err);
+int sc_cfg_double_range(sc_cfg_node *map, const char *key, double def, double lo, double hi, double *out, sc_err *err);
+int sc_cfg_int(sc_cfg_node *map, const char *key, long def, long lo, long hi, long *out, sc_err *err);
 int sc_cfg_bool(sc_cfg_node *map, const char *key, int def, int *out, sc_err *err); /* true/false/yes/no/on/off */
 /* def NULL = required. A value longer than bufsize-1 bytes is an error. */
-int sc_cfg_string(sc_cfg_node *map, const char *key, const char *def, char *buf, size_t bufsize,
-                  sc_err *err);
+int sc_cfg_string(sc_cfg_node *map, const char *key, const char *def, char *buf, size_t bufsize, sc_err *err);
 /* *out = index into options; a bad value lists the options and suggests the closest. */
-int sc_cfg_enum(sc_cfg_node *map, const char *key, const char *const *options, int noptions,
-                int def, int *out, sc_err *err);
+int sc_cfg_enum(sc_cfg_node *map, const char *key, const char *const *options, int noptions, int def, int *out, sc_err *err);
 /* A flow or block list of exactly n numbers; def NULL = required. */
-int sc_cfg_vec(sc_cfg_node *map, const char *key, int n, const double *def, double *out,
-               sc_err *err);
+int sc_cfg_vec(sc_cfg_node *map, const char *key, int n, const double *def, double *out, sc_err *err);
 /* The same with every component in [lo, hi]; an outlier is "file:line:col: key 'x.force[1]'
  * = 1e308 is outside [lo, hi]" at that component. Use this for every vector key: a finite but
  * absurd value (gravity 1e308) otherwise reaches the physics. */
-int sc_cfg_vec_range(sc_cfg_node *map, const char *key, int n, const double *def, double lo, double hi,
-                     double *out, sc_err *err);
+int sc_cfg_vec_range(sc_cfg_node *map, const char *key, int n, const double *def, double lo, double hi, double *out, sc_err *err);
 /* Missing -> "file:line:col: missing required key 'x' in 'parent.path'". */
 int sc_cfg_require(sc_cfg_node *map, const char *key, sc_cfg_node **out, sc_err *err);
 /* A nested map. Absent -> a new empty map recorded as a default (so the defaults its getters

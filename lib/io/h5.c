@@ -15,7 +15,7 @@
 #include "core/log.h"
 #include "io/h5_internal.h"
 
-#define SMALL_DATASET_BYTES (64u * 1024u)  /* above this: chunked + compressed */
+#define SMALL_DATASET_BYTES (64u * 1024u) /* above this: chunked + compressed */
 
 /* ------------------------------------------------------------------------------------------ */
 /* errors */
@@ -111,14 +111,14 @@ void h5_close_id(hid_t id)
     if (id < 0) return;
     hid_t pending = H5Eget_num(H5E_DEFAULT) > 0 ? H5Eget_current_stack() : -1;
     switch (H5Iget_type(id)) {
-    case H5I_FILE: H5Fclose(id); break;
-    case H5I_GROUP: H5Gclose(id); break;
-    case H5I_DATATYPE: H5Tclose(id); break;
-    case H5I_DATASPACE: H5Sclose(id); break;
-    case H5I_DATASET: H5Dclose(id); break;
-    case H5I_ATTR: H5Aclose(id); break;
-    case H5I_GENPROP_LST: H5Pclose(id); break;
-    default: break;
+        case H5I_FILE: H5Fclose(id); break;
+        case H5I_GROUP: H5Gclose(id); break;
+        case H5I_DATATYPE: H5Tclose(id); break;
+        case H5I_DATASPACE: H5Sclose(id); break;
+        case H5I_DATASET: H5Dclose(id); break;
+        case H5I_ATTR: H5Aclose(id); break;
+        case H5I_GENPROP_LST: H5Pclose(id); break;
+        default: break;
     }
     if (pending >= 0) H5Eset_current_stack(pending); /* also releases `pending` */
 }
@@ -163,7 +163,7 @@ int h5_path_exists(hid_t file, const char *path)
         if (p[0] && strcmp(p, "/") && H5Lexists(file, p, H5P_DEFAULT) <= 0) ok = 0;
         p[i] = c;
     }
-    if (ok && H5Oexists_by_name(file, path, H5P_DEFAULT) <= 0) ok = 0;  /* dangling soft link */
+    if (ok && H5Oexists_by_name(file, path, H5P_DEFAULT) <= 0) ok = 0; /* dangling soft link */
     free(p);
     H5Eclear2(H5E_DEFAULT);
     return ok;
@@ -186,33 +186,30 @@ int h5_check_new_path(const sc_h5 *f, const char *path, sc_err *err)
             H5I_type_t t = o >= 0 ? H5Iget_type(o) : H5I_BADID;
             if (o >= 0) H5Oclose(o);
             if (t != H5I_GROUP)
-                rc = sc_fail(err, SC_EINPUT, "%s:%s%s: cannot create: %s%s is not a group", f->path, h5_lead(path), path,
-                             h5_lead(p), p);
+                rc = sc_fail(err, SC_EINPUT, "%s:%s%s: cannot create: %s%s is not a group", f->path, h5_lead(path), path, h5_lead(p), p);
         }
         p[i] = '/';
     }
     free(p);
     H5Eclear2(H5E_DEFAULT);
-    if (rc == SC_OK && h5_path_exists(f->file, path))
-        rc = sc_fail(err, SC_EINPUT, "%s:%s%s: already exists", f->path, h5_lead(path), path);
+    if (rc == SC_OK && h5_path_exists(f->file, path)) rc = sc_fail(err, SC_EINPUT, "%s:%s%s: already exists", f->path, h5_lead(path), path);
     return rc;
 }
-
 
 const char *h5_class_name(H5T_class_t c)
 {
     switch (c) {
-    case H5T_INTEGER: return "integer";
-    case H5T_FLOAT: return "float";
-    case H5T_STRING: return "string";
-    case H5T_COMPOUND: return "compound";
-    case H5T_ENUM: return "enum";
-    case H5T_REFERENCE: return "reference";
-    case H5T_ARRAY: return "array";
-    case H5T_VLEN: return "variable-length";
-    case H5T_OPAQUE: return "opaque";
-    case H5T_BITFIELD: return "bitfield";
-    default: return "unknown-type";
+        case H5T_INTEGER: return "integer";
+        case H5T_FLOAT: return "float";
+        case H5T_STRING: return "string";
+        case H5T_COMPOUND: return "compound";
+        case H5T_ENUM: return "enum";
+        case H5T_REFERENCE: return "reference";
+        case H5T_ARRAY: return "array";
+        case H5T_VLEN: return "variable-length";
+        case H5T_OPAQUE: return "opaque";
+        case H5T_BITFIELD: return "bitfield";
+        default: return "unknown-type";
     }
 }
 
@@ -224,8 +221,7 @@ void h5_describe_found(char *buf, size_t n, H5T_class_t cls, int rank, const hsi
         return;
     }
     size_t k = (size_t)snprintf(buf, n, "%d-D %s of shape ", rank, h5_class_name(cls));
-    for (int i = 0; i < rank && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, i ? " x %llu" : "%llu", (unsigned long long)dims[i]);
+    for (int i = 0; i < rank && k < n; i++) k += (size_t)snprintf(buf + k, n - k, i ? " x %llu" : "%llu", (unsigned long long)dims[i]);
 }
 
 /* "a 2-D integer dataset with 4 columns" */
@@ -340,13 +336,11 @@ static int close_file(sc_h5 *f, sc_err *err)
         char reason[512];
         h5_reason(reason, sizeof reason);
         g_poisoned = 1;
-        rc = sc_fail(err, SC_EIO, "%s: cannot %s %s: %s", f->path, f->writable ? "finish writing" : "close",
-                     f->writable ? f->tmp : f->path, reason);
+        rc = sc_fail(err, SC_EIO, "%s: cannot %s %s: %s", f->path, f->writable ? "finish writing" : "close", f->writable ? f->tmp : f->path, reason);
     }
     f->file = -1;
     return rc;
 }
-
 
 int sc_h5_commit(sc_h5 *f, sc_err *err)
 {
@@ -363,12 +357,10 @@ int sc_h5_commit(sc_h5 *f, sc_err *err)
     if (rc == SC_OK) {
         /* fsync before rename so the rename never exposes a file whose data is still in flight */
         int fd = open(f->tmp, O_RDONLY);
-        if (fd < 0 || fsync(fd) != 0)
-            rc = sc_fail(err, SC_EIO, "%s: cannot sync %s: %s", f->path, f->tmp, strerror(errno));
+        if (fd < 0 || fsync(fd) != 0) rc = sc_fail(err, SC_EIO, "%s: cannot sync %s: %s", f->path, f->tmp, strerror(errno));
         if (fd >= 0) close(fd);
     }
-    if (rc == SC_OK && rename(f->tmp, f->path) != 0)
-        rc = sc_fail(err, SC_EIO, "%s: cannot rename %s onto it: %s", f->path, f->tmp, strerror(errno));
+    if (rc == SC_OK && rename(f->tmp, f->path) != 0) rc = sc_fail(err, SC_EIO, "%s: cannot rename %s onto it: %s", f->path, f->tmp, strerror(errno));
     if (rc != SC_OK) unlink(f->tmp);
     sc_cleanup_forget(f->tmp);
     h5_free(f);
@@ -462,19 +454,17 @@ static void pick_chunk(int rank, const hsize_t *dims, size_t elsize, hsize_t *ch
     }
 }
 
-int h5_write_dataset(sc_h5 *f, const char *path, int rank, const size_t *dims, hid_t file_type, hid_t mem_type,
-                     const void *data, const char *units, const char *description, int compress, sc_err *err)
+int h5_write_dataset(sc_h5 *f, const char *path, int rank, const size_t *dims, hid_t file_type, hid_t mem_type, const void *data, const char *units,
+                     const char *description, int compress, sc_err *err)
 {
     int rc = h5_check_writable(f, path, err);
     if (rc) return rc;
-    if (rank < 1 || rank > 3 || !dims)
-        return sc_fail(err, SC_EINPUT, "%s:%s%s: dataset rank %d not in 1..3", f->path, h5_lead(path), path, rank);
+    if (rank < 1 || rank > 3 || !dims) return sc_fail(err, SC_EINPUT, "%s:%s%s: dataset rank %d not in 1..3", f->path, h5_lead(path), path, rank);
     hsize_t hd[3], chunk[3];
     size_t total = 1, elsize = H5Tget_size(file_type);
     for (int i = 0; i < rank; i++) {
         hd[i] = dims[i];
-        if (dims[i] && total > SIZE_MAX / dims[i])
-            return sc_fail(err, SC_EINPUT, "%s:%s%s: dataset too large", f->path, h5_lead(path), path);
+        if (dims[i] && total > SIZE_MAX / dims[i]) return sc_fail(err, SC_EINPUT, "%s:%s%s: dataset too large", f->path, h5_lead(path), path);
         total *= dims[i];
     }
     if (total > 0 && !data) return sc_fail(err, SC_EINPUT, "%s:%s%s: no data", f->path, h5_lead(path), path);
@@ -510,15 +500,14 @@ done:
     return rc;
 }
 
-int sc_h5_write_f64(sc_h5 *f, const char *path, int rank, const size_t *dims, const double *data, const char *units,
-                    const char *description, sc_err *err)
+int sc_h5_write_f64(sc_h5 *f, const char *path, int rank, const size_t *dims, const double *data, const char *units, const char *description,
+                    sc_err *err)
 {
     h5_init();
     return h5_write_dataset(f, path, rank, dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, data, units, description, 1, err);
 }
 
-int sc_h5_write_i32(sc_h5 *f, const char *path, int rank, const size_t *dims, const int *data,
-                    const char *description, sc_err *err)
+int sc_h5_write_i32(sc_h5 *f, const char *path, int rank, const size_t *dims, const int *data, const char *description, sc_err *err)
 {
     h5_init();
     return h5_write_dataset(f, path, rank, dims, H5T_STD_I32LE, H5T_NATIVE_INT, data, NULL, description, 1, err);
@@ -582,8 +571,7 @@ int h5_dataset_open(sc_h5 *f, const char *path, const char *expected, h5_dataset
  * bytes the file stores for it (deflate cannot shrink data more than ~1032:1), so a damaged
  * header claiming 2^62 rows is an error naming the path, not a wrapped count or a huge
  * allocation. A dataset with elements but no storage (never written) is an error too. */
-int h5_dataset_elements(const sc_h5 *f, const char *path, const h5_dataset *d, size_t elsize, size_t *total,
-                        sc_err *err)
+int h5_dataset_elements(const sc_h5 *f, const char *path, const h5_dataset *d, size_t elsize, size_t *total, sc_err *err)
 {
     size_t n = 1;
     for (int i = 0; i < d->rank; i++) {
@@ -592,8 +580,8 @@ int h5_dataset_elements(const sc_h5 *f, const char *path, const h5_dataset *d, s
         n *= (size_t)d->dims[i];
     }
     if (n > SC_H5_MAX_ELEMENTS)
-        return sc_fail(err, SC_EINPUT, "%s:%s%s: %zu elements, more than softcon reads from one dataset (%llu)", f->path,
-                       h5_lead(path), path, n, (unsigned long long)SC_H5_MAX_ELEMENTS);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: %zu elements, more than softcon reads from one dataset (%llu)", f->path, h5_lead(path), path, n,
+                       (unsigned long long)SC_H5_MAX_ELEMENTS);
     hid_t dcpl = H5Dget_create_plist(d->dset);
     int is_view = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL; /* a view stores nothing itself */
     h5_close_id(dcpl);
@@ -602,21 +590,21 @@ int h5_dataset_elements(const sc_h5 *f, const char *path, const h5_dataset *d, s
         H5Eclear2(H5E_DEFAULT);
         size_t mem = n * H5Tget_size(d->type);
         if (stored == 0 || (mem > 4096 && mem / 1100 > stored))
-            return sc_fail(err, SC_EINPUT, "%s:%s%s: damaged: its shape claims %zu elements (%zu bytes) but the file stores "
-                           "%llu bytes for it", f->path, h5_lead(path), path, n, mem, (unsigned long long)stored);
+            return sc_fail(err, SC_EINPUT,
+                           "%s:%s%s: damaged: its shape claims %zu elements (%zu bytes) but the file stores "
+                           "%llu bytes for it",
+                           f->path, h5_lead(path), path, n, mem, (unsigned long long)stored);
     }
     *total = n;
     return SC_OK;
 }
 
 /* Common part of read_f64/read_i32: open, check class/rank/dims, allocate. */
-static int read_numeric_prepare(sc_h5 *f, const char *path, int rank, size_t *dims_inout, int want_int,
-                                h5_dataset *d, size_t *total, sc_err *err)
+static int read_numeric_prepare(sc_h5 *f, const char *path, int rank, size_t *dims_inout, int want_int, h5_dataset *d, size_t *total, sc_err *err)
 {
     char expected[256], found[256];
     if (rank < 1 || rank > 3 || !dims_inout)
-        return sc_fail(err, SC_EINPUT, "%s:%s%s: read rank %d not in 1..3", f ? f->path : "?", h5_lead(path),
-                       path ? path : "", rank);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: read rank %d not in 1..3", f ? f->path : "?", h5_lead(path), path ? path : "", rank);
     describe_expected(expected, sizeof expected, rank, dims_inout, want_int ? "integer" : "numeric");
     int rc = h5_dataset_open(f, path, expected, d, err);
     if (rc) return rc;
@@ -672,7 +660,10 @@ int sc_h5_read_bytes(sc_h5 *f, const char *path, size_t *n, unsigned char **data
     else if (total && H5Dread(d.dset, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
         rc = h5_fail(f, err, SC_EIO, path, "cannot read dataset");
     h5_dataset_close(&d);
-    if (rc) { free(buf); return rc; }
+    if (rc) {
+        free(buf);
+        return rc;
+    }
     *n = total;
     *data = buf;
     return SC_OK;
@@ -694,16 +685,15 @@ int sc_h5_read_i32(sc_h5 *f, const char *path, int rank, size_t *dims_inout, int
     if (!buf || (wide && !wbuf)) {
         rc = SC_EIO;
     } else if (total && !wide) {
-        if (H5Dread(d.dset, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
-            rc = h5_fail(f, err, SC_EIO, path, "cannot read dataset");
+        if (H5Dread(d.dset, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) rc = h5_fail(f, err, SC_EIO, path, "cannot read dataset");
     } else if (total) {
         if (H5Dread(d.dset, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, wbuf) < 0) {
             rc = h5_fail(f, err, SC_EIO, path, "cannot read dataset");
         } else {
             for (size_t i = 0; i < total && rc == SC_OK; i++) {
                 if (wbuf[i] < INT_MIN || wbuf[i] > INT_MAX)
-                    rc = sc_fail(err, SC_EINPUT, "%s:%s%s: element %zu = %lld does not fit a 32-bit integer",
-                                 f->path, h5_lead(path), path, i, wbuf[i]);
+                    rc = sc_fail(err, SC_EINPUT, "%s:%s%s: element %zu = %lld does not fit a 32-bit integer", f->path, h5_lead(path), path, i,
+                                 wbuf[i]);
                 buf[i] = (int)wbuf[i];
             }
         }
@@ -799,8 +789,7 @@ int sc_h5_shape(sc_h5 *f, const char *path, int *rank, size_t dims[3], sc_err *e
     return SC_OK;
 }
 
-int sc_h5_read_f64_rows(sc_h5 *f, const char *path, int rank, size_t *dims_inout, size_t row0, size_t nrows,
-                        double *out, sc_err *err)
+int sc_h5_read_f64_rows(sc_h5 *f, const char *path, int rank, size_t *dims_inout, size_t row0, size_t nrows, double *out, sc_err *err)
 {
     h5_init();
     if (!out || !dims_inout) return sc_fail(err, SC_EINPUT, "sc_h5_read_f64_rows: no output");
@@ -812,8 +801,8 @@ int sc_h5_read_f64_rows(sc_h5 *f, const char *path, int rank, size_t *dims_inout
     if (rc) return rc;
     if (row0 + nrows > (size_t)d.dims[0] || row0 + nrows < row0) {
         h5_dataset_close(&d);
-        return sc_fail(err, SC_EINPUT, "%s:%s%s: rows %zu..%zu requested, the dataset has %llu", f->path, h5_lead(path), path,
-                       row0, row0 + nrows, (unsigned long long)d.dims[0]);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: rows %zu..%zu requested, the dataset has %llu", f->path, h5_lead(path), path, row0, row0 + nrows,
+                       (unsigned long long)d.dims[0]);
     }
     if (nrows) {
         hsize_t start[3] = {row0, 0, 0}, count[3];
@@ -883,8 +872,8 @@ int sc_h5_open_image(const void *data, size_t size, const char *name, sc_h5 **ou
 /* ------------------------------------------------------------------------------------------ */
 /* views */
 
-int sc_h5_write_view(sc_h5 *f, const char *path, const char *src_path, int axis, size_t index, const char *units,
-                     const char *description, sc_err *err)
+int sc_h5_write_view(sc_h5 *f, const char *path, const char *src_path, int axis, size_t index, const char *units, const char *description,
+                     sc_err *err)
 {
     h5_init();
     int rc = h5_check_writable(f, path, err);
@@ -898,10 +887,13 @@ int sc_h5_write_view(sc_h5 *f, const char *path, const char *src_path, int axis,
         char found[256];
         h5_describe_found(found, sizeof found, s.cls, s.rank, s.dims);
         h5_dataset_close(&s);
-        return sc_fail(err, SC_EINPUT, "%s:%s: no index %zu along dimension %d of a %s (views need rank 2 or 3)", f->path,
-                       src_path, index, axis, found);
+        return sc_fail(err, SC_EINPUT, "%s:%s: no index %zu along dimension %d of a %s (views need rank 2 or 3)", f->path, src_path, index, axis,
+                       found);
     }
-    if ((rc = h5_check_new_path(f, path, err))) { h5_dataset_close(&s); return rc; }
+    if ((rc = h5_check_new_path(f, path, err))) {
+        h5_dataset_close(&s);
+        return rc;
+    }
     hsize_t vdims[2], start[3] = {0, 0, 0}, count[3];
     for (int i = 0, k = 0; i < s.rank; i++) {
         count[i] = i == axis ? 1 : s.dims[i];
@@ -910,8 +902,7 @@ int sc_h5_write_view(sc_h5 *f, const char *path, const char *src_path, int axis,
     }
     hid_t vspace = H5Screate_simple(s.rank - 1, vdims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), lcpl = h5_make_lcpl(), d = -1;
     if (vspace < 0 || dcpl < 0 || lcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 ||
-        H5Sselect_hyperslab(s.space, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
-        H5Pset_virtual(dcpl, vspace, ".", src_path, s.space) < 0) {
+        H5Sselect_hyperslab(s.space, H5S_SELECT_SET, start, NULL, count, NULL) < 0 || H5Pset_virtual(dcpl, vspace, ".", src_path, s.space) < 0) {
         rc = h5_fail(f, err, SC_EIO, path, "cannot set up view");
         goto done;
     }

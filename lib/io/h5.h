@@ -20,8 +20,8 @@ typedef struct sc_h5_series sc_h5_series;
  * allocate or loop without limit): elements of one dataset, strings of one string dataset,
  * bytes of one string. */
 #define SC_H5_MAX_ELEMENTS (1ULL << 32)
-#define SC_H5_MAX_STRINGS (1 << 20)
-#define SC_H5_MAX_STRING (16 << 20)
+#define SC_H5_MAX_STRINGS  (1 << 20)
+#define SC_H5_MAX_STRING   (16 << 20)
 
 /* ---- files ---- */
 /* Create "<path>.tmp" (truncating a stale one) for writing. */
@@ -45,29 +45,25 @@ const char *sc_h5_filename(const sc_h5 *f);
 /* ---- writing ---- */
 /* Root attributes softcon_version, schema, created_by (argv joined, shell-quoted where needed),
  * created_at (UTC ISO 8601), host and, when config_text != NULL, config. */
-int sc_h5_provenance(sc_h5 *f, const char *schema, int argc, char *const *argv, const char *config_text,
-                     sc_err *err);
+int sc_h5_provenance(sc_h5 *f, const char *schema, int argc, char *const *argv, const char *config_text, sc_err *err);
 /* Create a group and any missing parents (an existing group is fine); description may be NULL. */
 int sc_h5_group(sc_h5 *f, const char *path, const char *description, sc_err *err);
 /* Datasets of rank 1..3 with row-major dims; parents are created. `units` ("1" for
  * dimensionless) and `description` attributes are written when non-NULL. Datasets over 64 KiB
  * are chunked with shuffle + deflate(4), smaller ones contiguous. */
-int sc_h5_write_f64(sc_h5 *f, const char *path, int rank, const size_t *dims, const double *data,
-                    const char *units, const char *description, sc_err *err);
-int sc_h5_write_i32(sc_h5 *f, const char *path, int rank, const size_t *dims, const int *data,
-                    const char *description, sc_err *err);
+int sc_h5_write_f64(sc_h5 *f, const char *path, int rank, const size_t *dims, const double *data, const char *units, const char *description,
+                    sc_err *err);
+int sc_h5_write_i32(sc_h5 *f, const char *path, int rank, const size_t *dims, const int *data, const char *description, sc_err *err);
 /* 1-D dataset of n unsigned bytes, contiguous and uncompressed (opaque blobs such as checked
  * simulation snapshots in checkpoints, where deflate would cost seconds and gain little). */
 int sc_h5_write_bytes(sc_h5 *f, const char *path, size_t n, const void *data, const char *description, sc_err *err);
 /* 1-D dataset of n variable-length UTF-8 strings (a NULL entry is stored as ""). */
-int sc_h5_write_strings(sc_h5 *f, const char *path, size_t n, const char *const *strs, const char *description,
-                        sc_err *err);
+int sc_h5_write_strings(sc_h5 *f, const char *path, size_t n, const char *const *strs, const char *description, sc_err *err);
 /* Scalar attributes on the object at obj_path ("/" = root); an existing one is replaced. */
 int sc_h5_attr_str(sc_h5 *f, const char *obj_path, const char *name, const char *value, sc_err *err);
 int sc_h5_attr_f64(sc_h5 *f, const char *obj_path, const char *name, double value, sc_err *err);
 int sc_h5_attr_i64(sc_h5 *f, const char *obj_path, const char *name, long long value, sc_err *err);
-int sc_h5_attr_f64_array(sc_h5 *f, const char *obj_path, const char *name, size_t n, const double *v,
-                         sc_err *err);
+int sc_h5_attr_f64_array(sc_h5 *f, const char *obj_path, const char *name, size_t n, const double *v, sc_err *err);
 
 /* ---- time series ----
  * A timeline is a 1-D extendible f64 dataset (units "s") marked as an HDF5 dimension scale
@@ -79,12 +75,10 @@ int sc_h5_attr_f64_array(sc_h5 *f, const char *obj_path, const char *name, size_
  * the timeline itself is the caller's job (one time value per sample). */
 int sc_h5_timeline_create(sc_h5 *f, const char *time_path, sc_h5_series **out, sc_err *err);
 /* sample_rank 0..3 (0 = one scalar per time); timeline may be NULL (no scale attached). */
-int sc_h5_series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank,
-                        const size_t *sample_dims, const char *units, const char *description,
-                        sc_h5_series **out, sc_err *err);
-int sc_h5_series_create_i32(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank,
-                            const size_t *sample_dims, const char *description, sc_h5_series **out,
-                            sc_err *err);
+int sc_h5_series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank, const size_t *sample_dims, const char *units,
+                        const char *description, sc_h5_series **out, sc_err *err);
+int sc_h5_series_create_i32(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank, const size_t *sample_dims, const char *description,
+                            sc_h5_series **out, sc_err *err);
 int sc_h5_series_append(sc_h5_series *s, const double *sample, sc_err *err);
 int sc_h5_series_append_i32(sc_h5_series *s, const int *sample, sc_err *err);
 /* Samples appended so far (buffered ones included). */
@@ -147,15 +141,13 @@ void sc_h5_guard_memory_limit(double mib);
  * Each returns SC_OK, or SC_EINPUT "file:/path[i]: <what> is <value>, must be <rule>" naming
  * the first offending element (row and column for cols > 1). */
 /* every value finite and within [lo, hi] (lo/hi may be -INFINITY/INFINITY; open: exclusive) */
-int sc_h5_check_range(const sc_h5 *f, const char *path, const double *v, size_t n, size_t cols, double lo, double hi,
-                      int open_interval, sc_err *err);
+int sc_h5_check_range(const sc_h5 *f, const char *path, const double *v, size_t n, size_t cols, double lo, double hi, int open_interval, sc_err *err);
 /* the same for a dataset of any rank (1..3), naming elements [i][j][k] by its dims */
-int sc_h5_check_range_nd(const sc_h5 *f, const char *path, const double *v, int rank, const size_t *dims, double lo,
-                         double hi, int open_interval, sc_err *err);
+int sc_h5_check_range_nd(const sc_h5 *f, const char *path, const double *v, int rank, const size_t *dims, double lo, double hi, int open_interval,
+                         sc_err *err);
 #define sc_h5_check_finite(f, path, v, n, cols, err) sc_h5_check_range(f, path, v, n, cols, -INFINITY, INFINITY, 0, err)
 /* integers in [lo, hi] (indices: lo 0 or -1, hi count - 1) */
-int sc_h5_check_index(const sc_h5 *f, const char *path, const int *v, size_t n, size_t cols, long lo, long hi,
-                      sc_err *err);
+int sc_h5_check_index(const sc_h5 *f, const char *path, const int *v, size_t n, size_t cols, long lo, long hi, sc_err *err);
 /* a count read from a dataset's shape that softcon stores in an int: 1 <= n <= max (min_one)
  * or 0 <= n <= max */
 int sc_h5_check_count(const sc_h5 *f, const char *path, size_t n, int min_one, long max, sc_err *err);
@@ -181,15 +173,14 @@ int sc_h5_shape(sc_h5 *f, const char *path, int *rank, size_t dims[3], sc_err *e
    converted to double, into the caller's out (nrows x the product of dims[1..]). dims_inout as in
    sc_h5_read_f64 (dim 0 is not checked on input; on output all dims are the dataset's).
    Rows past the end are SC_EINPUT naming the path. */
-int sc_h5_read_f64_rows(sc_h5 *f, const char *path, int rank, size_t *dims_inout, size_t row0, size_t nrows,
-                        double *out, sc_err *err);
+int sc_h5_read_f64_rows(sc_h5 *f, const char *path, int rank, size_t *dims_inout, size_t row0, size_t nrows, double *out, sc_err *err);
 
 /* A virtual dataset at path showing src_path (an absolute path in the same file, rank 2 or 3)
    with dimension `axis` fixed at `index`: one frame of a time series, one column of a matrix.
    Nothing is copied; readers see an ordinary dataset of rank one less (HDF5 >= 1.10). For
    XDMF readers that do not read hyperslabs (ParaView's Xdmf3 reader). A series' rows must be
    in the file first (sc_h5_flush). units and description as in sc_h5_write_f64. */
-int sc_h5_write_view(sc_h5 *f, const char *path, const char *src_path, int axis, size_t index, const char *units,
-                     const char *description, sc_err *err);
+int sc_h5_write_view(sc_h5 *f, const char *path, const char *src_path, int axis, size_t index, const char *units, const char *description,
+                     sc_err *err);
 
 #endif

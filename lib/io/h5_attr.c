@@ -72,8 +72,7 @@ int sc_h5_group(sc_h5 *f, const char *path, const char *description, sc_err *err
         g = lcpl >= 0 && gcpl >= 0 ? H5Gcreate2(f->file, path, lcpl, gcpl, H5P_DEFAULT) : -1;
         if (g < 0) rc = h5_fail(f, err, SC_EIO, path, "cannot create group");
     }
-    if (rc == SC_OK && h5_put_units_desc(g, NULL, description) < 0)
-        rc = h5_fail(f, err, SC_EIO, path, "cannot write description");
+    if (rc == SC_OK && h5_put_units_desc(g, NULL, description) < 0) rc = h5_fail(f, err, SC_EIO, path, "cannot write description");
     h5_close_id(g);
     h5_close_id(lcpl);
     h5_close_id(gcpl);
@@ -81,8 +80,7 @@ int sc_h5_group(sc_h5 *f, const char *path, const char *description, sc_err *err
 }
 
 /* Write one attribute of (type, space) on obj_path. */
-static int attr_write(sc_h5 *f, const char *obj_path, const char *name, hid_t type, hid_t space, const void *buf,
-                      sc_err *err)
+static int attr_write(sc_h5 *f, const char *obj_path, const char *name, hid_t type, hid_t space, const void *buf, sc_err *err)
 {
     int rc = h5_check_writable(f, obj_path, err);
     if (rc) return rc;
@@ -146,8 +144,7 @@ static int shell_safe(const char *a)
     if (!a[0]) return 0;
     for (const char *p = a; *p; p++) {
         unsigned char c = (unsigned char)*p;
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("_-+=:,./@%", c)))
-            return 0;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("_-+=:,./@%", c))) return 0;
     }
     return 1;
 }
@@ -183,8 +180,7 @@ static char *join_command_line(int argc, char *const *argv)
     return s;
 }
 
-int sc_h5_provenance(sc_h5 *f, const char *schema, int argc, char *const *argv, const char *config_text,
-                     sc_err *err)
+int sc_h5_provenance(sc_h5 *f, const char *schema, int argc, char *const *argv, const char *config_text, sc_err *err)
 {
     int rc = h5_check_writable(f, "/", err);
     if (rc) return rc;
@@ -200,8 +196,7 @@ int sc_h5_provenance(sc_h5 *f, const char *schema, int argc, char *const *argv, 
     if (!cmd) return sc_fail(err, SC_EIO, "out of memory");
     if ((rc = sc_h5_attr_str(f, "/", "softcon_version", version, err)) == SC_OK &&
         (rc = sc_h5_attr_str(f, "/", "schema", schema ? schema : "", err)) == SC_OK &&
-        (rc = sc_h5_attr_str(f, "/", "created_by", cmd, err)) == SC_OK &&
-        (rc = sc_h5_attr_str(f, "/", "created_at", stamp, err)) == SC_OK &&
+        (rc = sc_h5_attr_str(f, "/", "created_by", cmd, err)) == SC_OK && (rc = sc_h5_attr_str(f, "/", "created_at", stamp, err)) == SC_OK &&
         (rc = sc_h5_attr_str(f, "/", "host", host, err)) == SC_OK && config_text)
         rc = sc_h5_attr_str(f, "/", "config", config_text, err);
     free(cmd);
@@ -209,8 +204,8 @@ int sc_h5_provenance(sc_h5 *f, const char *schema, int argc, char *const *argv, 
 }
 
 /* Open attribute `name` on obj_path and check it holds one element of an allowed class. */
-static int open_attr(sc_h5 *f, const char *obj_path, const char *name, const char *expected, int allow_int,
-                     int allow_float, int allow_str, hid_t *obj_out, hid_t *attr_out, hid_t *type_out, sc_err *err)
+static int open_attr(sc_h5 *f, const char *obj_path, const char *name, const char *expected, int allow_int, int allow_float, int allow_str,
+                     hid_t *obj_out, hid_t *attr_out, hid_t *type_out, sc_err *err)
 {
     *obj_out = *attr_out = *type_out = -1;
     if (!f || f->file < 0) return sc_fail(err, SC_EIO, "HDF5: no file");
@@ -235,14 +230,13 @@ static int open_attr(sc_h5 *f, const char *obj_path, const char *name, const cha
     H5T_class_t cls = H5Tget_class(t);
     hssize_t npts = H5Sget_simple_extent_npoints(s);
     h5_close_id(s);
-    int ok = npts == 1 && ((allow_int && cls == H5T_INTEGER) || (allow_float && cls == H5T_FLOAT) ||
-                           (allow_str && cls == H5T_STRING));
+    int ok = npts == 1 && ((allow_int && cls == H5T_INTEGER) || (allow_float && cls == H5T_FLOAT) || (allow_str && cls == H5T_STRING));
     if (!ok) {
         h5_close_id(t);
         h5_close_id(a);
         H5Oclose(o);
-        return sc_fail(err, SC_EINPUT, "%s:%s%s: attribute '%s': expected a scalar %s, found %s with %lld elements",
-                       f->path, h5_lead(obj_path), obj_path, name, expected, h5_class_name(cls), (long long)npts);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: attribute '%s': expected a scalar %s, found %s with %lld elements", f->path, h5_lead(obj_path),
+                       obj_path, name, expected, h5_class_name(cls), (long long)npts);
     }
     *obj_out = o;
     *attr_out = a;
@@ -292,4 +286,3 @@ int sc_h5_read_attr_i64(sc_h5 *f, const char *obj_path, const char *name, long l
     H5Oclose(o);
     return rc;
 }
-

@@ -23,8 +23,8 @@ static void element_name(char *buf, size_t n, size_t e, int rank, const size_t *
     for (int r = 0; r < rank && k < n; r++) k += (size_t)snprintf(buf + k, n - k, "[%zu]", idx[r]);
 }
 
-int sc_h5_check_range_nd(const sc_h5 *f, const char *path, const double *v, int rank, const size_t *dims, double lo,
-                         double hi, int open_interval, sc_err *err)
+int sc_h5_check_range_nd(const sc_h5 *f, const char *path, const double *v, int rank, const size_t *dims, double lo, double hi, int open_interval,
+                         sc_err *err)
 {
     size_t n = 1;
     for (int r = 0; r < rank; r++) n *= dims[r];
@@ -43,23 +43,20 @@ int sc_h5_check_range_nd(const sc_h5 *f, const char *path, const double *v, int 
     return SC_OK;
 }
 
-int sc_h5_check_range(const sc_h5 *f, const char *path, const double *v, size_t n, size_t cols, double lo, double hi,
-                      int open_interval, sc_err *err)
+int sc_h5_check_range(const sc_h5 *f, const char *path, const double *v, size_t n, size_t cols, double lo, double hi, int open_interval, sc_err *err)
 {
     size_t dims[2] = {cols > 1 ? n / cols : n, cols};
     return sc_h5_check_range_nd(f, path, v, cols > 1 ? 2 : 1, dims, lo, hi, open_interval, err);
 }
 
-int sc_h5_check_index(const sc_h5 *f, const char *path, const int *v, size_t n, size_t cols, long lo, long hi,
-                      sc_err *err)
+int sc_h5_check_index(const sc_h5 *f, const char *path, const int *v, size_t n, size_t cols, long lo, long hi, sc_err *err)
 {
     size_t dims[2] = {cols > 1 ? n / cols : n, cols};
     for (size_t i = 0; i < n; i++) {
         if (v[i] >= lo && v[i] <= hi) continue;
         char at[96];
         element_name(at, sizeof at, i, cols > 1 ? 2 : 1, dims);
-        return sc_fail(err, SC_EINPUT, "%s:%s%s%s: value %d, must be in [%ld, %ld]", sc_h5_filename(f), h5_lead(path), path,
-                       at, v[i], lo, hi);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s%s: value %d, must be in [%ld, %ld]", sc_h5_filename(f), h5_lead(path), path, at, v[i], lo, hi);
     }
     return SC_OK;
 }
@@ -67,8 +64,7 @@ int sc_h5_check_index(const sc_h5 *f, const char *path, const int *v, size_t n, 
 int sc_h5_check_count(const sc_h5 *f, const char *path, size_t n, int min_one, long max, sc_err *err)
 {
     if ((min_one && n < 1) || n > (size_t)max)
-        return sc_fail(err, SC_EINPUT, "%s:%s%s: %zu rows, must be %d..%ld", sc_h5_filename(f), h5_lead(path), path, n,
-                       min_one ? 1 : 0, max);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: %zu rows, must be %d..%ld", sc_h5_filename(f), h5_lead(path), path, n, min_one ? 1 : 0, max);
     return SC_OK;
 }
 
@@ -78,8 +74,8 @@ int sc_h5_check_increasing(const sc_h5 *f, const char *path, const double *t, si
     if (rc) return rc;
     for (size_t i = 1; i < n; i++)
         if (!(t[i] > t[i - 1]))
-            return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: value %g, must be greater than the one before (%g)",
-                           sc_h5_filename(f), h5_lead(path), path, i, t[i], t[i - 1]);
+            return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: value %g, must be greater than the one before (%g)", sc_h5_filename(f), h5_lead(path), path,
+                           i, t[i], t[i - 1]);
     return SC_OK;
 }
 
@@ -95,8 +91,8 @@ int sc_h5_check_unit_quats(const sc_h5 *f, const char *path, const double *q, in
         if (!(norm >= 0.5 && norm <= 2)) {
             char at[96];
             element_name(at, sizeof at, i, rank - 1, dims);
-            return sc_fail(err, SC_EINPUT, "%s:%s%s%s: quaternion (%g, %g, %g, %g) has norm %g, must be a rotation (norm 1)",
-                           sc_h5_filename(f), h5_lead(path), path, at, a[0], a[1], a[2], a[3], norm);
+            return sc_fail(err, SC_EINPUT, "%s:%s%s%s: quaternion (%g, %g, %g, %g) has norm %g, must be a rotation (norm 1)", sc_h5_filename(f),
+                           h5_lead(path), path, at, a[0], a[1], a[2], a[3], norm);
         }
     }
     return SC_OK;
@@ -107,17 +103,14 @@ int sc_h5_check_names(const sc_h5 *f, const char *path, char *const *names, size
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(names[i]);
         if (len == 0 || len >= maxlen)
-            return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: a name of %zu bytes, must be 1..%zu", sc_h5_filename(f), h5_lead(path),
-                           path, i, len, maxlen - 1);
+            return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: a name of %zu bytes, must be 1..%zu", sc_h5_filename(f), h5_lead(path), path, i, len,
+                           maxlen - 1);
         for (size_t k = 0; k < len; k++)
             if ((unsigned char)names[i][k] < 32 || names[i][k] == 127)
-                return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: control character in a name", sc_h5_filename(f), h5_lead(path),
-                               path, i);
+                return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: control character in a name", sc_h5_filename(f), h5_lead(path), path, i);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(names[i], names[j]))
-                return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: '%s' repeats entry %zu", sc_h5_filename(f), h5_lead(path), path,
-                               i, names[i], j);
+                return sc_fail(err, SC_EINPUT, "%s:%s%s[%zu]: '%s' repeats entry %zu", sc_h5_filename(f), h5_lead(path), path, i, names[i], j);
     }
     return SC_OK;
 }
-

@@ -40,10 +40,7 @@ void sc_h5_guard_memory_limit(double mib)
 }
 
 /* MiB a guarded read may grow the process by: sc_h5_guard_memory_limit's, else 1 GiB + 16 x the file */
-static double guard_memory_mib(double bytes)
-{
-    return g_guard_memory_mib > 0 ? g_guard_memory_mib : 1024 + 16 * bytes / (1 << 20);
-}
+static double guard_memory_mib(double bytes) { return g_guard_memory_mib > 0 ? g_guard_memory_mib : 1024 + 16 * bytes / (1 << 20); }
 
 static int open_any(const char *path, const void *data, size_t size, const char *name, sc_h5 **f, sc_err *err)
 {
@@ -52,8 +49,7 @@ static int open_any(const char *path, const void *data, size_t size, const char 
 
 /* Runs the reader in a child; SC_OK when the child finished normally (whatever the reader
  * said), SC_EINPUT when it crashed or ran out of time. */
-static int guard_child(const char *path, const void *data, size_t size, const char *name, sc_h5_reader reader,
-                       void *arg, sc_err *err)
+static int guard_child(const char *path, const void *data, size_t size, const char *name, sc_h5_reader reader, void *arg, sc_err *err)
 {
     struct stat st;
     double bytes = path ? (stat(path, &st) == 0 ? (double)st.st_size : 0) : (double)size;
@@ -137,23 +133,28 @@ static int guard_child(const char *path, const void *data, size_t size, const ch
         memcpy(&grew_kib, buf + 4, sizeof grew_kib);
         const double grew = (double)grew_kib / 1024, limit = guard_memory_mib(bytes);
         if (grew > limit)
-            return sc_fail(err, SC_EINPUT, "%s: damaged HDF5 file: the HDF5 library took %.0f MiB of memory reading it (a file "
-                           "of %.0f KiB; at most %.0f MiB, SOFTCON_H5_GUARD_MEMORY_MB)", who, grew, bytes / 1024, limit);
+            return sc_fail(err, SC_EINPUT,
+                           "%s: damaged HDF5 file: the HDF5 library took %.0f MiB of memory reading it (a file "
+                           "of %.0f KiB; at most %.0f MiB, SOFTCON_H5_GUARD_MEMORY_MB)",
+                           who, grew, bytes / 1024, limit);
         return SC_OK;
     }
     if (killed || (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM))
-        return sc_fail(err, SC_EINPUT, "%s: damaged HDF5 file: the HDF5 library did not finish reading it in %.0f s "
-                       "(damaged files can make it loop forever)", who, seconds);
+        return sc_fail(err, SC_EINPUT,
+                       "%s: damaged HDF5 file: the HDF5 library did not finish reading it in %.0f s "
+                       "(damaged files can make it loop forever)",
+                       who, seconds);
     if (WIFSIGNALED(status))
-        return sc_fail(err, SC_EINPUT, "%s: damaged HDF5 file: the HDF5 library crashed reading it (%s, in a guard "
-                       "process; nothing was read)", who, strsignal(WTERMSIG(status)));
+        return sc_fail(err, SC_EINPUT,
+                       "%s: damaged HDF5 file: the HDF5 library crashed reading it (%s, in a guard "
+                       "process; nothing was read)",
+                       who, strsignal(WTERMSIG(status)));
     return sc_fail(err, SC_EINPUT, "%s: damaged HDF5 file: reading it failed in a guard process (exit status %d%s)", who,
                    WIFEXITED(status) ? WEXITSTATUS(status) : -1,
                    WIFEXITED(status) && WEXITSTATUS(status) ? "; out of memory or a sanitizer report" : "");
 }
 
-static int read_guarded(const char *path, const void *data, size_t size, const char *name, sc_h5_reader reader,
-                        void *arg, sc_err *err)
+static int read_guarded(const char *path, const void *data, size_t size, const char *name, sc_h5_reader reader, void *arg, sc_err *err)
 {
     h5_init();
     if (g_guard) {
@@ -178,4 +179,3 @@ int sc_h5_read_image(const void *data, size_t size, const char *name, sc_h5_read
 {
     return read_guarded(NULL, data, size, name ? name : "<memory>", reader, arg, err);
 }
-

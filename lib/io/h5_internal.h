@@ -8,7 +8,7 @@
 #include "io/h5.h"
 
 #define CHUNK_TARGET_BYTES (1024u * 1024u) /* fits HDF5's default 1 MiB chunk cache */
-#define MAX_SERIES_RANK 4
+#define MAX_SERIES_RANK    4
 
 struct sc_h5_series {
     sc_h5_series *next;
@@ -16,13 +16,13 @@ struct sc_h5_series {
     hid_t dset;
     char *path;
     int is_int, is_scale;
-    int rank;                       /* dataset rank = 1 + sample rank */
-    hsize_t dims[MAX_SERIES_RANK];  /* dims[0] unused; the rest: sample dims */
+    int rank;                      /* dataset rank = 1 + sample rank */
+    hsize_t dims[MAX_SERIES_RANK]; /* dims[0] unused; the rest: sample dims */
     size_t sample_bytes;
-    size_t rows;                    /* samples per chunk = buffer capacity */
-    size_t nbuf;                    /* samples in the buffer */
-    size_t nflushed;                /* of those, already written to the file */
-    hsize_t start;                  /* time index of buffer row 0 (a chunk boundary) */
+    size_t rows;     /* samples per chunk = buffer capacity */
+    size_t nbuf;     /* samples in the buffer */
+    size_t nflushed; /* of those, already written to the file */
+    hsize_t start;   /* time index of buffer row 0 (a chunk boundary) */
     unsigned char *buf;
     /* timelines only: datasets attached to this scale (REFERENCE_LIST) */
     hobj_ref_t *attached;
@@ -68,14 +68,13 @@ const char *h5_class_name(H5T_class_t c);
 /* "1-D float of shape 12" / "2-D integer of shape 100 x 3" / "scalar string" */
 void h5_describe_found(char *buf, size_t n, H5T_class_t cls, int rank, const hsize_t *dims);
 /* A new dataset of rank 1..3 written at once (compress: chunked + deflate above 64 KiB). */
-int h5_write_dataset(sc_h5 *f, const char *path, int rank, const size_t *dims, hid_t file_type, hid_t mem_type,
-                     const void *data, const char *units, const char *description, int compress, sc_err *err);
+int h5_write_dataset(sc_h5 *f, const char *path, int rank, const size_t *dims, hid_t file_type, hid_t mem_type, const void *data, const char *units,
+                     const char *description, int compress, sc_err *err);
 /* Open a dataset and read its class and shape; an object that is not one is an error naming `expected`. */
 int h5_dataset_open(sc_h5 *f, const char *path, const char *expected, h5_dataset *d, sc_err *err);
 void h5_dataset_close(h5_dataset *d);
 /* Its element count, checked against overflow, softcon's bounds and the bytes the file stores. */
-int h5_dataset_elements(const sc_h5 *f, const char *path, const h5_dataset *d, size_t elsize, size_t *total,
-                        sc_err *err);
+int h5_dataset_elements(const sc_h5 *f, const char *path, const h5_dataset *d, size_t elsize, size_t *total, sc_err *err);
 
 /* ---- h5_attr.c ---- */
 /* Write a scalar (space) attribute, replacing an existing one of that name. */
@@ -93,7 +92,6 @@ void h5_series_free_all(sc_h5 *f);
 
 /* ---- h5_strings.c ---- */
 /* n string elements of a dataset or attribute (is_attr) of file type ftype into malloc'd copies. */
-int h5_read_string_elems(sc_h5 *f, const char *path, hid_t obj, int is_attr, hid_t ftype, size_t n, char **out,
-                         sc_err *err);
+int h5_read_string_elems(sc_h5 *f, const char *path, hid_t obj, int is_attr, hid_t ftype, size_t n, char **out, sc_err *err);
 
 #endif

@@ -67,8 +67,7 @@ static herr_t write_reference_list(sc_h5_series *scale)
 static int attach_scale(sc_h5 *f, sc_h5_series *s, sc_h5_series *scale, sc_err *err)
 {
     hobj_ref_t scale_ref, ds_ref;
-    if (H5Rcreate(&scale_ref, f->file, scale->path, H5R_OBJECT, -1) < 0 ||
-        H5Rcreate(&ds_ref, f->file, s->path, H5R_OBJECT, -1) < 0)
+    if (H5Rcreate(&scale_ref, f->file, scale->path, H5R_OBJECT, -1) < 0 || H5Rcreate(&ds_ref, f->file, s->path, H5R_OBJECT, -1) < 0)
         return h5_fail(f, err, SC_EIO, s->path, "cannot reference the time scale");
     hvl_t list[MAX_SERIES_RANK];
     for (int i = 0; i < s->rank; i++) {
@@ -92,9 +91,8 @@ static int attach_scale(sc_h5 *f, sc_h5_series *s, sc_h5_series *scale, sc_err *
     return SC_OK;
 }
 
-static int series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank,
-                         const size_t *sample_dims, int is_int, const char *units, const char *description,
-                         sc_h5_series **out, sc_err *err)
+static int series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank, const size_t *sample_dims, int is_int,
+                         const char *units, const char *description, sc_h5_series **out, sc_err *err)
 {
     h5_init();
     if (out) *out = NULL;
@@ -102,11 +100,9 @@ static int series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int
     if (rc) return rc;
     if (!out) return sc_fail(err, SC_EINPUT, "sc_h5_series_create: no output handle");
     if (sample_rank < 0 || sample_rank > MAX_SERIES_RANK - 1 || (sample_rank > 0 && !sample_dims))
-        return sc_fail(err, SC_EINPUT, "%s:%s%s: sample rank %d not in 0..%d", f->path, h5_lead(path), path, sample_rank,
-                       MAX_SERIES_RANK - 1);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: sample rank %d not in 0..%d", f->path, h5_lead(path), path, sample_rank, MAX_SERIES_RANK - 1);
     if (timeline && (!timeline->is_scale || timeline->file != f))
-        return sc_fail(err, SC_EINPUT, "%s:%s%s: the given timeline is not a time scale of this file", f->path,
-                       h5_lead(path), path);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: the given timeline is not a time scale of this file", f->path, h5_lead(path), path);
     if ((rc = h5_check_new_path(f, path, err))) return rc;
     sc_h5_series *s = sc_alloc(err, 1, sizeof *s);
     if (!s) return SC_EIO;
@@ -119,8 +115,7 @@ static int series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int
     for (int i = 0; i < sample_rank; i++) {
         if (sample_dims[i] == 0 || s->sample_bytes > SIZE_MAX / 2 / sample_dims[i]) {
             free(s);
-            return sc_fail(err, SC_EINPUT, "%s:%s%s: bad sample dimension %zu", f->path, h5_lead(path), path,
-                           sample_dims[i]);
+            return sc_fail(err, SC_EINPUT, "%s:%s%s: bad sample dimension %zu", f->path, h5_lead(path), path, sample_dims[i]);
         }
         s->dims[1 + i] = sample_dims[i];
         s->sample_bytes *= sample_dims[i];
@@ -145,19 +140,17 @@ static int series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int
     for (int i = 1; i < s->rank; i++) cur[i] = max[i] = chunk[i] = s->dims[i];
     hid_t space = H5Screate_simple(s->rank, cur, max);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), lcpl = h5_make_lcpl();
-    if (space < 0 || dcpl < 0 || lcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 ||
-        H5Pset_chunk(dcpl, s->rank, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 4) < 0) {
+    if (space < 0 || dcpl < 0 || lcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 || H5Pset_chunk(dcpl, s->rank, chunk) < 0 ||
+        H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, 4) < 0) {
         rc = h5_fail(f, err, SC_EIO, path, "cannot set up series");
     } else {
-        s->dset = H5Dcreate2(f->file, s->path, is_int ? H5T_STD_I32LE : H5T_IEEE_F64LE, space, lcpl, dcpl,
-                             H5P_DEFAULT);
+        s->dset = H5Dcreate2(f->file, s->path, is_int ? H5T_STD_I32LE : H5T_IEEE_F64LE, space, lcpl, dcpl, H5P_DEFAULT);
         if (s->dset < 0) rc = h5_fail(f, err, SC_EIO, path, "cannot create series");
     }
     h5_close_id(space);
     h5_close_id(dcpl);
     h5_close_id(lcpl);
-    if (rc == SC_OK && h5_put_units_desc(s->dset, units, description) < 0)
-        rc = h5_fail(f, err, SC_EIO, path, "cannot write attributes");
+    if (rc == SC_OK && h5_put_units_desc(s->dset, units, description) < 0) rc = h5_fail(f, err, SC_EIO, path, "cannot write attributes");
     /* link in before attaching so that any failure below still frees s with the file */
     s->next = f->series;
     f->series = s;
@@ -180,15 +173,14 @@ int sc_h5_timeline_create(sc_h5 *f, const char *time_path, sc_h5_series **out, s
     return SC_OK;
 }
 
-int sc_h5_series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank,
-                        const size_t *sample_dims, const char *units, const char *description,
-                        sc_h5_series **out, sc_err *err)
+int sc_h5_series_create(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank, const size_t *sample_dims, const char *units,
+                        const char *description, sc_h5_series **out, sc_err *err)
 {
     return series_create(f, path, timeline, sample_rank, sample_dims, 0, units, description, out, err);
 }
 
-int sc_h5_series_create_i32(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank,
-                            const size_t *sample_dims, const char *description, sc_h5_series **out, sc_err *err)
+int sc_h5_series_create_i32(sc_h5 *f, const char *path, sc_h5_series *timeline, int sample_rank, const size_t *sample_dims, const char *description,
+                            sc_h5_series **out, sc_err *err)
 {
     return series_create(f, path, timeline, sample_rank, sample_dims, 1, NULL, description, out, err);
 }
@@ -217,8 +209,7 @@ int h5_series_write(sc_h5_series *s, sc_err *err)
     fs = H5Dget_space(s->dset);
     ms = H5Screate_simple(s->rank, cnt, NULL);
     if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
-        H5Dwrite(s->dset, s->is_int ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT,
-                 s->buf + s->nflushed * s->sample_bytes) < 0) {
+        H5Dwrite(s->dset, s->is_int ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, s->buf + s->nflushed * s->sample_bytes) < 0) {
         rc = h5_fail(f, err, SC_EIO, s->path, "cannot write series samples");
         goto done;
     }
@@ -236,10 +227,8 @@ done:
 static int series_append(sc_h5_series *s, const void *sample, int is_int, sc_err *err)
 {
     if (!s || !sample) return sc_fail(err, SC_EINPUT, "series append: no series or sample");
-    if (s->is_int != is_int)
-        return sc_fail(err, SC_EINPUT, "%s:%s: series holds %s values", s->file->path, s->path,
-                       s->is_int ? "integer" : "float");
-    if (s->nbuf == s->rows) {  /* a previous chunk write failed: retry before reusing the buffer */
+    if (s->is_int != is_int) return sc_fail(err, SC_EINPUT, "%s:%s: series holds %s values", s->file->path, s->path, s->is_int ? "integer" : "float");
+    if (s->nbuf == s->rows) { /* a previous chunk write failed: retry before reusing the buffer */
         int rc = h5_series_write(s, err);
         if (rc) return rc;
     }
@@ -248,15 +237,9 @@ static int series_append(sc_h5_series *s, const void *sample, int is_int, sc_err
     return s->nbuf == s->rows ? h5_series_write(s, err) : SC_OK;
 }
 
-int sc_h5_series_append(sc_h5_series *s, const double *sample, sc_err *err)
-{
-    return series_append(s, sample, 0, err);
-}
+int sc_h5_series_append(sc_h5_series *s, const double *sample, sc_err *err) { return series_append(s, sample, 0, err); }
 
-int sc_h5_series_append_i32(sc_h5_series *s, const int *sample, sc_err *err)
-{
-    return series_append(s, sample, 1, err);
-}
+int sc_h5_series_append_i32(sc_h5_series *s, const int *sample, sc_err *err) { return series_append(s, sample, 1, err); }
 
 size_t sc_h5_series_length(const sc_h5_series *s) { return s ? (size_t)s->start + s->nbuf : 0; }
 
@@ -269,4 +252,3 @@ int sc_h5_flush(sc_h5 *f, sc_err *err)
     if (H5Fflush(f->file, H5F_SCOPE_LOCAL) < 0) return h5_fail(f, err, SC_EIO, "/", "cannot flush");
     return SC_OK;
 }
-

@@ -10,8 +10,7 @@
 #include <unistd.h>
 #include "io/h5_internal.h"
 
-int sc_h5_write_strings(sc_h5 *f, const char *path, size_t n, const char *const *strs, const char *description,
-                        sc_err *err)
+int sc_h5_write_strings(sc_h5 *f, const char *path, size_t n, const char *const *strs, const char *description, sc_err *err)
 {
     h5_init();
     if (n > 0 && !strs) return sc_fail(err, SC_EINPUT, "sc_h5_write_strings: no strings");
@@ -20,8 +19,8 @@ int sc_h5_write_strings(sc_h5 *f, const char *path, size_t n, const char *const 
     for (size_t i = 0; i < n; i++) tmp[i] = strs[i] ? strs[i] : "";
     hid_t t = h5_vlen_str_type();
     size_t dims[1] = {n};
-    int rc = t < 0 ? h5_fail(f, err, SC_EIO, path, "cannot create string type")
-                   : h5_write_dataset(f, path, 1, dims, t, t, tmp, NULL, description, 1, err);
+    int rc =
+        t < 0 ? h5_fail(f, err, SC_EIO, path, "cannot create string type") : h5_write_dataset(f, path, 1, dims, t, t, tmp, NULL, description, 1, err);
     h5_close_id(t);
     free(tmp);
     return rc;
@@ -91,8 +90,7 @@ static int raw_read(const sc_h5 *f, raw_file *r, uint64_t addr, size_t n, void *
 #define HEAP_MAX (64u << 20) /* a global heap collection softcon reads (its own are a few KiB) */
 
 /* The object `index` of the collection at addr: its data and size (pointing into r->coll). */
-static const char *heap_object(const sc_h5 *f, raw_file *r, uint64_t addr, uint64_t index, uint64_t *size,
-                               const char **why)
+static const char *heap_object(const sc_h5 *f, raw_file *r, uint64_t addr, uint64_t index, uint64_t *size, const char **why)
 {
     if (!r->coll || r->coll_addr != addr) {
         unsigned char head[16];
@@ -138,8 +136,8 @@ static int read_vlen_direct(sc_h5 *f, const char *path, hid_t dset, size_t n, ch
     hsize_t stored = H5Dget_storage_size(dset);
     H5Eclear2(H5E_DEFAULT);
     if (at == HADDR_UNDEF || stored != 16 * (hsize_t)n)
-        return sc_fail(err, SC_EINPUT, "%s:%s%s: damaged: %zu strings but %llu bytes of heap references", f->path, h5_lead(path),
-                       path, n, (unsigned long long)stored);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: damaged: %zu strings but %llu bytes of heap references", f->path, h5_lead(path), path, n,
+                       (unsigned long long)stored);
     raw_file r = {-1, 0, NULL, 0, 0};
     if (f->image) {
         r.size = f->image_size;
@@ -200,8 +198,7 @@ static void vlen_free(void *p, void *info)
 
 /* Read n string elements of (obj, ftype) into malloc'd copies; reader is H5Dread or H5Aread.
  * On failure every string made so far is freed and out[] is left all NULL. */
-int h5_read_string_elems(sc_h5 *f, const char *path, hid_t obj, int is_attr, hid_t ftype, size_t n, char **out,
-                         sc_err *err)
+int h5_read_string_elems(sc_h5 *f, const char *path, hid_t obj, int is_attr, hid_t ftype, size_t n, char **out, sc_err *err)
 {
     int rc = SC_OK;
     htri_t is_var = H5Tis_variable_str(ftype);
@@ -211,8 +208,7 @@ int h5_read_string_elems(sc_h5 *f, const char *path, hid_t obj, int is_attr, hid
         h5_close_id(mt);
         return sc_fail(err, SC_EINPUT, "%s:%s%s: fixed-length strings of %zu bytes", f->path, h5_lead(path), path, fsize);
     }
-    if (mt < 0 || is_var < 0 || H5Tset_cset(mt, H5Tget_cset(ftype)) < 0 ||
-        H5Tset_size(mt, is_var ? H5T_VARIABLE : fsize + 1) < 0 ||
+    if (mt < 0 || is_var < 0 || H5Tset_cset(mt, H5Tget_cset(ftype)) < 0 || H5Tset_size(mt, is_var ? H5T_VARIABLE : fsize + 1) < 0 ||
         (!is_var && H5Tset_strpad(mt, H5T_STR_NULLTERM) < 0)) {
         h5_close_id(mt);
         return h5_fail(f, err, SC_EIO, path, "cannot set up string type");
@@ -228,17 +224,14 @@ int h5_read_string_elems(sc_h5 *f, const char *path, hid_t obj, int is_attr, hid
             r = H5Aread(obj, mt, raw); /* attributes take no transfer list: HDF5's allocator is malloc */
         } else {
             dxpl = H5Pcreate(H5P_DATASET_XFER);
-            if (dxpl >= 0 && H5Pset_vlen_mem_manager(dxpl, vlen_alloc, NULL, vlen_free, NULL) >= 0)
-                r = H5Dread(obj, mt, H5S_ALL, H5S_ALL, dxpl, raw);
+            if (dxpl >= 0 && H5Pset_vlen_mem_manager(dxpl, vlen_alloc, NULL, vlen_free, NULL) >= 0) r = H5Dread(obj, mt, H5S_ALL, H5S_ALL, dxpl, raw);
         }
         if (r < 0) rc = h5_fail(f, err, SC_EINPUT, path, "cannot read strings (damaged file?)");
         for (size_t i = 0; i < n && rc == SC_OK; i++) {
             size_t len = raw[i] ? strnlen(raw[i], SC_H5_MAX_STRING + 1) : 0;
             if (len > SC_H5_MAX_STRING)
-                rc = sc_fail(err, SC_EINPUT, "%s:%s%s: string %zu is longer than %d bytes", f->path, h5_lead(path), path, i,
-                             SC_H5_MAX_STRING);
-            else if (!(out[i] = dup_str(raw[i], len)))
-                rc = sc_fail(err, SC_EIO, "out of memory");
+                rc = sc_fail(err, SC_EINPUT, "%s:%s%s: string %zu is longer than %d bytes", f->path, h5_lead(path), path, i, SC_H5_MAX_STRING);
+            else if (!(out[i] = dup_str(raw[i], len))) rc = sc_fail(err, SC_EIO, "out of memory");
         }
         for (size_t i = 0; i < n; i++) free(raw[i]);
         free(raw);
@@ -277,8 +270,7 @@ int sc_h5_read_strings(sc_h5 *f, const char *path, size_t *n, char ***strs, sc_e
         char found[256];
         h5_describe_found(found, sizeof found, d.cls, d.rank, d.dims);
         h5_dataset_close(&d);
-        return sc_fail(err, SC_EINPUT, "%s:%s%s: expected a 1-D string dataset, found %s", f->path, h5_lead(path), path,
-                       found);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: expected a 1-D string dataset, found %s", f->path, h5_lead(path), path, found);
     }
     size_t count = 0;
     if ((rc = h5_dataset_elements(f, path, &d, sizeof(char *), &count, err))) {
@@ -287,13 +279,12 @@ int sc_h5_read_strings(sc_h5 *f, const char *path, size_t *n, char ***strs, sc_e
     }
     if (count > SC_H5_MAX_STRINGS) {
         h5_dataset_close(&d);
-        return sc_fail(err, SC_EINPUT, "%s:%s%s: %zu strings, more than %d", f->path, h5_lead(path), path, count,
-                       SC_H5_MAX_STRINGS);
+        return sc_fail(err, SC_EINPUT, "%s:%s%s: %zu strings, more than %d", f->path, h5_lead(path), path, count, SC_H5_MAX_STRINGS);
     }
     char **out = sc_alloc(err, count, sizeof *out);
     if (!out) rc = SC_EIO;
-    else if (count && H5Tis_variable_str(d.type) > 0 && (rc = read_vlen_direct(f, path, d.dset, count, out, err)) != 1) {}
-    else if (count) rc = h5_read_string_elems(f, path, d.dset, 0, d.type, count, out, err);
+    else if (count && H5Tis_variable_str(d.type) > 0 && (rc = read_vlen_direct(f, path, d.dset, count, out, err)) != 1) {
+    } else if (count) rc = h5_read_string_elems(f, path, d.dset, 0, d.type, count, out, err);
     h5_dataset_close(&d);
     if (rc) {
         sc_h5_free_strings(out, count);
@@ -303,4 +294,3 @@ int sc_h5_read_strings(sc_h5 *f, const char *path, size_t *n, char ***strs, sc_e
     *n = count;
     return SC_OK;
 }
-

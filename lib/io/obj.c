@@ -130,8 +130,8 @@ static int parse_vertex(const ctx *c, const char *p, const char *end, sc_trimesh
 
 /* An `f` statement (v, v/vt, v//vn or v/vt/vn per corner): a fan of triangles from its first
    vertex, degenerate ones dropped (counted in inf). poly: scratch for the corners. */
-static int parse_face(const ctx *c, const char *p, const char *end, sc_trimesh *out, size_t *tcap, int **poly, size_t *pcap,
-                      sc_obj_info *inf, sc_err *err)
+static int parse_face(const ctx *c, const char *p, const char *end, sc_trimesh *out, size_t *tcap, int **poly, size_t *pcap, sc_obj_info *inf,
+                      sc_err *err)
 {
     char sb[SHOW_LEN];
     int rc = SC_OK;
@@ -146,7 +146,10 @@ static int parse_face(const ctx *c, const char *p, const char *end, sc_trimesh *
         size_t a = 0;
         for (size_t k = 0; k <= vl; k++) {
             if (k == vl || vs[k] == '/') {
-                if (np == 3) { np = 4; break; }
+                if (np == 3) {
+                    np = 4;
+                    break;
+                }
                 part[np] = vs + a;
                 plen[np] = k - a;
                 np++;
@@ -185,8 +188,7 @@ static int parse_face(const ctx *c, const char *p, const char *end, sc_trimesh *
     return rc;
 }
 
-int sc_obj_parse_ex(const char *text, size_t len, const char *name_for_errors, sc_trimesh *out,
-                    sc_obj_info *info, sc_err *err)
+int sc_obj_parse_ex(const char *text, size_t len, const char *name_for_errors, sc_trimesh *out, sc_obj_info *info, sc_err *err)
 {
     memset(out, 0, sizeof *out);
     sc_obj_info inf = {0, 0, 0};
@@ -224,8 +226,7 @@ int sc_obj_parse_ex(const char *text, size_t len, const char *name_for_errors, s
     }
     free(poly);
     if (!rc && out->ntris == 0)
-        rc = sc_fail(err, SC_EINPUT, "%s: no faces%s (%d vertices)", c.file,
-                     inf.ndropped ? " left after dropping degenerate ones" : "", out->nverts);
+        rc = sc_fail(err, SC_EINPUT, "%s: no faces%s (%d vertices)", c.file, inf.ndropped ? " left after dropping degenerate ones" : "", out->nverts);
     if (rc) {
         sc_trimesh_free(out);
         return rc;
@@ -251,8 +252,7 @@ int sc_obj_load_ex(const char *path, sc_trimesh *out, sc_obj_info *info, sc_err 
     while (!rc) {
         if (n == cap) {
             if (cap >= SC_OBJ_MAX_BYTES) { /* /dev/zero, a runaway pipe: checked as read */
-                rc = sc_fail(err, SC_EINPUT, "%s: more than an OBJ softcon reads (%llu bytes)", path,
-                             (unsigned long long)SC_OBJ_MAX_BYTES);
+                rc = sc_fail(err, SC_EINPUT, "%s: more than an OBJ softcon reads (%llu bytes)", path, (unsigned long long)SC_OBJ_MAX_BYTES);
                 break;
             }
             char *nb = realloc(buf, cap * 2);
@@ -297,12 +297,10 @@ int sc_obj_write(const char *path, const sc_trimesh *m, sc_err *err)
     if (m->nverts < 0 || m->ntris < 0 || (m->nverts && !m->verts) || (m->ntris && !m->tris))
         return sc_fail(err, SC_EINPUT, "invalid mesh (%d vertices, %d triangles)", m->nverts, m->ntris);
     for (size_t k = 0; k < 3 * (size_t)m->nverts; k++)
-        if (!isfinite(m->verts[k]))
-            return sc_fail(err, SC_EINPUT, "vertex %zu has a non-finite coordinate", k / 3);
+        if (!isfinite(m->verts[k])) return sc_fail(err, SC_EINPUT, "vertex %zu has a non-finite coordinate", k / 3);
     for (size_t k = 0; k < 3 * (size_t)m->ntris; k++)
         if (m->tris[k] < 0 || m->tris[k] >= m->nverts)
-            return sc_fail(err, SC_EINPUT, "triangle %zu: vertex index %d out of range (%d vertices)", k / 3,
-                           m->tris[k], m->nverts);
+            return sc_fail(err, SC_EINPUT, "triangle %zu: vertex index %d out of range (%d vertices)", k / 3, m->tris[k], m->nverts);
     char tmp[4096];
     FILE *f = sc_file_open_tmp(path, "wb", tmp, sizeof tmp, err);
     if (!f) return err->code;
@@ -314,7 +312,6 @@ int sc_obj_write(const char *path, const sc_trimesh *m, sc_err *err)
         fmt_exact(c, sizeof c, m->verts[3 * v + 2]);
         fprintf(f, "v %s %s %s\n", a, b, c);
     }
-    for (int t = 0; t < m->ntris; t++)
-        fprintf(f, "f %d %d %d\n", m->tris[3 * t] + 1, m->tris[3 * t + 1] + 1, m->tris[3 * t + 2] + 1);
+    for (int t = 0; t < m->ntris; t++) fprintf(f, "f %d %d %d\n", m->tris[3 * t] + 1, m->tris[3 * t + 1] + 1, m->tris[3 * t + 2] + 1);
     return sc_file_commit(f, tmp, path, err);
 }

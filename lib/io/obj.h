@@ -15,9 +15,9 @@ typedef struct sc_trimesh {
 
 /* What the reader did besides filling the mesh. */
 typedef struct sc_obj_info {
-    int nfaces;     /* f lines read */
-    int npolygons;  /* f lines with more than 3 vertices (fan-triangulated) */
-    int ndropped;   /* degenerate triangles (a repeated vertex index) dropped */
+    int nfaces;    /* f lines read */
+    int npolygons; /* f lines with more than 3 vertices (fan-triangulated) */
+    int ndropped;  /* degenerate triangles (a repeated vertex index) dropped */
 } sc_obj_info;
 
 /* Reads "v x y z [w | r g b]" and "f" lines with v, v/vt, v//vn or v/vt/vn references
@@ -33,8 +33,7 @@ int sc_obj_load(const char *path, sc_trimesh *out, sc_err *err);
 int sc_obj_parse(const char *text, size_t len, const char *name_for_errors, sc_trimesh *out, sc_err *err);
 /* Same, also reporting counts in *info (may be NULL). */
 int sc_obj_load_ex(const char *path, sc_trimesh *out, sc_obj_info *info, sc_err *err);
-int sc_obj_parse_ex(const char *text, size_t len, const char *name_for_errors, sc_trimesh *out,
-                    sc_obj_info *info, sc_err *err);
+int sc_obj_parse_ex(const char *text, size_t len, const char *name_for_errors, sc_trimesh *out, sc_obj_info *info, sc_err *err);
 /* Writes v and f lines (1-based), numbers in the shortest form that reads back exactly;
  * path.tmp then rename. SC_EINPUT for an index out of range or a non-finite coordinate. */
 int sc_obj_write(const char *path, const sc_trimesh *m, sc_err *err);

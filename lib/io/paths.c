@@ -11,7 +11,10 @@
 void sc_dirname(const char *path, char *out, size_t n)
 {
     const char *slash = path ? strrchr(path, '/') : NULL;
-    if (!slash) { snprintf(out, n, "."); return; }
+    if (!slash) {
+        snprintf(out, n, ".");
+        return;
+    }
     size_t len = (size_t)(slash - path);
     snprintf(out, n, "%.*s", (int)(len ? len : 1), path);
 }
@@ -22,16 +25,18 @@ static char g_mocap_path[PATH_MAX]; /* "": none */
 
 void sc_paths_set_mocap_path(const char *dirs) { snprintf(g_mocap_path, sizeof g_mocap_path, "%s", dirs ? dirs : ""); }
 
-int sc_find_input(const char *name, const char *config_path, int search_mocap, const char *where,
-                  char *out, size_t n, sc_err *err)
+int sc_find_input(const char *name, const char *config_path, int search_mocap, const char *where, char *out, size_t n, sc_err *err)
 {
     char tried[1536] = "";
     size_t tl = 0;
     char cand[PATH_MAX];
-#define TRY(...)                                                                                   \
-    do {                                                                                           \
-        snprintf(cand, sizeof cand, __VA_ARGS__);                                                  \
-        if (readable(cand)) { snprintf(out, n, "%s", cand); return SC_OK; }                        \
+#define TRY(...)                                                                                                        \
+    do {                                                                                                                \
+        snprintf(cand, sizeof cand, __VA_ARGS__);                                                                       \
+        if (readable(cand)) {                                                                                           \
+            snprintf(out, n, "%s", cand);                                                                               \
+            return SC_OK;                                                                                               \
+        }                                                                                                               \
         if (tl < sizeof tried - 2) tl += (size_t)snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", cand); \
     } while (0)
     if (name[0] == '/') {

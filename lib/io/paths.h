@@ -8,8 +8,7 @@
 
 /* Resolves `name` into out; SC_EIO with every place tried when it is nowhere. `where` names
  * the config location for the message. */
-int sc_find_input(const char *name, const char *config_path, int search_mocap, const char *where,
-                  char *out, size_t out_size, sc_err *err);
+int sc_find_input(const char *name, const char *config_path, int search_mocap, const char *where, char *out, size_t out_size, sc_err *err);
 /* The mocap path: directories separated by ':' (copied; NULL or "" for none, the default). */
 void sc_paths_set_mocap_path(const char *dirs);
 #include <stdio.h>

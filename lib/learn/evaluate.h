@@ -7,7 +7,7 @@
 #include "core/status.h"
 
 typedef struct sc_fall_report {
-    double fall_time;        /* s; the simulated duration when it never fell */
+    double fall_time; /* s; the simulated duration when it never fell */
     int fell;
     char reason[128];        /* "pelvis below half its reference height" or "torso tilted 63 deg" */
     double tracking_rms;     /* rad, RMS over joints and frames of the angle between the simulated and

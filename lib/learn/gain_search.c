@@ -24,9 +24,9 @@
 #define MAX_PARAMS (SC_MAX_ACTIONS * (SC_FEATURES + 1))
 
 typedef struct gain_layout {
-    int nroles, stride, np;   /* stride: nfeat + bias per role; np: parameters */
+    int nroles, stride, np; /* stride: nfeat + bias per role; np: parameters */
     const sc_search_config *c;
-    int *role_of;             /* [nfrag * nact] */
+    int *role_of; /* [nfrag * nact] */
 } gain_layout;
 
 /* Roles from the DoF names: l_X.a / r_X.a are stance_X.a or swing_X.a by the fragment's stance
@@ -51,7 +51,9 @@ static int build_layout(const sc_policy *p, const sc_control_dofs *dofs, const s
             int k = 0;
             while (k < lay->nroles && strcmp(r->role[k], role)) k++;
             if (k == lay->nroles) {
-                if (lay->nroles == SC_MAX_ACTIONS) return sc_fail(err, SC_EINPUT, "feedback.search: more than %d roles (list both legs' joints in feedback.actions)", SC_MAX_ACTIONS);
+                if (lay->nroles == SC_MAX_ACTIONS)
+                    return sc_fail(err, SC_EINPUT, "feedback.search: more than %d roles (list both legs' joints in feedback.actions)",
+                                   SC_MAX_ACTIONS);
                 snprintf(r->role[lay->nroles++], sizeof r->role[0], "%s", role);
             }
             lay->role_of[(size_t)j * p->nact + i] = k;
@@ -93,8 +95,14 @@ static void cma_init(cma *es, int n, int lambda, double sigma)
     if (es->lambda > 2048) es->lambda = 2048;
     es->mu = es->lambda / 2;
     double sw = 0, sw2 = 0;
-    for (int i = 0; i < es->mu; i++) { es->w[i] = log(es->mu + 0.5) - log(i + 1); sw += es->w[i]; }
-    for (int i = 0; i < es->mu; i++) { es->w[i] /= sw; sw2 += es->w[i] * es->w[i]; }
+    for (int i = 0; i < es->mu; i++) {
+        es->w[i] = log(es->mu + 0.5) - log(i + 1);
+        sw += es->w[i];
+    }
+    for (int i = 0; i < es->mu; i++) {
+        es->w[i] /= sw;
+        sw2 += es->w[i] * es->w[i];
+    }
     es->mueff = 1 / sw2;
     es->cs = (es->mueff + 2) / (n + es->mueff + 5);
     es->ds = 1 + 2 * fmax(0, sqrt((es->mueff - 1) / (n + 1)) - 1) + es->cs;
@@ -155,9 +163,9 @@ typedef struct candidate_scorer {
     const sc_feedback_run *run;
     const gain_layout *layout;
     const sc_policy *base;
-    sc_policy work;          /* this rank's candidate policy */
+    sc_policy work; /* this rank's candidate policy */
     const sc_features *f;
-    const double *X;         /* [lambda * np] */
+    const double *X; /* [lambda * np] */
     long cycle_steps;
 } candidate_scorer;
 
@@ -169,8 +177,15 @@ static int score_task(void *ctx, int t, void *out, sc_err *err)
     int k = t / sc->rollouts, ro = t % sc->rollouts;
     apply_gains(scorer->layout, scorer->X + (size_t)k * scorer->layout->np, scorer->base, &scorer->work);
     double dt = scorer->run->sim_opts->dt;
-    sc_policy_trial trial = {.m = scorer->run->m, .o = scorer->run->sim_opts, .p = &scorer->work, .dofs = scorer->run->dofs, .f = scorer->f, .feedback = 1,
-                         .steps = lround(sc->seconds / dt), .max_tilt = c->max_tilt, .push_bone = c->push_bone};
+    sc_policy_trial trial = {.m = scorer->run->m,
+                             .o = scorer->run->sim_opts,
+                             .p = &scorer->work,
+                             .dofs = scorer->run->dofs,
+                             .f = scorer->f,
+                             .feedback = 1,
+                             .steps = lround(sc->seconds / dt),
+                             .max_tilt = c->max_tilt,
+                             .push_bone = c->push_bone};
     if (ro > 0 && sc->push > 0) { /* in turn: front, back, left, right, then later in the second cycle */
         int dir = (ro - 1) % 4, phase = ((ro - 1) / 4) % 4;
         trial.push_force = sc->push;
@@ -182,10 +197,7 @@ static int score_task(void *ctx, int t, void *out, sc_err *err)
 }
 
 /* survival first; straying from the cycle costs up to a tenth of the run */
-static double trial_score(const sc_trial_result *t, double seconds)
-{
-    return t->survived / seconds - 0.1 * (1 - exp(-t->deviation / 4));
-}
+static double trial_score(const sc_trial_result *t, double seconds) { return t->survived / seconds - 0.1 * (1 - exp(-t->deviation / 4)); }
 
 /* ---- checkpoints ---------------------------------------------------------------------------- */
 
@@ -244,10 +256,17 @@ static int write_state(const sc_feedback_run *run, const search_state *state, co
     sc_learning_iterations_put(&w, r->iter, r->niter);
     sc_blob_put_f64(&w, r->wall_seconds);
     sc_blob_put_i64(&w, r->samples);
-    if (w.failed) { sc_blob_writer_free(&w); return sc_fail(err, SC_EIO, "out of memory writing the checkpoint"); }
-    sc_checkpoint_info info = {"softcon.feedback_search_checkpoint/1", "learn-feedback (method: search) after its last completed generation: continue it with --resume",
-                               "/search", "the CMA-ES state, the best candidate and the history, softcon's own layout", "generations_done",
-                               state->cma.gen, run->run_hash};
+    if (w.failed) {
+        sc_blob_writer_free(&w);
+        return sc_fail(err, SC_EIO, "out of memory writing the checkpoint");
+    }
+    sc_checkpoint_info info = {"softcon.feedback_search_checkpoint/1",
+                               "learn-feedback (method: search) after its last completed generation: continue it with --resume",
+                               "/search",
+                               "the CMA-ES state, the best candidate and the history, softcon's own layout",
+                               "generations_done",
+                               state->cma.gen,
+                               run->run_hash};
     int rc = sc_checkpoint_write(run->checkpoint, &info, w.p, w.n, err);
     sc_blob_writer_free(&w);
     return rc;
@@ -264,7 +283,8 @@ static int read_state(const sc_feedback_run *run, search_state *state, sc_feedba
     sc_blob_reader_init(&rd, data, n);
     int64_t magic = sc_blob_get_i64(&rd), hash = sc_blob_get_i64(&rd);
     int ok = !rd.bad && magic == SEARCH_MAGIC, n_iter = 0;
-    if (ok && (uint64_t)hash != run->run_hash) rc = sc_fail(err, SC_EINPUT, "%s: made for other inputs (config, character, controller, seed or build differ)", run->checkpoint);
+    if (ok && (uint64_t)hash != run->run_hash)
+        rc = sc_fail(err, SC_EINPUT, "%s: made for other inputs (config, character, controller, seed or build differ)", run->checkpoint);
     if (ok && !rc) {
         get_cma(&rd, &state->cma);
         sc_blob_get(&rd, state->best, sizeof state->best);
@@ -281,7 +301,8 @@ static int read_state(const sc_feedback_run *run, search_state *state, sc_feedba
     }
     free(data);
     if (rc) return rc;
-    if (!ok || state->cma.gen != n_iter) return sc_fail(err, SC_EINPUT, "%s: damaged or truncated (or made by a learn-feedback of another method)", run->checkpoint);
+    if (!ok || state->cma.gen != n_iter)
+        return sc_fail(err, SC_EINPUT, "%s: damaged or truncated (or made by a learn-feedback of another method)", run->checkpoint);
     r->niter = n_iter;
     return SC_OK;
 }
@@ -292,8 +313,8 @@ typedef struct state_log {
     const sc_features *f;
     const sc_segment *seg;
     int nseg, next, fragments;
-    double *sum;             /* [fragments * SC_FEATURES] */
-    int *count;              /* [fragments] */
+    double *sum; /* [fragments * SC_FEATURES] */
+    int *count;  /* [fragments] */
     const sc_policy *p;
     double max_tilt;
 } state_log;
@@ -327,12 +348,16 @@ static int open_loop_states(const sc_feedback_run *run, const sc_features *f, sc
     int nfrag = p->nfrag, ncyc = (ol->nseg + nfrag - 1) / nfrag, rc;
     sc_cycle cy;
     sc_reference rep;
-    if ((rc = sc_cycle_from_times(run->ref, ol->cycle.t0, ol->cycle.t1, &cy, err)) || (rc = sc_cycle_repeat(run->ref, &cy, ncyc, &rep, err))) return rc;
+    if ((rc = sc_cycle_from_times(run->ref, ol->cycle.t0, ol->cycle.t1, &cy, err)) || (rc = sc_cycle_repeat(run->ref, &cy, ncyc, &rep, err)))
+        return rc;
     sc_segment *seg = malloc(sizeof *seg * (size_t)ol->nseg);
     double *sum = calloc((size_t)nfrag * SC_FEATURES, sizeof(double));
     int *count = calloc((size_t)nfrag, sizeof(int));
     sc_sim *s = NULL;
-    if (!seg || !sum || !count) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    if (!seg || !sum || !count) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
     long start = 0;
     for (int k = 0; k < ol->nseg; k++) {
         seg[k] = (sc_segment){ol->ref_t0[k], ol->ref_t1[k], start, ol->steps[k], ol->offsets + (size_t)k * run->dofs->n};
@@ -352,7 +377,9 @@ static int open_loop_states(const sc_feedback_run *run, const sc_features *f, sc
     *length = start * s->o.dt;
     for (int j = 0; !rc && j < nfrag; j++) {
         if (!count[j]) {
-            rc = sc_fail(err, SC_EINPUT, "the open-loop controller, replayed, falls at %.2f s, before fragment %d of its first cycle: there is no state to centre the feedback on",
+            rc = sc_fail(err, SC_EINPUT,
+                         "the open-loop controller, replayed, falls at %.2f s, before fragment %d of its first cycle: there is no state to centre "
+                         "the feedback on",
                          s->t, j + 1);
             break;
         }
@@ -360,7 +387,9 @@ static int open_loop_states(const sc_feedback_run *run, const sc_features *f, sc
     }
 done:
     if (s) sc_sim_free(s);
-    free(seg); free(sum); free(count);
+    free(seg);
+    free(sum);
+    free(count);
     sc_reference_free(&rep);
     return rc;
 }
@@ -377,9 +406,9 @@ typedef struct search_run {
     candidate_scorer scorer;
     search_state *state;
     int lambda, ntask;
-    double *X, *Z, *score;     /* [lambda * np], [lambda * np], [lambda] */
-    sc_trial_result *res;      /* [ntask] */
-    int *order, *owner;        /* [lambda], [ntask] */
+    double *X, *Z, *score; /* [lambda * np], [lambda * np], [lambda] */
+    sc_trial_result *res;  /* [ntask] */
+    int *order, *owner;    /* [lambda], [ntask] */
     uint64_t seed;
 } search_run;
 
@@ -389,7 +418,13 @@ static void search_run_free(search_run *sr)
     sc_policy_free(&sr->scorer.work);
     sc_features_free(&sr->features);
     free(sr->layout.role_of);
-    free(sr->state); free(sr->X); free(sr->Z); free(sr->score); free(sr->order); free(sr->res); free(sr->owner);
+    free(sr->state);
+    free(sr->X);
+    free(sr->Z);
+    free(sr->score);
+    free(sr->order);
+    free(sr->res);
+    free(sr->owner);
 }
 
 /* The open-loop policy centred on the sampled open loop's states, its roles, the search's start
@@ -426,7 +461,8 @@ static int search_setup(const sc_feedback_run *run, search_run *sr, sc_feedback_
     if (st->cma.n != lay->np || st->cma.lambda != lambda) return sc_fail(err, SC_EINPUT, "%s: made for another search", run->checkpoint);
     if (run->progress && sc_par_rank(run->par) == 0) {
         char line[512];
-        snprintf(line, sizeof line, "search: the sampled open loop replayed went %.2f of %.2f s (s_j: its mean state per fragment); %d roles x (%d features%s) "
+        snprintf(line, sizeof line,
+                 "search: the sampled open loop replayed went %.2f of %.2f s (s_j: its mean state per fragment); %d roles x (%d features%s) "
                  "= %d gains; CMA-ES, %d candidates x %d runs of %.1f s per generation",
                  went, length, lay->nroles, sc->nfeat, sc->bias ? " + a bias" : "", lay->np, lambda, sc->rollouts, sc->seconds);
         run->progress(run->progress_ctx, line);
@@ -445,7 +481,8 @@ static int run_generation(search_run *sr, sc_feedback_result *r, sc_err *err)
     int np = sr->layout.np, lambda = sr->lambda, g = st->cma.gen, stopped = 0, rc;
     for (int k = 0; k < lambda; k++) cma_sample(&st->cma, sr->seed, k, sr->Z + (size_t)k * np, sr->X + (size_t)k * np);
     if ((rc = sc_par_map(run->par, sr->ntask, sizeof *sr->res, score_task, &sr->scorer, run->stop, sr->res, sr->owner, &stopped, err))) return rc;
-    if (stopped) return sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in generation %d; the search up to there is in %s", g + 1, run->checkpoint);
+    if (stopped)
+        return sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in generation %d; the search up to there is in %s", g + 1, run->checkpoint);
     sc_learning_iteration *it = &r->iter[g];
     memset(it, 0, sizeof *it);
     double mean = 0, *score = sr->score;
@@ -458,7 +495,11 @@ static int run_generation(search_run *sr, sc_feedback_result *r, sc_err *err)
         order[k] = k;
     }
     for (int a = 1; a < lambda; a++) /* best first; ties by index */
-        for (int b = a; b > 0 && score[order[b]] > score[order[b - 1]]; b--) { int t = order[b]; order[b] = order[b - 1]; order[b - 1] = t; }
+        for (int b = a; b > 0 && score[order[b]] > score[order[b - 1]]; b--) {
+            int t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
     int top = order[0];
     for (int q = 0; q < sc->rollouts; q++) {
         it->survived_s += res[top * sc->rollouts + q].survived / sc->rollouts;
@@ -486,7 +527,8 @@ static void report_generation(const search_run *sr, const sc_feedback_result *r)
     int g = sr->state->cma.gen - 1;
     const sc_learning_iteration *it = &r->iter[g];
     char line[512];
-    snprintf(line, sizeof line, "generation %d/%d: best candidate %.3f (went %.1f of %.1f s, joint error %.1f deg), mean %.3f, sigma %.3f; "
+    snprintf(line, sizeof line,
+             "generation %d/%d: best candidate %.3f (went %.1f of %.1f s, joint error %.1f deg), mean %.3f, sigma %.3f; "
              "best so far %.3f (generation %d)",
              g + 1, sc->generations, it->score, it->survived_s, sc->seconds, it->joint_error * 180 / SC_PI, it->mean_score, sr->state->cma.sigma,
              sr->state->best_score, r->best_iteration + 1);
@@ -503,7 +545,10 @@ int sc_feedback_search(const sc_feedback_run *run, sc_feedback_result *r, sc_err
         r->wall_seconds = wall_before + (sc_wall_time() - wall0);
         if (run->progress && sc_par_rank(run->par) == 0) report_generation(&sr, r);
         if (sc_par_rank(run->par) == 0) rc = write_state(run, sr.state, r, err);
-        if (sc_par_any(run->par, rc != SC_OK)) { if (!rc) rc = sc_fail(err, SC_EIO, "stopped: rank 0 could not write the checkpoint"); break; }
+        if (sc_par_any(run->par, rc != SC_OK)) {
+            if (!rc) rc = sc_fail(err, SC_EIO, "stopped: rank 0 could not write the checkpoint");
+            break;
+        }
     }
     if (!rc) {
         memcpy(r->theta, sr.state->best, sizeof(double) * (size_t)sr.layout.np);

@@ -22,7 +22,7 @@ typedef struct dataset {
     int ndof;
     long n, cap;
     int *frag;
-    double *s, *o;  /* [n * SC_FEATURES], [n * ndof] */
+    double *s, *o; /* [n * SC_FEATURES], [n * ndof] */
 } dataset;
 
 static int data_add(dataset *d, int frag, const double *s, const double *o)
@@ -49,9 +49,9 @@ typedef struct policy_guide {
     const sc_policy *p;
     const sc_features *f;
     int fragments;
-    dataset *dyn;           /* fit: model: every sample's (start features, actions, end features) */
+    dataset *dyn; /* fit: model: every sample's (start features, actions, end features) */
     int ndof, naux, rc;
-    long base;              /* dyn's rows from earlier iterations */
+    long base; /* dyn's rows from earlier iterations */
 } policy_guide;
 
 /* centre of a sample's offsets: the policy's output for its start state (features kept as aux) */
@@ -100,7 +100,10 @@ static int guide_save(void *ctx, unsigned char **bytes, size_t *n)
     sc_blob_writer_init(&w);
     sc_blob_put_i64(&w, guide->dyn->n - guide->base);
     put_rows(&w, guide->dyn, guide->base);
-    if (w.failed) { sc_blob_writer_free(&w); return SC_EIO; }
+    if (w.failed) {
+        sc_blob_writer_free(&w);
+        return SC_EIO;
+    }
     *bytes = w.p;
     *n = w.n;
     return SC_OK;
@@ -160,7 +163,12 @@ static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pair
     for (int k = 0; k < SC_FEATURES; k++) sd[k] = sqrt(sd[k]) + 1e-6; /* a constant feature gets no weight */
     double *X = malloc(sizeof(double) * (size_t)n * SC_FEATURES), *Y = malloc(sizeof(double) * (size_t)n * na),
            *W = malloc(sizeof(double) * SC_FEATURES * (size_t)na);
-    if (!X || !Y || !W) { free(X); free(Y); free(W); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!X || !Y || !W) {
+        free(X);
+        free(Y);
+        free(W);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     long q = 0;
     for (long r = 0; r < d->n; r++) {
         if (d->frag[r] != j) continue;
@@ -184,7 +192,9 @@ static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pair
             }
         *pairs += n;
     }
-    free(X); free(Y); free(W);
+    free(X);
+    free(Y);
+    free(W);
     return rc;
 }
 
@@ -216,10 +226,14 @@ static int fit_model_maps(const sc_policy *p, const dataset *dyn, const sc_feedb
         for (long r = 0; r < dyn->n; r++) n += dyn->frag[r] == j;
         if (n < 2 * nx) continue; /* too few transitions: no model (A = B = 0), no feedback */
         double mx[SC_FEATURES + SC_MAX_ACTIONS] = {0}, sd[SC_FEATURES + SC_MAX_ACTIONS] = {0}, my[SC_FEATURES] = {0};
-        free(X); free(Y);
+        free(X);
+        free(Y);
         X = malloc(sizeof(double) * (size_t)n * nx);
         Y = malloc(sizeof(double) * (size_t)n * nf);
-        if (!X || !Y) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+        if (!X || !Y) {
+            rc = sc_fail(err, SC_EIO, "out of memory");
+            goto done;
+        }
         long q = 0;
         for (long r = 0; r < dyn->n; r++) {
             if (dyn->frag[r] != j) continue;
@@ -255,7 +269,9 @@ static int fit_model_maps(const sc_policy *p, const dataset *dyn, const sc_feedb
     }
     *error = rows ? sqrt(sq / rows) : 0;
 done:
-    free(X); free(Y); free(W);
+    free(X);
+    free(Y);
+    free(W);
     return rc;
 }
 
@@ -270,7 +286,10 @@ static int regulator_gains(sc_policy *p, const sc_feedback_config *c, const doub
     size_t F = (size_t)nfrag;
     double *K = calloc(F * na * nf, sizeof(double)), *Q = calloc((size_t)nf * nf, sizeof(double)), *R = calloc((size_t)na * na, sizeof(double));
     int rc = SC_OK;
-    if (!K || !Q || !R) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    if (!K || !Q || !R) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
     for (int k = 0; k < nf; k++) Q[k * nf + k] = 1 / pow(sc_feature_scale[idx[k]], 2);
     for (int a = 0; a < na; a++) {
         double bx = box[p->act[a]] > 0 ? box[p->act[a]] : 0.1;
@@ -282,7 +301,9 @@ static int regulator_gains(sc_policy *p, const sc_feedback_config *c, const doub
         for (int a = 0; a < na; a++)
             for (int k = 0; k < nf; k++) p->M[((size_t)j * na + a) * SC_FEATURES + idx[k]] = -K[((size_t)j * na + a) * nf + k];
 done:
-    free(K); free(Q); free(R);
+    free(K);
+    free(Q);
+    free(R);
     return rc;
 }
 
@@ -320,7 +341,7 @@ static void exploration_boxes(const sc_policy *p, const dataset *d, const double
 
 /* the learner's state between iterations, for checkpoints */
 typedef struct learner_state {
-    int it;                 /* iterations done */
+    int it; /* iterations done */
     sc_policy cur, best;
     dataset data, dyn;
     sc_feedback_result *r;
@@ -398,9 +419,16 @@ static int write_learner(const sc_feedback_run *run, const learner_state *state,
 {
     sc_blob_writer w;
     serialize_learner(state, run->run_hash, &w);
-    if (w.failed) { sc_blob_writer_free(&w); return sc_fail(err, SC_EIO, "out of memory writing the checkpoint"); }
-    sc_checkpoint_info info = {"softcon.feedback_checkpoint/1", "learn-feedback after its last completed iteration: continue it with --resume",
-                               "/learner", "the policies, the regression pairs and the history, softcon's own layout", "iterations_done", state->it,
+    if (w.failed) {
+        sc_blob_writer_free(&w);
+        return sc_fail(err, SC_EIO, "out of memory writing the checkpoint");
+    }
+    sc_checkpoint_info info = {"softcon.feedback_checkpoint/1",
+                               "learn-feedback after its last completed iteration: continue it with --resume",
+                               "/learner",
+                               "the policies, the regression pairs and the history, softcon's own layout",
+                               "iterations_done",
+                               state->it,
                                run->run_hash};
     int rc = sc_checkpoint_write(run->checkpoint, &info, w.p, w.n, err);
     sc_blob_writer_free(&w);
@@ -433,14 +461,14 @@ typedef struct guided_setup {
     const sc_feedback_run *run;
     sc_features features;
     sc_cycle cycle;
-    sc_reference repeated;      /* the cycle repeated feedback.cycles times */
+    sc_reference repeated; /* the cycle repeated feedback.cycles times */
     int have_repeated;
-    long *segment_steps;        /* [nseg]: the fragments' own durations */
+    long *segment_steps;                 /* [nseg]: the fragments' own durations */
     const sc_model *models[SC_MAX_EVAL]; /* of the learning stiffness factors (the character's own where the factor is 1) */
     sc_model scaled[SC_MAX_EVAL];
     int nscaled;
-    sc_samcon_config sampling;  /* the guided runs' */
-    double box0[SC_MAX_DOFS];   /* their boxes before exploration_boxes */
+    sc_samcon_config sampling; /* the guided runs' */
+    double box0[SC_MAX_DOFS];  /* their boxes before exploration_boxes */
     char sampler_checkpoint[4200];
 } guided_setup;
 
@@ -495,7 +523,10 @@ static int guided_setup_init(const sc_feedback_run *run, guided_setup *setup, le
     return SC_OK;
 }
 
-typedef struct { const sc_feedback_run *run; int it; } iteration_progress;
+typedef struct {
+    const sc_feedback_run *run;
+    int it;
+} iteration_progress;
 static void samcon_progress(void *ctx, int done, int nseg, const char *line)
 {
     const iteration_progress *ip = ctx;
@@ -526,16 +557,28 @@ static int sample_iteration(guided_setup *setup, learner_state *state, int i, sc
         sample_guide.restore_gathered = guide_restore;
     }
     iteration_progress ip = {run, i};
-    sc_samcon_run sr = {.m = setup->models[i % c->nlearn_stiff], .sim_opts = run->sim_opts, .ref = &setup->repeated, .cycle = &setup->cycle,
-                        .fragments = nfrag, .dofs = run->dofs, .cfg = &setup->sampling, .seed = sc_hash_i64(run->seed, i),
-                        .run_hash = sc_hash_i64(run->run_hash, i), .checkpoint = setup->sampler_checkpoint,
+    sc_samcon_run sr = {.m = setup->models[i % c->nlearn_stiff],
+                        .sim_opts = run->sim_opts,
+                        .ref = &setup->repeated,
+                        .cycle = &setup->cycle,
+                        .fragments = nfrag,
+                        .dofs = run->dofs,
+                        .cfg = &setup->sampling,
+                        .seed = sc_hash_i64(run->seed, i),
+                        .run_hash = sc_hash_i64(run->run_hash, i),
+                        .checkpoint = setup->sampler_checkpoint,
                         .resume = access(setup->sampler_checkpoint, F_OK) == 0,
-                        .monitor = {.stop = run->stop, .progress = run->progress ? samcon_progress : NULL, .ctx = &ip}, .par = run->par,
-                        .guide = &sample_guide, .segment_steps = setup->segment_steps};
+                        .monitor = {.stop = run->stop, .progress = run->progress ? samcon_progress : NULL, .ctx = &ip},
+                        .par = run->par,
+                        .guide = &sample_guide,
+                        .segment_steps = setup->segment_steps};
     sc_samcon_result sres;
     int rc = sc_samcon(&sr, &sres, err);
     if (rc) return rc;
-    if (guide.rc) { sc_samcon_result_free(&sres); return sc_fail(err, SC_EIO, "out of memory for the samples' transitions"); }
+    if (guide.rc) {
+        sc_samcon_result_free(&sres);
+        return sc_fail(err, SC_EIO, "out of memory for the samples' transitions");
+    }
     if (!c->all_data) state->data.n = 0;
     long elite = 0; /* the elites of every segment, in order */
     for (int k = 0; k < sres.nseg && !rc; k++)
@@ -580,7 +623,12 @@ static int model_candidates(const guided_setup *setup, const learner_state *stat
 }
 
 /* the closed-loop test of an iteration's candidate policies: one run of each at each learning stiffness */
-typedef struct { const sc_feedback_run *run; const sc_policy *const *p; const sc_model *const *models; int nmodels; } survival_ctx;
+typedef struct {
+    const sc_feedback_run *run;
+    const sc_policy *const *p;
+    const sc_model *const *models;
+    int nmodels;
+} survival_ctx;
 static int survival_task(void *ctx, int i, void *out, sc_err *err)
 {
     const survival_ctx *sv = ctx;
@@ -611,7 +659,8 @@ static int choose_gains(const guided_setup *setup, learner_state *state, int i, 
     sc_trial_result er[SC_MAX_COSTS * SC_MAX_EVAL];
     int owner[SC_MAX_COSTS * SC_MAX_EVAL], stopped = 0;
     if (!rc) rc = sc_par_map(run->par, ncand * nst, sizeof er[0], survival_task, &sv, run->stop, er, owner, &stopped, err);
-    if (!rc && stopped) rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in iteration %d; the learning up to there is in %s", i + 1, run->checkpoint);
+    if (!rc && stopped)
+        rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in iteration %d; the learning up to there is in %s", i + 1, run->checkpoint);
     int chosen = 0;
     double mean[SC_MAX_COSTS], jerr[SC_MAX_COSTS];
     for (int k = 0; !rc && k < ncand; k++) {
@@ -659,18 +708,18 @@ static void report_iteration(const sc_feedback_run *run, const learner_state *st
     const sc_learning_iteration *it = &r->iter[i];
     char line[1024], model[128] = "", at[400] = "", sampled[64] = "";
     if (c->nlearn_stiff > 1) snprintf(sampled, sizeof sampled, " (sampled at %g x Young's modulus)", c->learn_stiffness[i % c->nlearn_stiff]);
-    if (c->fit_model)
-        snprintf(model, sizeof model, ", %ld transitions, model error %.3f (feature scales)", state->dyn.n, it->model_error);
+    if (c->fit_model) snprintf(model, sizeof model, ", %ld transitions, model error %.3f (feature scales)", state->dyn.n, it->model_error);
     for (int k = 0, o = 0; c->nlearn_stiff > 1 && k < c->nlearn_stiff && o < (int)sizeof at - 40; k++)
         o += snprintf(at + o, sizeof at - (size_t)o, "%s%.1f s at %g x E", k ? ", " : " (", it->survived_at[k], c->learn_stiffness[k]);
     if (c->nlearn_stiff > 1) strcat(at, ")");
     for (int k = 0, o = (int)strlen(at); c->fit_model && c->ncost > 1 && k < c->ncost && o < (int)sizeof at - 60; k++)
         o += snprintf(at + o, sizeof at - (size_t)o, "%s%.1f s with action cost %g%s", k ? ", " : "; ", it->cost_survived[k], c->action_cost[k],
                       c->action_cost[k] == it->action_cost ? " (kept)" : "");
-    snprintf(line, sizeof line, "iteration %d/%d%s: %ld samples, %ld regression pairs, action residual %.3f rad%s; closed loop went %.1f of %.1f s%s "
+    snprintf(line, sizeof line,
+             "iteration %d/%d%s: %ld samples, %ld regression pairs, action residual %.3f rad%s; closed loop went %.1f of %.1f s%s "
              "(joint error %.1f deg); best so far: iteration %d",
-             i + 1, c->iterations, sampled, it->samples, it->pairs,
-             it->residual, model, it->survived_s, c->eval_seconds, at, it->joint_error * 180 / SC_PI, r->best_iteration + 1);
+             i + 1, c->iterations, sampled, it->samples, it->pairs, it->residual, model, it->survived_s, c->eval_seconds, at,
+             it->joint_error * 180 / SC_PI, r->best_iteration + 1);
     run->progress(run->progress_ctx, line);
 }
 
@@ -713,8 +762,12 @@ int sc_feedback_guided(const sc_feedback_run *run, sc_feedback_result *r, sc_err
     if (!rc) rc = sc_policy_copy(&state.best, &r->policy, err);
     sc_policy_free(&state.cur);
     sc_policy_free(&state.best);
-    free(state.data.frag); free(state.data.s); free(state.data.o);
-    free(state.dyn.frag); free(state.dyn.s); free(state.dyn.o);
+    free(state.data.frag);
+    free(state.data.s);
+    free(state.data.o);
+    free(state.dyn.frag);
+    free(state.dyn.s);
+    free(state.dyn.o);
     guided_setup_free(&setup);
     return rc;
 }

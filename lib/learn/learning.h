@@ -22,9 +22,9 @@
 #include "sampling/samcon.h"
 #include "sampling/openloop.h"
 
-#define SC_MAX_EVAL 16
+#define SC_MAX_EVAL        16
 #define SC_MAX_GENERATIONS 500
-#define SC_MAX_COSTS 8
+#define SC_MAX_COSTS       8
 
 enum { SC_LEARN_GUIDED, SC_LEARN_SEARCH };
 
@@ -40,62 +40,62 @@ typedef struct sc_search_config {
     int rollouts;                /* runs per candidate: the first unpushed, the others pushed */
     double push;                 /* N, for push_duration, on push_bone; directions and phases taken in turn */
     int nfeat;
-    int feat[SC_FEATURES];       /* the features the gains read */
-    int bias;                    /* 1: a constant offset per role too */
+    int feat[SC_FEATURES]; /* the features the gains read */
+    int bias;              /* 1: a constant offset per role too */
 } sc_search_config;
 
 typedef struct sc_feedback_config {
-    int method;                 /* SC_LEARN_GUIDED | SC_LEARN_SEARCH */
+    int method; /* SC_LEARN_GUIDED | SC_LEARN_SEARCH */
     sc_search_config search;
     int iterations, cycles, samples, elites;
-    double noise;               /* guided samples' boxes, relative to sampling.boxes */
-    int explore_residual;       /* 1: after the first fit, each DoF's box from the spread of the pairs about
+    double noise;         /* guided samples' boxes, relative to sampling.boxes */
+    int explore_residual; /* 1: after the first fit, each DoF's box from the spread of the pairs about
                                    the policy (sqrt(3) x its RMS residual: a uniform of that spread), within
                                    [0.1, 1] x noise x its sampling box; 0: noise x the sampling boxes throughout */
-    double ridge;               /* lambda per sample, on standardized features */
-    double max_action;          /* rad */
+    double ridge;         /* lambda per sample, on standardized features */
+    double max_action;    /* rad */
     int nact;
-    int act[SC_MAX_ACTIONS];    /* control DoFs the policy sets */
+    int act[SC_MAX_ACTIONS]; /* control DoFs the policy sets */
     int nlearn_stiff;
     double learn_stiffness[SC_MAX_EVAL]; /* Young's modulus factors of the guided runs, one per iteration in turn (the
                                    data of every iteration are pooled): a policy for a range of flesh stiffness */
-    int all_data;               /* 1: regress on every iteration's pairs, 0: the last iteration's */
-    int path_pairs;             /* 1: only the elites on paths that went on to the last segment reached
+    int all_data;                        /* 1: regress on every iteration's pairs, 0: the last iteration's */
+    int path_pairs;                      /* 1: only the elites on paths that went on to the last segment reached
                                    (the good paths); 0: every segment's elites, dead ends too */
-    int fit_model;              /* 0 (fit: actions): M regressed on the elites' actions; 1 (fit: model): each
+    int fit_model;                       /* 0 (fit: actions): M regressed on the elites' actions; 1 (fit: model): each
                                    fragment's map from start to end features fitted on every sample, then M
                                    by a periodic linear-quadratic regulator on those maps */
     int ncost;
-    double action_cost[SC_MAX_COSTS]; /* model: R = action_cost / box^2 per action DoF, against Q = 1 / scale^2; with
+    double action_cost[SC_MAX_COSTS];         /* model: R = action_cost / box^2 per action DoF, against Q = 1 / scale^2; with
                                    several, each iteration keeps the one whose gains go furthest on closed loop */
-    int horizon;                /* model: cycles of the Riccati recursion */
+    int horizon;                              /* model: cycles of the Riccati recursion */
     unsigned char model_feature[SC_FEATURES]; /* model: 1 for a feature in the regulated state */
     /* evaluation */
-    double eval_seconds;        /* closed-loop survival test length (s) */
-    double max_tilt;            /* rad: a fall */
+    double eval_seconds; /* closed-loop survival test length (s) */
+    double max_tilt;     /* rad: a fall */
     int npush, ndir, nphase;
-    double push[SC_MAX_EVAL];   /* N */
-    double push_duration;       /* s */
+    double push[SC_MAX_EVAL]; /* N */
+    double push_duration;     /* s */
     int push_bone;
-    int after_cycles;           /* success: still going this many cycles after the push */
+    int after_cycles; /* success: still going this many cycles after the push */
     int nstiff;
     double stiffness[SC_MAX_EVAL]; /* Young's modulus factors */
 } sc_feedback_config;
 
 /* One guided-learning iteration, or one generation of the search (its best candidate). */
 typedef struct sc_learning_iteration {
-    double survived_s;          /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs;
+    double survived_s;                     /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs;
                                    guided: the mean over learn_stiffness) */
-    double survived_at[SC_MAX_EVAL]; /* guided: at each factor of learn_stiffness */
-    double action_cost;         /* fit: model: the one chosen */
-    double cost_survived[SC_MAX_COSTS]; /* fit: model: the mean survival over learn_stiffness of each action_cost's gains */
+    double survived_at[SC_MAX_EVAL];       /* guided: at each factor of learn_stiffness */
+    double action_cost;                    /* fit: model: the one chosen */
+    double cost_survived[SC_MAX_COSTS];    /* fit: model: the mean survival over learn_stiffness of each action_cost's gains */
     double cost_joint_error[SC_MAX_COSTS]; /* ... and their mean joint error (rad) */
-    double joint_error;         /* rad, RMS over the survived time */
-    long samples;               /* samples (guided) or runs (search) simulated */
-    long pairs;                 /* regression pairs used (guided) */
-    double residual;            /* RMS regression residual of the actions (rad) (guided) */
-    double model_error;         /* fit: model: RMS one-step prediction error of the features, in their scales */
-    double score, mean_score, sigma; /* search: the best and the mean candidate's score, the step size */
+    double joint_error;                    /* rad, RMS over the survived time */
+    long samples;                          /* samples (guided) or runs (search) simulated */
+    long pairs;                            /* regression pairs used (guided) */
+    double residual;                       /* RMS regression residual of the actions (rad) (guided) */
+    double model_error;                    /* fit: model: RMS one-step prediction error of the features, in their scales */
+    double score, mean_score, sigma;       /* search: the best and the mean candidate's score, the step size */
 } sc_learning_iteration;
 
 typedef struct sc_evaluation {
@@ -109,7 +109,7 @@ typedef struct sc_evaluation {
 typedef struct sc_feedback_run {
     const sc_model *m;
     const sc_sim_opts *sim_opts;
-    const sc_reference *ref;     /* the original reference; the cycle is repeated from it */
+    const sc_reference *ref; /* the original reference; the cycle is repeated from it */
     const sc_openloop_cycle *ol;
     const sc_control_dofs *dofs;
     const sc_samcon_config *sampling;
@@ -124,7 +124,7 @@ typedef struct sc_feedback_run {
 } sc_feedback_run;
 
 typedef struct sc_feedback_result {
-    sc_policy policy;            /* the best */
+    sc_policy policy; /* the best */
     int best_iteration;
     int niter;
     sc_learning_iteration iter[SC_MAX_GENERATIONS];
@@ -132,7 +132,7 @@ typedef struct sc_feedback_result {
     int nroles;
     char role[SC_MAX_ACTIONS][48];
     double theta[SC_MAX_ACTIONS * (SC_FEATURES + 1)];
-    int *role_of;                /* [nfrag * nact] the role of each fragment's action */
+    int *role_of; /* [nfrag * nact] the role of each fragment's action */
     sc_evaluation eval;
     double wall_seconds;
     long samples;

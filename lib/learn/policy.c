@@ -8,11 +8,11 @@
 #include "model/world.h"
 #include "sampling/samcon.h"
 
-const char *const sc_feature_names[SC_FEATURES] = {"root_pitch", "root_roll",  "root_height", "com_stance_x", "com_stance_y", "com_stance_z",
-                                                   "com_vel_x",  "com_vel_y",  "com_vel_z",   "lfoot_x",      "lfoot_y",      "lfoot_z",
-                                                   "rfoot_x",    "rfoot_y",    "rfoot_z",     "angmom_x",     "angmom_y",     "angmom_z"};
-const char *const sc_feature_units[SC_FEATURES] = {"rad", "rad", "m",   "m", "m", "m", "m/s",   "m/s",   "m/s",
-                                                   "m",   "m",   "m",   "m", "m", "m", "m^2/s", "m^2/s", "m^2/s"};
+const char *const sc_feature_names[SC_FEATURES] = {"root_pitch", "root_roll", "root_height", "com_stance_x", "com_stance_y", "com_stance_z",
+                                                   "com_vel_x",  "com_vel_y", "com_vel_z",   "lfoot_x",      "lfoot_y",      "lfoot_z",
+                                                   "rfoot_x",    "rfoot_y",   "rfoot_z",     "angmom_x",     "angmom_y",     "angmom_z"};
+const char *const sc_feature_units[SC_FEATURES] = {"rad", "rad", "m", "m", "m", "m", "m/s",   "m/s",   "m/s",
+                                                   "m",   "m",   "m", "m", "m", "m", "m^2/s", "m^2/s", "m^2/s"};
 const double sc_feature_scale[SC_FEATURES] = {0.1, 0.1, 0.05, 0.1, 0.05, 0.1, 0.2, 0.1, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1};
 
 int sc_feature_index(const char *name)
@@ -31,11 +31,17 @@ int sc_features_init(sc_features *f, const sc_model *m, sc_err *err)
     for (int i = 0; i < nl; i++) { /* the two lowest leaves are the feet */
         int b = leaves[i];
         double y = m->bone_end[3 * b + 1];
-        if (f->lfoot < 0 || y < m->bone_end[3 * f->lfoot + 1]) { f->rfoot = f->lfoot; f->lfoot = b; }
-        else if (f->rfoot < 0 || y < m->bone_end[3 * f->rfoot + 1]) f->rfoot = b;
+        if (f->lfoot < 0 || y < m->bone_end[3 * f->lfoot + 1]) {
+            f->rfoot = f->lfoot;
+            f->lfoot = b;
+        } else if (f->rfoot < 0 || y < m->bone_end[3 * f->rfoot + 1]) f->rfoot = b;
     }
     if (f->lfoot < 0 || f->rfoot < 0) return sc_fail(err, SC_EINPUT, "feedback: the character has %d leaf bones, two feet are needed", nl);
-    if (m->joint_pos[3 * f->lfoot] < m->joint_pos[3 * f->rfoot]) { int t = f->lfoot; f->lfoot = f->rfoot; f->rfoot = t; } /* left is +x */
+    if (m->joint_pos[3 * f->lfoot] < m->joint_pos[3 * f->rfoot]) {
+        int t = f->lfoot;
+        f->lfoot = f->rfoot;
+        f->rfoot = t;
+    } /* left is +x */
     f->vert_bone = malloc(((size_t)m->nsurf_verts + 1) * sizeof(int));
     if (!f->vert_bone) return sc_fail(err, SC_EIO, "out of memory");
     sc_model_surface_bones(m, f->vert_bone);
@@ -76,7 +82,8 @@ int sc_policy_alloc(sc_policy *p, int nb, int ndof, int nact, int nfrag, int nba
 {
     memset(p, 0, sizeof *p);
     if (nact > SC_MAX_ACTIONS || ndof > SC_MAX_DOFS || nfrag < 1 || nbase < 2)
-        return sc_fail(err, SC_EINPUT, "policy: %d actions (at most %d), %d DoFs, %d fragments, %d cycle samples", nact, SC_MAX_ACTIONS, ndof, nfrag, nbase);
+        return sc_fail(err, SC_EINPUT, "policy: %d actions (at most %d), %d DoFs, %d fragments, %d cycle samples", nact, SC_MAX_ACTIONS, ndof, nfrag,
+                       nbase);
     p->nb = nb;
     p->ndof = ndof;
     p->nact = nact;
@@ -95,8 +102,8 @@ int sc_policy_alloc(sc_policy *p, int nb, int ndof, int nact, int nfrag, int nba
     p->ref_quat = calloc((size_t)nbase * (size_t)nb * 4, sizeof(double));
     p->start_quat = calloc((size_t)nb * 4, sizeof(double));
     p->start_w = calloc((size_t)nb * 3, sizeof(double));
-    if (!p->steps || !p->ref_t0 || !p->ref_t1 || !p->offset || !p->s_bar || !p->a_bar || !p->M || !p->base_time || !p->base_quat ||
-        !p->start_quat || !p->start_w || !p->ref_quat) {
+    if (!p->steps || !p->ref_t0 || !p->ref_t1 || !p->offset || !p->s_bar || !p->a_bar || !p->M || !p->base_time || !p->base_quat || !p->start_quat ||
+        !p->start_w || !p->ref_quat) {
         sc_policy_free(p);
         return sc_fail(err, SC_EIO, "out of memory for the policy");
     }
@@ -106,7 +113,8 @@ int sc_policy_alloc(sc_policy *p, int nb, int ndof, int nact, int nfrag, int nba
 
 void sc_policy_free(sc_policy *p)
 {
-    void *a[] = {p->steps, p->ref_t0, p->ref_t1, p->offset, p->s_bar, p->a_bar, p->M, p->base_time, p->base_quat, p->start_quat, p->start_w, p->ref_quat};
+    void *a[] = {p->steps, p->ref_t0,    p->ref_t1,    p->offset,     p->s_bar,   p->a_bar,
+                 p->M,     p->base_time, p->base_quat, p->start_quat, p->start_w, p->ref_quat};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     memset(p, 0, sizeof *p);
 }
@@ -176,7 +184,10 @@ static void policy_eval(void *ctx, const sc_sim *s, sc_quat *out)
     sc_policy_controller *c = ctx;
     const sc_policy *p = c->p;
     if (c->frag < 0 || s->step >= c->next_step) { /* a fragment starts: read the state, decide its offsets */
-        if (++c->frag == p->nfrag) { c->frag = 0; c->cycles++; }
+        if (++c->frag == p->nfrag) {
+            c->frag = 0;
+            c->cycles++;
+        }
         c->frag_start = s->step;
         c->next_step = s->step + p->steps[c->frag];
         sc_features_eval(c->f, s, c->s);
@@ -212,7 +223,11 @@ int sc_policy_fallen(const sc_policy *p, const sc_sim *s, double max_tilt)
     return sc_fall_test(s->pose[0].p.y, p->mean_root_height, 0.5, up, sc_v3(0, 1, 0), max_tilt) != SC_FALL_NONE;
 }
 
-static int cmp_long(const void *a, const void *b) { long x = *(const long *)a, y = *(const long *)b; return (x > y) - (x < y); }
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
 
 int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref, const sc_model *m, const sc_control_dofs *dofs, int nact,
                             const int *act, double max_action, sc_policy *p, sc_err *err)
@@ -235,7 +250,10 @@ int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref,
     }
     p->mean_root_height = h / (P + 1);
     long *st = malloc(sizeof(long) * (size_t)(o->nseg / nfrag + 1));
-    if (!st) { sc_policy_free(p); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!st) {
+        sc_policy_free(p);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     for (int j = 0; j < nfrag; j++) {
         p->ref_t0[j] = p->period * j / nfrag;
         p->ref_t1[j] = p->period * (j + 1) / nfrag;

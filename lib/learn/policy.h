@@ -19,7 +19,7 @@
 #include "sampling/openloop.h"
 #include "sampling/segments.h"
 
-#define SC_FEATURES 18
+#define SC_FEATURES    18
 #define SC_MAX_ACTIONS 32
 extern const char *const sc_feature_names[SC_FEATURES];
 extern const char *const sc_feature_units[SC_FEATURES];
@@ -32,8 +32,8 @@ int sc_feature_index(const char *name);
 /* What the features need from the model, derived once. */
 typedef struct sc_features {
     const sc_model *m;
-    int lfoot, rfoot;      /* the two lowest leaf bones, left = +x at rest */
-    int *vert_bone;        /* [nsurf_verts] */
+    int lfoot, rfoot; /* the two lowest leaf bones, left = +x at rest */
+    int *vert_bone;   /* [nsurf_verts] */
 } sc_features;
 int sc_features_init(sc_features *f, const sc_model *m, sc_err *err);
 void sc_features_free(sc_features *f);
@@ -54,8 +54,8 @@ typedef struct sc_policy {
     double *ref_quat;              /* [nbase * nb * 4] the reference's local rotations over the cycle (tracking error) */
     double period;                 /* s of reference time */
     double start_root[3], start_vel[3];
-    double *start_quat, *start_w;  /* [nb * 4], [nb * 3] the state the controller starts from */
-    double mean_root_height;       /* the cycle's, for judging a fall */
+    double *start_quat, *start_w; /* [nb * 4], [nb * 3] the state the controller starts from */
+    double mean_root_height;      /* the cycle's, for judging a fall */
 } sc_policy;
 int sc_policy_alloc(sc_policy *p, int nb, int ndof, int nact, int nfrag, int nbase, sc_err *err);
 void sc_policy_free(sc_policy *p);
@@ -73,10 +73,10 @@ typedef struct sc_policy_controller {
     const sc_features *f;
     const sc_control_dofs *dofs;
     int feedback;
-    long next_step;        /* step at which the next fragment starts */
+    long next_step; /* step at which the next fragment starts */
     long frag_start;
-    int frag;              /* fragment being played (-1 before the first) */
-    long cycles;           /* fragments completed / nfrag */
+    int frag;    /* fragment being played (-1 before the first) */
+    long cycles; /* fragments completed / nfrag */
     double offset[SC_MAX_DOFS];
     double s[SC_FEATURES]; /* the features read at the fragment's start */
 } sc_policy_controller;

@@ -12,8 +12,8 @@ typedef struct trial_judge {
     const sc_policy *p;
     sc_policy_controller *c;
     double max_tilt, se, dev;
-    long n, nfrag, fell_at;   /* step of the fall, -1 */
-    long frag_start;          /* of the last fragment seen */
+    long n, nfrag, fell_at; /* step of the fall, -1 */
+    long frag_start;        /* of the last fragment seen */
 } trial_judge;
 
 /* the deviation's features: root pitch and roll, the centre of mass's horizontal velocity */
@@ -28,7 +28,10 @@ static int judge_state(void *ctx, const sc_sim *s, const sc_quat *targets, const
     trial_judge *judge = ctx;
     const sc_policy *p = judge->p;
     const sc_policy_controller *c = judge->c;
-    if (sc_policy_fallen(p, s, judge->max_tilt)) { judge->fell_at = s->step; return 1; }
+    if (sc_policy_fallen(p, s, judge->max_tilt)) {
+        judge->fell_at = s->step;
+        return 1;
+    }
     if (c->frag >= 0 && c->frag_start != judge->frag_start) {
         judge->frag_start = c->frag_start;
         const double *sb = p->s_bar + (size_t)c->frag * SC_FEATURES;
@@ -55,7 +58,10 @@ int sc_policy_trial_run(const sc_policy_trial *trial, sc_trial_result *out, sc_e
     sc_sim *s;
     int rc = sc_sim_create(trial->m, trial->o, &s, err);
     if (rc) return rc;
-    if ((rc = sc_policy_start(trial->p, s, err))) { sc_sim_free(s); return rc; }
+    if ((rc = sc_policy_start(trial->p, s, err))) {
+        sc_sim_free(s);
+        return rc;
+    }
     sc_policy_controller c;
     sc_policy_controller_init(&c, trial->p, trial->f, trial->dofs, s->step, trial->feedback);
     trial_judge judge = {.p = trial->p, .c = &c, .max_tilt = trial->max_tilt, .fell_at = -1, .frag_start = -1};
@@ -76,8 +82,12 @@ int sc_policy_trial_run(const sc_policy_trial *trial, sc_trial_result *out, sc_e
     } else {
         rc = sc_rollout(s, sc_policy_source(&c), NULL, end, judge_state, &judge, targets, &rr, &step_err);
     }
-    if (rc == SC_ENUMERIC) { judge.fell_at = s->step; rc = SC_OK; } /* a blow-up is a fall too */
-    else if (rc) *err = step_err;
+    if (rc == SC_ENUMERIC) {
+        judge.fell_at = s->step;
+        rc = SC_OK;
+    } /* a blow-up is a fall too */
+    else if (rc)
+        *err = step_err;
     out->survived = (judge.fell_at >= 0 ? judge.fell_at : s->step) * s->o.dt;
     out->joint_error = judge.n ? sqrt(judge.se / judge.n) : 0;
     out->deviation = judge.nfrag ? judge.dev / judge.nfrag : 0;
@@ -91,7 +101,8 @@ int sc_policy_run(const sc_model *m, const sc_sim_opts *o, const sc_policy *p, c
     sc_features f;
     int rc = sc_features_init(&f, m, err);
     if (rc) return rc;
-    sc_policy_trial trial = {.m = m, .o = o, .p = p, .dofs = dofs, .f = &f, .feedback = feedback, .steps = lround(seconds / o->dt), .max_tilt = max_tilt};
+    sc_policy_trial trial = {
+        .m = m, .o = o, .p = p, .dofs = dofs, .f = &f, .feedback = feedback, .steps = lround(seconds / o->dt), .max_tilt = max_tilt};
     sc_trial_result res;
     rc = sc_policy_trial_run(&trial, &res, err);
     *survived = res.survived;
@@ -106,8 +117,8 @@ typedef struct eval_ctx {
     const sc_feedback_run *run;
     const sc_policy *p;
     const sc_features *f;
-    sc_model *stiff;        /* [nstiff] models with scaled Young's modulus */
-    int npush_tasks;        /* 2 * npush * ndir * nphase, then 2 * nstiff, then 2 survival runs */
+    sc_model *stiff; /* [nstiff] models with scaled Young's modulus */
+    int npush_tasks; /* 2 * npush * ndir * nphase, then 2 * nstiff, then 2 survival runs */
 } eval_ctx;
 
 static int eval_task(void *ctx, int i, void *out, sc_err *err)
@@ -115,8 +126,15 @@ static int eval_task(void *ctx, int i, void *out, sc_err *err)
     eval_ctx *evaluation = ctx;
     const sc_feedback_config *c = evaluation->run->cfg;
     long cyc = sc_policy_cycle_steps(evaluation->p), full = lround(c->eval_seconds / evaluation->run->sim_opts->dt);
-    sc_policy_trial trial = {.m = evaluation->run->m, .o = evaluation->run->sim_opts, .p = evaluation->p, .dofs = evaluation->run->dofs, .f = evaluation->f, .feedback = i % 2, .steps = full,
-                         .max_tilt = c->max_tilt, .push_bone = c->push_bone};
+    sc_policy_trial trial = {.m = evaluation->run->m,
+                             .o = evaluation->run->sim_opts,
+                             .p = evaluation->p,
+                             .dofs = evaluation->run->dofs,
+                             .f = evaluation->f,
+                             .feedback = i % 2,
+                             .steps = full,
+                             .max_tilt = c->max_tilt,
+                             .push_bone = c->push_bone};
     int t = i / 2;
     if (t < evaluation->npush_tasks / 2) { /* pushes during the second cycle: magnitude, direction, phase */
         int ph = t % c->nphase, dir = (t / c->nphase) % c->ndir, mag = t / (c->nphase * c->ndir);
@@ -153,7 +171,8 @@ int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_eval
         long cyc = sc_policy_cycle_steps(p);
         for (int t = 0; t < evaluation.npush_tasks / 2; t++) {
             int ph = t % c->nphase, dir = (t / c->nphase) % c->ndir, mag = t / (c->nphase * c->ndir);
-            double need = (cyc + cyc * ph / c->nphase + lround(c->push_duration / run->sim_opts->dt) + (long)c->after_cycles * cyc) * run->sim_opts->dt;
+            double need =
+                (cyc + cyc * ph / c->nphase + lround(c->push_duration / run->sim_opts->dt) + (long)c->after_cycles * cyc) * run->sim_opts->dt;
             e->push_open[mag][dir][ph] = res[2 * t].survived >= need - 1e-9;
             e->push_closed[mag][dir][ph] = res[2 * t + 1].survived >= need - 1e-9;
         }

@@ -19,13 +19,13 @@ typedef struct sc_policy_trial {
     double max_tilt;
     int push_bone;
     long push_step, push_len;
-    double push_force;           /* N; 0: none */
+    double push_force; /* N; 0: none */
     int push_dir;
 } sc_policy_trial;
 typedef struct sc_trial_result {
-    double survived;             /* s: until the fall, else the run's length */
-    double joint_error;          /* rad, RMS against the cycle's reference */
-    double deviation;            /* mean over the fragments started of sum ((s - s_bar) / scale)^2 over root pitch and
+    double survived;    /* s: until the fall, else the run's length */
+    double joint_error; /* rad, RMS against the cycle's reference */
+    double deviation;   /* mean over the fragments started of sum ((s - s_bar) / scale)^2 over root pitch and
                                     roll and the centre of mass's horizontal velocity: how far off the cycle it strays */
 } sc_trial_result;
 int sc_policy_trial_run(const sc_policy_trial *t, sc_trial_result *r, sc_err *err);

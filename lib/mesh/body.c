@@ -9,7 +9,10 @@ static sc_prim *push(sc_implicit *f, sc_err *err)
     if (f->nprims == f->cap) {
         int cap = f->cap ? 2 * f->cap : 64;
         sc_prim *p = realloc(f->prims, (size_t)cap * sizeof *p);
-        if (!p) { sc_fail(err, SC_EIO, "out of memory building the body"); return NULL; }
+        if (!p) {
+            sc_fail(err, SC_EIO, "out of memory building the body");
+            return NULL;
+        }
         f->prims = p;
         f->cap = cap;
     }
@@ -34,7 +37,10 @@ static int add_capsule(sc_implicit *f, int group, sc_vec3 a, sc_vec3 b, double r
     if (!p) return SC_EIO;
     p->type = SC_PRIM_CAPSULE;
     p->group = group;
-    p->a = a; p->b = b; p->ra = ra; p->rb = rb;
+    p->a = a;
+    p->b = b;
+    p->ra = ra;
+    p->rb = rb;
     double r = fmax(ra, rb);
     p->lo = sc_v3_sub(sc_v3_min(a, b), sc_v3(r, r, r));
     p->hi = sc_v3_add(sc_v3_max(a, b), sc_v3(r, r, r));
@@ -47,12 +53,16 @@ static int add_ellipsoid(sc_implicit *f, int group, sc_vec3 c, sc_mat3 frame, sc
     if (!p) return SC_EIO;
     p->type = SC_PRIM_ELLIPSOID;
     p->group = group;
-    p->a = c; p->frame = frame; p->radii = radii;
+    p->a = c;
+    p->frame = frame;
+    p->radii = radii;
     sc_vec3 ext = sc_v3(0, 0, 0); /* half-extent of the rotated ellipsoid's box */
     for (int i = 0; i < 3; i++)
         for (int k = 0; k < 3; k++) {
             double e = frame.m[i][k] * sc_v3_get(radii, k);
-            if (i == 0) ext.x += e * e; else if (i == 1) ext.y += e * e; else ext.z += e * e;
+            if (i == 0) ext.x += e * e;
+            else if (i == 1) ext.y += e * e;
+            else ext.z += e * e;
         }
     ext = sc_v3(sqrt(ext.x), sqrt(ext.y), sqrt(ext.z));
     p->lo = sc_v3_sub(c, ext);
@@ -101,8 +111,7 @@ static double smin(double a, double b, double k)
 
 static double box_distance(sc_vec3 lo, sc_vec3 hi, sc_vec3 x)
 {
-    double dx = fmax(fmax(lo.x - x.x, x.x - hi.x), 0), dy = fmax(fmax(lo.y - x.y, x.y - hi.y), 0),
-           dz = fmax(fmax(lo.z - x.z, x.z - hi.z), 0);
+    double dx = fmax(fmax(lo.x - x.x, x.x - hi.x), 0), dy = fmax(fmax(lo.y - x.y, x.y - hi.y), 0), dz = fmax(fmax(lo.z - x.z, x.z - hi.z), 0);
     return sqrt(dx * dx + dy * dy + dz * dz);
 }
 
@@ -115,7 +124,10 @@ double sc_implicit_eval(const sc_implicit *f, sc_vec3 x)
     for (int i = 0; i < f->nprims; i++) {
         const sc_prim *p = &f->prims[i];
         double db = box_distance(p->lo, p->hi, x);
-        if (db > 0.25) { far = fmin(far, db); continue; } /* cannot matter near the surface */
+        if (db > 0.25) {
+            far = fmin(far, db);
+            continue;
+        } /* cannot matter near the surface */
         double d = prim_eval(p, x);
         int g = p->group;
         group_val[g] = seen[g] ? smin(group_val[g], d, f->ring_blend) : d;
@@ -150,8 +162,19 @@ void sc_implicit_free(sc_implicit *f)
 
 /* Bone roles from names, so any skeleton with conventional names gets a sensible body;
  * unknown bones get a limb-like segment sized from their length. */
-typedef enum { ROLE_LIMB, ROLE_PELVIS, ROLE_SPINE, ROLE_NECK, ROLE_HEAD, ROLE_UPPERARM, ROLE_FOREARM,
-               ROLE_HAND, ROLE_THIGH, ROLE_SHIN, ROLE_FOOT } role;
+typedef enum {
+    ROLE_LIMB,
+    ROLE_PELVIS,
+    ROLE_SPINE,
+    ROLE_NECK,
+    ROLE_HEAD,
+    ROLE_UPPERARM,
+    ROLE_FOREARM,
+    ROLE_HAND,
+    ROLE_THIGH,
+    ROLE_SHIN,
+    ROLE_FOOT
+} role;
 
 static int has(const char *name, const char *const *keys)
 {
@@ -167,13 +190,12 @@ static int has(const char *name, const char *const *keys)
 static role bone_role(const sc_rig *rig, int b)
 {
     const char *n = rig->bone[b].name;
-    static const char *const pelvis[] = {"pelvis", "hip", NULL}, *const spine[] = {"spine", "chest", "back", "torso", "abdomen", NULL},
-                             *const neck[] = {"neck", NULL}, *const head[] = {"head", NULL},
-                             *const upperarm[] = {"upperarm", "upper_arm", "uparm", "arm", NULL},
-                             *const forearm[] = {"forearm", "lowerarm", "lower_arm", NULL}, *const hand[] = {"hand", "wrist", NULL},
-                             *const thigh[] = {"thigh", "upleg", "upperleg", "upper_leg", NULL},
-                             *const shin[] = {"shin", "calf", "lowerleg", "lower_leg", "knee", "leg", NULL},
-                             *const foot[] = {"foot", "toe", "ankle", NULL};
+    static const char
+        *const pelvis[] = {"pelvis", "hip", NULL},
+               *const spine[] = {"spine", "chest", "back", "torso", "abdomen", NULL}, *const neck[] = {"neck", NULL}, *const head[] = {"head", NULL},
+               *const upperarm[] = {"upperarm", "upper_arm", "uparm", "arm", NULL}, *const forearm[] = {"forearm", "lowerarm", "lower_arm", NULL},
+               *const hand[] = {"hand", "wrist", NULL}, *const thigh[] = {"thigh", "upleg", "upperleg", "upper_leg", NULL},
+               *const shin[] = {"shin", "calf", "lowerleg", "lower_leg", "knee", "leg", NULL}, *const foot[] = {"foot", "toe", "ankle", NULL};
     if (rig->bone[b].parent < 0 || has(n, pelvis)) return ROLE_PELVIS;
     if (has(n, spine)) return ROLE_SPINE;
     if (has(n, neck)) return ROLE_NECK;
@@ -191,17 +213,17 @@ static role bone_role(const sc_rig *rig, int b)
 static double base_radius(role r, int panda)
 {
     switch (r) {
-    case ROLE_PELVIS: return panda ? 0.12 : 0.105;
-    case ROLE_SPINE: return panda ? 0.12 : 0.105;
-    case ROLE_NECK: return 0.045;
-    case ROLE_HEAD: return panda ? 0.085 : 0.065;
-    case ROLE_UPPERARM: return panda ? 0.05 : 0.045;
-    case ROLE_FOREARM: return panda ? 0.045 : 0.038;
-    case ROLE_HAND: return panda ? 0.035 : 0.032;
-    case ROLE_THIGH: return panda ? 0.07 : 0.06;
-    case ROLE_SHIN: return panda ? 0.055 : 0.048;
-    case ROLE_FOOT: return 0.03;
-    default: return 0.035;
+        case ROLE_PELVIS: return panda ? 0.12 : 0.105;
+        case ROLE_SPINE: return panda ? 0.12 : 0.105;
+        case ROLE_NECK: return 0.045;
+        case ROLE_HEAD: return panda ? 0.085 : 0.065;
+        case ROLE_UPPERARM: return panda ? 0.05 : 0.045;
+        case ROLE_FOREARM: return panda ? 0.045 : 0.038;
+        case ROLE_HAND: return panda ? 0.035 : 0.032;
+        case ROLE_THIGH: return panda ? 0.07 : 0.06;
+        case ROLE_SHIN: return panda ? 0.055 : 0.048;
+        case ROLE_FOOT: return 0.03;
+        default: return 0.035;
     }
 }
 
@@ -217,74 +239,75 @@ static int build_bone(const sc_rig *rig, int b, const sc_body_params *p, double 
     sc_mat3 fr = frame_along(axis, sc_v3(0, 0, 1));
     int rc = SC_OK;
     switch (r) {
-    case ROLE_HEAD: {
-        sc_vec3 c = sc_v3_add(h, sc_v3_scale(axis, 0.55));
-        double hr = fmax(rad, 0.45 * len);
-        if (panda) {
-            rc = add_ellipsoid(f, b, c, sc_m3_identity(), sc_v3(1.1 * hr, hr, hr), err);
-            for (int s = -1; s <= 1 && !rc; s += 2) /* ears */
-                rc = add_ellipsoid(f, b, sc_v3_add(c, sc_v3(s * 0.75 * hr, 0.8 * hr, 0)), sc_m3_identity(),
-                                   sc_v3(0.32 * hr, 0.32 * hr, 0.2 * hr), err);
-            if (!rc) /* muzzle */
-                rc = add_ellipsoid(f, b, sc_v3_add(c, sc_v3(0, -0.25 * hr, 0.8 * hr)), sc_m3_identity(),
-                                   sc_v3(0.45 * hr, 0.35 * hr, 0.35 * hr), err);
-        } else {
-            rc = add_ellipsoid(f, b, c, sc_m3_identity(), sc_v3(0.95 * hr, 1.05 * hr, hr), err);
-        }
-        return rc;
-    }
-    case ROLE_HAND: {
-        sc_vec3 c = sc_v3_add(h, sc_v3_scale(axis, 0.5));
-        return add_ellipsoid(f, b, c, fr, sc_v3(fmax(0.6 * len, rad), rad, 0.8 * rad), err);
-    }
-    case ROLE_FOOT: {
-        /* a shoe with a flat sole from past the toe to as far behind the ankle: the centre of
-           mass of a body standing over its ankles is then over the middle of the sole, where
-           the support is stiffest and a landing's impulse does not pitch the body */
-        sc_vec3 fwd = sc_v3(axis.x, 0, axis.z);
-        double flen = sc_v3_norm(fwd), heel = flen + 0.6 * rad;
-        double top = fmax(h.y, t.y) + 0.9 * rad, bottom = sole_bottom(bone, rad);
-        sc_vec3 dir = sc_v3_normalize(fwd);
-        sc_vec3 c = sc_v3_add(sc_v3(h.x, 0.5 * (top + bottom), h.z), sc_v3_scale(dir, 0.5 * (flen + 0.6 * rad - heel)));
-        sc_vec3 half = sc_v3(0.5 * (flen + 0.6 * rad + heel), 0.5 * (top - bottom), 1.7 * rad);
-        double round = fmin(0.6 * rad, 0.4 * fmin(half.y, half.z)); /* keep a flat sole */
-        return add_roundbox(f, b, c, frame_along(fwd, sc_v3(0, 1, 0)), half, round, err);
-    }
-    case ROLE_PELVIS: case ROLE_SPINE: {
-        if (panda) {
-            if (r == ROLE_PELVIS) { /* the belly covers pelvis and spine */
-                sc_vec3 c = sc_v3_add(h, sc_v3(0, 0.5 * len, 0.02 * height));
-                rc = add_ellipsoid(f, b, c, sc_m3_identity(), sc_v3(1.9 * rad, 1.9 * rad + 0.5 * len, 1.75 * rad), err);
+        case ROLE_HEAD: {
+            sc_vec3 c = sc_v3_add(h, sc_v3_scale(axis, 0.55));
+            double hr = fmax(rad, 0.45 * len);
+            if (panda) {
+                rc = add_ellipsoid(f, b, c, sc_m3_identity(), sc_v3(1.1 * hr, hr, hr), err);
+                for (int s = -1; s <= 1 && !rc; s += 2) /* ears */
+                    rc = add_ellipsoid(f, b, sc_v3_add(c, sc_v3(s * 0.75 * hr, 0.8 * hr, 0)), sc_m3_identity(), sc_v3(0.32 * hr, 0.32 * hr, 0.2 * hr),
+                                       err);
+                if (!rc) /* muzzle */
+                    rc = add_ellipsoid(f, b, sc_v3_add(c, sc_v3(0, -0.25 * hr, 0.8 * hr)), sc_m3_identity(), sc_v3(0.45 * hr, 0.35 * hr, 0.35 * hr),
+                                       err);
             } else {
-                rc = add_ellipsoid(f, b, sc_v3_add(h, sc_v3_scale(axis, 0.6)), sc_m3_identity(),
-                                   sc_v3(1.5 * rad, 0.8 * len + rad, 1.3 * rad), err);
+                rc = add_ellipsoid(f, b, c, sc_m3_identity(), sc_v3(0.95 * hr, 1.05 * hr, hr), err);
             }
             return rc;
         }
-        /* Michelin: stacked tyres, wider than deep */
-        int n = (int)fmax(1, round(len / (0.055 * height)));
-        for (int i = 0; i < n && !rc; i++) {
-            sc_vec3 c = sc_v3_add(h, sc_v3_scale(axis, (i + 0.5) / n));
-            double bulge = r == ROLE_PELVIS ? 1.15 : 1.25 - 0.1 * i / n;
-            rc = add_ellipsoid(f, b, c, sc_m3_identity(), sc_v3(1.25 * rad * bulge, 0.62 * len / n + 0.01 * height, rad * bulge), err);
+        case ROLE_HAND: {
+            sc_vec3 c = sc_v3_add(h, sc_v3_scale(axis, 0.5));
+            return add_ellipsoid(f, b, c, fr, sc_v3(fmax(0.6 * len, rad), rad, 0.8 * rad), err);
         }
-        if (!rc) rc = add_capsule(f, b, h, t, 0.85 * rad, 0.85 * rad, err);
-        return rc;
-    }
-    default: {
-        /* limbs and neck: Michelin rings around a tapered core; panda: a fat tapered capsule */
-        double taper = r == ROLE_NECK ? 1.0 : 0.85;
-        if (panda) return add_capsule(f, b, h, t, rad, rad * taper, err);
-        int n = (int)fmax(1, round(len / (0.05 * height)));
-        for (int i = 0; i < n && !rc; i++) {
-            double s = (i + 0.5) / n;
-            sc_vec3 c = sc_v3_add(h, sc_v3_scale(axis, s));
-            double rr = rad * (1 + (taper - 1) * s) * 1.18;
-            rc = add_ellipsoid(f, b, c, fr, sc_v3(0.6 * len / n, rr, rr), err);
+        case ROLE_FOOT: {
+            /* a shoe with a flat sole from past the toe to as far behind the ankle: the centre of
+           mass of a body standing over its ankles is then over the middle of the sole, where
+           the support is stiffest and a landing's impulse does not pitch the body */
+            sc_vec3 fwd = sc_v3(axis.x, 0, axis.z);
+            double flen = sc_v3_norm(fwd), heel = flen + 0.6 * rad;
+            double top = fmax(h.y, t.y) + 0.9 * rad, bottom = sole_bottom(bone, rad);
+            sc_vec3 dir = sc_v3_normalize(fwd);
+            sc_vec3 c = sc_v3_add(sc_v3(h.x, 0.5 * (top + bottom), h.z), sc_v3_scale(dir, 0.5 * (flen + 0.6 * rad - heel)));
+            sc_vec3 half = sc_v3(0.5 * (flen + 0.6 * rad + heel), 0.5 * (top - bottom), 1.7 * rad);
+            double round = fmin(0.6 * rad, 0.4 * fmin(half.y, half.z)); /* keep a flat sole */
+            return add_roundbox(f, b, c, frame_along(fwd, sc_v3(0, 1, 0)), half, round, err);
         }
-        if (!rc) rc = add_capsule(f, b, h, t, 0.82 * rad, 0.82 * rad * taper, err);
-        return rc;
-    }
+        case ROLE_PELVIS:
+        case ROLE_SPINE: {
+            if (panda) {
+                if (r == ROLE_PELVIS) { /* the belly covers pelvis and spine */
+                    sc_vec3 c = sc_v3_add(h, sc_v3(0, 0.5 * len, 0.02 * height));
+                    rc = add_ellipsoid(f, b, c, sc_m3_identity(), sc_v3(1.9 * rad, 1.9 * rad + 0.5 * len, 1.75 * rad), err);
+                } else {
+                    rc = add_ellipsoid(f, b, sc_v3_add(h, sc_v3_scale(axis, 0.6)), sc_m3_identity(), sc_v3(1.5 * rad, 0.8 * len + rad, 1.3 * rad),
+                                       err);
+                }
+                return rc;
+            }
+            /* Michelin: stacked tyres, wider than deep */
+            int n = (int)fmax(1, round(len / (0.055 * height)));
+            for (int i = 0; i < n && !rc; i++) {
+                sc_vec3 c = sc_v3_add(h, sc_v3_scale(axis, (i + 0.5) / n));
+                double bulge = r == ROLE_PELVIS ? 1.15 : 1.25 - 0.1 * i / n;
+                rc = add_ellipsoid(f, b, c, sc_m3_identity(), sc_v3(1.25 * rad * bulge, 0.62 * len / n + 0.01 * height, rad * bulge), err);
+            }
+            if (!rc) rc = add_capsule(f, b, h, t, 0.85 * rad, 0.85 * rad, err);
+            return rc;
+        }
+        default: {
+            /* limbs and neck: Michelin rings around a tapered core; panda: a fat tapered capsule */
+            double taper = r == ROLE_NECK ? 1.0 : 0.85;
+            if (panda) return add_capsule(f, b, h, t, rad, rad * taper, err);
+            int n = (int)fmax(1, round(len / (0.05 * height)));
+            for (int i = 0; i < n && !rc; i++) {
+                double s = (i + 0.5) / n;
+                sc_vec3 c = sc_v3_add(h, sc_v3_scale(axis, s));
+                double rr = rad * (1 + (taper - 1) * s) * 1.18;
+                rc = add_ellipsoid(f, b, c, fr, sc_v3(0.6 * len / n, rr, rr), err);
+            }
+            if (!rc) rc = add_capsule(f, b, h, t, 0.82 * rad, 0.82 * rad * taper, err);
+            return rc;
+        }
     }
 }
 
@@ -294,14 +317,16 @@ int sc_body_build(const sc_rig *rig, const sc_body_params *p, sc_implicit *f, sc
     if (rig->nbones < 1 || rig->nbones > MAX_GROUPS)
         return sc_fail(err, SC_EINPUT, "body: skeleton has %d bones (1..%d supported)", rig->nbones, MAX_GROUPS);
     double height = sc_rig_height(rig);
-    if (!(height > 0.1))
-        return sc_fail(err, SC_EINPUT, "body: skeleton is %.3g m tall; a body needs at least 0.1 m", height);
+    if (!(height > 0.1)) return sc_fail(err, SC_EINPUT, "body: skeleton is %.3g m tall; a body needs at least 0.1 m", height);
     int panda = p->kind == SC_BODY_PANDA;
     f->blend = (panda ? 0.05 : 0.03) * height * p->girth;
     f->ring_blend = (panda ? 0.05 : 0.008) * height * p->girth;
     for (int b = 0; b < rig->nbones; b++) {
         int rc = build_bone(rig, b, p, height, f, err);
-        if (rc) { sc_implicit_free(f); return rc; }
+        if (rc) {
+            sc_implicit_free(f);
+            return rc;
+        }
         if (bone_role(rig, b) == ROLE_FOOT) { /* the sole plane: the highest shoe bottom */
             double y = sole_bottom(&rig->bone[b], base_radius(ROLE_FOOT, panda) * height * p->girth);
             f->floor = f->has_floor ? fmax(f->floor, y) : y;

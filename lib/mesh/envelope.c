@@ -53,7 +53,9 @@ int sc_sdf_build(const sc_trimesh *m, double h, double reach, sc_sdf *g, sc_err 
     unsigned char *outside = calloc(n, 1);
     int *queue = malloc(n * sizeof *queue);
     if (!g->val || !outside || !queue) {
-        free(g->val); free(outside); free(queue);
+        free(g->val);
+        free(outside);
+        free(queue);
         return sc_fail(err, SC_EIO, "envelope: out of memory");
     }
     for (size_t i = 0; i < n; i++) g->val[i] = (float)reach;
@@ -81,7 +83,7 @@ int sc_sdf_build(const sc_trimesh *m, double h, double reach, sc_sdf *g, sc_err 
     while (head < tail) {
         int id = queue[head++];
         int i = id % g->nx, j = (id / g->nx) % g->ny, k = id / (g->nx * g->ny);
-        static const int nb[6][3] = {{1,0,0},{-1,0,0},{0,1,0},{0,-1,0},{0,0,1},{0,0,-1}};
+        static const int nb[6][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
         for (int q = 0; q < 6; q++) {
             int a = i + nb[q][0], b = j + nb[q][1], c = k + nb[q][2];
             if (a < 0 || b < 0 || c < 0 || a >= g->nx || b >= g->ny || c >= g->nz) continue;
@@ -159,8 +161,10 @@ int sc_surface_validate_closed(const sc_trimesh *m, const char *name, sc_err *er
     int open = sc_trimesh_unmatched_edges(m, &first);
     if (open < 0) return sc_fail(err, SC_EIO, "out of memory");
     if (open)
-        return sc_fail(err, SC_EINPUT, "%s: surface is not closed: %d edges are not matched by an opposite edge (an open "
-                       "boundary, a repeated or flipped face; first at triangle %d)", name, open, first);
+        return sc_fail(err, SC_EINPUT,
+                       "%s: surface is not closed: %d edges are not matched by an opposite edge (an open "
+                       "boundary, a repeated or flipped face; first at triangle %d)",
+                       name, open, first);
     if (sc_trimesh_volume(m) <= 0)
         return sc_fail(err, SC_EINPUT, "%s: surface is oriented inwards (negative enclosed volume %.4g m^3)", name, sc_trimesh_volume(m));
     return SC_OK;
@@ -171,8 +175,10 @@ int sc_surface_validate(const sc_trimesh *m, const char *name, sc_err *err)
     int first = -1;
     int open = sc_trimesh_open_edges(m, &first);
     if (open)
-        return sc_fail(err, SC_EINPUT, "%s: surface is not closed: %d edges are not shared by exactly two consistently "
-                       "oriented triangles (first at triangle %d)", name, open, first);
+        return sc_fail(err, SC_EINPUT,
+                       "%s: surface is not closed: %d edges are not shared by exactly two consistently "
+                       "oriented triangles (first at triangle %d)",
+                       name, open, first);
     if (sc_trimesh_volume(m) <= 0)
         return sc_fail(err, SC_EINPUT, "%s: surface is oriented inwards (negative enclosed volume %.4g m^3)", name, sc_trimesh_volume(m));
     /* self-intersections: an edge of one triangle crossing another triangle that shares no vertex */
@@ -199,17 +205,23 @@ int sc_surface_validate(const sc_trimesh *m, const char *name, sc_err *err)
                 for (int j = 0; j < 3; j++) share |= ta[i] == tb[j];
             if (share) continue;
             sc_vec3 A[3], B[3];
-            for (int i = 0; i < 3; i++) { A[i] = sc_v3_load(m->verts + 3 * ta[i]); B[i] = sc_v3_load(m->verts + 3 * tb[i]); }
+            for (int i = 0; i < 3; i++) {
+                A[i] = sc_v3_load(m->verts + 3 * ta[i]);
+                B[i] = sc_v3_load(m->verts + 3 * tb[i]);
+            }
             int hit = 0;
             for (int e = 0; e < 3 && !hit; e++) {
                 hit |= segment_crosses(A[e], A[(e + 1) % 3], B[0], B[1], B[2]);
                 hit |= segment_crosses(B[e], B[(e + 1) % 3], A[0], A[1], A[2]);
             }
-            if (hit) { bad_a = a; bad_b = b; break; }
+            if (hit) {
+                bad_a = a;
+                bad_b = b;
+                break;
+            }
         }
     free(box);
-    if (bad_a >= 0)
-        return sc_fail(err, SC_EINPUT, "%s: surface intersects itself (triangles %d and %d cross)", name, bad_a, bad_b);
+    if (bad_a >= 0) return sc_fail(err, SC_EINPUT, "%s: surface intersects itself (triangles %d and %d cross)", name, bad_a, bad_b);
     return SC_OK;
 }
 
@@ -239,7 +251,10 @@ static int inflate_locally(const sc_trimesh *fine, sc_trimesh *env, double margi
             double bd = 1e300;
             for (int v = 0; v < nv; v++) {
                 double d = sc_v3_dist(p, sc_v3_load(env->verts + 3 * v));
-                if (d < bd) { bd = d; best = v; }
+                if (d < bd) {
+                    bd = d;
+                    best = v;
+                }
             }
             sc_vec3 n = sc_v3_load(nrm + 3 * best), x = sc_v3_load(env->verts + 3 * best);
             double beyond = sc_v3_dot(n, sc_v3_sub(p, x));
@@ -297,6 +312,8 @@ int sc_envelope_build(const sc_trimesh *fine, const sc_envelope_opts *o, sc_trim
         sc_log_debug("envelope attempt %d (spacing %.4f m, level %.4f m) not closed or not enclosing; retrying", attempt, h, level);
         sc_trimesh_free(out);
     }
-    return sc_fail(err, SC_EINPUT, "envelope: could not extract a closed enclosing surface (offset %.3g m); "
-                   "try a larger envelope.offset or a smaller envelope.spacing", o->offset);
+    return sc_fail(err, SC_EINPUT,
+                   "envelope: could not extract a closed enclosing surface (offset %.3g m); "
+                   "try a larger envelope.offset or a smaller envelope.spacing",
+                   o->offset);
 }

@@ -7,9 +7,9 @@
 #include "io/obj.h"
 
 typedef struct sc_envelope_opts {
-    double offset;        /* distance beyond the fine surface (m) */
-    int target_vertices;  /* sets the grid spacing when spacing <= 0 */
-    double spacing;       /* grid spacing (m); must be below offset */
+    double offset;       /* distance beyond the fine surface (m) */
+    int target_vertices; /* sets the grid spacing when spacing <= 0 */
+    double spacing;      /* grid spacing (m); must be below offset */
 } sc_envelope_opts;
 
 int sc_envelope_build(const sc_trimesh *fine, const sc_envelope_opts *o, sc_trimesh *out, double *spacing_used, sc_err *err);

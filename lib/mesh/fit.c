@@ -11,8 +11,8 @@
  * bottom is `fixed_clearance` above `ground`, so that the rigid foot reaches down to a flat
  * sole whatever the bone's slope (the flesh under a bone-aligned box is thick at the heel and
  * gives the standing body too little rotational stiffness: it tips over). */
-int sc_rig_fixed_points(const sc_rig_bone *b, double radius, double radius_min, double radius_max, int default_shape, double ground,
-                        double *pts, int cap)
+int sc_rig_fixed_points(const sc_rig_bone *b, double radius, double radius_min, double radius_max, int default_shape, double ground, double *pts,
+                        int cap)
 {
     sc_vec3 u = sc_v3_normalize(sc_v3_sub(b->tail, b->head));
     sc_vec3 hint = fabs(u.y) < 0.9 ? sc_v3(0, 1, 0) : sc_v3(0, 0, 1);
@@ -129,8 +129,10 @@ int sc_body_size_check(const sc_trimesh *body, double scale, const char *where, 
     }
     double h = hi - lo;
     if (h >= 0.25 && h <= 4) return SC_OK;
-    static const struct { double f; const char *unit; } units[] = {
-        {0.001, "millimetres"}, {0.01, "centimetres"}, {0.0254, "inches"}, {0.1, "decimetres"}, {0.3048, "feet"}, {1, "metres"}};
+    static const struct {
+        double f;
+        const char *unit;
+    } units[] = {{0.001, "millimetres"}, {0.01, "centimetres"}, {0.0254, "inches"}, {0.1, "decimetres"}, {0.3048, "feet"}, {1, "metres"}};
     double raw = h / scale, bd = INFINITY;
     int best = -1;
     for (int i = 0; i < (int)(sizeof units / sizeof *units); i++) {
@@ -141,13 +143,15 @@ int sc_body_size_check(const sc_trimesh *body, double scale, const char *where, 
         }
     }
     if (best >= 0)
-        return sc_fail(err, SC_EINPUT, "%s: the body is %.3g m tall (%.4g OBJ units x body.scale %g), implausible for a person or a "
-                       "character (0.25 .. 4 m); if the OBJ is in %s, set body.scale: %g (it would be %.2f m tall)", where, h, raw, scale,
-                       units[best].unit, units[best].f, raw * units[best].f);
+        return sc_fail(err, SC_EINPUT,
+                       "%s: the body is %.3g m tall (%.4g OBJ units x body.scale %g), implausible for a person or a "
+                       "character (0.25 .. 4 m); if the OBJ is in %s, set body.scale: %g (it would be %.2f m tall)",
+                       where, h, raw, scale, units[best].unit, units[best].f, raw * units[best].f);
     double f = 1.7 / raw, p10 = pow(10, floor(log10(f)) - 1);
-    return sc_fail(err, SC_EINPUT, "%s: the body is %.3g m tall (%.4g OBJ units x body.scale %g), implausible for a person or a "
-                   "character (0.25 .. 4 m) in any usual unit; body.scale: %g would make it 1.7 m tall", where, h, raw, scale,
-                   round(f / p10) * p10);
+    return sc_fail(err, SC_EINPUT,
+                   "%s: the body is %.3g m tall (%.4g OBJ units x body.scale %g), implausible for a person or a "
+                   "character (0.25 .. 4 m) in any usual unit; body.scale: %g would make it 1.7 m tall",
+                   where, h, raw, scale, round(f / p10) * p10);
 }
 
 /* ---- fitting ---------------------------------------------------------------------------- */
@@ -261,8 +265,7 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
     for (int b = 0; b < rig->nbones; b++) {
         sc_rig_bone *x = &rig->bone[b];
         sc_vec3 *p[2] = {&x->head, &x->tail};
-        for (int k = 0; k < 2; k++)
-            *p[k] = sc_v3(cx + (p[k]->x - root.x) * s, lo.y + 0.02 * H + (p[k]->y - rlo) * s, cz + (p[k]->z - root.z) * s);
+        for (int k = 0; k < 2; k++) *p[k] = sc_v3(cx + (p[k]->x - root.x) * s, lo.y + 0.02 * H + (p[k]->y - rlo) * s, cz + (p[k]->z - root.z) * s);
     }
     /* 2. legs onto the body's legs: the cross-section at the knee */
     for (int b = 1; b < rig->nbones && inf.legs < 2; b++) {

@@ -22,10 +22,10 @@ int sc_rig_arms_down(sc_rig *rig, double angle);
 int sc_body_size_check(const sc_trimesh *body, double scale, const char *where, sc_err *err);
 
 typedef struct sc_fit_info {
-    double body_height, scale;          /* m; skeleton scale applied */
+    double body_height, scale;                                       /* m; skeleton scale applied */
     double arm_down_deg[2], arm_forward_deg[2], arm_length_scale[2]; /* per arm chain (left, right) */
     int arms;
-    double leg_shift[2];                /* m, horizontal move of each leg onto the body's leg */
+    double leg_shift[2]; /* m, horizontal move of each leg onto the body's leg */
     int legs;
 } sc_fit_info;
 
@@ -53,7 +53,7 @@ int sc_rig_fit_fixed(sc_rig *rig, const sc_trimesh *body, double radius, double 
  * apart, half-width fixed_radius (0: radius x length clamped to [radius_min, radius_max]); or
  * a sole: a box parallel to the ground (per layer 3 nodes across its bottom, 2 on top) whose
  * bottom is fixed_clearance above `ground`. Returns the count written to pts (at most cap). */
-int sc_rig_fixed_points(const sc_rig_bone *b, double radius, double radius_min, double radius_max, int default_shape, double ground,
-                        double *pts, int cap);
+int sc_rig_fixed_points(const sc_rig_bone *b, double radius, double radius_min, double radius_max, int default_shape, double ground, double *pts,
+                        int cap);
 
 #endif

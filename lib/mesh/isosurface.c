@@ -5,7 +5,12 @@
 #include <string.h>
 #include "mesh/isosurface.h"
 
-typedef struct { int nx, ny, nz; sc_vec3 origin; double h; double *val; } grid;
+typedef struct {
+    int nx, ny, nz;
+    sc_vec3 origin;
+    double h;
+    double *val;
+} grid;
 
 static size_t gidx(const grid *g, int i, int j, int k) { return ((size_t)k * g->ny + j) * g->nx + i; }
 static size_t cidx(const grid *g, int i, int j, int k) { return ((size_t)k * (g->ny - 1) + j) * (g->nx - 1) + i; }
@@ -20,7 +25,9 @@ static int tri_push(sc_trimesh *m, int *cap, int a, int b, int c)
         *cap = nc;
     }
     int *t = &m->tris[3 * m->ntris++];
-    t[0] = a; t[1] = b; t[2] = c;
+    t[0] = a;
+    t[1] = b;
+    t[2] = c;
     return 1;
 }
 
@@ -73,8 +80,8 @@ static void grid_sample(const sc_field *f, const sc_iso_opts *o, grid *g)
    0 when out of memory. */
 static int cell_vertices(const grid *g, int *cellv, sc_trimesh *out, int vcap)
 {
-    static const int corner[8][3] = {{0,0,0},{1,0,0},{0,1,0},{1,1,0},{0,0,1},{1,0,1},{0,1,1},{1,1,1}};
-    static const int edge[12][2] = {{0,1},{2,3},{4,5},{6,7},{0,2},{1,3},{4,6},{5,7},{0,4},{1,5},{2,6},{3,7}};
+    static const int corner[8][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}};
+    static const int edge[12][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {1, 3}, {4, 6}, {5, 7}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
     int ok = 1;
     for (int k = 0; k + 1 < g->nz; k++)
         for (int j = 0; j + 1 < g->ny; j++)
@@ -101,7 +108,10 @@ static int cell_vertices(const grid *g, int *cellv, sc_trimesh *out, int vcap)
                 if (out->nverts == vcap) {
                     vcap *= 2;
                     double *nv = realloc(out->verts, (size_t)vcap * 3 * sizeof *nv);
-                    if (!nv) { ok = 0; break; }
+                    if (!nv) {
+                        ok = 0;
+                        break;
+                    }
                     out->verts = nv;
                 }
                 sc_vec3 p = sc_v3_add(g->origin, sc_v3_scale(sc_v3(i + sum.x / cnt, j + sum.y / cnt, k + sum.z / cnt), g->h));
@@ -127,14 +137,20 @@ static int edge_quads(const grid *g, const int *cellv, sc_trimesh *out, int ok)
                     int c[4];
                     /* the four cells around the edge, in counter-clockwise order about the axis */
                     if (axis == 0) {
-                        c[0] = cellv[cidx(g, i, j - 1, k - 1)]; c[1] = cellv[cidx(g, i, j, k - 1)];
-                        c[2] = cellv[cidx(g, i, j, k)];         c[3] = cellv[cidx(g, i, j - 1, k)];
+                        c[0] = cellv[cidx(g, i, j - 1, k - 1)];
+                        c[1] = cellv[cidx(g, i, j, k - 1)];
+                        c[2] = cellv[cidx(g, i, j, k)];
+                        c[3] = cellv[cidx(g, i, j - 1, k)];
                     } else if (axis == 1) {
-                        c[0] = cellv[cidx(g, i - 1, j, k - 1)]; c[1] = cellv[cidx(g, i - 1, j, k)];
-                        c[2] = cellv[cidx(g, i, j, k)];         c[3] = cellv[cidx(g, i, j, k - 1)];
+                        c[0] = cellv[cidx(g, i - 1, j, k - 1)];
+                        c[1] = cellv[cidx(g, i - 1, j, k)];
+                        c[2] = cellv[cidx(g, i, j, k)];
+                        c[3] = cellv[cidx(g, i, j, k - 1)];
                     } else {
-                        c[0] = cellv[cidx(g, i - 1, j - 1, k)]; c[1] = cellv[cidx(g, i, j - 1, k)];
-                        c[2] = cellv[cidx(g, i, j, k)];         c[3] = cellv[cidx(g, i - 1, j, k)];
+                        c[0] = cellv[cidx(g, i - 1, j - 1, k)];
+                        c[1] = cellv[cidx(g, i, j - 1, k)];
+                        c[2] = cellv[cidx(g, i, j, k)];
+                        c[3] = cellv[cidx(g, i - 1, j, k)];
                     }
                     /* normal along +axis when the inside is at the lower end */
                     if (v0 < 0) quad(out, &tcap, &ok, c[0], c[1], c[2], c[3]);
@@ -154,8 +170,12 @@ static void smooth_pass(sc_trimesh *out, int tangential, double *acc, int *deg)
     for (int t = 0; t < out->ntris; t++)
         for (int e = 0; e < 3; e++) {
             int a = out->tris[3 * t + e], b = out->tris[3 * t + (e + 1) % 3];
-            for (int d = 0; d < 3; d++) { acc[3 * a + d] += out->verts[3 * b + d]; acc[3 * b + d] += out->verts[3 * a + d]; }
-            deg[a]++; deg[b]++;
+            for (int d = 0; d < 3; d++) {
+                acc[3 * a + d] += out->verts[3 * b + d];
+                acc[3 * b + d] += out->verts[3 * a + d];
+            }
+            deg[a]++;
+            deg[b]++;
         }
     double *nrm = tangential ? calloc((size_t)nv * 3, sizeof *nrm) : NULL;
     if (nrm) /* area-weighted vertex normals */
@@ -211,7 +231,9 @@ int sc_isosurface(const sc_field *f, const sc_iso_opts *o, sc_trimesh *out, sc_e
     int vcap = 4096;
     out->verts = malloc((size_t)vcap * 3 * sizeof *out->verts);
     if (!g.val || !cellv || !out->verts) {
-        free(g.val); free(cellv); sc_trimesh_free(out);
+        free(g.val);
+        free(cellv);
+        sc_trimesh_free(out);
         return sc_fail(err, SC_EIO, "isosurface: out of memory for a %dx%dx%d grid", g.nx, g.ny, g.nz);
     }
     grid_sample(f, o, &g);
@@ -219,15 +241,26 @@ int sc_isosurface(const sc_field *f, const sc_iso_opts *o, sc_trimesh *out, sc_e
     ok = edge_quads(&g, cellv, out, ok);
     free(cellv);
     free(g.val);
-    if (!ok) { sc_trimesh_free(out); return sc_fail(err, SC_EIO, "isosurface: out of memory"); }
-    if (out->ntris == 0) { sc_trimesh_free(out); return sc_fail(err, SC_EINPUT, "isosurface: the body is empty at spacing %.3g m", g.h); }
+    if (!ok) {
+        sc_trimesh_free(out);
+        return sc_fail(err, SC_EIO, "isosurface: out of memory");
+    }
+    if (out->ntris == 0) {
+        sc_trimesh_free(out);
+        return sc_fail(err, SC_EINPUT, "isosurface: the body is empty at spacing %.3g m", g.h);
+    }
 
     /* Laplacian smoothing then projection onto the level set (Newton steps along the gradient) */
     if (o->smooth > 0 || o->project > 0) {
         int nv = out->nverts;
         double *acc = calloc((size_t)nv * 3, sizeof *acc);
         int *deg = calloc((size_t)nv, sizeof *deg);
-        if (!acc || !deg) { free(acc); free(deg); sc_trimesh_free(out); return sc_fail(err, SC_EIO, "isosurface: out of memory"); }
+        if (!acc || !deg) {
+            free(acc);
+            free(deg);
+            sc_trimesh_free(out);
+            return sc_fail(err, SC_EIO, "isosurface: out of memory");
+        }
         for (int pass = 0; pass < o->smooth; pass++) smooth_pass(out, o->tangential, acc, deg);
         project_to_level(f, o, g.h, out);
         free(acc);
@@ -236,7 +269,9 @@ int sc_isosurface(const sc_field *f, const sc_iso_opts *o, sc_trimesh *out, sc_e
     return SC_OK;
 }
 
-typedef struct { int a, b, tri; } half_edge;
+typedef struct {
+    int a, b, tri;
+} half_edge;
 
 static int cmp_he(const void *x, const void *y)
 {

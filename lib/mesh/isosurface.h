@@ -10,16 +10,16 @@
 typedef struct sc_field {
     double (*eval)(const void *ctx, sc_vec3 p);
     const void *ctx;
-    sc_vec3 lo, hi;     /* bounding box of the zero set */
+    sc_vec3 lo, hi; /* bounding box of the zero set */
 } sc_field;
 
 typedef struct sc_iso_opts {
-    double spacing;     /* grid spacing (m) */
-    double level;       /* extract f = level (an offset surface for level > 0) */
-    double shift;       /* grid origin offset as a fraction of spacing (retries use others) */
-    int project;        /* Newton projections onto the level set */
-    int smooth;         /* Laplacian smoothing passes before projection */
-    int tangential;     /* smoothing moves vertices only within their tangent plane */
+    double spacing; /* grid spacing (m) */
+    double level;   /* extract f = level (an offset surface for level > 0) */
+    double shift;   /* grid origin offset as a fraction of spacing (retries use others) */
+    int project;    /* Newton projections onto the level set */
+    int smooth;     /* Laplacian smoothing passes before projection */
+    int tangential; /* smoothing moves vertices only within their tangent plane */
 } sc_iso_opts;
 
 int sc_isosurface(const sc_field *f, const sc_iso_opts *o, sc_trimesh *out, sc_err *err);

@@ -50,7 +50,10 @@ static int fine_surface(const sc_prep_opts *o, sc_trimesh *fine, double *spacing
     if (rc) return rc;
     sc_field f = sc_implicit_field(&body);
     double h = sc_iso_spacing_for(&f, 0, o->surface_target, sc_rig_height(&o->rig) / 40, err);
-    if (h < 0) { sc_implicit_free(&body); return err->code; }
+    if (h < 0) {
+        sc_implicit_free(&body);
+        return err->code;
+    }
     sc_iso_opts io = {h, 0, 0, 3, 2, 0};
     rc = sc_isosurface(&f, &io, fine, err);
     sc_implicit_free(&body);
@@ -66,14 +69,18 @@ static double apply_floors(const sc_model *m, const double *mass, const double *
 {
     double total = 0, floors = 0;
     for (int i = 0; i < m->nnodes; i++)
-        if (m->node_bone[i] < 0) { total += mass[i]; floors += e * u[i]; }
+        if (m->node_bone[i] < 0) {
+            total += mass[i];
+            floors += e * u[i];
+        }
     if (floors >= total) return -1;
     double lo = 0, hi = 1;
     for (int it = 0; it < 60; it++) {
         double s = 0.5 * (lo + hi), sum = 0;
         for (int i = 0; i < m->nnodes; i++)
             if (m->node_bone[i] < 0) sum += fmax(s * mass[i], e * u[i]);
-        if (sum > total) hi = s; else lo = s;
+        if (sum > total) hi = s;
+        else lo = s;
     }
     double moved = 0;
     if (raised) *raised = 0;
@@ -92,8 +99,7 @@ static double apply_floors(const sc_model *m, const double *mass, const double *
  * at the rest shape; measured, the bound is about 2x conservative in E). Free nodes are raised
  * to m_i >= (dt/2)^2 sum_j |K_ij| at modulus *youngs, which is lowered (and returned through
  * it) when that would move more than max_moved of the free mass. Returns the raised nodes. */
-static int stiffness_mass_floor(const sc_model *m, double *youngs, double poisson, double dt, double max_moved, double *node_mass,
-                                double *moved)
+static int stiffness_mass_floor(const sc_model *m, double *youngs, double poisson, double dt, double max_moved, double *node_mass, double *moved)
 {
     int nn = m->nnodes, raised = 0;
     double *u = calloc((size_t)nn, sizeof *u);
@@ -108,7 +114,7 @@ static int stiffness_mass_floor(const sc_model *m, double *youngs, double poisso
         double det = sc_m3_det(d);
         sc_mat3 di;
         if (!sc_m3_inverse(d, &di)) continue; /* degenerate: no stiffness */
-        sc_vec3 g[4]; /* shape-function gradients: rows of D^-1, node 0 minus their sum */
+        sc_vec3 g[4];                         /* shape-function gradients: rows of D^-1, node 0 minus their sum */
         for (int k = 0; k < 3; k++) g[k + 1] = sc_v3(di.m[k][0], di.m[k][1], di.m[k][2]);
         g[0] = sc_v3_scale(sc_v3_add(g[1], sc_v3_add(g[2], g[3])), -1);
         double vol = fabs(det) / 6;
@@ -136,7 +142,8 @@ static int stiffness_mass_floor(const sc_model *m, double *youngs, double poisso
         double lo = 0, hi = e;
         for (int it = 0; it < 50; it++) {
             double mid = 0.5 * (lo + hi), x = apply_floors(m, node_mass, u, mid, NULL, NULL);
-            if (x >= 0 && x <= max_moved * free_mass) lo = mid; else hi = mid;
+            if (x >= 0 && x <= max_moved * free_mass) lo = mid;
+            else hi = mid;
         }
         e = lo;
     }
@@ -162,7 +169,10 @@ static int surfaces(const sc_prep_opts *o, sc_rig *rig, sc_trimesh *fine, sc_tri
         for (int i = 0; i < fine->nverts; i++) lo = fmin(lo, fine->verts[3 * i + 1]);
         rep->shift_y = -lo;
         shift_y(fine, -lo);
-        for (int b = 0; b < rig->nbones; b++) { rig->bone[b].head.y -= lo; rig->bone[b].tail.y -= lo; }
+        for (int b = 0; b < rig->nbones; b++) {
+            rig->bone[b].head.y -= lo;
+            rig->bone[b].tail.y -= lo;
+        }
     }
     if (o->envelope_obj[0]) {
         if ((rc = sc_obj_load(o->envelope_obj, env, err))) goto fail;
@@ -186,41 +196,46 @@ fail:
 /* The nodes a TetGen run must keep, all inside the envelope: fixed nodes per bone. */
 typedef struct {
     int n, cap;
-    double *x;   /* [cap*3] */
-    int *bone;   /* [cap] */
-    int *node;   /* [cap] their tet-mesh node, after TetGen */
+    double *x; /* [cap*3] */
+    int *bone; /* [cap] */
+    int *node; /* [cap] their tet-mesh node, after TetGen */
 } fixed_nodes;
 
 static void fixed_nodes_free(fixed_nodes *f)
 {
-    free(f->x); free(f->bone); free(f->node);
+    free(f->x);
+    free(f->bone);
+    free(f->node);
     memset(f, 0, sizeof *f);
 }
 
 /* Stage 2: the fixed nodes of every bone, all inside the envelope. */
-static int place_fixed_nodes(const sc_prep_opts *o, sc_rig *rig, const sc_trimesh *fine, const sc_trimesh *env, sc_prep_report *rep,
-                             fixed_nodes *f, sc_err *err)
+static int place_fixed_nodes(const sc_prep_opts *o, sc_rig *rig, const sc_trimesh *fine, const sc_trimesh *env, sc_prep_report *rep, fixed_nodes *f,
+                             sc_err *err)
 {
-    if (o->fixed_fit)
-        rep->fixed_fitted = sc_rig_fit_fixed(rig, fine, o->fixed_radius, o->fixed_radius_min, o->fixed_radius_max, o->fixed_shape);
+    if (o->fixed_fit) rep->fixed_fitted = sc_rig_fit_fixed(rig, fine, o->fixed_radius, o->fixed_radius_min, o->fixed_radius_max, o->fixed_shape);
     int cap = 64 * rig->nbones;
     f->cap = cap;
     f->x = malloc((size_t)cap * 3 * sizeof *f->x);
     f->bone = malloc((size_t)cap * sizeof *f->bone);
     f->node = malloc((size_t)cap * sizeof *f->node);
-    if (!f->x || !f->bone || !f->node) { fixed_nodes_free(f); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!f->x || !f->bone || !f->node) {
+        fixed_nodes_free(f);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     double *fx = f->x;
     int nf = 0;
     double ground = 1e30; /* the lowest point of the body: y = 0 when it stands on the ground */
     for (int i = 0; i < fine->nverts; i++) ground = fmin(ground, fine->verts[3 * i + 1]);
     for (int b = 0; b < rig->nbones; b++) {
-        int k = sc_rig_fixed_points(&rig->bone[b], o->fixed_radius, o->fixed_radius_min, o->fixed_radius_max, o->fixed_shape, ground,
-                                    fx + 3 * nf, cap - nf);
+        int k = sc_rig_fixed_points(&rig->bone[b], o->fixed_radius, o->fixed_radius_min, o->fixed_radius_max, o->fixed_shape, ground, fx + 3 * nf,
+                                    cap - nf);
         for (int i = 0; i < k; i++) {
             if (sc_winding_number(env, fx + 3 * (nf + i)) < 0.5) {
-                int rc = sc_fail(err, SC_EINPUT, "bone '%s': its fixed node at (%.3f, %.3f, %.3f) m lies outside the body envelope; "
-                                 "the skeleton does not fit inside the body (check skeleton scale and body)", rig->bone[b].name,
-                                 fx[3 * (nf + i)], fx[3 * (nf + i) + 1], fx[3 * (nf + i) + 2]);
+                int rc = sc_fail(err, SC_EINPUT,
+                                 "bone '%s': its fixed node at (%.3f, %.3f, %.3f) m lies outside the body envelope; "
+                                 "the skeleton does not fit inside the body (check skeleton scale and body)",
+                                 rig->bone[b].name, fx[3 * (nf + i)], fx[3 * (nf + i) + 1], fx[3 * (nf + i) + 2]);
                 fixed_nodes_free(f);
                 return rc;
             }
@@ -250,13 +265,21 @@ static int tet_mesh(const sc_prep_opts *o, const sc_trimesh *env, fixed_nodes *f
     /* TetGen's -q does not remove slivers next to the boundary: peel and smooth them */
     unsigned char *locked = calloc((size_t)tm->nnodes, 1);
     int *remap = malloc((size_t)tm->nnodes * sizeof *remap);
-    if (!locked || !remap) { free(locked); free(remap); sc_tetmesh_free(tm); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!locked || !remap) {
+        free(locked);
+        free(remap);
+        sc_tetmesh_free(tm);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     for (int i = 0; i < nf; i++) locked[f->node[i]] = 1;
     rc = sc_tetmesh_improve(tm, locked, o->min_dihedral, remap, &rep->improve, err);
     for (int i = 0; i < nf && !rc; i++) f->node[i] = remap[f->node[i]];
     free(locked);
     free(remap);
-    if (rc) { sc_tetmesh_free(tm); return rc; }
+    if (rc) {
+        sc_tetmesh_free(tm);
+        return rc;
+    }
     sc_tetmesh_quality(tm, &rep->quality);
     return SC_OK;
 }
@@ -277,13 +300,13 @@ static int model_from_rig(const sc_prep_opts *o, const sc_rig *rig, sc_tetmesh *
     m->poisson = o->poisson;
 #define ALLOC(ptr, n) ((ptr) = calloc((size_t)(n) + 1, sizeof *(ptr)))
     if (!ALLOC(m->bone_name, nb) || !ALLOC(m->parent, nb) || !ALLOC(m->joint_type, nb) || !ALLOC(m->joint_pos, 3 * nb) ||
-        !ALLOC(m->bone_end, 3 * nb) || !ALLOC(m->hinge_axis, 3 * nb) || !ALLOC(m->joint_lo, 3 * nb) ||
-        !ALLOC(m->joint_hi, 3 * nb) || !ALLOC(m->kp, nb) || !ALLOC(m->kd, nb) || !ALLOC(m->torque_limit, nb) ||
-        !ALLOC(m->bone_mass, nb) || !ALLOC(m->bone_com, 3 * nb) || !ALLOC(m->bone_inertia, 9 * nb) ||
-        !ALLOC(m->node_mass, nn) || !ALLOC(m->tet_volume, ne) || !ALLOC(m->bm_inv, 9 * ne) ||
-        !ALLOC(m->fixed_local, 3 * nf) || !ALLOC(m->node_bone, nn) || !ALLOC(m->surf_tet, fine->nverts) ||
-        !ALLOC(m->surf_bary, 4 * fine->nverts)) {
-        fixed_nodes_free(f); sc_tetmesh_free(tm); sc_trimesh_free(fine);
+        !ALLOC(m->bone_end, 3 * nb) || !ALLOC(m->hinge_axis, 3 * nb) || !ALLOC(m->joint_lo, 3 * nb) || !ALLOC(m->joint_hi, 3 * nb) ||
+        !ALLOC(m->kp, nb) || !ALLOC(m->kd, nb) || !ALLOC(m->torque_limit, nb) || !ALLOC(m->bone_mass, nb) || !ALLOC(m->bone_com, 3 * nb) ||
+        !ALLOC(m->bone_inertia, 9 * nb) || !ALLOC(m->node_mass, nn) || !ALLOC(m->tet_volume, ne) || !ALLOC(m->bm_inv, 9 * ne) ||
+        !ALLOC(m->fixed_local, 3 * nf) || !ALLOC(m->node_bone, nn) || !ALLOC(m->surf_tet, fine->nverts) || !ALLOC(m->surf_bary, 4 * fine->nverts)) {
+        fixed_nodes_free(f);
+        sc_tetmesh_free(tm);
+        sc_trimesh_free(fine);
         sc_model_free(m);
         return sc_fail(err, SC_EIO, "out of memory");
     }
@@ -338,7 +361,11 @@ static int node_masses(const sc_prep_opts *o, const sc_tetmesh *tm, sc_model *m,
         free(sorted);
         for (int i = 0; i < nn; i++) {
             total += m->node_mass[i];
-            if (m->node_mass[i] < floor_mass) { raised += floor_mass - m->node_mass[i]; m->node_mass[i] = floor_mass; rep->mass_floored++; }
+            if (m->node_mass[i] < floor_mass) {
+                raised += floor_mass - m->node_mass[i];
+                m->node_mass[i] = floor_mass;
+                rep->mass_floored++;
+            }
         }
         for (int i = 0; i < nn; i++) m->node_mass[i] *= total / (total + raised);
     }
@@ -353,8 +380,10 @@ static int fix_nodes_to_bones(const sc_prep_opts *o, sc_model *m, sc_prep_report
     for (int i = 0; i < m->nfixed; i++) {
         int n = m->fixed_node[i], b = m->fixed_bone[i];
         if (m->node_bone[n] >= 0 && m->node_bone[n] != b)
-            return sc_fail(err, SC_EINPUT, "bones '%s' and '%s' share fixed node %d: their fixed-node boxes overlap; "
-                           "reduce fixed.radius or the bones' fixed_from / fixed_to", m->bone_name[m->node_bone[n]], m->bone_name[b], n);
+            return sc_fail(err, SC_EINPUT,
+                           "bones '%s' and '%s' share fixed node %d: their fixed-node boxes overlap; "
+                           "reduce fixed.radius or the bones' fixed_from / fixed_to",
+                           m->bone_name[m->node_bone[n]], m->bone_name[b], n);
         m->node_bone[n] = b;
         sc_v3_store(m->fixed_local + 3 * i, sc_v3_sub(sc_v3_load(m->rest_pos + 3 * n), sc_v3_load(m->joint_pos + 3 * b)));
     }
@@ -367,7 +396,8 @@ static int fix_nodes_to_bones(const sc_prep_opts *o, sc_model *m, sc_prep_report
         double pct = 100 * moved / (rep->body_volume * o->density);
         if (e < 0.999 * want)
             sc_log_warn("mesh-prep: node masses made a %g s step stable up to E = %.3g Pa only (asked %.3g Pa: it would move more than 10%% "
-                        "of the mass); %.2f%% of the mass moved to %d nodes", o->stable_dt, e, want, pct, raised);
+                        "of the mass); %.2f%% of the mass moved to %d nodes",
+                        o->stable_dt, e, want, pct, raised);
         else if (raised > 0)
             sc_log_info("mesh-prep: %.2f%% of the mass moved to %d nodes for a stable %g s step at E = %.3g Pa", pct, raised, o->stable_dt, e);
     }
@@ -394,8 +424,10 @@ static int bone_masses(sc_model *m, sc_prep_report *rep, sc_err *err)
             if (fbone[i] == b) {
                 sc_vec3 r = sc_v3_sub(sc_v3_load(m->rest_pos + 3 * fnode[i]), com);
                 double mi = m->node_mass[fnode[i]];
-                in = sc_m3_add(in, sc_m3_scale(sc_m3_sub(sc_m3_scale(sc_m3_identity(), sc_v3_dot(r, r)),
-                                                         sc_m3_from_cols(sc_v3_scale(r, r.x), sc_v3_scale(r, r.y), sc_v3_scale(r, r.z))), mi));
+                in = sc_m3_add(in,
+                               sc_m3_scale(sc_m3_sub(sc_m3_scale(sc_m3_identity(), sc_v3_dot(r, r)),
+                                                     sc_m3_from_cols(sc_v3_scale(r, r.x), sc_v3_scale(r, r.y), sc_v3_scale(r, r.z))),
+                                           mi));
             }
         m->bone_mass[b] = mass;
         rep->bone_mass_total += mass;
@@ -419,10 +451,15 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
     int rc = surfaces(o, &rig, &fine, env, rep, err);
     if (rc) return rc;
     if ((rc = place_fixed_nodes(o, &rig, &fine, env, rep, &fixed, err))) goto fail;
-    if ((rc = tet_mesh(o, env, &fixed, &tm, rep, err))) { fixed_nodes_free(&fixed); goto fail; }
-    if ((rc = model_from_rig(o, &rig, &tm, &fixed, &fine, m, err))) { sc_trimesh_free(env); return rc; }
-    if ((rc = node_masses(o, &tm, m, rep, err)) || (rc = fix_nodes_to_bones(o, m, rep, err)) || (rc = bone_masses(m, rep, err)))
-        goto fail_model;
+    if ((rc = tet_mesh(o, env, &fixed, &tm, rep, err))) {
+        fixed_nodes_free(&fixed);
+        goto fail;
+    }
+    if ((rc = model_from_rig(o, &rig, &tm, &fixed, &fine, m, err))) {
+        sc_trimesh_free(env);
+        return rc;
+    }
+    if ((rc = node_masses(o, &tm, m, rep, err)) || (rc = fix_nodes_to_bones(o, m, rep, err)) || (rc = bone_masses(m, rep, err))) goto fail_model;
     /* embed the fine surface */
     if ((rc = sc_embed_points(&tm, m->nsurf_verts, m->surf_rest, m->surf_tet, m->surf_bary, &rep->embed, err))) goto fail_model;
     rep->nnodes = m->nnodes;

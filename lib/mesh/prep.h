@@ -15,30 +15,30 @@ struct sc_cfg;
 
 typedef struct sc_prep_opts {
     sc_rig rig;
-    int body_kind;               /* sc_body_kind, or -1 for an OBJ body */
+    int body_kind; /* sc_body_kind, or -1 for an OBJ body */
     char body_obj[1024];
-    double body_scale;           /* OBJ units to metres */
+    double body_scale; /* OBJ units to metres */
     double girth;
-    int surface_target;          /* fine-surface vertices (built-in bodies) */
-    char envelope_obj[1024];     /* given envelope, "" = generate */
+    int surface_target;      /* fine-surface vertices (built-in bodies) */
+    char envelope_obj[1024]; /* given envelope, "" = generate */
     sc_envelope_opts envelope;
-    double fixed_radius;         /* fraction of bone length when a bone sets none */
+    double fixed_radius;                       /* fraction of bone length when a bone sets none */
     double fixed_radius_min, fixed_radius_max; /* m */
     int fixed_shape;
     sc_tetgen_opts tetgen;
-    int target_tets;             /* sets the TetGen volume bound when max_volume is 0 */
-    double min_dihedral;         /* slivers below this are peeled or smoothed (degrees) */
+    int target_tets;     /* sets the TetGen volume bound when max_volume is 0 */
+    double min_dihedral; /* slivers below this are peeled or smoothed (degrees) */
     double density, youngs, poisson;
-    double mass_floor;           /* node masses below this fraction of the median are raised */
+    double mass_floor;               /* node masses below this fraction of the median are raised */
     double stable_youngs, stable_dt; /* free node masses are raised so that the explicit step
                                     stable_dt is stable up to max(youngs, stable_youngs) (Pa); 0: off */
-    int ground;                  /* shift so the lowest surface point is at y = 0 */
-    int apose;                   /* built-in body: arms turned down by arm_angle (A-pose) */
-    double arm_angle;            /* rad */
-    int facing;                  /* OBJ body: 0 +z, 1 -z, 2 +x, 3 -x (turned to face +z) */
-    int fit_skeleton;            /* fit the skeleton into an OBJ body (default: when it is a BVH's) */
-    int fixed_fit;               /* size the fixed-node boxes the config leaves alone to the body */
-    char body_where[160];        /* config location of body.obj, for messages */
+    int ground;                      /* shift so the lowest surface point is at y = 0 */
+    int apose;                       /* built-in body: arms turned down by arm_angle (A-pose) */
+    double arm_angle;                /* rad */
+    int facing;                      /* OBJ body: 0 +z, 1 -z, 2 +x, 3 -x (turned to face +z) */
+    int fit_skeleton;                /* fit the skeleton into an OBJ body (default: when it is a BVH's) */
+    int fixed_fit;                   /* size the fixed-node boxes the config leaves alone to the body */
+    char body_where[160];            /* config location of body.obj, for messages */
 } sc_prep_opts;
 
 typedef struct sc_prep_report {
@@ -47,17 +47,17 @@ typedef struct sc_prep_report {
     double env_spacing, surface_spacing;
     sc_tet_quality quality;
     sc_embed_stats embed;
-    double total_mass, bone_mass_total, volume;  /* volume: enclosed by the envelope */
-    double body_volume, tet_volume;              /* enclosed by the fine surface; of the tets */
+    double total_mass, bone_mass_total, volume; /* volume: enclosed by the envelope */
+    double body_volume, tet_volume;             /* enclosed by the fine surface; of the tets */
     double seconds, seconds_tetgen;
     double shift_y;
     int flipped_tets;
-    int mass_floored;            /* nodes whose mass was raised (mass_floor or stable_youngs) */
+    int mass_floored; /* nodes whose mass was raised (mass_floor or stable_youngs) */
     sc_improve_stats improve;
     char tetgen_command[256];
-    int fitted;                  /* the skeleton was fitted into the body */
+    int fitted; /* the skeleton was fitted into the body */
     sc_fit_info fit;
-    int fixed_fitted;            /* fixed-node boxes sized to the body */
+    int fixed_fitted; /* fixed-node boxes sized to the body */
 } sc_prep_report;
 
 int sc_prep_run(const sc_prep_opts *o, sc_model *out, sc_trimesh *envelope, sc_prep_report *rep, sc_err *err);

@@ -72,9 +72,8 @@ const char *sc_rig_cmu_map_yaml(void)
     if (buf[0]) return buf;
     size_t n = 0;
     for (int i = 0; i < NCMU; i++) {
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "- {name: %s, joint: %s, tail: %s, parent: %s, type: %s", cmu_map[i].name,
-                              cmu_map[i].joint, cmu_map[i].tail, cmu_map[i].parent ? cmu_map[i].parent : "~",
-                              sc_rig_joint_names[cmu_map[i].type]);
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "- {name: %s, joint: %s, tail: %s, parent: %s, type: %s", cmu_map[i].name, cmu_map[i].joint,
+                              cmu_map[i].tail, cmu_map[i].parent ? cmu_map[i].parent : "~", sc_rig_joint_names[cmu_map[i].type]);
         if (cmu_map[i].type == SC_JOINT_HINGE)
             n += (size_t)snprintf(buf + n, sizeof buf - n, ", axis: [%g, %g, %g]", cmu_map[i].axis[0], cmu_map[i].axis[1], cmu_map[i].axis[2]);
         n += (size_t)snprintf(buf + n, sizeof buf - n, "}\n");

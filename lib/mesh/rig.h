@@ -12,21 +12,21 @@ typedef enum { SC_FIXED_BOX = 0, SC_FIXED_CAPSULE = 1, SC_FIXED_SOLE = 2 } sc_fi
 
 typedef struct sc_rig_bone {
     char name[SC_NAME_LEN];
-    char source[SC_NAME_LEN];   /* BVH joint it came from, "" when inline */
-    int parent;                 /* -1 for the root */
-    int joint_type;             /* sc_joint_type */
-    sc_vec3 head, tail;         /* world rest positions (m); head is the joint */
-    sc_vec3 hinge_axis;         /* unit, bone frame (= world axes at rest) */
+    char source[SC_NAME_LEN]; /* BVH joint it came from, "" when inline */
+    int parent;               /* -1 for the root */
+    int joint_type;           /* sc_joint_type */
+    sc_vec3 head, tail;       /* world rest positions (m); head is the joint */
+    sc_vec3 hinge_axis;       /* unit, bone frame (= world axes at rest) */
     double kp, kd, torque_limit;
-    double lo[3], hi[3];        /* joint limits (rad), lo > hi: none */
+    double lo[3], hi[3]; /* joint limits (rad), lo > hi: none */
     /* fixed nodes ([L13] Figure 4, blue boxes) */
     int fixed_shape;
-    double fixed_radius;        /* half-width of the box / capsule radius (m) */
+    double fixed_radius;         /* half-width of the box / capsule radius (m) */
     double fixed_from, fixed_to; /* the fixed nodes span this fraction range of the bone, head = 0,
                                     tail = 1; beyond [0, 1] extends past the ends (feet: the heel) */
-    double fixed_spacing;       /* node spacing along the bone (m) */
-    int fixed_given;            /* the config sets this bone's fixed_* itself (else mesh-prep sizes them) */
-    double fixed_clearance;     /* sole: height of its bottom nodes above the ground (m); the box
+    double fixed_spacing;        /* node spacing along the bone (m) */
+    int fixed_given;             /* the config sets this bone's fixed_* itself (else mesh-prep sizes them) */
+    double fixed_clearance;      /* sole: height of its bottom nodes above the ground (m); the box
                                    is 2 fixed_radius wide and fixed_radius tall, its length is
                                    fixed_from..fixed_to of the bone's horizontal length */
 } sc_rig_bone;

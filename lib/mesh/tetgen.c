@@ -33,10 +33,8 @@ static int write_inputs(const char *dir, const sc_trimesh *s, int nextra, const 
     /* the fixed nodes go in as isolated PLC vertices after the surface's: TetGen keeps every
        input vertex, and its -i switch crashes on some inputs (Debian tetgen 1.6) */
     fprintf(f, "# softcon envelope + fixed nodes\n%d 3 0 0\n", s->nverts + nextra);
-    for (int i = 0; i < s->nverts; i++)
-        fprintf(f, "%d %.17g %.17g %.17g\n", i, s->verts[3 * i], s->verts[3 * i + 1], s->verts[3 * i + 2]);
-    for (int i = 0; i < nextra; i++)
-        fprintf(f, "%d %.17g %.17g %.17g\n", s->nverts + i, extra[3 * i], extra[3 * i + 1], extra[3 * i + 2]);
+    for (int i = 0; i < s->nverts; i++) fprintf(f, "%d %.17g %.17g %.17g\n", i, s->verts[3 * i], s->verts[3 * i + 1], s->verts[3 * i + 2]);
+    for (int i = 0; i < nextra; i++) fprintf(f, "%d %.17g %.17g %.17g\n", s->nverts + i, extra[3 * i], extra[3 * i + 1], extra[3 * i + 2]);
     fprintf(f, "%d 0\n", s->ntris);
     for (int t = 0; t < s->ntris; t++) fprintf(f, "1\n3 %d %d %d\n", s->tris[3 * t], s->tris[3 * t + 1], s->tris[3 * t + 2]);
     fprintf(f, "0\n0\n");
@@ -61,7 +59,10 @@ static int read_table(const char *path, int want_cols, int *n_out, double **vals
         if (n < 0) {
             if (sscanf(p, "%d %d", &n, &cols) != 2 || n < 0 || cols < want_cols) break;
             v = malloc(((size_t)n * want_cols + 1) * sizeof *v);
-            if (!v) { fclose(f); return sc_fail(err, SC_EIO, "out of memory reading %s", path); }
+            if (!v) {
+                fclose(f);
+                return sc_fail(err, SC_EIO, "out of memory reading %s", path);
+            }
             continue;
         }
         if (row >= n) break;
@@ -70,7 +71,11 @@ static int read_table(const char *path, int want_cols, int *n_out, double **vals
         p = end;
         for (int c = 0; c < want_cols; c++) {
             v[(size_t)row * want_cols + c] = strtod(p, &end);
-            if (end == p) { free(v); fclose(f); return sc_fail(err, SC_EEXTERNAL, "%s:%d: malformed TetGen output", path, lineno); }
+            if (end == p) {
+                free(v);
+                fclose(f);
+                return sc_fail(err, SC_EEXTERNAL, "%s:%d: malformed TetGen output", path, lineno);
+            }
             p = end;
         }
         row++;
@@ -96,11 +101,12 @@ static void log_tail(const char *path, char *buf, size_t n)
     size_t got = fread(buf, 1, n - 1, f);
     buf[got] = 0;
     fclose(f);
-    for (char *p = buf; *p; p++) if (*p == '\n' && p[1]) *p = ' ';
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' && p[1]) *p = ' ';
 }
 
-static const char *const scratch_names[] = {"env.poly", "env.a.node", "env.1.node", "env.1.ele", "env.1.face",
-                                            "env.1.edge", "env.1.smesh", "env.1.mtr", "env.1.neigh", "tetgen.log"};
+static const char *const scratch_names[] = {"env.poly",   "env.a.node",  "env.1.node", "env.1.ele",   "env.1.face",
+                                            "env.1.edge", "env.1.smesh", "env.1.mtr",  "env.1.neigh", "tetgen.log"};
 
 /* The scratch folder and what tetgen writes there, in the clean-up registry while it exists:
    an interrupted mesh-prep (SIGINT, SIGTERM) leaves no softcon-tetgen.* behind. */
@@ -127,8 +133,8 @@ static void remove_dir(const char *dir)
     track_dir(dir, 0);
 }
 
-int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, const sc_tetgen_opts *o,
-                  sc_tetmesh *out, int *extra_index, char *command, size_t command_size, sc_err *err)
+int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, const sc_tetgen_opts *o, sc_tetmesh *out, int *extra_index,
+                  char *command, size_t command_size, sc_err *err)
 {
     memset(out, 0, sizeof *out);
     const char *prog = o->program ? o->program : g_program;
@@ -138,7 +144,10 @@ int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, co
     if (!mkdtemp(dir)) return sc_fail(err, SC_EIO, "cannot create a scratch directory for tetgen: %s", strerror(errno));
     track_dir(dir, 1);
     int rc = write_inputs(dir, surface, nextra, extra, err);
-    if (rc) { remove_dir(dir); return rc; }
+    if (rc) {
+        remove_dir(dir);
+        return rc;
+    }
 
     /* -p PLC, -Y keep the envelope triangles as they are (splitting them to satisfy -q
        multiplies the node count), -q quality (radius-edge/min dihedral), -a max volume,
@@ -163,8 +172,7 @@ int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, co
     posix_spawn_file_actions_destroy(&fa);
     if (sp) {
         remove_dir(dir);
-        return sc_fail(err, SC_EEXTERNAL, "cannot run '%s': %s (install the Debian package 'tetgen' or set SOFTCON_TETGEN)",
-                       prog, strerror(sp));
+        return sc_fail(err, SC_EEXTERNAL, "cannot run '%s': %s (install the Debian package 'tetgen' or set SOFTCON_TETGEN)", prog, strerror(sp));
     }
     int status;
     sc_cleanup_set_child(pid);
@@ -176,9 +184,8 @@ int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, co
         if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
             rc = sc_fail(err, SC_EEXTERNAL, "cannot run '%s': not found (install the Debian package 'tetgen' or set SOFTCON_TETGEN)", prog);
         else
-            rc = sc_fail(err, SC_EEXTERNAL, "'%s %s' failed (%s %d)%s%s", prog, switches,
-                         WIFEXITED(status) ? "exit status" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-                         tail[0] ? ": " : "", tail);
+            rc = sc_fail(err, SC_EEXTERNAL, "'%s %s' failed (%s %d)%s%s", prog, switches, WIFEXITED(status) ? "exit status" : "signal",
+                         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail[0] ? ": " : "", tail);
         if (!o->keep_files) remove_dir(dir);
         else track_dir(dir, 0);
         return rc;
@@ -198,15 +205,26 @@ int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, co
     } else {
         remove_dir(dir);
     }
-    if (rc) { free(nodes); return rc; }
+    if (rc) {
+        free(nodes);
+        return rc;
+    }
     out->nnodes = nn;
     out->ntets = ne;
     out->pos = nodes;
     out->tets = malloc((size_t)ne * 4 * sizeof *out->tets);
-    if (!out->tets) { free(ele); sc_tetmesh_free(out); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!out->tets) {
+        free(ele);
+        sc_tetmesh_free(out);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     for (int i = 0; i < 4 * ne; i++) {
         int v = (int)ele[i];
-        if (v < 0 || v >= nn) { free(ele); sc_tetmesh_free(out); return sc_fail(err, SC_EEXTERNAL, "tetgen output references node %d of %d", v, nn); }
+        if (v < 0 || v >= nn) {
+            free(ele);
+            sc_tetmesh_free(out);
+            return sc_fail(err, SC_EEXTERNAL, "tetgen output references node %d of %d", v, nn);
+        }
         out->tets[i] = v;
     }
     free(ele);
@@ -217,12 +235,17 @@ int sc_tetgen_run(const sc_trimesh *surface, int nextra, const double *extra, co
         double bd = sc_v3_dist(p, sc_v3_load(nodes + 3 * best));
         for (int n = 0; n < nn && bd > 0; n++) {
             double d = sc_v3_dist(p, sc_v3_load(nodes + 3 * n));
-            if (d < bd) { bd = d; best = n; }
+            if (d < bd) {
+                bd = d;
+                best = n;
+            }
         }
         if (bd > 1e-9) {
             sc_tetmesh_free(out);
-            return sc_fail(err, SC_EEXTERNAL, "tetgen did not keep fixed node %d at (%.4f %.4f %.4f) (nearest node %.3g m away); "
-                           "is it outside the envelope or too close to another point?", i, p.x, p.y, p.z, bd);
+            return sc_fail(err, SC_EEXTERNAL,
+                           "tetgen did not keep fixed node %d at (%.4f %.4f %.4f) (nearest node %.3g m away); "
+                           "is it outside the envelope or too close to another point?",
+                           i, p.x, p.y, p.z, bd);
         }
         extra_index[i] = best;
         sc_v3_store(out->pos + 3 * best, p); /* bit-exact */

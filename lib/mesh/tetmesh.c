@@ -66,7 +66,10 @@ void sc_tetmesh_quality(const sc_tetmesh *m, sc_tet_quality *q)
             for (int j = i + 1; j < 4; j++) {
                 double c = fmax(-1, fmin(1, sc_v3_dot(n[i], n[j])));
                 double ang = 180.0 - acos(c) * 180.0 / SC_PI;
-                if (ang < q->min_dihedral) { q->min_dihedral = ang; q->worst_tet = t; }
+                if (ang < q->min_dihedral) {
+                    q->min_dihedral = ang;
+                    q->worst_tet = t;
+                }
                 q->max_dihedral = fmax(q->max_dihedral, ang);
             }
         /* circumradius: solve 2 (p_i - p_0) . c = |p_i|^2 - |p_0|^2 */
@@ -74,9 +77,13 @@ void sc_tetmesh_quality(const sc_tetmesh *m, sc_tet_quality *q)
         sc_vec3 rhs;
         for (int i = 0; i < 3; i++) {
             sc_vec3 d = sc_v3_sub(p[i + 1], p[0]);
-            a.m[i][0] = 2 * d.x; a.m[i][1] = 2 * d.y; a.m[i][2] = 2 * d.z;
+            a.m[i][0] = 2 * d.x;
+            a.m[i][1] = 2 * d.y;
+            a.m[i][2] = 2 * d.z;
             double r = sc_v3_dot(d, d);
-            if (i == 0) rhs.x = r; else if (i == 1) rhs.y = r; else rhs.z = r;
+            if (i == 0) rhs.x = r;
+            else if (i == 1) rhs.y = r;
+            else rhs.z = r;
         }
         sc_mat3 inv;
         double lmin = 1e300;
@@ -95,14 +102,12 @@ int sc_tetmesh_geometry(const sc_tetmesh *m, double density, double *volume, dou
     for (int t = 0; t < m->ntets; t++) {
         const int *v = m->tets + 4 * t;
         sc_vec3 x0 = sc_v3_load(m->pos + 3 * v[0]);
-        sc_mat3 bm = sc_m3_from_cols(sc_v3_sub(sc_v3_load(m->pos + 3 * v[1]), x0),
-                                     sc_v3_sub(sc_v3_load(m->pos + 3 * v[2]), x0),
+        sc_mat3 bm = sc_m3_from_cols(sc_v3_sub(sc_v3_load(m->pos + 3 * v[1]), x0), sc_v3_sub(sc_v3_load(m->pos + 3 * v[2]), x0),
                                      sc_v3_sub(sc_v3_load(m->pos + 3 * v[3]), x0));
         double vol = sc_m3_det(bm) / 6.0;
         sc_mat3 inv;
         if (!(vol > 0) || !sc_m3_inverse(bm, &inv))
-            return sc_fail(err, SC_EINPUT, "tet %d (nodes %d %d %d %d) is degenerate or inverted: volume %.3g m^3",
-                           t, v[0], v[1], v[2], v[3], vol);
+            return sc_fail(err, SC_EINPUT, "tet %d (nodes %d %d %d %d) is degenerate or inverted: volume %.3g m^3", t, v[0], v[1], v[2], v[3], vol);
         volume[t] = vol;
         memcpy(bm_inv + 9 * t, inv.m, 9 * sizeof(double));
         for (int i = 0; i < 4; i++) node_mass[v[i]] += density * vol / 4;
@@ -139,19 +144,23 @@ int sc_tetmesh_components(int nnodes, int ntets, const int *tets, int *comp)
     return n;
 }
 
-typedef struct { int k[3]; int f[3]; } face_key;
+typedef struct {
+    int k[3];
+    int f[3];
+} face_key;
 
-static int cmp_face(const void *a, const void *b)
-{
-    return memcmp(((const face_key *)a)->k, ((const face_key *)b)->k, 3 * sizeof(int));
-}
+static int cmp_face(const void *a, const void *b) { return memcmp(((const face_key *)a)->k, ((const face_key *)b)->k, 3 * sizeof(int)); }
 
 static void face_key_make(face_key *k, const int tri[3])
 {
     for (int i = 0; i < 3; i++) k->f[i] = k->k[i] = tri[i];
     for (int i = 0; i < 2; i++)
         for (int j = i + 1; j < 3; j++)
-            if (k->k[j] < k->k[i]) { int s = k->k[i]; k->k[i] = k->k[j]; k->k[j] = s; }
+            if (k->k[j] < k->k[i]) {
+                int s = k->k[i];
+                k->k[i] = k->k[j];
+                k->k[j] = s;
+            }
 }
 
 int sc_tetmesh_boundary(const sc_tetmesh *m, int **faces_out, sc_err *err)
@@ -160,7 +169,11 @@ int sc_tetmesh_boundary(const sc_tetmesh *m, int **faces_out, sc_err *err)
     size_t n = (size_t)m->ntets * 4;
     face_key *fk = malloc(n * sizeof *fk);
     int *faces = malloc(n * 3 * sizeof *faces);
-    if (!fk || !faces) { free(fk); free(faces); return -sc_fail(err, SC_EIO, "out of memory"); }
+    if (!fk || !faces) {
+        free(fk);
+        free(faces);
+        return -sc_fail(err, SC_EIO, "out of memory");
+    }
     for (int t = 0; t < m->ntets; t++)
         for (int f = 0; f < 4; f++) {
             int tri[3] = {m->tets[4 * t + fidx[f][0]], m->tets[4 * t + fidx[f][1]], m->tets[4 * t + fidx[f][2]]};
@@ -171,7 +184,10 @@ int sc_tetmesh_boundary(const sc_tetmesh *m, int **faces_out, sc_err *err)
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         while (j < n && !cmp_face(&fk[i], &fk[j])) j++;
-        if (j - i == 1) { memcpy(faces + 3 * nb, fk[i].f, 3 * sizeof(int)); nb++; }
+        if (j - i == 1) {
+            memcpy(faces + 3 * nb, fk[i].f, 3 * sizeof(int));
+            nb++;
+        }
         i = j;
     }
     free(fk);
@@ -227,7 +243,10 @@ static int peel_slivers(sc_tetmesh *m, const unsigned char *locked, double min_a
         int nb = sc_tetmesh_boundary(m, &bf, err);
         if (nb < 0) return SC_EIO;
         face_key *keys = malloc((size_t)(nb + 1) * sizeof *keys);
-        if (!keys) { free(bf); return sc_fail(err, SC_EIO, "out of memory"); }
+        if (!keys) {
+            free(bf);
+            return sc_fail(err, SC_EIO, "out of memory");
+        }
         for (int f = 0; f < nb; f++) face_key_make(&keys[f], bf + 3 * f);
         qsort(keys, (size_t)nb, sizeof *keys, cmp_face);
         free(bf);
@@ -242,7 +261,10 @@ static int peel_slivers(sc_tetmesh *m, const unsigned char *locked, double min_a
                 on_boundary = bsearch(&k, keys, (size_t)nb, sizeof *keys, cmp_face) != NULL;
             }
             int lockedv = locked && (locked[v[0]] || locked[v[1]] || locked[v[2]] || locked[v[3]]);
-            if (on_boundary && !lockedv && tet_angle(m, t) < min_angle) { peeled++; continue; }
+            if (on_boundary && !lockedv && tet_angle(m, t) < min_angle) {
+                peeled++;
+                continue;
+            }
             memmove(m->tets + 4 * kept++, v, 4 * sizeof(int));
         }
         free(keys);
@@ -258,7 +280,10 @@ static int boundary_normals(const sc_tetmesh *m, unsigned char *onb, double *bn,
 {
     int *bf = NULL;
     int nb = sc_tetmesh_boundary(m, &bf, err);
-    if (nb < 0) { free(bf); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (nb < 0) {
+        free(bf);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     memset(onb, 0, (size_t)m->nnodes);
     for (int f = 0; f < nb; f++) {
         const int *tv = bf + 3 * f;
@@ -287,7 +312,10 @@ static int improve_node(sc_tetmesh *m, int n, const int *start, const int *items
     for (int q = start[n]; q < start[n + 1]; q++) {
         worst = fmin(worst, tet_angle(m, items[q]));
         for (int j = 0; j < 4; j++)
-            if (m->tets[4 * items[q] + j] != n) { c = sc_v3_add(c, sc_v3_load(m->pos + 3 * m->tets[4 * items[q] + j])); cnt++; }
+            if (m->tets[4 * items[q] + j] != n) {
+                c = sc_v3_add(c, sc_v3_load(m->pos + 3 * m->tets[4 * items[q] + j]));
+                cnt++;
+            }
     }
     c = sc_v3_scale(c, 1.0 / cnt);
     double best = worst, bx[3] = {old[0], old[1], old[2]};
@@ -304,12 +332,18 @@ static int improve_node(sc_tetmesh *m, int n, const int *start, const int *items
             int axis_step = s - 5, axis = axis_step % 3, sign = (axis_step / 3) % 2 ? -1 : 1;
             double step = (axis_step < 6 ? 0.05 : axis_step < 12 ? 0.12 : 0.25) * scale;
             sc_vec3 dir = sc_v3(axis == 0, axis == 1, axis == 2);
-            if (onb[n]) { dir = sc_v3_sub(dir, sc_v3_scale(nrm, sc_v3_dot(nrm, dir))); step *= 0.5; }
+            if (onb[n]) {
+                dir = sc_v3_sub(dir, sc_v3_scale(nrm, sc_v3_dot(nrm, dir)));
+                step *= 0.5;
+            }
             for (int d = 0; d < 3; d++) x[d] = bx[d] + sign * step * sc_v3_get(dir, d);
         }
         double w = 180;
         for (int q = start[n]; q < start[n + 1] && w > best; q++) w = fmin(w, tet_angle(m, items[q]));
-        if (w > best) { best = w; memcpy(bx, x, sizeof bx); }
+        if (w > best) {
+            best = w;
+            memcpy(bx, x, sizeof bx);
+        }
     }
     memcpy(x, bx, sizeof bx);
     return best > worst;

@@ -6,7 +6,10 @@
 
 /* Every array of the model with its element size and count: one table serves free, clone and
  * hash, so a new field is added in one place. */
-typedef struct { void **ptr; size_t elem, count; } model_array;
+typedef struct {
+    void **ptr;
+    size_t elem, count;
+} model_array;
 
 static int model_arrays(const sc_model *cm, model_array *a)
 {
@@ -70,7 +73,10 @@ int sc_model_clone(const sc_model *src, sc_model *dst, sc_err *err)
         if (!from) continue;
         size_t bytes = a[i].elem * (a[i].count ? a[i].count : 1);
         void *to = malloc(bytes);
-        if (!to) { failed = 1; continue; }
+        if (!to) {
+            failed = 1;
+            continue;
+        }
         if (a[i].count) memcpy(to, from, bytes);
         *a[i].ptr = to;
     }
@@ -139,7 +145,10 @@ void sc_model_surface_bones(const sc_model *m, int *out)
             double bd = 1e300;
             for (int b = 0; b < m->nbones; b++) {
                 double d = sc_point_segment_dist2(p, sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->bone_end + 3 * b));
-                if (d < bd) { bd = d; best = b; }
+                if (d < bd) {
+                    bd = d;
+                    best = b;
+                }
             }
         }
         out[i] = best;

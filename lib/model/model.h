@@ -15,25 +15,25 @@ typedef struct sc_model {
     /* skeleton: bone 0 is the root (free joint); parent[b] < b for b > 0 */
     int nbones;
     char (*bone_name)[SC_NAME_LEN];
-    int *parent;         /* [nbones], -1 for the root */
-    int *joint_type;     /* [nbones] sc_joint_type */
-    double *joint_pos;   /* [nbones*3] world rest position of the joint = bone origin (m) */
-    double *bone_end;    /* [nbones*3] world rest position of the bone's tip (m) */
-    double *hinge_axis;  /* [nbones*3] unit axis in the bone frame (hinges only) */
+    int *parent;                 /* [nbones], -1 for the root */
+    int *joint_type;             /* [nbones] sc_joint_type */
+    double *joint_pos;           /* [nbones*3] world rest position of the joint = bone origin (m) */
+    double *bone_end;            /* [nbones*3] world rest position of the bone's tip (m) */
+    double *hinge_axis;          /* [nbones*3] unit axis in the bone frame (hinges only) */
     double *joint_lo, *joint_hi; /* [nbones*3] limits (rad), per axis; lo > hi means none */
-    double *kp, *kd;     /* [nbones] PD gains (N m/rad, N m s/rad) */
-    double *torque_limit;/* [nbones] (N m) */
-    double *bone_mass;   /* [nbones] (kg), from the bone's fixed nodes ([L13] 4.3) */
-    double *bone_com;    /* [nbones*3] world rest centre of mass (m) */
-    double *bone_inertia;/* [nbones*9] inertia about the com, world rest axes (kg m^2) */
+    double *kp, *kd;             /* [nbones] PD gains (N m/rad, N m s/rad) */
+    double *torque_limit;        /* [nbones] (N m) */
+    double *bone_mass;           /* [nbones] (kg), from the bone's fixed nodes ([L13] 4.3) */
+    double *bone_com;            /* [nbones*3] world rest centre of mass (m) */
+    double *bone_inertia;        /* [nbones*9] inertia about the com, world rest axes (kg m^2) */
 
     /* tetrahedral mesh */
     int nnodes, ntets;
-    double *rest_pos;    /* [nnodes*3] X (m) */
-    double *node_mass;   /* [nnodes] lumped mass (kg) */
-    int *tets;           /* [ntets*4] positively oriented */
-    double *tet_volume;  /* [ntets] (m^3) */
-    double *bm_inv;      /* [ntets*9] Bm^-1 row-major ([L13] eq. 11) */
+    double *rest_pos;   /* [nnodes*3] X (m) */
+    double *node_mass;  /* [nnodes] lumped mass (kg) */
+    int *tets;          /* [ntets*4] positively oriented */
+    double *tet_volume; /* [ntets] (m^3) */
+    double *bm_inv;     /* [ntets*9] Bm^-1 row-major ([L13] eq. 11) */
 
     /* fixed nodes ([L13] 4.3) */
     int nfixed;
@@ -44,19 +44,19 @@ typedef struct sc_model {
 
     /* fine surface and its embedding ([L13] 4.2) */
     int nsurf_verts, nsurf_tris;
-    double *surf_rest;   /* [nsurf_verts*3] (m) */
-    int *surf_tris;      /* [nsurf_tris*3] */
-    int *surf_tet;       /* [nsurf_verts] enclosing (or nearest) tet */
-    double *surf_bary;   /* [nsurf_verts*4] barycentric weights */
+    double *surf_rest; /* [nsurf_verts*3] (m) */
+    int *surf_tris;    /* [nsurf_tris*3] */
+    int *surf_tet;     /* [nsurf_verts] enclosing (or nearest) tet */
+    double *surf_bary; /* [nsurf_verts*4] barycentric weights */
 
     /* skinning weights ([L13] eq. 13), sparse top-k form; skin_k == 0 when absent */
     int skin_k;
-    int *skin_bone;      /* [nnodes*skin_k], -1 for unused slots */
-    double *skin_w;      /* [nnodes*skin_k] */
+    int *skin_bone; /* [nnodes*skin_k], -1 for unused slots */
+    double *skin_w; /* [nnodes*skin_k] */
 
     /* material */
-    double density;      /* kg/m^3 */
-    double youngs;       /* Pa */
+    double density; /* kg/m^3 */
+    double youngs;  /* Pa */
     double poisson;
 } sc_model;
 

@@ -12,7 +12,8 @@ void sc_targets_interpolate(const double *times, int n, const double *quats, int
         int lo = 0, hi = n - 1; /* times[lo] <= t < times[hi] */
         while (hi - lo > 1) {
             int mid = lo + (hi - lo) / 2;
-            if (times[mid] <= t) lo = mid; else hi = mid;
+            if (times[mid] <= t) lo = mid;
+            else hi = mid;
         }
         if (times[lo] != t) {
             double a = (t - times[lo]) / (times[hi] - times[lo]);

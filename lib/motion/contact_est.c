@@ -150,9 +150,8 @@ int sc_gc_lowest(const sc_gc_geom *g, int j, const sc_bone_kin *k, sc_vec3 com, 
     return 1;
 }
 
-int sc_gc_estimate(const sc_body *b, const sc_gc_geom *g, const sc_bone_kin *k, sc_vec3 com, sc_vec3 fc, sc_vec3 tc,
-                   const sc_gc_opts *o, const unsigned char *given, double *f, double *tau, int *flag, sc_gc_probe *probe,
-                   sc_gc_stats *st)
+int sc_gc_estimate(const sc_body *b, const sc_gc_geom *g, const sc_bone_kin *k, sc_vec3 com, sc_vec3 fc, sc_vec3 tc, const sc_gc_opts *o,
+                   const unsigned char *given, double *f, double *tau, int *flag, sc_gc_probe *probe, sc_gc_stats *st)
 {
     int nb = b->nb, nc = 0;
     sc_gc_probe pr[SC_BODY_MAX_BONES];
@@ -256,8 +255,7 @@ static double percentile_of(double *v, int n, double pct)
 /* Lowest point of every frame over the allowed bones whose lowest point moves slower than
  * speed_tol (a material point, finite differences between keyframes): pts[3f..] (x, y, z);
  * returns the count. */
-static int lowest_points(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, const unsigned char *allowed,
-                         double speed_tol, double *pts)
+static int lowest_points(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, const unsigned char *allowed, double speed_tol, double *pts)
 {
     int nb = b->nb, c = 0, n = m->nframes;
     sc_bone_kin kin[SC_BODY_MAX_BONES], nxt[SC_BODY_MAX_BONES];
@@ -286,8 +284,8 @@ static double plane_y(const double coef[3], double e[2][2], double x, double z)
     return coef[0] + coef[1] * (e[0][0] * x + e[0][1] * z) + coef[2] * (e[1][0] * x + e[1][1] * z);
 }
 
-int sc_gc_floor(const sc_body *b, const sc_gc_geom *g, sc_motion *m, const unsigned char *allowed,
-                double speed_tol, int level, double percentile, double height_offset, sc_gc_floor_info *info, sc_err *err)
+int sc_gc_floor(const sc_body *b, const sc_gc_geom *g, sc_motion *m, const unsigned char *allowed, double speed_tol, int level, double percentile,
+                double height_offset, sc_gc_floor_info *info, sc_err *err)
 {
     int n = m->nframes;
     sc_gc_floor_info inf = {0};
@@ -304,8 +302,10 @@ int sc_gc_floor(const sc_body *b, const sc_gc_geom *g, sc_motion *m, const unsig
         free(pts);
         free(h);
         free(use);
-        return sc_fail(err, SC_EINPUT, "floor: in no frame does a bone that may touch the ground have a lowest point slower "
-                       "than %g m/s (contact_estimation.speed_tol)", speed_tol);
+        return sc_fail(err, SC_EINPUT,
+                       "floor: in no frame does a bone that may touch the ground have a lowest point slower "
+                       "than %g m/s (contact_estimation.speed_tol)",
+                       speed_tol);
     }
     /* principal horizontal directions of the supporting points; a slope is fitted only along
        a direction they span by at least 1 m (a run in place says nothing about the floor) */
@@ -411,8 +411,7 @@ void sc_gc_auto_tolerances(const sc_model *m, double gravity, double *height_tol
  * central differences) and the vertical support the whole body needs, as a fraction of its
  * weight: (a_com,y + g) / g, a_com by second differences over a ~25 ms stencil (capture noise
  * of a millimetre would otherwise dominate). h, s: [n*nb]; need: [n]. */
-static int frame_probes(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, double gravity, double *h, double *s,
-                        double *need, sc_err *err)
+static int frame_probes(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, double gravity, double *h, double *s, double *need, sc_err *err)
 {
     int n = m->nframes, nb = b->nb;
     sc_vec3 zero = {0, 0, 0}, *com = malloc((size_t)n * sizeof *com);
@@ -482,15 +481,14 @@ static void close_gaps(unsigned char *x, int n, size_t stride, int len, int valu
     }
 }
 
-int sc_gc_detect(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, const sc_gc_detect_opts *o, unsigned char *flags,
-                 sc_gc_detect_info *info, sc_err *err)
+int sc_gc_detect(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, const sc_gc_detect_opts *o, unsigned char *flags, sc_gc_detect_info *info,
+                 sc_err *err)
 {
     int n = m->nframes, nb = b->nb;
     sc_gc_detect_info inf;
     memset(&inf, 0, sizeof inf);
     if (nb != m->nbones || nb > SC_BODY_MAX_BONES) return sc_fail(err, SC_EINPUT, "contact detection: %d bones, motion has %d", nb, m->nbones);
-    if (!(o->height_tol > 0) || !(o->speed_tol > 0))
-        return sc_fail(err, SC_EINPUT, "contact detection: height and speed tolerances must be > 0");
+    if (!(o->height_tol > 0) || !(o->speed_tol > 0)) return sc_fail(err, SC_EINPUT, "contact detection: height and speed tolerances must be > 0");
     double *h = malloc((size_t)n * nb * sizeof *h), *s = malloc((size_t)n * nb * sizeof *s), *need = malloc((size_t)n * sizeof *need);
     if (!h || !s || !need) {
         free(h);

@@ -14,9 +14,9 @@
  * the lowest point in any pose is among them. Coordinates in the bone frame. */
 typedef struct sc_gc_geom {
     int nb, npts;
-    int *start;   /* [nb+1] bone j owns points start[j] .. start[j+1]-1 */
-    double *pts;  /* [npts*3] */
-    int nsource;  /* vertices (or nodes) the points were taken from */
+    int *start;  /* [nb+1] bone j owns points start[j] .. start[j+1]-1 */
+    double *pts; /* [npts*3] */
+    int nsource; /* vertices (or nodes) the points were taken from */
 } sc_gc_geom;
 
 int sc_gc_geom_build(const sc_model *m, sc_gc_geom *g, sc_err *err);
@@ -34,12 +34,12 @@ int sc_gc_lowest(const sc_gc_geom *g, int j, const sc_bone_kin *k, sc_vec3 com, 
 enum { SC_SPLIT_RESIDUAL = 0, SC_SPLIT_PAPER = 1 };
 
 typedef struct sc_gc_opts {
-    double mu;          /* friction coefficient, eq. 30 (default SC_DEFAULT_FRICTION) */
-    double height_tol;  /* m: a bone is in contact when its lowest point is below this ... (0.03;
+    double mu;                    /* friction coefficient, eq. 30 (default SC_DEFAULT_FRICTION) */
+    double height_tol;            /* m: a bone is in contact when its lowest point is below this ... (0.03;
                            sc_id_compute sets both from the character, sc_gc_auto_tolerances) */
-    double speed_tol;   /* m/s: ... and moves slower than this (0.6), or is below the floor */
-    double min_dist;    /* m: lower bound on d_i in eq. 27 (0.01) */
-    int torque_split;   /* SC_SPLIT_RESIDUAL (default) or SC_SPLIT_PAPER, see sc_gc_estimate */
+    double speed_tol;             /* m/s: ... and moves slower than this (0.6), or is below the floor */
+    double min_dist;              /* m: lower bound on d_i in eq. 27 (0.01) */
+    int torque_split;             /* SC_SPLIT_RESIDUAL (default) or SC_SPLIT_PAPER, see sc_gc_estimate */
     const unsigned char *allowed; /* [nb] bones that may touch the ground; NULL = all */
     /* the consistency check: when no bone touches but the resultant needs more than `support`
        x the weight upwards, the lowest bones (within height_tol of the lowest) do, if the lowest
@@ -75,9 +75,8 @@ typedef struct sc_gc_stats {
  * positions carry their moments and splits only what is left.
  * Clamps per bone: eq. 29 f_y >= 0 (else f = tau = 0), eq. 30 |f_xz| <= mu f_y, eq. 31
  * |tau| <= r_max sqrt(1 + mu^2) f_y. */
-int sc_gc_estimate(const sc_body *b, const sc_gc_geom *g, const sc_bone_kin *k, sc_vec3 com, sc_vec3 fc, sc_vec3 tc,
-                   const sc_gc_opts *o, const unsigned char *given, double *f, double *tau, int *flag, sc_gc_probe *probe,
-                   sc_gc_stats *st);
+int sc_gc_estimate(const sc_body *b, const sc_gc_geom *g, const sc_bone_kin *k, sc_vec3 com, sc_vec3 fc, sc_vec3 tc, const sc_gc_opts *o,
+                   const unsigned char *given, double *f, double *tau, int *flag, sc_gc_probe *probe, sc_gc_stats *st);
 
 /* Puts a keyframe motion on the floor y = 0. Per frame the lowest point over the allowed bones
  * whose lowest point moves slower than speed_tol (the supporting points) is found. With `level`,
@@ -89,12 +88,12 @@ int sc_gc_estimate(const sc_body *b, const sc_gc_geom *g, const sc_bone_kin *k, 
  * Then the root is shifted vertically so that the given percentile (0..100) of the per-frame
  * lowest heights is 0, plus height_offset. */
 typedef struct sc_gc_floor_info {
-    double tilt_deg;  /* angle of the levelling rotation */
-    double slope[2];  /* fitted dy/dx, dy/dz before levelling */
-    double shift;     /* m added to the root height */
+    double tilt_deg; /* angle of the levelling rotation */
+    double slope[2]; /* fitted dy/dx, dy/dz before levelling */
+    double shift;    /* m added to the root height */
 } sc_gc_floor_info;
-int sc_gc_floor(const sc_body *b, const sc_gc_geom *g, sc_motion *m, const unsigned char *allowed,
-                double speed_tol, int level, double percentile, double height_offset, sc_gc_floor_info *info, sc_err *err);
+int sc_gc_floor(const sc_body *b, const sc_gc_geom *g, sc_motion *m, const unsigned char *allowed, double speed_tol, int level, double percentile,
+                double height_offset, sc_gc_floor_info *info, sc_err *err);
 
 /* Contact detection over a whole keyframe motion, with no per-clip thresholds: what touches the
  * floor (y = 0) in frame f, as flags[f*nb + j].
@@ -118,14 +117,14 @@ typedef struct sc_gc_detect_opts {
 void sc_gc_detect_default_opts(sc_gc_detect_opts *o); /* tolerances 0: set them */
 
 typedef struct sc_gc_detect_info {
-    int intervals;                        /* contact intervals over all bones */
+    int intervals; /* contact intervals over all bones */
     int bone_intervals[SC_BODY_MAX_BONES];
-    long frames_rescued;                  /* frames whose contact came from the resultant (step 2) */
-    long frames_unsupported;              /* frames needing support with no contact at the end */
+    long frames_rescued;     /* frames whose contact came from the resultant (step 2) */
+    long frames_unsupported; /* frames needing support with no contact at the end */
 } sc_gc_detect_info;
 
-int sc_gc_detect(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, const sc_gc_detect_opts *o, unsigned char *flags,
-                 sc_gc_detect_info *info, sc_err *err);
+int sc_gc_detect(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, const sc_gc_detect_opts *o, unsigned char *flags, sc_gc_detect_info *info,
+                 sc_err *err);
 
 /* The default tolerances, from the character's size: height 0.04 x its leg length (hip to
  * ankle; 3.4 cm for a 0.84 m leg), speed sqrt(2 g height) (0.81 m/s: what a point falling from

@@ -6,10 +6,18 @@
 #include "motion/cycle.h"
 
 static sc_quat qload(const double *a) { return (sc_quat){a[0], a[1], a[2], a[3]}; }
-static void qstore(double *a, sc_quat q) { a[0] = q.w; a[1] = q.x; a[2] = q.y; a[3] = q.z; }
+static void qstore(double *a, sc_quat q)
+{
+    a[0] = q.w;
+    a[1] = q.x;
+    a[2] = q.y;
+    a[3] = q.z;
+}
 
 /* What makes two samples the same state of a gait, wherever the character is and faces. */
-typedef struct { double pose, vel, root; } mismatch;
+typedef struct {
+    double pose, vel, root;
+} mismatch;
 
 static mismatch compare(const sc_reference *r, int a, int b)
 {
@@ -66,8 +74,8 @@ int sc_cycle_find(const sc_reference *r, double min_period, double max_period, s
     if (pmax > last) pmax = last;
     if (pmin < 2 * st) pmin = 2 * st;
     if (pmax < pmin)
-        return sc_fail(err, SC_EINPUT, "cycle: the %.3f s reference is too short for a period in [%g, %g] s", r->time[r->n - 1] - r->time[0], min_period,
-                       max_period);
+        return sc_fail(err, SC_EINPUT, "cycle: the %.3f s reference is too short for a period in [%g, %g] s", r->time[r->n - 1] - r->time[0],
+                       min_period, max_period);
     int np = (pmax - pmin) / st + 1;
     double *mean = malloc((size_t)np * sizeof *mean);
     if (!mean) return sc_fail(err, SC_EIO, "out of memory");
@@ -92,14 +100,20 @@ int sc_cycle_find(const sc_reference *r, double min_period, double max_period, s
         double sum = 0;
         int cnt = 0;
         for (int a = 0; a + p < r->n; a += st, cnt++) sum += total(compare(r, a, a + p));
-        if (sum / cnt < pbest) { pbest = sum / cnt; period = p; }
+        if (sum / cnt < pbest) {
+            pbest = sum / cnt;
+            period = p;
+        }
     }
     free(mean);
     int i0 = 0;
     double dbest = INFINITY;
     for (int a = 0; a + period < r->n; a++) {
         double d = total(compare(r, a, a + period));
-        if (d < dbest) { dbest = d; i0 = a; }
+        if (d < dbest) {
+            dbest = d;
+            i0 = a;
+        }
     }
     /* the mean pose mismatch at this period, for the report */
     double pose = 0;
@@ -121,7 +135,10 @@ int sc_cycle_from_times(const sc_reference *r, double t0, double t1, sc_cycle *c
 }
 
 /* x -> R x + t, R a turn about +y, t horizontal */
-typedef struct { sc_quat q; sc_vec3 t; } plane_motion;
+typedef struct {
+    sc_quat q;
+    sc_vec3 t;
+} plane_motion;
 
 static sc_vec3 move_point(plane_motion m, sc_vec3 x) { return sc_v3_add(sc_q_rotate(m.q, x), m.t); }
 

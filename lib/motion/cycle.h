@@ -7,11 +7,11 @@
 #include "motion/reference.h"
 
 typedef struct sc_cycle {
-    int i0, i1;          /* reference samples: the cycle is [i0, i1) */
-    double t0, t1;       /* their times (s) */
-    double pose_error;   /* rad: RMS over joints (and the root's tilt) of the angle between the poses at i0 and i1 */
+    int i0, i1;            /* reference samples: the cycle is [i0, i1) */
+    double t0, t1;         /* their times (s) */
+    double pose_error;     /* rad: RMS over joints (and the root's tilt) of the angle between the poses at i0 and i1 */
     double velocity_error; /* RMS difference of the joints' angular velocities (rad/s) */
-    double mean_error;   /* the same pose measure averaged over every start of a span of this period */
+    double mean_error;     /* the same pose measure averaged over every start of a span of this period */
 } sc_cycle;
 
 /* The period (in [min_period, max_period] s) that best repeats over the whole clip (the mean

@@ -76,8 +76,8 @@ static void estimate_contact(const sc_body *b, const sc_gc_geom *g, const sc_mom
 
 /* Sample k's bones into out: pose, contact, servo torque and the PD target of eq. 32. Returns
  * the summed vertical contact force. */
-static double store_bones(const sc_model *m, const sc_body *b, const sc_traj *t, const sc_id_opts *o, int k, sc_reference *out,
-                          sc_id_report *R, id_work *w)
+static double store_bones(const sc_model *m, const sc_body *b, const sc_traj *t, const sc_id_opts *o, int k, sc_reference *out, sc_id_report *R,
+                          id_work *w)
 {
     int nb = b->nb;
     size_t o3 = (size_t)k * nb * 3, o4 = (size_t)k * nb * 4, o1 = (size_t)k * nb;
@@ -102,8 +102,8 @@ static double store_bones(const sc_model *m, const sc_body *b, const sc_traj *t,
         if (j > 0) {
             act = sc_joint_actuated(b, kin, j, sc_v3_load(w->jt + 3 * j));
             int clamped = 0;
-            target = sc_pd_target(b, kin, j, t->local[o1 + j], sc_v3_load(t->ang_vel + o3 + 3 * j), act,
-                                  m->kp ? m->kp[j] : 0, m->kd ? m->kd[j] : 0, o->max_target_offset, &clamped);
+            target = sc_pd_target(b, kin, j, t->local[o1 + j], sc_v3_load(t->ang_vel + o3 + 3 * j), act, m->kp ? m->kp[j] : 0, m->kd ? m->kd[j] : 0,
+                                  o->max_target_offset, &clamped);
             R->target_clamps += clamped;
             double a = sc_v3_norm(act);
             R->peak_torque[j] = fmax(R->peak_torque[j], a);
@@ -117,8 +117,8 @@ static double store_bones(const sc_model *m, const sc_body *b, const sc_traj *t,
 }
 
 /* Eq. 25-32 on sample k. Returns the bone with a non-finite torque or contact force, or -1. */
-static int id_sample(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc_traj *t, const sc_id_opts *o,
-                     const double *PH, int k, sc_reference *out, sc_id_report *R, id_work *w)
+static int id_sample(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc_traj *t, const sc_id_opts *o, const double *PH, int k,
+                     sc_reference *out, sc_id_report *R, id_work *w)
 {
     int nb = b->nb, n = t->n;
     size_t o3 = (size_t)k * nb * 3, o1 = (size_t)k * nb;
@@ -183,13 +183,12 @@ static void finish_report(const sc_body *b, const sc_traj *t, const id_work *w, 
     R->expected_fy = R->weight + (n > 1 ? b->total_mass * (R->com_vel_end - R->com_vel_start) / ((n - 1) * t->dt) : 0);
 }
 
-int sc_id_run(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc_traj *t, const sc_id_opts *o,
-              sc_reference *out, sc_id_report *rep, sc_err *err)
+int sc_id_run(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc_traj *t, const sc_id_opts *o, sc_reference *out, sc_id_report *rep,
+              sc_err *err)
 {
     int nb = b->nb, n = t->n;
     if (m->nbones != nb || t->nb != nb)
-        return sc_fail(err, SC_EINPUT, "inverse dynamics: %d bones in the character, %d in the body model, %d in the motion",
-                       m->nbones, nb, t->nb);
+        return sc_fail(err, SC_EINPUT, "inverse dynamics: %d bones in the character, %d in the body model, %d in the motion", m->nbones, nb, t->nb);
     int rc = sc_reference_alloc(out, n, nb, err);
     if (rc) return rc;
     out->dt = t->dt;
@@ -215,8 +214,10 @@ int sc_id_run(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc
             free(PH);
             free(w);
             sc_reference_free(out);
-            return sc_fail(err, SC_ENUMERIC, "inverse dynamics: step %d (t = %.4f s): non-finite torque or contact force "
-                           "on bone %d '%s'", k, k * t->dt, j, m->bone_name ? m->bone_name[j] : "?");
+            return sc_fail(err, SC_ENUMERIC,
+                           "inverse dynamics: step %d (t = %.4f s): non-finite torque or contact force "
+                           "on bone %d '%s'",
+                           k, k * t->dt, j, m->bone_name ? m->bone_name[j] : "?");
         }
     }
     free(PH);
@@ -228,8 +229,8 @@ int sc_id_run(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc
 
 /* ---- balance at the simulation rate -------------------------------------------------------- */
 
-int sc_id_balance(const sc_body *b, sc_traj *t, const unsigned char *flags, double mu, double gravity, double offset,
-                  sc_id_balance_info *info, sc_err *err)
+int sc_id_balance(const sc_body *b, sc_traj *t, const unsigned char *flags, double mu, double gravity, double offset, sc_id_balance_info *info,
+                  sc_err *err)
 {
     int n = t->n, nb = t->nb;
     sc_id_balance_info inf;
@@ -256,7 +257,11 @@ int sc_id_balance(const sc_body *b, sc_traj *t, const unsigned char *flags, doub
     double h = t->dt, lambda = 1 / (offset * offset), *dd = w; /* dd reuses w[0..n) per axis below */
     double *dd3 = malloc((size_t)n * 3 * sizeof *dd3), *tt = malloc((size_t)n * 3 * sizeof *tt);
     if (!dd3 || !tt) {
-        free(a0); free(d); free(w); free(dd3); free(tt);
+        free(a0);
+        free(d);
+        free(w);
+        free(dd3);
+        free(tt);
         return sc_fail(err, SC_EIO, "out of memory");
     }
     memset(dd3, 0, (size_t)n * 3 * sizeof *dd3);
@@ -303,11 +308,14 @@ int sc_id_balance(const sc_body *b, sc_traj *t, const unsigned char *flags, doub
         }
         inf.max_offset = fmax(inf.max_offset, sc_v3_norm(sc_v3_load(d + 3 * k)));
     }
-    free(a0); free(d); free(w); free(dd3); free(tt);
+    free(a0);
+    free(d);
+    free(w);
+    free(dd3);
+    free(tt);
     if (info) *info = inf;
     return SC_OK;
 }
-
 
 /* ---- the pipeline ------------------------------------------------------------------------- */
 
@@ -316,15 +324,15 @@ typedef struct id_pipeline {
     const sc_id_config *c;
     const sc_model *m;
     int nb;
-    double grav;             /* m/s^2, down */
+    double grav; /* m/s^2, down */
     sc_bvh bvh;
     sc_motion mo;
     sc_body body;
     sc_gc_geom geom;
     sc_traj traj;
     unsigned char allowed[SC_BODY_MAX_BONES];
-    unsigned char *kflags;   /* [nframes*nb] the capture's contacts per keyframe */
-    unsigned char *sflags;   /* [n*nb] ... per sample */
+    unsigned char *kflags; /* [nframes*nb] the capture's contacts per keyframe */
+    unsigned char *sflags; /* [n*nb] ... per sample */
     sc_id_pipeline_info inf;
 } id_pipeline;
 
@@ -337,17 +345,16 @@ static int prepare_motion(id_pipeline *p, sc_err *err)
     int rc;
     if ((rc = sc_retarget(&p->bvh, c->bvh, m, &c->retarget, &p->mo, &p->inf.retarget, err)) ||
         (c->filter == 1 && (rc = sc_motion_smooth(&p->mo, c->filter_window, err))) ||
-        (c->filter == 2 && (rc = sc_motion_lowpass(&p->mo, c->filter_cutoff, err))) ||
-        (rc = sc_body_from_model(m, c->mass_model, &p->body, err)) || (rc = sc_gc_geom_build(m, &p->geom, err)) ||
-        (rc = sc_id_allowed_mask(c, m, p->allowed, err)))
+        (c->filter == 2 && (rc = sc_motion_lowpass(&p->mo, c->filter_cutoff, err))) || (rc = sc_body_from_model(m, c->mass_model, &p->body, err)) ||
+        (rc = sc_gc_geom_build(m, &p->geom, err)) || (rc = sc_id_allowed_mask(c, m, p->allowed, err)))
         return rc;
     p->inf.frame_time = p->mo.frame_time;
     sc_gc_auto_tolerances(m, p->grav > 0 ? p->grav : SC_STANDARD_GRAVITY, &p->inf.height_tol, &p->inf.speed_tol);
     if (c->height_tol > 0) p->inf.height_tol = c->height_tol;
     if (c->speed_tol > 0) p->inf.speed_tol = c->speed_tol;
     if (c->floor_mode > 0)
-        return sc_gc_floor(&p->body, &p->geom, &p->mo, p->allowed, p->inf.speed_tol, c->floor_mode == 2, c->floor_percentile,
-                           c->height_offset, &p->inf.floor, err);
+        return sc_gc_floor(&p->body, &p->geom, &p->mo, p->allowed, p->inf.speed_tol, c->floor_mode == 2, c->floor_percentile, c->height_offset,
+                           &p->inf.floor, err);
     p->inf.floor.shift = c->height_offset;
     for (int f = 0; f < p->mo.nframes; f++) p->mo.root_pos[3 * f + 1] += c->height_offset;
     return SC_OK;
@@ -390,8 +397,7 @@ static int sample_motion(id_pipeline *p, sc_err *err)
     for (int k = 0; k < p->traj.n; k++) {
         int T = (int)floor(k * p->traj.dt / mo->frame_time + 1e-9);
         if (T > mo->nframes - 2) T = mo->nframes - 2;
-        for (int j = 0; j < nb; j++)
-            p->sflags[(size_t)k * nb + j] = p->kflags[(size_t)T * nb + j] | p->kflags[(size_t)(T + 1) * nb + j];
+        for (int j = 0; j < nb; j++) p->sflags[(size_t)k * nb + j] = p->kflags[(size_t)T * nb + j] | p->kflags[(size_t)(T + 1) * nb + j];
     }
     if (c->balance) return sc_id_balance(&p->body, &p->traj, p->sflags, c->id.contact.mu, p->grav, 0.03, &p->inf.balance, err);
     return SC_OK;
@@ -432,8 +438,7 @@ static void captured_contacts(const id_pipeline *p, sc_reference *out, sc_id_rep
     }
 }
 
-int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, sc_id_report *rep, sc_id_pipeline_info *info,
-                  sc_err *err)
+int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, sc_id_report *rep, sc_id_pipeline_info *info, sc_err *err)
 {
     memset(out, 0, sizeof *out);
     id_pipeline *p = calloc(1, sizeof *p);
@@ -449,8 +454,8 @@ int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, s
     }
     if (c->filter == 2 && !(c->filter_cutoff < 0.5 / p->bvh.frame_time)) {
         /* the clip's rate is known only now: say where the cutoff was set */
-        rc = sc_fail(err, SC_EINPUT, "%s: motion.filter_cutoff %g Hz must be below half the frame rate of %s (%.6g Hz)",
-                     c->filter_cutoff_where, c->filter_cutoff, c->bvh, 0.5 / p->bvh.frame_time);
+        rc = sc_fail(err, SC_EINPUT, "%s: motion.filter_cutoff %g Hz must be below half the frame rate of %s (%.6g Hz)", c->filter_cutoff_where,
+                     c->filter_cutoff, c->bvh, 0.5 / p->bvh.frame_time);
         sc_bvh_free(&p->bvh);
         free(p);
         return rc;
@@ -493,4 +498,3 @@ int sc_id_allowed_mask(const sc_id_config *c, const sc_model *m, unsigned char *
     }
     return SC_OK;
 }
-

@@ -26,29 +26,29 @@ void sc_id_default_opts(sc_id_opts *o);
 typedef struct sc_id_report {
     int nb;
     double peak_torque[SC_BODY_MAX_BONES], rms_torque[SC_BODY_MAX_BONES]; /* |servo torque|, N m */
-    double duty[SC_BODY_MAX_BONES];         /* fraction of samples in contact */
-    long limit_exceeded[SC_BODY_MAX_BONES]; /* samples with |servo torque| > the torque limit */
+    double duty[SC_BODY_MAX_BONES];                                       /* fraction of samples in contact */
+    long limit_exceeded[SC_BODY_MAX_BONES];                               /* samples with |servo torque| > the torque limit */
     sc_gc_stats contact;
-    long target_clamps;                     /* eq. 32 offsets clamped to max_target_offset */
+    long target_clamps; /* eq. 32 offsets clamped to max_target_offset */
     double total_mass;
-    int mass_source;                        /* sc_mass_source */
+    int mass_source; /* sc_mass_source */
     double residual_force_rms, residual_force_max, residual_torque_rms, residual_torque_max;
     double mean_contact_fy, mean_resultant_fy, peak_contact_fy, weight; /* N */
     /* acceptance figures */
-    double expected_fy;          /* N: m g + m (v_end - v_start) / T, v the com's vertical velocity */
+    double expected_fy; /* N: m g + m (v_end - v_start) / T, v the com's vertical velocity */
     double com_vel_start, com_vel_end;
-    long unsupported;            /* samples whose resultant needs more than 0.1 m g up with no bone in contact */
-    double peak_contact_fy_start; /* N, in the first 0.2 s */
+    long unsupported;                     /* samples whose resultant needs more than 0.1 m g up with no bone in contact */
+    double peak_contact_fy_start;         /* N, in the first 0.2 s */
     int contact_intervals, contacts_kept; /* given contacts (o->contact_flags), those within 2 cm of the floor */
-    double max_contact_gap;      /* m, largest |height| of a bone's lowest point while given in contact */
+    double max_contact_gap;               /* m, largest |height| of a bone's lowest point while given in contact */
     int max_gap_bone;
 } sc_id_report;
 
 /* Runs eq. 25-32 on every sample of t: forward kinematics, momentum rate, contact estimate (none
  * when g is NULL: airborne), recursive Newton-Euler, PD targets with m's gains. out is allocated
  * here. rep may be NULL. */
-int sc_id_run(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc_traj *t, const sc_id_opts *o,
-              sc_reference *out, sc_id_report *rep, sc_err *err);
+int sc_id_run(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const sc_traj *t, const sc_id_opts *o, sc_reference *out, sc_id_report *rep,
+              sc_err *err);
 
 /* The whole-body balance at the simulation rate: the centre-of-mass acceleration of every
  * sample (as sc_id_run will compute it) must be one the ground can give - in the friction cone
@@ -62,28 +62,28 @@ typedef struct sc_id_balance_info {
     double misfit_before, misfit_after; /* RMS distance of the com acceleration from the feasible set, m/s^2 */
     double max_offset;                  /* m */
 } sc_id_balance_info;
-int sc_id_balance(const sc_body *b, sc_traj *t, const unsigned char *flags, double mu, double gravity, double offset,
-                  sc_id_balance_info *info, sc_err *err);
+int sc_id_balance(const sc_body *b, sc_traj *t, const unsigned char *flags, double mu, double gravity, double offset, sc_id_balance_info *info,
+                  sc_err *err);
 
 /* The pipeline's settings (settings/motion.h reads them; configs/walk.yaml documents every key). */
 typedef struct sc_id_config {
-    char bvh[1024];          /* resolved path of motion.bvh */
-    char bvh_where[160];     /* its config location */
+    char bvh[1024];      /* resolved path of motion.bvh */
+    char bvh_where[160]; /* its config location */
     sc_retarget_opts retarget;
-    int filter;              /* motion.filter: 0 none, 1 moving_average, 2 butterworth */
-    int filter_window;       /* motion.filter_window (frames, moving average) */
-    double filter_cutoff;    /* motion.filter_cutoff (Hz, Butterworth) */
+    int filter;           /* motion.filter: 0 none, 1 moving_average, 2 butterworth */
+    int filter_window;    /* motion.filter_window (frames, moving average) */
+    double filter_cutoff; /* motion.filter_cutoff (Hz, Butterworth) */
     char filter_cutoff_where[160];
-    int floor_mode;          /* retarget.floor: 0 keep, 1 flat (shift only), 2 auto (level + shift) */
+    int floor_mode; /* retarget.floor: 0 keep, 1 flat (shift only), 2 auto (level + shift) */
     double floor_percentile, height_offset;
-    double dt;               /* kinematics.dt */
-    int scheme;              /* kinematics.differences: SC_DIFF_FORWARD | SC_DIFF_CENTRAL */
-    int mass_model;          /* dynamics.mass_model: SC_MASS_SKIN | SC_MASS_FIXED */
-    sc_id_opts id;           /* id.gravity: simulation.gravity; id.contact.mu: contact.friction */
+    double dt;                    /* kinematics.dt */
+    int scheme;                   /* kinematics.differences: SC_DIFF_FORWARD | SC_DIFF_CENTRAL */
+    int mass_model;               /* dynamics.mass_model: SC_MASS_SKIN | SC_MASS_FIXED */
+    sc_id_opts id;                /* id.gravity: simulation.gravity; id.contact.mu: contact.friction */
     double height_tol, speed_tol; /* contact_estimation.height_tol / speed_tol; 0 = auto (sc_gc_auto_tolerances) */
-    int fit_contacts;        /* retarget.contacts: the contact-preserving fit */
-    int balance;             /* retarget.balance: the centre of mass made carriable (fit and sc_id_balance) */
-    int all_bones;           /* contact_estimation.bones: all, or the list below */
+    int fit_contacts;             /* retarget.contacts: the contact-preserving fit */
+    int balance;                  /* retarget.balance: the centre of mass made carriable (fit and sc_id_balance) */
+    int all_bones;                /* contact_estimation.bones: all, or the list below */
     int nallowed;
     char allowed[SC_BODY_MAX_BONES][SC_NAME_LEN];
     char bones_where[160];
@@ -104,11 +104,10 @@ typedef struct sc_id_pipeline_info {
     sc_gc_detect_info detect;
     sc_contact_fit_info fit;
     sc_id_balance_info balance;
-    double height_tol, speed_tol;  /* used */
+    double height_tol, speed_tol; /* used */
     double frame_time;
     double seconds;
 } sc_id_pipeline_info;
-int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, sc_id_report *rep, sc_id_pipeline_info *info,
-                  sc_err *err);
+int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, sc_id_report *rep, sc_id_pipeline_info *info, sc_err *err);
 
 #endif

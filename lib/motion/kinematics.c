@@ -193,8 +193,7 @@ int sc_body_from_model(const sc_model *m, int want, sc_body *b, sc_err *err)
 {
     memset(b, 0, sizeof *b);
     int nb = m->nbones;
-    if (nb < 1 || !m->parent || !m->joint_type || !m->joint_pos)
-        return sc_fail(err, SC_EINPUT, "body model: the character has no skeleton");
+    if (nb < 1 || !m->parent || !m->joint_type || !m->joint_pos) return sc_fail(err, SC_EINPUT, "body model: the character has no skeleton");
     if (nb > SC_BODY_MAX_BONES) return sc_fail(err, SC_EINPUT, "body model: %d bones (at most %d)", nb, SC_BODY_MAX_BONES);
     b->nb = nb;
     b->parent = sc_alloc(err, nb, sizeof(int));
@@ -218,8 +217,7 @@ int sc_body_from_model(const sc_model *m, int want, sc_body *b, sc_err *err)
         sc_vec3 o = sc_v3_load(m->joint_pos + 3 * j);
         if (j > 0) o = sc_v3_sub(o, sc_v3_load(m->joint_pos + 3 * m->parent[j]));
         sc_v3_store(b->offset + 3 * j, o);
-        if (m->joint_type[j] == SC_JOINT_HINGE && m->hinge_axis)
-            sc_v3_store(b->axis + 3 * j, sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * j)));
+        if (m->joint_type[j] == SC_JOINT_HINGE && m->hinge_axis) sc_v3_store(b->axis + 3 * j, sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * j)));
     }
     if (want == SC_MASS_FIXED) {
         if (!m->bone_mass || !m->bone_com || !m->bone_inertia) {
@@ -312,8 +310,7 @@ void sc_traj_free(sc_traj *t)
 static sc_vec3 interval_rate(const sc_motion *m, int c, int T)
 {
     double inv = 1.0 / m->frame_time;
-    if (c == 0)
-        return sc_v3_scale(sc_v3_sub(sc_v3_load(m->root_pos + 3 * (T + 1)), sc_v3_load(m->root_pos + 3 * T)), inv);
+    if (c == 0) return sc_v3_scale(sc_v3_sub(sc_v3_load(m->root_pos + 3 * (T + 1)), sc_v3_load(m->root_pos + 3 * T)), inv);
     int nb = m->nbones, j = c - 1;
     sc_quat a = m->local[(size_t)T * nb + j], b = m->local[(size_t)(T + 1) * nb + j];
     return sc_v3_scale(sc_q_rotate(a, sc_q_log(sc_q_mul(sc_q_conj(a), b))), inv);
@@ -355,13 +352,13 @@ int sc_traj_from_motion(const sc_motion *m, double dt, int scheme, sc_traj *out,
     for (int T = 0; T < N - 1; T++)
         for (int c = 0; c < nc; c++) d[(size_t)T * nc + c] = interval_rate(m, c, T);
     sc_vec3 zero = {0, 0, 0};
-#define D(T, c) d[(size_t)(T) * nc + (c)]
+#define D(T, c) d[(size_t)(T)*nc + (c)]
     for (int T = 0; T < N; T++)
         for (int c = 0; c < nc; c++) {
             sc_vec3 vv, aa = zero;
             if (scheme == SC_DIFF_FORWARD) {
-                vv = D(T < N - 1 ? T : N - 2, c);                       /* eq. 20 */
-                int Ta = T < N - 2 ? T : N - 3;                          /* last intervals reuse a_N-3 */
+                vv = D(T < N - 1 ? T : N - 2, c);                                           /* eq. 20 */
+                int Ta = T < N - 2 ? T : N - 3;                                             /* last intervals reuse a_N-3 */
                 if (Ta >= 0) aa = sc_v3_scale(sc_v3_sub(D(Ta + 1, c), D(Ta, c)), 1.0 / DT); /* eq. 21 */
             } else {
                 if (T == 0) vv = D(0, c);
@@ -416,8 +413,8 @@ int sc_traj_from_motion(const sc_motion *m, double dt, int scheme, sc_traj *out,
 
 /* ---- forward kinematics ----------------------------------------------------------------- */
 
-void sc_kin_forward_raw(const sc_body *b, sc_vec3 root_p, sc_vec3 root_v, sc_vec3 root_a, const sc_quat *local,
-                        const double *w_local, const double *dw_local, sc_bone_kin *out)
+void sc_kin_forward_raw(const sc_body *b, sc_vec3 root_p, sc_vec3 root_v, sc_vec3 root_a, const sc_quat *local, const double *w_local,
+                        const double *dw_local, sc_bone_kin *out)
 {
     sc_vec3 zero = {0, 0, 0};
     for (int j = 0; j < b->nb; j++) {
@@ -448,14 +445,11 @@ void sc_kin_forward_raw(const sc_body *b, sc_vec3 root_p, sc_vec3 root_v, sc_vec
 void sc_kin_forward(const sc_body *b, const sc_traj *t, int k, sc_bone_kin *out)
 {
     size_t o = (size_t)k * t->nb;
-    sc_kin_forward_raw(b, sc_v3_load(t->root_pos + 3 * k), sc_v3_load(t->root_vel + 3 * k), sc_v3_load(t->root_acc + 3 * k),
-                       t->local + o, t->ang_vel + 3 * o, t->ang_acc + 3 * o, out);
+    sc_kin_forward_raw(b, sc_v3_load(t->root_pos + 3 * k), sc_v3_load(t->root_vel + 3 * k), sc_v3_load(t->root_acc + 3 * k), t->local + o,
+                       t->ang_vel + 3 * o, t->ang_acc + 3 * o, out);
 }
 
-sc_vec3 sc_kin_com(const sc_body *b, const sc_bone_kin *k, int j)
-{
-    return sc_v3_add(k[j].p, sc_q_rotate(k[j].q, sc_v3_load(b->com + 3 * j)));
-}
+sc_vec3 sc_kin_com(const sc_body *b, const sc_bone_kin *k, int j) { return sc_v3_add(k[j].p, sc_q_rotate(k[j].q, sc_v3_load(b->com + 3 * j))); }
 
 sc_vec3 sc_kin_com_vel(const sc_body *b, const sc_bone_kin *k, int j)
 {
@@ -536,4 +530,3 @@ void sc_offset_fit(int n, double h, double lambda, const double *t, double *x, d
         if (i + 2 < n) x[i] -= a2[i] * x[i + 2];
     }
 }
-

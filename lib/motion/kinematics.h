@@ -50,14 +50,14 @@ typedef enum {
 
 typedef struct sc_body {
     int nb;
-    int *parent, *type;  /* [nb] as in sc_model */
-    double *offset;      /* [nb*3] joint_pos[j] - joint_pos[parent] (parent frame); root: joint_pos[0] */
-    double *axis;        /* [nb*3] unit hinge axis, bone frame (hinges; else 0) */
-    double *mass;        /* [nb] kg */
-    double *com;         /* [nb*3] origin -> centre of mass, bone frame (m) */
-    double *inertia;     /* [nb*9] about the centre of mass, bone frame (kg m^2) */
+    int *parent, *type; /* [nb] as in sc_model */
+    double *offset;     /* [nb*3] joint_pos[j] - joint_pos[parent] (parent frame); root: joint_pos[0] */
+    double *axis;       /* [nb*3] unit hinge axis, bone frame (hinges; else 0) */
+    double *mass;       /* [nb] kg */
+    double *com;        /* [nb*3] origin -> centre of mass, bone frame (m) */
+    double *inertia;    /* [nb*9] about the centre of mass, bone frame (kg m^2) */
     double total_mass;
-    int source;          /* sc_mass_source actually used */
+    int source; /* sc_mass_source actually used */
 } sc_body;
 
 /* want = SC_MASS_SKIN falls back to SC_MASS_NEAREST when the model has no skinning weights
@@ -77,11 +77,11 @@ enum { SC_DIFF_FORWARD = 0, SC_DIFF_CENTRAL = 1 };
 
 typedef struct sc_traj {
     int n, nb;
-    double dt;         /* simulation step; sample k is at time k dt from the first keyframe */
+    double dt;                              /* simulation step; sample k is at time k dt from the first keyframe */
     double *root_pos, *root_vel, *root_acc; /* [n*3] world */
-    sc_quat *local;    /* [n*nb] */
-    double *ang_vel;   /* [n*nb*3] local angular velocity, parent frame (root: world) */
-    double *ang_acc;   /* [n*nb*3] time derivative of ang_vel's components */
+    sc_quat *local;                         /* [n*nb] */
+    double *ang_vel;                        /* [n*nb*3] local angular velocity, parent frame (root: world) */
+    double *ang_acc;                        /* [n*nb*3] time derivative of ang_vel's components */
 } sc_traj;
 
 /* SC_DIFF_FORWARD is [L13] eq. 20-24 as written: d_T = (q_T+1 - q_T)/dT is the velocity at
@@ -103,8 +103,8 @@ typedef struct sc_bone_kin {
 /* Forward kinematics of sample k of a trajectory (out: [nb]). */
 void sc_kin_forward(const sc_body *b, const sc_traj *t, int k, sc_bone_kin *out);
 /* The same from raw arrays (w_local, dw_local may be NULL: zero). */
-void sc_kin_forward_raw(const sc_body *b, sc_vec3 root_p, sc_vec3 root_v, sc_vec3 root_a, const sc_quat *local,
-                        const double *w_local, const double *dw_local, sc_bone_kin *out);
+void sc_kin_forward_raw(const sc_body *b, sc_vec3 root_p, sc_vec3 root_v, sc_vec3 root_a, const sc_quat *local, const double *w_local,
+                        const double *dw_local, sc_bone_kin *out);
 /* World centre of mass of bone j and its velocity / acceleration. */
 sc_vec3 sc_kin_com(const sc_body *b, const sc_bone_kin *k, int j);
 sc_vec3 sc_kin_com_vel(const sc_body *b, const sc_bone_kin *k, int j);

@@ -64,10 +64,9 @@ int sc_reference_alloc(sc_reference *r, int n, int nb, sc_err *err)
     r->contact_resultant = sc_alloc(err, N * 6, sizeof(double));
     r->joint_torque = sc_alloc(err, N * B * 3, sizeof(double));
     r->root_residual = sc_alloc(err, N * 6, sizeof(double));
-    if (!r->names || !r->time || !r->root_pos || !r->root_vel || !r->root_acc || !r->local_quat || !r->local_ang_vel ||
-        !r->local_ang_acc || !r->bone_pos || !r->bone_quat || !r->com || !r->com_vel || !r->target_quat ||
-        !r->contact_force || !r->contact_torque || !r->contact_flag || !r->captured || !r->contact_height || !r->contact_speed || !r->contact_resultant ||
-        !r->joint_torque || !r->root_residual) {
+    if (!r->names || !r->time || !r->root_pos || !r->root_vel || !r->root_acc || !r->local_quat || !r->local_ang_vel || !r->local_ang_acc ||
+        !r->bone_pos || !r->bone_quat || !r->com || !r->com_vel || !r->target_quat || !r->contact_force || !r->contact_torque || !r->contact_flag ||
+        !r->captured || !r->contact_height || !r->contact_speed || !r->contact_resultant || !r->joint_torque || !r->root_residual) {
         sc_reference_free(r);
         return SC_EIO;
     }
@@ -97,10 +96,7 @@ int sc_reference_state_at(const sc_reference *r, const sc_model *m, double t, do
     return SC_OK;
 }
 
-void sc_reference_targets_at(const sc_reference *r, double t, sc_quat *out)
-{
-    sc_targets_interpolate(r->time, r->n, r->target_quat, r->nb, t, out);
-}
+void sc_reference_targets_at(const sc_reference *r, double t, sc_quat *out) { sc_targets_interpolate(r->time, r->n, r->target_quat, r->nb, t, out); }
 
 uint64_t sc_reference_hash(const sc_reference *r)
 {

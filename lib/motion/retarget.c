@@ -17,8 +17,8 @@ static int swap_sub(const char *name, const char *a, const char *b, char *out, s
 
 void sc_retarget_mirror_name(const char *name, char *out, size_t size)
 {
-    static const char *const pairs[][2] = {{"Left", "Right"}, {"Right", "Left"}, {"left", "right"}, {"right", "left"},
-                                           {"LEFT", "RIGHT"}, {"RIGHT", "LEFT"}};
+    static const char *const pairs[][2] = {{"Left", "Right"}, {"Right", "Left"}, {"left", "right"},
+                                           {"right", "left"}, {"LEFT", "RIGHT"}, {"RIGHT", "LEFT"}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
         if (swap_sub(name, pairs[i][0], pairs[i][1], out, size)) return;
     snprintf(out, size, "%s", name);
@@ -104,8 +104,7 @@ static double wrap_angle(double a) { return remainder(a, 2 * SC_PI); }
  * the side of th_fit) and the swivel about the target direction that keeps the hinge axis nearest to
  * where the BVH-derived rotation *qt of t holds it (fallback: j's origin nearest `kdir`, the
  * BVH's middle joint). */
-static void solve_limb(const sc_model *m, int j, sc_vec3 s, sc_vec3 target, sc_vec3 kdir, double th_fit, int *branch, sc_quat *qt,
-                       sc_quat *qj)
+static void solve_limb(const sc_model *m, int j, sc_vec3 s, sc_vec3 target, sc_vec3 kdir, double th_fit, int *branch, sc_quat *qt, sc_quat *qj)
 {
     int t = m->parent[j];
     sc_vec3 a = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * j));
@@ -187,7 +186,7 @@ typedef struct retarget_ctx {
     int ik[SC_BODY_MAX_BONES];                       /* hinge bones solved by two-bone IK */
     double limb_scale[SC_BODY_MAX_BONES];
     int branch[SC_BODY_MAX_BONES];
-    sc_xform *W;                                     /* [njoints] BVH world transforms of one frame */
+    sc_xform *W; /* [njoints] BVH world transforms of one frame */
 } retarget_ctx;
 
 /* The map: every entry names a character bone, every bone has exactly one entry; then the source
@@ -203,16 +202,17 @@ static int map_joints(retarget_ctx *x, sc_err *err)
     for (int i = 0; i < o->nmap; i++) {
         int j = find_bone(m, o->map[i].bone);
         if (j < 0)
-            return sc_fail(err, SC_EINPUT, "%s: the retarget map names bone '%s', which the character does not have",
-                           o->map[i].where, o->map[i].bone);
-        if (entry_of[j] >= 0)
-            return sc_fail(err, SC_EINPUT, "%s: bone '%s' appears twice in the retarget map", o->map[i].where, o->map[i].bone);
+            return sc_fail(err, SC_EINPUT, "%s: the retarget map names bone '%s', which the character does not have", o->map[i].where,
+                           o->map[i].bone);
+        if (entry_of[j] >= 0) return sc_fail(err, SC_EINPUT, "%s: bone '%s' appears twice in the retarget map", o->map[i].where, o->map[i].bone);
         entry_of[j] = i;
     }
     for (int j = 0; j < nb; j++)
         if (entry_of[j] < 0)
-            return sc_fail(err, SC_EINPUT, "%s: character bone '%s' has no entry in the retarget map (every bone needs a "
-                           "BVH joint)", o->map_where, m->bone_name[j]);
+            return sc_fail(err, SC_EINPUT,
+                           "%s: character bone '%s' has no entry in the retarget map (every bone needs a "
+                           "BVH joint)",
+                           o->map_where, m->bone_name[j]);
     for (int j = 0; j < nb; j++) {
         int src = j;
         if (o->mirror) {
@@ -224,20 +224,22 @@ static int map_joints(retarget_ctx *x, sc_err *err)
         const sc_retarget_entry *e = &o->map[entry_of[src]];
         J[j] = sc_bvh_find(bvh, e->joint);
         if (J[j] < 0)
-            return sc_fail(err, SC_EINPUT, "%s: bone '%s' is mapped to BVH joint '%s', which %s does not have", e->where,
-                           e->bone, e->joint, x->bvh_name);
+            return sc_fail(err, SC_EINPUT, "%s: bone '%s' is mapped to BVH joint '%s', which %s does not have", e->where, e->bone, e->joint,
+                           x->bvh_name);
         if (e->tail[0]) {
             Tl[j] = sc_bvh_find(bvh, e->tail);
             if (Tl[j] < 0)
-                return sc_fail(err, SC_EINPUT, "%s: bone '%s' has tail '%s', a BVH joint which %s does not have", e->where,
-                               e->bone, e->tail, x->bvh_name);
+                return sc_fail(err, SC_EINPUT, "%s: bone '%s' has tail '%s', a BVH joint which %s does not have", e->where, e->bone, e->tail,
+                               x->bvh_name);
         } else {
             Tl[j] = -1;
             for (int c = J[j] + 1; c < bvh->njoints && Tl[j] < 0; c++)
                 if (bvh->joints[c].parent == J[j]) Tl[j] = c;
             if (Tl[j] < 0)
-                return sc_fail(err, SC_EINPUT, "%s: BVH joint '%s' of bone '%s' has no child to align the bone with; give a "
-                               "tail", e->where, e->joint, e->bone);
+                return sc_fail(err, SC_EINPUT,
+                               "%s: BVH joint '%s' of bone '%s' has no child to align the bone with; give a "
+                               "tail",
+                               e->where, e->joint, e->bone);
         }
     }
     return SC_OK;
@@ -257,8 +259,8 @@ static int rest_alignment(retarget_ctx *x, sc_retarget_info *inf, sc_err *err)
             x->rest[j].x = -x->rest[j].x;
         }
         if (!(sc_v3_norm(D) > 1e-9))
-            return sc_fail(err, SC_EINPUT, "%s: bone '%s': BVH segment %s -> %s has zero length in the rest pose", x->bvh_name,
-                           m->bone_name[j], x->bvh->joints[x->J[j]].name, x->bvh->joints[x->Tl[j]].name);
+            return sc_fail(err, SC_EINPUT, "%s: bone '%s': BVH segment %s -> %s has zero length in the rest pose", x->bvh_name, m->bone_name[j],
+                           x->bvh->joints[x->J[j]].name, x->bvh->joints[x->Tl[j]].name);
         if (!(sc_v3_norm(c) > 1e-9)) return sc_fail(err, SC_EINPUT, "retarget: character bone '%s' has zero length", m->bone_name[j]);
         x->A[j] = q_between(sc_v3_normalize(c), sc_v3_normalize(D));
         double ang = sc_v3_norm(sc_q_log(x->A[j])) * 180 / SC_PI;
@@ -331,8 +333,8 @@ static void retarget_frame(retarget_ctx *x, int frame, sc_quat *L, double *root_
         double sc = o->unit * x->limb_scale[j];
         sc_vec3 target = sc_v3_scale(sc_v3_sub(ankle, hip), sc), kdir = sc_v3_scale(sc_v3_sub(knee, hip), sc);
         double th_fit = hinge_angle_fit(sc_q_mul(sc_q_conj(Q[t]), Q[j]), m, j);
-        solve_limb(m, j, sc_v3_sub(sc_v3_load(m->bone_end + 3 * j), sc_v3_load(m->joint_pos + 3 * j)), target, kdir, th_fit,
-                   &x->branch[j], &Q[t], &Q[j]);
+        solve_limb(m, j, sc_v3_sub(sc_v3_load(m->bone_end + 3 * j), sc_v3_load(m->joint_pos + 3 * j)), target, kdir, th_fit, &x->branch[j], &Q[t],
+                   &Q[j]);
         fk_positions(m, Q, P);
         sc_vec3 tip = sc_v3_add(P[j], sc_q_rotate(Q[j], sc_v3_sub(sc_v3_load(m->bone_end + 3 * j), sc_v3_load(m->joint_pos + 3 * j))));
         inf->max_hinge_tip_error = fmax(inf->max_hinge_tip_error, sc_v3_dist(sc_v3_sub(tip, P[t]), target));
@@ -367,8 +369,8 @@ static void retarget_frame(retarget_ctx *x, int frame, sc_quat *L, double *root_
     sc_v3_store(root_pos, sc_v3_scale(p, o->unit * inf->root_scale));
 }
 
-int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, const sc_retarget_opts *o,
-                sc_motion *out, sc_retarget_info *info, sc_err *err)
+int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, const sc_retarget_opts *o, sc_motion *out, sc_retarget_info *info,
+                sc_err *err)
 {
     memset(out, 0, sizeof *out);
     sc_retarget_info inf;
@@ -383,8 +385,10 @@ int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, cons
     /* frame range */
     int first = o->first, last = o->last < 0 ? bvh->nframes + o->last : o->last;
     if (!rc && (first < 0 || last > bvh->nframes - 1 || first > last || o->last < -bvh->nframes))
-        rc = sc_fail(err, SC_EINPUT, "%s: frame range [%d, %d] is outside the clip, which has frames 0..%d (frame 0 is "
-                     "the T-pose of the CMU conversions)", bvh_name, o->first, o->last, bvh->nframes - 1);
+        rc = sc_fail(err, SC_EINPUT,
+                     "%s: frame range [%d, %d] is outside the clip, which has frames 0..%d (frame 0 is "
+                     "the T-pose of the CMU conversions)",
+                     bvh_name, o->first, o->last, bvh->nframes - 1);
     if (!rc && last - first < 1)
         rc = sc_fail(err, SC_EINPUT, "%s: frame range [%d, %d] has a single frame; at least two are needed", bvh_name, first, last);
     if (!rc && !(x->W = malloc((size_t)bvh->njoints * sizeof *x->W))) rc = sc_fail(err, SC_EIO, "out of memory");
@@ -511,8 +515,7 @@ static void ramp(fit_ctx *x, int j, double *v, size_t stride, double frame_time)
                 break;
             }
         double cp = prev >= 0 ? v[(size_t)prev * stride] : 0, cn = next >= 0 ? v[(size_t)next * stride] : 0, c = 0;
-        if (prev >= 0 && next >= 0 && next - prev <= 2 * R)
-            c = cp + (cn - cp) * smoothstep((double)(f - prev) / (next - prev));
+        if (prev >= 0 && next >= 0 && next - prev <= 2 * R) c = cp + (cn - cp) * smoothstep((double)(f - prev) / (next - prev));
         else {
             if (prev >= 0 && f - prev < R) c += cp * smoothstep(1 - (double)(f - prev) / R);
             if (next >= 0 && next - f < R) c += cn * smoothstep(1 - (double)(next - f) / R);
@@ -541,8 +544,7 @@ static void flatten_ends(fit_ctx *x, sc_motion *mo)
     for (int f = 0; f < n; f++)
         for (int j = 0; j < nb; j++) {
             double a = x->o->flatten, t = f * mo->frame_time;
-            if (f < first_len[j] && first_len[j] * mo->frame_time > settle && t < settle)
-                a = fmax(a, 1 - (1 - a) * smoothstep(t / settle));
+            if (f < first_len[j] && first_len[j] * mo->frame_time > settle && t < settle) a = fmax(a, 1 - (1 - a) * smoothstep(t / settle));
             w[3 * ((size_t)f * nb + j)] = x->isend[j] && x->flags[(size_t)f * nb + j] ? a : 0;
         }
     for (int j = 0; j < nb; j++)
@@ -623,7 +625,9 @@ static int balance(fit_ctx *x, sc_motion *mo, double *d, sc_contact_fit_info *in
     double h = mo->frame_time, g = x->o->gravity, mu = x->o->mu;
     double *c = malloc((size_t)n * 3 * sizeof *c), *t = malloc((size_t)n * 3 * sizeof *t), *w = malloc((size_t)n * 5 * sizeof *w);
     if (!c || !t || !w) {
-        free(c); free(t); free(w);
+        free(c);
+        free(t);
+        free(w);
         return sc_fail(err, SC_EIO, "out of memory");
     }
     for (int f = 0; f < n; f++) {
@@ -639,8 +643,10 @@ static int balance(fit_ctx *x, sc_motion *mo, double *d, sc_contact_fit_info *in
         for (int f = 0; f < n; f++) {
             int k = f < 1 ? 1 : f > n - 2 ? n - 2 : f, contact = 0;
             for (int j = 0; j < nb; j++) contact |= x->flags[(size_t)f * nb + j];
-            sc_vec3 cc = sc_v3_scale(sc_v3_add(sc_v3_sub(sc_v3_load(c + 3 * (k + 1)), sc_v3_scale(sc_v3_load(c + 3 * k), 2)), sc_v3_load(c + 3 * (k - 1))), 1 / (h * h));
-            sc_vec3 dd = sc_v3_scale(sc_v3_add(sc_v3_sub(sc_v3_load(d + 3 * (k + 1)), sc_v3_scale(sc_v3_load(d + 3 * k), 2)), sc_v3_load(d + 3 * (k - 1))), 1 / (h * h));
+            sc_vec3 cc = sc_v3_scale(
+                sc_v3_add(sc_v3_sub(sc_v3_load(c + 3 * (k + 1)), sc_v3_scale(sc_v3_load(c + 3 * k), 2)), sc_v3_load(c + 3 * (k - 1))), 1 / (h * h));
+            sc_vec3 dd = sc_v3_scale(
+                sc_v3_add(sc_v3_sub(sc_v3_load(d + 3 * (k + 1)), sc_v3_scale(sc_v3_load(d + 3 * k), 2)), sc_v3_load(d + 3 * (k - 1))), 1 / (h * h));
             sc_vec3 a = sc_v3_add(cc, dd), fa = sc_v3(a.x, a.y + g, a.z), p = fa; /* force per mass */
             if (!contact) p = sc_v3(0, 0, 0);
             else {
@@ -664,7 +670,9 @@ static int balance(fit_ctx *x, sc_motion *mo, double *d, sc_contact_fit_info *in
     }
     for (int f = 0; f < n; f++) inf->max_balance_offset = fmax(inf->max_balance_offset, sc_v3_norm(sc_v3_load(d + 3 * f)));
     inf->balance_misfit = worst;
-    free(c); free(t); free(w);
+    free(c);
+    free(t);
+    free(w);
     return SC_OK;
 }
 
@@ -749,8 +757,8 @@ static void root_corridor(fit_ctx *x, const sc_motion *mo, const double *reach, 
  * low-passed (three box filters of half-width r), then lowered wherever it exceeds a corridor's
  * top by that excess spread with a maximum filter over 3r and the same box filters (which never
  * fall short of it): C2, and within reach everywhere. Added to the root height. */
-static void smooth_root_offset(fit_ctx *x, sc_motion *mo, const double *lo, const double *hi, const unsigned char *has, double *want,
-                               double *dy, sc_contact_fit_info *inf)
+static void smooth_root_offset(fit_ctx *x, sc_motion *mo, const double *lo, const double *hi, const unsigned char *has, double *want, double *dy,
+                               sc_contact_fit_info *inf)
 {
     int n = x->n;
     int r = (int)fmax(1, round(x->o->smooth_time / mo->frame_time)), last = -1;
@@ -804,8 +812,8 @@ static void contact_gaps(fit_ctx *x, const sc_motion *mo, sc_contact_fit_info *i
     }
 }
 
-int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const unsigned char *flags,
-                             const sc_contact_fit_opts *o, sc_motion *mo, sc_contact_fit_info *info, sc_err *err)
+int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const unsigned char *flags, const sc_contact_fit_opts *o,
+                             sc_motion *mo, sc_contact_fit_info *info, sc_err *err)
 {
     int n = mo->nframes, nb = mo->nbones;
     sc_contact_fit_info inf;
@@ -843,7 +851,14 @@ int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_ge
     }
     contact_gaps(&x, mo, &inf);
 done:
-    free(lo); free(hi); free(dy); free(want); free(has); free(x.tmp); free(x.corr); free(x.kin);
+    free(lo);
+    free(hi);
+    free(dy);
+    free(want);
+    free(has);
+    free(x.tmp);
+    free(x.corr);
+    free(x.kin);
     if (info) *info = inf;
     return rc;
 }

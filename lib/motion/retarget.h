@@ -31,21 +31,21 @@
 
 typedef struct sc_retarget_entry {
     char bone[SC_NAME_LEN], joint[SC_NAME_LEN], tail[SC_NAME_LEN]; /* tail "" = the joint's first child */
-    char where[128];                                             /* config location, for messages */
+    char where[128];                                               /* config location, for messages */
 } sc_retarget_entry;
 
 enum { SC_HINGE_DIRECTION = 0, SC_HINGE_TWIST = 1 };
 
 typedef struct sc_retarget_opts {
-    double unit;        /* m per BVH length unit (CMU: 0.056444) */
-    int first, last;    /* frame range, 0-based inclusive; last < 0 counts from the end (-1 = last) */
+    double unit;     /* m per BVH length unit (CMU: 0.056444) */
+    int first, last; /* frame range, 0-based inclusive; last < 0 counts from the end (-1 = last) */
     int mirror;
-    double root_scale;  /* <= 0: the ratio of leg lengths */
-    int recentre;       /* 1: first frame's root at x = z = 0 */
-    int hinge_ik;       /* 1 (default): a hinge whose parent is a ball joint (knee, elbow) is solved
+    double root_scale; /* <= 0: the ratio of leg lengths */
+    int recentre;      /* 1: first frame's root at x = z = 0 */
+    int hinge_ik;      /* 1 (default): a hinge whose parent is a ball joint (knee, elbow) is solved
                            with its parent by two-bone IK so the hinge bone's tail (ankle, wrist)
                            lands where the BVH puts it (scaled by the limb length ratio) */
-    int hinge_fit;      /* other hinges: SC_HINGE_DIRECTION (default) or SC_HINGE_TWIST */
+    int hinge_fit;     /* other hinges: SC_HINGE_DIRECTION (default) or SC_HINGE_TWIST */
     int nmap;
     sc_retarget_entry map[SC_RETARGET_MAX];
     char map_where[128]; /* where the map came from ("default CMU map" or file:line:col) */
@@ -54,21 +54,21 @@ typedef struct sc_retarget_opts {
 /* The defaults, with the default CMU map: sc_retarget_default_opts (settings/motion.h). */
 
 typedef struct sc_retarget_info {
-    int first, last;        /* the frame range used */
-    double root_scale;      /* used */
-    double leg_char, leg_bvh; /* m */
-    double max_align_deg;   /* largest rest-pose alignment angle over the bones */
+    int first, last;            /* the frame range used */
+    double root_scale;          /* used */
+    double leg_char, leg_bvh;   /* m */
+    double max_align_deg;       /* largest rest-pose alignment angle over the bones */
     double max_hinge_swing_deg; /* largest rotation dropped from a hinge's local rotation */
     int hinge_bone;             /* ... at this bone */
     double max_hinge_tip_error; /* m: largest distance of a hinge bone's tip from the BVH's */
-    int align_bone;         /* bone of max_align_deg */
+    int align_bone;             /* bone of max_align_deg */
 } sc_retarget_info;
 
 /* bvh_name is used in messages. Errors (SC_EINPUT): a character bone without a map entry, a map
  * entry naming a bone the character lacks or a BVH joint the file lacks, a frame range outside
  * the clip, fewer than two frames. */
-int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, const sc_retarget_opts *o,
-                sc_motion *out, sc_retarget_info *info, sc_err *err);
+int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, const sc_retarget_opts *o, sc_motion *out, sc_retarget_info *info,
+                sc_err *err);
 
 /* Contact-preserving fit: what touched the floor in the capture touches it on the character.
  * flags[f*nb + j] are the contacts (sc_gc_detect on the retargeted motion). The motion is changed
@@ -92,14 +92,14 @@ int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, cons
  * they usually bend to only). info: contact intervals, those whose lowest point stays within
  * keep_tol of the floor, the largest distance from the floor (m), the root offsets. */
 typedef struct sc_contact_fit_opts {
-    double ramp_time;   /* s (0.15) */
-    double smooth_time; /* s (0.1) */
-    double settle_time; /* s: the limb corrections are low-passed over this (0.1) */
-    double keep_tol;    /* m: a contact is kept when its gap stays below this (0.02) */
-    int balance;        /* 1: make the centre of mass carriable by the contacts (step 3) */
-    double mu, gravity; /* friction coefficient, m/s^2 (SC_DEFAULT_FRICTION, SC_STANDARD_GRAVITY) */
-    double balance_offset; /* m of root translation worth a 1 m/s^2 misfit (0.03) */
-    double flatten;     /* 0..1: how far a limb end in contact turns level (0.5) */
+    double ramp_time;        /* s (0.15) */
+    double smooth_time;      /* s (0.1) */
+    double settle_time;      /* s: the limb corrections are low-passed over this (0.1) */
+    double keep_tol;         /* m: a contact is kept when its gap stays below this (0.02) */
+    int balance;             /* 1: make the centre of mass carriable by the contacts (step 3) */
+    double mu, gravity;      /* friction coefficient, m/s^2 (SC_DEFAULT_FRICTION, SC_STANDARD_GRAVITY) */
+    double balance_offset;   /* m of root translation worth a 1 m/s^2 misfit (0.03) */
+    double flatten;          /* 0..1: how far a limb end in contact turns level (0.5) */
     double start_level_time; /* s: a contact the clip starts in is fully level at first, then
                                 turns back to `flatten` over this time (0.3): a start on a heel
                                 edge alone drops the simulated body onto it */
@@ -108,15 +108,15 @@ void sc_contact_fit_default_opts(sc_contact_fit_opts *o);
 
 typedef struct sc_contact_fit_info {
     int intervals, kept;
-    double max_gap;          /* m */
+    double max_gap; /* m */
     int max_gap_bone;
-    double max_root_offset;  /* m, largest change of the root height (step 1) */
+    double max_root_offset;    /* m, largest change of the root height (step 1) */
     double max_balance_offset; /* m, largest root translation of the balance step */
-    double balance_misfit;   /* m/s^2, largest remaining distance from a feasible acceleration */
+    double balance_misfit;     /* m/s^2, largest remaining distance from a feasible acceleration */
 } sc_contact_fit_info;
 
-int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const unsigned char *flags,
-                             const sc_contact_fit_opts *o, sc_motion *mo, sc_contact_fit_info *info, sc_err *err);
+int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const unsigned char *flags, const sc_contact_fit_opts *o,
+                             sc_motion *mo, sc_contact_fit_info *info, sc_err *err);
 
 /* "l_foot" <-> "r_foot", "left..." <-> "right...", "LeftFoot" <-> "RightFoot", "LHipJoint" <->
  * "RHipJoint"; a name without a side is its own mirror. */

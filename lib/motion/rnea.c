@@ -5,8 +5,8 @@
 
 /* Backward pass without recursion: children have larger indices than their parents, so a
  * reverse sweep accumulates every subtree before its root is reached. */
-void sc_rnea(const sc_body *b, const sc_bone_kin *k, const double g[3], const double *fext, const double *text,
-             double *joint_force, double *joint_torque)
+void sc_rnea(const sc_body *b, const sc_bone_kin *k, const double g[3], const double *fext, const double *text, double *joint_force,
+             double *joint_torque)
 {
     int nb = b->nb;
     sc_vec3 grav = sc_v3_load(g);
@@ -60,8 +60,8 @@ void sc_body_momentum(const sc_body *b, const sc_bone_kin *k, sc_momentum *out)
         sc_vec3 Iw = sc_m3_mulv(I, k[j].w);
         out->H = sc_v3_add(out->H, sc_v3_add(sc_v3_cross(r, sc_v3_scale(vr, m)), Iw));
         /* sum m_j (c_j - c) = 0, so the com's own acceleration drops out */
-        out->dH = sc_v3_add(out->dH, sc_v3_add(sc_v3_cross(r, sc_v3_scale(sc_kin_com_acc(b, k, j), m)),
-                                               sc_v3_add(sc_m3_mulv(I, k[j].dw), sc_v3_cross(k[j].w, Iw))));
+        out->dH = sc_v3_add(
+            out->dH, sc_v3_add(sc_v3_cross(r, sc_v3_scale(sc_kin_com_acc(b, k, j), m)), sc_v3_add(sc_m3_mulv(I, k[j].dw), sc_v3_cross(k[j].w, Iw))));
     }
 }
 
@@ -73,8 +73,8 @@ sc_vec3 sc_joint_actuated(const sc_body *b, const sc_bone_kin *k, int j, sc_vec3
     return sc_v3_scale(a, sc_v3_dot(a, tau));
 }
 
-sc_quat sc_pd_target(const sc_body *b, const sc_bone_kin *k, int j, sc_quat local, sc_vec3 w_local, sc_vec3 tau,
-                     double kp, double kd, double max_offset, int *clamped)
+sc_quat sc_pd_target(const sc_body *b, const sc_bone_kin *k, int j, sc_quat local, sc_vec3 w_local, sc_vec3 tau, double kp, double kd,
+                     double max_offset, int *clamped)
 {
     if (clamped) *clamped = 0;
     if (b->type[j] == SC_JOINT_HINGE) {

@@ -11,8 +11,8 @@
  * applies to it through joint j: joint_force[3nb], joint_torque[3nb]. For the root (j = 0) this is
  * the wrench the world would have to apply at the root origin: the floating base's residual,
  * zero when the external loads are consistent with the motion. Either output may be NULL. */
-void sc_rnea(const sc_body *b, const sc_bone_kin *k, const double g[3], const double *fext, const double *text,
-             double *joint_force, double *joint_torque);
+void sc_rnea(const sc_body *b, const sc_bone_kin *k, const double g[3], const double *fext, const double *text, double *joint_force,
+             double *joint_torque);
 
 /* Whole-body quantities: centre of mass, linear momentum P, angular momentum H about the centre
  * of mass, and their exact time derivatives for the given accelerations:
@@ -32,7 +32,7 @@ sc_vec3 sc_joint_actuated(const sc_body *b, const sc_bone_kin *k, int j, sc_vec3
  * axis. local: the reference local rotation, w_local: its angular velocity (parent frame), tau:
  * world torque on bone j. |delta| is clamped to max_offset (rad; *clamped set to 1 when it was).
  * kp <= 0 returns the reference rotation (a hinge: its twist about the axis). */
-sc_quat sc_pd_target(const sc_body *b, const sc_bone_kin *k, int j, sc_quat local, sc_vec3 w_local, sc_vec3 tau,
-                     double kp, double kd, double max_offset, int *clamped);
+sc_quat sc_pd_target(const sc_body *b, const sc_bone_kin *k, int j, sc_quat local, sc_vec3 w_local, sc_vec3 tau, double kp, double kd,
+                     double max_offset, int *clamped);
 
 #endif

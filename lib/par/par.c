@@ -29,7 +29,8 @@ int sc_par_init(int *argc, char ***argv, int expected_tasks, sc_par **out, sc_er
         return sc_fail(err, SC_EUSAGE,
                        "this is one MPI process, but SLURM_NTASKS=%d: the tasks were started without a matching MPI launcher "
                        "(mpiexec of another MPI, or srun without PMI), so each would run the whole job alone. Start it with "
-                       "mpiexec.mpich -n %d (or unset SLURM_NTASKS to run one process)", expected_tasks, expected_tasks);
+                       "mpiexec.mpich -n %d (or unset SLURM_NTASKS to run one process)",
+                       expected_tasks, expected_tasks);
     }
     if (p->size > 1) {
         char prefix[32];
@@ -99,7 +100,9 @@ void sc_par_barrier(sc_par *p)
 /* ---- the map ---------------------------------------------------------------------------- */
 
 /* A result message: this header, then the error text (when status != 0), then the results. */
-typedef struct { int64_t start, done, status, stop; } result_header;
+typedef struct {
+    int64_t start, done, status, stop;
+} result_header;
 
 typedef struct {
     int n;
@@ -141,7 +144,10 @@ static void worker(sc_par *p, map_job *j, int chunk, int (*stop)(void))
             if (!flag) break;
             int64_t w[2];
             MPI_Recv(w, 2, MPI_INT64_T, 0, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            if (w[1] == 0) { ended = 1; break; }
+            if (w[1] == 0) {
+                ended = 1;
+                break;
+            }
             queue[nq][0] = w[0];
             queue[nq][1] = w[1];
             nq++;
@@ -157,7 +163,10 @@ static void worker(sc_par *p, map_job *j, int chunk, int (*stop)(void))
         result_header h = {start, done, status, halted};
         size_t len = sizeof h;
         memcpy(msg, &h, sizeof h);
-        if (status) { memcpy(msg + len, err.msg, SC_ERR_MSG); len += SC_ERR_MSG; }
+        if (status) {
+            memcpy(msg + len, err.msg, SC_ERR_MSG);
+            len += SC_ERR_MSG;
+        }
         if (msg) {
             memcpy(msg + len, j->results + (size_t)start * j->rsize, (size_t)done * j->rsize);
             len += (size_t)done * j->rsize;
@@ -189,7 +198,10 @@ static void master(sc_par *p, map_job *j, int chunk, int (*stop)(void), int64_t 
             int local_work = !halting && next < j->n;
             if (total_out == 0) break;
             if (local_work) MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &st);
-            else { MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st); flag = 1; }
+            else {
+                MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st);
+                flag = 1;
+            }
             if (!flag) break;
             int len;
             MPI_Get_count(&st, MPI_BYTE, &len);
@@ -199,7 +211,12 @@ static void master(sc_par *p, map_job *j, int chunk, int (*stop)(void), int64_t 
             memcpy(&h, msg, sizeof h);
             size_t off = sizeof h;
             if (h.status) {
-                if (!*status) { *status = h.status; memcpy(err->msg, msg + off, SC_ERR_MSG); err->msg[SC_ERR_MSG - 1] = 0; err->code = (int)h.status; }
+                if (!*status) {
+                    *status = h.status;
+                    memcpy(err->msg, msg + off, SC_ERR_MSG);
+                    err->msg[SC_ERR_MSG - 1] = 0;
+                    err->code = (int)h.status;
+                }
                 off += SC_ERR_MSG;
             }
             memcpy(j->results + (size_t)h.start * j->rsize, msg + off, (size_t)h.done * j->rsize);
@@ -224,7 +241,10 @@ static void master(sc_par *p, map_job *j, int chunk, int (*stop)(void), int64_t 
             next++;
             if (rc) {
                 halting = 1;
-                if (!*status) { *status = rc; *err = terr; }
+                if (!*status) {
+                    *status = rc;
+                    *err = terr;
+                }
             }
             continue;
         }
@@ -237,8 +257,8 @@ static void master(sc_par *p, map_job *j, int chunk, int (*stop)(void), int64_t 
     free(msg);
 }
 
-int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner,
-               int *stopped, sc_err *err)
+int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner, int *stopped,
+               sc_err *err)
 {
     map_job j = {n, result_size, task, ctx, results, owner};
     *stopped = 0;

@@ -38,7 +38,7 @@ void sc_par_barrier(sc_par *p);
  * returns non-zero anywhere, the ranks stop handing out work and every rank returns with
  * *stopped = 1 (results then incomplete). */
 typedef int (*sc_par_task)(void *ctx, int i, void *result, sc_err *err);
-int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner,
-               int *stopped, sc_err *err);
+int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner, int *stopped,
+               sc_err *err);
 
 #endif

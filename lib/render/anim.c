@@ -23,10 +23,9 @@ void sc_anim_close(sc_anim *a)
 {
     if (!a) return;
     sc_sim_close(a->file);
-    void *arrays[] = {a->time, a->bone_name, a->parent, a->joint_rest, a->tip_rest, a->bone_pos, a->bone_quat, a->tets,
-                      a->rest_pos, a->node_bone, a->faces, a->surf_tet, a->surf_bary, a->surf_rest, a->com,
-                      a->contact_force, a->push_force, a->rigid_bone, a->cache[0], a->cache[1], a->ref_time, a->ghost_time,
-                      a->ghost_pos, a->ghost_quat};
+    void *arrays[] = {a->time,       a->bone_name,  a->parent,   a->joint_rest, a->tip_rest,  a->bone_pos,   a->bone_quat, a->tets,
+                      a->rest_pos,   a->node_bone,  a->faces,    a->surf_tet,   a->surf_bary, a->surf_rest,  a->com,       a->contact_force,
+                      a->push_force, a->rigid_bone, a->cache[0], a->cache[1],   a->ref_time,  a->ghost_time, a->ghost_pos, a->ghost_quat};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
     memset(a, 0, sizeof *a);
 }
@@ -46,7 +45,10 @@ static int finish(sc_anim *a, sc_err *err)
         sc_vec3 j = sc_v3_load(a->joint_rest + 3 * b), c = sc_v3(0, 0, 0);
         int n = 0;
         for (int i = 0; i < a->nnodes; i++)
-            if (a->node_bone[i] == b) { c = sc_v3_add(c, sc_v3_load(a->rest_pos + 3 * i)); n++; }
+            if (a->node_bone[i] == b) {
+                c = sc_v3_add(c, sc_v3_load(a->rest_pos + 3 * i));
+                n++;
+            }
         sc_vec3 dir = n ? sc_v3_sub(sc_v3_scale(c, 1.0 / n), j) : sc_v3(0, 0, 0);
         if (sc_v3_norm(dir) < 1e-9 && a->parent[b] >= 0) dir = sc_v3_sub(j, sc_v3_load(a->joint_rest + 3 * a->parent[b]));
         dir = sc_v3_normalize(dir);
@@ -82,18 +84,32 @@ static int open_character(const char *path, sc_anim *a, sc_err *err)
     a->has_nodes = 1;
     a->nframes = 1;
     a->nbones = m.nbones;
-    a->bone_name = m.bone_name; m.bone_name = NULL;
-    a->parent = m.parent; m.parent = NULL;
-    a->joint_rest = m.joint_pos; m.joint_pos = NULL;
-    a->tip_rest = m.bone_end; m.bone_end = NULL;
-    a->nnodes = m.nnodes; a->ntets = m.ntets; a->nsv = m.nsurf_verts; a->nsf = m.nsurf_tris;
-    a->tets = m.tets; m.tets = NULL;
-    a->rest_pos = m.rest_pos; m.rest_pos = NULL;
-    a->node_bone = m.node_bone; m.node_bone = NULL;
-    a->faces = m.surf_tris; m.surf_tris = NULL;
-    a->surf_tet = m.surf_tet; m.surf_tet = NULL;
-    a->surf_bary = m.surf_bary; m.surf_bary = NULL;
-    a->surf_rest = m.surf_rest; m.surf_rest = NULL;
+    a->bone_name = m.bone_name;
+    m.bone_name = NULL;
+    a->parent = m.parent;
+    m.parent = NULL;
+    a->joint_rest = m.joint_pos;
+    m.joint_pos = NULL;
+    a->tip_rest = m.bone_end;
+    m.bone_end = NULL;
+    a->nnodes = m.nnodes;
+    a->ntets = m.ntets;
+    a->nsv = m.nsurf_verts;
+    a->nsf = m.nsurf_tris;
+    a->tets = m.tets;
+    m.tets = NULL;
+    a->rest_pos = m.rest_pos;
+    m.rest_pos = NULL;
+    a->node_bone = m.node_bone;
+    m.node_bone = NULL;
+    a->faces = m.surf_tris;
+    m.surf_tris = NULL;
+    a->surf_tet = m.surf_tet;
+    m.surf_tet = NULL;
+    a->surf_bary = m.surf_bary;
+    m.surf_bary = NULL;
+    a->surf_rest = m.surf_rest;
+    m.surf_rest = NULL;
     int nb = a->nbones;
     a->time = calloc(1, sizeof(double));
     a->bone_pos = malloc((size_t)nb * 3 * sizeof(double));
@@ -108,7 +124,8 @@ static int open_character(const char *path, sc_anim *a, sc_err *err)
     memcpy(a->bone_pos, a->joint_rest, (size_t)nb * 3 * sizeof(double));
     for (int b = 0; b < nb; b++) {
         double *q = a->bone_quat + 4 * b;
-        q[0] = 1; q[1] = q[2] = q[3] = 0;
+        q[0] = 1;
+        q[1] = q[2] = q[3] = 0;
     }
     double mass = 0;
     for (int i = 0; i < a->nnodes; i++) {
@@ -131,10 +148,16 @@ static int rest_joints(sc_anim *a, sc_err *err)
         rows = malloc((size_t)a->nnodes * 3 * sizeof(double));
         if (!rows) return sc_fail(err, SC_EIO, "out of memory");
         int rc = sc_sim_read_node_rows(a->file, a->nnodes, 0, 1, rows, err);
-        if (rc) { free(rows); return rc; }
+        if (rc) {
+            free(rows);
+            return rc;
+        }
     }
     int *cnt = calloc((size_t)nb, sizeof *cnt);
-    if (!cnt) { free(rows); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!cnt) {
+        free(rows);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     for (int i = 0; rows && i < a->nnodes; i++) {
         int b = a->node_bone[i];
         if (b < 0) continue;
@@ -172,7 +195,10 @@ static int rigid_bones(sc_anim *a, sc_err *err)
         for (int j = 0; a->node_bone[i] < 0 && j < a->nnodes; j++) {
             if (a->node_bone[j] < 0) continue;
             double d = sc_v3_dist(sc_v3_load(a->rest_pos + 3 * i), sc_v3_load(a->rest_pos + 3 * j));
-            if (d < bd) { bd = d; a->rigid_bone[i] = a->node_bone[j]; }
+            if (d < bd) {
+                bd = d;
+                a->rigid_bone[i] = a->node_bone[j];
+            }
         }
     }
     return SC_OK;
@@ -184,23 +210,41 @@ static int open_sim(sc_sim_data *d, sc_anim *a, sc_err *err)
     a->is_sim = 1;
     a->has_nodes = d->has_nodes;
     a->nframes = d->nframes;
-    a->time = d->time; d->time = NULL;
+    a->time = d->time;
+    d->time = NULL;
     a->nbones = d->nbones;
-    a->bone_name = d->bone_name; d->bone_name = NULL;
-    a->parent = d->parent; d->parent = NULL;
-    a->bone_pos = d->bone_pos; d->bone_pos = NULL;
-    a->bone_quat = d->bone_quat; d->bone_quat = NULL;
-    a->nnodes = d->nnodes; a->ntets = d->ntets; a->nsv = d->nsv; a->nsf = d->nsf;
-    a->tets = d->tets; d->tets = NULL;
-    a->rest_pos = d->rest_pos; d->rest_pos = NULL;
-    a->node_bone = d->node_bone; d->node_bone = NULL;
-    a->faces = d->faces; d->faces = NULL;
-    a->surf_tet = d->surf_tet; d->surf_tet = NULL;
-    a->surf_bary = d->surf_bary; d->surf_bary = NULL;
-    a->com = d->com; d->com = NULL;
-    a->contact_force = d->contact_force; d->contact_force = NULL;
-    a->push_force = d->push_force; d->push_force = NULL;
-    a->ref_time = d->ref_time; d->ref_time = NULL;
+    a->bone_name = d->bone_name;
+    d->bone_name = NULL;
+    a->parent = d->parent;
+    d->parent = NULL;
+    a->bone_pos = d->bone_pos;
+    d->bone_pos = NULL;
+    a->bone_quat = d->bone_quat;
+    d->bone_quat = NULL;
+    a->nnodes = d->nnodes;
+    a->ntets = d->ntets;
+    a->nsv = d->nsv;
+    a->nsf = d->nsf;
+    a->tets = d->tets;
+    d->tets = NULL;
+    a->rest_pos = d->rest_pos;
+    d->rest_pos = NULL;
+    a->node_bone = d->node_bone;
+    d->node_bone = NULL;
+    a->faces = d->faces;
+    d->faces = NULL;
+    a->surf_tet = d->surf_tet;
+    d->surf_tet = NULL;
+    a->surf_bary = d->surf_bary;
+    d->surf_bary = NULL;
+    a->com = d->com;
+    d->com = NULL;
+    a->contact_force = d->contact_force;
+    d->contact_force = NULL;
+    a->push_force = d->push_force;
+    d->push_force = NULL;
+    a->ref_time = d->ref_time;
+    d->ref_time = NULL;
     snprintf(a->status, sizeof a->status, "%s", d->status);
     size_t nb = (size_t)a->nbones;
     a->joint_rest = calloc(nb * 3, sizeof(double));
@@ -219,7 +263,7 @@ static int open_sim(sc_sim_data *d, sc_anim *a, sc_err *err)
     a->ground_n[1] = 1;
     if (d->config) {
         sc_render_scene scene;
-        sc_render_scene_read(d->config, a->path, (const char (*)[SC_NAME_LEN])a->bone_name, a->nbones, &scene);
+        sc_render_scene_read(d->config, a->path, (const char(*)[SC_NAME_LEN])a->bone_name, a->nbones, &scene);
         memcpy(a->ground_n, scene.ground_n, sizeof a->ground_n);
         a->ground_off = scene.ground_off;
         a->npush = scene.npush;
@@ -287,7 +331,8 @@ static void ghost_at(const sc_anim *a, double tr, sc_xform *out)
         int hi = n - 1;
         while (hi - k > 1) {
             int mid = (k + hi) / 2;
-            if (t[mid] <= tr) k = mid; else hi = mid;
+            if (t[mid] <= tr) k = mid;
+            else hi = mid;
         }
         u = (tr - t[k]) / (t[hi] - t[k]);
     }
@@ -330,7 +375,10 @@ void sc_anim_pose_free(sc_anim_pose *p)
 static int frame_nodes(sc_anim *a, int k, int keep, const double **out, sc_err *err)
 {
     for (int s = 0; s < 2; s++)
-        if (a->cache_k[s] == k) { *out = a->cache[s]; return SC_OK; }
+        if (a->cache_k[s] == k) {
+            *out = a->cache[s];
+            return SC_OK;
+        }
     int s = a->cache_k[0] == keep ? 1 : 0;
     double *x = a->cache[s];
     a->cache_k[s] = -1;
@@ -372,8 +420,8 @@ static int sample_between(sc_anim *a, int k, double u, double t, sc_anim_pose *p
             const int *t4 = a->tets + 4 * a->surf_tet[v];
             const double *w = a->surf_bary + 4 * v;
             for (int d = 0; d < 3; d++)
-                p->surf[3 * v + d] = w[0] * p->nodes[3 * t4[0] + d] + w[1] * p->nodes[3 * t4[1] + d] +
-                                     w[2] * p->nodes[3 * t4[2] + d] + w[3] * p->nodes[3 * t4[3] + d];
+                p->surf[3 * v + d] =
+                    w[0] * p->nodes[3 * t4[0] + d] + w[1] * p->nodes[3 * t4[1] + d] + w[2] * p->nodes[3 * t4[2] + d] + w[3] * p->nodes[3 * t4[3] + d];
         }
     }
     for (int b = 0; b < a->nbones; b++) {
@@ -390,8 +438,8 @@ static int sample_between(sc_anim *a, int k, double u, double t, sc_anim_pose *p
     p->has_ghost = a->ghost_n > 0;
     if (p->has_ghost) {
         double tr = a->ghost_sim_time ? t
-                    : a->ref_time   ? a->ref_time[k] + u * (a->ref_time[k1] - a->ref_time[k])
-                                    : a->ghost_time[0] + (t - a->time[0]);
+            : a->ref_time             ? a->ref_time[k] + u * (a->ref_time[k1] - a->ref_time[k])
+                                      : a->ghost_time[0] + (t - a->time[0]);
         ghost_at(a, tr, p->ghost);
     }
     p->t = t;

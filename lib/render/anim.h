@@ -17,18 +17,18 @@ typedef sc_scene_push sc_anim_push; /* a push of the simulation's config (settin
 
 typedef struct sc_anim {
     char path[1024];
-    int is_sim;        /* 0: a character.h5 rest pose (one frame at t = 0) */
-    int has_nodes;     /* sim.h5 has /nodes/position; otherwise nodes follow their bones rigidly */
+    int is_sim;    /* 0: a character.h5 rest pose (one frame at t = 0) */
+    int has_nodes; /* sim.h5 has /nodes/position; otherwise nodes follow their bones rigidly */
     int nframes;
-    double *time;      /* [nframes] s, non-decreasing */
+    double *time; /* [nframes] s, non-decreasing */
     /* skeleton; bone frames are world-aligned at rest with their origin at the joint */
     int nbones;
     char (*bone_name)[SC_NAME_LEN];
-    int *parent;       /* [nbones], -1 for the root, parent[b] < b */
-    double *joint_rest;/* [nbones*3] rest joint (bone origin) */
-    double *tip_rest;  /* [nbones*3] rest tip: the child joint, or for a leaf its far end */
-    double *bone_pos;  /* [nframes*nbones*3] bone origin */
-    double *bone_quat; /* [nframes*nbones*4] (w, x, y, z) rotation from the rest pose */
+    int *parent;        /* [nbones], -1 for the root, parent[b] < b */
+    double *joint_rest; /* [nbones*3] rest joint (bone origin) */
+    double *tip_rest;   /* [nbones*3] rest tip: the child joint, or for a leaf its far end */
+    double *bone_pos;   /* [nframes*nbones*3] bone origin */
+    double *bone_quat;  /* [nframes*nbones*4] (w, x, y, z) rotation from the rest pose */
     /* meshes */
     int nnodes, ntets, nsv, nsf;
     int *tets;         /* [ntets*4] */
@@ -44,12 +44,12 @@ typedef struct sc_anim {
     double ground_n[3], ground_off; /* ground: n . x = off (flat y = 0 by default) */
     int npush;
     sc_anim_push push[SC_ANIM_MAX_PUSH];
-    double height;     /* rest surface height (m) */
-    char status[256];  /* the sim's root `status` attribute ("" if none) */
-    double *ref_time;  /* [nframes] reference time the controller played (/control/reference_time), or NULL */
+    double height;    /* rest surface height (m) */
+    char status[256]; /* the sim's root `status` attribute ("" if none) */
+    double *ref_time; /* [nframes] reference time the controller played (/control/reference_time), or NULL */
     /* the reference's skeleton, drawn as a ghost (sc_anim_attach_reference) */
-    int ghost_n;       /* reference samples; 0: no ghost */
-    int ghost_sim_time;/* 1: ghost_time is the simulation's time (an openloop.h5's achieved frames) */
+    int ghost_n;                                 /* reference samples; 0: no ghost */
+    int ghost_sim_time;                          /* 1: ghost_time is the simulation's time (an openloop.h5's achieved frames) */
     double *ghost_time, *ghost_pos, *ghost_quat; /* [ghost_n], [ghost_n*nbones*3], [ghost_n*nbones*4] */
     /* private */
     sc_sim_file *file; /* sim.h5, for node frames on demand */
@@ -61,13 +61,13 @@ typedef struct sc_anim {
 /* A sampled pose; arrays are sized by sc_anim_pose_alloc. */
 typedef struct sc_anim_pose {
     double t;
-    int frame;         /* the stored frame at or before t */
-    double *nodes;     /* [nnodes*3] */
-    double *surf;      /* [nsv*3] */
-    sc_xform *bone;    /* [nbones] world pose: x = q (X - joint_rest) + p */
+    int frame;      /* the stored frame at or before t */
+    double *nodes;  /* [nnodes*3] */
+    double *surf;   /* [nsv*3] */
+    sc_xform *bone; /* [nbones] world pose: x = q (X - joint_rest) + p */
     double com[3], contact_force[3], push_force[3];
     int has_ghost;
-    sc_xform *ghost;   /* [nbones] the reference's bone poses at the reference time played at t */
+    sc_xform *ghost; /* [nbones] the reference's bone poses at the reference time played at t */
 } sc_anim_pose;
 
 /* Opens sim.h5 or character.h5 (told apart by the root `schema` attribute, or by content).

@@ -34,8 +34,7 @@ static int sample_frame(void *ctx, double t, sc_frames_pose *out, sc_err *err)
     return SC_OK;
 }
 
-int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, const char *xdmf_path, int argc,
-                   char *const *argv, sc_err *err)
+int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, const char *xdmf_path, int argc, char *const *argv, sc_err *err)
 {
     if (n < 1) return sc_fail(err, SC_EINPUT, "export: no frames");
     frame_sampler s = {.a = a};
@@ -49,7 +48,9 @@ int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, 
     for (int b = 0; b < nb && !rc; b++) names[b] = a->bone_name[b];
     const sc_frames_mesh mesh = {a->path, a->nsf, a->nsv, a->ntets, a->nnodes, nb, a->faces, a->tets, a->node_bone, a->parent, names};
     if (!rc) rc = sc_frames_save(h5_path, xdmf_path, &mesh, times, n, sample_frame, &s, argc, argv, err);
-    free(names); free(s.height); free(s.joints);
+    free(names);
+    free(s.height);
+    free(s.joints);
     sc_anim_pose_free(&s.p);
     return rc;
 }
@@ -72,7 +73,10 @@ int sc_export_obj(sc_anim *a, double t, const char *obj_path, sc_err *err)
 
 static void put_le32(unsigned char *b, uint32_t v)
 {
-    b[0] = (unsigned char)v; b[1] = (unsigned char)(v >> 8); b[2] = (unsigned char)(v >> 16); b[3] = (unsigned char)(v >> 24);
+    b[0] = (unsigned char)v;
+    b[1] = (unsigned char)(v >> 8);
+    b[2] = (unsigned char)(v >> 16);
+    b[3] = (unsigned char)(v >> 24);
 }
 
 static void put_f32(unsigned char *b, float f)
@@ -200,14 +204,16 @@ int sc_export_bvh(sc_anim *a, const double *times, int n, const char *bvh_path, 
             const sc_bvh_joint *j = &bvh.joints[bvh_of[b]];
             double *v = row + j->channel_offset, e[3];
             if (j->nchannels == 6) { /* the root's position (its offset is 0) */
-                v[0] = p.bone[b].p.x; v[1] = p.bone[b].p.y; v[2] = p.bone[b].p.z;
+                v[0] = p.bone[b].p.x;
+                v[1] = p.bone[b].p.y;
+                v[2] = p.bone[b].p.z;
                 v += 3;
             }
             sc_quat q = sc_anim_local_rotation(&p, a, b);
             sc_quat_to_euler_zyx_deg(q, e);
             for (int k = 0; k < 3; k++) {
                 double *pv = prev ? prev + (v - row) + k : NULL;
-                if (!isfinite(e[k])) e[k] = pv ? *pv : 0; /* a failed simulation's last frames */
+                if (!isfinite(e[k])) e[k] = pv ? *pv : 0;        /* a failed simulation's last frames */
                 if (pv) e[k] += 360 * round((*pv - e[k]) / 360); /* continuous curves for animation tools */
                 v[k] = e[k];
             }
@@ -218,7 +224,9 @@ int sc_export_bvh(sc_anim *a, const double *times, int n, const char *bvh_path, 
     }
     sc_anim_pose_free(&p);
     if (!rc) rc = sc_bvh_write(bvh_path, &bvh, err);
-    free(order); free(stack); free(bvh_of);
+    free(order);
+    free(stack);
+    free(bvh_of);
     sc_bvh_free(&bvh);
     return rc;
 }

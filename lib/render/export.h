@@ -14,8 +14,7 @@
 /* h5_path (store/frames.h's NAME_frames.h5) gets the animation sampled at times[0..n-1], and
    xdmf_path its description for ParaView (sc_frames_save). argc/argv go into the provenance
    attributes (may be 0/NULL). */
-int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, const char *xdmf_path, int argc,
-                   char *const *argv, sc_err *err);
+int sc_export_xdmf(sc_anim *a, const double *times, int n, const char *h5_path, const char *xdmf_path, int argc, char *const *argv, sc_err *err);
 /* The fine surface at time t as OBJ. */
 int sc_export_obj(sc_anim *a, double t, const char *obj_path, sc_err *err);
 /* PC2: "POINTCACHE2\0", int32 version 1, int32 points, float32 start frame (0), float32 sample

@@ -121,15 +121,16 @@ static void draw_pass(uint8_t *rgb, int w, int h, int x, int y, const char *s, i
                         int px = x + col * scale + dx;
                         if (px < 0 || px >= w) continue;
                         uint8_t *p = rgb + 3 * ((long)py * w + px);
-                        p[0] = c[0]; p[1] = c[1]; p[2] = c[2];
+                        p[0] = c[0];
+                        p[1] = c[1];
+                        p[2] = c[2];
                     }
                 }
             }
     }
 }
 
-void sc_font_draw(uint8_t *rgb, int w, int h, int x, int y, const char *s, int scale, const uint8_t color[3],
-                  const uint8_t *shadow)
+void sc_font_draw(uint8_t *rgb, int w, int h, int x, int y, const char *s, int scale, const uint8_t color[3], const uint8_t *shadow)
 {
     if (scale < 1) scale = 1;
     if (shadow) draw_pass(rgb, w, h, x + scale, y + scale, s, scale, shadow);

@@ -11,7 +11,6 @@ int sc_font_width(const char *s, int scale);
 /* Draws s with its top-left corner at (x, y) into a w x h RGB image, clipped; `shadow`, when
    non-NULL, is drawn one scaled pixel down-right first so the text reads on any background.
    Characters outside printable ASCII are drawn as '?'. */
-void sc_font_draw(uint8_t *rgb, int w, int h, int x, int y, const char *s, int scale, const uint8_t color[3],
-                  const uint8_t *shadow);
+void sc_font_draw(uint8_t *rgb, int w, int h, int x, int y, const char *s, int scale, const uint8_t color[3], const uint8_t *shadow);
 
 #endif

@@ -37,8 +37,8 @@ int sc_render_write_frames(const sc_render_settings *c, sc_anim *a, const double
         sc_progress_update(&prog, i + 1);
     }
     sc_progress_end(&prog);
-    sc_log_info("render: %d frames %d x %d in %s/frame_%05d.png .. frame_%05d.png: %.1f ms per frame drawing, %.1f ms writing PNG",
-                n, o->width, o->height, dir, 0, n - 1, 1e3 * render_s / n, 1e3 * png_s / n);
+    sc_log_info("render: %d frames %d x %d in %s/frame_%05d.png .. frame_%05d.png: %.1f ms per frame drawing, %.1f ms writing PNG", n, o->width,
+                o->height, dir, 0, n - 1, 1e3 * render_s / n, 1e3 * png_s / n);
 done:
     free(rgb);
     sc_anim_pose_free(&pose);

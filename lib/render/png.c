@@ -35,7 +35,10 @@ uint32_t sc_adler32(uint32_t adler, const uint8_t *p, size_t n)
     while (n) {
         size_t k = n < 5552 ? n : 5552; /* largest run without 32-bit overflow before the modulo */
         n -= k;
-        while (k--) { a += *p++; b += a; }
+        while (k--) {
+            a += *p++;
+            b += a;
+        }
         a %= 65521u;
         b %= 65521u;
     }
@@ -57,7 +60,10 @@ static void bw_byte(bitw *w, uint8_t b)
     if (w->n == w->cap) {
         size_t cap = w->cap ? 2 * w->cap : 4096;
         uint8_t *nb = realloc(w->buf, cap);
-        if (!nb) { w->oom = 1; return; }
+        if (!nb) {
+            w->oom = 1;
+            return;
+        }
         w->buf = nb;
         w->cap = cap;
     }
@@ -161,7 +167,10 @@ static void huff_codes(const uint8_t *len, int n, uint16_t *code)
         next[b] = c;
     }
     for (int i = 0; i < n; i++) {
-        if (!len[i]) { code[i] = 0; continue; }
+        if (!len[i]) {
+            code[i] = 0;
+            continue;
+        }
         int v = next[len[i]]++, r = 0;
         for (int k = 0; k < len[i]; k++) r |= ((v >> k) & 1) << (len[i] - 1 - k);
         code[i] = (uint16_t)r;
@@ -170,11 +179,11 @@ static void huff_codes(const uint8_t *len, int n, uint16_t *code)
 
 /* ---- deflate ---- */
 
-static const uint16_t len_base[29] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
-                                      35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                      31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
 static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-static const uint16_t dist_base[30] = {1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193,
-                                       257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+static const uint16_t dist_base[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
+                                       193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
 static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 static const uint8_t cl_order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
@@ -196,12 +205,12 @@ static int dist_code(int d) /* 1..32768 -> 0..29 */
     return 2 * hb + ((x >> (hb - 1)) & 1);
 }
 
-#define WSIZE 32768
-#define HBITS 15
+#define WSIZE      32768
+#define HBITS      15
 #define BLOCK_SYMS 32768
 
 typedef struct {
-    uint16_t *lit; /* literal byte, or 256 + match length */
+    uint16_t *lit;  /* literal byte, or 256 + match length */
     uint16_t *dist; /* 0 for a literal */
     int n;
 } symbuf;
@@ -259,7 +268,7 @@ static void emit_block(bitw *w, const symbuf *s, int final)
     int hclen = 19;
     while (hclen > 4 && !cll[cl_order[hclen - 1]]) hclen--;
 
-    bw_bits(w, (uint32_t)final, 1);
+    bw_bits(w, (uint32_t) final, 1);
     bw_bits(w, 2, 2);
     bw_bits(w, (uint32_t)(hlit - 257), 5);
     bw_bits(w, (uint32_t)(hdist - 1), 5);
@@ -310,8 +319,8 @@ int sc_zlib_compress(const uint8_t *src, size_t n, int level, uint8_t **out, siz
     *out = NULL;
     *out_n = 0;
     bitw w = {0};
-    bw_byte(&w, 0x78); /* CMF: deflate, 32K window */
-    bw_byte(&w, 0x9c); /* FLG: (0x78 * 256 + 0x9c) % 31 == 0 */
+    bw_byte(&w, 0x78);                    /* CMF: deflate, 32K window */
+    bw_byte(&w, 0x9c);                    /* FLG: (0x78 * 256 + 0x9c) % 31 == 0 */
     if (level <= 0 || n >= 0x7fffffffu) { /* int32 hash positions */
         emit_stored(&w, src, n);
     } else {
@@ -320,7 +329,11 @@ int sc_zlib_compress(const uint8_t *src, size_t n, int level, uint8_t **out, siz
         int32_t *prev = malloc(sizeof(int32_t) * WSIZE);
         symbuf s = {malloc(sizeof(uint16_t) * BLOCK_SYMS), malloc(sizeof(uint16_t) * BLOCK_SYMS), 0};
         if (!head || !prev || !s.lit || !s.dist) {
-            free(head); free(prev); free(s.lit); free(s.dist); free(w.buf);
+            free(head);
+            free(prev);
+            free(s.lit);
+            free(s.dist);
+            free(w.buf);
             return sc_fail(err, SC_EIO, "out of memory (deflate)");
         }
         /* positions are relative to a base that advances so int32 never overflows */
@@ -373,7 +386,10 @@ int sc_zlib_compress(const uint8_t *src, size_t n, int level, uint8_t **out, siz
             }
         }
         if (!emitted_final) emit_block(&w, &s, 1);
-        free(head); free(prev); free(s.lit); free(s.dist);
+        free(head);
+        free(prev);
+        free(s.lit);
+        free(s.dist);
         bw_align(&w);
     }
     uint32_t a = sc_adler32(1, src, n);
@@ -397,7 +413,10 @@ static int paeth(int a, int b, int c)
 
 static void put_be32(uint8_t *p, uint32_t v)
 {
-    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
 }
 
 static uint8_t *put_chunk(uint8_t *p, const char *type, const uint8_t *data, size_t n)
@@ -417,7 +436,8 @@ int sc_png_encode(const uint8_t *rgb, int w, int h, int level, uint8_t **out, si
     size_t stride = 3 * (size_t)w, rowlen = stride + 1;
     uint8_t *filt = malloc(rowlen * (size_t)h), *cand = malloc(5 * stride);
     if (!filt || !cand) {
-        free(filt); free(cand);
+        free(filt);
+        free(cand);
         return sc_fail(err, SC_EIO, "out of memory (PNG)");
     }
     for (int y = 0; y < h; y++) {
@@ -447,7 +467,10 @@ int sc_png_encode(const uint8_t *rgb, int w, int h, int level, uint8_t **out, si
             const uint8_t *c = cand + (size_t)f * stride;
             long sum = 0;
             for (size_t x = 0; x < stride; x++) sum += c[x] < 128 ? c[x] : 256 - c[x];
-            if (best_sum < 0 || sum < best_sum) { best_sum = sum; best = f; }
+            if (best_sum < 0 || sum < best_sum) {
+                best_sum = sum;
+                best = f;
+            }
         }
         filt[(size_t)y * rowlen] = (uint8_t)best;
         memcpy(filt + (size_t)y * rowlen + 1, cand + (size_t)best * stride, stride);

@@ -50,8 +50,11 @@ int sc_raster_init(sc_raster *r, int w, int h, int ss, sc_err *err)
     memset(r, 0, sizeof *r);
     if (w < 1 || h < 1 || ss < 1 || ss > 4 || (long)w * h * ss * ss > 200000000L)
         return sc_fail(err, SC_EINPUT, "image %d x %d with %d x %d samples per pixel is out of range", w, h, ss, ss);
-    r->w = w; r->h = h; r->ss = ss;
-    r->sw = w * ss; r->sh = h * ss;
+    r->w = w;
+    r->h = h;
+    r->ss = ss;
+    r->sw = w * ss;
+    r->sh = h * ss;
     size_t n = (size_t)r->sw * r->sh;
     r->depth = malloc(n * sizeof *r->depth);
     r->color = malloc(n * sizeof *r->color);
@@ -109,10 +112,15 @@ void sc_raster_triangle(sc_raster *r, const float v0[6], const float v1[6], cons
     float x0 = v0[0] * s, y0 = v0[1] * s, x1 = v1[0] * s, y1 = v1[1] * s, x2 = v2[0] * s, y2 = v2[1] * s;
     float area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0);
     if (!(fabsf(area) > 1e-12f)) return; /* degenerate or NaN */
-    if (area < 0) { /* make it positive: swap v1 and v2 */
-        const float *t = v1; v1 = v2; v2 = t;
+    if (area < 0) {                      /* make it positive: swap v1 and v2 */
+        const float *t = v1;
+        v1 = v2;
+        v2 = t;
         float tx = x1, ty = y1;
-        x1 = x2; y1 = y2; x2 = tx; y2 = ty;
+        x1 = x2;
+        y1 = y2;
+        x2 = tx;
+        y2 = ty;
         area = -area;
     }
     float fminx = minf_(x0, minf_(x1, x2)), fmaxx = maxf_(x0, maxf_(x1, x2));
@@ -153,9 +161,13 @@ void sc_raster_triangle(sc_raster *r, const float v0[6], const float v1[6], cons
                                          grad[3][0] + grad[3][1] * dx + grad[3][2] * dy);
                 }
             }
-            w0 += e0x; w1 += e1x; w2 += e2x;
+            w0 += e0x;
+            w1 += e1x;
+            w2 += e2x;
         }
-        e0 += e0y; e1 += e1y; e2 += e2y;
+        e0 += e0y;
+        e1 += e1y;
+        e2 += e2y;
     }
 }
 
@@ -169,7 +181,9 @@ void sc_raster_resolve_row(const sc_raster *r, int y, const float *background, u
             for (int i = 0; i < ss; i++) {
                 uint32_t v = row[i];
                 if (!v) continue;
-                sr += (v >> 16) & 0xff; sg += (v >> 8) & 0xff; sb += v & 0xff;
+                sr += (v >> 16) & 0xff;
+                sg += (v >> 8) & 0xff;
+                sb += v & 0xff;
                 c++;
             }
         }
@@ -197,8 +211,7 @@ static inline void blend(uint8_t *p, const float c[3], double a)
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-void sc_draw_line(uint8_t *rgb, int w, int h, double x0, double y0, double x1, double y1, double width,
-                  const float color[3], double alpha)
+void sc_draw_line(uint8_t *rgb, int w, int h, double x0, double y0, double x1, double y1, double width, const float color[3], double alpha)
 {
     if (!isfinite(x0) || !isfinite(y0) || !isfinite(x1) || !isfinite(y1)) return;
     double r = 0.5 * width, dx = x1 - x0, dy = y1 - y0, len2 = dx * dx + dy * dy;
@@ -248,7 +261,10 @@ void sc_draw_triangle(uint8_t *rgb, int w, int h, const double xy[6], const floa
 
 void sc_draw_rect(uint8_t *rgb, int w, int h, int x0, int y0, int x1, int y1, const float color[3], double alpha)
 {
-    x0 = clampi(x0, 0, w); x1 = clampi(x1, 0, w); y0 = clampi(y0, 0, h); y1 = clampi(y1, 0, h);
+    x0 = clampi(x0, 0, w);
+    x1 = clampi(x1, 0, w);
+    y0 = clampi(y0, 0, h);
+    y1 = clampi(y1, 0, h);
     for (int j = y0; j < y1; j++)
         for (int i = x0; i < x1; i++) blend(rgb + 3 * ((size_t)j * w + i), color, alpha);
 }

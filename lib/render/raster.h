@@ -16,7 +16,7 @@ typedef struct sc_camera {
     double focal;                /* pixels per unit tangent */
     double cx, cy;               /* principal point in pixels */
     int width, height;
-    double near;                 /* m */
+    double near; /* m */
 } sc_camera;
 
 /* A camera at eye looking at target with vertical field of view fov_deg, world up +y. */
@@ -47,8 +47,7 @@ void sc_raster_triangle(sc_raster *r, const float v0[6], const float v1[6], cons
 void sc_raster_resolve_row(const sc_raster *r, int y, const float *background, uint8_t *out, uint8_t *mask);
 
 /* ---- 2-D overlays on an RGB8 image (alpha-blended, anti-aliased by pixel coverage) ---- */
-void sc_draw_line(uint8_t *rgb, int w, int h, double x0, double y0, double x1, double y1, double width,
-                  const float color[3], double alpha);
+void sc_draw_line(uint8_t *rgb, int w, int h, double x0, double y0, double x1, double y1, double width, const float color[3], double alpha);
 void sc_draw_disc(uint8_t *rgb, int w, int h, double cx, double cy, double radius, const float color[3], double alpha);
 void sc_draw_triangle(uint8_t *rgb, int w, int h, const double xy[6], const float color[3], double alpha);
 /* Darkens (alpha < 0 is not allowed) a rectangle towards color: a backdrop for labels. */

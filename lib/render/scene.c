@@ -17,13 +17,13 @@ struct sc_renderer {
     sc_render_opts o;
     sc_raster r;
     int nsv, nsf;
-    float *vn;    /* [nsv*3] vertex normals */
-    float *vs;    /* [nsv*6] projected vertices: x, y, 1/depth, r, g, b */
-    uint8_t *vok; /* [nsv] projected in front of the camera and finite */
-    float *vh;    /* [nsv] height above the ground */
-    float *vp;    /* [nsv*4] texel coordinates: along the light, straight down */
-    float *bg;    /* [width*3] ground and sky of one pixel row */
-    double *row_uv[2]; /* [width*3] ground coordinates u, v and hit flag of two pixel rows */
+    float *vn;                                 /* [nsv*3] vertex normals */
+    float *vs;                                 /* [nsv*6] projected vertices: x, y, 1/depth, r, g, b */
+    uint8_t *vok;                              /* [nsv] projected in front of the camera and finite */
+    float *vh;                                 /* [nsv] height above the ground */
+    float *vp;                                 /* [nsv*4] texel coordinates: along the light, straight down */
+    float *bg;                                 /* [width*3] ground and sky of one pixel row */
+    double *row_uv[2];                         /* [width*3] ground coordinates u, v and hit flag of two pixel rows */
     float *tex_shadow, *tex_contact, *tex_tmp; /* TEX_N x TEX_N */
     double tex_u0, tex_v0, tex_res;
     sc_vec3 gn, gu, gv; /* ground normal and in-plane axes */
@@ -36,9 +36,17 @@ void sc_renderer_free(sc_renderer *r)
 {
     if (!r) return;
     sc_raster_free(&r->r);
-    free(r->vn); free(r->vs); free(r->vok); free(r->vh); free(r->vp); free(r->bg);
-    free(r->row_uv[0]); free(r->row_uv[1]);
-    free(r->tex_shadow); free(r->tex_contact); free(r->tex_tmp);
+    free(r->vn);
+    free(r->vs);
+    free(r->vok);
+    free(r->vh);
+    free(r->vp);
+    free(r->bg);
+    free(r->row_uv[0]);
+    free(r->row_uv[1]);
+    free(r->tex_shadow);
+    free(r->tex_contact);
+    free(r->tex_tmp);
     free(r);
 }
 
@@ -69,7 +77,10 @@ int sc_renderer_create(const sc_render_opts *o, const sc_anim *a, sc_renderer **
     if (!r) return sc_fail(err, SC_EIO, "out of memory");
     r->o = *o;
     int rc = sc_raster_init(&r->r, o->width, o->height, o->antialias ? 2 : 1, err);
-    if (rc) { free(r); return rc; }
+    if (rc) {
+        free(r);
+        return rc;
+    }
     r->nsv = a->nsv;
     r->nsf = a->nsf;
     size_t nv = (size_t)a->nsv + 1, w = (size_t)o->width;
@@ -84,8 +95,8 @@ int sc_renderer_create(const sc_render_opts *o, const sc_anim *a, sc_renderer **
     r->tex_shadow = malloc(TEX_N * TEX_N * sizeof(float));
     r->tex_contact = malloc(TEX_N * TEX_N * sizeof(float));
     r->tex_tmp = malloc(TEX_N * TEX_N * sizeof(float));
-    if (!r->vn || !r->vs || !r->vok || !r->vh || !r->vp || !r->bg || !r->row_uv[0] || !r->row_uv[1] || !r->tex_shadow ||
-        !r->tex_contact || !r->tex_tmp) {
+    if (!r->vn || !r->vs || !r->vok || !r->vh || !r->vp || !r->bg || !r->row_uv[0] || !r->row_uv[1] || !r->tex_shadow || !r->tex_contact ||
+        !r->tex_tmp) {
         sc_renderer_free(r);
         return sc_fail(err, SC_EIO, "out of memory");
     }
@@ -137,7 +148,9 @@ static void vertex_normals(sc_renderer *r, const sc_anim *a, const double *x)
         if (!isfinite(n.x + n.y + n.z)) continue;
         for (int k = 0; k < 3; k++) { /* area-weighted */
             float *vn = r->vn + 3 * t[k];
-            vn[0] += (float)n.x; vn[1] += (float)n.y; vn[2] += (float)n.z;
+            vn[0] += (float)n.x;
+            vn[1] += (float)n.y;
+            vn[2] += (float)n.z;
         }
     }
 }
@@ -170,7 +183,11 @@ static void tex_triangle(float *tex, const float *p0, const float *p1, const flo
 {
     float area = (p1[0] - p0[0]) * (p2[1] - p0[1]) - (p2[0] - p0[0]) * (p1[1] - p0[1]);
     if (!(fabsf(area) > 1e-12f)) return;
-    if (area < 0) { const float *t = p1; p1 = p2; p2 = t; }
+    if (area < 0) {
+        const float *t = p1;
+        p1 = p2;
+        p2 = t;
+    }
     int x0 = (int)floorf(minf_(p0[0], minf_(p1[0], p2[0]))), x1 = (int)ceilf(maxf_(p0[0], maxf_(p1[0], p2[0])));
     int y0 = (int)floorf(minf_(p0[1], minf_(p1[1], p2[1]))), y1 = (int)ceilf(maxf_(p0[1], maxf_(p1[1], p2[1])));
     if (x0 < 0) x0 = 0;
@@ -228,14 +245,25 @@ static void build_shadows(sc_renderer *r, const sc_anim *a, const double *x)
         sc_vec3 ps = sc_v3_axpy(-h / nl, r->light, p), pd = sc_v3_axpy(-h, r->gn, p);
         double su = sc_v3_dot(ps, r->gu), sv = sc_v3_dot(ps, r->gv), du = sc_v3_dot(pd, r->gu), dv = sc_v3_dot(pd, r->gv);
         float *q = r->vp + 4 * v;
-        q[0] = (float)su; q[1] = (float)sv; q[2] = (float)du; q[3] = (float)dv;
-        if (!isfinite(su + sv + du + dv)) { r->vh[v] = NAN; continue; }
-        umin = mind_(umin, mind_(su, du)); umax = maxd_(umax, maxd_(su, du));
-        vmin = mind_(vmin, mind_(sv, dv)); vmax = maxd_(vmax, maxd_(sv, dv));
+        q[0] = (float)su;
+        q[1] = (float)sv;
+        q[2] = (float)du;
+        q[3] = (float)dv;
+        if (!isfinite(su + sv + du + dv)) {
+            r->vh[v] = NAN;
+            continue;
+        }
+        umin = mind_(umin, mind_(su, du));
+        umax = maxd_(umax, maxd_(su, du));
+        vmin = mind_(vmin, mind_(sv, dv));
+        vmax = maxd_(vmax, maxd_(sv, dv));
     }
     memset(r->tex_shadow, 0, TEX_N * TEX_N * sizeof(float));
     memset(r->tex_contact, 0, TEX_N * TEX_N * sizeof(float));
-    if (!(umax >= umin) || !(vmax >= vmin)) { r->tex_res = 0; return; }
+    if (!(umax >= umin) || !(vmax >= vmin)) {
+        r->tex_res = 0;
+        return;
+    }
     double margin = 0.25, ext = maxd_(umax - umin, vmax - vmin) + 2 * margin;
     r->tex_res = maxd_(ext / TEX_N, 0.004);
     r->tex_u0 = 0.5 * (umin + umax) - 0.5 * TEX_N * r->tex_res;
@@ -243,8 +271,10 @@ static void build_shadows(sc_renderer *r, const sc_anim *a, const double *x)
     float inv = (float)(1.0 / r->tex_res), u0 = (float)r->tex_u0, v0 = (float)r->tex_v0;
     for (int v = 0; v < nsv; v++) {
         float *q = r->vp + 4 * v;
-        q[0] = (q[0] - u0) * inv; q[1] = (q[1] - v0) * inv;
-        q[2] = (q[2] - u0) * inv; q[3] = (q[3] - v0) * inv;
+        q[0] = (q[0] - u0) * inv;
+        q[1] = (q[1] - v0) * inv;
+        q[2] = (q[2] - u0) * inv;
+        q[3] = (q[3] - v0) * inv;
     }
     const double contact_h = 0.07; /* m: the contact darkening fades over this height */
     for (int f = 0; f < a->nsf; f++) {
@@ -262,7 +292,8 @@ static void build_shadows(sc_renderer *r, const sc_anim *a, const double *x)
 
 static float tex_lookup(const float *t, double x, double y)
 {
-    x -= 0.5; y -= 0.5;
+    x -= 0.5;
+    y -= 0.5;
     if (!(x > -1 && y > -1 && x < TEX_N && y < TEX_N)) return 0;
     int i = (int)floor(x), j = (int)floor(y);
     float fx = (float)(x - i), fy = (float)(y - j);
@@ -334,8 +365,14 @@ static void ground_row(sc_renderer *r, const sc_camera *c, int y)
         /* pixel footprint in ground coordinates from the neighbouring pixels */
         const double *qx = uv + 3 * (x + 1), *qy = uv1 + 3 * x;
         double wu = 0, wv = 0;
-        if (qx[2] >= 0) { wu += fabs(qx[0] - q[0]); wv += fabs(qx[1] - q[1]); }
-        if (qy[2] >= 0) { wu += fabs(qy[0] - q[0]); wv += fabs(qy[1] - q[1]); }
+        if (qx[2] >= 0) {
+            wu += fabs(qx[0] - q[0]);
+            wv += fabs(qx[1] - q[1]);
+        }
+        if (qy[2] >= 0) {
+            wu += fabs(qy[0] - q[0]);
+            wv += fabs(qy[1] - q[1]);
+        }
         if (qx[2] < 0 || qy[2] < 0) wu = wv = 2 * tile; /* at the horizon */
         double chk = sq_filtered(q[0] / tile, wu / tile) * sq_filtered(q[1] / tile, wv / tile);
         double du = fabs(q[0] - tile * floor(q[0] / tile + 0.5)), dv = fabs(q[1] - tile * floor(q[1] / tile + 0.5));
@@ -365,8 +402,8 @@ static int project(const sc_camera *c, sc_vec3 p, double *x, double *y)
     return isfinite(p.x + p.y + p.z) && sc_camera_project(c, p, x, y, &d);
 }
 
-static void arrow(uint8_t *rgb, int w, int h, const sc_camera *c, sc_vec3 from, sc_vec3 to, double width, const float col[3],
-                  const char *label, int scale)
+static void arrow(uint8_t *rgb, int w, int h, const sc_camera *c, sc_vec3 from, sc_vec3 to, double width, const float col[3], const char *label,
+                  int scale)
 {
     double x0, y0, x1, y1;
     if (!project(c, from, &x0, &y0) || !project(c, to, &x1, &y1)) return;
@@ -407,7 +444,7 @@ static void overlays(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, co
     const sc_render_opts *o = &r->o;
     int w = o->width, h = o->height, scale = w >= 480 ? 2 : 1;
     double px = o->height / 480.0; /* line widths scale with the image */
-    if (p->has_ghost) { /* the reference's skeleton, over everything, in translucent blue */
+    if (p->has_ghost) {            /* the reference's skeleton, over everything, in translucent blue */
         static const float ghost[3] = {0.15f, 0.45f, 1.0f};
         for (int b = 0; b < a->nbones; b++) {
             sc_vec3 l = sc_v3_sub(sc_v3_load(a->tip_rest + 3 * b), sc_v3_load(a->joint_rest + 3 * b));
@@ -481,8 +518,7 @@ static void overlays(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, co
 
 /* ---- a frame ---- */
 
-void sc_render_draw(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, const sc_camera *cam, const char *label,
-                    uint8_t *rgb, uint8_t *mask)
+void sc_render_draw(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, const sc_camera *cam, const char *label, uint8_t *rgb, uint8_t *mask)
 {
     const sc_render_opts *o = &r->o;
     const double *x = p->surf;
@@ -495,7 +531,9 @@ void sc_render_draw(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, con
         float *s = r->vs + 6 * v;
         r->vok[v] = isfinite(pv.x + pv.y + pv.z) && sc_camera_project(cam, pv, &sx, &sy, &d) && fabs(sx) < 1e6 && fabs(sy) < 1e6;
         if (!r->vok[v]) continue;
-        s[0] = (float)sx; s[1] = (float)sy; s[2] = (float)(1.0 / d);
+        s[0] = (float)sx;
+        s[1] = (float)sy;
+        s[2] = (float)(1.0 / d);
         if (!o->flat) {
             const float *n = r->vn + 3 * v;
             shade(r, cam, pv, sc_v3(n[0], n[1], n[2]), s + 3);
@@ -544,8 +582,8 @@ void sc_render_frame(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, ui
 
 /* ---- contact sheet ---- */
 
-int sc_render_contact_sheet(const sc_render_opts *o, sc_anim *a, double t0, double t1, int cols, int rows, int tile_w,
-                            int tile_h, uint8_t **rgb, int *w, int *h, sc_err *err)
+int sc_render_contact_sheet(const sc_render_opts *o, sc_anim *a, double t0, double t1, int cols, int rows, int tile_w, int tile_h, uint8_t **rgb,
+                            int *w, int *h, sc_err *err)
 {
     *rgb = NULL;
     if (cols < 1 || rows < 1 || cols * rows > 400) return sc_fail(err, SC_EINPUT, "contact sheet: %d x %d tiles is not in 1..400", cols, rows);
@@ -556,11 +594,15 @@ int sc_render_contact_sheet(const sc_render_opts *o, sc_anim *a, double t0, doub
     int rc = sc_renderer_create(&to, a, &r, err);
     if (rc) return rc;
     sc_anim_pose pose;
-    if ((rc = sc_anim_pose_alloc(a, &pose, err))) { sc_renderer_free(r); return rc; }
+    if ((rc = sc_anim_pose_alloc(a, &pose, err))) {
+        sc_renderer_free(r);
+        return rc;
+    }
     int gap = 4, W = cols * tile_w + (cols + 1) * gap, H = rows * tile_h + (rows + 1) * gap, n = cols * rows;
     uint8_t *sheet = malloc((size_t)W * H * 3), *tile = malloc((size_t)tile_w * tile_h * 3);
     if (!sheet || !tile) {
-        free(sheet); free(tile);
+        free(sheet);
+        free(tile);
         sc_anim_pose_free(&pose);
         sc_renderer_free(r);
         return sc_fail(err, SC_EIO, "out of memory");
@@ -584,7 +626,10 @@ int sc_render_contact_sheet(const sc_render_opts *o, sc_anim *a, double t0, doub
     free(tile);
     sc_anim_pose_free(&pose);
     sc_renderer_free(r);
-    if (rc) { free(sheet); return rc; }
+    if (rc) {
+        free(sheet);
+        return rc;
+    }
     *rgb = sheet;
     *w = W;
     *h = H;

@@ -23,15 +23,14 @@ void sc_render_camera(const sc_renderer *r, const sc_anim *a, double t, double a
 /* Draws pose p seen by cam into rgb (width x height x 3, rows top down). label (may be NULL)
    goes in the top-left corner. mask (may be NULL) receives the fraction of each pixel covered by
    the character's surface, 0..255. */
-void sc_render_draw(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, const sc_camera *cam, const char *label,
-                    uint8_t *rgb, uint8_t *mask);
+void sc_render_draw(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, const sc_camera *cam, const char *label, uint8_t *rgb, uint8_t *mask);
 /* A frame at the pose's time with the default camera and a "t = 1.23 s" label. */
 void sc_render_frame(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, uint8_t *rgb);
 
 /* A cols x rows contact sheet of tiles tile_w x tile_h (options o, size overridden) at times
    spread evenly over [t0, t1], each labelled with its time; a one-frame animation (a character
    at rest) becomes a turntable labelled with the azimuth. *rgb is malloc'd. */
-int sc_render_contact_sheet(const sc_render_opts *o, sc_anim *a, double t0, double t1, int cols, int rows, int tile_w,
-                            int tile_h, uint8_t **rgb, int *w, int *h, sc_err *err);
+int sc_render_contact_sheet(const sc_render_opts *o, sc_anim *a, double t0, double t1, int cols, int rows, int tile_w, int tile_h, uint8_t **rgb,
+                            int *w, int *h, sc_err *err);
 
 #endif

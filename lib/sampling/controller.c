@@ -25,7 +25,8 @@ double sc_controller_reference_time(const sc_controller *c, double t)
     int lo = 0, hi = n - 1;
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
-        if (tt[mid] <= t) lo = mid; else hi = mid;
+        if (tt[mid] <= t) lo = mid;
+        else hi = mid;
     }
     double a = (t - tt[lo]) / (tt[hi] - tt[lo]);
     return c->ref_time[lo] + a * (c->ref_time[hi] - c->ref_time[lo]);

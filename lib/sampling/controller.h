@@ -17,15 +17,15 @@ typedef enum { SC_CTRL_HOLD = 0, SC_CTRL_KEYFRAMES = 1, SC_CTRL_TRAJECTORY = 2, 
 typedef struct sc_controller {
     int kind;
     int nbones, nkeys;
-    double *times;     /* [nkeys], increasing */
-    sc_quat *keys;     /* [nkeys * nbones] */
-    double *ref_time;  /* [nkeys] reference time each key plays (trajectories; NULL otherwise) */
-    int loop;          /* repeat the keys after the last one */
-    double offset;     /* time shift: targets at t are the keys at t + offset */
+    double *times;    /* [nkeys], increasing */
+    sc_quat *keys;    /* [nkeys * nbones] */
+    double *ref_time; /* [nkeys] reference time each key plays (trajectories; NULL otherwise) */
+    int loop;         /* repeat the keys after the last one */
+    double offset;    /* time shift: targets at t are the keys at t + offset */
     char source[1024];
     char dataset[128];
-    long cycles;       /* policy: gait cycles to run (0: the simulation's duration) */
-    int feedback;      /* policy: 1 closed loop, 0 its open loop */
+    long cycles;  /* policy: gait cycles to run (0: the simulation's duration) */
+    int feedback; /* policy: 1 closed loop, 0 its open loop */
 } sc_controller;
 
 void sc_controller_targets(const sc_controller *c, double t, sc_quat *out);

@@ -3,7 +3,8 @@
 #include "sampling/cost.h"
 
 const char *const sc_cost_term_names[SC_COST_TERMS] = {"pose", "root", "end_effector", "balance", "com", "heading"};
-const char *const sc_failure_names[SC_FAIL_KINDS] = {"none", "root too low", "tilted", "forbidden contact", "numerical failure", "cost above max_cost"};
+const char *const sc_failure_names[SC_FAIL_KINDS] = {
+    "none", "root too low", "tilted", "forbidden contact", "numerical failure", "cost above max_cost"};
 
 void sc_tracker_default_opts(sc_tracker_opts *o)
 {
@@ -34,12 +35,15 @@ int sc_tracker_init(sc_tracker *t, const sc_model *m, const sc_reference *r, con
     if (r->n < 2) return sc_fail(err, SC_EINPUT, "the reference has %d sample(s), at least 2 are needed", r->n);
     t->m = m;
     t->r = r;
-    if (o) t->o = *o; else sc_tracker_default_opts(&t->o);
+    if (o) t->o = *o;
+    else sc_tracker_default_opts(&t->o);
     t->nee = sc_model_leaf_bones(m, t->ee);
-    for (int e = 0; e < t->nee; e++)
-        t->ee_tip[e] = sc_v3_sub(sc_v3_load(m->bone_end + 3 * t->ee[e]), sc_v3_load(m->joint_pos + 3 * t->ee[e]));
+    for (int e = 0; e < t->nee; e++) t->ee_tip[e] = sc_v3_sub(sc_v3_load(m->bone_end + 3 * t->ee[e]), sc_v3_load(m->joint_pos + 3 * t->ee[e]));
     double lo = 1e300, hi = -1e300;
-    for (int i = 0; i < m->nsurf_verts; i++) { lo = fmin(lo, m->surf_rest[3 * i + 1]); hi = fmax(hi, m->surf_rest[3 * i + 1]); }
+    for (int i = 0; i < m->nsurf_verts; i++) {
+        lo = fmin(lo, m->surf_rest[3 * i + 1]);
+        hi = fmax(hi, m->surf_rest[3 * i + 1]);
+    }
     for (int b = 0; b < m->nbones; b++) {
         lo = fmin(lo, fmin(m->joint_pos[3 * b + 1], m->bone_end[3 * b + 1]));
         hi = fmax(hi, fmax(m->joint_pos[3 * b + 1], m->bone_end[3 * b + 1]));
@@ -52,7 +56,10 @@ int sc_tracker_init(sc_tracker *t, const sc_model *m, const sc_reference *r, con
     }
     t->vert_bone = malloc(((size_t)m->nsurf_verts + 1) * sizeof(int));
     t->watch = malloc(((size_t)m->nsurf_verts + 1) * sizeof(int));
-    if (!t->vert_bone || !t->watch) { sc_tracker_free(t); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!t->vert_bone || !t->watch) {
+        sc_tracker_free(t);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     sc_model_surface_bones(m, t->vert_bone);
     for (int i = 0; i < m->nsurf_verts; i++)
         if (!t->allowed[t->vert_bone[i]]) t->watch[t->nwatch++] = i;
@@ -62,12 +69,21 @@ int sc_tracker_init(sc_tracker *t, const sc_model *m, const sc_reference *r, con
 /* The reference sample interval around tr: tr = time[k] + a (time[k+1] - time[k]). */
 static void locate(const sc_reference *r, double tr, int *k, double *a)
 {
-    if (tr <= r->time[0]) { *k = 0; *a = 0; return; }
-    if (tr >= r->time[r->n - 1]) { *k = r->n - 2; *a = 1; return; }
+    if (tr <= r->time[0]) {
+        *k = 0;
+        *a = 0;
+        return;
+    }
+    if (tr >= r->time[r->n - 1]) {
+        *k = r->n - 2;
+        *a = 1;
+        return;
+    }
     int lo = 0, hi = r->n - 1;
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
-        if (r->time[mid] <= tr) lo = mid; else hi = mid;
+        if (r->time[mid] <= tr) lo = mid;
+        else hi = mid;
     }
     *k = lo;
     *a = (tr - r->time[lo]) / (r->time[hi] - r->time[lo]);
@@ -125,7 +141,11 @@ static void sim_local(const sc_sim *s, int b, sc_quat *q, sc_vec3 *w)
 {
     int p = s->m->parent[b];
     sc_vec3 wb = sc_v3_load(s->ang_vel + 3 * b);
-    if (p < 0) { *q = s->pose[b].q; *w = wb; return; }
+    if (p < 0) {
+        *q = s->pose[b].q;
+        *w = wb;
+        return;
+    }
     sc_quat qp = s->pose[p].q;
     *q = sc_q_mul(sc_q_conj(qp), s->pose[b].q);
     *w = sc_q_rotate(sc_q_conj(qp), sc_v3_sub(wb, sc_v3_load(s->ang_vel + 3 * p)));
@@ -179,8 +199,8 @@ double sc_tracker_cost(const sc_tracker *t, const sc_sim *s, double tr, double t
         bal += sqrt(dv.x * dv.x + dv.z * dv.z);
     }
     terms[SC_COST_EE] = t->nee ? ee / t->nee : 0;
-    terms[SC_COST_BALANCE] = (t->nee ? bal / t->nee : 0) * 1.6 / t->height +
-                             0.1 * sc_v3_dist(sc_q_rotate(to_sim, cv), sc_q_rotate(to_ref, rs.com_vel));
+    terms[SC_COST_BALANCE] =
+        (t->nee ? bal / t->nee : 0) * 1.6 / t->height + 0.1 * sc_v3_dist(sc_q_rotate(to_sim, cv), sc_q_rotate(to_ref, rs.com_vel));
     terms[SC_COST_COM] = sc_v3_dist(c, rs.com);
     double total = 0;
     for (int i = 0; i < SC_COST_TERMS; i++) total += t->o.weights[i] * terms[i];

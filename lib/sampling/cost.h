@@ -32,12 +32,12 @@ enum { SC_FAIL_NONE = 0, SC_FAIL_ROOT_LOW, SC_FAIL_TILT, SC_FAIL_CONTACT, SC_FAI
 extern const char *const sc_failure_names[SC_FAIL_KINDS];
 
 typedef struct sc_tracker_opts {
-    double weights[SC_COST_TERMS];  /* defaults 5, 3, 30, 10, 0, 0 */
-    int frame;                      /* SC_COST_FRAME_*: where root and balance are compared */
-    double min_root_height;         /* fail below this fraction of the reference root height (0.7) */
-    double max_tilt;                /* rad: fail when the root's up axis is further than this from
+    double weights[SC_COST_TERMS];           /* defaults 5, 3, 30, 10, 0, 0 */
+    int frame;                               /* SC_COST_FRAME_*: where root and balance are compared */
+    double min_root_height;                  /* fail below this fraction of the reference root height (0.7) */
+    double max_tilt;                         /* rad: fail when the root's up axis is further than this from
                                        the reference root's (40 deg) */
-    int allowed_from_reference;     /* 1: bones the reference has in contact may touch the ground */
+    int allowed_from_reference;              /* 1: bones the reference has in contact may touch the ground */
     unsigned char allowed[SC_SIM_MAX_BONES]; /* and these (1 = may touch) */
 } sc_tracker_opts;
 void sc_tracker_default_opts(sc_tracker_opts *o);
@@ -47,13 +47,13 @@ typedef struct sc_tracker {
     const sc_reference *r;
     sc_tracker_opts o;
     int nee;
-    int ee[SC_SIM_MAX_BONES];       /* end-effector bones (leaves) */
-    sc_vec3 ee_tip[SC_SIM_MAX_BONES]; /* their tips in bone coordinates */
-    double height;                  /* rest height of the character (m) */
+    int ee[SC_SIM_MAX_BONES];                /* end-effector bones (leaves) */
+    sc_vec3 ee_tip[SC_SIM_MAX_BONES];        /* their tips in bone coordinates */
+    double height;                           /* rest height of the character (m) */
     unsigned char allowed[SC_SIM_MAX_BONES]; /* resolved: bones that may touch the ground */
-    int nwatch;                     /* surface vertices whose dominant bone may not touch */
+    int nwatch;                              /* surface vertices whose dominant bone may not touch */
     int *watch;
-    int *vert_bone;                 /* [nsurf_verts] dominant bone of each surface vertex */
+    int *vert_bone; /* [nsurf_verts] dominant bone of each surface vertex */
 } sc_tracker;
 
 /* SC_EINPUT when r was made for another character (bone names or order differ). */
@@ -65,7 +65,7 @@ typedef struct sc_ref_state {
     sc_vec3 root_pos, root_vel, com, com_vel;
     sc_quat local[SC_SIM_MAX_BONES];
     sc_vec3 local_w[SC_SIM_MAX_BONES];
-    sc_vec3 ee[SC_SIM_MAX_BONES];   /* end-effector tips, world */
+    sc_vec3 ee[SC_SIM_MAX_BONES]; /* end-effector tips, world */
 } sc_ref_state;
 void sc_tracker_reference(const sc_tracker *t, double tr, sc_ref_state *rs);
 /* The reference's world bone poses (origin and rotation) at tr. */

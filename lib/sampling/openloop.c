@@ -9,8 +9,8 @@
 
 void sc_openloop_trace_free(sc_openloop_trace *t)
 {
-    void *a[] = {t->time, t->ref_time, t->targets, t->frame_time, t->frame_ref_time, t->bone_pos, t->bone_quat, t->com, t->joint_error,
-                 t->ref_bone_pos, t->ref_bone_quat};
+    void *a[] = {t->time,      t->ref_time, t->targets,     t->frame_time,   t->frame_ref_time, t->bone_pos,
+                 t->bone_quat, t->com,      t->joint_error, t->ref_bone_pos, t->ref_bone_quat};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     memset(t, 0, sizeof *t);
 }
@@ -51,7 +51,10 @@ static int record_state(void *ctx, const sc_sim *s, const sc_quat *targets, cons
         for (int b = 0; b < R->nb; b++) {
             sc_v3_store(t->bone_pos + 3 * ((size_t)f * R->nb + b), s->pose[b].p);
             double *q = t->bone_quat + 4 * ((size_t)f * R->nb + b);
-            q[0] = s->pose[b].q.w; q[1] = s->pose[b].q.x; q[2] = s->pose[b].q.y; q[3] = s->pose[b].q.z;
+            q[0] = s->pose[b].q.w;
+            q[1] = s->pose[b].q.x;
+            q[2] = s->pose[b].q.y;
+            q[3] = s->pose[b].q.z;
         }
         sc_sim_diag d;
         sc_sim_diagnostics(s, &d);
@@ -62,7 +65,10 @@ static int record_state(void *ctx, const sc_sim *s, const sc_quat *targets, cons
         for (int b = 0; b < R->nb; b++) {
             sc_v3_store(t->ref_bone_pos + 3 * ((size_t)f * R->nb + b), rb[b].p);
             double *q = t->ref_bone_quat + 4 * ((size_t)f * R->nb + b);
-            q[0] = rb[b].q.w; q[1] = rb[b].q.x; q[2] = rb[b].q.y; q[3] = rb[b].q.z;
+            q[0] = rb[b].q.w;
+            q[1] = rb[b].q.x;
+            q[2] = rb[b].q.y;
+            q[3] = rb[b].q.z;
         }
     }
     sc_v3_store(t->final_root, s->pose[0].p);
@@ -99,7 +105,11 @@ int sc_openloop_record(const sc_samcon_run *run, const sc_samcon_result *r, sc_s
     t->n = (long)n;
     sc_tracker tracker;
     int rc = sc_tracker_init(&tracker, run->m, run->ref, &run->cfg->tracker, err);
-    if (rc) { free(seg); sc_openloop_trace_free(t); return rc; }
+    if (rc) {
+        free(seg);
+        sc_openloop_trace_free(t);
+        return rc;
+    }
     sc_segment_controller c;
     sc_samcon_controller(run, r, seg, &c);
     recorder R = {t, &c, &tracker, run->ref, nb, every};

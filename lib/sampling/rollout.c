@@ -1,8 +1,8 @@
 #include "sampling/controller.h"
 #include "sampling/rollout.h"
 
-int sc_rollout(sc_sim *s, sc_target_source src, const sc_perturbations *pert, long end_step, sc_rollout_hook hook, void *hook_ctx,
-               sc_quat *targets, sc_rollout_result *res, sc_err *err)
+int sc_rollout(sc_sim *s, sc_target_source src, const sc_perturbations *pert, long end_step, sc_rollout_hook hook, void *hook_ctx, sc_quat *targets,
+               sc_rollout_result *res, sc_err *err)
 {
     static const sc_perturbations none;
     if (!pert) pert = &none;

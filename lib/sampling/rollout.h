@@ -20,15 +20,15 @@ typedef struct sc_target_source {
 typedef int (*sc_rollout_hook)(void *ctx, const sc_sim *s, const sc_quat *targets, const double push_total[3]);
 
 typedef struct sc_rollout_result {
-    long steps;   /* steps taken */
-    int stopped;  /* the hook's non-zero return, else 0 */
+    long steps;  /* steps taken */
+    int stopped; /* the hook's non-zero return, else 0 */
 } sc_rollout_result;
 
 /* Steps s until s->step reaches end_step. targets (nb entries) is the caller's scratch (no
  * allocation here). pert and hook may be NULL. SC_ENUMERIC from the step (s is then in the
  * failed state; the error names the step and quantity). */
-int sc_rollout(sc_sim *s, sc_target_source src, const sc_perturbations *pert, long end_step, sc_rollout_hook hook, void *hook_ctx,
-               sc_quat *targets, sc_rollout_result *res, sc_err *err);
+int sc_rollout(sc_sim *s, sc_target_source src, const sc_perturbations *pert, long end_step, sc_rollout_hook hook, void *hook_ctx, sc_quat *targets,
+               sc_rollout_result *res, sc_err *err);
 
 /* The target source of an sc_controller (hold, keyframes, trajectory) evaluated at s->t. */
 struct sc_controller;

@@ -20,7 +20,7 @@ typedef struct level {
     long *end_step, *steps;
     double *cost, *path_cost, *terms, *scale, *offset, *aux;
     int naux;
-    unsigned char **state;  /* NULL entries (or NULL) outside the backtracking window */
+    unsigned char **state; /* NULL entries (or NULL) outside the backtracking window */
     size_t *state_size;
     sc_samcon_segment stats;
 } level;
@@ -63,8 +63,8 @@ static int level_alloc(level *l, int n, int ndof, int naux, sc_err *err)
     l->aux = calloc(un * (size_t)(naux > 0 ? naux : 1), sizeof(double));
     l->state = calloc(un, sizeof *l->state);
     l->state_size = calloc(un, sizeof(size_t));
-    if (!l->sample || !l->parent || !l->attempt || !l->end_step || !l->steps || !l->cost || !l->path_cost || !l->terms || !l->scale ||
-        !l->offset || !l->aux || !l->state || !l->state_size) {
+    if (!l->sample || !l->parent || !l->attempt || !l->end_step || !l->steps || !l->cost || !l->path_cost || !l->terms || !l->scale || !l->offset ||
+        !l->aux || !l->state || !l->state_size) {
         level_free(l);
         return sc_fail(err, SC_EIO, "out of memory for %d elites", n);
     }
@@ -88,14 +88,14 @@ typedef struct segment_sampler {
     sc_sim *sim;
     sc_tracker tracker;
     sc_quat *targets;
-    unsigned char *scratch;  /* a snapshot buffer of full capacity */
+    unsigned char *scratch; /* a snapshot buffer of full capacity */
     size_t scratch_cap;
     /* the segment being sampled */
     int k, attempt;
     const level *parent;
     double ref_t0, ref_t1;
-    unsigned char **pool;    /* [N] end states of the samples this rank ran */
-    size_t rsize;            /* a sample's record: sample_result, then ndof offsets and naux values */
+    unsigned char **pool; /* [N] end states of the samples this rank ran */
+    size_t rsize;         /* a sample's record: sample_result, then ndof offsets and naux values */
     sc_segment seg;
     sc_segment_controller ctrl;
 } segment_sampler;
@@ -225,7 +225,10 @@ static int select_elites(const sc_samcon_config *c, const sample_result *res, in
             for (int q = lo; q < kept; q++) {
                 if (used[q]) continue;
                 double d = fabs(sort_key(order[q]) - target);
-                if (d < bd) { bd = d; best = q; }
+                if (d < bd) {
+                    bd = d;
+                    best = q;
+                }
                 if (sort_key(order[q]) > target) break; /* sorted: later ones are further */
             }
             if (best < 0) break;
@@ -241,12 +244,12 @@ static int select_elites(const sc_samcon_config *c, const sample_result *res, in
 /* ---- the search's state, serialized for checkpoints and for ranks that resume ------------ */
 
 typedef struct search_state {
-    int nseg, ndof, naux, k;    /* k: the next segment to sample */
-    level start;                /* the reference's first state, a level of one */
-    level *lv;                  /* [nseg] elites of every segment done */
-    int *attempts, *retries;    /* [nseg] */
-    double *mult;               /* [nseg] sample count factor */
-    sc_samcon_segment *acc;     /* [nseg] samples and failures over all attempts */
+    int nseg, ndof, naux, k; /* k: the next segment to sample */
+    level start;             /* the reference's first state, a level of one */
+    level *lv;               /* [nseg] elites of every segment done */
+    int *attempts, *retries; /* [nseg] */
+    double *mult;            /* [nseg] sample count factor */
+    sc_samcon_segment *acc;  /* [nseg] samples and failures over all attempts */
     long samples, numeric_failures;
     int backtracks;
     double wall_seconds, sample_seconds;
@@ -291,8 +294,11 @@ static int get_level(sc_blob_reader *r, level *l, int ndof, int naux, sc_err *er
     int rc = level_alloc(l, (int)n, ndof, naux, err);
     if (rc) return rc;
     for (int i = 0; i < l->n; i++) {
-        l->sample[i] = (int)sc_blob_get_i64(r); l->parent[i] = (int)sc_blob_get_i64(r); l->attempt[i] = (int)sc_blob_get_i64(r);
-        l->end_step[i] = (long)sc_blob_get_i64(r); l->steps[i] = (long)sc_blob_get_i64(r);
+        l->sample[i] = (int)sc_blob_get_i64(r);
+        l->parent[i] = (int)sc_blob_get_i64(r);
+        l->attempt[i] = (int)sc_blob_get_i64(r);
+        l->end_step[i] = (long)sc_blob_get_i64(r);
+        l->steps[i] = (long)sc_blob_get_i64(r);
     }
     sc_blob_get(r, l->cost, 8 * (size_t)l->n);
     sc_blob_get(r, l->path_cost, 8 * (size_t)l->n);
@@ -304,7 +310,10 @@ static int get_level(sc_blob_reader *r, level *l, int ndof, int naux, sc_err *er
     if (sc_blob_get_i64(r)) {
         for (int i = 0; i < l->n && !r->bad; i++) {
             int64_t sz = sc_blob_get_i64(r);
-            if (sz <= 0 || (uint64_t)sz > r->left) { r->bad = 1; break; }
+            if (sz <= 0 || (uint64_t)sz > r->left) {
+                r->bad = 1;
+                break;
+            }
             l->state[i] = malloc((size_t)sz);
             if (!l->state[i]) return sc_fail(err, SC_EIO, "out of memory reading elite states");
             l->state_size[i] = (size_t)sz;
@@ -321,11 +330,19 @@ static int serialize(const sc_samcon_run *run, const search_state *search, uint6
     sc_blob_writer_init(b);
     sc_blob_put_i64(b, BLOB_MAGIC);
     sc_blob_put_i64(b, (int64_t)run_hash);
-    sc_blob_put_i64(b, search->nseg); sc_blob_put_i64(b, search->ndof); sc_blob_put_i64(b, search->naux); sc_blob_put_i64(b, search->k);
-    sc_blob_put_i64(b, search->samples); sc_blob_put_i64(b, search->numeric_failures); sc_blob_put_i64(b, search->backtracks);
+    sc_blob_put_i64(b, search->nseg);
+    sc_blob_put_i64(b, search->ndof);
+    sc_blob_put_i64(b, search->naux);
+    sc_blob_put_i64(b, search->k);
+    sc_blob_put_i64(b, search->samples);
+    sc_blob_put_i64(b, search->numeric_failures);
+    sc_blob_put_i64(b, search->backtracks);
     sc_blob_put_f64(b, search->wall_seconds);
     sc_blob_put_f64(b, search->sample_seconds);
-    for (int j = 0; j < search->nseg; j++) { sc_blob_put_i64(b, search->attempts[j]); sc_blob_put_i64(b, search->retries[j]); }
+    for (int j = 0; j < search->nseg; j++) {
+        sc_blob_put_i64(b, search->attempts[j]);
+        sc_blob_put_i64(b, search->retries[j]);
+    }
     sc_blob_put(b, search->mult, 8 * (size_t)search->nseg);
     sc_blob_put(b, search->acc, sizeof *search->acc * (size_t)search->nseg);
     for (int j = 0; j < search->k; j++) put_level(b, &search->lv[j]);
@@ -337,7 +354,10 @@ static int serialize(const sc_samcon_run *run, const search_state *search, uint6
         sc_blob_put(b, g, gn);
         free(g);
     }
-    if (b->failed) { sc_blob_writer_free(b); return sc_fail(err, SC_EIO, "out of memory writing the checkpoint"); }
+    if (b->failed) {
+        sc_blob_writer_free(b);
+        return sc_fail(err, SC_EIO, "out of memory writing the checkpoint");
+    }
     return SC_OK;
 }
 
@@ -353,10 +373,15 @@ static int deserialize(const sc_samcon_run *run, search_state *search, uint64_t 
     int64_t k = sc_blob_get_i64(&r);
     if (k < 0 || k > search->nseg) return sc_fail(err, SC_EINPUT, "checkpoint: damaged (segment %lld)", (long long)k);
     search->k = (int)k;
-    search->samples = sc_blob_get_i64(&r); search->numeric_failures = sc_blob_get_i64(&r); search->backtracks = (int)sc_blob_get_i64(&r);
+    search->samples = sc_blob_get_i64(&r);
+    search->numeric_failures = sc_blob_get_i64(&r);
+    search->backtracks = (int)sc_blob_get_i64(&r);
     search->wall_seconds = sc_blob_get_f64(&r);
     search->sample_seconds = sc_blob_get_f64(&r);
-    for (int j = 0; j < search->nseg; j++) { search->attempts[j] = (int)sc_blob_get_i64(&r); search->retries[j] = (int)sc_blob_get_i64(&r); }
+    for (int j = 0; j < search->nseg; j++) {
+        search->attempts[j] = (int)sc_blob_get_i64(&r);
+        search->retries[j] = (int)sc_blob_get_i64(&r);
+    }
     sc_blob_get(&r, search->mult, 8 * (size_t)search->nseg);
     sc_blob_get(&r, search->acc, sizeof *search->acc * (size_t)search->nseg);
     for (int j = 0; j < search->k; j++) {
@@ -378,9 +403,13 @@ static int write_checkpoint(const sc_samcon_run *run, const search_state *search
     sc_blob_writer b;
     int rc = serialize(run, search, run->run_hash, &b, err);
     if (rc) return rc;
-    sc_checkpoint_info info = {"softcon.samcon_checkpoint/1", "sample-openloop's search after its last completed segment: continue it with --resume",
-                               "/search", "the search state (elites with their simulation snapshots, counters), softcon's own layout",
-                               "next_segment", search->k, run->run_hash};
+    sc_checkpoint_info info = {"softcon.samcon_checkpoint/1",
+                               "sample-openloop's search after its last completed segment: continue it with --resume",
+                               "/search",
+                               "the search state (elites with their simulation snapshots, counters), softcon's own layout",
+                               "next_segment",
+                               search->k,
+                               run->run_hash};
     rc = sc_checkpoint_write(run->checkpoint, &info, b.p, b.n, err);
     sc_blob_writer_free(&b);
     return rc;
@@ -490,8 +519,8 @@ static int sampler_init(segment_sampler *sampler, const sc_samcon_run *run, int 
     sampler->scratch = malloc(sampler->scratch_cap);
     sampler->targets = malloc(sizeof(sc_quat) * (size_t)run->m->nbones);
     if (!sampler->scratch || !sampler->targets) return sc_fail(err, SC_EIO, "out of memory");
-    sampler->ctrl = (sc_segment_controller){run->m, run->dofs, ref->time, c->base == SC_BASE_ID ? ref->target_quat : ref->local_quat, ref->n,
-                                            &sampler->seg, 1};
+    sampler->ctrl =
+        (sc_segment_controller){run->m, run->dofs, ref->time, c->base == SC_BASE_ID ? ref->target_quat : ref->local_quat, ref->n, &sampler->seg, 1};
     /* a sample's record: sample_result, then ndof offsets and naux values */
     sampler->rsize = sizeof(sample_result) + sizeof(double) * (size_t)(sampler->ndof + guide_naux(run));
     return SC_OK;
@@ -502,8 +531,7 @@ static int sampler_init(segment_sampler *sampler, const sc_samcon_run *run, int 
 static int search_start(const sc_samcon_run *run, search_state *search, segment_sampler *sampler, sc_err *err)
 {
     int rc;
-    if ((rc = level_alloc(&search->start, 1, search->ndof, search->naux, err)) || (rc = sc_samcon_start_state(run, sampler->sim, err)))
-        return rc;
+    if ((rc = level_alloc(&search->start, 1, search->ndof, search->naux, err)) || (rc = sc_samcon_start_state(run, sampler->sim, err))) return rc;
     search->start.state_size[0] = sc_sim_snapshot_save(sampler->sim, sampler->scratch, sampler->scratch_cap);
     if (!(search->start.state[0] = malloc(search->start.state_size[0]))) return sc_fail(err, SC_EIO, "out of memory");
     memcpy(search->start.state[0], sampler->scratch, search->start.state_size[0]);
@@ -568,12 +596,13 @@ static void report_segment(const sc_samcon_run *run, const search_state *S, cons
     for (int i = 0; i < n; i++) kinds[res[i].failed]++;
     char line[512];
     double t0 = run->ref->time[0];
-    int len = snprintf(line, sizeof line, "segment %d/%d [%.2f-%.2f s] attempt %d: %d samples, %.0f%% failed", k + 1, S->nseg,
-                       sampler->ref_t0 - t0, sampler->ref_t1 - t0, S->attempts[k], n, 100.0 * (n - kinds[0]) / n);
+    int len = snprintf(line, sizeof line, "segment %d/%d [%.2f-%.2f s] attempt %d: %d samples, %.0f%% failed", k + 1, S->nseg, sampler->ref_t0 - t0,
+                       sampler->ref_t1 - t0, S->attempts[k], n, 100.0 * (n - kinds[0]) / n);
     if (n - kinds[0] > 0) {
         len += snprintf(line + len, sizeof line - (size_t)len, " (");
         for (int f = 1; f < SC_FAIL_KINDS; f++)
-            if (kinds[f]) len += snprintf(line + len, sizeof line - (size_t)len, "%s%s %ld", line[len - 1] == '(' ? "" : ", ", sc_failure_names[f], kinds[f]);
+            if (kinds[f])
+                len += snprintf(line + len, sizeof line - (size_t)len, "%s%s %ld", line[len - 1] == '(' ? "" : ", ", sc_failure_names[f], kinds[f]);
         len += snprintf(line + len, sizeof line - (size_t)len, ")");
     }
     if (ne) {
@@ -609,7 +638,10 @@ static void attempt_free(attempt *a, segment_sampler *sampler)
     sampler->pool = NULL;
     free(a->records);
     free(a->extra);
-    free(a->res); free(a->owner); free(a->order); free(a->chosen);
+    free(a->res);
+    free(a->owner);
+    free(a->order);
+    free(a->chosen);
 }
 
 /* The next attempt at segment search->k: its span, the elites it starts from, and its samples
@@ -653,8 +685,9 @@ static int attempt_run(const sc_samcon_run *run, search_state *search, segment_s
         search->attempts[k]--; /* this attempt did not happen */
         search_clock(search);
         if (run->checkpoint && sc_par_rank(run->par) == 0) rc = write_checkpoint(run, search, err);
-        if (!rc) rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal before segment %d/%d; the search up to there is in %s", k + 1,
-                              search->nseg, run->checkpoint ? run->checkpoint : "(no checkpoint)");
+        if (!rc)
+            rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal before segment %d/%d; the search up to there is in %s", k + 1, search->nseg,
+                         run->checkpoint ? run->checkpoint : "(no checkpoint)");
     }
     return rc;
 }
@@ -770,8 +803,7 @@ static void collect_elites(const search_state *search, int depth, sc_samcon_resu
 }
 
 /* The cheapest path, traced back from the best elite of the deepest level through the parents. */
-static void trace_cheapest_path(const sc_samcon_config *c, const search_state *search, int depth, double t_first, double t_last,
-                                sc_samcon_result *r)
+static void trace_cheapest_path(const sc_samcon_config *c, const search_state *search, int depth, double t_first, double t_last, sc_samcon_result *r)
 {
     int e = 0;
     for (int j = depth - 1; j >= 0; j--) {
@@ -839,7 +871,10 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
         /* an error one rank met alone (a checkpoint rank 0 could not write) stops every rank */
         int elsewhere = sc_par_any(run->par, rc != SC_OK && rc != SC_EINTERRUPTED);
         if (rc) goto done;
-        if (elsewhere) { rc = sc_fail(err, SC_EIO, "stopped: another rank failed (its message says why)"); goto done; }
+        if (elsewhere) {
+            rc = sc_fail(err, SC_EIO, "stopped: another rank failed (its message says why)");
+            goto done;
+        }
     }
     rc = collect_result(run, &search, t_first, t_last, r, err);
 done:
@@ -860,8 +895,7 @@ void sc_samcon_result_free(sc_samcon_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int sc_samcon_cycle_setup(const sc_reference *ref, sc_samcon_config *cfg, sc_cycle *cycle, sc_reference *repeated, int *fragments,
-                          sc_err *err)
+int sc_samcon_cycle_setup(const sc_reference *ref, sc_samcon_config *cfg, sc_cycle *cycle, sc_reference *repeated, int *fragments, sc_err *err)
 {
     *fragments = 0;
     if (!cfg->cycle) return SC_OK;
@@ -880,7 +914,8 @@ void sc_samcon_controller(const sc_samcon_run *run, const sc_samcon_result *r, s
     for (int j = 0; j < r->nseg; j++)
         seg[j] = (sc_segment){r->seg[j].ref_t0, r->seg[j].ref_t1, r->seg[j].start_step, r->seg[j].steps, r->offset + (size_t)j * run->dofs->n};
     const sc_reference *ref = run->ref;
-    *c = (sc_segment_controller){run->m, run->dofs, ref->time, run->cfg->base == SC_BASE_ID ? ref->target_quat : ref->local_quat, ref->n, seg, r->nseg};
+    *c = (sc_segment_controller){run->m, run->dofs, ref->time, run->cfg->base == SC_BASE_ID ? ref->target_quat : ref->local_quat,
+                                 ref->n, seg,       r->nseg};
 }
 
 /* ---- replay ----------------------------------------------------------------------------- */
@@ -888,8 +923,8 @@ void sc_samcon_controller(const sc_samcon_run *run, const sc_samcon_result *r, s
 typedef struct replay_ctx {
     const sc_samcon_result *r;
     const sc_tracker *tracker;
-    int next;                 /* next segment end to check */
-    int mismatch;             /* 1 + the segment whose cost differs */
+    int next;     /* next segment end to check */
+    int mismatch; /* 1 + the segment whose cost differs */
     double got;
     sc_rollout_hook hook;
     void *hook_ctx;
@@ -901,7 +936,10 @@ static int replay_hook(void *ctx, const sc_sim *s, const sc_quat *targets, const
     const sc_samcon_segment *g = q->next < q->r->nseg ? &q->r->seg[q->next] : NULL;
     if (g && s->step == g->start_step + g->steps) {
         double terms[SC_COST_TERMS], c = sc_tracker_cost(q->tracker, s, g->ref_t1, terms);
-        if (c != g->cost && !q->mismatch) { q->mismatch = q->next + 1; q->got = c; }
+        if (c != g->cost && !q->mismatch) {
+            q->mismatch = q->next + 1;
+            q->got = c;
+        }
         q->next++;
     }
     return q->hook ? q->hook(q->hook_ctx, s, targets, push) : 0;
@@ -913,7 +951,11 @@ int sc_samcon_replay(const sc_samcon_run *run, const sc_samcon_result *r, sc_sim
     sc_segment *seg = malloc(sizeof *seg * (size_t)(r->nseg ? r->nseg : 1));
     sc_quat *targets = malloc(sizeof *targets * (size_t)run->m->nbones);
     int rc = !seg || !targets ? sc_fail(err, SC_EIO, "out of memory") : sc_tracker_init(&tracker, run->m, run->ref, &run->cfg->tracker, err);
-    if (rc) { free(seg); free(targets); return rc; }
+    if (rc) {
+        free(seg);
+        free(targets);
+        return rc;
+    }
     sc_segment_controller c;
     sc_samcon_controller(run, r, seg, &c);
     replay_ctx q = {r, &tracker, 0, 0, 0, hook, hook_ctx};
@@ -922,8 +964,10 @@ int sc_samcon_replay(const sc_samcon_run *run, const sc_samcon_result *r, sc_sim
     if (!(rc = sc_samcon_start_state(run, s, err)) && r->nseg > 0)
         rc = sc_rollout(s, sc_segment_source(&c), NULL, end, replay_hook, &q, targets, &rr, err);
     if (!rc && q.mismatch)
-        rc = sc_fail(err, SC_ENUMERIC, "the replay of the path differs from the sampling at segment %d (cost %.17g, sampled %.17g): "
-                     "the simulation did not repeat itself", q.mismatch, q.got, r->seg[q.mismatch - 1].cost);
+        rc = sc_fail(err, SC_ENUMERIC,
+                     "the replay of the path differs from the sampling at segment %d (cost %.17g, sampled %.17g): "
+                     "the simulation did not repeat itself",
+                     q.mismatch, q.got, r->seg[q.mismatch - 1].cost);
     sc_tracker_free(&tracker);
     free(seg);
     free(targets);

@@ -33,23 +33,23 @@ enum { SC_ELITE_BY_PATH = 0, SC_ELITE_BY_SEGMENT = 1 };
 enum { SC_CYCLE_NONE = 0, SC_CYCLE_AUTO = 1, SC_CYCLE_GIVEN = 2 };
 
 typedef struct sc_samcon_config {
-    double segment;             /* s of reference time per segment (0.1) */
-    int samples;                /* N per segment on a first attempt (1000) */
-    int elites;                 /* K (100) */
-    int selection;              /* SC_SELECT_* */
-    int elite_cost;             /* SC_ELITE_BY_*: the cost elites are ranked by */
-    int base;                   /* SC_BASE_*: initial targets */
+    double segment; /* s of reference time per segment (0.1) */
+    int samples;    /* N per segment on a first attempt (1000) */
+    int elites;     /* K (100) */
+    int selection;  /* SC_SELECT_* */
+    int elite_cost; /* SC_ELITE_BY_*: the cost elites are ranked by */
+    int base;       /* SC_BASE_*: initial targets */
     int time_scaling;
     double scale_min, scale_max;
-    double start, end;          /* s of reference time to track; end 0 = the clip's end */
+    double start, end; /* s of reference time to track; end 0 = the clip's end */
     int backtrack, max_retries;
     double growth;
-    double max_cost;            /* a sample whose segment cost exceeds this fails (0: no bound) */
-    double box[SC_MAX_DOFS];    /* offset half-widths per control DoF (rad); 0: not sampled */
-    int cycle;                  /* SC_CYCLE_*: track a gait cycle of the reference, repeated */
-    double cycle_span[2];       /* s, with SC_CYCLE_GIVEN */
-    double cycle_period[2];     /* s, the periods SC_CYCLE_AUTO searches */
-    int cycles;                 /* repetitions */
+    double max_cost;         /* a sample whose segment cost exceeds this fails (0: no bound) */
+    double box[SC_MAX_DOFS]; /* offset half-widths per control DoF (rad); 0: not sampled */
+    int cycle;               /* SC_CYCLE_*: track a gait cycle of the reference, repeated */
+    double cycle_span[2];    /* s, with SC_CYCLE_GIVEN */
+    double cycle_period[2];  /* s, the periods SC_CYCLE_AUTO searches */
+    int cycles;              /* repetitions */
     sc_tracker_opts tracker;
 } sc_samcon_config;
 
@@ -57,7 +57,7 @@ typedef struct sc_samcon_config {
 typedef struct sc_samcon_segment {
     double ref_t0, ref_t1;
     long start_step, steps;
-    double scale;               /* steps x dt / (ref_t1 - ref_t0) */
+    double scale; /* steps x dt / (ref_t1 - ref_t0) */
     double cost, path_cost, terms[SC_COST_TERMS];
     int samples, failures, attempts; /* samples drawn for this segment over all attempts */
     long fail_kind[SC_FAIL_KINDS];
@@ -66,21 +66,21 @@ typedef struct sc_samcon_segment {
 } sc_samcon_segment;
 
 typedef struct sc_samcon_result {
-    int nseg_total;             /* segments of the clip */
+    int nseg_total; /* segments of the clip */
     /* every segment's elites (last attempt), in path-cost order: for learning from good samples */
-    int *nelites;               /* [nseg] */
-    double *elite_offset;       /* [sum nelites * ndof] */
-    double *elite_aux;          /* [sum nelites * naux] (naux > 0) */
-    unsigned char *elite_kept;  /* [sum nelites] 1: an ancestor of an elite of the last segment reached (on a
+    int *nelites;              /* [nseg] */
+    double *elite_offset;      /* [sum nelites * ndof] */
+    double *elite_aux;         /* [sum nelites * naux] (naux > 0) */
+    unsigned char *elite_kept; /* [sum nelites] 1: an ancestor of an elite of the last segment reached (on a
                                    path that went on), 0: a dead end */
-    int nseg;                   /* segments of the path found (== total when completed) */
+    int nseg;                  /* segments of the path found (== total when completed) */
     int completed;
-    sc_samcon_segment *seg;     /* [nseg] */
-    double *offset;             /* [nseg * ndof] */
-    long samples;               /* every sample simulated, all segments and attempts */
+    sc_samcon_segment *seg; /* [nseg] */
+    double *offset;         /* [nseg * ndof] */
+    long samples;           /* every sample simulated, all segments and attempts */
     long numeric_failures;
-    double wall_seconds;        /* this run, plus earlier runs resumed from a checkpoint */
-    double sample_seconds;      /* simulation time spent in samples, summed over ranks */
+    double wall_seconds;   /* this run, plus earlier runs resumed from a checkpoint */
+    double sample_seconds; /* simulation time spent in samples, summed over ranks */
     int ranks, backtracks;
 } sc_samcon_result;
 void sc_samcon_result_free(sc_samcon_result *r);
@@ -120,18 +120,18 @@ typedef struct sc_samcon_monitor {
 typedef struct sc_samcon_run {
     const sc_model *m;
     const sc_sim_opts *sim_opts;
-    const sc_reference *ref;    /* what is tracked: the reference, or a cycle of it repeated */
+    const sc_reference *ref;      /* what is tracked: the reference, or a cycle of it repeated */
     const struct sc_cycle *cycle; /* that cycle (NULL: none); segments are then its fragments */
-    int fragments;              /* segments per cycle */
+    int fragments;                /* segments per cycle */
     const sc_control_dofs *dofs;
     const sc_samcon_config *cfg;
     uint64_t seed;
-    uint64_t run_hash;          /* identifies the inputs (config, character, reference, seed) in checkpoints */
-    const char *checkpoint;     /* path; NULL: none */
-    int resume;                 /* continue from the checkpoint */
-    sc_samcon_monitor monitor;  /* stop and progress (both optional) */
+    uint64_t run_hash;            /* identifies the inputs (config, character, reference, seed) in checkpoints */
+    const char *checkpoint;       /* path; NULL: none */
+    int resume;                   /* continue from the checkpoint */
+    sc_samcon_monitor monitor;    /* stop and progress (both optional) */
     const sc_sample_guide *guide; /* guided sampling (learn-feedback); NULL: offsets about zero */
-    const long *segment_steps;  /* when set, each segment's simulated steps (no time scaling) */
+    const long *segment_steps;    /* when set, each segment's simulated steps (no time scaling) */
     struct sc_par *par;
 } sc_samcon_run;
 

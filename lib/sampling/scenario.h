@@ -12,11 +12,11 @@
 typedef enum { SC_PERTURB_PUSH = 0, SC_PERTURB_VELOCITY = 1 } sc_perturb_kind;
 
 typedef struct sc_perturbation {
-    int kind;          /* sc_perturb_kind */
-    int bone;          /* push: the bone pushed at its centre of mass */
-    double time;       /* s of simulated time */
-    double duration;   /* push: s */
-    double v[3];       /* push: force (N); velocity: the change of velocity (m/s) */
+    int kind;        /* sc_perturb_kind */
+    int bone;        /* push: the bone pushed at its centre of mass */
+    double time;     /* s of simulated time */
+    double duration; /* push: s */
+    double v[3];     /* push: force (N); velocity: the change of velocity (m/s) */
 } sc_perturbation;
 
 typedef struct sc_perturbations {
@@ -28,10 +28,10 @@ typedef enum { SC_START_REST = 0, SC_START_REFERENCE = 1 } sc_start_kind;
 
 typedef struct sc_scenario {
     sc_sim_opts sim;
-    double duration;        /* s; 0: the length of a tracked trajectory */
-    double drop_height;     /* m */
-    double init_vel[3];     /* m/s, with a rest start */
-    int initial_pose;       /* sc_start_kind */
+    double duration;    /* s; 0: the length of a tracked trajectory */
+    double drop_height; /* m */
+    double init_vel[3]; /* m/s, with a rest start */
+    int initial_pose;   /* sc_start_kind */
     /* model overrides (sc_scenario_model) */
     double youngs, poisson, kp_scale, kd_scale, limit_scale;
     int every, store_nodes; /* output */

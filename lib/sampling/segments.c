@@ -62,7 +62,8 @@ double sc_segment_ref_time(const sc_segment_controller *c, long step, int *segme
     int lo = 0, hi = c->nseg - 1;
     while (lo < hi) { /* the last segment starting at or before step */
         int mid = lo + (hi - lo + 1) / 2;
-        if (c->seg[mid].start_step <= step) lo = mid; else hi = mid - 1;
+        if (c->seg[mid].start_step <= step) lo = mid;
+        else hi = mid - 1;
     }
     const sc_segment *s = &c->seg[lo];
     long j = step - s->start_step;

@@ -20,9 +20,9 @@
 typedef struct sc_control_dofs {
     int n;
     int bone[SC_MAX_DOFS];
-    int axis[SC_MAX_DOFS];           /* 0, 1, 2: x, y, z of a ball joint's rotation vector; -1: a hinge */
+    int axis[SC_MAX_DOFS];                   /* 0, 1, 2: x, y, z of a ball joint's rotation vector; -1: a hinge */
     char name[SC_MAX_DOFS][SC_NAME_LEN + 4]; /* "l_thigh.x", "l_shin" */
-    int first[SC_SIM_MAX_BONES];     /* first DoF of each bone, -1 for the root */
+    int first[SC_SIM_MAX_BONES];             /* first DoF of each bone, -1 for the root */
 } sc_control_dofs;
 
 /* Joint classes, recognised from bone names (CMU and built-in names: thigh, shin, foot, spine,
@@ -46,10 +46,10 @@ typedef struct sc_segment {
 typedef struct sc_segment_controller {
     const sc_model *m;
     const sc_control_dofs *dofs;
-    const double *times;    /* [n] base target times (s of reference time) */
-    const double *base;     /* [n * nb * 4] base local rotations */
+    const double *times; /* [n] base target times (s of reference time) */
+    const double *base;  /* [n * nb * 4] base local rotations */
     int n;
-    const sc_segment *seg;  /* [nseg], consecutive: seg[i+1].start_step = seg[i].start_step + seg[i].steps */
+    const sc_segment *seg; /* [nseg], consecutive: seg[i+1].start_step = seg[i].start_step + seg[i].steps */
     int nseg;
 } sc_segment_controller;
 

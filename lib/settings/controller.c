@@ -16,8 +16,7 @@ static int read_pose(sc_cfg_node *pose, const sc_model *m, sc_quat *out, sc_err 
 {
     char w[256];
     /* a sequence has no keys: [5, 0, -5] as a pose would look up a bone named NULL */
-    if (!sc_cfg_is_map(pose))
-        return sc_fail(err, SC_EINPUT, "%s: a pose must be a map of bone: rotation", sc_cfg_where(pose, w, sizeof w));
+    if (!sc_cfg_is_map(pose)) return sc_fail(err, SC_EINPUT, "%s: a pose must be a map of bone: rotation", sc_cfg_where(pose, w, sizeof w));
     for (int b = 0; b < m->nbones; b++) out[b] = sc_q_identity();
     for (int i = 0; i < sc_cfg_len(pose); i++) {
         const char *name = sc_cfg_key_at(pose, i);
@@ -34,7 +33,8 @@ static int read_pose(sc_cfg_node *pose, const sc_model *m, sc_quat *out, sc_err 
             out[b] = sc_q_axis_angle(axis, deg * SC_PI / 180);
         } else {
             if (!sc_cfg_is_seq(v) || sc_cfg_len(v) != 3)
-                return sc_fail(err, SC_EINPUT, "%s: pose of '%s' must be an angle (hinge) or [rx, ry, rz] in degrees", sc_cfg_where(v, w, sizeof w), name);
+                return sc_fail(err, SC_EINPUT, "%s: pose of '%s' must be an angle (hinge) or [rx, ry, rz] in degrees", sc_cfg_where(v, w, sizeof w),
+                               name);
             double r[3];
             for (int k = 0; k < 3; k++) {
                 int rc = sc_cfg_scalar_double(sc_cfg_at(v, k), &r[k], err);
@@ -86,11 +86,20 @@ int sc_controller_from_config(sc_cfg_node *ctrl, const sc_model *m, const char *
         c->nkeys = 1;
         c->times = calloc(1, sizeof *c->times);
         c->keys = malloc((size_t)m->nbones * sizeof *c->keys);
-        if (!c->times || !c->keys) { sc_controller_free(c); return sc_fail(err, SC_EIO, "out of memory"); }
+        if (!c->times || !c->keys) {
+            sc_controller_free(c);
+            return sc_fail(err, SC_EIO, "out of memory");
+        }
         sc_cfg_node *pose = sc_cfg_get(ctrl, "pose");
         if (pose) {
-            if (!sc_cfg_is_map(pose)) { sc_controller_free(c); return sc_fail(err, SC_EINPUT, "%s: controller.pose must be a map of bone: rotation", sc_cfg_where(pose, w, sizeof w)); }
-            if ((rc = read_pose(pose, m, c->keys, err))) { sc_controller_free(c); return rc; }
+            if (!sc_cfg_is_map(pose)) {
+                sc_controller_free(c);
+                return sc_fail(err, SC_EINPUT, "%s: controller.pose must be a map of bone: rotation", sc_cfg_where(pose, w, sizeof w));
+            }
+            if ((rc = read_pose(pose, m, c->keys, err))) {
+                sc_controller_free(c);
+                return rc;
+            }
         } else {
             for (int b = 0; b < m->nbones; b++) c->keys[b] = sc_q_identity();
         }
@@ -103,10 +112,16 @@ int sc_controller_from_config(sc_cfg_node *ctrl, const sc_model *m, const char *
     c->nkeys = n;
     c->times = calloc((size_t)n, sizeof *c->times);
     c->keys = malloc((size_t)n * (size_t)m->nbones * sizeof *c->keys);
-    if (!c->times || !c->keys) { sc_controller_free(c); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!c->times || !c->keys) {
+        sc_controller_free(c);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     for (int i = 0; i < n; i++) {
         sc_cfg_node *k = sc_cfg_at(list, i), *pose;
-        if (!sc_cfg_is_map(k)) { sc_controller_free(c); return sc_fail(err, SC_EINPUT, "%s: a keyframe is {time: t, pose: {...}}", sc_cfg_where(k, w, sizeof w)); }
+        if (!sc_cfg_is_map(k)) {
+            sc_controller_free(c);
+            return sc_fail(err, SC_EINPUT, "%s: a keyframe is {time: t, pose: {...}}", sc_cfg_where(k, w, sizeof w));
+        }
         if ((rc = sc_cfg_double_range(k, "time", 0, 0, 1e6, &c->times[i], err)) || (rc = sc_cfg_require(k, "pose", &pose, err)) ||
             (rc = read_pose(pose, m, c->keys + (size_t)i * m->nbones, err))) {
             sc_controller_free(c);

@@ -8,14 +8,16 @@ static int read_search_config(sc_cfg_node *f, sc_search_config *c, sc_err *err)
     char w[256];
     long n;
     int rc;
-#define TRY(x) if ((rc = (x))) return rc
+#define TRY(x) \
+    if ((rc = (x))) return rc
     TRY(sc_cfg_section(f, "search", &sr, err));
     TRY(sc_cfg_int(sr, "generations", 30, 1, SC_MAX_GENERATIONS, &n, err));
     c->generations = (int)n;
     TRY(sc_cfg_int(sr, "population", 0, 0, 10000, &n, err));
     c->population = (int)n;
     if (c->population == 1)
-        return sc_fail(err, SC_EINPUT, "%s: feedback.search.population = 1: CMA-ES needs at least 2 (0: its default)", sc_cfg_where(sc_cfg_get(sr, "population"), w, sizeof w));
+        return sc_fail(err, SC_EINPUT, "%s: feedback.search.population = 1: CMA-ES needs at least 2 (0: its default)",
+                       sc_cfg_where(sc_cfg_get(sr, "population"), w, sizeof w));
     TRY(sc_cfg_double_range(sr, "sigma", 0.1, 1e-6, 10, &c->sigma, err));
     TRY(sc_cfg_double_range(sr, "seconds", 10, 0.1, 1e5, &c->seconds, err));
     TRY(sc_cfg_int(sr, "rollouts", 1, 1, 64, &n, err));
@@ -25,14 +27,18 @@ static int read_search_config(sc_cfg_node *f, sc_search_config *c, sc_err *err)
     TRY(sc_cfg_list(sr, "features", 0, &list, err));
     if (list) {
         c->nfeat = sc_cfg_len(list);
-        if (c->nfeat < 1 || c->nfeat > SC_FEATURES) return sc_fail(err, SC_EINPUT, "%s: feedback.search.features: 1 to %d features", sc_cfg_where(list, w, sizeof w), SC_FEATURES);
+        if (c->nfeat < 1 || c->nfeat > SC_FEATURES)
+            return sc_fail(err, SC_EINPUT, "%s: feedback.search.features: 1 to %d features", sc_cfg_where(list, w, sizeof w), SC_FEATURES);
         for (int i = 0; i < c->nfeat; i++) {
             const char *name = sc_cfg_scalar(sc_cfg_at(list, i));
             int k = name ? sc_feature_index(name) : -1;
-            if (k < 0) return sc_fail(err, SC_EINPUT, "%s: feedback.search.features names '%s', not a feature (lib/learn/policy.h lists them)",
-                                      sc_cfg_where(sc_cfg_at(list, i), w, sizeof w), name ? name : "?");
+            if (k < 0)
+                return sc_fail(err, SC_EINPUT, "%s: feedback.search.features names '%s', not a feature (lib/learn/policy.h lists them)",
+                               sc_cfg_where(sc_cfg_at(list, i), w, sizeof w), name ? name : "?");
             for (int j = 0; j < i; j++)
-                if (c->feat[j] == k) return sc_fail(err, SC_EINPUT, "%s: feedback.search.features names '%s' twice", sc_cfg_where(sc_cfg_at(list, i), w, sizeof w), name);
+                if (c->feat[j] == k)
+                    return sc_fail(err, SC_EINPUT, "%s: feedback.search.features names '%s' twice", sc_cfg_where(sc_cfg_at(list, i), w, sizeof w),
+                                   name);
             c->feat[i] = k;
         }
     } else { /* the torso's tilt, where the centre of mass is and where it goes */
@@ -58,7 +64,8 @@ static int read_stiffness_factors(sc_cfg_node *sec, const double *def, int ndef,
         return sc_cfg_vec(sec, "stiffness", ndef, def, v, err); /* records the default */
     }
     *n = sc_cfg_len(sl);
-    if (*n < min || *n > SC_MAX_EVAL) return sc_fail(err, SC_EINPUT, "%s: %d to %d stiffness factors", sc_cfg_where(sl, w, sizeof w), min, SC_MAX_EVAL);
+    if (*n < min || *n > SC_MAX_EVAL)
+        return sc_fail(err, SC_EINPUT, "%s: %d to %d stiffness factors", sc_cfg_where(sl, w, sizeof w), min, SC_MAX_EVAL);
     for (int i = 0; i < *n; i++) {
         if ((rc = sc_cfg_scalar_double(sc_cfg_at(sl, i), &out[i], err))) return rc;
         if (!(out[i] > 0 && out[i] <= 1e3))
@@ -73,7 +80,8 @@ static int read_model_section(sc_cfg_node *f, sc_feedback_config *c, sc_err *err
     char w[256];
     long n;
     int rc;
-#define TRY(x) if ((rc = (x))) return rc
+#define TRY(x) \
+    if ((rc = (x))) return rc
     sc_cfg_node *mo, *fl;
     TRY(sc_cfg_section(f, "model", &mo, err));
     sc_cfg_node *cn = sc_cfg_get(mo, "action_cost");
@@ -98,8 +106,10 @@ static int read_model_section(sc_cfg_node *f, sc_feedback_config *c, sc_err *err
     for (int i = 0; fl && i < sc_cfg_len(fl); i++) {
         const char *name = sc_cfg_scalar(sc_cfg_at(fl, i));
         int k = name ? sc_feature_index(name) : -1;
-        if (k < 0) return sc_fail(err, SC_EINPUT, "%s: feedback.model.features: '%s' is not a feature (the features are listed under learn-feedback in the README)",
-                                  sc_cfg_where(sc_cfg_at(fl, i), w, sizeof w), name ? name : "?");
+        if (k < 0)
+            return sc_fail(err, SC_EINPUT,
+                           "%s: feedback.model.features: '%s' is not a feature (the features are listed under learn-feedback in the README)",
+                           sc_cfg_where(sc_cfg_at(fl, i), w, sizeof w), name ? name : "?");
         c->model_feature[k] = 1;
     }
 #undef TRY
@@ -112,7 +122,8 @@ static int read_actions(sc_cfg_node *f, const sc_model *m, const sc_control_dofs
     sc_cfg_node *list;
     char w[256];
     int rc;
-#define TRY(x) if ((rc = (x))) return rc
+#define TRY(x) \
+    if ((rc = (x))) return rc
     TRY(sc_cfg_list(f, "actions", 0, &list, err));
     if (list) {
         for (int i = 0; i < sc_cfg_len(list); i++) {
@@ -122,7 +133,8 @@ static int read_actions(sc_cfg_node *f, const sc_model *m, const sc_control_dofs
                 return sc_fail(err, SC_EINPUT, "%s: feedback.actions names '%s', which is not a joint of the character",
                                sc_cfg_where(sc_cfg_at(list, i), w, sizeof w), name ? name : "?");
             int k = m->joint_type[b] == SC_JOINT_HINGE ? 1 : 3;
-            if (c->nact + k > SC_MAX_ACTIONS) return sc_fail(err, SC_EINPUT, "%s: more than %d action DoFs", sc_cfg_where(list, w, sizeof w), SC_MAX_ACTIONS);
+            if (c->nact + k > SC_MAX_ACTIONS)
+                return sc_fail(err, SC_EINPUT, "%s: more than %d action DoFs", sc_cfg_where(list, w, sizeof w), SC_MAX_ACTIONS);
             for (int d = 0; d < k; d++) c->act[c->nact++] = dofs->first[b] + d;
         }
     } else { /* the waist, both hips and knees (mass-SAMCON's actions) */
@@ -143,7 +155,8 @@ static int read_evaluate(sc_cfg_node *f, const sc_model *m, sc_feedback_config *
     char w[256];
     long n;
     int rc;
-#define TRY(x) if ((rc = (x))) return rc
+#define TRY(x) \
+    if ((rc = (x))) return rc
     TRY(sc_cfg_section(f, "evaluate", &ev, err));
     double tilt;
     TRY(sc_cfg_double_range(ev, "seconds", 20, 0.1, 1e5, &c->eval_seconds, err));
@@ -192,7 +205,8 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
     long n;
     int rc;
     memset(c, 0, sizeof *c);
-#define TRY(x) if ((rc = (x))) return rc
+#define TRY(x) \
+    if ((rc = (x))) return rc
     TRY(sc_cfg_section(root, "feedback", &f, err));
     static const char *const methods[] = {"guided", "search"};
     TRY(sc_cfg_enum(f, "method", methods, 2, SC_LEARN_GUIDED, &c->method, err));
@@ -206,8 +220,8 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
     TRY(sc_cfg_int(f, "elites", 30, 1, 100000, &n, err));
     c->elites = (int)n;
     if (c->elites > c->samples)
-        return sc_fail(err, SC_EINPUT, "%s: feedback.elites = %d is more than feedback.samples = %d", sc_cfg_where(sc_cfg_get(f, "elites"), w, sizeof w),
-                       c->elites, c->samples);
+        return sc_fail(err, SC_EINPUT, "%s: feedback.elites = %d is more than feedback.samples = %d",
+                       sc_cfg_where(sc_cfg_get(f, "elites"), w, sizeof w), c->elites, c->samples);
     TRY(sc_cfg_double_range(f, "noise", 0.5, 0, 10, &c->noise, err));
     static const char *const explore[] = {"box", "residual"};
     TRY(sc_cfg_enum(f, "exploration", explore, 2, 0, &c->explore_residual, err));

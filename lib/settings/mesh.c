@@ -24,7 +24,10 @@ static void default_bone(sc_rig_bone *b)
 {
     memset(b, 0, sizeof *b);
     b->parent = -1;
-    for (int i = 0; i < 3; i++) { b->lo[i] = 1; b->hi[i] = -1; }
+    for (int i = 0; i < 3; i++) {
+        b->lo[i] = 1;
+        b->hi[i] = -1;
+    }
 }
 
 static int from_bvh(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc_err *err)
@@ -38,15 +41,24 @@ static int from_bvh(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc_er
     sc_bvh bvh;
     if ((rc = sc_bvh_load(path, &bvh, err))) return rc;
     sc_xform world[512];
-    if (bvh.njoints > 512) { sc_bvh_free(&bvh); return sc_fail(err, SC_EINPUT, "%s: more than 512 joints", path); }
+    if (bvh.njoints > 512) {
+        sc_bvh_free(&bvh);
+        return sc_fail(err, SC_EINPUT, "%s: more than 512 joints", path);
+    }
     sc_bvh_world(&bvh, -1, world); /* rest pose: all channels zero */
 
     sc_cfg_node *map = NULL;
-    if ((rc = sc_cfg_list(sk, "bone_map", 0, &map, err))) { sc_bvh_free(&bvh); return rc; }
+    if ((rc = sc_cfg_list(sk, "bone_map", 0, &map, err))) {
+        sc_bvh_free(&bvh);
+        return rc;
+    }
     int ncmu;
     const sc_rig_map_entry *cmu_map = sc_rig_cmu_map(&ncmu);
     int n = map ? sc_cfg_len(map) : ncmu;
-    if (n > SC_MAX_BONES) { sc_bvh_free(&bvh); return sc_fail(err, SC_EINPUT, "%s: at most %d bones", config_path, SC_MAX_BONES); }
+    if (n > SC_MAX_BONES) {
+        sc_bvh_free(&bvh);
+        return sc_fail(err, SC_EINPUT, "%s: at most %d bones", config_path, SC_MAX_BONES);
+    }
     rig->nbones = 0;
     for (int i = 0; i < n; i++) {
         sc_rig_bone *b = &rig->bone[rig->nbones];
@@ -56,13 +68,18 @@ static int from_bvh(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc_er
         double axis[3] = {1, 0, 0};
         sc_cfg_node *e = map ? sc_cfg_at(map, i) : NULL;
         if (e) {
-            if (!sc_cfg_is_map(e)) { sc_bvh_free(&bvh); return sc_fail(err, SC_EINPUT, "%s: each bone_map entry must be a map", sc_cfg_where(e, w, sizeof w)); }
+            if (!sc_cfg_is_map(e)) {
+                sc_bvh_free(&bvh);
+                return sc_fail(err, SC_EINPUT, "%s: each bone_map entry must be a map", sc_cfg_where(e, w, sizeof w));
+            }
             if ((rc = sc_cfg_string(e, "name", NULL, b->name, sizeof b->name, err)) ||
-                (rc = sc_cfg_string(e, "joint", NULL, joint, sizeof joint, err)) ||
-                (rc = sc_cfg_string(e, "tail", NULL, tail, sizeof tail, err)) ||
+                (rc = sc_cfg_string(e, "joint", NULL, joint, sizeof joint, err)) || (rc = sc_cfg_string(e, "tail", NULL, tail, sizeof tail, err)) ||
                 (rc = sc_cfg_string(e, "parent", "", parent, sizeof parent, err)) ||
                 (rc = sc_cfg_enum(e, "type", sc_rig_joint_names, 3, i == 0 ? SC_JOINT_FREE : SC_JOINT_BALL, &type, err)) ||
-                (rc = sc_cfg_vec_range(e, "axis", 3, axis, -1e3, 1e3, axis, err))) { sc_bvh_free(&bvh); return rc; }
+                (rc = sc_cfg_vec_range(e, "axis", 3, axis, -1e3, 1e3, axis, err))) {
+                sc_bvh_free(&bvh);
+                return rc;
+            }
         } else {
             snprintf(b->name, sizeof b->name, "%s", cmu_map[i].name);
             snprintf(joint, sizeof joint, "%s", cmu_map[i].joint);
@@ -75,8 +92,7 @@ static int from_bvh(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc_er
         int jh = sc_bvh_find(&bvh, joint), jt = sc_bvh_find(&bvh, tail);
         if (jh < 0 || jt < 0) {
             sc_bvh_free(&bvh);
-            return sc_fail(err, SC_EINPUT, "%s: bone '%s' names BVH joint '%s', which %s does not have", where, b->name,
-                           jh < 0 ? joint : tail, path);
+            return sc_fail(err, SC_EINPUT, "%s: bone '%s' names BVH joint '%s', which %s does not have", where, b->name, jh < 0 ? joint : tail, path);
         }
         b->parent = i == 0 ? -1 : sc_rig_find(rig, parent);
         if (i > 0 && b->parent < 0) {
@@ -112,8 +128,7 @@ static int inline_bones(sc_cfg_node *list, sc_rig *rig, sc_err *err)
         if ((rc = sc_cfg_string(e, "name", NULL, b->name, sizeof b->name, err)) ||
             (rc = sc_cfg_string(e, "parent", "", parent, sizeof parent, err)) ||
             (rc = sc_cfg_enum(e, "joint", sc_rig_joint_names, 3, i == 0 ? SC_JOINT_FREE : SC_JOINT_BALL, &type, err)) ||
-            (rc = sc_cfg_vec_range(e, "head", 3, NULL, -1e3, 1e3, head, err)) ||
-            (rc = sc_cfg_vec_range(e, "tail", 3, NULL, -1e3, 1e3, tail, err)) ||
+            (rc = sc_cfg_vec_range(e, "head", 3, NULL, -1e3, 1e3, head, err)) || (rc = sc_cfg_vec_range(e, "tail", 3, NULL, -1e3, 1e3, tail, err)) ||
             (rc = sc_cfg_vec_range(e, "axis", 3, axis, -1e3, 1e3, axis, err)))
             return rc;
         int p = parent_index(rig, parent, e, err);
@@ -134,8 +149,7 @@ static int read_gains(sc_cfg_node *m, sc_rig_bone *b, const sc_rig_bone *def, sc
 {
     int rc;
     double lo[3], hi[3];
-    if ((rc = sc_cfg_double_range(m, "kp", def->kp, 0, 1e7, &b->kp, err)) ||
-        (rc = sc_cfg_double_range(m, "kd", def->kd, 1e-6, 1e6, &b->kd, err)) ||
+    if ((rc = sc_cfg_double_range(m, "kp", def->kp, 0, 1e7, &b->kp, err)) || (rc = sc_cfg_double_range(m, "kd", def->kd, 1e-6, 1e6, &b->kd, err)) ||
         (rc = sc_cfg_double_range(m, "torque_limit", def->torque_limit, 0, 1e6, &b->torque_limit, err)) ||
         (rc = sc_cfg_vec_range(m, "lo", 3, def->lo, -100, 100, lo, err)) || (rc = sc_cfg_vec_range(m, "hi", 3, def->hi, -100, 100, hi, err)) ||
         (rc = sc_cfg_double_range(m, "fixed_radius", def->fixed_radius, 0, 10, &b->fixed_radius, err)) ||
@@ -162,7 +176,8 @@ int sc_rig_from_config(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc
     if (rc) return rc;
     int has_bvh = sc_cfg_get(sk, "bvh") != NULL;
     if (bones && has_bvh) return sc_fail(err, SC_EINPUT, "%s: give either skeleton.bvh or skeleton.bones, not both", sc_cfg_where(sk, w, sizeof w));
-    if (!bones && !has_bvh) return sc_fail(err, SC_EINPUT, "%s: skeleton needs `bvh:` (a BVH file) or `bones:` (an inline list)", sc_cfg_where(sk, w, sizeof w));
+    if (!bones && !has_bvh)
+        return sc_fail(err, SC_EINPUT, "%s: skeleton needs `bvh:` (a BVH file) or `bones:` (an inline list)", sc_cfg_where(sk, w, sizeof w));
     rc = bones ? inline_bones(bones, rig, err) : from_bvh(sk, config_path, rig, err);
     if (rc) return rc;
 
@@ -173,7 +188,7 @@ int sc_rig_from_config(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc
     def.kp = 300;
     def.kd = 30;
     def.torque_limit = 200;
-    def.fixed_radius = 0;   /* 0: derived from the bone length by mesh-prep */
+    def.fixed_radius = 0; /* 0: derived from the bone length by mesh-prep */
     def.fixed_from = 0.2;
     def.fixed_to = 0.8;
     def.fixed_spacing = 0.05;
@@ -221,16 +236,18 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
     int fit;
     if ((rc = sc_cfg_double_range(body, "scale", 1.0, 1e-6, 1e6, &o->body_scale, err)) ||
         (rc = sc_cfg_double_range(body, "girth", 1.0, 0.3, 3.0, &o->girth, err)) ||
-        (rc = sc_cfg_int(body, "target_vertices", 5000, 200, 200000, &target, err)) ||
-        (rc = sc_cfg_bool(body, "ground", 1, &o->ground, err)) || (rc = sc_cfg_enum(body, "pose", poses, 2, 0, &o->apose, err)) ||
+        (rc = sc_cfg_int(body, "target_vertices", 5000, 200, 200000, &target, err)) || (rc = sc_cfg_bool(body, "ground", 1, &o->ground, err)) ||
+        (rc = sc_cfg_enum(body, "pose", poses, 2, 0, &o->apose, err)) ||
         (rc = sc_cfg_double_range(body, "arm_angle", 45, 0, 90, &o->arm_angle, err)) ||
         (rc = sc_cfg_enum(body, "facing", facings, 4, 0, &o->facing, err)) || (rc = sc_cfg_enum(body, "fit_skeleton", fits, 3, 0, &fit, err)))
         return rc;
     o->arm_angle *= SC_PI / 180;
     sc_cfg_where(sc_cfg_get(body, "obj") ? sc_cfg_get(body, "obj") : body, o->body_where, sizeof o->body_where);
     if (o->body_kind < 0 && o->apose)
-        return sc_fail(err, SC_EINPUT, "%s: body.pose is for the built-in bodies; an OBJ body has its own pose (the skeleton is fitted "
-                       "into it)", sc_cfg_where(sc_cfg_get(body, "pose"), w, sizeof w));
+        return sc_fail(err, SC_EINPUT,
+                       "%s: body.pose is for the built-in bodies; an OBJ body has its own pose (the skeleton is fitted "
+                       "into it)",
+                       sc_cfg_where(sc_cfg_get(body, "pose"), w, sizeof w));
     /* a BVH skeleton (T-pose, its own proportions) is fitted into an OBJ body; an inline one is
        taken as placed */
     o->fit_skeleton = fit == 1 || (fit == 0 && o->body_kind < 0 && o->rig.bone[0].source[0]);
@@ -265,15 +282,16 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
         (rc = sc_cfg_double_range(tg, "min_dihedral", 12, 0, 30, &o->tetgen.min_dihedral, err)) ||
         (rc = sc_cfg_double_range(tg, "sliver_angle", 8, 0, 30, &o->min_dihedral, err)) ||
         (rc = sc_cfg_double_range(tg, "max_volume", 0, 0, 1, &o->tetgen.max_volume, err)) ||
-        (rc = sc_cfg_int(tg, "target_tets", 4000, 100, 10000000, &target, err)) ||
-        (rc = sc_cfg_string(tg, "program", "", prog, sizeof prog, err)) ||
+        (rc = sc_cfg_int(tg, "target_tets", 4000, 100, 10000000, &target, err)) || (rc = sc_cfg_string(tg, "program", "", prog, sizeof prog, err)) ||
         (rc = sc_cfg_bool(tg, "keep_files", 0, &o->tetgen.keep_files, err)))
         return rc;
     o->target_tets = (int)target;
-    if (prog[0]) { snprintf(program, sizeof program, "%s", prog); o->tetgen.program = program; }
+    if (prog[0]) {
+        snprintf(program, sizeof program, "%s", prog);
+        o->tetgen.program = program;
+    }
 
-    if ((rc = sc_cfg_section(root, "material", &mat, err)) ||
-        (rc = sc_cfg_double_range(mat, "density", 1000, 1, 1e5, &o->density, err)) ||
+    if ((rc = sc_cfg_section(root, "material", &mat, err)) || (rc = sc_cfg_double_range(mat, "density", 1000, 1, 1e5, &o->density, err)) ||
         (rc = sc_cfg_double_range(mat, "youngs_modulus", 5e4, 1, 1e12, &o->youngs, err)) ||
         (rc = sc_cfg_double_range(mat, "poisson_ratio", 0.4, 0, 0.4999, &o->poisson, err)) ||
         (rc = sc_cfg_double_range(mat, "mass_floor", 0.1, 0, 1, &o->mass_floor, err)) ||

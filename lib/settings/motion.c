@@ -57,14 +57,17 @@ static int frames_pair(sc_cfg_node *sec, int *first, int *last, sc_err *err)
     for (int i = 0; i < 2; i++)
         if (v[i] != floor(v[i]) || fabs(v[i]) > 1e8) {
             char w[256];
-            return sc_fail(err, SC_EINPUT, "%s: motion.frames must be two whole frame numbers [first, last] (last -1 = the "
-                           "clip's last frame), got %g", sc_cfg_where(sc_cfg_get(sec, "frames"), w, sizeof w), v[i]);
+            return sc_fail(err, SC_EINPUT,
+                           "%s: motion.frames must be two whole frame numbers [first, last] (last -1 = the "
+                           "clip's last frame), got %g",
+                           sc_cfg_where(sc_cfg_get(sec, "frames"), w, sizeof w), v[i]);
         }
     if (v[1] != -1 && v[0] > v[1]) {
         char w[256];
-        return sc_fail(err, SC_EINPUT, "%s: motion.frames [%g, %g] is reversed: the first frame must not come after the "
-                       "last (use -1 as the last for the end of the clip)", sc_cfg_where(sc_cfg_get(sec, "frames"), w, sizeof w),
-                       v[0], v[1]);
+        return sc_fail(err, SC_EINPUT,
+                       "%s: motion.frames [%g, %g] is reversed: the first frame must not come after the "
+                       "last (use -1 as the last for the end of the clip)",
+                       sc_cfg_where(sc_cfg_get(sec, "frames"), w, sizeof w), v[0], v[1]);
     }
     *first = (int)v[0];
     *last = (int)v[1];
@@ -79,8 +82,10 @@ static int read_map(sc_cfg_node *sec, sc_retarget_opts *o, sc_err *err)
         int rc = sc_cfg_string(sec, "map", "default", buf, sizeof buf, err);
         if (rc) return rc;
         if (strcmp(buf, "default") != 0)
-            return sc_fail(err, SC_EINPUT, "%s: retarget.map must be 'default' (the CMU map) or a map from character bones "
-                           "to BVH joints ({bone: joint} or {bone: [joint, tail]})", sc_cfg_where(map, w, sizeof w));
+            return sc_fail(err, SC_EINPUT,
+                           "%s: retarget.map must be 'default' (the CMU map) or a map from character bones "
+                           "to BVH joints ({bone: joint} or {bone: [joint, tail]})",
+                           sc_cfg_where(map, w, sizeof w));
         return SC_OK; /* the defaults already hold the CMU map */
     }
     if (!sc_cfg_is_map(map))
@@ -145,10 +150,8 @@ static int read_motion(sc_cfg_node *mo, sc_id_config *c, char *name, size_t size
     sc_cfg_where(sc_cfg_get(mo, "bvh"), c->bvh_where, sizeof c->bvh_where);
     sc_cfg_where(sc_cfg_get(mo, "filter_cutoff"), c->filter_cutoff_where, sizeof c->filter_cutoff_where);
     if ((rc = sc_cfg_double_range(mo, "unit", 0.056444, 1e-9, 1e3, &c->retarget.unit, err)) ||
-        (rc = frames_pair(mo, &c->retarget.first, &c->retarget.last, err)) ||
-        (rc = sc_cfg_bool(mo, "mirror", 0, &c->retarget.mirror, err)) ||
-        (rc = sc_cfg_enum(mo, "filter", filters, 3, 0, &c->filter, err)) ||
-        (rc = sc_cfg_int(mo, "filter_window", 5, 1, 1001, &window, err)) ||
+        (rc = frames_pair(mo, &c->retarget.first, &c->retarget.last, err)) || (rc = sc_cfg_bool(mo, "mirror", 0, &c->retarget.mirror, err)) ||
+        (rc = sc_cfg_enum(mo, "filter", filters, 3, 0, &c->filter, err)) || (rc = sc_cfg_int(mo, "filter_window", 5, 1, 1001, &window, err)) ||
         (rc = sc_cfg_double_range(mo, "filter_cutoff", 6, 1e-3, 1e4, &c->filter_cutoff, err)))
         return rc;
     if (window % 2 == 0)
@@ -165,8 +168,7 @@ static int read_retarget(sc_cfg_node *rt, sc_id_config *c, sc_err *err)
     static const char *const hinge_fits[] = {"direction", "twist"};
     int rc;
     if ((rc = read_map(rt, &c->retarget, err)) || (rc = sc_cfg_string(rt, "root_scale", "auto", buf, sizeof buf, err)) ||
-        (rc = sc_cfg_bool(rt, "recentre", 1, &c->retarget.recentre, err)) ||
-        (rc = sc_cfg_bool(rt, "hinge_ik", 1, &c->retarget.hinge_ik, err)) ||
+        (rc = sc_cfg_bool(rt, "recentre", 1, &c->retarget.recentre, err)) || (rc = sc_cfg_bool(rt, "hinge_ik", 1, &c->retarget.hinge_ik, err)) ||
         (rc = sc_cfg_enum(rt, "hinge_fit", hinge_fits, 2, SC_HINGE_DIRECTION, &c->retarget.hinge_fit, err)) ||
         (rc = sc_cfg_enum(rt, "floor", floors, 3, 2, &c->floor_mode, err)) ||
         (rc = sc_cfg_double_range(rt, "floor_percentile", 50, 0, 100, &c->floor_percentile, err)) ||
@@ -230,8 +232,7 @@ static int read_dynamics(sc_cfg_node *dy, sc_id_config *c, sc_err *err)
     static const char *const masses[] = {"skin", "fixed_nodes"};
     static const char *const rates[] = {"analytic", "difference"};
     int mm, rc;
-    if ((rc = sc_cfg_enum(dy, "mass_model", masses, 2, 0, &mm, err)) ||
-        (rc = moved(dy, "gravity", "dynamics.gravity", "simulation.gravity", err)) ||
+    if ((rc = sc_cfg_enum(dy, "mass_model", masses, 2, 0, &mm, err)) || (rc = moved(dy, "gravity", "dynamics.gravity", "simulation.gravity", err)) ||
         (rc = sc_cfg_enum(dy, "momentum_rate", rates, 2, SC_RATE_ANALYTIC, &c->id.momentum_rate, err)) ||
         (rc = sc_cfg_double_range(dy, "max_target_offset", c->id.max_target_offset, 1e-3, 3.0, &c->id.max_target_offset, err)))
         return rc;
@@ -267,8 +268,8 @@ int sc_id_read_config(sc_cfg *cfg, sc_id_config *c, sc_err *err)
         return rc;
     if ((rc = read_motion(mo, c, name, sizeof name, err)) || (rc = read_retarget(rt, c, err)) ||
         (rc = sc_cfg_double_range(ki, "dt", 0.0005, 1e-6, 0.1, &c->dt, err)) ||
-        (rc = sc_cfg_enum(ki, "differences", schemes, 2, SC_DIFF_FORWARD, &c->scheme, err)) ||
-        (rc = read_contact_estimation(co, c, err)) || (rc = read_dynamics(dy, c, err)) || (rc = read_world(cfg, c, err)))
+        (rc = sc_cfg_enum(ki, "differences", schemes, 2, SC_DIFF_FORWARD, &c->scheme, err)) || (rc = read_contact_estimation(co, c, err)) ||
+        (rc = read_dynamics(dy, c, err)) || (rc = read_world(cfg, c, err)))
         return rc;
     return sc_find_input(name, sc_cfg_path(cfg), 1, c->bvh_where, c->bvh, sizeof c->bvh, err);
 }

@@ -31,8 +31,12 @@ void sc_render_default_opts(sc_render_opts *o)
     o->contact_threshold = 0.004;
     o->push_scale = 0.004;
     o->force_scale = 0.0005;
-    o->body_color[0] = 0.93; o->body_color[1] = 0.91; o->body_color[2] = 0.86;
-    o->light[0] = -0.45; o->light[1] = 1.0; o->light[2] = 0.55;
+    o->body_color[0] = 0.93;
+    o->body_color[1] = 0.91;
+    o->body_color[2] = 0.86;
+    o->light[0] = -0.45;
+    o->light[1] = 1.0;
+    o->light[2] = 0.55;
 }
 
 int sc_render_camera_by_name(const char *name)
@@ -53,7 +57,8 @@ int sc_render_settings_read(sc_cfg *cfg, sc_render_settings *c, sc_err *err)
     double def_color[3], def_light[3];
     memcpy(def_color, o->body_color, sizeof def_color);
     memcpy(def_light, o->light, sizeof def_light);
-#define TRY(x) if ((rc = (x))) return rc
+#define TRY(x) \
+    if ((rc = (x))) return rc
     if (root) TRY(sc_cfg_section(root, "render", &r, err));
     TRY(sc_cfg_int(r, "width", 640, 16, 8192, &w, err));
     TRY(sc_cfg_int(r, "height", 480, 16, 8192, &h, err));

@@ -5,12 +5,14 @@
 #include <string.h>
 #include "settings/sampling.h"
 
-#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) return rc; \
+    } while (0)
 
 /* default half-widths (rad) per joint class (segments.h), about the joint frame's x (flexion for
    a character facing +z), y (twist) and z */
-static const double class_box[SC_JOINT_CLASSES][3] = {
-    {0.5, 0.1, 0.2}, {0.4, 0, 0}, {0.4, 0.1, 0.2}, {0.2, 0.1, 0.1}, {0.2, 0.2, 0.2}, {0, 0, 0}};
+static const double class_box[SC_JOINT_CLASSES][3] = {{0.5, 0.1, 0.2}, {0.4, 0, 0}, {0.4, 0.1, 0.2}, {0.2, 0.1, 0.1}, {0.2, 0.2, 0.2}, {0, 0, 0}};
 
 /* A box: one number (every axis of a ball joint, or a hinge's angle) or [x, y, z] (ball only). */
 static int read_box(sc_cfg_node *v, int hinge, double out[3], sc_err *err)
@@ -39,8 +41,7 @@ static int read_box(sc_cfg_node *v, int hinge, double out[3], sc_err *err)
 /* Sample counts, elites, time scaling, the span tracked and backtracking. */
 static int read_search(sc_cfg_node *s, sc_samcon_config *c, sc_err *err)
 {
-    static const char *const selections[] = {"greedy", "spread"}, *const bases[] = {"id", "reference"},
-                             *const elite_costs[] = {"path", "segment"};
+    static const char *const selections[] = {"greedy", "spread"}, *const bases[] = {"id", "reference"}, *const elite_costs[] = {"path", "segment"};
     char w[256];
     long n;
     int rc;
@@ -50,8 +51,8 @@ static int read_search(sc_cfg_node *s, sc_samcon_config *c, sc_err *err)
     TRY(sc_cfg_int(s, "elites", 100, 1, 100000, &n, err));
     c->elites = (int)n;
     if (c->elites > c->samples)
-        return sc_fail(err, SC_EINPUT, "%s: sampling.elites = %d is more than sampling.samples = %d", sc_cfg_where(sc_cfg_get(s, "elites"), w, sizeof w),
-                       c->elites, c->samples);
+        return sc_fail(err, SC_EINPUT, "%s: sampling.elites = %d is more than sampling.samples = %d",
+                       sc_cfg_where(sc_cfg_get(s, "elites"), w, sizeof w), c->elites, c->samples);
     TRY(sc_cfg_enum(s, "selection", selections, 2, SC_SELECT_GREEDY, &c->selection, err));
     TRY(sc_cfg_enum(s, "elite_cost", elite_costs, 2, SC_ELITE_BY_PATH, &c->elite_cost, err));
     TRY(sc_cfg_enum(s, "initial", bases, 2, SC_BASE_ID, &c->base, err));
@@ -102,7 +103,8 @@ static int read_cycle(sc_cfg_node *s, sc_samcon_config *c, sc_err *err)
     TRY(sc_cfg_int(s, "cycles", 1, 1, 10000, &n, err));
     c->cycles = (int)n;
     if (c->cycle && (c->start > 0 || c->end > 0))
-        return sc_fail(err, SC_EINPUT, "%s: sampling.start and end do not apply with a cycle (the cycle sets the span)", sc_cfg_where(cyc, w, sizeof w));
+        return sc_fail(err, SC_EINPUT, "%s: sampling.start and end do not apply with a cycle (the cycle sets the span)",
+                       sc_cfg_where(cyc, w, sizeof w));
     return SC_OK;
 }
 
@@ -120,8 +122,10 @@ static int read_boxes(sc_cfg_node *s, const sc_model *m, const sc_control_dofs *
         int k = 0;
         while (k < SC_JOINT_CLASSES && strcmp(sc_joint_class_names[k], key)) k++;
         if (k == SC_JOINT_CLASSES)
-            return sc_fail(err, SC_EINPUT, "%s: sampling.boxes has no joint class '%s' (classes: hips, knees, ankles, spine, shoulders, "
-                           "others; single joints go under sampling.joints)", sc_cfg_where(sc_cfg_at(boxes, i), w, sizeof w), key);
+            return sc_fail(err, SC_EINPUT,
+                           "%s: sampling.boxes has no joint class '%s' (classes: hips, knees, ankles, spine, shoulders, "
+                           "others; single joints go under sampling.joints)",
+                           sc_cfg_where(sc_cfg_at(boxes, i), w, sizeof w), key);
         TRY(read_box(sc_cfg_at(boxes, i), 0, cls[k], err));
     }
     for (int k = 0; k < SC_JOINT_CLASSES; k++) (void)sc_cfg_get(boxes, sc_joint_class_names[k]);
@@ -178,8 +182,10 @@ static int read_cost_and_failure(sc_cfg_node *s, const sc_model *m, sc_tracker_o
             tracker->allowed[b] = 1;
         }
     } else {
-        return sc_fail(err, SC_EINPUT, "%s: sampling.failure.allowed_contacts is 'reference' (the bones the reference has on the ground) "
-                       "or a list of bone names", sc_cfg_where(allowed, w, sizeof w));
+        return sc_fail(err, SC_EINPUT,
+                       "%s: sampling.failure.allowed_contacts is 'reference' (the bones the reference has on the ground) "
+                       "or a list of bone names",
+                       sc_cfg_where(allowed, w, sizeof w));
     }
     return SC_OK;
 }

@@ -6,14 +6,17 @@
 #include "settings/scenario.h"
 #include "settings/world.h"
 
-#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) return rc; \
+    } while (0)
 
 static int read_simulation(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *err)
 {
     sc_cfg_node *sim, *ray;
     sc_sim_opts *so = &sc->sim;
-    static const char *const damping[] = {"pose", "rayleigh", "none"}, *const solvers[] = {"quick", "exact"},
-                             *const poses[] = {"rest", "reference"}, *const precisions[] = {"double", "single"};
+    static const char *const damping[] = {"pose", "rayleigh", "none"}, *const solvers[] = {"quick", "exact"}, *const poses[] = {"rest", "reference"},
+                             *const precisions[] = {"double", "single"};
     int solver, rc;
     long iters;
     double zero3[3] = {0, 0, 0};

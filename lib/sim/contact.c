@@ -15,7 +15,6 @@ void sc_contact_default_opts(sc_contact_opts *o)
     o->ground.normal = sc_v3(0, 1, 0);
 }
 
-
 static inline __attribute__((always_inline)) double ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal)
 {
     double h = sc_v3_dot(g->normal, p) - g->offset;
@@ -36,20 +35,29 @@ double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal) { return
 /* Contact of surface vertex i at x ([L13] 4.2.4): penalty normal force and anchored Coulomb
  * friction; returns 1 with the force in *fc when the vertex pushes on the ground. */
 static inline __attribute__((always_inline)) int contact_vertex(const sc_contact_opts *o, const sc_embedding *e, int i, sc_vec3 x,
-                                                                const double *node_v, double *anchor, unsigned char *in_contact,
-                                                                sc_vec3 *fc, sc_contact_result *res)
+                                                                const double *node_v, double *anchor, unsigned char *in_contact, sc_vec3 *fc,
+                                                                sc_contact_result *res)
 {
     sc_vec3 n;
     double h = ground_height(&o->ground, x, &n);
-    if (h >= 0) { in_contact[i] = 0; return 0; }
+    if (h >= 0) {
+        in_contact[i] = 0;
+        return 0;
+    }
     const int *t = e->tets + 4 * e->tet[i];
     const double *w = e->bary + 4 * i;
     sc_vec3 vel = sc_v3(0, 0, 0);
     for (int k = 0; k < 4; k++) vel = sc_v3_axpy(w[k], sc_v3_load(node_v + 3 * t[k]), vel);
     double vn = sc_v3_dot(vel, n);
     double fn = -o->stiffness * h - o->damping * vn;
-    if (fn <= 0) { in_contact[i] = 0; return 0; } /* penalty may not pull */
-    if (!in_contact[i]) { sc_v3_store(anchor + 3 * i, x); in_contact[i] = 1; }
+    if (fn <= 0) {
+        in_contact[i] = 0;
+        return 0;
+    } /* penalty may not pull */
+    if (!in_contact[i]) {
+        sc_v3_store(anchor + 3 * i, x);
+        in_contact[i] = 1;
+    }
     /* tangential anchor spring, clamped to the friction cone */
     sc_vec3 d = sc_v3_sub(x, sc_v3_load(anchor + 3 * i));
     d = sc_v3_sub(d, sc_v3_scale(n, sc_v3_dot(n, d)));
@@ -77,8 +85,8 @@ static inline void to_nodes(const sc_embedding *e, int i, sc_vec3 fc, double *no
     for (int k = 0; k < 4; k++) sc_v3_store(node_force + 3 * t[k], sc_v3_axpy(w[k], fc, sc_v3_load(node_force + 3 * t[k])));
 }
 
-void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const double *p, const double *node_v,
-                       double *anchor, unsigned char *in_contact, double *node_force, sc_contact_result *res)
+void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const double *p, const double *node_v, double *anchor,
+                       unsigned char *in_contact, double *node_force, sc_contact_result *res)
 {
     memset(res, 0, sizeof *res);
     if (!o->enabled) return;
@@ -114,9 +122,10 @@ int sc_contact_cull_init(sc_contact_cull *c, const sc_embedding *e, int ntets, i
     c->prev = malloc(nv);
     c->force = malloc(nv * sizeof *c->force);
     count = calloc(nv + (size_t)nnodes + 1, sizeof *count);
-    if (!index || !c->tets || !c->vert_start || !c->verts || !c->node_start || !c->node_tets || !c->always || !c->bits ||
-        !c->cand || !c->prev || !c->force || !count) {
-        free(index); free(count);
+    if (!index || !c->tets || !c->vert_start || !c->verts || !c->node_start || !c->node_tets || !c->always || !c->bits || !c->cand || !c->prev ||
+        !c->force || !count) {
+        free(index);
+        free(count);
         sc_contact_cull_free(c);
         return sc_fail(err, SC_EIO, "out of memory for the contact culling");
     }
@@ -126,7 +135,10 @@ int sc_contact_cull_init(sc_contact_cull *c, const sc_embedding *e, int ntets, i
     for (int t = 0; t < ntets; t++) index[t] = -1;
     int nt = 0;
     for (int i = 0; i < e->nverts; i++)
-        if (index[e->tet[i]] < 0) { index[e->tet[i]] = nt; c->tets[nt++] = e->tet[i]; }
+        if (index[e->tet[i]] < 0) {
+            index[e->tet[i]] = nt;
+            c->tets[nt++] = e->tet[i];
+        }
     c->ntets = nt;
     for (int i = 0; i < e->nverts; i++) count[index[e->tet[i]] + 1]++;
     for (int k = 0; k < nt; k++) c->vert_start[k + 1] = c->vert_start[k] + count[k + 1];
@@ -150,9 +162,8 @@ int sc_contact_cull_init(sc_contact_cull *c, const sc_embedding *e, int ntets, i
     return SC_OK;
 }
 
-void sc_contact_forces_culled(const sc_contact_opts *o, const sc_embedding *e, sc_contact_cull *c, const double *x,
-                              const double *node_v, double *anchor, unsigned char *in_contact, double *node_force,
-                              sc_contact_result *res)
+void sc_contact_forces_culled(const sc_contact_opts *o, const sc_embedding *e, sc_contact_cull *c, const double *x, const double *node_v,
+                              double *anchor, unsigned char *in_contact, double *node_force, sc_contact_result *res)
 {
     memset(res, 0, sizeof *res);
     if (!o->enabled) return;

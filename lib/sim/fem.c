@@ -17,7 +17,10 @@ void sc_fem_polar_exact_start(const double *g, const double *q0, double *q)
     sc_polar(gm, &r, NULL);
     sc_quat p = sc_q_from_m3(r);
     double s = (p.w * q0[0] + p.x * q0[1] + p.y * q0[2] + p.z * q0[3]) < 0 ? -1 : 1;
-    q[0] = s * p.w; q[1] = s * p.x; q[2] = s * p.y; q[3] = s * p.z;
+    q[0] = s * p.w;
+    q[1] = s * p.x;
+    q[2] = s * p.y;
+    q[3] = s * p.z;
 }
 
 static sc_mat3 slot_bm(const sc_fem *fem, int t)
@@ -44,7 +47,10 @@ static void scatter_scalar(const sc_fem *fem, int t, sc_mat3 h, double *force)
 {
     for (int j = 0; j < 3; j++) {
         double *fj = (double *)slot_node(fem, force, t, j + 1), *f0 = (double *)slot_node(fem, force, t, 0);
-        for (int i = 0; i < 3; i++) { fj[i] += h.m[i][j]; f0[i] -= h.m[i][j]; }
+        for (int i = 0; i < 3; i++) {
+            fj[i] += h.m[i][j];
+            f0[i] -= h.m[i][j];
+        }
     }
 }
 
@@ -60,8 +66,7 @@ static sc_mat3 exact_rotation(sc_mat3 g, double *warm, int t, int row)
     return sc_q_to_m3((sc_quat){q[0], q[1], q[2], q[3]});
 }
 
-static void scalar_elastic(const sc_fem *fem, const double *x, const double *xp, double *warm, double *force,
-                           sc_fem_stats *stats)
+static void scalar_elastic(const sc_fem *fem, const double *x, const double *xp, double *warm, double *force, sc_fem_stats *stats)
 {
     double energy = 0, worst = INFINITY;
     int inverted = 0, worst_tet = -1;
@@ -83,7 +88,10 @@ static void scalar_elastic(const sc_fem *fem, const double *x, const double *xp,
         double det = sc_m3_det(f);
         int id = (int)fem->tet_id[t];
         inverted += !(det > 0);
-        if (det < worst || (det == worst && id < worst_tet)) { worst = det; worst_tet = id; }
+        if (det < worst || (det == worst && id < worst_tet)) {
+            worst = det;
+            worst_tet = id;
+        }
     }
     if (stats) {
         stats->elastic_energy = energy;
@@ -127,19 +135,18 @@ static const sc_fem_kernel kernel_scalar = {SC_FEM_KERNEL_SCALAR, 1, scalar_elas
 
 /* ---- kernel selection ---- */
 
-static const char *const kernel_names[SC_FEM_KERNEL_MAX + 1] = {"unknown", "scalar-f64", "avx2-f64x4", "avx512-f64x8",
-                                                                 "avx2-f32x8", "avx512-f32x16"};
+static const char *const kernel_names[SC_FEM_KERNEL_MAX + 1] = {"unknown", "scalar-f64", "avx2-f64x4", "avx512-f64x8", "avx2-f32x8", "avx512-f32x16"};
 static const char *const kernel_env_names[SC_FEM_KERNEL_MAX + 1] = {"", "scalar", "avx2", "avx512", "avx2-f32", "avx512-f32"};
 
 static const sc_fem_kernel *kernel_table(int id)
 {
     switch (id) {
-    case SC_FEM_KERNEL_SCALAR: return &kernel_scalar;
-    case SC_FEM_KERNEL_AVX2: return &sc_fem_kernel_avx2;
-    case SC_FEM_KERNEL_AVX512: return &sc_fem_kernel_avx512;
-    case SC_FEM_KERNEL_AVX2_F32: return &sc_fem_kernel_avx2_f32;
-    case SC_FEM_KERNEL_AVX512_F32: return &sc_fem_kernel_avx512_f32;
-    default: return NULL;
+        case SC_FEM_KERNEL_SCALAR: return &kernel_scalar;
+        case SC_FEM_KERNEL_AVX2: return &sc_fem_kernel_avx2;
+        case SC_FEM_KERNEL_AVX512: return &sc_fem_kernel_avx512;
+        case SC_FEM_KERNEL_AVX2_F32: return &sc_fem_kernel_avx2_f32;
+        case SC_FEM_KERNEL_AVX512_F32: return &sc_fem_kernel_avx512_f32;
+        default: return NULL;
     }
 }
 
@@ -148,19 +155,16 @@ const char *sc_fem_kernel_name(int id) { return id >= 1 && id <= SC_FEM_KERNEL_M
 int sc_fem_kernel_available(int id)
 {
     switch (id) {
-    case SC_FEM_KERNEL_SCALAR: return 1;
-    case SC_FEM_KERNEL_AVX2: /* the release build's baseline (x86-64-v3), but not every build's */
-    case SC_FEM_KERNEL_AVX2_F32:
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case SC_FEM_KERNEL_AVX512:
-    case SC_FEM_KERNEL_AVX512_F32:
-        /* everything -march=x86-64-v4 may use; libgcc also checks that the OS saves the zmm state */
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512cd");
-    default: return 0;
+        case SC_FEM_KERNEL_SCALAR: return 1;
+        case SC_FEM_KERNEL_AVX2: /* the release build's baseline (x86-64-v3), but not every build's */
+        case SC_FEM_KERNEL_AVX2_F32: __builtin_cpu_init(); return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        case SC_FEM_KERNEL_AVX512:
+        case SC_FEM_KERNEL_AVX512_F32:
+            /* everything -march=x86-64-v4 may use; libgcc also checks that the OS saves the zmm state */
+            __builtin_cpu_init();
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd");
+        default: return 0;
     }
 }
 
@@ -199,8 +203,7 @@ int sc_fem_kernel_is_f32(int id) { return id == SC_FEM_KERNEL_AVX2_F32 || id == 
 int sc_fem_set_kernel(sc_fem *fem, int id, sc_err *err)
 {
     if (!kernel_table(id)) return sc_fail(err, SC_EINPUT, "FEM kernel %d is unknown", id);
-    if (!sc_fem_kernel_available(id))
-        return sc_fail(err, SC_EINPUT, "FEM kernel %s does not run on this CPU", sc_fem_kernel_name(id));
+    if (!sc_fem_kernel_available(id)) return sc_fail(err, SC_EINPUT, "FEM kernel %s does not run on this CPU", sc_fem_kernel_name(id));
     fem->kernel = id;
     return SC_OK;
 }
@@ -221,14 +224,12 @@ int sc_fem_polar_batch(int n, const double *f, double *q, double *h, int *fallba
 
 /* ---- the passes ---- */
 
-void sc_fem_elastic_forces(const sc_fem *fem, const double *x, const double *pose_rest, double *warm, double *force,
-                           sc_fem_stats *stats)
+void sc_fem_elastic_forces(const sc_fem *fem, const double *x, const double *pose_rest, double *warm, double *force, sc_fem_stats *stats)
 {
     kernel_table(fem->kernel)->elastic(fem, x, pose_rest, warm, force, stats);
 }
 
-void sc_fem_rayleigh_damping(const sc_fem *fem, const double *mass, const double *v, const double *warm, double alpha,
-                             double beta, double *force)
+void sc_fem_rayleigh_damping(const sc_fem *fem, const double *mass, const double *v, const double *warm, double alpha, double beta, double *force)
 {
     if (alpha != 0)
         for (int i = 0; i < fem->nnodes; i++)
@@ -244,13 +245,19 @@ static inline void pose_damping(int nnodes, const double *restrict mass, const d
         const int o = 3 * i;
         double f[3];
         sc_fem_pose_damping_node(mass[i], x + o, v + o, xbar + o, xbar_dot + o, c, f);
-        force[o] += f[0]; force[o + 1] += f[1]; force[o + 2] += f[2];
-        if (reaction) { reaction[o] = -f[0]; reaction[o + 1] = -f[1]; reaction[o + 2] = -f[2]; }
+        force[o] += f[0];
+        force[o + 1] += f[1];
+        force[o + 2] += f[2];
+        if (reaction) {
+            reaction[o] = -f[0];
+            reaction[o + 1] = -f[1];
+            reaction[o + 2] = -f[2];
+        }
     }
 }
 
-void sc_fem_pose_damping(int nnodes, const double *mass, const double *x, const double *v, const double *xbar,
-                         const double *xbar_dot, double c, double *force, double *reaction)
+void sc_fem_pose_damping(int nnodes, const double *mass, const double *x, const double *v, const double *xbar, const double *xbar_dot, double c,
+                         double *force, double *reaction)
 {
     if (reaction) pose_damping(nnodes, mass, x, v, xbar, xbar_dot, c, force, reaction); /* two loops without a branch */
     else pose_damping(nnodes, mass, x, v, xbar, xbar_dot, c, force, NULL);
@@ -327,7 +334,10 @@ static uint32_t spread3(uint32_t v)
     v = (v | v << 2) & 0x9249249;
     return v;
 }
-typedef struct { uint32_t key; int index; } keyed;
+typedef struct {
+    uint32_t key;
+    int index;
+} keyed;
 static int cmp_keyed(const void *a, const void *b)
 {
     const keyed *x = a, *y = b;
@@ -354,7 +364,10 @@ static int locality_order(const sc_model *m, int *slot, int *order)
 {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int i = 0; i < m->nnodes; i++)
-        for (int k = 0; k < 3; k++) { lo[k] = fmin(lo[k], m->rest_pos[3 * i + k]); hi[k] = fmax(hi[k], m->rest_pos[3 * i + k]); }
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(lo[k], m->rest_pos[3 * i + k]);
+            hi[k] = fmax(hi[k], m->rest_pos[3 * i + k]);
+        }
     keyed *keys = malloc((size_t)(m->ntets > m->nnodes ? m->ntets : m->nnodes) * sizeof *keys);
     if (!keys) return 0;
     int n = 0;
@@ -393,8 +406,7 @@ static int rest_shape(const sc_model *m, int t, double *vol, sc_mat3 *inv, sc_er
 {
     const int *tn = m->tets + 4 * t;
     for (int k = 0; k < 4; k++) {
-        if (tn[k] < 0 || tn[k] >= m->nnodes)
-            return sc_fail(err, SC_EINPUT, "/tetmesh/tets[%d]: node %d out of range [0, %d)", t, tn[k], m->nnodes);
+        if (tn[k] < 0 || tn[k] >= m->nnodes) return sc_fail(err, SC_EINPUT, "/tetmesh/tets[%d]: node %d out of range [0, %d)", t, tn[k], m->nnodes);
         for (int j = 0; j < k; j++)
             if (tn[j] == tn[k]) return sc_fail(err, SC_EINPUT, "/tetmesh/tets[%d]: node %d repeated", t, tn[k]);
     }
@@ -412,8 +424,8 @@ static int rest_shape(const sc_model *m, int t, double *vol, sc_mat3 *inv, sc_er
     else ok = sc_m3_inverse(dm, inv);
     for (int k = 0; k < 9; k++) ok &= isfinite(inv->m[k / 3][k % 3]);
     if (!ok || !(*vol > 0) || !isfinite(*vol))
-        return sc_fail(err, SC_EINPUT, "/tetmesh: tet %d (nodes %d %d %d %d) is inverted or degenerate in the rest pose (volume %g m^3)",
-                       t, tn[0], tn[1], tn[2], tn[3], *vol);
+        return sc_fail(err, SC_EINPUT, "/tetmesh: tet %d (nodes %d %d %d %d) is inverted or degenerate in the rest pose (volume %g m^3)", t, tn[0],
+                       tn[1], tn[2], tn[3], *vol);
     return SC_OK;
 }
 
@@ -431,10 +443,8 @@ static void fill_slot(sc_fem *fem, const sc_model *m, int sl, int t, double vol,
 int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
 {
     memset(fem, 0, sizeof *fem);
-    if (!m || m->ntets <= 0 || m->nnodes <= 0 || !m->tets || !m->rest_pos)
-        return sc_fail(err, SC_EINPUT, "/tetmesh: the model has no tetrahedra");
-    if (!(m->youngs > 0) || !isfinite(m->youngs))
-        return sc_fail(err, SC_EINPUT, "/material/youngs: Young's modulus must be > 0 (got %g)", m->youngs);
+    if (!m || m->ntets <= 0 || m->nnodes <= 0 || !m->tets || !m->rest_pos) return sc_fail(err, SC_EINPUT, "/tetmesh: the model has no tetrahedra");
+    if (!(m->youngs > 0) || !isfinite(m->youngs)) return sc_fail(err, SC_EINPUT, "/material/youngs: Young's modulus must be > 0 (got %g)", m->youngs);
     if (!(m->poisson > -1 && m->poisson < 0.5))
         return sc_fail(err, SC_EINPUT, "/material/poisson: Poisson's ratio must be in (-1, 0.5) (got %g)", m->poisson);
     const char *env;
@@ -452,12 +462,18 @@ int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
         double vol;
         sc_mat3 inv;
         int rc = rest_shape(m, t, &vol, &inv, err);
-        if (rc) { sc_fem_free(fem); return rc; }
+        if (rc) {
+            sc_fem_free(fem);
+            return rc;
+        }
         fem->slot[t] = rigid_tet(m, m->tets + 4 * t) ? -1 : nt++;
     }
     fem->order = alloc64((size_t)m->nnodes * sizeof(int), err);
     fem->node_model = alloc64((size_t)m->nnodes * sizeof(int), err);
-    if (!fem->order || !fem->node_model) { sc_fem_free(fem); return SC_EIO; }
+    if (!fem->order || !fem->node_model) {
+        sc_fem_free(fem);
+        return SC_EIO;
+    }
     if (!locality_order(m, fem->slot, fem->order))
         for (int i = 0; i < m->nnodes; i++) fem->order[i] = i;
     for (int i = 0; i < m->nnodes; i++) fem->node_model[fem->order[i]] = i;

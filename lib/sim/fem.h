@@ -48,31 +48,31 @@ static inline size_t sc_fem_index(int t, int row, int rows)
 /* Kernel ids: they name the SIMD width and precision, so that a snapshot taken under one
  * kernel is never restored under another. */
 enum {
-    SC_FEM_KERNEL_SCALAR = 1, /* "scalar-f64": plain C, exact polar decomposition per tet (reference) */
-    SC_FEM_KERNEL_AVX2 = 2,   /* "avx2-f64x4": 4 tets per group, double */
-    SC_FEM_KERNEL_AVX512 = 3, /* "avx512-f64x8": 8 tets per group, double */
+    SC_FEM_KERNEL_SCALAR = 1,    /* "scalar-f64": plain C, exact polar decomposition per tet (reference) */
+    SC_FEM_KERNEL_AVX2 = 2,      /* "avx2-f64x4": 4 tets per group, double */
+    SC_FEM_KERNEL_AVX512 = 3,    /* "avx512-f64x8": 8 tets per group, double */
     SC_FEM_KERNEL_AVX2_F32 = 4,  /* "avx2-f32x8": 8 tets per group, single precision */
     SC_FEM_KERNEL_AVX512_F32 = 5 /* "avx512-f32x16": 16 tets per group, single precision */
 };
 #define SC_FEM_KERNEL_MAX 5
 
 typedef struct sc_fem {
-    int ntets, nnodes; /* ntets: the tets stored in slots (the model's, less the rigid ones) */
-    int nrigid;        /* tets fixed to one bone, not stored (see sc_fem_init) */
-    int stride;        /* ntets rounded up to SC_FEM_PAD: the row length of every SoA array */
-    double mu, lambda; /* Lame parameters (Pa) from youngs/poisson */
-    unsigned *node;    /* [4*stride] node[sc_fem_index(s, k, 4)] = 4 x (node k of the tet in slot s, FEM numbering):
+    int ntets, nnodes;              /* ntets: the tets stored in slots (the model's, less the rigid ones) */
+    int nrigid;                     /* tets fixed to one bone, not stored (see sc_fem_init) */
+    int stride;                     /* ntets rounded up to SC_FEM_PAD: the row length of every SoA array */
+    double mu, lambda;              /* Lame parameters (Pa) from youngs/poisson */
+    unsigned *node;                 /* [4*stride] node[sc_fem_index(s, k, 4)] = 4 x (node k of the tet in slot s, FEM numbering):
                           its offset in the padded node arrays, so a SIMD gather needs no index arithmetic */
-    int *order;        /* [nnodes] the FEM's number of the model's node i (tets and nodes are numbered along a
+    int *order;                     /* [nnodes] the FEM's number of the model's node i (tets and nodes are numbered along a
                           space-filling curve for cache locality) */
-    int *node_model;   /* [nnodes] the model's number of FEM node j */
-    double *bm;        /* [9*stride] bm[sc_fem_index(s, 3*r+c, 9)] = Bm^-1(r, c) of the tet in slot s ([L13] eq. 11) */
-    double *vol;       /* [stride] rest volume (m^3); 0 in the padding */
-    int *slot;         /* [the model's ntets] slot of the model's tet t; -1 for a rigid tet */
-    double *tet_id;    /* [stride] the model's index of the tet in slot s (as a double, for the SIMD stats) */
+    int *node_model;                /* [nnodes] the model's number of FEM node j */
+    double *bm;                     /* [9*stride] bm[sc_fem_index(s, 3*r+c, 9)] = Bm^-1(r, c) of the tet in slot s ([L13] eq. 11) */
+    double *vol;                    /* [stride] rest volume (m^3); 0 in the padding */
+    int *slot;                      /* [the model's ntets] slot of the model's tet t; -1 for a rigid tet */
+    double *tet_id;                 /* [stride] the model's index of the tet in slot s (as a double, for the SIMD stats) */
     float *bm32, *vol32, *tet_id32; /* the same three in single precision, for the float kernels */
-    int kernel;        /* SC_FEM_KERNEL_* in use */
-    double *pad4;      /* [12*nnodes] scratch of the SIMD kernels (node arrays padded to 4): an sc_fem
+    int kernel;                     /* SC_FEM_KERNEL_* in use */
+    double *pad4;                   /* [12*nnodes] scratch of the SIMD kernels (node arrays padded to 4): an sc_fem
                           serves one simulation at a time */
 } sc_fem;
 
@@ -132,18 +132,17 @@ typedef struct sc_fem_stats {
  * (eq. 16; note R R_p^T = R*^T). Without it P = 2mu(F - R) + lambda tr(R^T F - I) R (eq. 8).
  * Node forces f = -V P Bm^-T (columns for nodes 1-3, node 0 gets minus their sum).
  * warm is read and updated; stats may be NULL. */
-void sc_fem_elastic_forces(const sc_fem *fem, const double *x, const double *pose_rest, double *warm,
-                           double *force, sc_fem_stats *stats);
+void sc_fem_elastic_forces(const sc_fem *fem, const double *x, const double *pose_rest, double *warm, double *force, sc_fem_stats *stats);
 
 /* Pose-based damping ([L13] eq. 17): f_i = c m_i (dv.dx / dx.dx) dx with dx = xbar_i - x_i,
  * dv = xbar_dot_i - v_i; nodes with |dx| <= 1e-12 m get none. f is ACCUMULATED into force;
  * reaction (may be NULL) is OVERWRITTEN with -f_i (the force on the virtual node xbar_i, to be
  * sent to the bones through the skinning Jacobian transpose, [L13] eq. 18). */
-void sc_fem_pose_damping(int nnodes, const double *mass, const double *x, const double *v, const double *xbar,
-                         const double *xbar_dot, double c, double *force, double *reaction);
+void sc_fem_pose_damping(int nnodes, const double *mass, const double *x, const double *v, const double *xbar, const double *xbar_dot, double c,
+                         double *force, double *reaction);
 /* The force of eq. 17 on one node (3 values each), as sc_fem_pose_damping computes it. */
-static inline void sc_fem_pose_damping_node(double mass, const double *x, const double *v, const double *xbar, const double *xbar_dot,
-                                            double c, double *f)
+static inline void sc_fem_pose_damping_node(double mass, const double *x, const double *v, const double *xbar, const double *xbar_dot, double c,
+                                            double *f)
 {
     const double dx0 = xbar[0] - x[0], dx1 = xbar[1] - x[1], dx2 = xbar[2] - x[2];
     const double dv0 = xbar_dot[0] - v[0], dv1 = xbar_dot[1] - v[1], dv2 = xbar_dot[2] - v[2];
@@ -158,8 +157,7 @@ static inline void sc_fem_pose_damping_node(double mass, const double *x, const 
  * (warped) linear stiffness with R taken from warm[] (the last elastic pass): per tet
  * dF = Dv Bm^-1, G = R^T dF, dP = R (2mu sym(G) + lambda tr(G) I), f = -beta V dP Bm^-T.
  * K_R is symmetric positive semi-definite, so v.f <= 0; rigid translations give no force. */
-void sc_fem_rayleigh_damping(const sc_fem *fem, const double *mass, const double *v, const double *warm,
-                             double alpha, double beta, double *force);
+void sc_fem_rayleigh_damping(const sc_fem *fem, const double *mass, const double *v, const double *warm, double alpha, double beta, double *force);
 
 /* The rotation extraction used by sc_fem_elastic_forces (of the kernel sc_fem_kernel_id),
  * exposed for tests: for n row-major matrices f[9*i], updates the warm quaternions q[4*i]

@@ -7,8 +7,7 @@
 typedef struct sc_fem_kernel {
     int id;    /* SC_FEM_KERNEL_* */
     int lanes; /* tets per SIMD group */
-    void (*elastic)(const sc_fem *fem, const double *x, const double *pose_rest, double *warm, double *force,
-                    sc_fem_stats *stats);
+    void (*elastic)(const sc_fem *fem, const double *x, const double *pose_rest, double *warm, double *force, sc_fem_stats *stats);
     void (*rayleigh)(const sc_fem *fem, const double *v, const double *warm, double beta, double *force);
     int (*polar_batch)(int n, const double *f, double *q, double *h, int *fallback, long *iters);
 } sc_fem_kernel;

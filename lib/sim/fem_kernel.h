@@ -34,28 +34,37 @@
 #if FK_F32
 typedef float fk_t;
 typedef int fk_int;
-#define FK_BM(fem) ((fem)->bm32)
-#define FK_VOL(fem) ((fem)->vol32)
+#define FK_BM(fem)     ((fem)->bm32)
+#define FK_VOL(fem)    ((fem)->vol32)
 #define FK_TET_ID(fem) ((fem)->tet_id32)
 #else
 typedef double fk_t;
 typedef long long fk_int;
-#define FK_BM(fem) ((fem)->bm)
-#define FK_VOL(fem) ((fem)->vol)
+#define FK_BM(fem)     ((fem)->bm)
+#define FK_VOL(fem)    ((fem)->vol)
 #define FK_TET_ID(fem) ((fem)->tet_id)
 #endif
 typedef fk_t vd __attribute__((vector_size(sizeof(fk_t) * VW)));
 typedef fk_int vm __attribute__((vector_size(sizeof(fk_t) * VW))); /* lane masks: 0 or -1 */
-#define INL static inline __attribute__((always_inline))
+#define INL    static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 9") /* keep the small loops' arrays in registers */
 
-#define WARM_RS 7       /* warm rows: 0-3 q of R, 4-6 its predictor, 7-10 q of R*, 11-13 its predictor */
-#define POLAR_KMAX 3     /* Newton steps at most in the fast path */
-#define POLAR_TOL2 4e-6  /* last step below 2e-3 rad: the error left is O(|w|^5) ~ 1e-14 */
+#define WARM_RS    7    /* warm rows: 0-3 q of R, 4-6 its predictor, 7-10 q of R*, 11-13 its predictor */
+#define POLAR_KMAX 3    /* Newton steps at most in the fast path */
+#define POLAR_TOL2 4e-6 /* last step below 2e-3 rad: the error left is O(|w|^5) ~ 1e-14 */
 
-INL vd v_load(const fk_t *p) { vd v; memcpy(&v, p, sizeof v); return v; }
+INL vd v_load(const fk_t *p)
+{
+    vd v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
 INL void v_store(fk_t *p, vd v) { memcpy(p, &v, sizeof v); }
-INL vd v_splat(fk_t a) { vd z = {0}; return z + a; }
+INL vd v_splat(fk_t a)
+{
+    vd z = {0};
+    return z + a;
+}
 INL vd v_iota(void)
 {
     vd v;
@@ -90,27 +99,41 @@ INL vd v_select(vm m, vd a, vd b) { return (vd)(((vm)a & m) | ((vm)b & ~m)); }
 
 INL void m_mul(vd *restrict c, const vd *a, const vd *b) /* c = a b */
 {
-    c[0] = RC(a, 0, b, 0); c[1] = RC(a, 0, b, 1); c[2] = RC(a, 0, b, 2);
-    c[3] = RC(a, 1, b, 0); c[4] = RC(a, 1, b, 1); c[5] = RC(a, 1, b, 2);
-    c[6] = RC(a, 2, b, 0); c[7] = RC(a, 2, b, 1); c[8] = RC(a, 2, b, 2);
+    c[0] = RC(a, 0, b, 0);
+    c[1] = RC(a, 0, b, 1);
+    c[2] = RC(a, 0, b, 2);
+    c[3] = RC(a, 1, b, 0);
+    c[4] = RC(a, 1, b, 1);
+    c[5] = RC(a, 1, b, 2);
+    c[6] = RC(a, 2, b, 0);
+    c[7] = RC(a, 2, b, 1);
+    c[8] = RC(a, 2, b, 2);
 }
 INL void m_mul_nt(vd *restrict c, const vd *a, const vd *b) /* c = a b^T */
 {
-    c[0] = RR(a, 0, b, 0); c[1] = RR(a, 0, b, 1); c[2] = RR(a, 0, b, 2);
-    c[3] = RR(a, 1, b, 0); c[4] = RR(a, 1, b, 1); c[5] = RR(a, 1, b, 2);
-    c[6] = RR(a, 2, b, 0); c[7] = RR(a, 2, b, 1); c[8] = RR(a, 2, b, 2);
+    c[0] = RR(a, 0, b, 0);
+    c[1] = RR(a, 0, b, 1);
+    c[2] = RR(a, 0, b, 2);
+    c[3] = RR(a, 1, b, 0);
+    c[4] = RR(a, 1, b, 1);
+    c[5] = RR(a, 1, b, 2);
+    c[6] = RR(a, 2, b, 0);
+    c[7] = RR(a, 2, b, 1);
+    c[8] = RR(a, 2, b, 2);
 }
 INL void m_mul_tn(vd *restrict c, const vd *a, const vd *b) /* c = a^T b */
 {
-    c[0] = CC(a, 0, b, 0); c[1] = CC(a, 0, b, 1); c[2] = CC(a, 0, b, 2);
-    c[3] = CC(a, 1, b, 0); c[4] = CC(a, 1, b, 1); c[5] = CC(a, 1, b, 2);
-    c[6] = CC(a, 2, b, 0); c[7] = CC(a, 2, b, 1); c[8] = CC(a, 2, b, 2);
+    c[0] = CC(a, 0, b, 0);
+    c[1] = CC(a, 0, b, 1);
+    c[2] = CC(a, 0, b, 2);
+    c[3] = CC(a, 1, b, 0);
+    c[4] = CC(a, 1, b, 1);
+    c[5] = CC(a, 1, b, 2);
+    c[6] = CC(a, 2, b, 0);
+    c[7] = CC(a, 2, b, 1);
+    c[8] = CC(a, 2, b, 2);
 }
-INL vd m_det(const vd *a)
-{
-    return a[0] * (a[4] * a[8] - a[5] * a[7]) - a[1] * (a[3] * a[8] - a[5] * a[6]) +
-           a[2] * (a[3] * a[7] - a[4] * a[6]);
-}
+INL vd m_det(const vd *a) { return a[0] * (a[4] * a[8] - a[5] * a[7]) - a[1] * (a[3] * a[8] - a[5] * a[6]) + a[2] * (a[3] * a[7] - a[4] * a[6]); }
 
 /* |q|^2 R(q) for any q (homogeneous form: no normalization needed). */
 INL void q_to_mat_h(const vd *q, vd *r)
@@ -118,9 +141,15 @@ INL void q_to_mat_h(const vd *q, vd *r)
     vd w = q[0], x = q[1], y = q[2], z = q[3];
     vd ww = w * w, xx = x * x, yy = y * y, zz = z * z;
     vd xy = x * y, xz = x * z, yz = y * z, wx = w * x, wy = w * y, wz = w * z;
-    r[0] = (ww + xx) - (yy + zz); r[1] = 2.0 * (xy - wz); r[2] = 2.0 * (xz + wy);
-    r[3] = 2.0 * (xy + wz); r[4] = (ww - xx) + (yy - zz); r[5] = 2.0 * (yz - wx);
-    r[6] = 2.0 * (xz - wy); r[7] = 2.0 * (yz + wx); r[8] = (ww - xx) - (yy - zz);
+    r[0] = (ww + xx) - (yy + zz);
+    r[1] = 2.0 * (xy - wz);
+    r[2] = 2.0 * (xz + wy);
+    r[3] = 2.0 * (xy + wz);
+    r[4] = (ww - xx) + (yy - zz);
+    r[5] = 2.0 * (yz - wx);
+    r[6] = 2.0 * (xz - wy);
+    r[7] = 2.0 * (yz + wx);
+    r[8] = (ww - xx) - (yy - zz);
 }
 /* R(q) for unit q. */
 INL void q_to_mat(const vd *q, vd *r)
@@ -129,14 +158,23 @@ INL void q_to_mat(const vd *q, vd *r)
     vd x2 = x + x, y2 = y + y, z2 = z + z;
     vd xx = x * x2, yy = y * y2, zz = z * z2, xy = x * y2, xz = x * z2, yz = y * z2;
     vd wx = w * x2, wy = w * y2, wz = w * z2;
-    r[0] = 1.0 - (yy + zz); r[1] = xy - wz; r[2] = xz + wy;
-    r[3] = xy + wz; r[4] = 1.0 - (xx + zz); r[5] = yz - wx;
-    r[6] = xz - wy; r[7] = yz + wx; r[8] = 1.0 - (xx + yy);
+    r[0] = 1.0 - (yy + zz);
+    r[1] = xy - wz;
+    r[2] = xz + wy;
+    r[3] = xy + wz;
+    r[4] = 1.0 - (xx + zz);
+    r[5] = yz - wx;
+    r[6] = xz - wy;
+    r[7] = yz + wx;
+    r[8] = 1.0 - (xx + yy);
 }
 INL void q_normalize(vd *q)
 {
     vd inv = 1.0 / v_sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    q[0] *= inv; q[1] *= inv; q[2] *= inv; q[3] *= inv;
+    q[0] *= inv;
+    q[1] *= inv;
+    q[2] *= inv;
+    q[3] *= inv;
 }
 
 /* q <- q (1, h): body-frame rotation by the Cayley half-vector h (angle 2 atan|h|). */
@@ -182,7 +220,9 @@ INL void newton_step(const vd *g, vd *q, vd *h, vm *ok)
     h2 -= k * u2;
 #endif
     q_mul_cayley(q, h0, h1, h2);
-    h[0] = h0; h[1] = h1; h[2] = h2;
+    h[0] = h0;
+    h[1] = h1;
+    h[2] = h2;
     *ok = (a > 0) & (a22 > 0) & (det > 0) & (4.0 * (h0 * h0 + h1 * h1 + h2 * h2) < (fk_t)POLAR_TOL2);
 }
 
@@ -198,7 +238,9 @@ INL vm polar_fast(const vd *g, vd *q, vd *hp, long *iters)
     int it = 0;
     do {
         newton_step(g, q, h, &ok);
-        s0 += h[0]; s1 += h[1]; s2 += h[2];
+        s0 += h[0];
+        s1 += h[1];
+        s2 += h[2];
         it++;
     } while (it < POLAR_KMAX && !v_all(ok));
     *iters += it;
@@ -227,7 +269,11 @@ static void polar_exact(const double *g, const double *q0, double *q)
         for (int k = 0; k < 4; k++) res[k] = qv[k][0];
     }
     double n = sqrt(res[0] * res[0] + res[1] * res[1] + res[2] * res[2] + res[3] * res[3]);
-    if (!(n > 0) || !isfinite(n)) { res[0] = 1; res[1] = res[2] = res[3] = 0; n = 1; } /* NaN input */
+    if (!(n > 0) || !isfinite(n)) {
+        res[0] = 1;
+        res[1] = res[2] = res[3] = 0;
+        n = 1;
+    } /* NaN input */
     for (int k = 0; k < 4; k++) q[k] = res[k] / n;
 }
 
@@ -254,7 +300,12 @@ static int polar_fix_lanes(vm bad, const vd *g, const vd *q0, vd *q, vd *hp)
  * between them and the lane vectors. Node offsets are in elements (4 x node), the same for
  * both precisions. */
 typedef fk_t v4t __attribute__((vector_size(4 * sizeof(fk_t))));
-INL v4t load4(const fk_t *p) { v4t v; memcpy(&v, p, sizeof v); return v; }
+INL v4t load4(const fk_t *p)
+{
+    v4t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
 #if FK_F32 /* shuffle indices (a, b, c, d) repeated in every 128-bit block of 4 lanes */
 #if VW == 8
 #define FK_B4(a, b, c, d) a, b, c, d, a + 4, b + 4, c + 4, d + 4
@@ -267,8 +318,8 @@ INL v4t load4(const fk_t *p) { v4t v; memcpy(&v, p, sizeof v); return v; }
  * inside every block leaves lane 4b+l of vx, vy, vz in block b, position l. */
 INL void block_transpose(const vd *c, vd *vx, vd *vy, vd *vz)
 {
-    vd t0 = __builtin_shufflevector(c[0], c[1], FK_B4(0, VW, 1, VW + 1)); /* x0 x1 y0 y1 per block */
-    vd t1 = __builtin_shufflevector(c[2], c[3], FK_B4(0, VW, 1, VW + 1)); /* x2 x3 y2 y3 */
+    vd t0 = __builtin_shufflevector(c[0], c[1], FK_B4(0, VW, 1, VW + 1));     /* x0 x1 y0 y1 per block */
+    vd t1 = __builtin_shufflevector(c[2], c[3], FK_B4(0, VW, 1, VW + 1));     /* x2 x3 y2 y3 */
     vd t2 = __builtin_shufflevector(c[0], c[1], FK_B4(2, VW + 2, 3, VW + 3)); /* z0 z1 . . */
     vd t3 = __builtin_shufflevector(c[2], c[3], FK_B4(2, VW + 2, 3, VW + 3)); /* z2 z3 . . */
     *vx = __builtin_shufflevector(t0, t1, FK_B4(0, 1, VW, VW + 1));
@@ -288,8 +339,7 @@ INL void gather4(const fk_t *p4, const unsigned *idx, vd *vx, vd *vy, vd *vz)
     *vz = __builtin_shufflevector(u0, u2, 2, 3, 6, 7);
 #elif !FK_F32 && VW == 8
     vd c[4];
-    for (int l = 0; l < 4; l++)
-        c[l] = __builtin_shufflevector(load4(p4 + idx[l]), load4(p4 + idx[l + 4]), 0, 1, 2, 3, 4, 5, 6, 7);
+    for (int l = 0; l < 4; l++) c[l] = __builtin_shufflevector(load4(p4 + idx[l]), load4(p4 + idx[l + 4]), 0, 1, 2, 3, 4, 5, 6, 7);
     vd u0 = __builtin_shufflevector(c[0], c[1], 0, 8, 2, 10, 4, 12, 6, 14), u1 = __builtin_shufflevector(c[0], c[1], 1, 9, 3, 11, 5, 13, 7, 15);
     vd u2 = __builtin_shufflevector(c[2], c[3], 0, 8, 2, 10, 4, 12, 6, 14), u3 = __builtin_shufflevector(c[2], c[3], 1, 9, 3, 11, 5, 13, 7, 15);
     *vx = __builtin_shufflevector(u0, u2, 0, 1, 8, 9, 4, 5, 12, 13);
@@ -387,7 +437,7 @@ INL void scatter_node4(fk_t *f4, const unsigned *idx, int nl, vd fx, vd fy, vd f
     const vd zero = {0};
     v4t a[VW];
 #if !FK_F32 && VW == 4
-    vd u0 = __builtin_shufflevector(fx, fz, 0, 1, 4, 5), u2 = __builtin_shufflevector(fx, fz, 2, 3, 6, 7); /* x0 x1 z0 z1 */
+    vd u0 = __builtin_shufflevector(fx, fz, 0, 1, 4, 5), u2 = __builtin_shufflevector(fx, fz, 2, 3, 6, 7);     /* x0 x1 z0 z1 */
     vd u1 = __builtin_shufflevector(fy, zero, 0, 1, 4, 4), u3 = __builtin_shufflevector(fy, zero, 2, 3, 4, 4); /* y0 y1 0 0 */
     a[0] = __builtin_shufflevector(u0, u1, 0, 4, 2, 6);
     a[1] = __builtin_shufflevector(u0, u1, 1, 5, 3, 7);
@@ -554,8 +604,8 @@ INL void load_rotation(const sc_fem *fem, int t0, const fk_t *warm, int row, vd 
 }
 
 /* x4: the padded positions, or (single precision with plasticity) the records of pack_pair */
-INL void elastic_block(const sc_fem *fem, int b0, int nt, const fk_t *x4, const fk_t *xp4, fk_t *warm,
-                       fk_t *f4, elastic_acc *acc, elastic_scratch *sc, const int plastic)
+INL void elastic_block(const sc_fem *fem, int b0, int nt, const fk_t *x4, const fk_t *xp4, fk_t *warm, fk_t *f4, elastic_acc *acc,
+                       elastic_scratch *sc, const int plastic)
 {
     /* phase 1: F = Ds Bm^-1 and Fp = Dp Bm^-1 */
     for (int g = 0; g < nt; g += VW) {
@@ -620,10 +670,8 @@ INL void elastic_block(const sc_fem *fem, int b0, int nt, const fk_t *x4, const 
             UNROLL
             for (int k = 0; k < 9; k++) e[k] = f[k] - r[k];
         }
-        vd tr = r[0] * e[0] + r[1] * e[1] + r[2] * e[2] + r[3] * e[3] + r[4] * e[4] + r[5] * e[5] +
-                r[6] * e[6] + r[7] * e[7] + r[8] * e[8];
-        vd e2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3] + e[4] * e[4] + e[5] * e[5] +
-                e[6] * e[6] + e[7] * e[7] + e[8] * e[8];
+        vd tr = r[0] * e[0] + r[1] * e[1] + r[2] * e[2] + r[3] * e[3] + r[4] * e[4] + r[5] * e[5] + r[6] * e[6] + r[7] * e[7] + r[8] * e[8];
+        vd e2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3] + e[4] * e[4] + e[5] * e[5] + e[6] * e[6] + e[7] * e[7] + e[8] * e[8];
         vd vol = v_load(FK_VOL(fem) + t0);
         acc->energy += vol * ((fk_t)fem->mu * e2 + (fk_t)(0.5 * fem->lambda) * tr * tr);
         vd c1 = (fk_t)(-2.0 * fem->mu) * vol, c2 = (fk_t)-fem->lambda * vol * tr, p[9], h[9];
@@ -643,8 +691,7 @@ INL void elastic_block(const sc_fem *fem, int b0, int nt, const fk_t *x4, const 
     }
 }
 
-static void elastic_forces(const sc_fem *fem, const double *x, const double *pose_rest, double *warm_state, double *force,
-                           sc_fem_stats *stats)
+static void elastic_forces(const sc_fem *fem, const double *x, const double *pose_rest, double *warm_state, double *force, sc_fem_stats *stats)
 {
     elastic_acc acc;
     elastic_scratch sc __attribute__((aligned(64)));
@@ -675,7 +722,10 @@ static void elastic_forces(const sc_fem *fem, const double *x, const double *pos
             en += acc.energy[l];
             inv -= (int)acc.inverted[l];
             double d = acc.min_det[l], i = acc.min_idx[l];
-            if (d < wd || (d == wd && i < wi)) { wd = d; wi = i; }
+            if (d < wd || (d == wd && i < wi)) {
+                wd = d;
+                wi = i;
+            }
         }
         stats->elastic_energy = en;
         stats->inverted = inv;
@@ -697,13 +747,15 @@ static void rayleigh_damping(const sc_fem *fem, const double *v, const double *w
         vd bm[9], fd[9], r[9], g[9];
         load_bm(fem, t0, bm);
         def_grad4(v4, fem->node + sc_fem_index(t0, 0, 4), bm, fd); /* dF/dt */
-        load_rotation(fem, t0, warm, 0, r); /* unit: the elastic pass stores it normalized */
+        load_rotation(fem, t0, warm, 0, r);                        /* unit: the elastic pass stores it normalized */
         m_mul_tn(g, r, fd);
         /* sigma = 2 mu sym(G) + lambda tr(G) I; -beta V R sigma */
         vd vol = v_load(FK_VOL(fem) + t0), mu = v_splat((fk_t)fem->mu);
         vd trg = (g[0] + g[4] + g[8]) * (fk_t)fem->lambda;
         vd sg[9];
-        sg[0] = 2.0 * mu * g[0] + trg; sg[4] = 2.0 * mu * g[4] + trg; sg[8] = 2.0 * mu * g[8] + trg;
+        sg[0] = 2.0 * mu * g[0] + trg;
+        sg[4] = 2.0 * mu * g[4] + trg;
+        sg[8] = 2.0 * mu * g[8] + trg;
         sg[1] = sg[3] = mu * (g[1] + g[3]);
         sg[2] = sg[6] = mu * (g[2] + g[6]);
         sg[5] = sg[7] = mu * (g[5] + g[7]);

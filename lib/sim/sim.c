@@ -26,10 +26,7 @@ void sc_sim_default_opts(sc_sim_opts *o)
     o->max_inverted = 0.05;
 }
 
-int sc_sim_fem_kernel(const sc_sim_opts *o)
-{
-    return o->fem_single ? sc_fem_kernel_id_single() : sc_fem_kernel_id();
-}
+int sc_sim_fem_kernel(const sc_sim_opts *o) { return o->fem_single ? sc_fem_kernel_id_single() : sc_fem_kernel_id(); }
 
 void sc_sim_free(sc_sim *s)
 {
@@ -38,8 +35,8 @@ void sc_sim_free(sc_sim *s)
     sc_skeleton_free(s->skel);
     sc_contact_cull_free(&s->cull);
     sc_lbs_plan_free(&s->lbs);
-    void *a[] = {s->x, s->v, s->warm, s->anchor, s->in_contact, s->targets, s->push, s->f, s->xbar, s->xbar_dot,
-                 s->reaction, s->sp, s->pose, s->lin_vel, s->ang_vel, s->bone_f, s->bone_tau, s->dt_mass};
+    void *a[] = {s->x,        s->v,        s->warm, s->anchor, s->in_contact, s->targets, s->push,   s->f,        s->xbar,
+                 s->xbar_dot, s->reaction, s->sp,   s->pose,   s->lin_vel,    s->ang_vel, s->bone_f, s->bone_tau, s->dt_mass};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     free(s);
 }
@@ -74,7 +71,8 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     if (!(o->dt > 0 && o->dt < 0.1)) return sc_fail(err, SC_EINPUT, "simulation: dt = %g s is outside (0, 0.1)", o->dt);
     int needs_skin = o->plasticity || o->damping == SC_DAMP_POSE;
     if (needs_skin && m->skin_k == 0)
-        return sc_fail(err, SC_EINPUT, "the character has no /skin weights, which pose-based plasticity and damping need: run skin-weights first "
+        return sc_fail(err, SC_EINPUT,
+                       "the character has no /skin weights, which pose-based plasticity and damping need: run skin-weights first "
                        "(or set simulation.plasticity: false and simulation.damping: rayleigh|none)");
     if (m->nbones > SC_SIM_MAX_BONES) return sc_fail(err, SC_EINPUT, "simulation: %d bones (at most %d)", m->nbones, SC_SIM_MAX_BONES);
     sc_sim *s = calloc(1, sizeof *s);
@@ -90,8 +88,15 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->start_sink = NAN;
     int rc = sc_fem_init(&s->fem, m, err);
     if (!rc && o->fem_single && (rc = sc_fem_set_kernel(&s->fem, sc_sim_fem_kernel(o), err))) sc_fem_free(&s->fem);
-    if (rc) { free(s); return rc; }
-    if ((rc = sc_skeleton_create(m, &s->o.skeleton, &s->skel, err))) { sc_fem_free(&s->fem); free(s); return rc; }
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    if ((rc = sc_skeleton_create(m, &s->o.skeleton, &s->skel, err))) {
+        sc_fem_free(&s->fem);
+        free(s);
+        return rc;
+    }
     size_t n3 = (size_t)s->nn * 3, v3 = (size_t)s->nv * 3, b3 = (size_t)s->nb * 3;
     s->x = malloc(n3 * sizeof(double));
     s->v = calloc(n3, sizeof(double));
@@ -111,16 +116,17 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->ang_vel = malloc(b3 * sizeof(double));
     s->bone_f = malloc(b3 * sizeof(double));
     s->bone_tau = malloc(b3 * sizeof(double));
-    if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->targets || !s->push || !s->f || !s->xbar ||
-        !s->xbar_dot || !s->reaction || !s->dt_mass || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f ||
-        !s->bone_tau) {
+    if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->targets || !s->push || !s->f || !s->xbar || !s->xbar_dot || !s->reaction ||
+        !s->dt_mass || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f || !s->bone_tau) {
         sc_sim_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the simulation");
     }
     sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
-    if ((rc = sc_contact_cull_init(&s->cull, &e, m->ntets, m->nnodes, err))) { sc_sim_free(s); return rc; }
-    if (m->skin_k &&
-        (rc = sc_lbs_plan_init(&s->lbs, m->nnodes, m->rest_pos, m->skin_k, m->skin_bone, m->skin_w, m->joint_pos, m->nbones, err))) {
+    if ((rc = sc_contact_cull_init(&s->cull, &e, m->ntets, m->nnodes, err))) {
+        sc_sim_free(s);
+        return rc;
+    }
+    if (m->skin_k && (rc = sc_lbs_plan_init(&s->lbs, m->nnodes, m->rest_pos, m->skin_k, m->skin_bone, m->skin_w, m->joint_pos, m->nbones, err))) {
         sc_sim_free(s);
         return rc;
     }
@@ -137,7 +143,10 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
 void sc_sim_translate(sc_sim *s, const double off[3], const double vel[3])
 {
     for (int i = 0; i < s->nn; i++)
-        for (int k = 0; k < 3; k++) { s->x[3 * i + k] += off[k]; s->v[3 * i + k] = vel[k]; }
+        for (int k = 0; k < 3; k++) {
+            s->x[3 * i + k] += off[k];
+            s->v[3 * i + k] = vel[k];
+        }
     sc_skeleton_get_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
     for (int b = 0; b < s->nb; b++) {
         s->pose[b].p = sc_v3_add(s->pose[b].p, sc_v3_load(off));
@@ -194,8 +203,7 @@ void sc_sim_set_pose(sc_sim *s, const double root_pos[3], const sc_quat *local, 
     sc_skeleton_set_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
     /* the flesh takes the skinned shape and velocity, stress-free under pose-based plasticity */
     if (m->skin_k) {
-        sc_lbs_eval(s->nn, m->rest_pos, m->skin_k, m->skin_bone, m->skin_w, m->joint_pos, s->nb, s->pose, s->lin_vel, s->ang_vel,
-                    s->x, s->v, NULL);
+        sc_lbs_eval(s->nn, m->rest_pos, m->skin_k, m->skin_bone, m->skin_w, m->joint_pos, s->nb, s->pose, s->lin_vel, s->ang_vel, s->x, s->v, NULL);
     } else { /* without weights: rigidly with the root */
         for (int i = 0; i < s->nn; i++) {
             sc_vec3 r = sc_q_rotate(s->pose[0].q, sc_v3_sub(sc_v3_load(m->rest_pos + 3 * i), sc_v3_load(m->joint_pos)));
@@ -233,7 +241,9 @@ int sc_sim_settle(sc_sim *s, sc_err *err)
     double *vel0 = malloc((2 * b3 + 2 * n3 + ns) * sizeof(double));
     unsigned char *contact0 = malloc((size_t)s->nv + 1);
     if (!pose0 || !vel0 || !contact0) {
-        free(pose0); free(vel0); free(contact0);
+        free(pose0);
+        free(vel0);
+        free(contact0);
         return sc_fail(err, SC_EIO, "out of memory");
     }
     double *lin0 = vel0, *ang0 = lin0 + b3, *x0 = ang0 + b3, *v0 = x0 + n3, *skel0 = v0 + n3;
@@ -286,7 +296,9 @@ int sc_sim_settle(sc_sim *s, sc_err *err)
     s->t = t0;
     s->step = step0;
     memset(&s->timing, 0, sizeof s->timing);
-    free(pose0); free(vel0); free(contact0);
+    free(pose0);
+    free(vel0);
+    free(contact0);
     return rc;
 }
 
@@ -395,7 +407,9 @@ static void step_coupling(sc_sim *s)
         const int n = m->fixed_node[i], b = m->fixed_bone[i];
         const double *f = s->f + 3 * n, *x = s->x + 3 * n;
         const double r0 = x[0] - com[b][0], r1 = x[1] - com[b][1], r2 = x[2] - com[b][2];
-        bf[b][0] += f[0]; bf[b][1] += f[1]; bf[b][2] += f[2];
+        bf[b][0] += f[0];
+        bf[b][1] += f[1];
+        bf[b][2] += f[2];
         bt[b][0] += r1 * f[2] - r2 * f[1];
         bt[b][1] += r2 * f[0] - r0 * f[2];
         bt[b][2] += r0 * f[1] - r1 * f[0];
@@ -404,13 +418,17 @@ static void step_coupling(sc_sim *s)
         if (o->damping == SC_DAMP_POSE) { /* eq. 18 gave force and torque about the bone's origin */
             const double *f = s->bone_f + 3 * b, *t = s->bone_tau + 3 * b;
             const double r0 = s->pose[b].p.x - com[b][0], r1 = s->pose[b].p.y - com[b][1], r2 = s->pose[b].p.z - com[b][2];
-            bf[b][0] += f[0]; bf[b][1] += f[1]; bf[b][2] += f[2];
+            bf[b][0] += f[0];
+            bf[b][1] += f[1];
+            bf[b][2] += f[2];
             bt[b][0] += t[0] + (r1 * f[2] - r2 * f[1]);
             bt[b][1] += t[1] + (r2 * f[0] - r0 * f[2]);
             bt[b][2] += t[2] + (r0 * f[1] - r1 * f[0]);
         }
         const double *push = s->push + 3 * b; /* at the centre of mass */
-        bf[b][0] += push[0]; bf[b][1] += push[1]; bf[b][2] += push[2];
+        bf[b][0] += push[0];
+        bf[b][1] += push[1];
+        bf[b][2] += push[2];
         sc_skeleton_add_force_at(s->skel, b, bf[b], com[b]);
         sc_skeleton_add_torque(s->skel, b, bt[b]);
     }
@@ -463,12 +481,13 @@ static int check_blow_up(const sc_sim *s, int bad, sc_err *err)
         if (!isfinite(v2) || !isfinite(s->x[3 * i]) || !isfinite(s->x[3 * i + 1]) || !isfinite(s->x[3 * i + 2]))
             return sc_fail(err, SC_ENUMERIC, "step %ld, t = %.4f s: node %d has a non-finite position or velocity", s->step, s->t, i);
         if (v2 > vmax2)
-            return sc_fail(err, SC_ENUMERIC, "step %ld, t = %.4f s: node %d moves at %.3g m/s, above simulation.max_speed = %g m/s",
-                           s->step, s->t, i, sqrt(v2), o->max_speed);
+            return sc_fail(err, SC_ENUMERIC, "step %ld, t = %.4f s: node %d moves at %.3g m/s, above simulation.max_speed = %g m/s", s->step, s->t, i,
+                           sqrt(v2), o->max_speed);
     }
     if (s->fem_stats.inverted > o->max_inverted * m->ntets)
-        return sc_fail(err, SC_ENUMERIC, "step %ld, t = %.4f s: %d of %d tets are inverted (worst: tet %d, det F = %.3g), above simulation.max_inverted = %g",
-                       s->step, s->t, s->fem_stats.inverted, m->ntets, s->fem_stats.worst_tet, s->fem_stats.worst_det, o->max_inverted);
+        return sc_fail(err, SC_ENUMERIC,
+                       "step %ld, t = %.4f s: %d of %d tets are inverted (worst: tet %d, det F = %.3g), above simulation.max_inverted = %g", s->step,
+                       s->t, s->fem_stats.inverted, m->ntets, s->fem_stats.worst_tet, s->fem_stats.worst_det, o->max_inverted);
     return SC_OK;
 }
 
@@ -611,11 +630,27 @@ static uint64_t options_hash(const sc_sim_opts *o)
     uint64_t h = SC_HASH_INIT;
     const sc_contact_opts *c = &o->contact;
     const sc_skeleton_opts *k = &o->skeleton;
-    double d[] = {o->dt, o->pose_damping, o->rayleigh_alpha, o->rayleigh_beta, o->max_speed, o->max_inverted,
-                  c->stiffness, c->damping, c->mu, c->tangent_stiffness, c->tangent_damping, c->ground.normal.x,
-                  c->ground.normal.y, c->ground.normal.z, c->ground.offset, c->ground.bump_height, c->ground.bump_length,
-                  k->erp, k->cfm};
-    int64_t i[] = {o->plasticity, o->fem_single, o->damping, c->enabled, k->exact_solver, k->iterations, k->fix_root, k->finite_rotation, k->speculative};
+    double d[] = {o->dt,
+                  o->pose_damping,
+                  o->rayleigh_alpha,
+                  o->rayleigh_beta,
+                  o->max_speed,
+                  o->max_inverted,
+                  c->stiffness,
+                  c->damping,
+                  c->mu,
+                  c->tangent_stiffness,
+                  c->tangent_damping,
+                  c->ground.normal.x,
+                  c->ground.normal.y,
+                  c->ground.normal.z,
+                  c->ground.offset,
+                  c->ground.bump_height,
+                  c->ground.bump_length,
+                  k->erp,
+                  k->cfm};
+    int64_t i[] = {o->plasticity, o->fem_single, o->damping,         c->enabled,    k->exact_solver,
+                   k->iterations, k->fix_root,   k->finite_rotation, k->speculative};
     for (size_t j = 0; j < sizeof d / sizeof *d; j++) h = sc_hash_f64(h, d[j]);
     for (size_t j = 0; j < sizeof i / sizeof *i; j++) h = sc_hash_i64(h, i[j]);
     if (o->settle > 0) h = sc_hash_f64(h, o->settle); /* hashes from before the option stay valid */
@@ -626,14 +661,10 @@ enum { DIAG_F64 = 6, DIAG_I64 = 6 };
 
 static size_t fixed_payload_doubles(const sc_sim *s)
 {
-    return 2 + 3 + 6 * (size_t)s->nn + sc_fem_warm_size(&s->fem) + 7 * (size_t)s->nb + sc_skeleton_state_size(s->skel) +
-           DIAG_F64 + DIAG_I64 + 1;
+    return 2 + 3 + 6 * (size_t)s->nn + sc_fem_warm_size(&s->fem) + 7 * (size_t)s->nb + sc_skeleton_state_size(s->skel) + DIAG_F64 + DIAG_I64 + 1;
 }
 
-size_t sc_sim_snapshot_capacity(const sc_sim *s)
-{
-    return sizeof(snapshot_header) + 8 * (fixed_payload_doubles(s) + 4 * (size_t)s->nv);
-}
+size_t sc_sim_snapshot_capacity(const sc_sim *s) { return sizeof(snapshot_header) + 8 * (fixed_payload_doubles(s) + 4 * (size_t)s->nv); }
 
 size_t sc_sim_snapshot_save(const sc_sim *s, void *buf, size_t cap)
 {

@@ -25,43 +25,43 @@
 typedef enum { SC_DAMP_POSE = 0, SC_DAMP_RAYLEIGH = 1, SC_DAMP_NONE = 2 } sc_damping_kind;
 
 typedef struct sc_sim_opts {
-    double dt;                  /* s */
-    double gravity[3];          /* m/s^2 */
-    int plasticity;             /* 1: pose-based plasticity (eq. 12-16), 0: plain corotated (eq. 8) */
-    int fem_single;             /* 1: the FEM pass in single precision (sc_fem_kernel_id_single), 0: double */
-    int damping;                /* sc_damping_kind */
-    double pose_damping;        /* c of eq. 17 (1/s) */
-    double rayleigh_alpha;      /* 1/s */
-    double rayleigh_beta;       /* s */
+    double dt;             /* s */
+    double gravity[3];     /* m/s^2 */
+    int plasticity;        /* 1: pose-based plasticity (eq. 12-16), 0: plain corotated (eq. 8) */
+    int fem_single;        /* 1: the FEM pass in single precision (sc_fem_kernel_id_single), 0: double */
+    int damping;           /* sc_damping_kind */
+    double pose_damping;   /* c of eq. 17 (1/s) */
+    double rayleigh_alpha; /* 1/s */
+    double rayleigh_beta;  /* s */
     sc_contact_opts contact;
     sc_skeleton_opts skeleton;
-    double max_speed;           /* m/s; a node faster than this is a blow-up */
-    double max_inverted;        /* fraction of tets allowed inverted at once */
-    double settle;              /* s: a posed start comes to rest on the ground first (sc_sim_settle) */
+    double max_speed;    /* m/s; a node faster than this is a blow-up */
+    double max_inverted; /* fraction of tets allowed inverted at once */
+    double settle;       /* s: a posed start comes to rest on the ground first (sc_sim_settle) */
 } sc_sim_opts;
 
 void sc_sim_default_opts(sc_sim_opts *o);
 /* The FEM kernel (SC_FEM_KERNEL_*) a simulation made with these options runs in this process. */
 int sc_sim_fem_kernel(const sc_sim_opts *o);
 
-typedef struct sc_sim_timing {  /* seconds, accumulated over `steps` */
+typedef struct sc_sim_timing {                                           /* seconds, accumulated over `steps` */
     double skin, fem, damping, contact, coupling, ode, integrate, total; /* integrate: nodes, fixed nodes, blow-up check */
     long steps;
 } sc_sim_timing;
 
 typedef struct sc_sim_diag {
-    double kinetic, elastic, potential;     /* J (potential: gravity, relative to y = 0) */
-    double linear[3];                       /* kg m/s */
-    double angular[3];                      /* kg m^2/s about the centre of mass */
+    double kinetic, elastic, potential; /* J (potential: gravity, relative to y = 0) */
+    double linear[3];                   /* kg m/s */
+    double angular[3];                  /* kg m^2/s about the centre of mass */
     double com[3], mass;
-    double contact_force[3];                /* N */
+    double contact_force[3]; /* N */
     int contacts, inverted;
 } sc_sim_diag;
 
 /* Counted per simulation, never in process-wide state (MuJoCo's mjData.warning). */
 typedef struct sc_sim_warnings {
-    long fem_fallbacks;       /* rotations that needed the exact polar fallback, summed over steps */
-    long ode_messages;        /* ODE warnings raised while stepping */
+    long fem_fallbacks; /* rotations that needed the exact polar fallback, summed over steps */
+    long ode_messages;  /* ODE warnings raised while stepping */
     const char *last_ode_message;
 } sc_sim_warnings;
 
@@ -76,21 +76,21 @@ typedef struct sc_sim {
     /* state */
     double t;
     long step;
-    double start_sink;          /* m the last sc_sim_settle lowered the start by; NAN: not settled */
-    double *x, *v;              /* [3 nn] node positions and velocities */
-    double *warm;               /* FEM warm-start rotations */
-    double *anchor;             /* [3 nv] friction anchors */
-    unsigned char *in_contact;  /* [nv] */
+    double start_sink;         /* m the last sc_sim_settle lowered the start by; NAN: not settled */
+    double *x, *v;             /* [3 nn] node positions and velocities */
+    double *warm;              /* FEM warm-start rotations */
+    double *anchor;            /* [3 nv] friction anchors */
+    unsigned char *in_contact; /* [nv] */
     /* inputs for the next step */
-    sc_quat *targets;           /* [nb] PD target local rotations */
-    double *push;               /* [3 nb] external force at each bone's centre of mass (N) */
+    sc_quat *targets; /* [nb] PD target local rotations */
+    double *push;     /* [3 nb] external force at each bone's centre of mass (N) */
     /* scratch and last-step results */
     double *f, *xbar, *xbar_dot, *reaction, *sp;
     sc_xform *pose;
     double *lin_vel, *ang_vel, *bone_f, *bone_tau;
-    double *dt_mass;            /* [nn] dt / node mass; 0 for fixed nodes */
-    sc_contact_cull cull;       /* which surface vertices can touch the ground */
-    sc_lbs_plan lbs;            /* skinning by bone (when the model has weights) */
+    double *dt_mass;      /* [nn] dt / node mass; 0 for fixed nodes */
+    sc_contact_cull cull; /* which surface vertices can touch the ground */
+    sc_lbs_plan lbs;      /* skinning by bone (when the model has weights) */
     sc_fem_stats fem_stats;
     sc_contact_result contact;
     sc_sim_timing timing;

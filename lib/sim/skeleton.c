@@ -34,26 +34,26 @@
 #endif
 
 /* Per bone in a snapshot: pos 3, q 4, lvel 3, avel 3, force 3, torque 3, target 4, motor 3. */
-#define SNAP_PER_BONE 26
+#define SNAP_PER_BONE         26
 /* Speeds beyond this are a diverged simulation, stopped before ODE overflows into its asserts. */
 #define SC_SKELETON_MAX_SPEED 1e9
 /* External loads beyond this (N, N m) are refused before they reach ODE: a finite 1e308 N
  * overflows its integrator into a quaternion assertion. No body needs more than ~1e6 N. */
-#define SC_SKELETON_MAX_LOAD 1e12
+#define SC_SKELETON_MAX_LOAD  1e12
 
 struct sc_skeleton {
     int nb;
     sc_skeleton_opts opts;
     dWorldID world;
     dBodyID *body;
-    dJointID *joint;          /* ball or hinge to the parent; NULL for the root */
-    dJointID *amotor;         /* servo of ball joints (3 axes) and of hinges with stops (1 axis) */
-    dJointFeedback *fb;       /* servo feedback per bone (the amotor, else the hinge) */
+    dJointID *joint;    /* ball or hinge to the parent; NULL for the root */
+    dJointID *amotor;   /* servo of ball joints (3 axes) and of hinges with stops (1 axis) */
+    dJointFeedback *fb; /* servo feedback per bone (the amotor, else the hinge) */
     int *parent, *type;
     char (*name)[SC_NAME_LEN];
-    double *com_local;        /* [3nb] bone-frame centre of mass (origin -> com) */
-    double *mass;             /* [nb] */
-    double *inertia;          /* [9nb] about the com, bone frame */
+    double *com_local; /* [3nb] bone-frame centre of mass (origin -> com) */
+    double *mass;      /* [nb] */
+    double *inertia;   /* [9nb] about the com, bone frame */
     double *kp, *kd, *tlim;
     double *axis;             /* [3nb] hinge axis, bone frame */
     sc_quat *target;          /* [nb] */
@@ -63,18 +63,18 @@ struct sc_skeleton {
     int broken;               /* an ODE error abandoned a step: ODE's state is not to be trusted */
     long ode_messages;        /* ODE messages (warnings) raised while stepping this skeleton */
     char last_ode_message[160];
-    unsigned char *boxed;     /* [nb] the servo's rows carry their torque bound in this step */
-    double *undo;             /* [state size] the state before a step that may be redone */
-    long redone;              /* exact steps redone with every servo boxed */
+    unsigned char *boxed; /* [nb] the servo's rows carry their torque bound in this step */
+    double *undo;         /* [state size] the state before a step that may be redone */
+    long redone;          /* exact steps redone with every servo boxed */
     /* the exact step's tree solver (tree_step) */
     sc_tree_solver *tree;
-    sc_tree_rows *rows;       /* [nb] */
-    double *lambda;           /* [6nb] */
-    sc_mat3 *inv_inertia;     /* [nb] body frame */
-    double *stop_lo, *stop_hi; /* [nb] a hinge's stops as set in ODE; -inf, inf without */
+    sc_tree_rows *rows;          /* [nb] */
+    double *lambda;              /* [6nb] */
+    sc_mat3 *inv_inertia;        /* [nb] body frame */
+    double *stop_lo, *stop_hi;   /* [nb] a hinge's stops as set in ODE; -inf, inf without */
     double *anchor_c, *anchor_p; /* [3nb] the joint's anchor from the child's / the parent's com, body frames */
-    double *iw, *u;           /* [9nb] world inertia, [6nb] v/h + M^-1 f of the step */
-    long tree_steps;          /* exact steps taken by the tree solver */
+    double *iw, *u;              /* [9nb] world inertia, [6nb] v/h + M^-1 f of the step */
+    long tree_steps;             /* exact steps taken by the tree solver */
 };
 
 /* ---- ODE process setup ------------------------------------------------------------------ */
@@ -184,26 +184,21 @@ static int validate(const sc_model *m, sc_err *err)
             return sc_fail(err, SC_EINPUT, "skeleton: bone 0 '%s' must be the root with a free joint", nm);
         if (b > 0) {
             if (m->parent[b] < 0 || m->parent[b] >= b)
-                return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has parent %d (needs 0 <= parent < %d)", b, nm,
-                               m->parent[b], b);
+                return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has parent %d (needs 0 <= parent < %d)", b, nm, m->parent[b], b);
             int t = m->joint_type[b];
             if (t != SC_JOINT_BALL && t != SC_JOINT_HINGE)
-                return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' joint type %d (non-root joints are ball or hinge)",
-                               b, nm, t);
+                return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' joint type %d (non-root joints are ball or hinge)", b, nm, t);
             if (t == SC_JOINT_HINGE) {
                 if (!m->hinge_axis) return sc_fail(err, SC_EINPUT, "skeleton: hinge bone %d '%s' but no hinge axes", b, nm);
                 double n = sc_v3_norm(sc_v3_load(m->hinge_axis + 3 * b));
-                if (!(n > 1e-9) || !isfinite(n))
-                    return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has a degenerate hinge axis", b, nm);
+                if (!(n > 1e-9) || !isfinite(n)) return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has a degenerate hinge axis", b, nm);
             }
             if (m->kp && m->kd && (!(m->kp[b] >= 0) || !(m->kd[b] >= 0) || !isfinite(m->kp[b]) || !isfinite(m->kd[b])))
-                return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has invalid PD gains kp %g kd %g", b, nm, m->kp[b],
-                               m->kd[b]);
+                return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has invalid PD gains kp %g kd %g", b, nm, m->kp[b], m->kd[b]);
         }
         if (!(m->bone_mass[b] > 0) || !isfinite(m->bone_mass[b]))
             return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has mass %g (must be > 0)", b, nm, m->bone_mass[b]);
-        if (!all_finite(m->joint_pos + 3 * b, 3) || !all_finite(m->bone_com + 3 * b, 3) ||
-            !all_finite(m->bone_inertia + 9 * b, 9))
+        if (!all_finite(m->joint_pos + 3 * b, 3) || !all_finite(m->bone_com + 3 * b, 3) || !all_finite(m->bone_inertia + 9 * b, 9))
             return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' has non-finite geometry or inertia", b, nm);
         sc_mat3 in;
         for (int i = 0; i < 9; i++) in.m[i / 3][i % 3] = m->bone_inertia[9 * b + i];
@@ -214,12 +209,16 @@ static int validate(const sc_model *m, sc_err *err)
         sc_mat3 v;
         sc_m3_sym_eigen(in, e, &v);
         if (asym > 1e-9 * scale || !(e[2] > 1e-12 * scale) || !(scale > 0))
-            return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' inertia is not symmetric positive definite "
-                           "(eigenvalues %g %g %g)", b, nm, e[0], e[1], e[2]);
+            return sc_fail(err, SC_EINPUT,
+                           "skeleton: bone %d '%s' inertia is not symmetric positive definite "
+                           "(eigenvalues %g %g %g)",
+                           b, nm, e[0], e[1], e[2]);
         /* ODE (and physics) want the principal moments to satisfy the triangle inequality. */
         if (e[0] > (e[1] + e[2]) * (1 + 1e-9))
-            return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s' principal moments %g %g %g violate the triangle "
-                           "inequality", b, nm, e[0], e[1], e[2]);
+            return sc_fail(err, SC_EINPUT,
+                           "skeleton: bone %d '%s' principal moments %g %g %g violate the triangle "
+                           "inequality",
+                           b, nm, e[0], e[1], e[2]);
     }
     return SC_OK;
 }
@@ -230,12 +229,37 @@ void sc_skeleton_free(sc_skeleton *s)
 {
     if (!s) return;
     if (s->world) dWorldDestroy(s->world); /* also destroys the bodies and group-0 joints */
-    free(s->body); free(s->joint); free(s->amotor); free(s->fb); free(s->parent); free(s->type);
-    free(s->name); free(s->com_local); free(s->mass); free(s->inertia); free(s->kp); free(s->kd);
-    free(s->tlim); free(s->axis); free(s->target); free(s->motor_tau); free(s->explicit_tau);
-    free(s->pre_axis); free(s->pre_r); free(s->boxed); free(s->undo);
+    free(s->body);
+    free(s->joint);
+    free(s->amotor);
+    free(s->fb);
+    free(s->parent);
+    free(s->type);
+    free(s->name);
+    free(s->com_local);
+    free(s->mass);
+    free(s->inertia);
+    free(s->kp);
+    free(s->kd);
+    free(s->tlim);
+    free(s->axis);
+    free(s->target);
+    free(s->motor_tau);
+    free(s->explicit_tau);
+    free(s->pre_axis);
+    free(s->pre_r);
+    free(s->boxed);
+    free(s->undo);
     sc_tree_solver_free(s->tree);
-    free(s->rows); free(s->lambda); free(s->inv_inertia); free(s->stop_lo); free(s->stop_hi); free(s->anchor_c); free(s->anchor_p); free(s->iw); free(s->u);
+    free(s->rows);
+    free(s->lambda);
+    free(s->inv_inertia);
+    free(s->stop_lo);
+    free(s->stop_hi);
+    free(s->anchor_c);
+    free(s->anchor_p);
+    free(s->iw);
+    free(s->u);
     free(s);
 }
 
@@ -277,10 +301,9 @@ static sc_skeleton *skeleton_alloc(int nb, sc_err *err)
     s->anchor_p = sc_alloc(err, 3 * (size_t)nb, sizeof(double));
     s->iw = sc_alloc(err, 9 * (size_t)nb, sizeof(double));
     s->u = sc_alloc(err, 6 * (size_t)nb, sizeof(double));
-    if (!s->boxed || !s->undo || !s->body || !s->joint || !s->amotor || !s->fb || !s->parent || !s->type || !s->name || !s->com_local ||
-        !s->mass || !s->inertia || !s->kp || !s->kd || !s->tlim || !s->axis || !s->target || !s->motor_tau ||
-        !s->explicit_tau || !s->pre_axis || !s->pre_r || !s->rows || !s->lambda || !s->inv_inertia || !s->stop_lo || !s->stop_hi ||
-        !s->anchor_c || !s->anchor_p || !s->iw || !s->u) {
+    if (!s->boxed || !s->undo || !s->body || !s->joint || !s->amotor || !s->fb || !s->parent || !s->type || !s->name || !s->com_local || !s->mass ||
+        !s->inertia || !s->kp || !s->kd || !s->tlim || !s->axis || !s->target || !s->motor_tau || !s->explicit_tau || !s->pre_axis || !s->pre_r ||
+        !s->rows || !s->lambda || !s->inv_inertia || !s->stop_lo || !s->stop_hi || !s->anchor_c || !s->anchor_p || !s->iw || !s->u) {
         sc_skeleton_free(s);
         return NULL;
     }
@@ -320,8 +343,7 @@ static int bone_create(sc_skeleton *s, const sc_model *m, const sc_skeleton_opts
     dMass ms;
     const double *I = s->inertia + 9 * b;
     dMassSetParameters(&ms, s->mass[b], 0, 0, 0, I[0], I[4], I[8], I[1], I[2], I[5]);
-    if (!dMassCheck(&ms))
-        return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s': ODE rejects mass %g / inertia", b, s->name[b], s->mass[b]);
+    if (!dMassCheck(&ms)) return sc_fail(err, SC_EINPUT, "skeleton: bone %d '%s': ODE rejects mass %g / inertia", b, s->name[b], s->mass[b]);
     dBodySetMass(bd, &ms);
     dBodySetPosition(bd, m->bone_com[3 * b], m->bone_com[3 * b + 1], m->bone_com[3 * b + 2]);
     dBodySetAutoDisableFlag(bd, 0);
@@ -405,9 +427,11 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
     int rc = validate(m, err);
     if (rc) return rc;
     sc_skeleton_opts def;
-    if (!o) { sc_skeleton_default_opts(&def); o = &def; }
-    if (!o->exact_solver && o->iterations < 1)
-        return sc_fail(err, SC_EINPUT, "skeleton: quickstep iterations %d (must be >= 1)", o->iterations);
+    if (!o) {
+        sc_skeleton_default_opts(&def);
+        o = &def;
+    }
+    if (!o->exact_solver && o->iterations < 1) return sc_fail(err, SC_EINPUT, "skeleton: quickstep iterations %d (must be >= 1)", o->iterations);
     double g = sc_v3_norm(sc_v3_load(o->gravity));
     if (!(g <= 1e4)) return sc_fail(err, SC_EINPUT, "skeleton: gravity of %g m/s^2 (must be finite and at most 1e4)", g);
     pthread_once(&g_ode_once, ode_init_once);
@@ -495,13 +519,19 @@ void sc_skeleton_bone_com(const sc_skeleton *s, int bone, double com[3], double 
 
 void sc_skeleton_add_force_at(sc_skeleton *s, int bone, const double f[3], const double p[3])
 {
-    if (bone < 0 || bone >= s->nb) { sc_log_warn("skeleton: force on bone %d of %d ignored", bone, s->nb); return; }
+    if (bone < 0 || bone >= s->nb) {
+        sc_log_warn("skeleton: force on bone %d of %d ignored", bone, s->nb);
+        return;
+    }
     dBodyAddForceAtPos(s->body[bone], f[0], f[1], f[2], p[0], p[1], p[2]);
 }
 
 void sc_skeleton_add_torque(sc_skeleton *s, int bone, const double tau[3])
 {
-    if (bone < 0 || bone >= s->nb) { sc_log_warn("skeleton: torque on bone %d of %d ignored", bone, s->nb); return; }
+    if (bone < 0 || bone >= s->nb) {
+        sc_log_warn("skeleton: torque on bone %d of %d ignored", bone, s->nb);
+        return;
+    }
     dBodyAddTorque(s->body[bone], tau[0], tau[1], tau[2]);
 }
 
@@ -518,10 +548,7 @@ void sc_skeleton_local_rotations(const sc_skeleton *s, sc_quat *local)
     }
 }
 
-void sc_skeleton_motor_torques(const sc_skeleton *s, double *tau)
-{
-    memcpy(tau, s->motor_tau, 3 * (size_t)s->nb * sizeof(double));
-}
+void sc_skeleton_motor_torques(const sc_skeleton *s, double *tau) { memcpy(tau, s->motor_tau, 3 * (size_t)s->nb * sizeof(double)); }
 
 /* ---- step ------------------------------------------------------------------------------- */
 
@@ -537,8 +564,7 @@ static void setup_servos(sc_skeleton *s)
             double fm = s->boxed[b] ? s->tlim[b] : dInfinity;
             if (s->amotor[b])
                 for (int k = 0; k < (s->type[b] == SC_JOINT_HINGE ? 1 : 3); k++) dJointSetAMotorParam(s->amotor[b], pf[k], fm);
-            else
-                dJointSetHingeParam(s->joint[b], dParamFMax, fm);
+            else dJointSetHingeParam(s->joint[b], dParamFMax, fm);
         }
         if (s->type[b] == SC_JOINT_HINGE) {
             dJointID j = s->joint[b];
@@ -631,12 +657,14 @@ static sc_vec3 gyroscopic_torque(sc_mat3 iw, sc_vec3 w, double h)
 
 /* Row r of a joint: Jacobian (child linear, child angular, parent linear, parent angular),
  * ODE's c (a velocity) and CFM, scaled by 1/h as step.cpp does. */
-static void set_row(sc_tree_rows *j, int r, sc_vec3 cl, sc_vec3 ca, sc_vec3 pl, sc_vec3 pa, double c, double cfm, double fps,
-                    const double *uc, const double *up)
+static void set_row(sc_tree_rows *j, int r, sc_vec3 cl, sc_vec3 ca, sc_vec3 pl, sc_vec3 pa, double c, double cfm, double fps, const double *uc,
+                    const double *up)
 {
     double *jc = j->child[r], *jp = j->parent[r];
-    sc_v3_store(jc, cl); sc_v3_store(jc + 3, ca);
-    sc_v3_store(jp, pl); sc_v3_store(jp + 3, pa);
+    sc_v3_store(jc, cl);
+    sc_v3_store(jc + 3, ca);
+    sc_v3_store(jp, pl);
+    sc_v3_store(jp + 3, pa);
     j->sigma[r] = cfm * fps;
     double ju = 0;
     for (int k = 0; k < 6; k++) ju += jc[k] * uc[k] + jp[k] * up[k];
@@ -644,14 +672,13 @@ static void set_row(sc_tree_rows *j, int r, sc_vec3 cl, sc_vec3 ca, sc_vec3 pl, 
 }
 
 /* Ball rows: the anchor seen from both bodies moves together, drift corrected by ERP. */
-static void ball_rows(sc_tree_rows *j, sc_vec3 a1, sc_vec3 p1, sc_vec3 a2, sc_vec3 p2, double k, double cfm, double fps,
-                      const double *uc, const double *up)
+static void ball_rows(sc_tree_rows *j, sc_vec3 a1, sc_vec3 p1, sc_vec3 a2, sc_vec3 p2, double k, double cfm, double fps, const double *uc,
+                      const double *up)
 {
     sc_vec3 gap = sc_v3_sub(sc_v3_add(a2, p2), sc_v3_add(a1, p1));
     for (int i = 0; i < 3; i++) {
         sc_vec3 e = sc_v3(i == 0, i == 1, i == 2);
-        set_row(j, i, e, sc_v3_cross(a1, e), sc_v3_scale(e, -1), sc_v3_scale(sc_v3_cross(a2, e), -1), k * sc_v3_get(gap, i), cfm,
-                fps, uc, up);
+        set_row(j, i, e, sc_v3_cross(a1, e), sc_v3_scale(e, -1), sc_v3_scale(sc_v3_cross(a2, e), -1), k * sc_v3_get(gap, i), cfm, fps, uc, up);
     }
 }
 
@@ -774,8 +801,7 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
             rc = sc_fail(err, SC_ENUMERIC, "skeleton: %s external load on bone %d '%s' (|F| %g N, |tau| %g N m)",
                          isfinite(f) && isfinite(t) ? "excessive" : "non-finite", b, s->name[b], f, t);
         else if (!(v < SC_SKELETON_MAX_SPEED) || !(w < SC_SKELETON_MAX_SPEED))
-            rc = sc_fail(err, SC_ENUMERIC, "skeleton: bone %d '%s' diverged (|v| %g m/s, |w| %g rad/s)", b,
-                         s->name[b], v, w);
+            rc = sc_fail(err, SC_ENUMERIC, "skeleton: bone %d '%s' diverged (|v| %g m/s, |w| %g rad/s)", b, s->name[b], v, w);
         if (rc) {
             for (int k = 0; k < s->nb; k++) {
                 dBodySetForce(s->body[k], 0, 0, 0);
@@ -792,8 +818,7 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
     int speculative = 0, any_boxed = 0;
     for (int b = 1; b < s->nb; b++) {
         int bounded = s->kd[b] > 0 && isfinite(s->tlim[b]);
-        s->boxed[b] = !s->opts.exact_solver || !s->opts.speculative ||
-                      (bounded && sc_v3_norm(sc_v3_load(s->motor_tau + 3 * b)) > 0.5 * s->tlim[b]);
+        s->boxed[b] = !s->opts.exact_solver || !s->opts.speculative || (bounded && sc_v3_norm(sc_v3_load(s->motor_tau + 3 * b)) > 0.5 * s->tlim[b]);
         speculative |= bounded && !s->boxed[b];
         any_boxed |= bounded && s->boxed[b];
     }
@@ -806,7 +831,7 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
     t_stepping = s;
     if (try_tree) {
         tree = tree_step(s, dt);
-        if (tree == TREE_OVER_LIMIT) { /* as a speculative step redone: every servo bounded */
+        if (tree == TREE_OVER_LIMIT) {       /* as a speculative step redone: every servo bounded */
             sc_skeleton_restore(s, s->undo); /* the loads without this step's explicit torques */
             for (int b = 1; b < s->nb; b++) s->boxed[b] = 1;
             setup_servos(s);
@@ -822,8 +847,7 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
         if (ok && speculative) {
             collect_motor_torques(s);
             int exceeded = 0;
-            for (int b = 1; b < s->nb; b++)
-                exceeded |= s->kd[b] > 0 && !s->boxed[b] && sc_v3_norm(sc_v3_load(s->motor_tau + 3 * b)) > s->tlim[b];
+            for (int b = 1; b < s->nb; b++) exceeded |= s->kd[b] > 0 && !s->boxed[b] && sc_v3_norm(sc_v3_load(s->motor_tau + 3 * b)) > s->tlim[b];
             if (exceeded) {
                 sc_skeleton_restore(s, s->undo);
                 for (int b = 1; b < s->nb; b++) s->boxed[b] = 1;
@@ -841,10 +865,9 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
     if (!tree) collect_motor_torques(s);
     for (int b = 0; b < s->nb; b++) {
         dBodyID bd = s->body[b];
-        if (!all_finite(dBodyGetPosition(bd), 3) || !all_finite(dBodyGetQuaternion(bd), 4) ||
-            !all_finite(dBodyGetLinearVel(bd), 3) || !all_finite(dBodyGetAngularVel(bd), 3))
-            return sc_fail(err, SC_ENUMERIC, "skeleton: non-finite position or velocity of bone %d '%s' after the step",
-                           b, s->name[b]);
+        if (!all_finite(dBodyGetPosition(bd), 3) || !all_finite(dBodyGetQuaternion(bd), 4) || !all_finite(dBodyGetLinearVel(bd), 3) ||
+            !all_finite(dBodyGetAngularVel(bd), 3))
+            return sc_fail(err, SC_ENUMERIC, "skeleton: non-finite position or velocity of bone %d '%s' after the step", b, s->name[b]);
     }
     return SC_OK;
 }
@@ -889,7 +912,10 @@ void sc_skeleton_save(const sc_skeleton *s, double *buf)
         memcpy(p + 13, dBodyGetForce(bd), 3 * sizeof(double));
         memcpy(p + 16, dBodyGetTorque(bd), 3 * sizeof(double));
         const sc_quat *t = &s->target[b];
-        p[19] = t->w; p[20] = t->x; p[21] = t->y; p[22] = t->z;
+        p[19] = t->w;
+        p[20] = t->x;
+        p[21] = t->y;
+        p[22] = t->z;
         memcpy(p + 23, s->motor_tau + 3 * b, 3 * sizeof(double));
     }
 }
@@ -911,7 +937,10 @@ void sc_skeleton_restore(sc_skeleton *s, const double *buf)
         dBodySetAngularVel(bd, p[10], p[11], p[12]);
         dBodySetForce(bd, p[13], p[14], p[15]);
         dBodySetTorque(bd, p[16], p[17], p[18]);
-        s->target[b].w = p[19]; s->target[b].x = p[20]; s->target[b].y = p[21]; s->target[b].z = p[22];
+        s->target[b].w = p[19];
+        s->target[b].x = p[20];
+        s->target[b].y = p[21];
+        s->target[b].z = p[22];
         memcpy(s->motor_tau + 3 * b, p + 23, 3 * sizeof(double));
     }
 }

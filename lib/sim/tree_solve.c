@@ -20,17 +20,24 @@ typedef row8 mat6[6];
 struct sc_tree_solver {
     int n;
     int *parent;
-    mat6 *d;         /* [n] body pivot D_b, then its Cholesky factor */
-    mat6 *lb;        /* [n] D_b^-1 Jc^T (6 x rows) */
-    mat6 *nf;        /* [n] Cholesky factor of N_b */
-    mat6 *nj;        /* [n] N_b^-1 Jp (rows x 6) */
+    mat6 *d;  /* [n] body pivot D_b, then its Cholesky factor */
+    mat6 *lb; /* [n] D_b^-1 Jc^T (6 x rows) */
+    mat6 *nf; /* [n] Cholesky factor of N_b */
+    mat6 *nj; /* [n] N_b^-1 Jp (rows x 6) */
     row8 *bb, *bj, *xb;
 };
 
 void sc_tree_solver_free(sc_tree_solver *t)
 {
     if (!t) return;
-    free(t->parent); free(t->d); free(t->lb); free(t->nf); free(t->nj); free(t->bb); free(t->bj); free(t->xb);
+    free(t->parent);
+    free(t->d);
+    free(t->lb);
+    free(t->nf);
+    free(t->nj);
+    free(t->bb);
+    free(t->bj);
+    free(t->xb);
     free(t);
 }
 
@@ -152,7 +159,7 @@ int sc_tree_solve(sc_tree_solver *t, const double *mass, const double *inertia, 
             for (int r = 0; r < 6; r++) lb[k][r] = jc[r][k];
         for (int k = 6; k < 8; k++)
             for (int r = 0; r < 6; r++) lb[r][k] = 0;
-        cholesky6_solve(db, lb); /* D_b^-1 Jc^T */
+        cholesky6_solve(db, lb);      /* D_b^-1 Jc^T */
         for (int r = 0; r < 6; r++) { /* N = Sigma + Jc D_b^-1 Jc^T */
             row8 v = zero;
             v[r] = sig[r];
@@ -161,7 +168,7 @@ int sc_tree_solve(sc_tree_solver *t, const double *mass, const double *inertia, 
         }
         if (cholesky6(nf)) return -1;
         for (int r = 0; r < 6; r++) nj[r] = jp[r];
-        cholesky6_solve(nf, nj); /* N^-1 Jp */
+        cholesky6_solve(nf, nj);      /* N^-1 Jp */
         for (int i = 0; i < 6; i++) { /* D_p += Jp^T N^-1 Jp */
             row8 v = dp[i];
             for (int r = 0; r < 6; r++) v += jp[r][i] * nj[r];

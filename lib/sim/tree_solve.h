@@ -17,10 +17,10 @@
  * child[r] = (linear 3, angular 3) on the child's (com velocity, angular velocity) and
  * parent[r] likewise, so J v = child[r].v_b + parent[r].v_parent. */
 typedef struct {
-    int m;                                 /* rows, 0..SC_TREE_MAX_ROWS */
+    int m; /* rows, 0..SC_TREE_MAX_ROWS */
     double child[SC_TREE_MAX_ROWS][6];
     double parent[SC_TREE_MAX_ROWS][6];
-    double sigma[SC_TREE_MAX_ROWS];        /* CFM / h, > 0 */
+    double sigma[SC_TREE_MAX_ROWS]; /* CFM / h, > 0 */
     double rhs[SC_TREE_MAX_ROWS];
 } sc_tree_rows;
 

@@ -46,13 +46,11 @@ static threads_saved threads_serialize(void)
     threads_saved s = {-1, -1};
     int (*get)(void);
     void (*set)(int);
-    if (fn_lookup("omp_get_max_active_levels", sizeof get, &get) &&
-        fn_lookup("omp_set_max_active_levels", sizeof set, &set)) {
+    if (fn_lookup("omp_get_max_active_levels", sizeof get, &get) && fn_lookup("omp_set_max_active_levels", sizeof set, &set)) {
         s.omp_levels = get();
         set(0);
     }
-    if (fn_lookup("openblas_get_num_threads", sizeof get, &get) &&
-        fn_lookup("openblas_set_num_threads", sizeof set, &set)) {
+    if (fn_lookup("openblas_get_num_threads", sizeof get, &get) && fn_lookup("openblas_set_num_threads", sizeof set, &set)) {
         s.blas_threads = get();
         if (s.blas_threads != 1) set(1);
     }
@@ -124,33 +122,25 @@ static int check_connected(int nnodes, int ntets, const int *tets, sc_err *err)
     return rc;
 }
 
-static int check_input(int nnodes, const double *x, int ntets, const int *tets, int nbones,
-                       const int *handle_bone, sc_err *err)
+static int check_input(int nnodes, const double *x, int ntets, const int *tets, int nbones, const int *handle_bone, sc_err *err)
 {
     if (nnodes <= 0 || ntets <= 0 || nbones <= 0)
-        return sc_fail(err, SC_EINPUT, "bbw: empty problem (%d nodes, %d tets, %d bones)", nnodes,
-                       ntets, nbones);
+        return sc_fail(err, SC_EINPUT, "bbw: empty problem (%d nodes, %d tets, %d bones)", nnodes, ntets, nbones);
     for (int t = 0; t < ntets; t++) {
         const int *v = tets + 4 * t;
         for (int a = 0; a < 4; a++) {
-            if (v[a] < 0 || v[a] >= nnodes)
-                return sc_fail(err, SC_EINPUT, "bbw: tet %d references node %d (mesh has %d nodes)",
-                               t, v[a], nnodes);
+            if (v[a] < 0 || v[a] >= nnodes) return sc_fail(err, SC_EINPUT, "bbw: tet %d references node %d (mesh has %d nodes)", t, v[a], nnodes);
             for (int b = 0; b < a; b++)
-                if (v[a] == v[b])
-                    return sc_fail(err, SC_EINPUT, "bbw: tet %d repeats node %d", t, v[a]);
+                if (v[a] == v[b]) return sc_fail(err, SC_EINPUT, "bbw: tet %d repeats node %d", t, v[a]);
         }
     }
     int nhandles = 0;
     for (int i = 0; i < nnodes; i++) {
         if (handle_bone[i] < -1 || handle_bone[i] >= nbones)
-            return sc_fail(err, SC_EINPUT, "bbw: node %d has handle bone %d (there are %d bones)", i,
-                           handle_bone[i], nbones);
+            return sc_fail(err, SC_EINPUT, "bbw: node %d has handle bone %d (there are %d bones)", i, handle_bone[i], nbones);
         nhandles += handle_bone[i] >= 0;
     }
-    if (nhandles == 0)
-        return sc_fail(err, SC_EINPUT,
-                       "bbw: no handle nodes at all: every bone needs fixed nodes as handles");
+    if (nhandles == 0) return sc_fail(err, SC_EINPUT, "bbw: no handle nodes at all: every bone needs fixed nodes as handles");
     int *count = sc_alloc(err, (size_t)nbones, sizeof *count);
     if (!count) return SC_EIO;
     for (int i = 0; i < nnodes; i++)
@@ -158,8 +148,7 @@ static int check_input(int nnodes, const double *x, int ntets, const int *tets, 
     for (int j = 0; j < nbones; j++)
         if (count[j] == 0) {
             free(count);
-            return sc_fail(err, SC_EINPUT,
-                           "bbw: bone %d has no handle node (no fixed node is attached to it)", j);
+            return sc_fail(err, SC_EINPUT, "bbw: bone %d has no handle node (no fixed node is attached to it)", j);
         }
     free(count);
     for (int t = 0; t < ntets; t++) {
@@ -213,8 +202,7 @@ static int row_find(const csr *a, int r, int c)
     return -1;
 }
 
-static int assemble_k(int n, const double *x, int ntets, const int *tets, csr *k, double *mass,
-                      sc_err *err)
+static int assemble_k(int n, const double *x, int ntets, const int *tets, csr *k, double *mass, sc_err *err)
 {
     int rc = SC_EIO;
     int *tp = sc_alloc(err, (size_t)n + 1, sizeof *tp), *tl = sc_alloc(err, 4 * (size_t)ntets, sizeof *tl);
@@ -233,7 +221,10 @@ static int assemble_k(int n, const double *x, int ntets, const int *tets, csr *k
     for (int i = 0; i < n; i++) mark[i] = -1;
     size_t cap = 16 * (size_t)n + 16, nnz = 0;
     k->j = malloc(cap * sizeof *k->j);
-    if (!k->j) { sc_fail(err, SC_EIO, "bbw: out of memory"); goto done; }
+    if (!k->j) {
+        sc_fail(err, SC_EIO, "bbw: out of memory");
+        goto done;
+    }
     for (int i = 0; i < n; i++) {
         size_t start = nnz;
         for (int q = tp[i]; q < tp[i + 1]; q++)
@@ -244,7 +235,10 @@ static int assemble_k(int n, const double *x, int ntets, const int *tets, csr *k
                 if (nnz == cap) {
                     cap *= 2;
                     int *nj = realloc(k->j, cap * sizeof *nj);
-                    if (!nj) { sc_fail(err, SC_EIO, "bbw: out of memory"); goto done; }
+                    if (!nj) {
+                        sc_fail(err, SC_EIO, "bbw: out of memory");
+                        goto done;
+                    }
                     k->j = nj;
                 }
                 k->j[nnz++] = c;
@@ -257,8 +251,7 @@ static int assemble_k(int n, const double *x, int ntets, const int *tets, csr *k
     for (int t = 0; t < ntets; t++) {
         const int *v = tets + 4 * t;
         sc_vec3 p0 = sc_v3_load(x + 3 * v[0]);
-        sc_mat3 d = sc_m3_from_cols(sc_v3_sub(sc_v3_load(x + 3 * v[1]), p0),
-                                    sc_v3_sub(sc_v3_load(x + 3 * v[2]), p0),
+        sc_mat3 d = sc_m3_from_cols(sc_v3_sub(sc_v3_load(x + 3 * v[1]), p0), sc_v3_sub(sc_v3_load(x + 3 * v[2]), p0),
                                     sc_v3_sub(sc_v3_load(x + 3 * v[3]), p0)),
                 dinv;
         double vol = fabs(sc_m3_det(d)) / 6;
@@ -289,7 +282,10 @@ static int assemble_q(const csr *k, const double *mass, csr *q, sc_err *err)
     q->p = sc_alloc(err, (size_t)n + 1, sizeof *q->p);
     q->j = malloc(cap * sizeof *q->j);
     q->x = malloc(cap * sizeof *q->x);
-    if (!mark || !acc || !q->p || !q->j || !q->x) { sc_fail(err, SC_EIO, "bbw: out of memory"); goto done; }
+    if (!mark || !acc || !q->p || !q->j || !q->x) {
+        sc_fail(err, SC_EIO, "bbw: out of memory");
+        goto done;
+    }
     for (int i = 0; i < n; i++) mark[i] = -1;
     for (int a = 0; a < n; a++) {
         size_t start = nnz;
@@ -307,7 +303,10 @@ static int assemble_q(const csr *k, const double *mass, csr *q, sc_err *err)
                         if (nj) q->j = nj;
                         double *nx = realloc(q->x, cap * sizeof *nx);
                         if (nx) q->x = nx;
-                        if (!nj || !nx) { sc_fail(err, SC_EIO, "bbw: out of memory"); goto done; }
+                        if (!nj || !nx) {
+                            sc_fail(err, SC_EIO, "bbw: out of memory");
+                            goto done;
+                        }
                     }
                     q->j[nnz++] = b;
                 }
@@ -329,10 +328,10 @@ done:
 
 typedef struct bbw_ctx {
     int nf, nb;
-    csr qf;           /* Q_FF, both triangles, free numbering */
-    double *diag;     /* Q_ii */
-    double *c;        /* [nf*nb] (Q_FH w_H) for each bone's handle values */
-    double qscale;    /* ||Q_F,:||_inf */
+    csr qf;        /* Q_FF, both triangles, free numbering */
+    double *diag;  /* Q_ii */
+    double *c;     /* [nf*nb] (Q_FH w_H) for each bone's handle values */
+    double qscale; /* ||Q_F,:||_inf */
     double tol;
     cholmod_common cm;
     cholmod_sparse *a; /* Q_FF upper triangle, values rewritten per active set */
@@ -365,7 +364,10 @@ static void build_rhs(bbw_ctx *cx, int bone, const signed char *st, const double
 {
     const csr *q = &cx->qf;
     for (int i = 0; i < cx->nf; i++) {
-        if (st[i] != ST_FREE) { b[i] = xfix[i]; continue; }
+        if (st[i] != ST_FREE) {
+            b[i] = xfix[i];
+            continue;
+        }
         double s = -cx->c[(size_t)i * cx->nb + bone];
         for (int p = q->p[i]; p < q->p[i + 1]; p++)
             if (st[q->j[p]] != ST_FREE) s -= q->x[p] * xfix[q->j[p]];
@@ -401,8 +403,7 @@ static double kkt_residual(const bbw_ctx *cx, const double *x, const double *g)
 
 static int cholmod_failed(bbw_ctx *cx, const char *what, sc_err *err)
 {
-    if (cx->cm.status == CHOLMOD_OUT_OF_MEMORY)
-        return sc_fail(err, SC_EIO, "bbw: out of memory in CHOLMOD %s", what);
+    if (cx->cm.status == CHOLMOD_OUT_OF_MEMORY) return sc_fail(err, SC_EIO, "bbw: out of memory in CHOLMOD %s", what);
     return sc_fail(err, SC_ENUMERIC, "bbw: CHOLMOD %s failed (status %d)", what, cx->cm.status);
 }
 
@@ -410,9 +411,8 @@ static int factor_ok(bbw_ctx *cx, cholmod_factor *l, const char *what, sc_err *e
 {
     if (cx->cm.status < CHOLMOD_OK) return cholmod_failed(cx, what, err);
     if (l->minor < l->n)
-        return sc_fail(err, SC_ENUMERIC,
-                       "bbw: %s: free block of Q = K M^-1 K not positive definite at column %d of %d",
-                       what, (int)l->minor, (int)l->n);
+        return sc_fail(err, SC_ENUMERIC, "bbw: %s: free block of Q = K M^-1 K not positive definite at column %d of %d", what, (int)l->minor,
+                       (int)l->n);
     return SC_OK;
 }
 
@@ -460,8 +460,7 @@ static int reduced_solve(bbw_ctx *cx, const signed char *st, const double *b, do
     if (!l) return cholmod_failed(cx, "analyze", err);
     cholmod_factorize(r, l, &cx->cm);
     int rc = factor_ok(cx, l, "factorize", err);
-    if (!rc && !cholmod_solve2(CHOLMOD_A, l, cx->br, NULL, &cx->xs, NULL, &cx->ys, &cx->es, &cx->cm))
-        rc = cholmod_failed(cx, "solve", err);
+    if (!rc && !cholmod_solve2(CHOLMOD_A, l, cx->br, NULL, &cx->xs, NULL, &cx->ys, &cx->es, &cx->cm)) rc = cholmod_failed(cx, "solve", err);
     cholmod_free_factor(&l, &cx->cm);
     if (rc) return rc;
     const double *xv = cx->xs->x;
@@ -520,7 +519,10 @@ static int solve_primal(bbw_ctx *cx, int bone, int budget, int *iters, sc_err *e
     int maxrow = 0;
     for (int i = 0; i < nf; i++) maxrow = q->p[i + 1] - q->p[i] > maxrow ? q->p[i + 1] - q->p[i] : maxrow;
     r = cholmod_allocate_sparse((size_t)nf, 1, (size_t)maxrow, 0, 1, 0, CHOLMOD_REAL, &cx->cm);
-    if (!pinv || !r) { rc = sc_fail(err, SC_EIO, "bbw: out of memory"); goto done; }
+    if (!pinv || !r) {
+        rc = sc_fail(err, SC_EIO, "bbw: out of memory");
+        goto done;
+    }
     for (int i = 0; i < nf; i++) {
         x[i] = fmin(1, fmax(0, x[i]));
         st[i] = x[i] <= 0 ? ST_LO : x[i] >= 1 ? ST_HI : ST_FREE;
@@ -537,7 +539,10 @@ static int solve_primal(bbw_ctx *cx, int bone, int budget, int *iters, sc_err *e
             set_matrix(cx, st);
             l = cholmod_analyze(cx->a, &cx->cm);
             cx->cm.supernodal = super;
-            if (!l) { rc = cholmod_failed(cx, "analyze", err); goto done; }
+            if (!l) {
+                rc = cholmod_failed(cx, "analyze", err);
+                goto done;
+            }
             cholmod_factorize(cx->a, l, &cx->cm);
             if ((rc = factor_ok(cx, l, "factorize", err))) goto done;
             const int *perm = l->Perm;
@@ -601,8 +606,7 @@ static int solve_primal(bbw_ctx *cx, int bone, int budget, int *iters, sc_err *e
             stationary = 0;
         }
     }
-    rc = sc_fail(err, SC_ENUMERIC, "bbw: bone %d: primal active set method did not finish in %d steps",
-                 bone, budget);
+    rc = sc_fail(err, SC_ENUMERIC, "bbw: bone %d: primal active set method did not finish in %d steps", bone, budget);
 done:
     cholmod_free_factor(&l, &cx->cm);
     cholmod_free_sparse(&r, &cx->cm);
@@ -656,9 +660,8 @@ static int build_free_block(bbw_ctx *cx, int n, const csr *q, const int *fid, co
     cx->ar = cholmod_allocate_sparse((size_t)nf, (size_t)nf, nup, 1, 1, 1, CHOLMOD_REAL, &cx->cm);
     cx->red = sc_alloc(err, (size_t)nf, sizeof(int));
     cx->rperm = sc_alloc(err, (size_t)nf, sizeof(int));
-    if (!cx->qf.p || !cx->qf.j || !cx->qf.x || !cx->c || !cx->diag || !cx->abase || !cx->st || !cx->st2 || !cx->x ||
-        !cx->g || !cx->xfix || !cx->hist || !cx->a || !cx->b ||
-        !cx->br || !cx->ar || !cx->red || !cx->rperm) {
+    if (!cx->qf.p || !cx->qf.j || !cx->qf.x || !cx->c || !cx->diag || !cx->abase || !cx->st || !cx->st2 || !cx->x || !cx->g || !cx->xfix ||
+        !cx->hist || !cx->a || !cx->b || !cx->br || !cx->ar || !cx->red || !cx->rperm) {
         return sc_fail(err, SC_EIO, "bbw: out of memory (%d free nodes)", nf);
     }
     int *ap = cx->a->p, *ai = cx->a->i;
@@ -694,19 +697,28 @@ static int factor_and_solve(bbw_ctx *cx, long *factor_nnz, double **xu_out, sc_e
 {
     int nf = cx->nf, nb = cx->nb, rc;
     cx->l = cholmod_analyze(cx->a, &cx->cm);
-    if (!cx->l) { rc = cholmod_failed(cx, "analyze", err); return rc; }
+    if (!cx->l) {
+        rc = cholmod_failed(cx, "analyze", err);
+        return rc;
+    }
     cholmod_factorize(cx->a, cx->l, &cx->cm);
     if ((rc = factor_ok(cx, cx->l, "factorize", err))) return rc;
     *factor_nnz = (long)cx->cm.lnz;
     {
         cholmod_dense *bb = cholmod_zeros((size_t)nf, (size_t)nb, CHOLMOD_REAL, &cx->cm), *xx;
-        if (!bb) { rc = cholmod_failed(cx, "allocate", err); return rc; }
+        if (!bb) {
+            rc = cholmod_failed(cx, "allocate", err);
+            return rc;
+        }
         double *bx = bb->x;
         for (int j = 0; j < nb; j++)
             for (int i = 0; i < nf; i++) bx[(size_t)j * nf + i] = -cx->c[(size_t)i * nb + j];
         xx = cholmod_solve(CHOLMOD_A, cx->l, bb, &cx->cm);
         cholmod_free_dense(&bb, &cx->cm);
-        if (!xx) { rc = cholmod_failed(cx, "solve", err); return rc; }
+        if (!xx) {
+            rc = cholmod_failed(cx, "solve", err);
+            return rc;
+        }
         double *xu = malloc((size_t)nf * nb * sizeof *xu);
         if (xu) memcpy(xu, xx->x, (size_t)nf * nb * sizeof *xu);
         cholmod_free_dense(&xx, &cx->cm);
@@ -798,9 +810,8 @@ static void normalize_rows(int n, int nb, double *weights, const double *xu, int
     }
 }
 
-int sc_bbw_solve(int nnodes, const double *rest_pos, int ntets, const int *tets, int nbones,
-                 const int *handle_bone, const sc_bbw_opts *opts, double *weights,
-                 sc_bbw_bone_stats *bone_stats, sc_bbw_stats *stats, sc_err *err)
+int sc_bbw_solve(int nnodes, const double *rest_pos, int ntets, const int *tets, int nbones, const int *handle_bone, const sc_bbw_opts *opts,
+                 double *weights, sc_bbw_bone_stats *bone_stats, sc_bbw_stats *stats, sc_err *err)
 {
     double t0 = sc_wall_time();
     sc_bbw_opts o = sc_bbw_default_opts();
@@ -826,7 +837,10 @@ int sc_bbw_solve(int nnodes, const double *rest_pos, int ntets, const int *tets,
     cholmod_start(&cx.cm);
     cx.cm.print = 0;
     cx.tol = o.tol;
-    if (!mass || !fid) { rc = SC_EIO; goto done; }
+    if (!mass || !fid) {
+        rc = SC_EIO;
+        goto done;
+    }
     if ((rc = assemble_k(n, rest_pos, ntets, tets, &k, mass, err))) goto done;
     if ((rc = assemble_q(&k, mass, &q, err))) goto done;
 

@@ -40,9 +40,9 @@ typedef struct sc_bbw_opts {
 } sc_bbw_opts;
 
 typedef struct sc_bbw_bone_stats {
-    int iterations;      /* primal-dual iterations + primal active-set changes */
-    int fallback;        /* 1 if the primal active set method was used */
-    double kkt_residual; /* relative, see above */
+    int iterations;             /* primal-dual iterations + primal active-set changes */
+    int fallback;               /* 1 if the primal active set method was used */
+    double kkt_residual;        /* relative, see above */
     int nactive_lo, nactive_hi; /* free nodes at 0 / at 1 at the solution */
     double seconds;
 } sc_bbw_bone_stats;
@@ -63,9 +63,8 @@ sc_bbw_opts sc_bbw_default_opts(void);
  * bone j). opts, bone_stats ([nbones]) and stats may be NULL. Errors (SC_EINPUT): no handles at all; a
  * bone with no handle node; disconnected tet mesh; degenerate tets; indices out of range.
  * SC_ENUMERIC: a bone's QP could not be solved to opts->tol. */
-int sc_bbw_solve(int nnodes, const double *rest_pos, int ntets, const int *tets, int nbones,
-                 const int *handle_bone, const sc_bbw_opts *opts, double *weights,
-                 sc_bbw_bone_stats *bone_stats, sc_bbw_stats *stats, sc_err *err);
+int sc_bbw_solve(int nnodes, const double *rest_pos, int ntets, const int *tets, int nbones, const int *handle_bone, const sc_bbw_opts *opts,
+                 double *weights, sc_bbw_bone_stats *bone_stats, sc_bbw_stats *stats, sc_err *err);
 
 /* Sparse top-k form: for each node the k largest weights (descending), renormalized to sum 1;
  * unused slots (k > nbones, or zero weights) have bone -1 and w 0. */

@@ -10,8 +10,8 @@ static inline sc_vec3 bone_arm(const double *x, const double *joint_rest, const 
     return sc_q_rotate(pose[j].q, sc_v3_sub(sc_v3_load(x), sc_v3_load(joint_rest + 3 * j)));
 }
 
-void sc_lbs_positions(int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w,
-                      const double *joint_rest, const sc_xform *pose, double *out)
+void sc_lbs_positions(int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w, const double *joint_rest,
+                      const sc_xform *pose, double *out)
 {
     for (int i = 0; i < nnodes; i++) {
         sc_vec3 acc = sc_v3(0, 0, 0);
@@ -25,9 +25,8 @@ void sc_lbs_positions(int nnodes, const double *rest_pos, int k, const int *skin
     }
 }
 
-void sc_lbs_velocities(int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w,
-                       const double *joint_rest, const sc_xform *pose, const double *lin_vel,
-                       const double *ang_vel, double *out)
+void sc_lbs_velocities(int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w, const double *joint_rest,
+                       const sc_xform *pose, const double *lin_vel, const double *ang_vel, double *out)
 {
     for (int i = 0; i < nnodes; i++) {
         sc_vec3 acc = sc_v3(0, 0, 0);
@@ -42,9 +41,8 @@ void sc_lbs_velocities(int nnodes, const double *rest_pos, int k, const int *ski
     }
 }
 
-void sc_lbs_jacobian_transpose(int nnodes, const double *rest_pos, int k, const int *skin_bone,
-                               const double *skin_w, const double *joint_rest, const sc_xform *pose,
-                               const double *node_force, double *bone_force, double *bone_torque)
+void sc_lbs_jacobian_transpose(int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w, const double *joint_rest,
+                               const sc_xform *pose, const double *node_force, double *bone_force, double *bone_torque)
 {
     for (int i = 0; i < nnodes; i++) {
         sc_vec3 f = sc_v3_load(node_force + 3 * (size_t)i);
@@ -59,9 +57,8 @@ void sc_lbs_jacobian_transpose(int nnodes, const double *rest_pos, int k, const 
     }
 }
 
-void sc_lbs_eval(int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w,
-                 const double *joint_rest, int nbones, const sc_xform *pose, const double *lin_vel, const double *ang_vel,
-                 double *xbar, double *xbar_dot, double *arm)
+void sc_lbs_eval(int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w, const double *joint_rest, int nbones,
+                 const sc_xform *pose, const double *lin_vel, const double *ang_vel, double *xbar, double *xbar_dot, double *arm)
 {
     double rot[64][9];
     for (int j = 0; j < nbones && j < 64; j++) {
@@ -85,15 +82,19 @@ void sc_lbs_eval(int nnodes, const double *rest_pos, int k, const int *skin_bone
             v[0] += ws * (lv[0] + w[1] * r2 - w[2] * r1);
             v[1] += ws * (lv[1] + w[2] * r0 - w[0] * r2);
             v[2] += ws * (lv[2] + w[0] * r1 - w[1] * r0);
-            if (arm) { arm[3 * is] = r0; arm[3 * is + 1] = r1; arm[3 * is + 2] = r2; }
+            if (arm) {
+                arm[3 * is] = r0;
+                arm[3 * is + 1] = r1;
+                arm[3 * is + 2] = r2;
+            }
         }
         sc_v3_store(xbar + 3 * (size_t)i, sc_v3(p[0], p[1], p[2]));
         if (xbar_dot) sc_v3_store(xbar_dot + 3 * (size_t)i, sc_v3(v[0], v[1], v[2]));
     }
 }
 
-void sc_lbs_jacobian_transpose_arms(int nnodes, int k, const int *skin_bone, const double *skin_w, const double *arm,
-                                    const double *node_force, double *bone_force, double *bone_torque)
+void sc_lbs_jacobian_transpose_arms(int nnodes, int k, const int *skin_bone, const double *skin_w, const double *arm, const double *node_force,
+                                    double *bone_force, double *bone_torque)
 {
     for (int i = 0; i < nnodes; i++) {
         const double *f = node_force + 3 * (size_t)i;
@@ -129,8 +130,8 @@ void sc_lbs_plan_free(sc_lbs_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-int sc_lbs_plan_init(sc_lbs_plan *p, int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w,
-                     const double *joint_rest, int nbones, sc_err *err)
+int sc_lbs_plan_init(sc_lbs_plan *p, int nnodes, const double *rest_pos, int k, const int *skin_bone, const double *skin_w, const double *joint_rest,
+                     int nbones, sc_err *err)
 {
     memset(p, 0, sizeof *p);
     int n = 0;
@@ -154,7 +155,10 @@ int sc_lbs_plan_init(sc_lbs_plan *p, int nnodes, const double *rest_pos, int k, 
         if (skin_bone[is] >= 0 && skin_bone[is] < nbones) p->bone_start[skin_bone[is] + 1]++;
     for (int j = 0; j < nbones; j++) p->bone_start[j + 1] += p->bone_start[j];
     int *fill = malloc((size_t)(nbones ? nbones : 1) * sizeof *fill);
-    if (!fill) { sc_lbs_plan_free(p); return sc_fail(err, SC_EIO, "out of memory for the skinning plan"); }
+    if (!fill) {
+        sc_lbs_plan_free(p);
+        return sc_fail(err, SC_EIO, "out of memory for the skinning plan");
+    }
     memcpy(fill, p->bone_start, (size_t)nbones * sizeof *fill);
     for (int i = 0; i < nnodes; i++) /* ascending nodes within each bone */
         for (int s = 0; s < k; s++) {
@@ -172,15 +176,16 @@ int sc_lbs_plan_init(sc_lbs_plan *p, int nnodes, const double *rest_pos, int k, 
     return SC_OK;
 }
 
-
-typedef struct { sc_mat3 r; double p[3], v[3], w[3]; } lbs_bone;
+typedef struct {
+    sc_mat3 r;
+    double p[3], v[3], w[3];
+} lbs_bone;
 
 /* One bone's pairs, lane-parallel: arms r = R d, position terms w (r + p), velocity terms
  * w (v + omega x r). */
-static inline void lbs_lanes(int m, const double *restrict dx, const double *restrict dy, const double *restrict dz,
-                             const double *restrict w, const lbs_bone *b, double *restrict ax, double *restrict ay,
-                             double *restrict az, double *restrict bx, double *restrict by, double *restrict bz,
-                             double *restrict ux, double *restrict uy, double *restrict uz)
+static inline void lbs_lanes(int m, const double *restrict dx, const double *restrict dy, const double *restrict dz, const double *restrict w,
+                             const lbs_bone *b, double *restrict ax, double *restrict ay, double *restrict az, double *restrict bx,
+                             double *restrict by, double *restrict bz, double *restrict ux, double *restrict uy, double *restrict uz)
 {
     const double r00 = b->r.m[0][0], r01 = b->r.m[0][1], r02 = b->r.m[0][2], r10 = b->r.m[1][0], r11 = b->r.m[1][1];
     const double r12 = b->r.m[1][2], r20 = b->r.m[2][0], r21 = b->r.m[2][1], r22 = b->r.m[2][2];
@@ -190,8 +195,12 @@ static inline void lbs_lanes(int m, const double *restrict dx, const double *res
         const double r0 = r00 * dx[q] + r01 * dy[q] + r02 * dz[q];
         const double r1 = r10 * dx[q] + r11 * dy[q] + r12 * dz[q];
         const double r2 = r20 * dx[q] + r21 * dy[q] + r22 * dz[q];
-        ax[q] = r0; ay[q] = r1; az[q] = r2;
-        bx[q] = w[q] * (r0 + px); by[q] = w[q] * (r1 + py); bz[q] = w[q] * (r2 + pz);
+        ax[q] = r0;
+        ay[q] = r1;
+        az[q] = r2;
+        bx[q] = w[q] * (r0 + px);
+        by[q] = w[q] * (r1 + py);
+        bz[q] = w[q] * (r2 + pz);
         ux[q] = w[q] * (vx + wy * r2 - wz * r1); /* associated as in sc_lbs_eval */
         uy[q] = w[q] * (vy + wz * r0 - wx * r2);
         uz[q] = w[q] * (vz + wx * r1 - wy * r0);
@@ -203,16 +212,17 @@ void sc_lbs_plan_terms(sc_lbs_plan *p, const sc_xform *pose, const double *lin_v
     const size_t n = (size_t)p->npairs;
     double *bx = p->buf, *by = bx + n, *bz = by + n, *ux = bz + n, *uy = ux + n, *uz = uy + n;
     for (int j = 0; j < p->nbones; j++) {
-        lbs_bone b = {sc_q_to_m3(pose[j].q), {pose[j].p.x, pose[j].p.y, pose[j].p.z}, {lin_vel[3 * j], lin_vel[3 * j + 1], lin_vel[3 * j + 2]},
+        lbs_bone b = {sc_q_to_m3(pose[j].q),
+                      {pose[j].p.x, pose[j].p.y, pose[j].p.z},
+                      {lin_vel[3 * j], lin_vel[3 * j + 1], lin_vel[3 * j + 2]},
                       {ang_vel[3 * j], ang_vel[3 * j + 1], ang_vel[3 * j + 2]}};
         const int q0 = p->bone_start[j], m = p->bone_start[j + 1] - q0;
-        lbs_lanes(m, p->d + q0, p->d + n + q0, p->d + 2 * n + q0, p->w + q0, &b, p->arm + q0, p->arm + n + q0,
-                  p->arm + 2 * n + q0, bx + q0, by + q0, bz + q0, ux + q0, uy + q0, uz + q0);
+        lbs_lanes(m, p->d + q0, p->d + n + q0, p->d + 2 * n + q0, p->w + q0, &b, p->arm + q0, p->arm + n + q0, p->arm + 2 * n + q0, bx + q0, by + q0,
+                  bz + q0, ux + q0, uy + q0, uz + q0);
     }
 }
 
-void sc_lbs_plan_eval(sc_lbs_plan *p, const sc_xform *pose, const double *lin_vel, const double *ang_vel, double *xbar,
-                      double *xbar_dot)
+void sc_lbs_plan_eval(sc_lbs_plan *p, const sc_xform *pose, const double *lin_vel, const double *ang_vel, double *xbar, double *xbar_dot)
 {
     sc_lbs_plan_terms(p, pose, lin_vel, ang_vel);
     double v[3];
@@ -222,8 +232,7 @@ void sc_lbs_plan_eval(sc_lbs_plan *p, const sc_xform *pose, const double *lin_ve
 /* bone j's force and torque (about its origin) from per-pair forces wf (SoA, 3 x npairs, the
  * weights applied): four lanes of partial sums, reduced in a fixed order (the same bits on
  * every machine) */
-static void bone_sums(const sc_lbs_plan *p, const double *wfx, const double *wfy, const double *wfz, double *bone_force,
-                      double *bone_torque)
+static void bone_sums(const sc_lbs_plan *p, const double *wfx, const double *wfy, const double *wfz, double *bone_force, double *bone_torque)
 {
     typedef double v4 __attribute__((vector_size(32)));
     const size_t n = (size_t)p->npairs;
@@ -234,16 +243,26 @@ static void bone_sums(const sc_lbs_plan *p, const double *wfx, const double *wfy
         for (int q = q0; q < q1; q += 4) {
             v4 gx, gy, gz, r0, r1, r2;
             if (q + 4 <= q1) {
-                memcpy(&gx, wfx + q, 32); memcpy(&gy, wfy + q, 32); memcpy(&gz, wfz + q, 32);
-                memcpy(&r0, ax + q, 32); memcpy(&r1, ay + q, 32); memcpy(&r2, az + q, 32);
+                memcpy(&gx, wfx + q, 32);
+                memcpy(&gy, wfy + q, 32);
+                memcpy(&gz, wfz + q, 32);
+                memcpy(&r0, ax + q, 32);
+                memcpy(&r1, ay + q, 32);
+                memcpy(&r2, az + q, 32);
             } else {
                 for (int l = 0; l < 4; l++) { /* past the bone's end: zero force */
                     const int in = q + l < q1, ql = in ? q + l : q0;
-                    gx[l] = in ? wfx[ql] : 0; gy[l] = in ? wfy[ql] : 0; gz[l] = in ? wfz[ql] : 0;
-                    r0[l] = ax[ql]; r1[l] = ay[ql]; r2[l] = az[ql];
+                    gx[l] = in ? wfx[ql] : 0;
+                    gy[l] = in ? wfy[ql] : 0;
+                    gz[l] = in ? wfz[ql] : 0;
+                    r0[l] = ax[ql];
+                    r1[l] = ay[ql];
+                    r2[l] = az[ql];
                 }
             }
-            fx += gx; fy += gy; fz += gz;
+            fx += gx;
+            fy += gy;
+            fz += gz;
             tx += r1 * gz - r2 * gy;
             ty += r2 * gx - r0 * gz;
             tz += r0 * gy - r1 * gx;

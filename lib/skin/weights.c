@@ -18,7 +18,8 @@ static int check_handles(const char *name, const sc_model *m, sc_err *err)
         int count = 0;
         for (int i = 0; i < m->nfixed; i++) count += m->fixed_bone[i] == b;
         if (!count)
-            return sc_fail(err, SC_EINPUT, "%s:/fixed/bone: bone '%s' (%d) has no fixed nodes, so its weight has no handle", name, m->bone_name[b], b);
+            return sc_fail(err, SC_EINPUT, "%s:/fixed/bone: bone '%s' (%d) has no fixed nodes, so its weight has no handle", name, m->bone_name[b],
+                           b);
     }
     return SC_OK;
 }
@@ -77,7 +78,10 @@ int sc_skin_character(const char *name, sc_model *m, int k, const sc_bbw_opts *o
     r->handle = malloc((size_t)nn * sizeof *r->handle);
     r->w = malloc((size_t)nn * nb * sizeof *r->w);
     r->bone = calloc((size_t)nb, sizeof *r->bone);
-    if (!r->handle || !r->w || !r->bone) { sc_skin_result_free(r); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!r->handle || !r->w || !r->bone) {
+        sc_skin_result_free(r);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     for (int i = 0; i < nn; i++) r->handle[i] = -1;
     for (int i = 0; i < m->nfixed; i++) r->handle[m->fixed_node[i]] = m->fixed_bone[i];
     if ((rc = sc_bbw_solve(nn, m->rest_pos, m->ntets, m->tets, nb, r->handle, opts, r->w, r->bone, &r->st, err))) {
@@ -91,7 +95,10 @@ int sc_skin_character(const char *name, sc_model *m, int k, const sc_bbw_opts *o
     m->skin_k = k;
     m->skin_bone = malloc((size_t)nn * k * sizeof *m->skin_bone);
     m->skin_w = malloc((size_t)nn * k * sizeof *m->skin_w);
-    if (!m->skin_bone || !m->skin_w) { sc_skin_result_free(r); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!m->skin_bone || !m->skin_w) {
+        sc_skin_result_free(r);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     sc_bbw_topk(nn, nb, r->w, k, m->skin_bone, m->skin_w);
     if ((rc = summarize(m, r, err))) sc_skin_result_free(r);
     return rc;

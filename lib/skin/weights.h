@@ -9,9 +9,9 @@
 
 typedef struct sc_skin_result {
     int nnodes, nbones, k;
-    int *handle;                 /* [nnodes] bone a node is a handle of, -1 free */
-    double *w;                   /* [nnodes*nbones] dense weights, rows sum to 1 */
-    sc_bbw_bone_stats *bone;     /* [nbones] */
+    int *handle;             /* [nnodes] bone a node is a handle of, -1 free */
+    double *w;               /* [nnodes*nbones] dense weights, rows sum to 1 */
+    sc_bbw_bone_stats *bone; /* [nbones] */
     sc_bbw_stats st;
     /* per bone: active-set iterations, KKT residual, largest weight on a free node, nodes
        where the weight exceeds 1e-3, handle nodes */

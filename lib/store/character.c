@@ -8,9 +8,12 @@
 #include "io/paths.h"
 #include "store/xdmf.h"
 
-#define D1(n) (size_t[]){(size_t)(n)}
-#define D2(n, k) (size_t[]){(size_t)(n), (size_t)(k)}
-#define D3(n, k, l) (size_t[]){(size_t)(n), (size_t)(k), (size_t)(l)}
+#define D1(n) \
+    (size_t[]) { (size_t)(n) }
+#define D2(n, k) \
+    (size_t[]) { (size_t)(n), (size_t)(k) }
+#define D3(n, k, l) \
+    (size_t[]) { (size_t)(n), (size_t)(k), (size_t)(l) }
 
 int sc_character_write(sc_h5 *f, const sc_model *m, sc_err *err)
 {
@@ -19,7 +22,10 @@ int sc_character_write(sc_h5 *f, const sc_model *m, sc_err *err)
     if (nb > (int)(sizeof names / sizeof *names)) return sc_fail(err, SC_EINPUT, "too many bones (%d)", nb);
     for (int b = 0; b < nb; b++) names[b] = m->bone_name[b];
     int rc;
-#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) return rc; \
+    } while (0)
     TRY(sc_h5_group(f, "/skeleton", "rigid skeleton; bone frames are world-aligned at rest with origin at the joint", err));
     TRY(sc_h5_write_strings(f, "/skeleton/names", (size_t)nb, names, "bone names; bone 0 is the root", err));
     TRY(sc_h5_write_i32(f, "/skeleton/parents", 1, D1(nb), m->parent, "parent bone index, -1 for the root", err));
@@ -34,7 +40,8 @@ int sc_character_write(sc_h5 *f, const sc_model *m, sc_err *err)
     TRY(sc_h5_write_f64(f, "/skeleton/torque_limit", 1, D1(nb), m->torque_limit, "N m", "servo torque limit", err));
     TRY(sc_h5_write_f64(f, "/skeleton/mass", 1, D1(nb), m->bone_mass, "kg", "bone mass from its fixed nodes ([L13] 4.3)", err));
     TRY(sc_h5_write_f64(f, "/skeleton/com", 2, D2(nb, 3), m->bone_com, "m", "rest world centre of mass of each bone", err));
-    TRY(sc_h5_write_f64(f, "/skeleton/inertia", 3, D3(nb, 3, 3), m->bone_inertia, "kg m^2", "inertia about the centre of mass, world rest axes", err));
+    TRY(sc_h5_write_f64(f, "/skeleton/inertia", 3, D3(nb, 3, 3), m->bone_inertia, "kg m^2", "inertia about the centre of mass, world rest axes",
+                        err));
 
     TRY(sc_h5_group(f, "/tetmesh", "coarse volumetric mesh (TetGen), positively oriented tets", err));
     TRY(sc_h5_write_f64(f, "/tetmesh/rest_pos", 2, D2(nn, 3), m->rest_pos, "m", "rest node positions X", err));
@@ -97,7 +104,10 @@ static int check_schema(sc_h5 *f, sc_err *err)
     return rc;
 }
 
-#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) goto done; \
+    } while (0)
 
 /* /skeleton: the bones' names and every per-bone dataset. */
 static int read_skeleton(sc_h5 *f, sc_model *m, sc_err *err)
@@ -110,7 +120,10 @@ static int read_skeleton(sc_h5 *f, sc_model *m, sc_err *err)
     TRY(sc_h5_check_names(f, "/skeleton/names", names, nb, SC_NAME_LEN, err));
     m->nbones = (int)nb;
     m->bone_name = calloc(nb, sizeof *m->bone_name);
-    if (!m->bone_name) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    if (!m->bone_name) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
     for (size_t b = 0; b < nb; b++) snprintf(m->bone_name[b], SC_NAME_LEN, "%s", names[b]);
     TRY(read_i(f, "/skeleton/parents", 1, nb, 0, &m->parent, err));
     TRY(read_i(f, "/skeleton/joint_types", 1, nb, 0, &m->joint_type, err));
@@ -138,7 +151,8 @@ static int read_tetmesh(sc_h5 *f, sc_model *m, sc_err *err)
     TRY(sc_h5_read_f64(f, "/tetmesh/rest_pos", 2, dims, &m->rest_pos, err));
     TRY(sc_h5_check_count(f, "/tetmesh/rest_pos", dims[0], 1, MAX_NODES, err));
     m->nnodes = (int)dims[0];
-    dims[0] = 0; dims[1] = 4;
+    dims[0] = 0;
+    dims[1] = 4;
     TRY(sc_h5_read_i32(f, "/tetmesh/tets", 2, dims, &m->tets, err));
     TRY(sc_h5_check_count(f, "/tetmesh/tets", dims[0], 1, MAX_NODES, err));
     m->ntets = (int)dims[0];
@@ -165,7 +179,8 @@ static int read_surface_material_skin(sc_h5 *f, sc_model *m, int require_skin, s
     TRY(sc_h5_read_f64(f, "/surface/vertices", 2, dims, &m->surf_rest, err));
     TRY(sc_h5_check_count(f, "/surface/vertices", dims[0], 0, MAX_NODES, err));
     m->nsurf_verts = (int)dims[0];
-    dims[0] = 0; dims[1] = 3;
+    dims[0] = 0;
+    dims[1] = 3;
     TRY(sc_h5_read_i32(f, "/surface/faces", 2, dims, &m->surf_tris, err));
     TRY(sc_h5_check_count(f, "/surface/faces", dims[0], 0, MAX_NODES, err));
     m->nsurf_tris = (int)dims[0];
@@ -175,7 +190,8 @@ static int read_surface_material_skin(sc_h5 *f, sc_model *m, int require_skin, s
     TRY(sc_h5_read_attr_f64(f, "/material", "youngs_modulus", &m->youngs, err));
     TRY(sc_h5_read_attr_f64(f, "/material", "poisson_ratio", &m->poisson, err));
     if (sc_h5_exists(f, "/skin/topk_bone")) {
-        dims[0] = nn; dims[1] = 0;
+        dims[0] = nn;
+        dims[1] = 0;
         TRY(sc_h5_read_i32(f, "/skin/topk_bone", 2, dims, &m->skin_bone, err));
         TRY(sc_h5_check_count(f, "/skin/topk_bone (columns)", dims[1], 1, 64, err));
         m->skin_k = (int)dims[1];
@@ -273,10 +289,7 @@ int sc_character_read_image(const void *data, size_t size, const char *name, sc_
     return sc_h5_read_image(data, size, name, reader, &a, err);
 }
 
-void sc_character_weight_view_path(char *out, size_t n, int bone)
-{
-    snprintf(out, n, "/skin/bone_weights/%03d", bone);
-}
+void sc_character_weight_view_path(char *out, size_t n, int bone) { snprintf(out, n, "/skin/bone_weights/%03d", bone); }
 
 int sc_character_write_weight_views(sc_h5 *f, const sc_model *m, sc_err *err)
 {
@@ -294,10 +307,12 @@ int sc_character_write_xdmf(const char *xdmf_path, const char *h5, const sc_mode
 {
     int nw = with_weights ? m->nbones : 0;
     sc_xdmf_field *fields = sc_alloc(err, (size_t)(3 + nw), sizeof *fields);
-    char (*names)[SC_NAME_LEN + 8] = sc_alloc(err, (size_t)nw + 1, sizeof *names);
-    char (*paths)[32] = sc_alloc(err, (size_t)nw + 1, sizeof *paths);
+    char(*names)[SC_NAME_LEN + 8] = sc_alloc(err, (size_t)nw + 1, sizeof *names);
+    char(*paths)[32] = sc_alloc(err, (size_t)nw + 1, sizeof *paths);
     if (!fields || !names || !paths) {
-        free(fields); free(names); free(paths);
+        free(fields);
+        free(names);
+        free(paths);
         return SC_EIO;
     }
     fields[0] = (sc_xdmf_field){"fixed_bone", SC_XDMF_NODE, 1, 1, {"/tetmesh/node_bone", 0}};
@@ -313,7 +328,9 @@ int sc_character_write_xdmf(const char *xdmf_path, const char *h5, const sc_mode
         {"surface", SC_XDMF_TRIANGLE, m->nsurf_tris, m->nsurf_verts, {"/surface/faces", 0}, {"/surface/vertices", 0}, NULL, 0},
     };
     int rc = sc_xdmf_write(xdmf_path, h5, "character", grids, 2, NULL, 0, err);
-    free(fields); free(names); free(paths);
+    free(fields);
+    free(names);
+    free(paths);
     return rc;
 }
 
@@ -326,15 +343,18 @@ int sc_character_write_skinned(const char *input, const char *output, const sc_m
     int rc = sc_h5_create_from(input, output, &f, err);
     if (rc) return rc;
     rc = sc_h5_delete(f, "/skin", err);
-#define TRY(x) if (!rc) rc = (x)
+#define TRY(x) \
+    if (!rc) rc = (x)
     TRY(sc_h5_group(f, "/skin", "bounded biharmonic skinning weights ([L13] eq. 13; Jacobson et al. 2011), fixed nodes as handles", err));
     TRY(sc_h5_write_f64(f, "/skin/weights", 2, D2(nn, nb), r->w, "1", "dense weights w_ij, node i (row) x bone j; rows sum to 1", err));
     TRY(sc_character_write_weight_views(f, m, err)); /* what character.xdmf shows */
     TRY(sc_h5_write_i32(f, "/skin/topk_bone", 2, D2(nn, k), m->skin_bone, "k most influential bones per node, -1 unused", err));
     TRY(sc_h5_write_f64(f, "/skin/topk_weight", 2, D2(nn, k), m->skin_w, "1", "their weights, renormalized to sum 1 (what simulate uses)", err));
     TRY(sc_h5_write_f64(f, "/skin/bone_iterations", 1, D1(nb), r->iterations, "1", "active-set iterations per bone", err));
-    TRY(sc_h5_write_f64(f, "/skin/bone_kkt_residual", 1, D1(nb), r->kkt_residual, "1", "relative KKT residual of each bone's QP (see lib/skin/bbw.h)", err));
-    TRY(sc_h5_write_f64(f, "/skin/bone_max_free_weight", 1, D1(nb), r->max_free_weight, "1", "largest weight of each bone on a non-handle node", err));
+    TRY(sc_h5_write_f64(f, "/skin/bone_kkt_residual", 1, D1(nb), r->kkt_residual, "1", "relative KKT residual of each bone's QP (see lib/skin/bbw.h)",
+                        err));
+    TRY(sc_h5_write_f64(f, "/skin/bone_max_free_weight", 1, D1(nb), r->max_free_weight, "1", "largest weight of each bone on a non-handle node",
+                        err));
     TRY(sc_h5_write_f64(f, "/skin/bone_influence_nodes", 1, D1(nb), r->influence, "1", "nodes where the bone's weight exceeds 1e-3", err));
     TRY(sc_h5_write_i32(f, "/skin/bone_handles", 1, D1(nb), r->handles, "handle (fixed) nodes per bone", err));
     TRY(sc_h5_attr_str(f, "/skin", "partition_of_unity", "per-bone bound-constrained QPs, then each row normalized", err));
@@ -358,29 +378,53 @@ int sc_character_write_skinned(const char *input, const char *output, const sc_m
 int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
 {
     int rc;
-#define A_I(n, v) if ((rc = sc_h5_attr_i64(f, "/report", n, v, err))) return rc
-#define A_F(n, v) if ((rc = sc_h5_attr_f64(f, "/report", n, v, err))) return rc
+#define A_I(n, v) \
+    if ((rc = sc_h5_attr_i64(f, "/report", n, v, err))) return rc
+#define A_F(n, v) \
+    if ((rc = sc_h5_attr_f64(f, "/report", n, v, err))) return rc
     if ((rc = sc_h5_group(f, "/report", "mesh-prep report; lengths m, volumes m^3, masses kg, angles degrees, times s", err))) return rc;
-    A_I("nodes", r->nnodes); A_I("tets", r->ntets); A_I("surface_vertices", r->nsurf_verts);
-    A_I("surface_faces", r->nsurf_tris); A_I("bones", r->nbones); A_I("joints", r->njoints);
-    A_I("fixed_nodes", r->nfixed); A_I("envelope_vertices", r->env_verts); A_I("envelope_faces", r->env_tris);
-    A_F("min_dihedral_deg", r->quality.min_dihedral); A_F("max_dihedral_deg", r->quality.max_dihedral);
-    A_F("min_tet_volume_m3", r->quality.min_volume); A_F("max_tet_volume_m3", r->quality.max_volume);
-    A_I("nonpositive_tets", r->quality.nonpositive); A_F("radius_edge_mean", r->quality.radius_edge_mean);
-    A_F("radius_edge_max", r->quality.radius_edge_max); A_I("embedded_inside", r->embed.inside);
-    A_I("embedded_nearest_tet", r->embed.fallback); A_F("max_nearest_tet_distance_m", r->embed.max_fallback_distance);
-    A_I("slivers_peeled", r->improve.peeled); A_I("sliver_node_moves", r->improve.smoothed_moves);
+    A_I("nodes", r->nnodes);
+    A_I("tets", r->ntets);
+    A_I("surface_vertices", r->nsurf_verts);
+    A_I("surface_faces", r->nsurf_tris);
+    A_I("bones", r->nbones);
+    A_I("joints", r->njoints);
+    A_I("fixed_nodes", r->nfixed);
+    A_I("envelope_vertices", r->env_verts);
+    A_I("envelope_faces", r->env_tris);
+    A_F("min_dihedral_deg", r->quality.min_dihedral);
+    A_F("max_dihedral_deg", r->quality.max_dihedral);
+    A_F("min_tet_volume_m3", r->quality.min_volume);
+    A_F("max_tet_volume_m3", r->quality.max_volume);
+    A_I("nonpositive_tets", r->quality.nonpositive);
+    A_F("radius_edge_mean", r->quality.radius_edge_mean);
+    A_F("radius_edge_max", r->quality.radius_edge_max);
+    A_I("embedded_inside", r->embed.inside);
+    A_I("embedded_nearest_tet", r->embed.fallback);
+    A_F("max_nearest_tet_distance_m", r->embed.max_fallback_distance);
+    A_I("slivers_peeled", r->improve.peeled);
+    A_I("sliver_node_moves", r->improve.smoothed_moves);
     A_F("tetgen_min_dihedral_deg", r->improve.min_dihedral_before);
-    A_F("total_mass_kg", r->total_mass); A_F("bone_mass_kg", r->bone_mass_total); A_F("volume_m3", r->volume);
-    A_F("body_volume_m3", r->body_volume); A_I("mass_floored_nodes", r->mass_floored); A_F("tet_volume_m3", r->tet_volume);
-    A_F("seconds", r->seconds); A_F("seconds_tetgen", r->seconds_tetgen); A_F("ground_shift_m", r->shift_y);
-    A_I("skeleton_fitted", r->fitted); A_I("fixed_boxes_sized_to_body", r->fixed_fitted);
+    A_F("total_mass_kg", r->total_mass);
+    A_F("bone_mass_kg", r->bone_mass_total);
+    A_F("volume_m3", r->volume);
+    A_F("body_volume_m3", r->body_volume);
+    A_I("mass_floored_nodes", r->mass_floored);
+    A_F("tet_volume_m3", r->tet_volume);
+    A_F("seconds", r->seconds);
+    A_F("seconds_tetgen", r->seconds_tetgen);
+    A_F("ground_shift_m", r->shift_y);
+    A_I("skeleton_fitted", r->fitted);
+    A_I("fixed_boxes_sized_to_body", r->fixed_fitted);
     if (r->fitted) {
-        A_F("fit_body_height_m", r->fit.body_height); A_F("fit_scale", r->fit.scale);
+        A_F("fit_body_height_m", r->fit.body_height);
+        A_F("fit_scale", r->fit.scale);
         static const char *const side[2] = {"left", "right"};
         for (int i = 0; i < 2; i++) {
             char a[64];
-#define A_S(fmt, v) snprintf(a, sizeof a, fmt, side[i]); A_F(a, v)
+#define A_S(fmt, v)                      \
+    snprintf(a, sizeof a, fmt, side[i]); \
+    A_F(a, v)
             A_S("fit_arm_down_deg_%s", r->fit.arm_down_deg[i]);
             A_S("fit_arm_forward_deg_%s", r->fit.arm_forward_deg[i]);
             A_S("fit_arm_length_scale_%s", r->fit.arm_length_scale[i]);
@@ -393,8 +437,8 @@ int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
     return sc_h5_attr_str(f, "/report", "tetgen_command", r->tetgen_command, err);
 }
 
-int sc_character_save(const char *path, int argc, char *const *argv, const char *config_text, const sc_model *m,
-                      const sc_prep_report *report, sc_err *err)
+int sc_character_save(const char *path, int argc, char *const *argv, const char *config_text, const sc_model *m, const sc_prep_report *report,
+                      sc_err *err)
 {
     sc_h5 *f;
     int rc = sc_h5_create(path, &f, err);

@@ -40,7 +40,7 @@ int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err);
 
 /* mesh-prep's output: the whole file at path (written to path.tmp, renamed on success) with its
  * provenance, the character and the preparation report. */
-int sc_character_save(const char *path, int argc, char *const *argv, const char *config_text, const sc_model *m,
-                      const sc_prep_report *report, sc_err *err);
+int sc_character_save(const char *path, int argc, char *const *argv, const char *config_text, const sc_model *m, const sc_prep_report *report,
+                      sc_err *err);
 
 #endif

@@ -18,8 +18,15 @@ static int write_mesh(sc_h5 *f, const sc_frames_mesh *mesh, int n, int argc, cha
     int nb = mesh->nbones, nseg = 0, rc = 0;
     int *seg = malloc((size_t)(nb > 1 ? nb - 1 : 1) * 2 * sizeof(int));
     if (!seg) return sc_fail(err, SC_EIO, "out of memory");
-    for (int b = 1; b < nb; b++) { seg[2 * nseg] = mesh->parent[b]; seg[2 * nseg + 1] = b; nseg++; }
-#define TRY(x) do { if (!rc) rc = (x); } while (0)
+    for (int b = 1; b < nb; b++) {
+        seg[2 * nseg] = mesh->parent[b];
+        seg[2 * nseg + 1] = b;
+        nseg++;
+    }
+#define TRY(x)             \
+    do {                   \
+        if (!rc) rc = (x); \
+    } while (0)
     TRY(sc_h5_provenance(f, SC_FRAMES_SCHEMA, argc, argv, NULL, err));
     TRY(sc_h5_attr_str(f, "/", "source", mesh->source, err));
     TRY(sc_h5_attr_i64(f, "/", "frames", n, err));
@@ -38,7 +45,10 @@ static int write_mesh(sc_h5 *f, const sc_frames_mesh *mesh, int n, int argc, cha
 static int write_frames(sc_h5 *f, const sc_frames_mesh *mesh, const double *times, int n, sc_frames_sampler sample, void *ctx, sc_err *err)
 {
     int rc = sc_h5_group(f, "/frames", "one group per exported frame (ParaView reads per-frame datasets)", err);
-#define TRY(x) do { if (!rc) rc = (x); } while (0)
+#define TRY(x)             \
+    do {                   \
+        if (!rc) rc = (x); \
+    } while (0)
     for (int i = 0; i < n && !rc; i++) {
         char g[64], path[96];
         sc_frames_pose p = {0};
@@ -59,8 +69,8 @@ static int write_frames(sc_h5 *f, const sc_frames_mesh *mesh, const double *time
     return rc;
 }
 
-int sc_frames_save(const char *h5_path, const char *xdmf_path, const sc_frames_mesh *mesh, const double *times, int n,
-                   sc_frames_sampler sample, void *ctx, int argc, char *const *argv, sc_err *err)
+int sc_frames_save(const char *h5_path, const char *xdmf_path, const sc_frames_mesh *mesh, const double *times, int n, sc_frames_sampler sample,
+                   void *ctx, int argc, char *const *argv, sc_err *err)
 {
     sc_h5 *f;
     int rc = sc_h5_create(h5_path, &f, err);

@@ -22,11 +22,11 @@
 
 /* What every frame shares. */
 typedef struct sc_frames_mesh {
-    const char *source;             /* root attribute `source` */
+    const char *source; /* root attribute `source` */
     int nsf, nsv, ntets, nnodes, nbones;
-    const int *faces, *tets;        /* [nsf*3], [ntets*4] */
-    const int *node_bone, *parent;  /* [nnodes], [nbones] (-1 for the root, parent[b] < b) */
-    const char *const *bone_names;  /* [nbones] */
+    const int *faces, *tets;       /* [nsf*3], [ntets*4] */
+    const int *node_bone, *parent; /* [nnodes], [nbones] (-1 for the root, parent[b] < b) */
+    const char *const *bone_names; /* [nbones] */
 } sc_frames_mesh;
 
 /* One frame, as the caller's sampler gives it (valid until the next call). */
@@ -38,7 +38,7 @@ typedef int (*sc_frames_sampler)(void *ctx, double t, sc_frames_pose *pose, sc_e
 /* h5_path gets the datasets above, frame i sampled at times[i] (n >= 1); xdmf_path refers to the
    HDF5 file by its name relative to the XDMF's folder. Both written to .tmp and renamed (the h5
    removed again when the xdmf fails). argc/argv go into the provenance (may be 0/NULL). */
-int sc_frames_save(const char *h5_path, const char *xdmf_path, const sc_frames_mesh *mesh, const double *times, int n,
-                   sc_frames_sampler sample, void *ctx, int argc, char *const *argv, sc_err *err);
+int sc_frames_save(const char *h5_path, const char *xdmf_path, const sc_frames_mesh *mesh, const double *times, int n, sc_frames_sampler sample,
+                   void *ctx, int argc, char *const *argv, sc_err *err);
 
 #endif

@@ -32,7 +32,10 @@ static double rms(const double *v, long n)
     return n ? sqrt(s / n) : 0;
 }
 
-#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) return rc; \
+    } while (0)
 
 /* The root attributes of the search, /bones/names, and the controller at the simulation rate
    (/time, /targets). */
@@ -57,8 +60,10 @@ static int write_targets(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_res
     sc_h5_series *timeline, *targets, *ref_time;
     TRY(sc_h5_timeline_create(f, "/time", &timeline, err));
     TRY(sc_h5_group(f, "/targets", "PD targets applied at every step", err));
-    TRY(sc_h5_series_create(f, "/targets/local_quat", timeline, 2, (size_t[]){nb, 4}, "1", "PD target local rotations (w, x, y, z): base targets composed with the segment's offsets", &targets, err));
-    TRY(sc_h5_series_create(f, "/targets/reference_time", timeline, 0, NULL, "s", "reference time played at this step (time scaling)", &ref_time, err));
+    TRY(sc_h5_series_create(f, "/targets/local_quat", timeline, 2, (size_t[]){nb, 4}, "1",
+                            "PD target local rotations (w, x, y, z): base targets composed with the segment's offsets", &targets, err));
+    TRY(sc_h5_series_create(f, "/targets/reference_time", timeline, 0, NULL, "s", "reference time played at this step (time scaling)", &ref_time,
+                            err));
     for (long k = 0; k < t->n; k++) {
         TRY(sc_h5_series_append(timeline, t->time + k, err));
         TRY(sc_h5_series_append(targets, t->targets + (size_t)k * nb * 4, err));
@@ -88,14 +93,23 @@ typedef struct segment_columns {
 static void fill_segment_columns(const sc_samcon_result *r, double *a, int *ia, size_t rows, segment_columns *col)
 {
     size_t K = SC_FAIL_KINDS;
-    *col = (segment_columns){a, a + rows, a + 2 * rows, a + 3 * rows, a + 4 * rows, a + 5 * rows, a + 6 * rows, a + 7 * rows, a + 8 * rows,
+    *col = (segment_columns){a,  a + rows,  a + 2 * rows,  a + 3 * rows,  a + 4 * rows,  a + 5 * rows, a + 6 * rows, a + 7 * rows, a + 8 * rows,
                              ia, ia + rows, ia + 2 * rows, ia + 3 * rows, ia + 4 * rows, ia + 5 * rows};
     for (size_t j = 0; j < (size_t)r->nseg; j++) {
         const sc_samcon_segment *g = &r->seg[j];
-        col->ref_t0[j] = g->ref_t0; col->ref_t1[j] = g->ref_t1; col->scale[j] = g->scale; col->cost[j] = g->cost; col->path_cost[j] = g->path_cost;
-        col->best[j] = g->best_elite; col->median[j] = g->median_elite; col->elite_scale[j] = g->mean_scale_elites;
+        col->ref_t0[j] = g->ref_t0;
+        col->ref_t1[j] = g->ref_t1;
+        col->scale[j] = g->scale;
+        col->cost[j] = g->cost;
+        col->path_cost[j] = g->path_cost;
+        col->best[j] = g->best_elite;
+        col->median[j] = g->median_elite;
+        col->elite_scale[j] = g->mean_scale_elites;
         memcpy(col->terms + SC_COST_TERMS * j, g->terms, sizeof g->terms);
-        col->start_step[j] = (int)g->start_step; col->steps[j] = (int)g->steps; col->samples[j] = g->samples; col->failures[j] = g->failures;
+        col->start_step[j] = (int)g->start_step;
+        col->steps[j] = (int)g->steps;
+        col->samples[j] = g->samples;
+        col->failures[j] = g->failures;
         col->attempts[j] = g->attempts;
         for (size_t q = 0; q < K; q++) col->fail_kinds[K * j + q] = (int)g->fail_kind[q];
     }
@@ -119,18 +133,23 @@ static int write_segments(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_re
     TRY(sc_h5_write_i32(f, "/segments/start_step", 1, one, col->start_step, "simulation step at which the segment starts", err));
     TRY(sc_h5_write_i32(f, "/segments/steps", 1, one, col->steps, "simulated length in steps of dt", err));
     TRY(sc_h5_write_f64(f, "/segments/time_scale", 1, one, col->scale, "1", "simulated / reference duration", err));
-    TRY(sc_h5_write_f64(f, "/segments/offsets", 2, (size_t[]){rows, D}, r->offset, "rad", "PD target offsets per control DoF, held over the segment", err));
-    TRY(sc_h5_write_strings(f, "/segments/dof_names", D, dofn, "control DoFs: bone.x|y|z of a ball joint's joint-frame rotation vector, or a hinge's angle", err));
+    TRY(sc_h5_write_f64(f, "/segments/offsets", 2, (size_t[]){rows, D}, r->offset, "rad", "PD target offsets per control DoF, held over the segment",
+                        err));
+    TRY(sc_h5_write_strings(f, "/segments/dof_names", D, dofn,
+                            "control DoFs: bone.x|y|z of a ball joint's joint-frame rotation vector, or a hinge's angle", err));
     TRY(sc_h5_write_f64(f, "/segments/cost", 1, one, col->cost, "1", "weighted cost at the segment's end", err));
     TRY(sc_h5_write_f64(f, "/segments/path_cost", 1, one, col->path_cost, "1", "cost summed along the path", err));
-    TRY(sc_h5_write_f64(f, "/segments/cost_terms", 2, (size_t[]){rows, SC_COST_TERMS}, col->terms, "1", "unweighted cost terms (see cost_term_names)", err));
-    TRY(sc_h5_write_strings(f, "/segments/cost_term_names", SC_COST_TERMS, terms, "pose (rad + 0.1 s rad/s), root (same), end_effector (m), balance (m + 0.1 s m/s), com (m), heading (rad)", err));
+    TRY(sc_h5_write_f64(f, "/segments/cost_terms", 2, (size_t[]){rows, SC_COST_TERMS}, col->terms, "1", "unweighted cost terms (see cost_term_names)",
+                        err));
+    TRY(sc_h5_write_strings(f, "/segments/cost_term_names", SC_COST_TERMS, terms,
+                            "pose (rad + 0.1 s rad/s), root (same), end_effector (m), balance (m + 0.1 s m/s), com (m), heading (rad)", err));
     TRY(sc_h5_attr_f64_array(f, "/segments/cost_terms", "weights", SC_COST_TERMS, c->tracker.weights, err));
     TRY(sc_h5_attr_str(f, "/segments/cost_terms", "frame", c->tracker.frame == SC_COST_FRAME_HEADING ? "heading" : "world", err));
     TRY(sc_h5_write_i32(f, "/segments/samples", 1, one, col->samples, "samples simulated for this segment over all attempts", err));
     TRY(sc_h5_write_i32(f, "/segments/failures", 1, one, col->failures, "of those, failed", err));
     TRY(sc_h5_write_i32(f, "/segments/attempts", 1, one, col->attempts, "times the segment was sampled (backtracking repeats it)", err));
-    TRY(sc_h5_write_i32(f, "/segments/failure_kinds", 2, (size_t[]){rows, K}, col->fail_kinds, "samples per failure kind (see failure_kind_names; the first column: not failed)", err));
+    TRY(sc_h5_write_i32(f, "/segments/failure_kinds", 2, (size_t[]){rows, K}, col->fail_kinds,
+                        "samples per failure kind (see failure_kind_names; the first column: not failed)", err));
     TRY(sc_h5_write_strings(f, "/segments/failure_kind_names", K, kinds, "kinds of sample failure", err));
     TRY(sc_h5_write_f64(f, "/segments/elite_best", 1, one, col->best, "1", "lowest path cost among the elites (last attempt)", err));
     TRY(sc_h5_write_f64(f, "/segments/elite_median", 1, one, col->median, "1", "median path cost of the elites", err));
@@ -149,9 +168,12 @@ static int write_achieved(sc_h5 *f, size_t nb, const sc_openloop_trace *t, sc_er
     TRY(sc_h5_series_create(f, "/achieved/bone_orientation", time, 2, (size_t[]){nb, 4}, "1", "bone rotations (w, x, y, z)", &quat, err));
     TRY(sc_h5_series_create(f, "/achieved/com", time, 1, (size_t[]){3}, "m", "centre of mass", &com, err));
     TRY(sc_h5_series_create(f, "/achieved/reference_time", time, 0, NULL, "s", "reference time played", &ref_time, err));
-    TRY(sc_h5_series_create(f, "/achieved/joint_error", time, 0, NULL, "rad", "RMS over joints of the angle to the reference's local rotation", &joint_error, err));
-    TRY(sc_h5_series_create(f, "/achieved/reference_bone_position", time, 2, (size_t[]){nb, 3}, "m", "the tracked reference's bone origins at the played time", &ref_pos, err));
-    TRY(sc_h5_series_create(f, "/achieved/reference_bone_orientation", time, 2, (size_t[]){nb, 4}, "1", "the tracked reference's bone rotations", &ref_quat, err));
+    TRY(sc_h5_series_create(f, "/achieved/joint_error", time, 0, NULL, "rad", "RMS over joints of the angle to the reference's local rotation",
+                            &joint_error, err));
+    TRY(sc_h5_series_create(f, "/achieved/reference_bone_position", time, 2, (size_t[]){nb, 3}, "m",
+                            "the tracked reference's bone origins at the played time", &ref_pos, err));
+    TRY(sc_h5_series_create(f, "/achieved/reference_bone_orientation", time, 2, (size_t[]){nb, 4}, "1", "the tracked reference's bone rotations",
+                            &ref_quat, err));
     for (long q = 0; q < t->nframes; q++) {
         TRY(sc_h5_series_append(time, t->frame_time + q, err));
         TRY(sc_h5_series_append(pos, t->bone_pos + (size_t)q * nb * 3, err));
@@ -220,7 +242,11 @@ int sc_openloop_write(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_result
     size_t rows = nseg ? nseg : 1;
     double *a = calloc(rows * (K > SC_COST_TERMS ? K : SC_COST_TERMS) * 13, sizeof(double));
     int *ia = calloc(rows * K * 4, sizeof(int));
-    if (!a || !ia) { free(a); free(ia); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!a || !ia) {
+        free(a);
+        free(ia);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     segment_columns col;
     fill_segment_columns(r, a, ia, rows, &col);
     double start_pos[3], start_vel[3], start_w[3 * SC_SIM_MAX_BONES];
@@ -261,105 +287,190 @@ typedef struct openloop_arg {
     sc_openloop_cycle *o;
 } openloop_arg;
 
-static int openloop_cycle_reader(sc_h5 *f, void *arg, sc_err *err)
+/* The file is an openloop.h5 of a gait cycle for this character's bones and control DoFs. */
+static int check_cycle_file(sc_h5 *f, const sc_model *m, const sc_control_dofs *dofs, sc_err *err)
 {
-    const openloop_arg *a = arg;
-    const sc_model *m = a->m;
-    const sc_control_dofs *dofs = a->dofs;
-    sc_openloop_cycle *o = a->o;
     const char *path = sc_h5_filename(f);
-    memset(o, 0, sizeof *o);
-    int rc = SC_OK;
-    char *schema = NULL, *ref = NULL, *refabs = NULL, *hash = NULL, *base = NULL, **names = NULL, **dnames = NULL;
-    size_t nnames = 0, ndn = 0, ns = 0, od[2] = {0, 0}, d3 = 3, dq[2] = {0, 4}, dw[2] = {0, 3};
-    int *steps = NULL;
-    double *rp = NULL, *rv = NULL;
-    long long cyc = 0, frag = 0;
-#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
-    TRY(sc_h5_read_attr_str(f, "/", "schema", &schema, err));
-    if (strcmp(schema, "softcon.openloop/1")) { rc = sc_fail(err, SC_EINPUT, "%s: schema '%s', expected an openloop.h5 (softcon.openloop/1)", path, schema); goto done; }
+    char *schema = NULL, **names = NULL, **dnames = NULL;
+    size_t nnames = 0, ndn = 0;
+    int rc = sc_h5_read_attr_str(f, "/", "schema", &schema, err);
+    if (rc) goto done;
+    if (strcmp(schema, "softcon.openloop/1")) {
+        rc = sc_fail(err, SC_EINPUT, "%s: schema '%s', expected an openloop.h5 (softcon.openloop/1)", path, schema);
+        goto done;
+    }
     if (!sc_h5_exists(f, "/cycle")) {
-        rc = sc_fail(err, SC_EINPUT, "%s:/cycle: missing: the controller was not made for a gait cycle (run sample-openloop with sampling.cycle: auto)", path);
+        rc = sc_fail(err, SC_EINPUT,
+                     "%s:/cycle: missing: the controller was not made for a gait cycle (run sample-openloop with sampling.cycle: auto)", path);
         goto done;
     }
-    TRY(sc_h5_read_strings(f, "/bones/names", &nnames, &names, err));
-    if (nnames != (size_t)m->nbones) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: %zu bones, the character has %d: a controller for another character", path, nnames, m->nbones); goto done; }
+    if ((rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err))) goto done;
+    if (nnames != (size_t)m->nbones) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: %zu bones, the character has %d: a controller for another character", path, nnames, m->nbones);
+        goto done;
+    }
     for (size_t b = 0; b < nnames; b++)
-        if (strcmp(names[b], m->bone_name[b])) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone %zu is '%s', the character's is '%s': a controller for another character", path, b, names[b], m->bone_name[b]); goto done; }
-    TRY(sc_h5_read_strings(f, "/segments/dof_names", &ndn, &dnames, err));
-    if (ndn != (size_t)dofs->n) { rc = sc_fail(err, SC_EINPUT, "%s:/segments/dof_names: %zu DoFs, the character has %d", path, ndn, dofs->n); goto done; }
-    for (size_t d = 0; d < ndn; d++)
-        if (strcmp(dnames[d], dofs->name[d])) { rc = sc_fail(err, SC_EINPUT, "%s:/segments/dof_names: DoF %zu is '%s', the character's is '%s'", path, d, dnames[d], dofs->name[d]); goto done; }
-    TRY(sc_h5_read_attr_f64(f, "/cycle", "t0", &o->cycle.t0, err));
-    TRY(sc_h5_read_attr_f64(f, "/cycle", "t1", &o->cycle.t1, err));
-    TRY(sc_h5_read_attr_i64(f, "/cycle", "cycles", &cyc, err));
-    TRY(sc_h5_read_attr_i64(f, "/cycle", "fragments", &frag, err));
-    if (frag < 1 || frag > 100000 || cyc < 1 || !(o->cycle.t0 >= 0 && o->cycle.t1 > o->cycle.t0 && o->cycle.t1 < 1e6)) {
-        rc = sc_fail(err, SC_EINPUT, "%s:/cycle: damaged (%lld fragments, %lld cycles, t0 %g s, t1 %g s)", path, frag, cyc, o->cycle.t0, o->cycle.t1);
+        if (strcmp(names[b], m->bone_name[b])) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone %zu is '%s', the character's is '%s': a controller for another character", path, b,
+                         names[b], m->bone_name[b]);
+            goto done;
+        }
+    if ((rc = sc_h5_read_strings(f, "/segments/dof_names", &ndn, &dnames, err))) goto done;
+    if (ndn != (size_t)dofs->n) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/segments/dof_names: %zu DoFs, the character has %d", path, ndn, dofs->n);
         goto done;
     }
+    for (size_t d = 0; d < ndn; d++)
+        if (strcmp(dnames[d], dofs->name[d])) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/segments/dof_names: DoF %zu is '%s', the character's is '%s'", path, d, dnames[d], dofs->name[d]);
+            goto done;
+        }
+done:
+    free(schema);
+    if (names) sc_h5_free_strings(names, nnames);
+    if (dnames) sc_h5_free_strings(dnames, ndn);
+    return rc;
+}
+
+/* /cycle's attributes. */
+static int read_cycle_span(sc_h5 *f, sc_openloop_cycle *o, sc_err *err)
+{
+    long long cyc = 0, frag = 0;
+    int rc;
+    if ((rc = sc_h5_read_attr_f64(f, "/cycle", "t0", &o->cycle.t0, err)) || (rc = sc_h5_read_attr_f64(f, "/cycle", "t1", &o->cycle.t1, err)) ||
+        (rc = sc_h5_read_attr_i64(f, "/cycle", "cycles", &cyc, err)) || (rc = sc_h5_read_attr_i64(f, "/cycle", "fragments", &frag, err)))
+        return rc;
+    if (frag < 1 || frag > 100000 || cyc < 1 || !(o->cycle.t0 >= 0 && o->cycle.t1 > o->cycle.t0 && o->cycle.t1 < 1e6))
+        return sc_fail(err, SC_EINPUT, "%s:/cycle: damaged (%lld fragments, %lld cycles, t0 %g s, t1 %g s)", sc_h5_filename(f), frag, cyc,
+                       o->cycle.t0, o->cycle.t1);
     o->fragments = (int)frag;
-    /* every count from /segments/steps, every other dataset exactly that long (a 0 in the reads'
-       dims means "any": never pass a count that could be 0 without checking what came back) */
+    return SC_OK;
+}
+
+/* /segments: every count from /segments/steps, every other dataset exactly that long (a 0 in the
+   reads' dims means "any": never pass a count that could be 0 without checking what came back). */
+static int read_cycle_segments(sc_h5 *f, const sc_control_dofs *dofs, sc_openloop_cycle *o, sc_err *err)
+{
+    const char *path = sc_h5_filename(f);
+    size_t ns = 0, od[2] = {0, 0};
+    int *steps = NULL;
+    int rc;
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) goto done; \
+    } while (0)
     TRY(sc_h5_read_i32(f, "/segments/steps", 1, &ns, &steps, err));
     TRY(sc_h5_check_count(f, "/segments/steps", ns, 1, 1000000, err));
     od[0] = ns;
     od[1] = (size_t)dofs->n;
     TRY(sc_h5_read_f64(f, "/segments/offsets", 2, od, &o->offsets, err));
-    if (od[0] != ns || od[1] != (size_t)dofs->n) { rc = sc_fail(err, SC_EINPUT, "%s:/segments/offsets: %zu x %zu, expected %zu x %d", path, od[0], od[1], ns, dofs->n); goto done; }
+    if (od[0] != ns || od[1] != (size_t)dofs->n) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/segments/offsets: %zu x %zu, expected %zu x %d", path, od[0], od[1], ns, dofs->n);
+        goto done;
+    }
     o->nseg = (int)ns;
     size_t n0 = ns, n1 = ns;
     TRY(sc_h5_read_f64(f, "/segments/ref_t0", 1, &n0, &o->ref_t0, err));
     TRY(sc_h5_read_f64(f, "/segments/ref_t1", 1, &n1, &o->ref_t1, err));
     for (size_t k = 0; k < ns; k++)
         if (!(isfinite(o->ref_t0[k]) && o->ref_t1[k] > o->ref_t0[k] && o->ref_t0[k] >= 0 && o->ref_t1[k] < 1e6)) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/segments/ref_t0, ref_t1: element %zu = [%g, %g] is not a span of reference time", path, k, o->ref_t0[k], o->ref_t1[k]);
+            rc = sc_fail(err, SC_EINPUT, "%s:/segments/ref_t0, ref_t1: element %zu = [%g, %g] is not a span of reference time", path, k, o->ref_t0[k],
+                         o->ref_t1[k]);
             goto done;
         }
-    if (o->nseg < o->fragments) { rc = sc_fail(err, SC_EINPUT, "%s:/segments: %d segments, less than one cycle of %d fragments (the search did not complete one cycle)", path, o->nseg, o->fragments); goto done; }
+    if (o->nseg < o->fragments) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/segments: %d segments, less than one cycle of %d fragments (the search did not complete one cycle)", path,
+                     o->nseg, o->fragments);
+        goto done;
+    }
     o->steps = malloc(ns * sizeof(long));
-    if (!o->steps) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    if (!o->steps) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
     for (size_t k = 0; k < ns; k++) {
-        if (steps[k] < 1) { rc = sc_fail(err, SC_EINPUT, "%s:/segments/steps: element %zu = %d", path, k, steps[k]); goto done; }
+        if (steps[k] < 1) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/segments/steps: element %zu = %d", path, k, steps[k]);
+            goto done;
+        }
         o->steps[k] = steps[k];
     }
     for (size_t k = 0; k < ns * (size_t)dofs->n; k++)
-        if (!isfinite(o->offsets[k]) || fabs(o->offsets[k]) > 10) { rc = sc_fail(err, SC_EINPUT, "%s:/segments/offsets: element %zu = %g", path, k, o->offsets[k]); goto done; }
-    dq[0] = dw[0] = nnames;
-    TRY(sc_h5_read_f64(f, "/start/root_pos", 1, &d3, &rp, err));
-    TRY(sc_h5_read_f64(f, "/start/root_vel", 1, &d3, &rv, err));
-    TRY(sc_h5_read_f64(f, "/start/local_quat", 2, dq, &o->start_quat, err));
-    TRY(sc_h5_read_f64(f, "/start/local_ang_vel", 2, dw, &o->start_w, err));
-    TRY(sc_h5_check_range(f, "/start/root_pos", rp, 3, 1, -1e3, 1e3, 0, err));
-    TRY(sc_h5_check_range(f, "/start/root_vel", rv, 3, 1, -1e3, 1e3, 0, err));
-    TRY(sc_h5_check_unit_quats(f, "/start/local_quat", o->start_quat, 2, dq, err));
-    TRY(sc_h5_check_range(f, "/start/local_ang_vel", o->start_w, 3 * nnames, 3, -1e3, 1e3, 0, err));
-    memcpy(o->start_root, rp, sizeof o->start_root);
-    memcpy(o->start_vel, rv, sizeof o->start_vel);
-    TRY(sc_h5_read_attr_str(f, "/", "base_targets", &base, err));
-    o->base = strstr(base, "raw") ? SC_BASE_REFERENCE : SC_BASE_ID;
-    TRY(sc_h5_read_attr_str(f, "/", "reference", &ref, err));
-    TRY(sc_h5_read_attr_str(f, "/", "reference_path", &refabs, err));
-    TRY(sc_h5_read_attr_str(f, "/", "reference_hash", &hash, err));
-    o->reference_hash = strtoull(hash, NULL, 16);
-    /* the reference: next to the openloop.h5 as named, else where it was */
-    {
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        if (slash) slash[1] = 0; else dir[0] = 0;
-        const char *leaf = strrchr(ref, '/');
-        snprintf(o->reference, sizeof o->reference, "%s%s", dir, leaf ? leaf + 1 : ref);
-        if (access(o->reference, R_OK)) snprintf(o->reference, sizeof o->reference, "%s", refabs);
-    }
-    o->hash = sc_hash_bytes(sc_hash_bytes(SC_HASH_INIT, o->offsets, sizeof(double) * ns * (size_t)dofs->n), o->steps, sizeof(long) * ns);
+        if (!isfinite(o->offsets[k]) || fabs(o->offsets[k]) > 10) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/segments/offsets: element %zu = %g", path, k, o->offsets[k]);
+            goto done;
+        }
 #undef TRY
 done:
-    free(schema); free(ref); free(refabs); free(hash); free(base); free(steps); free(rp); free(rv);
-    if (names) sc_h5_free_strings(names, nnames);
-    if (dnames) sc_h5_free_strings(dnames, ndn);
-    if (rc) sc_openloop_cycle_free(o);
+    free(steps);
     return rc;
+}
+
+/* /start: the state the cycle's controller starts from. */
+static int read_cycle_start(sc_h5 *f, int nb, sc_openloop_cycle *o, sc_err *err)
+{
+    size_t d3 = 3, dq[2] = {(size_t)nb, 4}, dw[2] = {(size_t)nb, 3};
+    double *rp = NULL, *rv = NULL;
+    int rc;
+    if ((rc = sc_h5_read_f64(f, "/start/root_pos", 1, &d3, &rp, err)) || (rc = sc_h5_read_f64(f, "/start/root_vel", 1, &d3, &rv, err)) ||
+        (rc = sc_h5_read_f64(f, "/start/local_quat", 2, dq, &o->start_quat, err)) ||
+        (rc = sc_h5_read_f64(f, "/start/local_ang_vel", 2, dw, &o->start_w, err)) ||
+        (rc = sc_h5_check_range(f, "/start/root_pos", rp, 3, 1, -1e3, 1e3, 0, err)) ||
+        (rc = sc_h5_check_range(f, "/start/root_vel", rv, 3, 1, -1e3, 1e3, 0, err)) ||
+        (rc = sc_h5_check_unit_quats(f, "/start/local_quat", o->start_quat, 2, dq, err)) ||
+        (rc = sc_h5_check_range(f, "/start/local_ang_vel", o->start_w, 3 * (size_t)nb, 3, -1e3, 1e3, 0, err)))
+        goto done;
+    memcpy(o->start_root, rp, sizeof o->start_root);
+    memcpy(o->start_vel, rv, sizeof o->start_vel);
+done:
+    free(rp);
+    free(rv);
+    return rc;
+}
+
+/* The root attributes naming the targets' base and the reference it tracked: the reference is
+   looked for next to the openloop.h5 as named, else where it was. */
+static int read_cycle_reference(sc_h5 *f, sc_openloop_cycle *o, sc_err *err)
+{
+    const char *path = sc_h5_filename(f);
+    char *ref = NULL, *refabs = NULL, *hash = NULL, *base = NULL;
+    int rc = sc_h5_read_attr_str(f, "/", "base_targets", &base, err);
+    if (rc) goto done;
+    o->base = strstr(base, "raw") ? SC_BASE_REFERENCE : SC_BASE_ID;
+    if ((rc = sc_h5_read_attr_str(f, "/", "reference", &ref, err)) || (rc = sc_h5_read_attr_str(f, "/", "reference_path", &refabs, err)) ||
+        (rc = sc_h5_read_attr_str(f, "/", "reference_hash", &hash, err)))
+        goto done;
+    o->reference_hash = strtoull(hash, NULL, 16);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) slash[1] = 0;
+    else dir[0] = 0;
+    const char *leaf = strrchr(ref, '/');
+    snprintf(o->reference, sizeof o->reference, "%s%s", dir, leaf ? leaf + 1 : ref);
+    if (access(o->reference, R_OK)) snprintf(o->reference, sizeof o->reference, "%s", refabs);
+done:
+    free(ref);
+    free(refabs);
+    free(hash);
+    free(base);
+    return rc;
+}
+
+static int openloop_cycle_reader(sc_h5 *f, void *arg, sc_err *err)
+{
+    const openloop_arg *a = arg;
+    sc_openloop_cycle *o = a->o;
+    memset(o, 0, sizeof *o);
+    int rc;
+    if ((rc = check_cycle_file(f, a->m, a->dofs, err)) || (rc = read_cycle_span(f, o, err)) || (rc = read_cycle_segments(f, a->dofs, o, err)) ||
+        (rc = read_cycle_start(f, a->m->nbones, o, err)) || (rc = read_cycle_reference(f, o, err))) {
+        sc_openloop_cycle_free(o);
+        return rc;
+    }
+    size_t ns = (size_t)o->nseg;
+    o->hash = sc_hash_bytes(sc_hash_bytes(SC_HASH_INIT, o->offsets, sizeof(double) * ns * (size_t)a->dofs->n), o->steps, sizeof(long) * ns);
+    return SC_OK;
 }
 
 int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_openloop_cycle *o, sc_err *err)

@@ -53,11 +53,11 @@
 typedef struct sc_openloop_provenance {
     int argc;
     char *const *argv;
-    const char *config_text;    /* the resolved config */
-    const char *character;      /* the character.h5 as named on the command line */
-    const char *reference;      /* the reference.h5 as named on the command line */
-    const sc_reference *ref;    /* its content (hashed) */
-    const char *fem_kernel;     /* the FEM kernel the search ran */
+    const char *config_text; /* the resolved config */
+    const char *character;   /* the character.h5 as named on the command line */
+    const char *reference;   /* the reference.h5 as named on the command line */
+    const sc_reference *ref; /* its content (hashed) */
+    const char *fem_kernel;  /* the FEM kernel the search ran */
     const char *mpi_library;
 } sc_openloop_provenance;
 /* Writes the whole file at path (through a tmp file renamed on success). */

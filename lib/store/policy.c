@@ -14,13 +14,21 @@ int sc_policy_write(sc_h5 *f, const sc_policy *p, const sc_model *m, const sc_co
     for (size_t i = 0; i < A; i++) act[i] = dofs->name[p->act[i]];
     for (size_t d = 0; d < D; d++) dn[d] = dofs->name[d];
     int *steps = malloc(sizeof(int) * F), *adof = malloc(sizeof(int) * (A ? A : 1)), rc;
-    if (!steps || !adof) { free(steps); free(adof); return sc_fail(err, SC_EIO, "out of memory"); }
+    if (!steps || !adof) {
+        free(steps);
+        free(adof);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     for (size_t j = 0; j < F; j++) steps[j] = (int)p->steps[j];
     for (size_t i = 0; i < A; i++) adof[i] = p->act[i];
-#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) goto done; \
+    } while (0)
     TRY(sc_h5_write_strings(f, "/bones/names", nb, names, "the character's bones, in the order of every per-bone dataset", err));
     TRY(sc_h5_group(f, "/policy", "a = a_bar + M (s - s_bar) per fragment, on the action DoFs; the other DoFs hold the fragment's offsets", err));
-    TRY(sc_h5_write_strings(f, "/policy/features", SC_FEATURES, sc_feature_names, "the state s, in the root's heading frame (lib/learn/policy.h)", err));
+    TRY(sc_h5_write_strings(f, "/policy/features", SC_FEATURES, sc_feature_names, "the state s, in the root's heading frame (lib/learn/policy.h)",
+                            err));
     TRY(sc_h5_write_strings(f, "/policy/feature_units", SC_FEATURES, sc_feature_units, "units of each feature", err));
     TRY(sc_h5_write_strings(f, "/policy/actions", A, act, "the control DoFs the policy sets (rad)", err));
     TRY(sc_h5_write_i32(f, "/policy/action_dof", 1, &A, adof, "index of each action in /policy/dof_names", err));
@@ -29,7 +37,8 @@ int sc_policy_write(sc_h5 *f, const sc_policy *p, const sc_model *m, const sc_co
     TRY(sc_h5_write_f64(f, "/policy/ref_t0", 1, &F, p->ref_t0, "s", "start of the fragment's span of the cycle", err));
     TRY(sc_h5_write_f64(f, "/policy/ref_t1", 1, &F, p->ref_t1, "s", "end of the span", err));
     TRY(sc_h5_write_f64(f, "/policy/offsets", 2, (size_t[]){F, D}, p->offset, "rad", "open-loop PD target offsets of each fragment", err));
-    TRY(sc_h5_write_f64(f, "/policy/s_bar", 2, (size_t[]){F, SC_FEATURES}, p->s_bar, "see feature_units", "the state each fragment's law is centred on", err));
+    TRY(sc_h5_write_f64(f, "/policy/s_bar", 2, (size_t[]){F, SC_FEATURES}, p->s_bar, "see feature_units",
+                        "the state each fragment's law is centred on", err));
     TRY(sc_h5_write_f64(f, "/policy/a_bar", 2, (size_t[]){F, A}, p->a_bar, "rad", "the actions at s_bar", err));
     TRY(sc_h5_write_f64(f, "/policy/M", 3, (size_t[]){F, A, SC_FEATURES}, p->M, "rad per feature unit", "feedback gains", err));
     TRY(sc_h5_attr_f64(f, "/policy", "max_action_rad", p->max_action, err));
@@ -65,12 +74,16 @@ static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_
         for (int k = 0; k < 6; k++) a[k * N + i] = v[k];
     }
     int rc;
-#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) goto done; \
+    } while (0)
     TRY(sc_h5_group(f, "/learning", "guided learning (Liu et al. 2016): one row per iteration", err));
     TRY(sc_h5_attr_str(f, "/learning", "method",
-                       c->fit_model ? "guided learning: sampling centred on the policy's output; each fragment's feature map fitted on every "
-                                      "sample (ridge regression), the gains by a periodic LQR on those maps"
-                                    : "guided learning: sampling centred on the policy's output, ridge regression of the elites' actions per fragment",
+                       c->fit_model
+                           ? "guided learning: sampling centred on the policy's output; each fragment's feature map fitted on every "
+                             "sample (ridge regression), the gains by a periodic LQR on those maps"
+                           : "guided learning: sampling centred on the policy's output, ridge regression of the elites' actions per fragment",
                        err));
     TRY(sc_h5_attr_str(f, "/learning", "fit", c->fit_model ? "model" : "actions", err));
     if (c->fit_model) {
@@ -80,7 +93,13 @@ static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_
             if (c->model_feature[k]) names[nf++] = sc_feature_names[k];
         size_t C = (size_t)c->ncost, d2[2] = {N, C};
         double *chosen = calloc(N, sizeof(double)), *cs = calloc(N * C, sizeof(double)), *ce = calloc(N * C, sizeof(double));
-        if (!chosen || !cs || !ce) { free(chosen); free(cs); free(ce); rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+        if (!chosen || !cs || !ce) {
+            free(chosen);
+            free(cs);
+            free(ce);
+            rc = sc_fail(err, SC_EIO, "out of memory");
+            goto done;
+        }
         for (int i = 0; i < r->niter; i++) {
             chosen[i] = r->iter[i].action_cost;
             memcpy(cs + (size_t)i * C, r->iter[i].cost_survived, sizeof(double) * C);
@@ -88,8 +107,9 @@ static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_
         }
         rc = sc_h5_write_f64(f, "/learning/action_costs", 1, &C, c->action_cost, "1", "the candidate action costs (R = cost / box^2)", err);
         if (!rc) rc = sc_h5_write_f64(f, "/learning/action_cost", 1, &N, chosen, "1", "the action cost whose gains each iteration kept", err);
-        if (!rc) rc = sc_h5_write_f64(f, "/learning/cost_survived", 2, d2, cs, "s",
-                                      "closed loop with each candidate's gains: the mean survival over /learning/stiffness", err);
+        if (!rc)
+            rc = sc_h5_write_f64(f, "/learning/cost_survived", 2, d2, cs, "s",
+                                 "closed loop with each candidate's gains: the mean survival over /learning/stiffness", err);
         if (!rc) rc = sc_h5_write_f64(f, "/learning/cost_joint_error", 2, d2, ce, "rad", "... and their mean RMS joint error", err);
         free(chosen);
         free(cs);
@@ -105,11 +125,15 @@ static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_
     TRY(sc_h5_attr_i64(f, "/learning", "chosen_iteration", r->best_iteration, err));
     TRY(sc_h5_attr_f64(f, "/learning", "wall_seconds", r->wall_seconds, err));
     TRY(sc_h5_attr_i64(f, "/learning", "samples", r->samples, err));
-    TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a, "s", "closed loop until the fall (or the end of the test); the mean over /learning/stiffness", err));
+    TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a, "s",
+                        "closed loop until the fall (or the end of the test); the mean over /learning/stiffness", err));
     {
         size_t S = (size_t)c->nlearn_stiff, d2[2] = {N, S};
         double *at = calloc(N * S, sizeof(double));
-        if (!at) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+        if (!at) {
+            rc = sc_fail(err, SC_EIO, "out of memory");
+            goto done;
+        }
         for (int i = 0; i < r->niter; i++) memcpy(at + (size_t)i * S, r->iter[i].survived_at, sizeof(double) * S);
         rc = sc_h5_write_f64(f, "/learning/stiffness", 1, &S, c->learn_stiffness, "1",
                              "Young's modulus / the character's, of the guided runs: iteration i sampled at factor i mod the count", err);
@@ -144,7 +168,10 @@ static int write_search_history(sc_h5 *f, const sc_feedback_config *c, const sc_
     if (sc->bias) gain[sc->nfeat] = "bias";
     for (size_t k = 0; k < R; k++) roles[k] = r->role[k];
     int rc;
-#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) goto done; \
+    } while (0)
     TRY(sc_h5_group(f, "/learning", "CMA-ES (diagonal covariance) over the shared gains: one row per generation", err));
     TRY(sc_h5_attr_i64(f, "/learning", "candidates", r->niter ? r->iter[0].samples / sc->rollouts : 0, err));
     TRY(sc_h5_attr_i64(f, "/learning", "runs_per_candidate", sc->rollouts, err));
@@ -154,13 +181,16 @@ static int write_search_history(sc_h5 *f, const sc_feedback_config *c, const sc_
     TRY(sc_h5_attr_f64(f, "/learning", "wall_seconds", r->wall_seconds, err));
     TRY(sc_h5_attr_i64(f, "/learning", "runs", r->samples, err));
     TRY(sc_h5_attr_f64(f, "/learning", "push_N", sc->push, err));
-    TRY(sc_h5_write_f64(f, "/learning/score", 1, &N, a, "1", "the generation's best candidate: mean over its runs of survived / seconds - 0.1 (1 - exp(-deviation / 4))", err));
+    TRY(sc_h5_write_f64(f, "/learning/score", 1, &N, a, "1",
+                        "the generation's best candidate: mean over its runs of survived / seconds - 0.1 (1 - exp(-deviation / 4))", err));
     TRY(sc_h5_write_f64(f, "/learning/mean_score", 1, &N, a + N, "1", "the generation's mean score", err));
     TRY(sc_h5_write_f64(f, "/learning/sigma", 1, &N, a + 2 * N, "1", "CMA-ES step size, in feature-scale units", err));
     TRY(sc_h5_write_f64(f, "/learning/survived", 1, &N, a + 3 * N, "s", "the best candidate's runs, mean time until the fall", err));
-    TRY(sc_h5_write_f64(f, "/learning/joint_error", 1, &N, a + 4 * N, "rad", "the best candidate's RMS joint angle error against the cycle's reference", err));
+    TRY(sc_h5_write_f64(f, "/learning/joint_error", 1, &N, a + 4 * N, "rad",
+                        "the best candidate's RMS joint angle error against the cycle's reference", err));
     TRY(sc_h5_write_f64(f, "/learning/runs", 1, &N, a + 5 * N, "1", "closed-loop runs simulated", err));
-    TRY(sc_h5_write_strings(f, "/learning/roles", R, roles, "stance_X / swing_X: the leg DoF X of the fragment's stance or swing side; else the DoF", err));
+    TRY(sc_h5_write_strings(f, "/learning/roles", R, roles, "stance_X / swing_X: the leg DoF X of the fragment's stance or swing side; else the DoF",
+                            err));
     TRY(sc_h5_write_i32(f, "/learning/role_of", 2, (size_t[]){(size_t)r->policy.nfrag, (size_t)r->policy.nact}, r->role_of,
                         "the role (row of /learning/roles) of each fragment's action", err));
     TRY(sc_h5_write_strings(f, "/learning/gain_inputs", G, gain, "the features each role's gains read, then its bias", err));
@@ -206,7 +236,10 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
             }
         }
     for (int k = 0; k < c->nstiff; k++) youngs[k] = run->m->youngs * c->stiffness[k];
-#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) goto done; \
+    } while (0)
     TRY(c->method == SC_LEARN_SEARCH ? write_search_history(f, c, r, err) : write_guided_history(f, c, r, err));
     TRY(sc_h5_group(f, "/evaluation", "pushes and stiffness, open loop (M = 0) and closed loop alike", err));
     TRY(sc_h5_attr_f64(f, "/evaluation", "openloop_survived_s", e->openloop_survived_s, err));
@@ -220,16 +253,19 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
     TRY(sc_h5_attr_str(f, "/evaluation", "push_bone", run->m->bone_name[c->push_bone], err));
     TRY(sc_h5_attr_i64(f, "/evaluation", "phases", c->nphase, err));
     TRY(sc_h5_attr_i64(f, "/evaluation", "cycles_after_push", c->after_cycles, err));
-    TRY(sc_h5_write_i32(f, "/evaluation/push_success_openloop", 3, (size_t[]){M, Dn, P}, po, "1: still going after the push (magnitude, direction, phase)", err));
+    TRY(sc_h5_write_i32(f, "/evaluation/push_success_openloop", 3, (size_t[]){M, Dn, P}, po,
+                        "1: still going after the push (magnitude, direction, phase)", err));
     TRY(sc_h5_write_i32(f, "/evaluation/push_success_closedloop", 3, (size_t[]){M, Dn, P}, pc, "the same with feedback", err));
     TRY(sc_h5_write_f64(f, "/evaluation/push_success_rate_openloop", 1, &M, rate[0], "1", "over directions and phases, per magnitude", err));
     TRY(sc_h5_write_f64(f, "/evaluation/push_success_rate_closedloop", 1, &M, rate[1], "1", "the same with feedback", err));
-    TRY(sc_h5_write_f64(f, "/evaluation/largest_push_openloop", 1, &Dn, largest[0], "N", "largest magnitude survived at every phase, per direction", err));
+    TRY(sc_h5_write_f64(f, "/evaluation/largest_push_openloop", 1, &Dn, largest[0], "N", "largest magnitude survived at every phase, per direction",
+                        err));
     TRY(sc_h5_write_f64(f, "/evaluation/largest_push_closedloop", 1, &Dn, largest[1], "N", "the same with feedback", err));
     if (c->nstiff) {
         TRY(sc_h5_write_f64(f, "/evaluation/stiffness_factor", 1, &S, c->stiffness, "1", "Young's modulus / the character's", err));
         TRY(sc_h5_write_f64(f, "/evaluation/youngs_modulus", 1, &S, youngs, "Pa", "Young's modulus run", err));
-        TRY(sc_h5_write_f64(f, "/evaluation/stiffness_survived_openloop", 1, &S, e->stiff_open_s, "s", "time until the fall (test length: completed)", err));
+        TRY(sc_h5_write_f64(f, "/evaluation/stiffness_survived_openloop", 1, &S, e->stiff_open_s, "s", "time until the fall (test length: completed)",
+                            err));
         TRY(sc_h5_write_f64(f, "/evaluation/stiffness_survived_closedloop", 1, &S, e->stiff_closed_s, "s", "the same with feedback", err));
     }
 #undef TRY
@@ -246,11 +282,11 @@ int sc_policy_file_write(const char *path, const sc_policy_file_info *info, cons
     char hex[24];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)run->ol->hash);
     int rc = sc_h5_create(path, &f, err) || sc_h5_provenance(f, SC_POLICY_SCHEMA, info->argc, info->argv, info->resolved_config, err) ||
-             sc_h5_attr_i64(f, "/", "seed", (long long)run->seed, err) || sc_h5_attr_str(f, "/", "character", info->character, err) ||
-             sc_h5_attr_str(f, "/", "fem_kernel", sc_fem_kernel_name(sc_sim_fem_kernel(run->sim_opts)), err) ||
-             sc_h5_attr_str(f, "/", "openloop", info->openloop, err) || sc_h5_attr_str(f, "/", "openloop_hash", hex, err) ||
-             sc_h5_attr_str(f, "/", "status", "completed", err) || sc_policy_write(f, &r->policy, character, run->dofs, err) ||
-             sc_feedback_write(f, run, r, err) || sc_h5_attr_i64(f, "/learning", "ranks", info->ranks, err);
+        sc_h5_attr_i64(f, "/", "seed", (long long)run->seed, err) || sc_h5_attr_str(f, "/", "character", info->character, err) ||
+        sc_h5_attr_str(f, "/", "fem_kernel", sc_fem_kernel_name(sc_sim_fem_kernel(run->sim_opts)), err) ||
+        sc_h5_attr_str(f, "/", "openloop", info->openloop, err) || sc_h5_attr_str(f, "/", "openloop_hash", hex, err) ||
+        sc_h5_attr_str(f, "/", "status", "completed", err) || sc_policy_write(f, &r->policy, character, run->dofs, err) ||
+        sc_feedback_write(f, run, r, err) || sc_h5_attr_i64(f, "/learning", "ranks", info->ranks, err);
     if (rc) sc_h5_abort(f);
     else rc = sc_h5_commit(f, err);
     return rc ? (err->code ? err->code : SC_EIO) : SC_OK;
@@ -276,18 +312,27 @@ static int policy_reader(sc_h5 *f, void *arg, sc_err *err)
     int *steps = NULL, *adof = NULL;
     double *v[12] = {0};
     long long frag = 0;
-#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
-#define BAD(...) do { rc = sc_fail(err, SC_EINPUT, __VA_ARGS__); goto done; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) goto done; \
+    } while (0)
+#define BAD(...)                                   \
+    do {                                           \
+        rc = sc_fail(err, SC_EINPUT, __VA_ARGS__); \
+        goto done;                                 \
+    } while (0)
     TRY(sc_h5_read_attr_str(f, "/", "schema", &schema, err));
     if (strcmp(schema, SC_POLICY_SCHEMA)) BAD("%s: schema '%s', expected a policy.h5 (%s)", path, schema, SC_POLICY_SCHEMA);
     TRY(sc_h5_read_attr_str(f, "/", "character_hash", &hash, err));
-    if (strtoull(hash, NULL, 16) != sc_model_hash(m)) BAD("%s: a policy for another character (its character_hash %s differs from this character's)", path, hash);
+    if (strtoull(hash, NULL, 16) != sc_model_hash(m))
+        BAD("%s: a policy for another character (its character_hash %s differs from this character's)", path, hash);
     TRY(sc_h5_read_strings(f, "/bones/names", &nn, &names, err));
     if (nn != (size_t)m->nbones) BAD("%s:/bones/names: %zu bones, the character has %d", path, nn, m->nbones);
     TRY(sc_h5_read_strings(f, "/policy/features", &nf, &feat, err));
     if (nf != SC_FEATURES) BAD("%s:/policy/features: %zu features, this build's policies have %d", path, nf, SC_FEATURES);
     for (size_t k = 0; k < nf; k++)
-        if (strcmp(feat[k], sc_feature_names[k])) BAD("%s:/policy/features: feature %zu is '%s', unknown here (expected '%s')", path, k, feat[k], sc_feature_names[k]);
+        if (strcmp(feat[k], sc_feature_names[k]))
+            BAD("%s:/policy/features: feature %zu is '%s', unknown here (expected '%s')", path, k, feat[k], sc_feature_names[k]);
     TRY(sc_h5_read_strings(f, "/policy/dof_names", &nd, &dn, err));
     if (nd != (size_t)dofs->n) BAD("%s:/policy/dof_names: %zu DoFs, the character has %d", path, nd, dofs->n);
     for (size_t d = 0; d < nd; d++)
@@ -299,10 +344,13 @@ static int policy_reader(sc_h5 *f, void *arg, sc_err *err)
     if ((long long)F != frag || F < 1 || F > 100000 || A > SC_MAX_ACTIONS || NB < 2 || NB > 10000000)
         BAD("%s:/policy: %zu fragments (attribute %lld), %zu actions, %zu cycle samples", path, F, frag, A, NB);
     TRY(sc_policy_alloc(p, m->nbones, dofs->n, (int)A, (int)F, (int)NB, err));
-    size_t dims[][3] = {{F, 0, 0}, {F, 0, 0}, {F, nd, 0}, {F, SC_FEATURES, 0}, {F, A, 0}, {F, A, SC_FEATURES}, {NB, nn, 4}, {NB, nn, 4}, {3}, {3}, {nn, 4}, {nn, 3}};
-    const char *paths[] = {"/policy/ref_t0", "/policy/ref_t1", "/policy/offsets", "/policy/s_bar", "/policy/a_bar", "/policy/M",
-                           "/cycle/targets", "/cycle/reference_quat", "/start/root_pos", "/start/root_vel", "/start/local_quat", "/start/local_ang_vel"};
-    double *dst[] = {p->ref_t0, p->ref_t1, p->offset, p->s_bar, p->a_bar, p->M, p->base_quat, p->ref_quat, p->start_root, p->start_vel, p->start_quat, p->start_w};
+    size_t dims[][3] = {{F, 0, 0}, {F, 0, 0}, {F, nd, 0}, {F, SC_FEATURES, 0}, {F, A, 0}, {F, A, SC_FEATURES}, {NB, nn, 4}, {NB, nn, 4}, {3},
+                        {3},       {nn, 4},   {nn, 3}};
+    const char *paths[] = {"/policy/ref_t0",  "/policy/ref_t1",  "/policy/offsets",   "/policy/s_bar",
+                           "/policy/a_bar",   "/policy/M",       "/cycle/targets",    "/cycle/reference_quat",
+                           "/start/root_pos", "/start/root_vel", "/start/local_quat", "/start/local_ang_vel"};
+    double *dst[] = {p->ref_t0,    p->ref_t1,   p->offset,     p->s_bar,     p->a_bar,      p->M,
+                     p->base_quat, p->ref_quat, p->start_root, p->start_vel, p->start_quat, p->start_w};
     int ranks[] = {1, 1, 2, 2, 2, 3, 3, 3, 1, 1, 2, 2};
     memcpy(p->base_time, v[0], sizeof(double) * NB);
     /* plausible magnitudes: offsets and actions in rad, features' centres, gains, times, poses */
@@ -323,7 +371,10 @@ static int policy_reader(sc_h5 *f, void *arg, sc_err *err)
         int quats = i == 6 || i == 7 || i == 10;
         rc = quats ? sc_h5_check_unit_quats(f, paths[i], x, ranks[i], dims[i], err)
                    : sc_h5_check_range_nd(f, paths[i], x, ranks[i], dims[i], -bound[i], bound[i], 0, err);
-        if (rc) { free(x); goto done; }
+        if (rc) {
+            free(x);
+            goto done;
+        }
         memcpy(dst[i], x, sizeof(double) * total);
         free(x);
     }
@@ -350,7 +401,11 @@ static int policy_reader(sc_h5 *f, void *arg, sc_err *err)
 #undef TRY
 #undef BAD
 done:
-    free(schema); free(hash); free(steps); free(adof); free(v[0]);
+    free(schema);
+    free(hash);
+    free(steps);
+    free(adof);
+    free(v[0]);
     if (names) sc_h5_free_strings(names, nn);
     if (feat) sc_h5_free_strings(feat, nf);
     if (dn) sc_h5_free_strings(dn, nd);
@@ -365,8 +420,7 @@ int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *d
     return sc_h5_read_file(path, policy_reader, &a, err);
 }
 
-int sc_policy_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p,
-                         sc_err *err)
+int sc_policy_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p, sc_err *err)
 {
     memset(p, 0, sizeof *p);
     policy_arg a = {m, dofs, p};

@@ -65,7 +65,6 @@ int sc_policy_file_write(const char *path, const sc_policy_file_info *info, cons
 /* SC_EINPUT naming the HDF5 path for a policy made for another character or controller (bone,
  * DoF or feature names differ) or with non-finite values. */
 int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p, sc_err *err);
-int sc_policy_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p,
-                         sc_err *err);
+int sc_policy_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p, sc_err *err);
 
 #endif

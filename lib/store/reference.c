@@ -8,8 +8,8 @@
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
-static int put_f64(sc_h5 *f, sc_h5_series *tl, const char *path, int n, int rank, const size_t *sdims, const double *data,
-                   const char *units, const char *desc, sc_err *err)
+static int put_f64(sc_h5 *f, sc_h5_series *tl, const char *path, int n, int rank, const size_t *sdims, const double *data, const char *units,
+                   const char *desc, sc_err *err)
 {
     sc_h5_series *s;
     int rc = sc_h5_series_create(f, path, tl, rank, sdims, units, desc, &s, err);
@@ -28,7 +28,10 @@ int sc_reference_write(sc_h5 *f, const sc_reference *r, sc_err *err)
     if (r->nb > SC_BODY_MAX_BONES) return sc_fail(err, SC_EINPUT, "reference: %d bones", r->nb);
     for (int j = 0; j < r->nb; j++) names[j] = r->names[j];
     sc_h5_series *tl;
-#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) return rc; \
+    } while (0)
     TRY(sc_h5_timeline_create(f, "/time", &tl, err));
     for (int k = 0; k < n; k++) TRY(sc_h5_series_append(tl, &r->time[k], err));
     TRY(sc_h5_attr_str(f, "/time", "description", "simulation-rate sample times from the first frame used", err));
@@ -43,8 +46,7 @@ int sc_reference_write(sc_h5 *f, const sc_reference *r, sc_err *err)
                 "rotation of each bone relative to its parent (root: world), identity at the character's rest pose", err));
     TRY(put_f64(f, tl, "/reference/local_ang_vel", n, 2, b3, r->local_ang_vel, "rad/s",
                 "angular velocity of each bone relative to its parent, in the parent frame (root: world)", err));
-    TRY(put_f64(f, tl, "/reference/local_ang_acc", n, 2, b3, r->local_ang_acc, "rad/s^2",
-                "time derivative of local_ang_vel's components", err));
+    TRY(put_f64(f, tl, "/reference/local_ang_acc", n, 2, b3, r->local_ang_acc, "rad/s^2", "time derivative of local_ang_vel's components", err));
     TRY(put_f64(f, tl, "/reference/bone_pos", n, 2, b3, r->bone_pos, "m", "world position of each bone origin (joint)", err));
     TRY(put_f64(f, tl, "/reference/bone_quat", n, 2, b4, r->bone_quat, "1", "world rotation of each bone", err));
     TRY(put_f64(f, tl, "/reference/com", n, 1, d3, r->com, "m", "whole-body centre of mass of the ID mass model", err));
@@ -52,7 +54,8 @@ int sc_reference_write(sc_h5 *f, const sc_reference *r, sc_err *err)
     TRY(sc_h5_group(f, "/targets", "PD targets ([L13] eq. 32) in the servo convention of the skeleton", err));
     TRY(put_f64(f, tl, "/targets/local_quat", n, 2, b4, r->target_quat, "1",
                 "PD target local rotations: ball joints reference*exp(delta), delta = (tau + kd w)/kp in the joint frame; "
-                "hinges: rotation about the axis; root: identity. Slerp between samples", err));
+                "hinges: rotation about the axis; root: identity. Slerp between samples",
+                err));
     TRY(sc_h5_group(f, "/contact", "estimated ground contact ([L13] eq. 25-31); ground plane y = 0", err));
     TRY(put_f64(f, tl, "/contact/force", n, 2, b3, r->contact_force, "N", "ground force on each bone, at its centre of mass", err));
     TRY(put_f64(f, tl, "/contact/torque", n, 2, b3, r->contact_torque, "N m", "ground torque on each bone, about its centre of mass", err));
@@ -91,7 +94,10 @@ int sc_reference_write_report(sc_h5 *f, const sc_reference *r, const sc_id_repor
     char names[SC_BODY_MAX_BONES * (SC_NAME_LEN + 1)] = "";
     size_t c = 0;
     for (int j = 0; j < nb; j++) c += (size_t)snprintf(names + c, sizeof names - c, "%s%s", j ? "," : "", r->names[j]);
-#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) return rc; \
+    } while (0)
     TRY(sc_h5_group(f, "/report", "inverse-dynamics report: torques N m, forces N, masses kg; arrays in joint_names order", err));
     TRY(sc_h5_attr_str(f, "/report", "joint_names", names, err));
     TRY(sc_h5_attr_f64_array(f, "/report", "peak_torque_Nm", (size_t)nb, rep->peak_torque, err));
@@ -116,7 +122,10 @@ int sc_reference_write_report(sc_h5 *f, const sc_reference *r, const sc_id_repor
     TRY(sc_h5_attr_f64(f, "/report", "dt_s", r->dt, err));
     TRY(sc_h5_attr_f64(f, "/report", "total_mass_kg", rep->total_mass, err));
     TRY(sc_h5_attr_str(f, "/report", "mass_source",
-                       rep->mass_source == SC_MASS_SKIN ? "skin weights" : rep->mass_source == SC_MASS_NEAREST ? "nearest bone" : "fixed nodes", err));
+                       rep->mass_source == SC_MASS_SKIN          ? "skin weights"
+                           : rep->mass_source == SC_MASS_NEAREST ? "nearest bone"
+                                                                 : "fixed nodes",
+                       err));
     TRY(sc_h5_attr_f64(f, "/report", "weight_N", rep->weight, err));
     TRY(sc_h5_attr_f64(f, "/report", "mean_contact_force_y_N", rep->mean_contact_fy, err));
     TRY(sc_h5_attr_f64(f, "/report", "mean_resultant_force_y_N", rep->mean_resultant_fy, err));
@@ -141,7 +150,10 @@ int sc_reference_write_report(sc_h5 *f, const sc_reference *r, const sc_id_repor
 int sc_reference_write_pipeline_report(sc_h5 *f, const sc_id_pipeline_info *info, sc_err *err)
 {
     int rc;
-#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) return rc; \
+    } while (0)
     TRY(sc_h5_attr_f64(f, "/report", "contact_height_tol_m", info->height_tol, err));
     TRY(sc_h5_attr_f64(f, "/report", "contact_speed_tol_m_per_s", info->speed_tol, err));
     TRY(sc_h5_attr_i64(f, "/report", "captured_contact_intervals", info->detect.intervals, err));
@@ -168,11 +180,12 @@ int sc_reference_write_character(sc_h5 *f, const sc_model *m, sc_err *err)
 int sc_reference_check_character(const sc_reference *r, const char *path, const sc_model *m, sc_err *err)
 {
     if (r->character_hash && r->character_hash != sc_model_hash(m))
-        return sc_fail(err, SC_EINPUT, "%s: made for another character (its character_hash %016llx is not this character's %016llx): run "
-                       "inverse-dynamics on this character", path, (unsigned long long)r->character_hash, (unsigned long long)sc_model_hash(m));
+        return sc_fail(err, SC_EINPUT,
+                       "%s: made for another character (its character_hash %016llx is not this character's %016llx): run "
+                       "inverse-dynamics on this character",
+                       path, (unsigned long long)r->character_hash, (unsigned long long)sc_model_hash(m));
     return SC_OK;
 }
-
 
 /* The root attributes: where the reference came from and what retargeting made of the clip. */
 static int write_source(sc_h5 *f, const sc_reference_source *src, const sc_model *m, const sc_id_pipeline_info *info, sc_err *err)
@@ -181,7 +194,10 @@ static int write_source(sc_h5 *f, const sc_reference_source *src, const sc_model
     char range[64];
     snprintf(range, sizeof range, "%d..%d", rt->first, rt->last);
     int rc;
-#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) return rc; \
+    } while (0)
     TRY(sc_h5_provenance(f, SC_REFERENCE_SCHEMA, src->argc, src->argv, src->config_text, err));
     TRY(sc_h5_attr_str(f, "/", "character", src->character, err));
     TRY(sc_reference_write_character(f, m, err));
@@ -200,20 +216,19 @@ static int write_source(sc_h5 *f, const sc_reference_source *src, const sc_model
     return SC_OK;
 }
 
-int sc_reference_save(const char *path, const sc_reference_source *src, const sc_model *m, const sc_reference *r,
-                      const sc_id_report *rep, const sc_id_pipeline_info *info, sc_err *err)
+int sc_reference_save(const char *path, const sc_reference_source *src, const sc_model *m, const sc_reference *r, const sc_id_report *rep,
+                      const sc_id_pipeline_info *info, sc_err *err)
 {
     sc_h5 *f;
     int rc = sc_h5_create(path, &f, err);
     if (rc) return rc;
-    if ((rc = write_source(f, src, m, info, err)) || (rc = sc_reference_write(f, r, err)) ||
-        (rc = sc_reference_write_report(f, r, rep, err)) || (rc = sc_reference_write_pipeline_report(f, info, err))) {
+    if ((rc = write_source(f, src, m, info, err)) || (rc = sc_reference_write(f, r, err)) || (rc = sc_reference_write_report(f, r, rep, err)) ||
+        (rc = sc_reference_write_pipeline_report(f, info, err))) {
         sc_h5_abort(f);
         return rc;
     }
     return sc_h5_commit(f, err);
 }
-
 
 static int rd(sc_h5 *f, const char *path, int required, int rank, size_t n, size_t nb, size_t last, double *dst, sc_err *err)
 {
@@ -237,7 +252,10 @@ static int check_reference(sc_h5 *f, const sc_reference *r, int has_flag, int ha
 {
     size_t n = (size_t)r->n, nb = (size_t)r->nb, q4[3] = {n, nb, 4}, v3[3] = {n, nb, 3};
     int rc;
-#define CHECK(x) do { if ((rc = (x))) return rc; } while (0)
+#define CHECK(x)                   \
+    do {                           \
+        if ((rc = (x))) return rc; \
+    } while (0)
     CHECK(sc_h5_check_increasing(f, "/time", r->time, n, err));
     CHECK(sc_h5_check_range(f, "/reference/root_pos", r->root_pos, 3 * n, 3, -1e4, 1e4, 0, err));
     CHECK(sc_h5_check_unit_quats(f, "/reference/local_quat", r->local_quat, 3, q4, err));
@@ -274,8 +292,7 @@ int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err)
     int rc, has[2] = {0, 0}; /* /contact/flag, /contact/captured present */
     if ((rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err)) ||
         (rc = sc_h5_check_count(f, "/bones/names", nnames, 1, SC_BODY_MAX_BONES, err)) ||
-        (rc = sc_h5_check_names(f, "/bones/names", names, nnames, SC_NAME_LEN, err)) ||
-        (rc = sc_h5_read_f64(f, "/time", 1, tdims, &time, err)) ||
+        (rc = sc_h5_check_names(f, "/bones/names", names, nnames, SC_NAME_LEN, err)) || (rc = sc_h5_read_f64(f, "/time", 1, tdims, &time, err)) ||
         (rc = sc_h5_check_count(f, "/time", tdims[0], 1, INT_MAX / 64, err)))
         goto fail;
     if ((rc = sc_reference_alloc(r, (int)tdims[0], (int)nnames, err))) goto fail;
@@ -291,8 +308,7 @@ int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err)
         (rc = rd(f, "/reference/local_ang_vel", 0, 3, n, nb, 3, r->local_ang_vel, err)) ||
         (rc = rd(f, "/reference/local_ang_acc", 0, 3, n, nb, 3, r->local_ang_acc, err)) ||
         (rc = rd(f, "/reference/bone_pos", 0, 3, n, nb, 3, r->bone_pos, err)) ||
-        (rc = rd(f, "/reference/bone_quat", 0, 3, n, nb, 4, r->bone_quat, err)) ||
-        (rc = rd(f, "/reference/com", 0, 2, n, nb, 3, r->com, err)) ||
+        (rc = rd(f, "/reference/bone_quat", 0, 3, n, nb, 4, r->bone_quat, err)) || (rc = rd(f, "/reference/com", 0, 2, n, nb, 3, r->com, err)) ||
         (rc = rd(f, "/reference/com_vel", 0, 2, n, nb, 3, r->com_vel, err)) ||
         (rc = rd(f, "/contact/force", 0, 3, n, nb, 3, r->contact_force, err)) ||
         (rc = rd(f, "/contact/torque", 0, 3, n, nb, 3, r->contact_torque, err)) ||
@@ -355,8 +371,7 @@ void sc_reference_poses_free(sc_reference_poses *p)
     memset(p, 0, sizeof *p);
 }
 
-int sc_reference_read_poses_h5(sc_h5 *f, const char *time_path, const char *pos_path, const char *quat_path, sc_reference_poses *p,
-                               sc_err *err)
+int sc_reference_read_poses_h5(sc_h5 *f, const char *time_path, const char *pos_path, const char *quat_path, sc_reference_poses *p, sc_err *err)
 {
     memset(p, 0, sizeof *p);
     int rc;

@@ -45,15 +45,15 @@
 typedef struct sc_reference_source {
     int argc;
     char *const *argv;
-    const char *config_text;  /* the resolved config (sc_cfg_resolved_text) */
-    const char *character;    /* the character.h5 it was made from */
-    const char *motion;       /* the BVH clip */
-    int scheme;               /* SC_DIFF_FORWARD | SC_DIFF_CENTRAL */
+    const char *config_text; /* the resolved config (sc_cfg_resolved_text) */
+    const char *character;   /* the character.h5 it was made from */
+    const char *motion;      /* the BVH clip */
+    int scheme;              /* SC_DIFF_FORWARD | SC_DIFF_CENTRAL */
 } sc_reference_source;
 /* The whole file at path, written atomically (sc_h5_create ... sc_h5_commit): provenance and the
  * root attributes, every dataset, /report with the pipeline's figures. */
-int sc_reference_save(const char *path, const sc_reference_source *src, const sc_model *m, const sc_reference *r,
-                      const sc_id_report *rep, const sc_id_pipeline_info *info, sc_err *err);
+int sc_reference_save(const char *path, const sc_reference_source *src, const sc_model *m, const sc_reference *r, const sc_id_report *rep,
+                      const sc_id_pipeline_info *info, sc_err *err);
 
 /* Writes /time, /bones and every dataset above (not the root attributes). */
 int sc_reference_write(sc_h5 *f, const sc_reference *r, sc_err *err);
@@ -93,8 +93,7 @@ typedef struct sc_reference_poses {
 int sc_reference_read_poses(const char *path, sc_reference_poses *p, sc_err *err);
 /* The same from datasets time_path, pos_path, quat_path (and /bones/names) of an open file: the
  * layout an openloop.h5's tracked reference shares (store/openloop.h). */
-int sc_reference_read_poses_h5(sc_h5 *f, const char *time_path, const char *pos_path, const char *quat_path, sc_reference_poses *p,
-                               sc_err *err);
+int sc_reference_read_poses_h5(sc_h5 *f, const char *time_path, const char *pos_path, const char *quat_path, sc_reference_poses *p, sc_err *err);
 void sc_reference_poses_free(sc_reference_poses *p);
 
 #endif

@@ -9,23 +9,27 @@
 #include "store/sim.h"
 #include "store/xdmf.h"
 
-#define D1(n) (size_t[]){(size_t)(n)}
-#define D2(n, k) (size_t[]){(size_t)(n), (size_t)(k)}
-#define D3(n, k, l) (size_t[]){(size_t)(n), (size_t)(k), (size_t)(l)}
+#define D1(n) \
+    (size_t[]) { (size_t)(n) }
+#define D2(n, k) \
+    (size_t[]) { (size_t)(n), (size_t)(k) }
+#define D3(n, k, l) \
+    (size_t[]) { (size_t)(n), (size_t)(k), (size_t)(l) }
 
 /* ---- writing ---- */
 
 /* the time series of sim.h5 */
 struct sc_sim_series {
-    sc_h5_series *time, *bpos, *bquat, *blin, *bang, *nodes, *ke, *ee, *pe, *te, *lin, *ang, *com, *cf, *cn, *depth, *inv,
-        *track, *push, *steptime, *reftime;
+    sc_h5_series *time, *bpos, *bquat, *blin, *bang, *nodes, *ke, *ee, *pe, *te, *lin, *ang, *com, *cf, *cn, *depth, *inv, *track, *push, *steptime,
+        *reftime;
 };
 
 static int create_series(sc_h5 *f, const sc_model *m, int store_nodes, int follows_reference, sc_sim_series *s, sc_err *err)
 {
     size_t nb = (size_t)m->nbones, nn = (size_t)m->nnodes;
     int rc;
-#define S(ptr, path, rank, dims, units, desc) if ((rc = sc_h5_series_create(f, path, s->time, rank, dims, units, desc, &s->ptr, err))) return rc
+#define S(ptr, path, rank, dims, units, desc) \
+    if ((rc = sc_h5_series_create(f, path, s->time, rank, dims, units, desc, &s->ptr, err))) return rc
     if ((rc = sc_h5_timeline_create(f, "/time", &s->time, err))) return rc;
     if ((rc = sc_h5_group(f, "/bones", "rigid bones; position is the bone origin (its joint)", err))) return rc;
     S(bpos, "/bones/position", 2, ((size_t[]){nb, 3}), "m", "bone origin positions");
@@ -66,7 +70,8 @@ static int write_mesh(sc_h5 *f, const sc_model *m, sc_err *err)
     const char *names[SC_SIM_MAX_BONES];
     for (int b = 0; b < m->nbones; b++) names[b] = m->bone_name[b];
     int rc;
-#define TRY(x) if ((rc = (x))) return rc
+#define TRY(x) \
+    if ((rc = (x))) return rc
     TRY(sc_h5_write_strings(f, "/bones/names", (size_t)m->nbones, names, "bone names, in the order of every /bones dataset", err));
     TRY(sc_h5_write_i32(f, "/bones/parents", 1, (size_t[]){(size_t)m->nbones}, m->parent, "parent bone, -1 for the root", err));
     TRY(sc_h5_group(f, "/mesh", "the character's topology, so this file stands alone (copied from character.h5)", err));
@@ -80,8 +85,7 @@ static int write_mesh(sc_h5 *f, const sc_model *m, sc_err *err)
     return SC_OK;
 }
 
-int sc_sim_writer_create(const char *path, const sc_sim_file_info *info, const sc_model *m, const sc_sim *sim, sc_sim_writer *w,
-                         sc_err *err)
+int sc_sim_writer_create(const char *path, const sc_sim_file_info *info, const sc_model *m, const sc_sim *sim, sc_sim_writer *w, sc_err *err)
 {
     memset(w, 0, sizeof *w);
     w->m = m;
@@ -109,8 +113,8 @@ int sc_sim_writer_create(const char *path, const sc_sim_file_info *info, const s
     return SC_OK;
 }
 
-int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targets, const double push_total[3], long k,
-                        double reference_time, sc_err *err)
+int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targets, const double push_total[3], long k, double reference_time,
+                        sc_err *err)
 {
     const sc_model *m = w->m;
     sc_sim_diag d;
@@ -118,7 +122,10 @@ int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targ
     sc_skeleton_local_rotations(sim->skel, w->local);
     double se = 0;
     int nj = 0;
-    for (int b = 1; b < m->nbones; b++, nj++) { double a = sc_q_angle_between(w->local[b], targets[b]); se += a * a; }
+    for (int b = 1; b < m->nbones; b++, nj++) {
+        double a = sc_q_angle_between(w->local[b], targets[b]);
+        se += a * a;
+    }
     double track = nj ? sqrt(se / nj) : 0, total = d.kinetic + d.elastic + d.potential;
     double now = sc_wall_time(), per = k > w->last_step ? (now - w->last_wall) / (double)(k - w->last_step) : 0;
     w->last_wall = now;
@@ -127,22 +134,23 @@ int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targ
     for (int b = 0; b < m->nbones; b++) {
         sc_v3_store(bp + 3 * b, sim->pose[b].p);
         double *q = bp + 3 * m->nbones + 4 * b;
-        q[0] = sim->pose[b].q.w; q[1] = sim->pose[b].q.x; q[2] = sim->pose[b].q.y; q[3] = sim->pose[b].q.z;
+        q[0] = sim->pose[b].q.w;
+        q[1] = sim->pose[b].q.x;
+        q[2] = sim->pose[b].q.y;
+        q[3] = sim->pose[b].q.z;
     }
     int inv = d.inverted, cnt = d.contacts;
     double depth = sim->contact.max_depth, t = sim->t;
     w->max_depth = fmax(w->max_depth, depth);
     sc_sim_series *s = w->s;
     int rc = sc_h5_series_append(s->time, &t, err) || sc_h5_series_append(s->bpos, bp, err) ||
-             sc_h5_series_append(s->bquat, bp + 3 * m->nbones, err) || sc_h5_series_append(s->blin, sim->lin_vel, err) ||
-             sc_h5_series_append(s->bang, sim->ang_vel, err) || (s->nodes && sc_h5_series_append(s->nodes, sim->x, err)) ||
-             sc_h5_series_append(s->ke, &d.kinetic, err) || sc_h5_series_append(s->ee, &d.elastic, err) ||
-             sc_h5_series_append(s->pe, &d.potential, err) || sc_h5_series_append(s->te, &total, err) ||
-             sc_h5_series_append(s->lin, d.linear, err) || sc_h5_series_append(s->ang, d.angular, err) ||
-             sc_h5_series_append(s->com, d.com, err) || sc_h5_series_append(s->cf, d.contact_force, err) ||
-             sc_h5_series_append(s->depth, &depth, err) || sc_h5_series_append_i32(s->cn, &cnt, err) ||
-             sc_h5_series_append_i32(s->inv, &inv, err) || sc_h5_series_append(s->track, &track, err) ||
-             sc_h5_series_append(s->push, push_total, err) || sc_h5_series_append(s->steptime, &per, err);
+        sc_h5_series_append(s->bquat, bp + 3 * m->nbones, err) || sc_h5_series_append(s->blin, sim->lin_vel, err) ||
+        sc_h5_series_append(s->bang, sim->ang_vel, err) || (s->nodes && sc_h5_series_append(s->nodes, sim->x, err)) ||
+        sc_h5_series_append(s->ke, &d.kinetic, err) || sc_h5_series_append(s->ee, &d.elastic, err) || sc_h5_series_append(s->pe, &d.potential, err) ||
+        sc_h5_series_append(s->te, &total, err) || sc_h5_series_append(s->lin, d.linear, err) || sc_h5_series_append(s->ang, d.angular, err) ||
+        sc_h5_series_append(s->com, d.com, err) || sc_h5_series_append(s->cf, d.contact_force, err) || sc_h5_series_append(s->depth, &depth, err) ||
+        sc_h5_series_append_i32(s->cn, &cnt, err) || sc_h5_series_append_i32(s->inv, &inv, err) || sc_h5_series_append(s->track, &track, err) ||
+        sc_h5_series_append(s->push, push_total, err) || sc_h5_series_append(s->steptime, &per, err);
     if (!rc && s->reftime) rc = sc_h5_series_append(s->reftime, &reference_time, err);
     if (rc) return 1;
     w->frame_times[w->nframes++] = t;
@@ -157,14 +165,12 @@ int sc_sim_writer_commit(sc_sim_writer *w, const sc_sim *sim, const char *status
     sc_sim_warnings warn;
     sc_sim_warnings_get(sim, &warn);
     int rc = sc_h5_attr_str(f, "/", "status", status, err) || sc_h5_attr_i64(f, "/", "steps", tm->steps, err) ||
-             sc_h5_attr_f64(f, "/timing", "mean_step_s", tm->total / n, err) || sc_h5_attr_f64(f, "/timing", "mean_fem_s", tm->fem / n, err) ||
-             sc_h5_attr_f64(f, "/timing", "mean_skinning_s", tm->skin / n, err) ||
-             sc_h5_attr_f64(f, "/timing", "mean_damping_s", tm->damping / n, err) ||
-             sc_h5_attr_f64(f, "/timing", "mean_contact_s", tm->contact / n, err) ||
-             sc_h5_attr_f64(f, "/timing", "mean_coupling_s", tm->coupling / n, err) || sc_h5_attr_f64(f, "/timing", "mean_ode_s", tm->ode / n, err) ||
-             sc_h5_attr_f64(f, "/contact", "max_depth_m", w->max_depth, err) ||
-             sc_h5_attr_i64(f, "/fem", "polar_fallbacks", warn.fem_fallbacks, err) ||
-             sc_h5_attr_i64(f, "/", "ode_warnings", warn.ode_messages, err);
+        sc_h5_attr_f64(f, "/timing", "mean_step_s", tm->total / n, err) || sc_h5_attr_f64(f, "/timing", "mean_fem_s", tm->fem / n, err) ||
+        sc_h5_attr_f64(f, "/timing", "mean_skinning_s", tm->skin / n, err) || sc_h5_attr_f64(f, "/timing", "mean_damping_s", tm->damping / n, err) ||
+        sc_h5_attr_f64(f, "/timing", "mean_contact_s", tm->contact / n, err) ||
+        sc_h5_attr_f64(f, "/timing", "mean_coupling_s", tm->coupling / n, err) || sc_h5_attr_f64(f, "/timing", "mean_ode_s", tm->ode / n, err) ||
+        sc_h5_attr_f64(f, "/contact", "max_depth_m", w->max_depth, err) || sc_h5_attr_i64(f, "/fem", "polar_fallbacks", warn.fem_fallbacks, err) ||
+        sc_h5_attr_i64(f, "/", "ode_warnings", warn.ode_messages, err);
     if (!rc && w->store_nodes) rc = sc_xdmf_sim_views(f, w->nframes, err);
     if (rc) {
         sc_sim_writer_abort(w);
@@ -242,8 +248,8 @@ struct sc_sim_file {
 
 void sc_sim_data_free(sc_sim_data *d)
 {
-    void *arrays[] = {d->time, d->bone_name, d->parent, d->bone_pos, d->bone_quat, d->tets, d->node_bone, d->faces, d->surf_tet,
-                      d->rest_pos, d->surf_bary, d->com, d->contact_force, d->push_force, d->ref_time, d->config};
+    void *arrays[] = {d->time,     d->bone_name, d->parent,    d->bone_pos, d->bone_quat,     d->tets,       d->node_bone, d->faces,
+                      d->surf_tet, d->rest_pos,  d->surf_bary, d->com,      d->contact_force, d->push_force, d->ref_time,  d->config};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
     memset(d, 0, sizeof *d);
 }
@@ -271,25 +277,38 @@ static int read_time_and_bones(sc_h5 *f, const char *fn, sc_sim_data *a, sc_err 
     size_t dims[1] = {0}, nb = 0;
     char **names = NULL;
     int rc;
-#define TRY(x) do { if ((rc = (x))) goto done; } while (0)
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) goto done; \
+    } while (0)
     TRY(sc_h5_read_f64(f, "/time", 1, dims, &a->time, err));
     a->nframes = (int)dims[0];
-    if (dims[0] < 1 || dims[0] > 100000000) { rc = sc_fail(err, SC_EINPUT, "%s:/time: no frames (the simulation wrote nothing)", fn); goto done; }
+    if (dims[0] < 1 || dims[0] > 100000000) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/time: no frames (the simulation wrote nothing)", fn);
+        goto done;
+    }
     for (int k = 0; k < a->nframes; k++)
         if (!isfinite(a->time[k]) || (k && a->time[k] < a->time[k - 1])) {
             rc = sc_fail(err, SC_EINPUT, "%s:/time: element %d = %g is not finite and non-decreasing", fn, k, a->time[k]);
             goto done;
         }
     TRY(sc_h5_read_strings(f, "/bones/names", &nb, &names, err));
-    if (nb < 1 || nb > 256) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: expected 1..256 bones, found %zu", fn, nb); goto done; }
+    if (nb < 1 || nb > 256) {
+        rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: expected 1..256 bones, found %zu", fn, nb);
+        goto done;
+    }
     a->nbones = (int)nb;
     a->bone_name = calloc(nb, sizeof *a->bone_name);
-    if (!a->bone_name) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    if (!a->bone_name) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
     for (size_t b = 0; b < nb; b++) snprintf(a->bone_name[b], SC_NAME_LEN, "%s", names[b]);
     TRY(sc_h5_read_i32(f, "/bones/parents", 1, D1(nb), &a->parent, err));
     for (int b = 0; b < a->nbones; b++)
         if ((b == 0) != (a->parent[b] < 0) || a->parent[b] >= b) {
-            rc = sc_fail(err, SC_EINPUT, "%s:/bones/parents: bone %d has parent %d (the root is bone 0, parents precede children)", fn, b, a->parent[b]);
+            rc = sc_fail(err, SC_EINPUT, "%s:/bones/parents: bone %d has parent %d (the root is bone 0, parents precede children)", fn, b,
+                         a->parent[b]);
             goto done;
         }
     TRY(sc_h5_read_f64(f, "/bones/position", 3, D3(a->nframes, nb, 3), &a->bone_pos, err));
@@ -298,7 +317,10 @@ static int read_time_and_bones(sc_h5 *f, const char *fn, sc_sim_data *a, sc_err 
     TRY(sc_h5_check_range_nd(f, "/bones/orientation", a->bone_quat, 3, D3(a->nframes, nb, 4), -1e6, 1e6, 0, err));
     for (size_t i = 0; i < (size_t)a->nframes * nb; i++) { /* a zero quaternion would divide by zero */
         double *q = a->bone_quat + 4 * i, n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-        if (!(n > 1e-6)) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/orientation: frame %zu bone %zu is not a rotation", fn, i / nb, i % nb); goto done; }
+        if (!(n > 1e-6)) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/bones/orientation: frame %zu bone %zu is not a rotation", fn, i / nb, i % nb);
+            goto done;
+        }
         for (int d = 0; d < 4; d++) q[d] /= n;
     }
 #undef TRY
@@ -312,15 +334,21 @@ static int read_mesh(sc_h5 *f, const char *fn, sc_sim_data *a, sc_err *err)
 {
     size_t dims[2];
     int rc;
-#define TRY(x) do { if ((rc = (x))) return rc; } while (0)
-    dims[0] = 0; dims[1] = 4;
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) return rc; \
+    } while (0)
+    dims[0] = 0;
+    dims[1] = 4;
     TRY(sc_h5_read_i32(f, "/mesh/tets", 2, dims, &a->tets, err));
     a->ntets = (int)dims[0];
-    dims[0] = 0; dims[1] = 3;
+    dims[0] = 0;
+    dims[1] = 3;
     TRY(sc_h5_read_f64(f, "/mesh/rest_pos", 2, dims, &a->rest_pos, err));
     a->nnodes = (int)dims[0];
     TRY(sc_h5_read_i32(f, "/mesh/node_bone", 1, D1(a->nnodes), &a->node_bone, err));
-    dims[0] = 0; dims[1] = 3;
+    dims[0] = 0;
+    dims[1] = 3;
     TRY(sc_h5_read_i32(f, "/mesh/surface_faces", 2, dims, &a->faces, err));
     a->nsf = (int)dims[0];
     dims[0] = 0;
@@ -331,15 +359,20 @@ static int read_mesh(sc_h5 *f, const char *fn, sc_sim_data *a, sc_err *err)
     TRY(sc_h5_check_range(f, "/mesh/surface_bary", a->surf_bary, 4 * (size_t)a->nsv, 4, -1e3, 1e3, 0, err));
 #undef TRY
     if (a->nnodes < 4 || a->ntets < 1 || a->nsv < 3 || a->nsf < 1)
-        return sc_fail(err, SC_EINPUT, "%s:/mesh: empty mesh (%d nodes, %d tets, %d surface vertices, %d faces)", fn, a->nnodes, a->ntets, a->nsv, a->nsf);
+        return sc_fail(err, SC_EINPUT, "%s:/mesh: empty mesh (%d nodes, %d tets, %d surface vertices, %d faces)", fn, a->nnodes, a->ntets, a->nsv,
+                       a->nsf);
     for (size_t i = 0; i < 4 * (size_t)a->ntets; i++)
-        if (a->tets[i] < 0 || a->tets[i] >= a->nnodes) return sc_fail(err, SC_EINPUT, "%s:/mesh/tets: tet %zu references node %d of %d", fn, i / 4, a->tets[i], a->nnodes);
+        if (a->tets[i] < 0 || a->tets[i] >= a->nnodes)
+            return sc_fail(err, SC_EINPUT, "%s:/mesh/tets: tet %zu references node %d of %d", fn, i / 4, a->tets[i], a->nnodes);
     for (int i = 0; i < a->nnodes; i++)
-        if (a->node_bone[i] < -1 || a->node_bone[i] >= a->nbones) return sc_fail(err, SC_EINPUT, "%s:/mesh/node_bone: node %d has bone %d of %d", fn, i, a->node_bone[i], a->nbones);
+        if (a->node_bone[i] < -1 || a->node_bone[i] >= a->nbones)
+            return sc_fail(err, SC_EINPUT, "%s:/mesh/node_bone: node %d has bone %d of %d", fn, i, a->node_bone[i], a->nbones);
     for (int i = 0; i < 3 * a->nsf; i++)
-        if (a->faces[i] < 0 || a->faces[i] >= a->nsv) return sc_fail(err, SC_EINPUT, "%s:/mesh/surface_faces: face %d references vertex %d of %d", fn, i / 3, a->faces[i], a->nsv);
+        if (a->faces[i] < 0 || a->faces[i] >= a->nsv)
+            return sc_fail(err, SC_EINPUT, "%s:/mesh/surface_faces: face %d references vertex %d of %d", fn, i / 3, a->faces[i], a->nsv);
     for (int i = 0; i < a->nsv; i++)
-        if (a->surf_tet[i] < 0 || a->surf_tet[i] >= a->ntets) return sc_fail(err, SC_EINPUT, "%s:/mesh/surface_tet: vertex %d references tet %d of %d", fn, i, a->surf_tet[i], a->ntets);
+        if (a->surf_tet[i] < 0 || a->surf_tet[i] >= a->ntets)
+            return sc_fail(err, SC_EINPUT, "%s:/mesh/surface_tet: vertex %d references tet %d of %d", fn, i, a->surf_tet[i], a->ntets);
     return SC_OK;
 }
 
@@ -354,7 +387,10 @@ static int check_node_frames(sc_h5 *f, const char *fn, sc_sim_data *a, sc_err *e
     if (!rows) return sc_fail(err, SC_EIO, "out of memory");
     int rank, rc;
     size_t sh[3];
-    if ((rc = sc_h5_shape(f, "/nodes/position", &rank, sh, err))) { free(rows); return rc; }
+    if ((rc = sc_h5_shape(f, "/nodes/position", &rank, sh, err))) {
+        free(rows);
+        return rc;
+    }
     if (rank != 3 || sh[0] != (size_t)a->nframes || sh[1] != (size_t)a->nnodes || sh[2] != 3) {
         free(rows);
         return sc_fail(err, SC_EINPUT, "%s:/nodes/position: expected shape %d x %d x 3 (frames x nodes x 3), found rank %d %zu x %zu x %zu", fn,
@@ -403,7 +439,9 @@ int sc_sim_open(const char *path, int *is_sim, sc_sim_file **file, sc_sim_data *
     if (sc_h5_read_attr_str(f, "/", "schema", &schema, NULL) == SC_OK) {
         if (!strncmp(schema, "softcon.sim/", 12)) kind = 1;
         else if (!strncmp(schema, "softcon.character/", 18)) kind = 0;
-        else rc = sc_fail(err, SC_EINPUT, "%s: schema is '%s': expected a sim.h5 (softcon.sim/1) or a character.h5 (softcon.character/1)", path, schema);
+        else
+            rc = sc_fail(err, SC_EINPUT, "%s: schema is '%s': expected a sim.h5 (softcon.sim/1) or a character.h5 (softcon.character/1)", path,
+                         schema);
         free(schema);
     } else if (sc_h5_exists(f, "/time") || sc_h5_exists(f, "/mesh")) {
         kind = 1;
@@ -464,7 +502,8 @@ int sc_sim_read_bones(const char *path, sc_sim_bones *b, sc_err *err)
         !(rc = sc_h5_read_strings(f, "/bones/names", &b->nbones, &b->names, err))) {
         d3[0] = d4[0] = b->nframes;
         d3[1] = d4[1] = b->nbones;
-        if (!(rc = sc_h5_read_f64(f, "/bones/position", 3, d3, &b->pos, err)) && !(rc = sc_h5_read_f64(f, "/bones/orientation", 3, d4, &b->quat, err)))
+        if (!(rc = sc_h5_read_f64(f, "/bones/position", 3, d3, &b->pos, err)) &&
+            !(rc = sc_h5_read_f64(f, "/bones/orientation", 3, d4, &b->quat, err)))
             rc = sc_h5_read_i32(f, "/bones/parents", 1, &b->nbones, &b->parents, err);
     }
     sc_h5_close(f);

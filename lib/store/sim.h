@@ -39,8 +39,8 @@ typedef struct sc_sim_file_info {
     const char *config_text; /* the resolved config */
     const char *character;   /* the character.h5 it simulates */
     double dt;
-    int store_nodes;         /* write /nodes/position (and the /frames views) */
-    int follows_reference;   /* write /control/reference_time */
+    int store_nodes;       /* write /nodes/position (and the /frames views) */
+    int follows_reference; /* write /control/reference_time */
     long max_frames;
 } sc_sim_file_info;
 
@@ -61,12 +61,11 @@ typedef struct sc_sim_writer {
 } sc_sim_writer;
 
 /* Creates sim.h5: the provenance, the root attributes, the empty series and the mesh of m. */
-int sc_sim_writer_create(const char *path, const sc_sim_file_info *info, const sc_model *m, const sc_sim *sim, sc_sim_writer *w,
-                         sc_err *err);
+int sc_sim_writer_create(const char *path, const sc_sim_file_info *info, const sc_model *m, const sc_sim *sim, sc_sim_writer *w, sc_err *err);
 /* Appends one frame: k is the step since the recording began (the wall time per step is taken
    since the previous frame); reference_time is stored when the file follows a reference. */
-int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targets, const double push_total[3], long k,
-                        double reference_time, sc_err *err);
+int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targets, const double push_total[3], long k, double reference_time,
+                        sc_err *err);
 /* The closing attributes (status, steps, timing, warnings), the /frames views, the commit. */
 int sc_sim_writer_commit(sc_sim_writer *w, const sc_sim *sim, const char *status, sc_err *err);
 /* Drops an uncommitted file. */
@@ -88,18 +87,18 @@ int sc_sim_record(sc_sim *sim, sc_target_source src, const sc_perturbations *per
    array malloc'd, taken over by the caller or freed by sc_sim_data_free. */
 typedef struct sc_sim_data {
     int nframes, nbones;
-    double *time;                        /* [nframes] s, non-decreasing */
+    double *time; /* [nframes] s, non-decreasing */
     char (*bone_name)[SC_NAME_LEN];
     int *parent;
-    double *bone_pos, *bone_quat;        /* [nframes*nbones*3], [nframes*nbones*4] (normalized) */
+    double *bone_pos, *bone_quat; /* [nframes*nbones*3], [nframes*nbones*4] (normalized) */
     int nnodes, ntets, nsv, nsf;
     int *tets, *node_bone, *faces, *surf_tet;
     double *rest_pos, *surf_bary;
     double *com, *contact_force, *push_force; /* [nframes*3], zeros when absent */
-    double *ref_time;                    /* [nframes] or NULL */
-    int has_nodes;                       /* /nodes/position, every frame readable */
-    char *config;                        /* the root `config` attribute, or NULL */
-    char status[256];                    /* the root `status` attribute, "" if none */
+    double *ref_time;                         /* [nframes] or NULL */
+    int has_nodes;                            /* /nodes/position, every frame readable */
+    char *config;                             /* the root `config` attribute, or NULL */
+    char status[256];                         /* the root `status` attribute, "" if none */
 } sc_sim_data;
 
 /* An open sim.h5 whose node frames are read on demand. */

@@ -25,26 +25,30 @@ static int read_targets(sc_h5 *f, const char *dataset, const sc_model *m, sc_con
     double *t = NULL, *q = NULL;
     char **names = NULL;
     if ((rc = sc_h5_read_f64(f, "/time", 1, &nt, &t, err)) || (rc = sc_h5_check_count(f, "/time", nt, 1, INT_MAX / 1024, err)) ||
-        (rc = sc_h5_check_increasing(f, "/time", t, nt, err)) ||
-        (rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err)) ||
+        (rc = sc_h5_check_increasing(f, "/time", t, nt, err)) || (rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err)) ||
         (rc = sc_h5_check_count(f, "/bones/names", nnames, 1, 256, err)) ||
         (rc = sc_h5_check_names(f, "/bones/names", names, nnames, SC_NAME_LEN, err)))
         goto done;
     dims[0] = nt;
     dims[1] = nnames;
-    if ((rc = sc_h5_read_f64(f, dataset, 3, dims, &q, err)) || (rc = sc_h5_check_unit_quats(f, dataset, q, 3, dims, err)))
-        goto done;
+    if ((rc = sc_h5_read_f64(f, dataset, 3, dims, &q, err)) || (rc = sc_h5_check_unit_quats(f, dataset, q, 3, dims, err))) goto done;
     c->kind = SC_CTRL_TRAJECTORY;
     c->nbones = m->nbones;
     c->nkeys = (int)nt;
     c->times = t;
     t = NULL;
     c->keys = malloc(nt * (size_t)m->nbones * sizeof *c->keys);
-    if (!c->keys) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+    if (!c->keys) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
     for (size_t i = 0; i < nt * (size_t)m->nbones; i++) c->keys[i] = sc_q_identity();
     for (size_t j = 0; j < nnames; j++) {
         int b = sc_model_bone_index(m, names[j]);
-        if (b < 0) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, names[j]); goto done; }
+        if (b < 0) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, names[j]);
+            goto done;
+        }
         for (size_t i = 0; i < nt; i++) {
             const double *s = q + (i * nnames + j) * 4;
             sc_quat k = {s[0], s[1], s[2], s[3]}; /* finite and of norm ~1: checked above */
@@ -59,7 +63,10 @@ static int read_targets(sc_h5 *f, const char *dataset, const sc_model *m, sc_con
             (rc = sc_h5_check_finite(f, "/targets/reference_time", c->ref_time, nr, 1, err)))
             goto done;
     } else if (sc_h5_exists(f, "/reference/local_quat")) { /* a reference.h5 plays its own time */
-        if (!(c->ref_time = malloc(nt * sizeof(double)))) { rc = sc_fail(err, SC_EIO, "out of memory"); goto done; }
+        if (!(c->ref_time = malloc(nt * sizeof(double)))) {
+            rc = sc_fail(err, SC_EIO, "out of memory");
+            goto done;
+        }
         memcpy(c->ref_time, c->times, nt * sizeof(double));
     }
     snprintf(c->source, sizeof c->source, "%s", path);
@@ -91,8 +98,7 @@ int sc_trajectory_read(const char *path, const char *dataset, const sc_model *m,
     return sc_h5_read_file(path, trajectory_reader, &a, err);
 }
 
-int sc_trajectory_read_image(const void *data, size_t size, const char *name, const char *dataset, const sc_model *m, sc_controller *c,
-                             sc_err *err)
+int sc_trajectory_read_image(const void *data, size_t size, const char *name, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err)
 {
     memset(c, 0, sizeof *c);
     trajectory_arg a = {dataset, m, c};
@@ -121,14 +127,20 @@ static int read_start_group(sc_h5 *f, const char *path, const sc_model *m, doubl
     if (local_ang_vel) memset(local_ang_vel, 0, 3 * sizeof(double) * (size_t)m->nbones);
     for (size_t j = 0; j < nnames; j++) {
         int b = sc_model_bone_index(m, names[j]);
-        if (b < 0) { rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, names[j]); goto done; }
+        if (b < 0) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, names[j]);
+            goto done;
+        }
         local[b] = (sc_quat){q[4 * j], q[4 * j + 1], q[4 * j + 2], q[4 * j + 3]};
         if (local_ang_vel) memcpy(local_ang_vel + 3 * b, w + 3 * j, 3 * sizeof(double));
     }
     memcpy(root_pos, rp, 3 * sizeof(double));
     if (root_vel) memcpy(root_vel, rv, 3 * sizeof(double));
 done:
-    free(rp); free(rv); free(q); free(w);
+    free(rp);
+    free(rv);
+    free(q);
+    free(w);
     sc_h5_free_strings(names, nnames);
     return rc;
 }
@@ -148,8 +160,8 @@ static int start_reader(sc_h5 *f, void *arg, sc_err *err)
     return read_start_group(f, sc_h5_filename(f), a->m, a->root_pos, a->local, a->root_vel, a->local_ang_vel, err);
 }
 
-int sc_trajectory_start(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
-                        double *local_ang_vel, sc_err *err)
+int sc_trajectory_start(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3], double *local_ang_vel,
+                        sc_err *err)
 {
     start_arg a = {m, root_pos, root_vel, local_ang_vel, local, 0};
     int rc = sc_h5_read_file(path, start_reader, &a, err); /* guarded, like every whole-file read */

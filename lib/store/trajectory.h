@@ -12,12 +12,11 @@
  * rotations of norm ~1. */
 int sc_trajectory_read(const char *path, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
 /* The same from an in-memory image (the fuzz harness's entry point). */
-int sc_trajectory_read_image(const void *data, size_t size, const char *name, const char *dataset, const sc_model *m, sc_controller *c,
-                             sc_err *err);
+int sc_trajectory_read_image(const void *data, size_t size, const char *name, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
 /* The state a target trajectory file starts from: its /start group when it has one (an
  * openloop.h5: the sampler's exact start), else the reference state at time t of a
  * reference.h5 (sc_reference_read). */
-int sc_trajectory_start(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3],
-                        double *local_ang_vel, sc_err *err);
+int sc_trajectory_start(const char *path, const sc_model *m, double t, double root_pos[3], sc_quat *local, double root_vel[3], double *local_ang_vel,
+                        sc_err *err);
 
 #endif

@@ -16,17 +16,16 @@ static void put_escaped(FILE *x, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': fputs("&amp;", x); break;
-        case '<': fputs("&lt;", x); break;
-        case '>': fputs("&gt;", x); break;
-        case '"': fputs("&quot;", x); break;
-        default: fputc(*s, x);
+            case '&': fputs("&amp;", x); break;
+            case '<': fputs("&lt;", x); break;
+            case '>': fputs("&gt;", x); break;
+            case '"': fputs("&quot;", x); break;
+            default: fputc(*s, x);
         }
     }
 }
 
-static void put_item(FILE *x, const char *indent, int rows, int cols, int is_int, const char *h5, const sc_xdmf_data *d,
-                     int frame)
+static void put_item(FILE *x, const char *indent, int rows, int cols, int is_int, const char *h5, const sc_xdmf_data *d, int frame)
 {
     char path[512];
     if (d->per_frame) sc_xdmf_frame_path(path, sizeof path, frame, d->path);
@@ -62,16 +61,15 @@ static void put_grid(FILE *x, const char *indent, const sc_xdmf_grid *g, const c
         const sc_xdmf_field *a = &g->fields[i];
         fprintf(x, "%s <Attribute Name=\"", indent);
         put_escaped(x, a->name);
-        fprintf(x, "\" AttributeType=\"%s\" Center=\"%s\">\n", a->ncomp == 3 ? "Vector" : "Scalar",
-                a->center == SC_XDMF_CELL ? "Cell" : "Node");
+        fprintf(x, "\" AttributeType=\"%s\" Center=\"%s\">\n", a->ncomp == 3 ? "Vector" : "Scalar", a->center == SC_XDMF_CELL ? "Cell" : "Node");
         put_item(x, in2, a->center == SC_XDMF_CELL ? g->ncells : g->npoints, a->ncomp, a->is_int, h5, &a->data, frame);
         fprintf(x, "%s </Attribute>\n", indent);
     }
     fprintf(x, "%s</Grid>\n", indent);
 }
 
-int sc_xdmf_write(const char *xdmf_path, const char *h5_name, const char *name, const sc_xdmf_grid *grids, int ngrids,
-                  const double *times, int nframes, sc_err *err)
+int sc_xdmf_write(const char *xdmf_path, const char *h5_name, const char *name, const sc_xdmf_grid *grids, int ngrids, const double *times,
+                  int nframes, sc_err *err)
 {
     if (ngrids < 1) return sc_fail(err, SC_EINPUT, "%s: no grids", xdmf_path);
     for (int g = 0; g < ngrids; g++) {
@@ -80,8 +78,7 @@ int sc_xdmf_write(const char *xdmf_path, const char *h5_name, const char *name, 
         for (int i = 0; i < gr->nfields; i++) {
             per_frame |= gr->fields[i].data.per_frame;
             if (gr->fields[i].ncomp != 1 && gr->fields[i].ncomp != 3)
-                return sc_fail(err, SC_EINPUT, "%s: field %s: %d components (1 or 3)", xdmf_path, gr->fields[i].name,
-                               gr->fields[i].ncomp);
+                return sc_fail(err, SC_EINPUT, "%s: field %s: %d components (1 or 3)", xdmf_path, gr->fields[i].name, gr->fields[i].ncomp);
         }
         if (per_frame && nframes < 1) return sc_fail(err, SC_EINPUT, "%s: grid %s has per-frame data but no frames", xdmf_path, gr->name);
     }
@@ -126,8 +123,7 @@ int sc_xdmf_sim_views(sc_h5 *f, int nframes, sc_err *err)
     return rc;
 }
 
-int sc_xdmf_write_sim(const char *xdmf_path, const char *h5_name, const sc_model *m, const double *times, int nframes,
-                      sc_err *err)
+int sc_xdmf_write_sim(const char *xdmf_path, const char *h5_name, const sc_model *m, const double *times, int nframes, sc_err *err)
 {
     const sc_xdmf_field fixed_bone = {"fixed_bone", SC_XDMF_NODE, 1, 1, {"/mesh/node_bone", 0}};
     const sc_xdmf_grid tetmesh = {"tetmesh", SC_XDMF_TETRAHEDRON, m->ntets, m->nnodes, {"/mesh/tets", 0}, {"nodes", 1}, &fixed_bone, 1};

@@ -53,15 +53,14 @@ void sc_xdmf_frame_path(char *out, size_t n, int frame, const char *leaf);
    over times[0..nframes-1] (s) whose every step holds the grids (a spatial collection of them
    when there are several): the layout under which ParaView's Xdmf3 Reader T names the blocks
    after the grids (its Reader S merges the grids of a step into the pieces of one block). */
-int sc_xdmf_write(const char *xdmf_path, const char *h5_name, const char *name, const sc_xdmf_grid *grids, int ngrids,
-                  const double *times, int nframes, sc_err *err);
+int sc_xdmf_write(const char *xdmf_path, const char *h5_name, const char *name, const sc_xdmf_grid *grids, int ngrids, const double *times,
+                  int nframes, sc_err *err);
 
 /* sim.h5 (softcon.sim/1): /frames/NNNNNN/nodes for k < nframes, views of /nodes/position[k]
    (no data copied). Call before sc_h5_commit, after the last frame is appended. */
 int sc_xdmf_sim_views(sc_h5 *f, int nframes, sc_err *err);
 /* sim.xdmf: the tet mesh over time (/mesh/tets, the frames' nodes) with fixed_bone
    (/mesh/node_bone), after sc_xdmf_sim_views and the commit of sim.h5. */
-int sc_xdmf_write_sim(const char *xdmf_path, const char *h5_name, const sc_model *m, const double *times, int nframes,
-                      sc_err *err);
+int sc_xdmf_write_sim(const char *xdmf_path, const char *h5_name, const sc_model *m, const double *times, int nframes, sc_err *err);
 
 #endif
