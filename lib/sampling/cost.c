@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
+#include "model/world.h"
 #include "sampling/cost.h"
 
 const char *const sc_cost_term_names[SC_COST_TERMS] = {"pose", "root", "end_effector", "balance", "com", "heading"};
@@ -214,10 +215,11 @@ int sc_tracker_failure(const sc_tracker *t, const sc_sim *s, double tr)
     double a;
     locate(r, tr, &k, &a);
     if (a > 0.5) k++;
-    if (s->pose[0].p.y < t->o.min_root_height * r->root_pos[3 * k + 1]) return SC_FAIL_ROOT_LOW;
     const double *q = r->local_quat + 4 * (size_t)k * r->nb; /* the root's local rotation is its world rotation */
     sc_vec3 up = sc_q_rotate(s->pose[0].q, sc_v3(0, 1, 0)), up_ref = sc_q_rotate((sc_quat){q[0], q[1], q[2], q[3]}, sc_v3(0, 1, 0));
-    if (sc_v3_dot(up, up_ref) < cos(t->o.max_tilt)) return SC_FAIL_TILT;
+    int fall = sc_fall_test(s->pose[0].p.y, r->root_pos[3 * k + 1], t->o.min_root_height, up, up_ref, t->o.max_tilt);
+    if (fall == SC_FALL_LOW) return SC_FAIL_ROOT_LOW;
+    if (fall == SC_FALL_TILT) return SC_FAIL_TILT;
     for (int i = 0; i < t->nwatch; i++)
         if (s->in_contact[t->watch[i]]) return SC_FAIL_CONTACT;
     return SC_FAIL_NONE;

@@ -1,6 +1,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "model/world.h"
 #include "sim/contact.h"
 
 void sc_contact_default_opts(sc_contact_opts *o)
@@ -9,7 +10,7 @@ void sc_contact_default_opts(sc_contact_opts *o)
     o->enabled = 1;
     o->stiffness = 2e4;
     o->damping = 30;
-    o->mu = 0.8;
+    o->mu = SC_DEFAULT_FRICTION;
     o->tangent_stiffness = 2e4;
     o->tangent_damping = 30;
     o->ground.normal = sc_v3(0, 1, 0);

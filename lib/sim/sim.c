@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "model/world.h"
 #include "core/blob.h"
 #include "core/hash.h"
 #include "core/log.h"
@@ -13,7 +14,7 @@ void sc_sim_default_opts(sc_sim_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->dt = 0.5e-3;
-    o->gravity[1] = -9.81;
+    o->gravity[1] = -SC_STANDARD_GRAVITY;
     o->plasticity = 1;
     o->damping = SC_DAMP_POSE;
     o->pose_damping = 20;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ode/ode.h>
+#include "model/world.h"
 #include "core/cleanup.h"
 #include "core/log.h"
 #include "sim/skeleton.h"
@@ -160,7 +161,7 @@ static int all_finite(const double *a, int n)
 void sc_skeleton_default_opts(sc_skeleton_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->gravity[1] = -9.81;
+    o->gravity[1] = -SC_STANDARD_GRAVITY;
     o->exact_solver = 1;
     o->iterations = 20;
     o->erp = 0.2;
