@@ -183,4 +183,26 @@ int sc_h5_read_f64_rows(sc_h5 *f, const char *path, int rank, size_t *dims_inout
 int sc_h5_write_view(sc_h5 *f, const char *path, const char *src_path, int axis, size_t index, const char *units, const char *description,
                      sc_err *err);
 
+/* ---- layouts every softcon file shares (io/h5_layout.c); each format's owner reads its own paths */
+/* Bone rotations over time: /time [n] (1 or more, increasing), /bones/names [nb] (1 to 256,
+ * unique, shorter than max_name) and `dataset` [n, nb, 4], rotations of norm ~1. */
+typedef struct sc_h5_rotations {
+    size_t n, nb;
+    double *time; /* [n] s */
+    char **names; /* [nb] */
+    double *quat; /* [n * nb * 4] w, x, y, z */
+} sc_h5_rotations;
+int sc_h5_read_rotations(sc_h5 *f, const char *dataset, size_t max_name, sc_h5_rotations *r, sc_err *err);
+void sc_h5_rotations_free(sc_h5_rotations *r);
+/* Bones' world poses over time: /bones/names, time_path [n], pos_path [n, nb, 3] and quat_path
+ * [n, nb, 4], shapes checked (the values are the caller's to judge). */
+typedef struct sc_h5_poses {
+    size_t n, nbones;
+    char **names;       /* [nbones] */
+    double *time;       /* [n] s */
+    double *pos, *quat; /* [n*nbones*3] m, [n*nbones*4] w, x, y, z */
+} sc_h5_poses;
+int sc_h5_read_poses(sc_h5 *f, const char *time_path, const char *pos_path, const char *quat_path, sc_h5_poses *p, sc_err *err);
+void sc_h5_poses_free(sc_h5_poses *p);
+
 #endif

@@ -34,6 +34,13 @@ double sc_controller_duration(const sc_controller *c);
  * sample-openloop writes under time scaling; a reference.h5 plays its own time); NAN when the
  * controller does not follow a reference. */
 double sc_controller_reference_time(const sc_controller *c, double t);
+/* A target trajectory from bone rotations in memory: n keys at increasing times[n], nnames bones
+ * (names[j], matched to the character by name) of quats [n, nnames, 4] (w, x, y, z; norm ~1:
+ * samples of unit norm are kept as stored, so a recorded trajectory replays bit for bit). The
+ * keys play their own time unless ref_time [n] is given. source and dataset name the file (in
+ * messages too). */
+int sc_controller_from_rotations(const sc_model *m, const char *source, const char *dataset, int n, const double *times, char *const *names,
+                                 int nnames, const double *quats, const double *ref_time, sc_controller *c, sc_err *err);
 void sc_controller_free(sc_controller *c);
 
 #endif

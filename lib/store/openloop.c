@@ -497,8 +497,79 @@ int sc_openloop_read_reference_poses(const char *path, sc_reference_poses *p, in
     if (rc) return rc;
     if (sc_h5_exists(f, "/achieved/reference_bone_position")) {
         *found = 1;
-        rc = sc_reference_read_poses_h5(f, "/achieved/time", "/achieved/reference_bone_position", "/achieved/reference_bone_orientation", p, err);
+        rc = sc_h5_read_poses(f, "/achieved/time", "/achieved/reference_bone_position", "/achieved/reference_bone_orientation", p, err);
     }
     sc_h5_close(f);
     return rc;
+}
+
+/* ---- what simulate replays: the targets, the start ------------------------------------------ */
+
+int sc_openloop_read_trajectory_h5(sc_h5 *f, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err)
+{
+    memset(c, 0, sizeof *c);
+    if (!dataset || !dataset[0]) dataset = "/targets/local_quat";
+    sc_h5_rotations r;
+    double *ref_time = NULL;
+    int rc = sc_h5_read_rotations(f, dataset, SC_NAME_LEN, &r, err);
+    if (rc) return rc;
+    if (sc_h5_exists(f, "/targets/reference_time")) { /* the reference time each step plays (time scaling) */
+        size_t nr = r.n;
+        if ((rc = sc_h5_read_f64(f, "/targets/reference_time", 1, &nr, &ref_time, err)) ||
+            (rc = sc_h5_check_finite(f, "/targets/reference_time", ref_time, nr, 1, err)))
+            goto done;
+    }
+    rc = sc_controller_from_rotations(m, sc_h5_filename(f), dataset, (int)r.n, r.time, r.names, (int)r.nb, r.quat, ref_time, c, err);
+done:
+    free(ref_time);
+    sc_h5_rotations_free(&r);
+    return rc;
+}
+
+/* /start of an openloop.h5: root_pos [3], root_vel [3], local_quat [nb, 4], local_ang_vel [nb, 3]
+ * with /bones/names giving the order. */
+static int read_start_group(sc_h5 *f, const char *path, const sc_model *m, double root_pos[3], sc_quat *local, double root_vel[3],
+                            double *local_ang_vel, sc_err *err)
+{
+    size_t nnames = 0, d3 = 3, dq[2] = {0, 4}, dw[2] = {0, 3};
+    char **names = NULL;
+    double *rp = NULL, *rv = NULL, *q = NULL, *w = NULL;
+    int rc = sc_h5_read_strings(f, "/bones/names", &nnames, &names, err);
+    if (rc) return rc;
+    dq[0] = dw[0] = nnames;
+    if ((rc = sc_h5_read_f64(f, "/start/root_pos", 1, &d3, &rp, err)) || (d3 = 3, rc = sc_h5_read_f64(f, "/start/root_vel", 1, &d3, &rv, err)) ||
+        (rc = sc_h5_read_f64(f, "/start/local_quat", 2, dq, &q, err)) || (rc = sc_h5_read_f64(f, "/start/local_ang_vel", 2, dw, &w, err)) ||
+        (rc = sc_h5_check_range(f, "/start/root_pos", rp, 3, 1, -1e4, 1e4, 0, err)) ||
+        (rc = sc_h5_check_range(f, "/start/root_vel", rv, 3, 1, -1e3, 1e3, 0, err)) ||
+        (rc = sc_h5_check_unit_quats(f, "/start/local_quat", q, 2, dq, err)) ||
+        (rc = sc_h5_check_range(f, "/start/local_ang_vel", w, 3 * nnames, 3, -1e4, 1e4, 0, err)))
+        goto done;
+    for (int b = 0; b < m->nbones; b++) local[b] = sc_q_identity();
+    if (local_ang_vel) memset(local_ang_vel, 0, 3 * sizeof(double) * (size_t)m->nbones);
+    for (size_t j = 0; j < nnames; j++) {
+        int b = sc_model_bone_index(m, names[j]);
+        if (b < 0) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: bone '%s' is not in the character", path, names[j]);
+            goto done;
+        }
+        local[b] = (sc_quat){q[4 * j], q[4 * j + 1], q[4 * j + 2], q[4 * j + 3]};
+        if (local_ang_vel) memcpy(local_ang_vel + 3 * b, w + 3 * j, 3 * sizeof(double));
+    }
+    memcpy(root_pos, rp, 3 * sizeof(double));
+    if (root_vel) memcpy(root_vel, rv, 3 * sizeof(double));
+done:
+    free(rp);
+    free(rv);
+    free(q);
+    free(w);
+    sc_h5_free_strings(names, nnames);
+    return rc;
+}
+
+int sc_openloop_read_start_h5(sc_h5 *f, const sc_model *m, double root_pos[3], sc_quat *local, double root_vel[3], double *local_ang_vel, int *found,
+                              sc_err *err)
+{
+    *found = sc_h5_exists(f, "/start");
+    if (!*found) return SC_OK;
+    return read_start_group(f, sc_h5_filename(f), m, root_pos, local, root_vel, local_ang_vel, err);
 }

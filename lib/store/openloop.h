@@ -77,9 +77,15 @@ int sc_openloop_cycle_read(const char *path, const sc_model *m, const sc_control
 int sc_openloop_cycle_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs,
                                  sc_openloop_cycle *o, sc_err *err);
 
-/* The tracked reference's bone poses at the achieved frames (/achieved/time, /bones/names,
- * /achieved/reference_bone_position, reference_bone_orientation): render's ghost. *found = 0,
- * and p empty, when path has no /achieved/reference_bone_position (not an openloop.h5). */
+/* The reference poses the search tracked (/achieved/time, /achieved/reference_bone_position and
+ * _orientation with /bones/names: render's ghost); *found = 0 when the file has none. */
 int sc_openloop_read_reference_poses(const char *path, sc_reference_poses *p, int *found, sc_err *err);
+/* The targets as simulate replays them (store/trajectory.h): /time, /bones/names, `dataset` (NULL:
+ * /targets/local_quat) and the reference time each step plays (/targets/reference_time). */
+int sc_openloop_read_trajectory_h5(sc_h5 *f, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
+/* The state the controller starts from (/start, its bones in /bones/names' order matched by
+ * name); *found = 0 when the file has no /start. */
+int sc_openloop_read_start_h5(sc_h5 *f, const sc_model *m, double root_pos[3], sc_quat *local, double root_vel[3], double *local_ang_vel, int *found,
+                              sc_err *err);
 
 #endif

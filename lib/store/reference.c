@@ -360,28 +360,18 @@ int sc_reference_read_image(const void *data, size_t size, const char *name, sc_
     return sc_h5_read_image(data, size, name, reference_reader, r, err);
 }
 
-/* ---- the bones' world poses (render's ghost) ---------------------------------------------- */
+/* ---- what simulate replays, and render's ghost -------------------------------------------- */
 
-void sc_reference_poses_free(sc_reference_poses *p)
+int sc_reference_read_trajectory_h5(sc_h5 *f, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err)
 {
-    free(p->time);
-    free(p->pos);
-    free(p->quat);
-    if (p->names) sc_h5_free_strings(p->names, p->nbones);
-    memset(p, 0, sizeof *p);
-}
-
-int sc_reference_read_poses_h5(sc_h5 *f, const char *time_path, const char *pos_path, const char *quat_path, sc_reference_poses *p, sc_err *err)
-{
-    memset(p, 0, sizeof *p);
-    int rc;
-    if ((rc = sc_h5_read_strings(f, "/bones/names", &p->nbones, &p->names, err)) || (rc = sc_h5_read_f64(f, time_path, 1, &p->n, &p->time, err)))
-        goto done;
-    size_t d3[3] = {p->n, p->nbones, 3}, d4[3] = {p->n, p->nbones, 4};
-    if ((rc = sc_h5_read_f64(f, pos_path, 3, d3, &p->pos, err))) goto done;
-    rc = sc_h5_read_f64(f, quat_path, 3, d4, &p->quat, err);
-done:
-    if (rc) sc_reference_poses_free(p);
+    memset(c, 0, sizeof *c);
+    if (!dataset || !dataset[0]) dataset = "/targets/local_quat";
+    sc_h5_rotations r;
+    int rc = sc_h5_read_rotations(f, dataset, SC_NAME_LEN, &r, err);
+    if (rc) return rc;
+    /* a reference plays its own time */
+    rc = sc_controller_from_rotations(m, sc_h5_filename(f), dataset, (int)r.n, r.time, r.names, (int)r.nb, r.quat, r.time, c, err);
+    sc_h5_rotations_free(&r);
     return rc;
 }
 
@@ -391,7 +381,7 @@ int sc_reference_read_poses(const char *path, sc_reference_poses *p, sc_err *err
     sc_h5 *f;
     int rc = sc_h5_open(path, &f, err);
     if (rc) return rc;
-    rc = sc_reference_read_poses_h5(f, "/time", "/reference/bone_pos", "/reference/bone_quat", p, err);
+    rc = sc_h5_read_poses(f, "/time", "/reference/bone_pos", "/reference/bone_quat", p, err);
     sc_h5_close(f);
     return rc;
 }

@@ -37,6 +37,7 @@
 #ifndef SC_STORE_REFERENCE_H
 #define SC_STORE_REFERENCE_H
 #include "io/h5.h"
+#include "sampling/controller.h"
 #include "motion/inverse_dynamics.h"
 
 #define SC_REFERENCE_SCHEMA "softcon.reference/1"
@@ -81,19 +82,14 @@ int sc_reference_read(const char *path, sc_reference *r, sc_err *err);
 int sc_reference_read_image(const void *data, size_t size, const char *name, sc_reference *r, sc_err *err);
 int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err);
 
-/* The world pose of every bone of a reference over time: the skeleton render draws as a ghost. */
-typedef struct sc_reference_poses {
-    size_t n, nbones;
-    char **names;       /* [nbones] */
-    double *time;       /* [n] s */
-    double *pos, *quat; /* [n*nbones*3] m, [n*nbones*4] w, x, y, z */
-} sc_reference_poses;
-/* /time, /bones/names, /reference/bone_pos and /reference/bone_quat of a reference.h5, shapes
- * checked (the values are the caller's to judge). */
+/* A reference.h5 as simulate replays it (store/trajectory.h): /time, /bones/names and `dataset`
+ * (NULL: /targets/local_quat, the PD targets; /reference/local_quat the raw poses), playing its
+ * own time. */
+int sc_reference_read_trajectory_h5(sc_h5 *f, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
+/* The world pose of every bone over time (/time, /bones/names, /reference/bone_pos and
+ * /reference/bone_quat), shapes checked: the skeleton render draws as a ghost. */
+typedef sc_h5_poses sc_reference_poses;
 int sc_reference_read_poses(const char *path, sc_reference_poses *p, sc_err *err);
-/* The same from datasets time_path, pos_path, quat_path (and /bones/names) of an open file: the
- * layout an openloop.h5's tracked reference shares (store/openloop.h). */
-int sc_reference_read_poses_h5(sc_h5 *f, const char *time_path, const char *pos_path, const char *quat_path, sc_reference_poses *p, sc_err *err);
-void sc_reference_poses_free(sc_reference_poses *p);
+#define sc_reference_poses_free sc_h5_poses_free
 
 #endif

@@ -1,4 +1,5 @@
-/* The target-trajectory layout openloop.h5 and reference.h5 share (store/trajectory.c). */
+/* Target-trajectory files as simulate replays them: an openloop.h5 or a reference.h5, each read by
+ * its format's owner (store/trajectory.c dispatches on the schema). */
 #ifndef SC_STORE_TRAJECTORY_H
 #define SC_STORE_TRAJECTORY_H
 #include "core/status.h"
