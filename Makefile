@@ -175,7 +175,7 @@ clean:
 	rm -rf build bin lib/libsoftcon.a compile_commands.json
 
 help:
-	@echo "targets: all test asan bench fuzz clean   (T=filter selects tests by name; FUZZ_SECONDS=N per harness)"
+	@echo "targets: all test asan bench fuzz clean check-layout check-format format lint compile_commands.json   (T=filter selects tests by name; FUZZ_SECONDS=N per harness)"
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/cmd/%.d) $(CMD_COMMON_OBJ:.o=.d) $(BENCH_SRC:%.c=$(BUILD)/%.d) \
          $(wildcard $(BUILD)/tests/fuzz/*.d)

@@ -290,7 +290,7 @@ int sc_anim_open(const char *path, sc_anim *a, sc_err *err)
 
 int sc_anim_attach_reference(sc_anim *a, const char *ref_path, sc_err *err)
 {
-    sc_reference_poses g;
+    sc_h5_poses g;
     int from_openloop = 0;
     int rc = sc_openloop_read_reference_poses(ref_path, &g, &from_openloop, err);
     if (!rc && !from_openloop) rc = sc_reference_read_poses(ref_path, &g, err);
@@ -316,7 +316,7 @@ int sc_anim_attach_reference(sc_anim *a, const char *ref_path, sc_err *err)
     a->ghost_quat = g.quat;
     g.time = g.pos = g.quat = NULL;
 done:
-    sc_reference_poses_free(&g);
+    sc_h5_poses_free(&g);
     return rc;
 }
 

@@ -488,7 +488,7 @@ int sc_openloop_cycle_read_image(const void *data, size_t size, const char *name
     return sc_h5_read_image(data, size, name, openloop_cycle_reader, &a, err);
 }
 
-int sc_openloop_read_reference_poses(const char *path, sc_reference_poses *p, int *found, sc_err *err)
+int sc_openloop_read_reference_poses(const char *path, sc_h5_poses *p, int *found, sc_err *err)
 {
     memset(p, 0, sizeof *p);
     *found = 0;

@@ -79,7 +79,7 @@ int sc_openloop_cycle_read_image(const void *data, size_t size, const char *name
 
 /* The reference poses the search tracked (/achieved/time, /achieved/reference_bone_position and
  * _orientation with /bones/names: render's ghost); *found = 0 when the file has none. */
-int sc_openloop_read_reference_poses(const char *path, sc_reference_poses *p, int *found, sc_err *err);
+int sc_openloop_read_reference_poses(const char *path, sc_h5_poses *p, int *found, sc_err *err);
 /* The targets as simulate replays them (store/trajectory.h): /time, /bones/names, `dataset` (NULL:
  * /targets/local_quat) and the reference time each step plays (/targets/reference_time). */
 int sc_openloop_read_trajectory_h5(sc_h5 *f, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);

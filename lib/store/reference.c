@@ -375,7 +375,7 @@ int sc_reference_read_trajectory_h5(sc_h5 *f, const char *dataset, const sc_mode
     return rc;
 }
 
-int sc_reference_read_poses(const char *path, sc_reference_poses *p, sc_err *err)
+int sc_reference_read_poses(const char *path, sc_h5_poses *p, sc_err *err)
 {
     memset(p, 0, sizeof *p);
     sc_h5 *f;

@@ -88,8 +88,6 @@ int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err);
 int sc_reference_read_trajectory_h5(sc_h5 *f, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
 /* The world pose of every bone over time (/time, /bones/names, /reference/bone_pos and
  * /reference/bone_quat), shapes checked: the skeleton render draws as a ghost. */
-typedef sc_h5_poses sc_reference_poses;
-int sc_reference_read_poses(const char *path, sc_reference_poses *p, sc_err *err);
-#define sc_reference_poses_free sc_h5_poses_free
+int sc_reference_read_poses(const char *path, sc_h5_poses *p, sc_err *err);
 
 #endif
