@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""h5-same.py A.h5 B.h5 [...]: whether two softcon outputs hold the same results.
+"""h5-same.py [--only /G1,/G2] A.h5 B.h5 [...]: whether two softcon outputs hold the same results.
 
 Every object of A is in B and back; every dataset has the same shape, type and bytes (h5diff
 1.10 exits 0 on a shape difference: this does not); every attribute is equal, except those that
 say when, where and how fast a run went (created_*, host, config, softcon_version, *seconds*,
 *per_second*, reference_path, the dimension-scale bookkeeping) and the /run and /timing groups. Prints SAME or DIFF with the
-first differences; exit 0 when every pair given is the same, 1 otherwise. Several pairs: A1 B1 A2 B2 ..."""
+first differences; exit 0 when every pair given is the same, 1 otherwise. Several pairs: A1 B1 A2 B2 ...
+--only: compare only these groups or datasets (and what they hold), e.g. --only /bones,/nodes."""
 import sys
 
 import h5py
@@ -29,10 +30,19 @@ def objects(f):
     return found
 
 
-def compare(a_path, b_path):
+def selected(name, only):
+    return not only or any(name == g or name.startswith(g + "/") for g in only)
+
+
+def compare(a_path, b_path, only):
     bad = []
     with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
         oa, ob = objects(a), objects(b)
+        oa = {k: v for k, v in oa.items() if selected(k, only)}
+        ob = {k: v for k, v in ob.items() if selected(k, only)}
+        for g in only:
+            if g not in oa and g not in ob:
+                bad.append(f"/{g}: in neither file")
         for name in sorted(set(oa) ^ set(ob)):
             bad.append(f"{name}: only in {'A' if name in oa else 'B'}")
         for name in sorted(set(oa) & set(ob)):
@@ -62,7 +72,12 @@ def compare(a_path, b_path):
     return not bad
 
 
-if len(sys.argv) < 3 or len(sys.argv) % 2 == 0:
+args = sys.argv[1:]
+only = []
+if args[:1] == ["--only"] and len(args) > 1:
+    only = [g.strip("/") for g in args[1].split(",") if g.strip("/")]
+    args = args[2:]
+if len(args) < 2 or len(args) % 2:
     sys.exit(__doc__)
-ok = all([compare(sys.argv[i], sys.argv[i + 1]) for i in range(1, len(sys.argv), 2)])
+ok = all([compare(args[i], args[i + 1], only) for i in range(0, len(args), 2)])
 sys.exit(0 if ok else 1)

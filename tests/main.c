@@ -168,6 +168,12 @@ int sc_test_sh(char *out, size_t out_size, const char *fmt, ...)
     return -1;
 }
 
+int sc_test_h5_same(char *out, size_t out_size, const char *a, const char *b, const char *only)
+{
+    return sc_test_sh(out, out_size, "/usr/bin/python3 %s %s%s '%s' '%s'", sc_test_repo("scripts/h5-same.py"), only ? "--only " : "", only ? only : "",
+                      a, b) == 0;
+}
+
 static int cmp_tests(const void *a, const void *b)
 {
     const char *fa = ((const __typeof__(g_tests[0]) *)a)->file, *fb = ((const __typeof__(g_tests[0]) *)b)->file;

@@ -62,6 +62,11 @@ const char *sc_test_write(const char *name, const char *text);
  * (or 128+signal). */
 int sc_test_sh(char *out, size_t out_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int sc_test_file_exists(const char *path);
+/* Whether A and B hold the same results (scripts/h5-same.py: every dataset's shape, type and
+ * bytes and every attribute, provenance and timing aside; h5diff 1.10's exit status misses a
+ * shape difference). only: comma-separated groups to compare ("/bones,/nodes"), NULL: the whole
+ * file. 1 same; 0 different or unreadable, the differences in out. */
+int sc_test_h5_same(char *out, size_t out_size, const char *a, const char *b, const char *only);
 /* The whole file, NUL-terminated (free() it); NULL when unreadable. len may be NULL. */
 char *sc_test_read_file(const char *path, size_t *len);
 

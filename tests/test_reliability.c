@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "store/policy.h"
 #include "store/reference.h"
@@ -668,6 +669,54 @@ TEST(reliability_damaged_hdf5_memory_bounded)
     ENSURE_MSG(rc == 2 && !strstr(out, "MiB of memory") && !sc_test_file_exists(o), "with the limit raised: exit %d: %s", rc, out);
 }
 
+/* The guard's limit is CPU time: a reader that is slow only because the machine is busy (here:
+ * one that sleeps 3 s of wall time in the guard's child, with a 1 s limit) is not "damaged"; one
+ * that spins is. arg: [0] spin or not, [1] the pid of the process that is not the guard's child. */
+static int sleepy_reader(sc_h5 *f, void *arg, sc_err *err)
+{
+    (void)f, (void)err;
+    const int *how = arg;
+    if (getpid() == how[1]) return SC_OK;
+    if (how[0]) {
+        volatile unsigned long spin = 0;
+        for (;;) spin++;
+    }
+    struct timespec ts = {3, 0};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+    return SC_OK;
+}
+TEST(reliability_hdf5_guard_limits_cpu_time_not_wall_time)
+{
+    const char *ch = character();
+    ENSURE_MSG(ch, "building the character failed: %s", out);
+    /* in a child: the 1 s limit must not outlive the test */
+    int fds[2];
+    ENSURE(pipe(fds) == 0);
+    pid_t pid = fork();
+    ENSURE(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        sc_h5_guard_config(1, 1);
+        sc_err err[2];
+        int how[2][2] = {{0, (int)getpid()}, {1, (int)getpid()}}, rc[2];
+        for (int i = 0; i < 2; i++) rc[i] = sc_h5_read_file(ch, sleepy_reader, how[i], &err[i]);
+        dprintf(fds[1], "%d %d %s\n%s", rc[0], rc[1], rc[0] ? err[0].msg : "", rc[1] ? err[1].msg : "");
+        _exit(0);
+    }
+    close(fds[1]);
+    char buf[2048] = "";
+    size_t got = 0;
+    ssize_t k;
+    while ((k = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)k;
+    close(fds[0]);
+    waitpid(pid, NULL, 0);
+    int idle = -1, busy = -1;
+    sscanf(buf, "%d %d", &idle, &busy);
+    sc_test_report("a sleeping reader: exit %d; a spinning reader: exit %d: %s", idle, busy, strchr(buf, '\n') ? strchr(buf, '\n') + 1 : buf);
+    ENSURE_MSG(idle == SC_OK, "a reader idle for 3 s of wall time was refused: %s", buf);
+    ENSURE_MSG(busy == SC_EINPUT && strstr(buf, "CPU time"), "a reader that never ends: %s", buf);
+}
+
 /* A character.h5 whose dataset shape the reader rejects (more elements than softcon reads, or than
  * the file stores: found by fuzz_character) is rejected without leaving an HDF5 identifier open
  * (the rejection used to keep the dataset's datatype open for the life of the process). */
@@ -737,4 +786,24 @@ TEST(reliability_policy_shapes_exact)
     if (!rc) sc_policy_free(&q);
     sc_model_free(&m);
     ENSURE_MSG(rc == SC_EINPUT && strstr(err.msg, "/policy/a_bar: dimension 1 is 3, expected 0"), "exit %d: %s", rc, rc ? err.msg : "accepted");
+}
+
+/* The tests' identity check sees a difference of shape alone (h5diff 1.10.8 exits 0 on
+ * "Some objects are not comparable": /x of 3 and of 4 elements with the same first 3), and
+ * of values, and passes equal files. */
+TEST(reliability_identity_check_sees_shapes)
+{
+    const char *a = sc_test_tmp("same_a.h5"), *b = sc_test_tmp("same_b.h5"), *c = sc_test_tmp("same_c.h5"), *d = sc_test_tmp("same_d.h5");
+    int rc = sc_test_sh(out, sizeof out,
+                        "/usr/bin/python3 -c \"import h5py, sys\n"
+                        "for p, x in zip(sys.argv[1:], ([1., 2., 3.], [1., 2., 3., 4.], [1., 2., 3.], [1., 2., 5.])):\n"
+                        "    h5py.File(p, 'w').create_dataset('/g/x', data=x)\" %s %s %s %s",
+                        a, b, c, d);
+    ENSURE_MSG(rc == 0, "writing the files: %s", out);
+    int h5diff_rc = sc_test_sh(out, sizeof out, "h5diff %s %s /g", a, b);
+    ENSURE_MSG(!sc_test_h5_same(out, sizeof out, a, b, NULL) && strstr(out, "shape"), "a shape difference passed: %s", out);
+    ENSURE_MSG(!sc_test_h5_same(out, sizeof out, a, b, "/g"), "a shape difference under --only passed: %s", out);
+    ENSURE_MSG(!sc_test_h5_same(out, sizeof out, a, d, "/g/x"), "a value difference passed: %s", out);
+    ENSURE_MSG(sc_test_h5_same(out, sizeof out, a, c, "/g"), "equal files differ: %s", out);
+    sc_test_report("shapes 3 vs 4: h5diff exit %d, sc_test_h5_same: different; values: different; equal files: same", h5diff_rc);
 }

@@ -6,7 +6,7 @@
  *   SOFTCON_FEM_KERNEL          the FEM kernel instead of the CPU's widest (sim/fem.h)
  *   SOFTCON_TETGEN, TMPDIR      the TetGen program and its scratch folder (mesh/tetgen.h)
  *   SOFTCON_H5_GUARD=0          no guard process for HDF5 reads (io/h5.h);
- *   SOFTCON_H5_GUARD_SECONDS    its time limit; SOFTCON_H5_GUARD_MEMORY_MB its memory limit
+ *   SOFTCON_H5_GUARD_SECONDS    its CPU-time limit; SOFTCON_H5_GUARD_MEMORY_MB its memory limit
  *   SLURM_NTASKS                the task count MPI must match (par/par.h, sc_environment_tasks) */
 #ifndef SC_ENVIRONMENT_H
 #define SC_ENVIRONMENT_H

@@ -114,14 +114,15 @@ long sc_h5_live_ids(void);
  * libhdf5 1.10 can itself crash (segmentation faults, heap over-reads in H5HG_read) or loop
  * forever (H5C_protect) on a damaged or hostile file, before softcon's checks see a byte. So a
  * reader (a function that reads what it needs from an open file into arg) runs first in a
- * child process (fork) with its output thrown away, a time limit and, outside sanitizer
+ * child process (fork) with its output thrown away, a CPU-time limit (so a busy machine does
+ * not fail honest reads) and, outside sanitizer
  * builds, an address-space limit; only when that child finishes normally does the reader run
  * again in this process (the same calls on the same bytes give the same result, error or
  * not). A child that dies or times out becomes SC_EINPUT "file: damaged HDF5 file: ...".
  * The child only calls HDF5, malloc and write(2): safe after fork with glibc, also with idle
  * worker threads (OpenBLAS) and after MPI_Init as long as the reader itself uses no MPI. The
- * guard costs one extra read of the file; sc_h5_guard_config turns it off or sets the time limit
- * (default 10 s + 1 s per 10 MiB). A child whose peak memory grew by more than
+ * guard costs one extra read of the file; sc_h5_guard_config turns it off or sets the CPU-time
+ * limit (default 10 s + 1 s per 10 MiB). A child whose peak memory grew by more than
  * sc_h5_guard_memory_limit (default 1 GiB + 16 x the file's size) is refused too (damaged vlen
  * lengths make libhdf5 allocate gigabytes for a small file). The tools set these from
  * SOFTCON_H5_GUARD=0, SOFTCON_H5_GUARD_SECONDS and SOFTCON_H5_GUARD_MEMORY_MB

@@ -2,7 +2,8 @@
 # The Slurm test of the default suite (tests/test_slurm.c runs it, once per tool): a private
 # one-node cluster (scripts/slurm/local-cluster.sh in WORKDIR), the real job script
 # scripts/slurm/TOOL.sbatch submitted with --ntasks=2 (it runs `mpiexec.mpich -n 2 bin/TOOL
-# --resume ...`), `scontrol requeue` once the tool's first checkpoint file exists, the requeued
+# --resume ...`), `scontrol requeue` once the tool's first checkpoint file exists (the run held
+# by SIGSTOP until then, so no load on the machine can let it finish first), the requeued
 # job released with `scontrol update JobId=N StartTime=now`, and checks that the job completes
 # after the requeue (Restarts=1, COMPLETED 0:0), that the first run stopped with a checkpoint
 # and no output, that the rerun resumed from it, and that the output exists and the checkpoint
@@ -77,9 +78,15 @@ until compgen -G "$output.ckpt*" >/dev/null; do
   sleep 0.1
 done
 t_ckpt=$(ms)
+# Hold the run where it is (SIGSTOP to mpiexec.mpich and the ranks): however busy the machine,
+# the job cannot finish before the requeue reaches it. Slurm's requeue sends SIGCONT with its
+# SIGTERM, so the ranks go on only to stop at their next safe point.
+held="$(pgrep -d ' ' -f -- "$SOFTCON_BIN/$tool .*$output")"
+[ -n "$held" ] || fail "no process of job $id to hold after its first checkpoint"
+kill -STOP $held 2>/dev/null || fail "SIGSTOP to the processes of job $id ($held)"
 [ ! -e "$output" ] || fail "job $id finished before it could be requeued"
 
-sc_slurm_requeue "$id" || fail "scontrol requeue $id"
+sc_slurm_requeue "$id" || { kill -CONT $held 2>/dev/null; fail "scontrol requeue $id"; }
 sc_slurm_wait_state "$id" PENDING 90 >/dev/null || fail "job $id was not requeued"
 t_pending=$(ms)
 reason="$(sc_slurm_field "$id" Reason)" restarts="$(sc_slurm_field "$id" Restarts)"
