@@ -76,6 +76,7 @@ int main(int argc, char **argv)
     if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_id_read_config(cfg, &c, &err) ||
         (sc_cli_ignore_other_sections(cfg), sc_cfg_check_unknown(cfg, &err)))
         sc_cli_die(&cli, &err);
+    sc_cli_add_input_named(&cli, c.bvh, "config's motion.bvh"); /* read too: never the output */
     sc_model m;
     sc_reference ref;
     sc_id_report rep;

@@ -54,7 +54,7 @@ typedef struct inputs {
     sc_reference ref;
 } inputs;
 
-static void read_inputs(const sc_cli *cli, inputs *in)
+static void read_inputs(sc_cli *cli, inputs *in)
 {
     sc_err err = {0};
     if (sc_character_read(cli->inputs[0], &in->loaded, 1, &err)) sc_longrun_die(&err);
@@ -66,6 +66,7 @@ static void read_inputs(const sc_cli *cli, inputs *in)
     sc_cli_ignore_other_sections(in->cfg);
     if (sc_cfg_check_unknown(in->cfg, &err)) sc_longrun_die(&err);
     if (sc_openloop_cycle_read(cli->inputs[1], &in->loaded, &in->dofs, &in->ol, &err)) sc_longrun_die(&err);
+    sc_cli_add_input_named(cli, in->ol.reference, "reference named in the openloop.h5"); /* read too: never overwritten */
     if (sc_reference_read(in->ol.reference, &in->ref, &err) || sc_reference_check_character(&in->ref, in->ol.reference, &in->loaded, &err))
         sc_longrun_die(&err);
     if (sc_reference_hash(&in->ref) != in->ol.reference_hash) {
@@ -107,13 +108,13 @@ int main(int argc, char **argv)
     int rank = sc_longrun_start(&cli, &argc, &argv, usage, &opt, &par);
     char ckpt[4200];
     int have_ckpt;
-    sc_longrun_checkpoint(opt.checkpoint, cli.output, opt.resume, ckpt, sizeof ckpt, &have_ckpt);
+    sc_longrun_checkpoint(&cli, opt.checkpoint, opt.resume, ckpt, sizeof ckpt, &have_ckpt);
     /* within the first iteration the only checkpoint is the sampler's, CKPT.samcon: it is the
        work of an earlier run too (refused without --resume, else resumed and said so) */
     char inner_name[4300], inner[4300];
     int have_inner;
     sc_feedback_sampler_checkpoint(ckpt, inner_name, sizeof inner_name);
-    sc_longrun_checkpoint(inner_name, cli.output, opt.resume, inner, sizeof inner, &have_inner);
+    sc_longrun_checkpoint(&cli, inner_name, opt.resume, inner, sizeof inner, &have_inner);
     have_ckpt = have_ckpt || have_inner;
 
     inputs in;

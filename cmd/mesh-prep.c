@@ -77,8 +77,9 @@ int main(int argc, char **argv)
     sc_cli_ignore_other_sections(cfg);
     if (sc_cfg_check_unknown(cfg, &err)) sc_cli_die(&cli, &err);
     /* every file this run writes, checked against the OBJ inputs the config names */
-    sc_cli_add_input(&cli, opts.body_obj[0] ? opts.body_obj : NULL);
-    sc_cli_add_input(&cli, opts.envelope_obj[0] ? opts.envelope_obj : NULL);
+    sc_cli_add_input_named(&cli, opts.body_obj[0] ? opts.body_obj : NULL, "config's body.obj");
+    sc_cli_add_input_named(&cli, opts.envelope_obj[0] ? opts.envelope_obj : NULL, "config's envelope.obj");
+    sc_cli_add_input_named(&cli, opts.skeleton_bvh[0] ? opts.skeleton_bvh : NULL, "config's skeleton.bvh");
     char xdmf[1024], h5rel[1024];
     sc_output_xdmf_paths(cli.output, xdmf, sizeof xdmf, h5rel, sizeof h5rel);
     sc_cli_add_output(&cli, xdmf);

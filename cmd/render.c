@@ -2,6 +2,7 @@
  * (character.h5): PNG frames, a contact sheet, an MP4 through ffmpeg, XDMF for ParaView,
  * OBJ + PC2 for Blender, BVH. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,13 +250,53 @@ static int make_movie(const char *dir, int nframes, double fps, sc_err *err)
     return SC_OK;
 }
 
+/* Is path one of the files render writes into dir? frame_NNNNN.png, contact_sheet.png,
+   movie.mp4 and the exports STEM_{frames.h5,frames.xdmf,surface.obj,surface.pc2,skeleton.bvh}. */
+static int render_writes(const char *name, const char *stem)
+{
+    int k, end = 0;
+    if (sscanf(name, "frame_%5d.png%n", &k, &end) == 1 && end == (int)strlen(name)) return 1;
+    if (!strcmp(name, "contact_sheet.png") || !strcmp(name, "movie.mp4") || strstr(name, ".tmp.")) return 1;
+    static const char *const exports[] = {"_frames.h5", "_frames.xdmf", "_surface.obj", "_surface.pc2", "_skeleton.bvh"};
+    size_t n = strlen(stem);
+    for (int i = 0; i < 5; i++)
+        if (!strncmp(name, stem, n) && !strcmp(name + n, exports[i])) return 1;
+    return 0;
+}
+
+/* Every file the run reads (the input, the config, --reference) must not be one it writes into
+   OUTDIR: exit 1 naming both, before anything is written. */
+static void check_inputs_outside(const sc_cli *cli)
+{
+    char outdir[PATH_MAX];
+    if (!realpath(cli->output, outdir)) return; /* a new folder holds no input */
+    const char *input = cli->inputs[0], *base = strrchr(input, '/');
+    char stem[1024];
+    snprintf(stem, sizeof stem, "%s", base ? base + 1 : input);
+    char *dot = strrchr(stem, '.');
+    if (dot && dot != stem) *dot = 0;
+    for (int i = 0; i < cli->nread; i++) {
+        char real[PATH_MAX];
+        if (!realpath(cli->read[i], real)) continue;
+        char *slash = strrchr(real, '/');
+        if (!slash) continue;
+        *slash = 0;
+        if (strcmp(real[0] ? real : "/", outdir) || !render_writes(slash + 1, stem)) continue;
+        fprintf(stderr, "render: error: the %s %s is a file render writes into the output folder %s; refusing to overwrite it (choose another -o)\n",
+                cli->read_what[i], cli->read[i], cli->output);
+        exit(SC_EUSAGE);
+    }
+}
+
 static void sink_wrote(void *ctx, const char *path) { written(path); }
 static void sink_checkpoint(void *ctx) { check_stop(ctx); }
 
 int main(int argc, char **argv)
 {
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "render", usage, 1, 1, 0, SC_CLI_OUTPUT_DIR, extra_opt);
+    sc_cli_parse(&cli, argc, argv, "render", usage, 1, 1, 0, SC_CLI_OUTPUT_DIR | SC_CLI_DEFER_LOCK, extra_opt);
+    sc_cli_add_input_named(&cli, opt_reference, "--reference");
+    check_inputs_outside(&cli);
     sc_cli_poll_signals(); /* stop between frames and remove what was written */
     sc_err err = {0};
     sc_cfg *cfg = NULL;
@@ -277,6 +318,9 @@ int main(int argc, char **argv)
     }
     if (anim.status[0] && strncmp(anim.status, "completed", 9)) sc_log_warn("%s: the simulation's status is '%s'", input, anim.status);
     if (make_dirs(dir, &err)) fail(&cli, &err);
+    /* the run owns OUTDIR (OUTDIR.lock beside it, once its parent exists): a second render into
+       it is refused before it writes a frame */
+    if (sc_cli_lock(dir, "output folder", argc, argv, &err)) fail(&cli, &err);
 
     /* name stem for exports: sim.h5 -> sim */
     char stem[1024];

@@ -141,7 +141,7 @@ int main(int argc, char **argv)
     int rank = sc_longrun_start(&cli, &argc, &argv, usage, &opt, &par);
     char ckpt[4200];
     int have_ckpt;
-    sc_longrun_checkpoint(opt.checkpoint, cli.output, opt.resume, ckpt, sizeof ckpt, &have_ckpt);
+    sc_longrun_checkpoint(&cli, opt.checkpoint, opt.resume, ckpt, sizeof ckpt, &have_ckpt);
     inputs in;
     read_inputs(&cli, &in);
 

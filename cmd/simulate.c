@@ -164,7 +164,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "simulate: --raw only applies with --trajectory FILE (it selects the raw reference poses of FILE)\n");
         return SC_EUSAGE;
     }
-    sc_cli_add_input(&cli, trajectory);
+    sc_cli_add_input_named(&cli, trajectory, "--trajectory");
+    sc_cli_add_input_named(&cli, policy_file, "--policy");
     char xdmf[1024], h5rel[1024];
     sc_output_xdmf_paths(cli.output, xdmf, sizeof xdmf, h5rel, sizeof h5rel);
     sc_cli_add_output(&cli, xdmf);
@@ -176,6 +177,8 @@ int main(int argc, char **argv)
     if (sc_character_read(cli.inputs[0], &loaded, 0, &err)) sc_cli_die(&cli, &err);
     if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_scenario_read(cfg, &loaded, &sc, &err)) sc_cli_die(&cli, &err);
     if (setup_controller(cfg, &loaded, &sc, &c, &err) || sc_scenario_model(&loaded, &sc, &m, &err)) sc_cli_die(&cli, &err);
+    /* the controller's file (the config's controller.file, --trajectory or --policy) is read too */
+    if (c.ctrl.kind == SC_CTRL_TRAJECTORY || c.ctrl.kind == SC_CTRL_POLICY) sc_cli_add_input_named(&cli, c.ctrl.source, "controller file");
     sc_model_free(&loaded);
     sc_sim *sim;
     if (sc_sim_create(&m, &sc.sim, &sim, &err)) {

@@ -40,11 +40,9 @@ static const char *copy_of(const char *src, const char *name)
 
 static int same_bytes(const char *a, const char *b) { return sc_test_sh(NULL, 0, "cmp -s %s %s", a, b) == 0; }
 
-static int exists_tmp(const char *path)
+static int exists_tmp(const char *path) /* <path>.tmp or a run's unique <path>.tmp.<pid>.<random> */
 {
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    return sc_test_file_exists(tmp);
+    return sc_test_sh(NULL, 0, "ls -d '%s'.tmp* 2> /dev/null | grep -q .", path) == 0;
 }
 
 /* ---- item 1: an output that is an input ---------------------------------------------- */
@@ -217,14 +215,15 @@ TEST(reliability_signals_remove_temporary_files)
         char *argv[] = {(char *)sc_test_tool("simulate"), "-q", "-c", (char *)cfg, "-o", outp, (char *)ch, NULL};
         pid_t pid = spawn(argv, NULL);
         ENSURE(pid > 0);
-        ENSURE_MSG(wait_for(tmp, NULL, NULL), "%s never appeared", tmp);
+        const char *leaf = strrchr(tmp, '/') + 1; /* the temporary is <out>.tmp.<pid>.<random> */
+        ENSURE_MSG(wait_for(NULL, sc_test_tmpdir(), leaf), "%s never appeared", tmp);
         usleep(200000); /* well inside the run loop */
         int how;
         int ok = signalled(pid, sigs[k], &how);
         sc_test_report("simulate under %s: ended by %s, %s.tmp %s", names[k], how > 0 ? strsignal(how) : "exit",
                        outp, exists_tmp(outp) ? "LEFT" : "removed");
         ENSURE_MSG(ok, "simulate did not end by %s (%d)", names[k], how);
-        ENSURE_MSG(!sc_test_file_exists(tmp) && !sc_test_file_exists(outp), "%s: %s left behind", names[k], tmp);
+        ENSURE_MSG(!exists_tmp(outp) && !sc_test_file_exists(outp), "%s: %s left behind", names[k], tmp);
     }
     /* mesh-prep while tetgen runs: the child is stopped, its scratch folder removed */
     const char *scratch = sc_test_tmp("scratch");

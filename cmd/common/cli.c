@@ -5,13 +5,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "environment.h"
 #include "core/cleanup.h"
 #include "core/log.h"
 #include "io/config.h"
+#include "io/paths.h"
 
 /* ---- signals and exit: the clean-up of core/cleanup.h ---------------------------------- */
 
@@ -79,62 +83,197 @@ int sc_cli_stop_requested(void) { return (int)g_stop; }
 
 /* ---- the same-file check ------------------------------------------------------------- */
 
+/* A path as the system will resolve it: the real path of its folder + its last component, so
+   two spellings of a file that does not exist yet compare equal ("out.h5", "./out.h5"). */
+static void normalise(const char *p, char *out, size_t n)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(p, '/');
+    const char *base = slash ? slash + 1 : p;
+    if (slash == p) snprintf(dir, sizeof dir, "/");
+    else if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - p), p);
+    else snprintf(dir, sizeof dir, ".");
+    if (!realpath(dir, real)) {
+        snprintf(out, n, "%s", p); /* an unreachable folder: compare the names as spelled */
+        return;
+    }
+    snprintf(out, n, "%s/%s", strcmp(real, "/") ? real : "", base);
+}
+
+/* The same file: device and inode when both exist (links, other spellings), the normalised
+   names when neither does yet (two outputs, an output and its checkpoint). */
 static int same_file(const char *a, const char *b)
 {
+    if (!a || !b) return 0;
     struct stat sa, sb;
-    if (!a || !b || stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea || eb) return 0;
+    static char na[PATH_MAX + 256], nb[PATH_MAX + 256];
+    normalise(a, na, sizeof na);
+    normalise(b, nb, sizeof nb);
+    return !strcmp(na, nb);
 }
 
-static void clash_exit(const sc_cli *cli, const char *out, const char *in)
+static void (*g_die_hook)(const sc_err *err);
+
+void sc_cli_set_die(void (*die)(const sc_err *err)) { g_die_hook = die; }
+
+/* Usage errors found after parsing: through the hook (the MPI tools: rank 0 prints, every rank
+   finalizes), else printed here; exit SC_EUSAGE (or the error's code). */
+static void die_early(const sc_cli *cli, const sc_err *err)
 {
-    fprintf(stderr, "%s: the output %s is the same file as the %s %s; refusing to overwrite %s (choose another -o)\n", cli->tool, out,
-            cli->config && in == cli->config ? "config" : "input", in, cli->config && in == cli->config ? "the config" : "an input");
-    exit(SC_EUSAGE);
+    if (g_die_hook) g_die_hook(err);
+    fprintf(stderr, "%s: error: %s\n", cli->tool, err->msg);
+    exit(err->code ? err->code : SC_EUSAGE);
 }
 
-void sc_cli_add_input(sc_cli *cli, const char *path)
+static void clash_exit(const sc_cli *cli, const char *out, const char *out_what, const char *in, const char *in_what, int both_outputs)
 {
-    if (!path) return;
+    sc_err err;
+    if (both_outputs)
+        sc_fail(&err, SC_EUSAGE, "the %s %s and the %s %s are the same file: one would overwrite or remove the other (choose other names)", in_what,
+                in, out_what, out);
+    else
+        sc_fail(&err, SC_EUSAGE, "the %s %s is the same file as the %s %s; refusing to overwrite %s %s (choose another name)", out_what, out, in_what,
+                in, in_what && !strcmp(in_what, "config") ? "the" : "an", in_what && !strcmp(in_what, "config") ? "config" : "input");
+    die_early(cli, &err);
+}
+
+void sc_cli_add_input_named(sc_cli *cli, const char *path, const char *what)
+{
+    if (!path || !path[0]) return;
+    if (!what) what = cli->config && path == cli->config ? "config" : "input";
     for (int i = 0; i < cli->nwritten; i++)
-        if (same_file(cli->written[i], path) && !(cli->in_place && i == 0)) clash_exit(cli, cli->written[i], path);
-    if (cli->nread < SC_CLI_MAX_FILES) cli->read[cli->nread++] = path;
+        if (same_file(cli->written[i], path) && !(cli->in_place && i == 0)) clash_exit(cli, cli->written[i], cli->written_what[i], path, what, 0);
+    if (cli->nread < SC_CLI_MAX_FILES) {
+        cli->read_what[cli->nread] = what;
+        cli->read[cli->nread++] = path;
+    }
 }
 
-void sc_cli_add_output(sc_cli *cli, const char *path)
+void sc_cli_add_output_named(sc_cli *cli, const char *path, const char *what)
 {
-    if (!path) return;
+    if (!path || !path[0]) return;
+    if (!what) what = "output";
     for (int i = 0; i < cli->nread; i++) {
         int input_allowed = cli->in_place && cli->nwritten == 0 && cli->read[i] != cli->config;
-        if (same_file(path, cli->read[i]) && !input_allowed) clash_exit(cli, path, cli->read[i]);
+        if (same_file(path, cli->read[i]) && !input_allowed) clash_exit(cli, path, what, cli->read[i], cli->read_what[i], 0);
     }
-    if (cli->nwritten < SC_CLI_MAX_FILES) cli->written[cli->nwritten++] = path;
+    for (int i = 0; i < cli->nwritten; i++)
+        if (same_file(path, cli->written[i])) clash_exit(cli, path, what, cli->written[i], cli->written_what[i], 1);
+    if (cli->nwritten < SC_CLI_MAX_FILES) {
+        cli->written_what[cli->nwritten] = what;
+        cli->written[cli->nwritten++] = path;
+    }
 }
 
-/* Can the output be created? Probed by creating (and removing) the temporary file the writer
- * will use, so a read-only folder is reported before any work (root ignores permission bits). */
-static void check_writable(const sc_cli *cli, const char *out)
+void sc_cli_add_input(sc_cli *cli, const char *path) { sc_cli_add_input_named(cli, path, NULL); }
+void sc_cli_add_output(sc_cli *cli, const char *path) { sc_cli_add_output_named(cli, path, NULL); }
+
+/* ---- writable before any work --------------------------------------------------------- */
+
+int sc_cli_check_writable(const char *path, const char *what, sc_err *err)
 {
     struct stat st;
-    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "%s: error: %s: is a directory (-o names the output file)\n", cli->tool, out);
-        exit(SC_EIO);
-    }
-    size_t n = strlen(out);
-    char *tmp = malloc(n + 5);
-    if (!tmp) return;
-    memcpy(tmp, out, n);
-    memcpy(tmp + n, ".tmp", 5);
-    int fd = open(tmp, O_WRONLY | O_CREAT, 0666);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return sc_fail(err, SC_EIO, "%s: is a directory (the %s must name a file)", path, what);
+    char tmp[PATH_MAX];
+    char lock[PATH_MAX];
+    if (!sc_temp_name_fits(path) || sc_temp_name(path, tmp, sizeof tmp) || (size_t)snprintf(lock, sizeof lock, "%s.lock", path) >= sizeof lock)
+        return sc_fail(err, SC_EIO, "%s: the %s's name is too long (its temporary file %s.tmp.<pid>.<random> would exceed PATH_MAX or NAME_MAX)",
+                       path, what, path);
+    /* probed by creating (and removing) a temporary file the writer could use, so a missing or
+       read-only folder is reported before any work (root ignores permission bits) */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) {
-        int e = errno;
-        fprintf(stderr, "%s: error: %s: cannot write the output: %s\n", cli->tool, out, strerror(e));
-        free(tmp);
-        exit(SC_EIO);
+        char dir[PATH_MAX];
+        sc_dirname(path, dir, sizeof dir);
+        return sc_fail(err, SC_EIO, "%s: cannot write the %s into %s: %s", path, what, dir, strerror(errno));
     }
     close(fd);
     unlink(tmp);
-    free(tmp);
+    return SC_OK;
+}
+
+static void check_writable(const sc_cli *cli, const char *out)
+{
+    sc_err err;
+    if (sc_cli_check_writable(out, "output", &err)) die_early(cli, &err);
+}
+
+/* ---- a run owns its output: an advisory lock beside it --------------------------------- */
+
+/* The lock files this process holds: open for the whole run (the kernel drops the lock when
+   the process ends, however it ends), removed at exit through the clean-up registry while
+   still held. */
+static int g_lock_fd[8], g_nlocks;
+
+int sc_cli_lock(const char *path, const char *what, int argc, char **argv, sc_err *err)
+{
+    char lock[PATH_MAX + 8];
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') n--; /* a folder (render): OUTDIR.lock beside it */
+    if (n + 6 > PATH_MAX) return sc_fail(err, SC_EIO, "%s: name too long for its lock file", path);
+    snprintf(lock, sizeof lock, "%.*s.lock", (int)n, path);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0) return sc_fail(err, SC_EIO, "%s: cannot create the lock file %s: %s", path, lock, strerror(errno));
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            char holder[512] = "";
+            ssize_t got = pread(fd, holder, sizeof holder - 1, 0);
+            close(fd);
+            if (e != EWOULDBLOCK) return sc_fail(err, SC_EIO, "%s: cannot lock %s: %s", path, lock, strerror(e));
+            holder[got > 0 ? got : 0] = 0;
+            char *nl = strchr(holder, '\n');
+            if (nl) *nl = 0;
+            return sc_fail(err, SC_EUSAGE, "the %s %s is in use by another run (%s; lock file %s): wait for it to finish or choose another name",
+                           what, path, holder[0] ? holder : "its holder has not written its name yet", lock);
+        }
+        /* the holder before us may have removed the file after we opened it: a lock on a removed
+           file protects nothing, so start again on the file now at that name */
+        struct stat a, b;
+        if (fstat(fd, &a) != 0 || stat(lock, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+            close(fd);
+            continue;
+        }
+        char host[256] = "?", when[64] = "?", text[2048];
+        gethostname(host, sizeof host - 1);
+        time_t now = time(NULL);
+        struct tm tm;
+        if (localtime_r(&now, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+        int k = snprintf(text, sizeof text, "pid %ld on host %s, started %s, cmd", (long)getpid(), host, when);
+        for (int i = 0; i < argc && k > 0 && (size_t)k < sizeof text - 2; i++) k += snprintf(text + k, sizeof text - (size_t)k, " %s", argv[i]);
+        if (k > 0 && (size_t)k >= sizeof text - 1) k = (int)sizeof text - 2;
+        text[k++] = '\n';
+        if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)k, 0) != k) {
+            int e = errno;
+            close(fd);
+            return sc_fail(err, SC_EIO, "%s: cannot write the lock file %s: %s", path, lock, strerror(e));
+        }
+        if (g_nlocks < (int)(sizeof g_lock_fd / sizeof *g_lock_fd)) g_lock_fd[g_nlocks++] = fd;
+        sc_cleanup_add(lock, SC_CLEANUP_TEMP); /* removed at exit, still held */
+        return SC_OK;
+    }
+    return sc_fail(err, SC_EIO, "%s: cannot lock %s: it keeps being replaced", path, lock);
+}
+
+static void lock_output(const sc_cli *cli, const char *what)
+{
+    sc_err err;
+    if (sc_cli_lock(cli->output, what, cli->argc, cli->argv, &err)) die_early(cli, &err);
+}
+
+static int parse_count(const char *s, unsigned long long *v)
+{
+    /* digits only: strtoull would take a sign ("-1" as 2^64-1) or spaces, and clamp an overflow */
+    if (!s[0]) return -1;
+    for (const char *c = s; *c; c++)
+        if (*c < '0' || *c > '9') return -1;
+    errno = 0;
+    char *end;
+    *v = strtoull(s, &end, 10);
+    return errno == ERANGE || *end ? -1 : 0;
 }
 
 static void usage_exit(const char *tool, const char *usage, int code)
@@ -144,12 +283,13 @@ static void usage_exit(const char *tool, const char *usage, int code)
     fprintf(out,
             "common options:\n"
             "  -c FILE        YAML config\n"
-            "  -o FILE        output file (written to FILE.tmp, renamed when complete)\n"
+            "  -o FILE        output file (written to FILE.tmp.<pid>.<random>, renamed when complete;\n"
+            "                 FILE.lock marks it in use: a second run on the same FILE is refused)\n"
             "  -v, -q         more / less logging on stderr\n"
-            "  --seed N       random seed (default 1)\n"
+            "  --seed N       random seed, a non-negative integer up to 2^64-1 (default 1)\n"
             "  --threads N    worker threads (default 1)\n"
             "  --help, --version\n"
-            "exit codes: 0 ok, 1 usage, 2 bad config or input, 3 I/O, 4 numerical failure,\n"
+            "exit codes: 0 ok, 1 usage (also: the output is an input, or in use by another run), 2 bad config or input, 3 I/O, 4 numerical failure,\n"
             "            5 external program missing or failed, 6 interrupted by a signal after a\n"
             "            checkpoint (run again with --resume), 7 completed only part of the clip;\n"
             "            killed by SIGINT/SIGTERM/SIGHUP otherwise: 128 + the signal, after removing\n"
@@ -190,11 +330,10 @@ void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const ch
             if (a[1] == 'c') cli->config = next;
             else if (a[1] == 'o') cli->output = next;
             else {
-                char *end;
-                unsigned long long v = strtoull(next, &end, 10);
-                if (*end || end == next || (a[2] == 't' && (v < 1 || v > 1024))) {
-                    fprintf(stderr, "%s: %s expects a %s, got '%s'\n", tool, a, a[2] == 't' ? "thread count in 1..1024" : "non-negative integer",
-                            next);
+                unsigned long long v;
+                if (parse_count(next, &v) || (a[2] == 't' && (v < 1 || v > 1024))) {
+                    fprintf(stderr, "%s: %s expects a %s, got '%s'\n", tool, a,
+                            a[2] == 't' ? "thread count in 1..1024" : "non-negative integer (0 .. 18446744073709551615)", next);
                     exit(SC_EUSAGE);
                 }
                 if (a[2] == 's') {
@@ -236,12 +375,17 @@ void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const ch
         usage_exit(tool, usage, SC_EUSAGE);
     }
     /* nothing is written before the output is known not to be an input or the config */
+    int defer_lock = need_output & SC_CLI_DEFER_LOCK;
+    need_output &= ~SC_CLI_DEFER_LOCK;
     cli->in_place = need_output == SC_CLI_OUTPUT_IN_PLACE;
     if (cli->config) sc_cli_add_input(cli, cli->config);
     for (int k = 0; k < cli->ninputs; k++) sc_cli_add_input(cli, cli->inputs[k]);
     if (cli->output) sc_cli_add_output(cli, cli->output);
     install_handlers(tool);
     if (cli->output && (need_output == SC_CLI_OUTPUT || need_output == SC_CLI_OUTPUT_IN_PLACE)) check_writable(cli, cli->output);
+    /* the run owns its output from here on: a second run on it is refused at once */
+    if (cli->output && need_output != SC_CLI_NO_OUTPUT && !defer_lock)
+        lock_output(cli, need_output == SC_CLI_OUTPUT_DIR ? "output folder" : "output");
 }
 
 void sc_cli_die(const sc_cli *cli, const sc_err *err)

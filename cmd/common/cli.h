@@ -4,8 +4,15 @@
  * What every tool gets from sc_cli_parse, before it does any work:
  *  - usage errors exit 1 (SC_EUSAGE): unknown options, a missing value, `-o ''`;
  *  - the output must not be the same file (device and inode, so links and other spellings
- *    count) as any input or the config: exit 1. Files named by a tool's own options join the
- *    check through sc_cli_add_input / sc_cli_add_output;
+ *    count; for files that do not exist yet, the real path of the folder + the name) as any
+ *    input or the config, nor as another file the run writes: exit 1. Every other file the run
+ *    reads or writes (a tool's own options, files named in the config or inside an input, the
+ *    .xdmf, the checkpoint) joins the check through sc_cli_add_input / sc_cli_add_output;
+ *  - the output's folder must be writable and its temporary name short enough: exit 3;
+ *  - the run owns its output: an advisory lock (flock) on OUTPUT.lock, which names the holder
+ *    (pid, host, start, command line), is held until the process ends and removed at exit; a
+ *    second run on the same output is refused at once, exit 1, naming the holder. A lock file
+ *    left by a killed run holds no lock and does not block;
  *  - SIGINT, SIGTERM, SIGHUP and SIGUSR1 remove every temporary file and unfinished output in
  *    the registry of core/cleanup.h (filled by the HDF5 layer and the file writers) and end the
  *    process by the signal (shell status 128 + N); signals ignored at start-up (nohup, a
@@ -30,7 +37,8 @@ enum {
     SC_CLI_NO_OUTPUT = 0,       /* -o optional */
     SC_CLI_OUTPUT = 1,          /* -o required; it may not be an input or the config */
     SC_CLI_OUTPUT_IN_PLACE = 2, /* -o required; it may be an input (the tool replaces it atomically) */
-    SC_CLI_OUTPUT_DIR = 3       /* -o required, a folder the tool fills (render) */
+    SC_CLI_OUTPUT_DIR = 3,      /* -o required, a folder the tool fills (render) */
+    SC_CLI_DEFER_LOCK = 16      /* or'ed in: the tool takes the output's lock itself (sc_cli_lock) */
 };
 
 typedef struct sc_cli {
@@ -46,6 +54,7 @@ typedef struct sc_cli {
     char **argv;
     /* every file the run reads / writes, for the same-file check */
     const char *read[SC_CLI_MAX_FILES], *written[SC_CLI_MAX_FILES];
+    const char *read_what[SC_CLI_MAX_FILES], *written_what[SC_CLI_MAX_FILES]; /* "config", "checkpoint", ... */
     int nread, nwritten, in_place;
 } sc_cli;
 
@@ -66,6 +75,21 @@ void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const ch
  * SC_EUSAGE naming both on a clash. NULL is ignored. */
 void sc_cli_add_input(sc_cli *cli, const char *path);
 void sc_cli_add_output(sc_cli *cli, const char *path);
+/* The same, saying what the file is in the message ("motion.bvh of the config", "checkpoint"). */
+void sc_cli_add_input_named(sc_cli *cli, const char *path, const char *what);
+void sc_cli_add_output_named(sc_cli *cli, const char *path, const char *what);
+/* SC_EIO naming the path when `what` (an output, a checkpoint) cannot be written: a folder
+ * missing or read-only, a name whose temporary name (core/cleanup.h) would be too long, a
+ * directory. Probed by creating and removing a temporary file. */
+int sc_cli_check_writable(const char *path, const char *what, sc_err *err);
+/* Takes the run's lock on PATH.lock (PATH without trailing '/': a folder's lock is beside it),
+ * writing the holder's pid, host, start time and command line into it: SC_EUSAGE naming the
+ * holder when another run holds it, SC_EIO when it cannot be created. Held until the process
+ * ends; the file is removed at exit (core/cleanup.h). */
+int sc_cli_lock(const char *path, const char *what, int argc, char **argv, sc_err *err);
+/* How the usage errors found after parsing end the process (default: print, exit): the MPI
+ * tools pass sc_longrun_die so that one rank reports and every rank finalizes. */
+void sc_cli_set_die(void (*die)(const sc_err *err));
 /* Prints "tool: error: message" on stderr, removes temporary files and unfinished outputs
  * (core/cleanup.h) and exits with err->code. */
 void sc_cli_die(const sc_cli *cli, const sc_err *err) __attribute__((noreturn));

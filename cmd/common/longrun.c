@@ -43,7 +43,9 @@ int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc
     if (sc_par_init(argc, argv, sc_environment_tasks(), par, &err)) sc_longrun_die(&err);
     sc_longrun_begin(cli, *par);
     int rank = sc_par_rank(*par);
-    sc_cli_parse(cli, *argc, *argv, cli->tool, usage, 2, 2, 1, 1, longrun_opt);
+    sc_cli_set_die(sc_longrun_die); /* a clash of files: rank 0 says so, every rank finalizes */
+    /* the output's lock is rank 0's alone, taken with the checkpoint's (sc_longrun_checkpoint) */
+    sc_cli_parse(cli, *argc, *argv, cli->tool, usage, 2, 2, 1, SC_CLI_OUTPUT | SC_CLI_DEFER_LOCK, longrun_opt);
     *opts = g_opts;
     if (rank != 0 && sc_log_level() > SC_LOG_WARN) sc_log_set_level(SC_LOG_WARN);
     sc_longrun_catch_signals();
@@ -71,14 +73,40 @@ void sc_longrun_catch_signals(void)
 
 int sc_longrun_stop_requested(void) { return g_stop != 0; }
 
-void sc_longrun_checkpoint(const char *given, const char *output, int resume, char *path, size_t n, int *exists)
+/* Rank 0's code and message to every rank. */
+static int agree(int code, sc_err *err)
 {
-    if (given) snprintf(path, n, "%s", given);
-    else snprintf(path, n, "%s.ckpt", output);
+    if (g_par) {
+        sc_par_bcast(g_par, &code, sizeof code, 0, err);
+        if (code) sc_par_bcast(g_par, err->msg, sizeof err->msg, 0, err);
+        err->code = code;
+    }
+    return code;
+}
+
+void sc_longrun_checkpoint(sc_cli *cli, const char *given, int resume, char *path, size_t n, int *exists)
+{
+    sc_err err = {0};
+    if ((size_t)(given ? snprintf(path, n, "%s", given) : snprintf(path, n, "%s.ckpt", cli->output)) >= n) {
+        sc_fail(&err, SC_EIO, "%s: the checkpoint's name is too long", given ? given : cli->output);
+        sc_longrun_die(&err);
+    }
+    /* the checkpoint is removed when the run completes: never the output, an input or the config */
+    sc_cli_add_output_named(cli, path, "checkpoint");
+    /* the run owns its output and checkpoint before it looks at either (a second run, --resume
+       or not, is refused here), and both can be written: found now, not after the first segment */
+    static int output_locked;
+    int code = 0;
+    if (!g_par || sc_par_rank(g_par) == 0) {
+        code = output_locked ? 0 : sc_cli_lock(cli->output, "output", cli->argc, cli->argv, &err);
+        output_locked = 1;
+        if (!code) code = sc_cli_check_writable(path, "checkpoint", &err);
+        if (!code) code = sc_cli_lock(path, "checkpoint", cli->argc, cli->argv, &err);
+    }
+    if (agree(code, &err)) sc_longrun_die(&err);
     struct stat st;
     *exists = stat(path, &st) == 0;
     if (*exists && !resume) {
-        sc_err err;
         sc_fail(&err, SC_EUSAGE, "%s holds the work of an earlier run: pass --resume to continue it, or delete it to start afresh", path);
         sc_longrun_die(&err);
     }
@@ -95,10 +123,5 @@ int sc_longrun_check_output(const char *output, sc_err *err)
         else snprintf(dir, sizeof dir, ".");
         if (access(dir, W_OK)) code = sc_fail(err, SC_EIO, "%s: cannot write into %s", output, dir[0] ? dir : "/");
     }
-    if (g_par) {
-        sc_par_bcast(g_par, &code, sizeof code, 0, err);
-        if (code) sc_par_bcast(g_par, err->msg, sizeof err->msg, 0, err);
-        err->code = code;
-    }
-    return code;
+    return agree(code, err);
 }

@@ -24,9 +24,13 @@ void sc_longrun_die(const sc_err *err) __attribute__((noreturn));
  * between samples, checkpoints and returns SC_EINTERRUPTED). */
 void sc_longrun_catch_signals(void);
 int sc_longrun_stop_requested(void);
-/* The checkpoint path (given, or OUTPUT.ckpt) and whether one is there: without --resume an
- * existing checkpoint is a usage error (it would be overwritten). */
-void sc_longrun_checkpoint(const char *given, const char *output, int resume, char *path, size_t n, int *exists);
+/* The checkpoint path (given, or OUTPUT.ckpt) and whether one is there, before any work: the
+ * checkpoint may not be the output, another file written, an input or the config (exit 1);
+ * rank 0 takes the run's locks on the output (at the first call) and the checkpoint (cli.h,
+ * sc_cli_lock: held by another run -> exit 1 naming it, --resume or not) and checks that the
+ * checkpoint can be written (exit 3 naming it). Without --resume an existing checkpoint is a
+ * usage error (it would be overwritten). */
+void sc_longrun_checkpoint(sc_cli *cli, const char *given, int resume, char *path, size_t n, int *exists);
 /* SC_EIO when the output's folder is not writable (checked on rank 0, agreed by all). */
 int sc_longrun_check_output(const char *output, sc_err *err);
 

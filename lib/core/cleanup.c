@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "core/cleanup.h"
 
@@ -108,6 +110,34 @@ int sc_cleanup_count(void)
     int n = 0;
     for (int i = 0; i < SC_CLEANUP_SLOTS; i++) n += atomic_load(&g_slot[i].state) >= SLOT_LIVE;
     return n;
+}
+
+static _Atomic unsigned g_temp_counter;
+
+static int temp_fits(const char *path, size_t extra)
+{
+    size_t n = strlen(path);
+    const char *slash = strrchr(path, '/');
+    size_t base = slash ? n - (size_t)(slash + 1 - path) : n;
+    return n + extra < PATH_MAX && base + extra <= NAME_MAX;
+}
+
+int sc_temp_name_fits(const char *path) { return path && path[0] && temp_fits(path, SC_TEMP_SUFFIX_MAX); }
+
+int sc_temp_name(const char *path, char *out, size_t n)
+{
+    if (!path || !path[0]) return -1;
+    unsigned r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r = (unsigned)ts.tv_nsec * 2654435761u;
+    }
+    /* the counter keeps names distinct within a process whatever the random bits */
+    unsigned v = r + atomic_fetch_add(&g_temp_counter, 1u) * 0x9e3779b9u;
+    int len = snprintf(out, n, "%s.tmp.%ld.%08x", path, (long)getpid(), v);
+    if (len < 0 || (size_t)len >= n || !temp_fits(path, (size_t)len - strlen(path))) return -1;
+    return 0;
 }
 
 static sc_fatal_fn g_fatal;

@@ -1,7 +1,7 @@
 /* What a failed or interrupted run must not leave behind: a process-wide registry of the
  * temporary files it is writing and of the outputs it has finished but whose run is not over.
  *
- * The HDF5 layer registers every "<out>.tmp" it creates (sc_h5_create, sc_h5_create_from) and
+ * The HDF5 layer registers every temporary "<out>.tmp.*" (sc_temp_name) it creates (sc_h5_create, sc_h5_create_from) and
  * forgets it when the file is committed or aborted; sc_file_commit and the other writers that
  * go through a .tmp do the same. A tool that writes several outputs registers each finished one
  * as SC_CLEANUP_OUTPUT, so that a failure later in the run removes it too (simulate: sim.h5
@@ -14,6 +14,7 @@
  * number of slots (SC_CLEANUP_SLOTS), no allocation. */
 #ifndef SC_CLEANUP_H
 #define SC_CLEANUP_H
+#include <stddef.h>
 #include <sys/types.h>
 
 #define SC_CLEANUP_SLOTS 64
@@ -38,6 +39,15 @@ void sc_cleanup_run(int include_outputs);
 void sc_cleanup_keep_outputs(void);
 /* Number of registered entries (tests). */
 int sc_cleanup_count(void);
+
+/* The temporary name a writer uses for path: "<path>.tmp.<pid>.<8 hex digits>", unique per
+ * process and per call (a counter plus random bits), so two runs writing the same file (or a
+ * run and its own earlier, killed attempt) never share a temporary file. Returns 0, or -1 when
+ * the name does not fit out_size, PATH_MAX or (its last component) NAME_MAX. */
+#define SC_TEMP_SUFFIX_MAX 24 /* ".tmp." + a pid of up to 10 digits + "." + 8 hex digits */
+int sc_temp_name(const char *path, char *out, size_t out_size);
+/* Would every temporary name of path fit (the longest pid assumed)? 1 yes, 0 no. */
+int sc_temp_name_fits(const char *path);
 
 /* Last resort for library code that can neither continue nor return an error (an ODE
  * assertion outside a step): calls the handler installed by the program (the CLI's prints

@@ -256,7 +256,7 @@ static sc_h5 *h5_new(const char *path, sc_err *err)
     f->file = -1;
     size_t len = strlen(path);
     f->path = malloc(len + 1);
-    f->tmp = malloc(len + 5);
+    f->tmp = malloc(len + SC_TEMP_SUFFIX_MAX + 1);
     if (!f->path || !f->tmp) {
         free(f->path);
         free(f->tmp);
@@ -265,7 +265,14 @@ static sc_h5 *h5_new(const char *path, sc_err *err)
         return NULL;
     }
     memcpy(f->path, path, len + 1);
-    snprintf(f->tmp, len + 5, "%s.tmp", path);
+    /* unique per run and call: two runs on one output never write the same temporary */
+    if (sc_temp_name(path, f->tmp, len + SC_TEMP_SUFFIX_MAX + 1)) {
+        free(f->path);
+        free(f->tmp);
+        free(f);
+        sc_fail(err, SC_EIO, "%s: file name too long (its temporary name would exceed PATH_MAX or NAME_MAX)", path);
+        return NULL;
+    }
     return f;
 }
 
@@ -295,7 +302,7 @@ int sc_h5_create(const char *path, sc_h5 **out, sc_err *err)
     sc_h5 *f = h5_new(path, err);
     if (!f) return SC_EIO;
     /* Probe with open(2) first: its errno makes a clearer message than HDF5's stack. */
-    int fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
     if (fd < 0) {
         int e = errno;
         sc_fail(err, SC_EIO, "%s: cannot create %s: %s", path, f->tmp, strerror(e));
@@ -427,6 +434,7 @@ void sc_h5_close(sc_h5 *f)
 }
 
 const char *sc_h5_filename(const sc_h5 *f) { return f ? f->path : ""; }
+const char *sc_h5_temp_filename(const sc_h5 *f) { return f && f->writable ? f->tmp : ""; }
 
 long sc_h5_live_ids(void)
 {
@@ -719,7 +727,7 @@ int sc_h5_create_from(const char *src, const char *path, sc_h5 **out, sc_err *er
     sc_h5_close(probe);
     sc_h5 *f = h5_new(path, err);
     if (!f) return SC_EIO;
-    int in = open(src, O_RDONLY), outfd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int in = open(src, O_RDONLY), outfd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
     if (outfd >= 0) sc_cleanup_add(f->tmp, SC_CLEANUP_TEMP);
     if (in < 0 || outfd < 0) {
         rc = sc_fail(err, SC_EIO, "%s: cannot copy %s: %s", path, src, strerror(errno));

@@ -1,7 +1,8 @@
 /* The HDF5 layer: every softcon file is written and read through here, and its files
  * (lib/io/h5*.c, private header h5_internal.h) are the only ones that include hdf5.h. Outputs
  * are self-describing (units/description attributes, root provenance, time as a dimension
- * scale) and written atomically: all writes go to "<path>.tmp", which sc_h5_commit renames onto
+ * scale) and written atomically: all writes go to a temporary "<path>.tmp.<pid>.<random>" unique to the run (core/cleanup.h,
+ * sc_temp_name), which sc_h5_commit renames onto
  * <path> and sc_h5_abort deletes.
  *
  * Paths are HDF5 paths from the file root ("/skin/weights"; the leading '/' may be omitted).
@@ -24,7 +25,8 @@ typedef struct sc_h5_series sc_h5_series;
 #define SC_H5_MAX_STRING   (16 << 20)
 
 /* ---- files ---- */
-/* Create "<path>.tmp" (truncating a stale one) for writing. */
+/* Create the temporary file of path (a new, unique name: sc_temp_name) for writing; SC_EIO when
+ * that name would be too long. */
 int sc_h5_create(const char *path, sc_h5 **out, sc_err *err);
 /* Flush buffered series, close, fsync and rename the tmp file onto path. Always consumes f:
  * on failure the tmp file is removed and nothing at path is touched. */
@@ -41,6 +43,8 @@ int sc_h5_open_image(const void *data, size_t size, const char *name, sc_h5 **ou
 void sc_h5_close(sc_h5 *f);
 /* The final path (not the tmp path) as given to create/open. */
 const char *sc_h5_filename(const sc_h5 *f);
+/* The temporary file a writable handle writes (renamed onto sc_h5_filename by commit). */
+const char *sc_h5_temp_filename(const sc_h5 *f);
 
 /* ---- writing ---- */
 /* Root attributes softcon_version, schema, created_by (argv joined, shell-quoted where needed),
@@ -161,7 +165,7 @@ int sc_h5_check_names(const sc_h5 *f, const char *path, char *const *names, size
 /* times strictly increasing and finite */
 int sc_h5_check_increasing(const sc_h5 *f, const char *path, const double *t, size_t n, sc_err *err);
 
-/* Starts a new output as a copy of src (written to "<path>.tmp", renamed on commit), so a tool
+/* Starts a new output as a copy of src (written to its temporary name, renamed on commit), so a tool
    can add to a file without ever modifying its input. */
 int sc_h5_create_from(const char *src, const char *path, sc_h5 **out, sc_err *err);
 /* Removes a group or dataset (and what is below it) from a writable file; absent is fine. */

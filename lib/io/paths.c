@@ -69,8 +69,8 @@ int sc_find_input(const char *name, const char *config_path, int search_mocap, c
 
 FILE *sc_file_open_tmp(const char *path, const char *mode, char *tmp, size_t tmp_size, sc_err *err)
 {
-    if ((size_t)snprintf(tmp, tmp_size, "%s.tmp", path) >= tmp_size) {
-        sc_fail(err, SC_EIO, "%s: path too long", path);
+    if (sc_temp_name(path, tmp, tmp_size)) {
+        sc_fail(err, SC_EIO, "%s: file name too long (its temporary name would exceed PATH_MAX or NAME_MAX)", path);
         return NULL;
     }
     FILE *f = fopen(tmp, mode);

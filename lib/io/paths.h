@@ -12,7 +12,8 @@ int sc_find_input(const char *name, const char *config_path, int search_mocap, c
 /* The mocap path: directories separated by ':' (copied; NULL or "" for none, the default). */
 void sc_paths_set_mocap_path(const char *dirs);
 #include <stdio.h>
-/* Opens "<path>.tmp" (its name into tmp) for writing and registers it for clean-up
+/* Opens a temporary file beside path, unique to the run (core/cleanup.h sc_temp_name; its name
+ * into tmp, which needs strlen(path) + SC_TEMP_SUFFIX_MAX + 1 bytes) for writing and registers it for clean-up
  * (core/cleanup.h), so an interrupted or failed run does not leave it behind. NULL and SC_EIO
  * in err on failure. */
 FILE *sc_file_open_tmp(const char *path, const char *mode, char *tmp, size_t tmp_size, sc_err *err);

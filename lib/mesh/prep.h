@@ -39,6 +39,7 @@ typedef struct sc_prep_opts {
     int fit_skeleton;                /* fit the skeleton into an OBJ body (default: when it is a BVH's) */
     int fixed_fit;                   /* size the fixed-node boxes the config leaves alone to the body */
     char body_where[160];            /* config location of body.obj, for messages */
+    char skeleton_bvh[1024];         /* the skeleton's BVH as found ("" for inline bones): an input */
 } sc_prep_opts;
 
 typedef struct sc_prep_report {

@@ -216,6 +216,10 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
     char w[256], name[1024];
     int rc;
     if ((rc = sc_cfg_require(root, "skeleton", &sk, err)) || (rc = sc_rig_from_config(sk, path, &o->rig, err))) return rc;
+    if (sc_cfg_get(sk, "bvh") && /* found again, as from_bvh did: the tool checks it is not the output */
+        ((rc = sc_cfg_string(sk, "bvh", NULL, name, sizeof name, err)) ||
+         (rc = sc_find_input(name, path, 1, sc_cfg_where(sc_cfg_get(sk, "bvh"), w, sizeof w), o->skeleton_bvh, sizeof o->skeleton_bvh, err))))
+        return rc;
 
     if ((rc = sc_cfg_section(root, "body", &body, err))) return rc;
     static const char *const kinds[] = {"michelin", "panda"};
