@@ -239,6 +239,24 @@ TEST(ownership_two_runs_on_one_output)
     ENSURE_MSG(!sc_test_file_exists(lock), "the lock file was left behind");
 }
 
+/* A run killed with SIGKILL leaves its OUTPUT.tmp.<pid>.<hex>: the next run on that output, once
+ * it holds the lock, removes it (and nothing else of the folder). */
+TEST(ownership_stale_temporaries_removed_by_the_next_run)
+{
+    const char *ch = sc_fixture_michelin();
+    ENSURE_MSG(ch, "fixtures: %s", sc_fixture_log());
+    const char *o = sc_test_tmp("own_stale.h5");
+    char stale[1100], other[1100];
+    snprintf(stale, sizeof stale, "%s.tmp.99999999.0123abcd", o); /* above any pid_max */
+    snprintf(other, sizeof other, "%s.tmp.notours", o);
+    ENSURE(sc_test_write("own_stale.h5.tmp.99999999.0123abcd", "x") && sc_test_write("own_stale.h5.tmp.notours", "x"));
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), sc_test_write("own_stale.yaml", "simulation: {duration: 0.01}\n"),
+                        o, ch);
+    ENSURE_MSG(rc == 0, "simulate: exit %d: %s", rc, out);
+    ENSURE_MSG(!sc_test_file_exists(stale), "the stale temporary %s is still there", stale);
+    ENSURE_MSG(sc_test_file_exists(other), "%s, not a temporary's name, was removed", other);
+}
+
 /* ---- item 8: every path a run writes is checked before any work ------------------------- */
 
 TEST(ownership_unwritable_paths_found_at_start)

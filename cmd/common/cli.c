@@ -1,4 +1,5 @@
 /* The command line every tool shares (cli.h): parsing, the same-file check, signals and exit. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -208,6 +209,30 @@ static void check_writable(const sc_cli *cli, const char *out)
    still held. */
 static int g_lock_fd[8], g_nlocks;
 
+/* PATH.tmp.<pid>.<hex> files (core/cleanup.h's sc_temp_name) left by a run killed with SIGKILL:
+   whoever holds PATH's lock is the only run that writes PATH, so every such file is stale. */
+static void remove_stale_temporaries(const char *path, size_t n)
+{
+    char dir[PATH_MAX], base[NAME_MAX + 1];
+    const char *slash = memrchr(path, '/', n);
+    size_t dn = slash ? (size_t)(slash - path) : 0, bn = n - (slash ? dn + 1 : 0);
+    if (dn >= sizeof dir || bn + 5 >= sizeof base) return;
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash ? (dn ? dn : 1) : 1), slash ? path : ".");
+    snprintf(base, sizeof base, "%.*s.tmp.", (int)bn, slash ? slash + 1 : path);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    size_t bl = strlen(base);
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *rest = e->d_name + bl;
+        if (strncmp(e->d_name, base, bl) != 0 || !rest[0]) continue;
+        size_t digits = strspn(rest, "0123456789"), hex = digits ? strspn(rest + digits + 1, "0123456789abcdef") : 0;
+        if (!digits || rest[digits] != '.' || hex != 8 || rest[digits + 1 + hex]) continue;
+        char full[PATH_MAX];
+        if (snprintf(full, sizeof full, "%s/%s", dir, e->d_name) < (int)sizeof full) unlink(full);
+    }
+    closedir(d);
+}
+
 int sc_cli_lock(const char *path, const char *what, int argc, char **argv, sc_err *err)
 {
     char lock[PATH_MAX + 8];
@@ -253,6 +278,7 @@ int sc_cli_lock(const char *path, const char *what, int argc, char **argv, sc_er
         }
         if (g_nlocks < (int)(sizeof g_lock_fd / sizeof *g_lock_fd)) g_lock_fd[g_nlocks++] = fd;
         sc_cleanup_add(lock, SC_CLEANUP_TEMP); /* removed at exit, still held */
+        remove_stale_temporaries(path, n);
         return SC_OK;
     }
     return sc_fail(err, SC_EIO, "%s: cannot lock %s: it keeps being replaced", path, lock);
