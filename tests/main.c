@@ -168,6 +168,8 @@ int sc_test_sh(char *out, size_t out_size, const char *fmt, ...)
     return -1;
 }
 
+int sc_test_temporary_left(const char *path) { return sc_test_sh(NULL, 0, "ls -d '%s'.tmp* 2> /dev/null | grep -q .", path) == 0; }
+
 int sc_test_h5_same(char *out, size_t out_size, const char *a, const char *b, const char *only)
 {
     return sc_test_sh(out, out_size, "/usr/bin/python3 %s %s%s '%s' '%s'", sc_test_repo("scripts/h5-same.py"), only ? "--only " : "", only ? only : "",

@@ -62,6 +62,8 @@ const char *sc_test_write(const char *name, const char *text);
  * (or 128+signal). */
 int sc_test_sh(char *out, size_t out_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int sc_test_file_exists(const char *path);
+/* Whether a writer's temporary of path is there: path.tmp, or a run's path.tmp.<pid>.<random>. */
+int sc_test_temporary_left(const char *path);
 /* Whether A and B hold the same results (scripts/h5-same.py: every dataset's shape, type and
  * bytes and every attribute, provenance and timing aside; h5diff 1.10's exit status misses a
  * shape difference). only: comma-separated groups to compare ("/bones,/nodes"), NULL: the whole

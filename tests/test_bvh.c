@@ -410,7 +410,7 @@ TEST(bvh_write_roundtrip)
     ENSURE_OK(sc_bvh_load(sc_test_mocap("cmu_02_01_walk.bvh"), &a, &err), &err);
     const char *out = sc_test_tmp("walk_rt.bvh");
     ENSURE_OK(sc_bvh_write(out, &a, &err), &err);
-    ENSURE(!sc_test_file_exists(sc_test_tmp("walk_rt.bvh.tmp")));
+    ENSURE(!sc_test_temporary_left(sc_test_tmp("walk_rt.bvh")));
     ENSURE_OK(sc_bvh_load(out, &b, &err), &err);
     ENSURE(bvh_equal(&a, &b, 0)); /* file decimals read back bit for bit */
     sc_bvh_free(&b);

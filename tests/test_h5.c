@@ -211,7 +211,7 @@ TEST(h5_abort_leaves_nothing)
     ENSURE_OK(sc_h5_write_f64(f, "/x", 1, d, x, "m", NULL, &err), &err);
     ENSURE(sc_h5_commit(f, &err) == SC_EIO);
     ENSURE_MSG(strstr(err.msg, "is_a_dir.h5: cannot rename"), "%s", err.msg);
-    ENSURE(!sc_test_file_exists(sc_test_tmp("is_a_dir.h5.tmp")));
+    ENSURE(!sc_test_temporary_left(sc_test_tmp("is_a_dir.h5")));
     ENSURE(sc_h5_open(dir, &f, &err) == SC_EIO && f == NULL);
 
     /* a directory that does not exist: SC_EIO naming the path and the reason, no leftovers */
@@ -251,7 +251,7 @@ TEST(h5_commit_replaces_atomically)
     ENSURE_OK(sc_h5_commit(f, &err), &err);
     ENSURE(stat(path, &st2) == 0);
     ENSURE(st1.st_ino != st2.st_ino); /* replaced by rename, not rewritten in place */
-    ENSURE(!sc_test_file_exists(sc_test_tmp("replace.h5.tmp")));
+    ENSURE(!sc_test_temporary_left(sc_test_tmp("replace.h5")));
 
     ENSURE_OK(sc_h5_read_f64(old, "/v", 1, rd, &r, &err), &err);
     ENSURE(r[0] == 1 && r[2] == 1);

@@ -853,18 +853,17 @@ TEST(id_march_builtin)
 
 static void expect_failure(const char *name, const char *yaml_text, const char *charfile, int code, const char *n1, const char *n2)
 {
-    char file[128], h5[128], tmp[1200];
+    char file[128], h5[128];
     snprintf(file, sizeof file, "%s.yaml", name);
     snprintf(h5, sizeof h5, "%s.h5", name);
     const char *yaml = sc_test_write(file, yaml_text);
     const char *outp = sc_test_tmp(h5);
     int rc = run_id(yaml, charfile, outp);
-    snprintf(tmp, sizeof tmp, "%s.tmp", outp);
     sc_test_report("%s: exit %d: %s", name, rc, out);
     ENSURE_MSG(rc == code, "%s: exit %d, expected %d: %s", name, rc, code, out);
     ENSURE_MSG(strstr(out, n1) != NULL, "%s: '%s' not in: %s", name, n1, out);
     ENSURE_MSG(!n2 || strstr(out, n2) != NULL, "%s: '%s' not in: %s", name, n2, out);
-    ENSURE_MSG(!sc_test_file_exists(outp) && !sc_test_file_exists(tmp), "%s left output", name);
+    ENSURE_MSG(!sc_test_file_exists(outp) && !sc_test_temporary_left(outp), "%s left output", name);
 }
 
 /* Gravity and friction come from the keys the simulator reads; the rest of those sections is the

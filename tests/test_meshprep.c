@@ -164,14 +164,13 @@ static void expect_failure(const char *name, const char *yaml_text, const char *
     const char *yaml = yaml_text ? sc_test_write(file, yaml_text) : sc_test_tmp(file);
     const char *outp = sc_test_tmp(h5);
     int rc = sc_test_sh(out, sizeof out, "%s %s -c %s -o %s", env ? env : "", sc_test_tool("mesh-prep"), yaml, outp);
-    char tmp[1100], xdmf[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", outp);
+    char xdmf[1100];
     snprintf(xdmf, sizeof xdmf, "%.*s.xdmf", (int)(strlen(outp) - 3), outp);
     sc_test_report("%s: exit %d: %s", name, rc, out);
     ENSURE_MSG(rc == code, "%s: exit %d, expected %d: %s", name, rc, code, out);
     ENSURE_MSG(strstr(out, n1) != NULL, "%s: '%s' not in: %s", name, n1, out);
     ENSURE_MSG(!n2 || strstr(out, n2) != NULL, "%s: '%s' not in: %s", name, n2, out);
-    ENSURE_MSG(!sc_test_file_exists(outp) && !sc_test_file_exists(tmp) && !sc_test_file_exists(xdmf), "%s left output", name);
+    ENSURE_MSG(!sc_test_file_exists(outp) && !sc_test_temporary_left(outp) && !sc_test_file_exists(xdmf), "%s left output", name);
 }
 
 static const char *skel =

@@ -177,7 +177,7 @@ TEST(obj_write_roundtrip)
     const char *path = sc_test_tmp("rt.obj");
     sc_err err = {0};
     ENSURE_OK(sc_obj_write(path, &a, &err), &err);
-    ENSURE(!sc_test_file_exists(sc_test_tmp("rt.obj.tmp")));
+    ENSURE(!sc_test_temporary_left(sc_test_tmp("rt.obj")));
     sc_trimesh b;
     ENSURE_OK(sc_obj_load(path, &b, &err), &err);
     ENSURE(b.nverts == a.nverts && b.ntris == a.ntris);

@@ -40,11 +40,6 @@ static const char *copy_of(const char *src, const char *name)
 
 static int same_bytes(const char *a, const char *b) { return sc_test_sh(NULL, 0, "cmp -s %s %s", a, b) == 0; }
 
-static int exists_tmp(const char *path) /* <path>.tmp or a run's unique <path>.tmp.<pid>.<random> */
-{
-    return sc_test_sh(NULL, 0, "ls -d '%s'.tmp* 2> /dev/null | grep -q .", path) == 0;
-}
-
 /* ---- item 1: an output that is an input ---------------------------------------------- */
 
 TEST(reliability_output_is_an_input)
@@ -58,7 +53,7 @@ TEST(reliability_output_is_an_input)
     int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sim, cfg, in, in);
     sc_test_report("simulate -o character.h5 character.h5: exit %d: %s", rc, out);
     ENSURE_MSG(rc == 1 && strstr(out, "is the same file as the input"), "exit %d: %s", rc, out);
-    ENSURE(same_bytes(in, orig) && !exists_tmp(in));
+    ENSURE(same_bytes(in, orig) && !sc_test_temporary_left(in));
     /* the same file under another name: a hard link */
     const char *link = sc_test_tmp("link1.h5");
     ENSURE(sc_test_sh(NULL, 0, "ln -f %s %s", in, link) == 0);
@@ -91,7 +86,7 @@ TEST(reliability_output_is_an_input)
     rc = sc_test_sh(out, sizeof out, "%s --help", sc_test_tool("skin-weights"));
     ENSURE_MSG(rc == 0 && strstr(out, "atomically"), "skin-weights --help: %s", out);
     rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("skin-weights"), mp, in, in);
-    ENSURE_MSG(rc == 0 && !exists_tmp(in), "skin-weights in place: exit %d: %s", rc, out);
+    ENSURE_MSG(rc == 0 && !sc_test_temporary_left(in), "skin-weights in place: exit %d: %s", rc, out);
     sc_model m;
     sc_err err;
     ENSURE_OK(sc_character_read(in, &m, 1, &err), &err);
@@ -221,9 +216,9 @@ TEST(reliability_signals_remove_temporary_files)
         int how;
         int ok = signalled(pid, sigs[k], &how);
         sc_test_report("simulate under %s: ended by %s, %s.tmp %s", names[k], how > 0 ? strsignal(how) : "exit",
-                       outp, exists_tmp(outp) ? "LEFT" : "removed");
+                       outp, sc_test_temporary_left(outp) ? "LEFT" : "removed");
         ENSURE_MSG(ok, "simulate did not end by %s (%d)", names[k], how);
-        ENSURE_MSG(!exists_tmp(outp) && !sc_test_file_exists(outp), "%s: %s left behind", names[k], tmp);
+        ENSURE_MSG(!sc_test_temporary_left(outp) && !sc_test_file_exists(outp), "%s: %s left behind", names[k], tmp);
     }
     /* mesh-prep while tetgen runs: the child is stopped, its scratch folder removed */
     const char *scratch = sc_test_tmp("scratch");
@@ -278,7 +273,7 @@ static void expect_config_rejected(const char *tool, const char *name, const cha
                                         : sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool(tool), cfg, o, ch);
     sc_test_report("%s: exit %d: %s", name, rc, out);
     ENSURE_MSG(rc == 2 && strstr(out, needle), "%s: exit %d (134: ODE abort), expected '%s': %s", name, rc, needle, out);
-    ENSURE_MSG(!sc_test_file_exists(o) && !exists_tmp(o), "%s left output", name);
+    ENSURE_MSG(!sc_test_file_exists(o) && !sc_test_temporary_left(o), "%s left output", name);
 }
 
 TEST(reliability_absurd_config_values)
@@ -320,7 +315,7 @@ static void expect_file_rejected(const char *name, const char *h5, const char *t
     }
     sc_test_report("%s: exit %d: %s", name, rc, out);
     ENSURE_MSG(rc == 2 && strstr(out, needle), "%s: exit %d, expected '%s': %s", name, rc, needle, out);
-    ENSURE(!sc_test_file_exists(o) && !exists_tmp(o));
+    ENSURE(!sc_test_file_exists(o) && !sc_test_temporary_left(o));
 }
 
 static const char *write_model(const char *name, const sc_model *m)

@@ -253,7 +253,7 @@ TEST(render_png_checksums_and_independent_decode)
     ENSURE_OK(sc_png_write(pw, img, w, h, &err), &err);
     int ww, hh;
     ENSURE(png_size(pw, &ww, &hh) && ww == w && hh == h);
-    ENSURE(!sc_test_file_exists(sc_test_tmp("png_written.png.tmp")));
+    ENSURE(!sc_test_temporary_left(sc_test_tmp("png_written.png")));
     free(img);
 }
 
@@ -782,8 +782,8 @@ TEST(render_cli_simulation_end_to_end)
     ENSURE(sheet_w == 3 * 120 + 4 * 4 && sheet_h == 2 * 90 + 3 * 4);
     ENSURE(nexp == 5);
     ENSURE(have_ffmpeg ? movie > 1000 : movie < 0);
-    snprintf(p, sizeof p, "%s/frame_00000.png.tmp", dir);
-    ENSURE(!sc_test_file_exists(p));
+    snprintf(p, sizeof p, "%s/frame_00000.png", dir);
+    ENSURE(!sc_test_temporary_left(p));
 
     /* the character at rest, no config: one frame and a turntable sheet */
     const char *dir2 = sc_test_tmp("render_rest");

@@ -89,9 +89,7 @@ static void expect_rejected(const char *name, sc_model *m, const char *needle)
                         in, in, sc_test_tool("skin-weights"), sc_test_repo("configs/michelin.yaml"), outp, in, in, in);
     sc_test_report("%s: exit %d: %s", name, rc, out);
     ENSURE_MSG(rc == 2 && strstr(out, needle) && !strstr(out, "INPUT-CHANGED"), "%s: exit %d: %s", name, rc, out);
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", outp);
-    ENSURE(!sc_test_file_exists(outp) && !sc_test_file_exists(tmp));
+    ENSURE(!sc_test_file_exists(outp) && !sc_test_temporary_left(outp));
 }
 
 TEST(skinweights_bad_characters)
