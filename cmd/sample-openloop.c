@@ -50,6 +50,7 @@ typedef struct inputs {
     sc_samcon_config sampling;
     sc_control_dofs dofs;
     sc_reference ref;
+    uint64_t character_hash; /* the character as loaded, recorded in the output */
 } inputs;
 
 /* Reads and checks every input before hours of sampling; exits on an error. */
@@ -65,7 +66,11 @@ static void read_inputs(const sc_cli *cli, inputs *in)
     if (sc_cfg_check_unknown(in->cfg, &err)) sc_longrun_die(&err);
     if (sc_reference_read(cli->inputs[1], &in->ref, &err) || sc_reference_check_character(&in->ref, cli->inputs[1], &loaded, &err))
         sc_longrun_die(&err);
+    double t_first, t_last; /* start, end and segment fit the reference (a cycle sets its own span) */
+    int nseg;
+    if (!in->sampling.cycle && sc_samcon_span(&in->sampling, &in->ref, cli->inputs[1], &t_first, &t_last, &nseg, &err)) sc_longrun_die(&err);
     if (sc_scenario_model(&loaded, &in->sc, &in->m, &err)) sc_longrun_die(&err);
+    in->character_hash = sc_model_hash(&loaded);
     sc_model_free(&loaded);
     sc_tracker probe; /* a reference made for another character is an input error, found now */
     if (sc_tracker_init(&probe, &in->m, &in->ref, &in->sampling.tracker, &err)) {
@@ -107,8 +112,15 @@ static int write_result(const sc_cli *cli, int argc, char **argv, const char *re
     sc_openloop_trace trace;
     int rc = sc_sim_create(&in->m, &in->sc.sim, &sim, &err) || sc_openloop_record(run, res, sim, in->sc.every, &trace, &err);
     if (!rc) {
-        sc_openloop_provenance p = {
-            argc, argv, resolved, cli->inputs[0], cli->inputs[1], &in->ref, sc_fem_kernel_name(sim->fem.kernel), sc_par_library()};
+        sc_openloop_provenance p = {argc,
+                                    argv,
+                                    resolved,
+                                    cli->inputs[0],
+                                    cli->inputs[1],
+                                    &in->ref,
+                                    sc_fem_kernel_name(sim->fem.kernel),
+                                    sc_par_library(),
+                                    in->character_hash};
         rc = sc_openloop_save(cli->output, &p, run, res, &trace, &err);
         sc_openloop_trace_free(&trace);
     }

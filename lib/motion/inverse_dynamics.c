@@ -235,7 +235,7 @@ int sc_id_balance(const sc_body *b, sc_traj *t, const unsigned char *flags, doub
     int n = t->n, nb = t->nb;
     sc_id_balance_info inf;
     memset(&inf, 0, sizeof inf);
-    if (n < 5) {
+    if (n < SC_OFFSET_FIT_MIN_FRAMES) {
         if (info) *info = inf;
         return SC_OK;
     }
@@ -336,15 +336,31 @@ typedef struct id_pipeline {
     sc_id_pipeline_info inf;
 } id_pipeline;
 
-/* Retargets the clip onto the character, filters it, builds the mass and contact models and
- * sets the floor; the contact tolerances from the character unless given. */
+int sc_id_min_frames(const sc_id_config *c, const char **why)
+{
+    int n = SC_DIFF_MIN_FRAMES;
+    *why = "the differences of the accelerations";
+    if (c->filter && SC_FILTER_MIN_FRAMES > n) n = SC_FILTER_MIN_FRAMES, *why = "the motion filter";
+    if (c->filter == 1 && c->filter_window > n) n = c->filter_window, *why = "motion.filter_window";
+    if (c->balance && SC_OFFSET_FIT_MIN_FRAMES > n) n = SC_OFFSET_FIT_MIN_FRAMES, *why = "the balance fit of retarget.balance";
+    return n;
+}
+
+/* Retargets the clip onto the character (a range too short for the stencils refused: their
+ * stages would be skipped, leaving absurd velocities), filters it, builds the mass and contact
+ * models and sets the floor; the contact tolerances from the character unless given. */
 static int prepare_motion(id_pipeline *p, sc_err *err)
 {
     const sc_id_config *c = p->c;
     const sc_model *m = p->m;
     int rc;
-    if ((rc = sc_retarget(&p->bvh, c->bvh, m, &c->retarget, &p->mo, &p->inf.retarget, err)) ||
-        (c->filter == 1 && (rc = sc_motion_smooth(&p->mo, c->filter_window, err))) ||
+    if ((rc = sc_retarget(&p->bvh, c->bvh, m, &c->retarget, &p->mo, &p->inf.retarget, err))) return rc;
+    const char *why;
+    int need = sc_id_min_frames(c, &why);
+    if (p->mo.nframes < need)
+        return sc_fail(err, SC_EINPUT, "%s: motion.frames [%d, %d] selects %d frame%s of %s; at least %d are needed for %s", c->frames_where,
+                       c->retarget.first, c->retarget.last, p->mo.nframes, p->mo.nframes == 1 ? "" : "s", c->bvh, need, why);
+    if ((c->filter == 1 && (rc = sc_motion_smooth(&p->mo, c->filter_window, err))) ||
         (c->filter == 2 && (rc = sc_motion_lowpass(&p->mo, c->filter_cutoff, err))) || (rc = sc_body_from_model(m, c->mass_model, &p->body, err)) ||
         (rc = sc_gc_geom_build(m, &p->geom, err)) || (rc = sc_id_allowed_mask(c, m, p->allowed, err)))
         return rc;

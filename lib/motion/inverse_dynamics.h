@@ -74,7 +74,8 @@ typedef struct sc_id_config {
     int filter_window;    /* motion.filter_window (frames, moving average) */
     double filter_cutoff; /* motion.filter_cutoff (Hz, Butterworth) */
     char filter_cutoff_where[160];
-    int floor_mode; /* retarget.floor: 0 keep, 1 flat (shift only), 2 auto (level + shift) */
+    char frames_where[160]; /* motion.frames' config location */
+    int floor_mode;         /* retarget.floor: 0 keep, 1 flat (shift only), 2 auto (level + shift) */
     double floor_percentile, height_offset;
     double dt;                    /* kinematics.dt */
     int scheme;                   /* kinematics.differences: SC_DIFF_FORWARD | SC_DIFF_CENTRAL */
@@ -88,6 +89,10 @@ typedef struct sc_id_config {
     char allowed[SC_BODY_MAX_BONES][SC_NAME_LEN];
     char bones_where[160];
 } sc_id_config;
+/* The fewest keyframes the pipeline's stencils need with these settings (kinematics.h: the
+ * accelerations' differences, the filter, the balance fits), and *why (a phrase naming the
+ * stage that needs most). sc_id_compute refuses a shorter motion.frames range. */
+int sc_id_min_frames(const sc_id_config *c, const char **why);
 /* contact_estimation.bones as a mask over the character's bones (unknown names are SC_EINPUT). */
 int sc_id_allowed_mask(const sc_id_config *c, const sc_model *m, unsigned char *mask, sc_err *err);
 

@@ -50,7 +50,7 @@ void sc_motion_make_continuous(sc_motion *m)
 int sc_motion_smooth(sc_motion *m, int window, sc_err *err)
 {
     if (window < 1 || window % 2 == 0) return sc_fail(err, SC_EINPUT, "motion filter window %d (must be odd and >= 1)", window);
-    if (window == 1 || m->nframes < 3) return SC_OK;
+    if (window == 1 || m->nframes < SC_FILTER_MIN_FRAMES) return SC_OK;
     int n = m->nframes, nb = m->nbones, half = window / 2;
     double *pos = sc_alloc(err, (size_t)n * 3, sizeof(double));
     sc_quat *loc = sc_alloc(err, (size_t)n * nb, sizeof(sc_quat));
@@ -116,7 +116,7 @@ int sc_motion_lowpass(sc_motion *m, double cutoff_hz, sc_err *err)
     if (!(cutoff_hz > 0) || !(cutoff_hz < 0.5 * fs))
         return sc_fail(err, SC_EINPUT, "motion filter cutoff %g Hz must be in (0, %g) (half the frame rate)", cutoff_hz, 0.5 * fs);
     int n = m->nframes, nb = m->nbones;
-    if (n < 3) return SC_OK;
+    if (n < SC_FILTER_MIN_FRAMES) return SC_OK;
     double K = tan(SC_PI * cutoff_hz / fs), nrm = 1.0 / (1 + sqrt(2.0) * K + K * K);
     double b[3] = {K * K * nrm, 2 * K * K * nrm, K * K * nrm};
     double a[3] = {1, 2 * (K * K - 1) * nrm, (1 - sqrt(2.0) * K + K * K) * nrm};

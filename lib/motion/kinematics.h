@@ -17,6 +17,12 @@
 #include "model/model.h"
 
 /* ---- keyframe motion ---- */
+/* The fewest keyframes each stencil of the pipeline needs (sc_id_min_frames combines them for a
+ * configuration; the stages themselves skip what a shorter motion cannot give): */
+#define SC_DIFF_MIN_FRAMES       3 /* an acceleration, the difference of two interval rates (eq. 22) */
+#define SC_FILTER_MIN_FRAMES     3 /* a filter: a 3-tap section, the narrowest centred window */
+#define SC_OFFSET_FIT_MIN_FRAMES 5 /* sc_offset_fit (the balance fits): D2^T D2 is 5 wide */
+
 typedef struct sc_motion {
     int nframes, nbones;
     double frame_time; /* dT between keyframes (s) */

@@ -621,7 +621,7 @@ static void limb_fit(fit_ctx *x, const double *shift, sc_motion *mo)
 static int balance(fit_ctx *x, sc_motion *mo, double *d, sc_contact_fit_info *inf, sc_err *err)
 {
     int n = x->n, nb = x->nb;
-    if (n < 5) return SC_OK;
+    if (n < SC_OFFSET_FIT_MIN_FRAMES) return SC_OK;
     double h = mo->frame_time, g = x->o->gravity, mu = x->o->mu;
     double *c = malloc((size_t)n * 3 * sizeof *c), *t = malloc((size_t)n * 3 * sizeof *t), *w = malloc((size_t)n * 5 * sizeof *w);
     if (!c || !t || !w) {

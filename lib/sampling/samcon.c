@@ -475,15 +475,26 @@ int sc_samcon_start_state(const sc_samcon_run *run, sc_sim *s, sc_err *err)
     return sc_sim_settle(s, err);
 }
 
-/* The reference time tracked, [t_first, t_last]: sampling.start to sampling.end (or the clip's end). */
-static int tracked_span(const sc_samcon_config *c, const sc_reference *ref, double *t_first, double *t_last, sc_err *err)
+int sc_samcon_span(const sc_samcon_config *c, const sc_reference *ref, const char *ref_name, double *t_first, double *t_last, int *nseg, sc_err *err)
 {
+    const char *name = ref_name ? ref_name : "the reference";
+    double clip = ref->time[ref->n - 1] - ref->time[0], slack = ref->n > 1 ? ref->time[1] - ref->time[0] : 0;
+    if (c->start >= clip)
+        return sc_fail(err, SC_EINPUT, "%s: sampling.start %g s is not before the end of %s (%g s long)", c->start_where, c->start, name, clip);
+    if (c->end > clip + slack) /* like start: never clamped silently */
+        return sc_fail(err, SC_EINPUT, "%s: sampling.end %g s is past the end of %s (%g s long; 0 tracks to its end)", c->end_where, c->end, name,
+                       clip);
     *t_first = ref->time[0] + c->start;
-    *t_last = c->end > 0 ? ref->time[0] + c->end : ref->time[ref->n - 1];
-    if (*t_last > ref->time[ref->n - 1]) *t_last = ref->time[ref->n - 1];
+    *t_last = c->end > 0 && c->end < clip ? ref->time[0] + c->end : ref->time[ref->n - 1];
     if (!(*t_last - *t_first > 1e-9))
-        return sc_fail(err, SC_EINPUT, "sampling: start %g s and end %g s leave nothing of the %g s reference to track", c->start, c->end,
-                       ref->time[ref->n - 1] - ref->time[0]);
+        return sc_fail(err, SC_EINPUT, "%s: sampling.end %g s is not after sampling.start %g s: nothing of %s to track", c->end_where, c->end,
+                       c->start, name);
+    if (c->segment > *t_last - *t_first + 1e-9)
+        return sc_fail(err, SC_EINPUT,
+                       "%s: sampling.segment %g s is longer than the %g s of %s tracked (sampling.start to end): a shorter segment "
+                       "or a longer reference is needed",
+                       c->segment_where, c->segment, *t_last - *t_first, name);
+    *nseg = (int)ceil((*t_last - *t_first) / c->segment - 1e-6);
     return SC_OK;
 }
 
@@ -857,11 +868,11 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
 {
     memset(r, 0, sizeof *r);
     double t_first, t_last;
-    int rc = tracked_span(run->cfg, run->ref, &t_first, &t_last, err);
+    int nseg;
+    int rc = sc_samcon_span(run->cfg, run->ref, NULL, &t_first, &t_last, &nseg, err);
     if (rc) return rc;
     search_state search = {0};
     segment_sampler sampler = {0};
-    int nseg = (int)ceil((t_last - t_first) / run->cfg->segment - 1e-6);
     search.wall_start = sc_wall_time();
     if ((rc = search_alloc(&search, nseg, run->dofs->n, guide_naux(run), err))) return rc;
     if ((rc = sampler_init(&sampler, run, nseg, err)) || (rc = search_start(run, &search, &sampler, err))) goto done;

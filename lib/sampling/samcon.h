@@ -41,7 +41,8 @@ typedef struct sc_samcon_config {
     int base;       /* SC_BASE_*: initial targets */
     int time_scaling;
     double scale_min, scale_max;
-    double start, end; /* s of reference time to track; end 0 = the clip's end */
+    double start, end;                                         /* s of reference time to track; end 0 = the clip's end */
+    char segment_where[160], start_where[160], end_where[160]; /* their config locations */
     int backtrack, max_retries;
     double growth;
     double max_cost;         /* a sample whose segment cost exceeds this fails (0: no bound) */
@@ -138,6 +139,12 @@ typedef struct sc_samcon_run {
 /* Runs the search. SC_OK with r->completed = 0 when it gave up (r holds the longest path);
  * SC_EINTERRUPTED when monitor.stop() fired (a checkpoint was written first). */
 int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err);
+/* The reference time tracked, [*t_first, *t_last]: sampling.start to sampling.end (0: the clip's
+ * end), in *nseg segments. SC_EINPUT naming the key's config location when start or end lies
+ * past the clip (end within one reference sample of it counts as its end), end is not after
+ * start, or sampling.segment is longer than that span. ref_name: the reference in messages
+ * (NULL: "the reference"). Checked up front by sample-openloop, and again by sc_samcon. */
+int sc_samcon_span(const sc_samcon_config *c, const sc_reference *ref, const char *ref_name, double *t_first, double *t_last, int *nseg, sc_err *err);
 
 /* The reference's start state put into s (root, local rotations, velocities at cfg->start). */
 int sc_samcon_start_state(const sc_samcon_run *run, sc_sim *s, sc_err *err);

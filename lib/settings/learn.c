@@ -132,6 +132,12 @@ static int read_actions(sc_cfg_node *f, const sc_model *m, const sc_control_dofs
             if (b < 0 || dofs->first[b] < 0)
                 return sc_fail(err, SC_EINPUT, "%s: feedback.actions names '%s', which is not a joint of the character",
                                sc_cfg_where(sc_cfg_at(list, i), w, sizeof w), name ? name : "?");
+            for (int e = 0; e < i; e++) /* twice would give the policy the same DoFs twice */
+                if (!strcmp(sc_cfg_scalar(sc_cfg_at(list, e)), name)) {
+                    char w0[256];
+                    return sc_fail(err, SC_EINPUT, "%s: feedback.actions names '%s' twice (first at %s)",
+                                   sc_cfg_where(sc_cfg_at(list, i), w, sizeof w), name, sc_cfg_where(sc_cfg_at(list, e), w0, sizeof w0));
+                }
             int k = m->joint_type[b] == SC_JOINT_HINGE ? 1 : 3;
             if (c->nact + k > SC_MAX_ACTIONS)
                 return sc_fail(err, SC_EINPUT, "%s: more than %d action DoFs", sc_cfg_where(list, w, sizeof w), SC_MAX_ACTIONS);

@@ -149,6 +149,8 @@ static int read_motion(sc_cfg_node *mo, sc_id_config *c, char *name, size_t size
     if ((rc = sc_cfg_string(mo, "bvh", NULL, name, size, err))) return rc;
     sc_cfg_where(sc_cfg_get(mo, "bvh"), c->bvh_where, sizeof c->bvh_where);
     sc_cfg_where(sc_cfg_get(mo, "filter_cutoff"), c->filter_cutoff_where, sizeof c->filter_cutoff_where);
+    sc_cfg_node *frames = sc_cfg_get(mo, "frames"); /* absent (the default): the section's place */
+    sc_cfg_where(frames ? frames : mo, c->frames_where, sizeof c->frames_where);
     if ((rc = sc_cfg_double_range(mo, "unit", 0.056444, 1e-9, 1e3, &c->retarget.unit, err)) ||
         (rc = frames_pair(mo, &c->retarget.first, &c->retarget.last, err)) || (rc = sc_cfg_bool(mo, "mirror", 0, &c->retarget.mirror, err)) ||
         (rc = sc_cfg_enum(mo, "filter", filters, 3, 0, &c->filter, err)) || (rc = sc_cfg_int(mo, "filter_window", 5, 1, 1001, &window, err)) ||

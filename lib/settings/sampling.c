@@ -65,6 +65,10 @@ static int read_search(sc_cfg_node *s, sc_samcon_config *c, sc_err *err)
     if (!c->time_scaling) c->scale_min = c->scale_max = 1;
     TRY(sc_cfg_double_range(s, "start", 0, 0, 1e5, &c->start, err));
     TRY(sc_cfg_double_range(s, "end", 0, 0, 1e5, &c->end, err));
+    /* checked against the reference later (sc_samcon_span): where each was set (a default: its section) */
+    sc_cfg_where(sc_cfg_get(s, "segment"), c->segment_where, sizeof c->segment_where);
+    sc_cfg_where(sc_cfg_get(s, "start"), c->start_where, sizeof c->start_where);
+    sc_cfg_where(sc_cfg_get(s, "end"), c->end_where, sizeof c->end_where);
     TRY(sc_cfg_int(s, "backtrack", 2, 0, 1000, &n, err));
     c->backtrack = (int)n;
     TRY(sc_cfg_int(s, "max_retries", 4, 0, 1000, &n, err));

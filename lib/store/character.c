@@ -1,4 +1,5 @@
 /* character.h5: the writer and the checked reader of the sc_model on disk, /skin included, and character.xdmf. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -449,4 +450,45 @@ int sc_character_save(const char *path, int argc, char *const *argv, const char 
         return rc;
     }
     return sc_h5_commit(f, err);
+}
+
+/* ---- the character a file was made for ---------------------------------------------------- */
+
+int sc_character_hash_write(sc_h5 *f, uint64_t hash, sc_err *err)
+{
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)hash);
+    return sc_h5_attr_str(f, "/", "character_hash", hex, err);
+}
+
+int sc_character_hash_read(sc_h5 *f, uint64_t *hash, sc_err *err)
+{
+    char *hex = NULL;
+    *hash = 0;
+    if (sc_h5_read_attr_str(f, "/", "character_hash", &hex, NULL)) return SC_OK; /* no record */
+    size_t n = strlen(hex), k = 0;
+    while (k < n && isxdigit((unsigned char)hex[k])) k++;
+    int rc = SC_OK;
+    if (n != 16 || k != n) rc = sc_fail(err, SC_EINPUT, "%s: character_hash '%.40s' is not a character hash (16 hex digits)", sc_h5_filename(f), hex);
+    else *hash = strtoull(hex, NULL, 16);
+    free(hex);
+    return rc;
+}
+
+int sc_character_hash_check(const char *path, uint64_t hash, const sc_model *m, sc_err *err)
+{
+    uint64_t mine = sc_model_hash(m);
+    if (hash && hash != mine)
+        return sc_fail(
+            err, SC_EINPUT,
+            "%s: made for another character (its character_hash %016llx is not this character's %016llx): make it again from this character", path,
+            (unsigned long long)hash, (unsigned long long)mine);
+    return SC_OK;
+}
+
+int sc_character_hash_verify(sc_h5 *f, const sc_model *m, sc_err *err)
+{
+    uint64_t hash;
+    int rc = sc_character_hash_read(f, &hash, err);
+    return rc ? rc : sc_character_hash_check(sc_h5_filename(f), hash, m, err);
 }

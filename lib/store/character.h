@@ -2,6 +2,7 @@
  * it so ParaView opens the tet mesh with per-node labels (and skin weights when present). */
 #ifndef SC_CHARACTER_H
 #define SC_CHARACTER_H
+#include <stdint.h>
 #include "io/h5.h"
 #include "model/model.h"
 #include "mesh/prep.h"
@@ -37,6 +38,17 @@ int sc_character_write_skinned(const char *input, const char *output, const sc_m
 /* /report: mesh-prep's figures of the character it made (attributes; lengths m, volumes m^3,
    masses kg, angles degrees, times s). */
 int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err);
+
+/* The root attribute character_hash (sc_model_hash, 16 hex digits) of every file made for one
+ * character (reference.h5, openloop.h5, policy.h5), and its one check, for every file a
+ * controller or a trajectory comes from: SC_EINPUT "path: made for another character" when the
+ * record is not m's. *hash = 0: the file has no record (made before files carried one), which
+ * the check lets pass; a record that is not 16 hex digits is SC_EINPUT. */
+int sc_character_hash_write(sc_h5 *f, uint64_t hash, sc_err *err);
+int sc_character_hash_read(sc_h5 *f, uint64_t *hash, sc_err *err);
+int sc_character_hash_check(const char *path, uint64_t hash, const sc_model *m, sc_err *err);
+/* Both on an open file: read, then check. */
+int sc_character_hash_verify(sc_h5 *f, const sc_model *m, sc_err *err);
 
 /* mesh-prep's output: the whole file at path (written to path.tmp, renamed on success) with its
  * provenance, the character and the preparation report. */

@@ -11,6 +11,7 @@
 #include "io/h5.h"
 #include "motion/reference.h"
 #include "store/openloop.h"
+#include "store/character.h"
 
 /* ---- the writer ----------------------------------------------------------------------------- */
 
@@ -270,9 +271,9 @@ int sc_openloop_save(const char *path, const sc_openloop_provenance *p, const sc
     int rc = sc_h5_create(path, &f, err);
     if (rc) return rc;
     if ((rc = sc_h5_provenance(f, SC_OPENLOOP_SCHEMA, p->argc, p->argv, p->config_text, err)) ||
-        (rc = sc_h5_attr_str(f, "/", "character", p->character, err)) || (rc = sc_h5_attr_str(f, "/", "fem_kernel", p->fem_kernel, err)) ||
-        (rc = sc_openloop_write_reference(f, p->reference, p->ref, err)) || (rc = sc_openloop_write(f, run, r, t, err)) ||
-        (rc = sc_h5_attr_str(f, "/run", "mpi_library", p->mpi_library, err))) {
+        (rc = sc_h5_attr_str(f, "/", "character", p->character, err)) || (rc = sc_character_hash_write(f, p->character_hash, err)) ||
+        (rc = sc_h5_attr_str(f, "/", "fem_kernel", p->fem_kernel, err)) || (rc = sc_openloop_write_reference(f, p->reference, p->ref, err)) ||
+        (rc = sc_openloop_write(f, run, r, t, err)) || (rc = sc_h5_attr_str(f, "/run", "mpi_library", p->mpi_library, err))) {
         sc_h5_abort(f);
         return rc;
     }
@@ -299,6 +300,7 @@ static int check_cycle_file(sc_h5 *f, const sc_model *m, const sc_control_dofs *
         rc = sc_fail(err, SC_EINPUT, "%s: schema '%s', expected an openloop.h5 (softcon.openloop/1)", path, schema);
         goto done;
     }
+    if ((rc = sc_character_hash_verify(f, m, err))) goto done;
     if (!sc_h5_exists(f, "/cycle")) {
         rc = sc_fail(err, SC_EINPUT,
                      "%s:/cycle: missing: the controller was not made for a gait cycle (run sample-openloop with sampling.cycle: auto)", path);

@@ -29,7 +29,9 @@
  *   /segments/fragment [S]           with a cycle: the fragment of the cycle each segment plays
  *   / attributes: status ("completed" or "partial: reached t = ... s"), seed, base, reference
  *                                    (the reference.h5 as named on the command line), reference_path
- *                                    (absolute), reference_hash (sc_reference_hash, hex), fem_kernel
+ *                                    (absolute), reference_hash (sc_reference_hash, hex), character_hash
+ *                                    (sc_character_hash_write: simulate refuses the file for another
+ *                                    character), fem_kernel
  *                                    (the FEM kernel the search ran, e.g. avx512-f32x16: a run's bits
  *                                    depend on it), ...
  *   /report attributes: rms_joint_error_rad, root_drift_m, root_height_error_m, final_cost, ...
@@ -38,6 +40,7 @@
 #ifndef SC_STORE_OPENLOOP_H
 #define SC_STORE_OPENLOOP_H
 #include <stddef.h>
+#include <stdint.h>
 #include "core/status.h"
 #include "io/h5.h"
 #include "model/model.h"
@@ -59,6 +62,7 @@ typedef struct sc_openloop_provenance {
     const sc_reference *ref; /* its content (hashed) */
     const char *fem_kernel;  /* the FEM kernel the search ran */
     const char *mpi_library;
+    uint64_t character_hash; /* sc_model_hash of the character as loaded (before the scenario's changes) */
 } sc_openloop_provenance;
 /* Writes the whole file at path (through a tmp file renamed on success). */
 int sc_openloop_save(const char *path, const sc_openloop_provenance *p, const sc_samcon_run *run, const sc_samcon_result *r,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "store/policy.h"
+#include "store/character.h"
 #include "store/reference.h"
 #include "motion/reference.h"
 
@@ -54,7 +55,7 @@ int sc_policy_write(sc_h5 *f, const sc_policy *p, const sc_model *m, const sc_co
     TRY(sc_h5_write_f64(f, "/start/root_vel", 1, (size_t[]){3}, p->start_vel, "m/s", "root origin velocity", err));
     TRY(sc_h5_write_f64(f, "/start/local_quat", 2, (size_t[]){nb, 4}, p->start_quat, "1", "local rotations (root: world)", err));
     TRY(sc_h5_write_f64(f, "/start/local_ang_vel", 2, (size_t[]){nb, 3}, p->start_w, "rad/s", "local angular velocities, parent frame", err));
-    TRY(sc_reference_write_character(f, m, err));
+    TRY(sc_character_hash_write(f, sc_model_hash(m), err));
 #undef TRY
 done:
     free(steps);
@@ -307,7 +308,7 @@ static int policy_reader(sc_h5 *f, void *arg, sc_err *err)
     const char *path = sc_h5_filename(f);
     memset(p, 0, sizeof *p);
     int rc = SC_OK;
-    char *schema = NULL, *hash = NULL, **names = NULL, **feat = NULL, **dn = NULL;
+    char *schema = NULL, **names = NULL, **feat = NULL, **dn = NULL;
     size_t nn = 0, nf = 0, nd = 0, F = 0, A = 0, NB = 0;
     int *steps = NULL, *adof = NULL;
     double *v[12] = {0};
@@ -323,9 +324,10 @@ static int policy_reader(sc_h5 *f, void *arg, sc_err *err)
     } while (0)
     TRY(sc_h5_read_attr_str(f, "/", "schema", &schema, err));
     if (strcmp(schema, SC_POLICY_SCHEMA)) BAD("%s: schema '%s', expected a policy.h5 (%s)", path, schema, SC_POLICY_SCHEMA);
-    TRY(sc_h5_read_attr_str(f, "/", "character_hash", &hash, err));
-    if (strtoull(hash, NULL, 16) != sc_model_hash(m))
-        BAD("%s: a policy for another character (its character_hash %s differs from this character's)", path, hash);
+    uint64_t made_for;
+    TRY(sc_character_hash_read(f, &made_for, err));
+    if (!made_for) BAD("%s: no character_hash: not a policy.h5 learn-feedback wrote", path); /* policies always carried it */
+    TRY(sc_character_hash_check(path, made_for, m, err));
     TRY(sc_h5_read_strings(f, "/bones/names", &nn, &names, err));
     if (nn != (size_t)m->nbones) BAD("%s:/bones/names: %zu bones, the character has %d", path, nn, m->nbones);
     TRY(sc_h5_read_strings(f, "/policy/features", &nf, &feat, err));
@@ -402,7 +404,6 @@ static int policy_reader(sc_h5 *f, void *arg, sc_err *err)
 #undef BAD
 done:
     free(schema);
-    free(hash);
     free(steps);
     free(adof);
     free(v[0]);

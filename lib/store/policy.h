@@ -4,7 +4,7 @@
  *   / attributes                     provenance (softcon_version, schema, created_by, created_at,
  *                                    host, config), seed, character, fem_kernel, openloop and
  *                                    openloop_hash (the controller learned from), status, and the
- *                                    character's hash (sc_reference_write_character)
+ *                                    character's hash (sc_character_hash_write)
  *   /bones/names [nb]                the character's bones, the order of every per-bone dataset
  *   /policy/features, feature_units [18]
  *                                    the state s, in the root's heading frame (learn/policy.h)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "store/reference.h"
+#include "store/character.h"
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
@@ -170,21 +171,9 @@ int sc_reference_write_pipeline_report(sc_h5 *f, const sc_id_pipeline_info *info
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
-int sc_reference_write_character(sc_h5 *f, const sc_model *m, sc_err *err)
-{
-    char hex[24];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sc_model_hash(m));
-    return sc_h5_attr_str(f, "/", "character_hash", hex, err);
-}
-
 int sc_reference_check_character(const sc_reference *r, const char *path, const sc_model *m, sc_err *err)
 {
-    if (r->character_hash && r->character_hash != sc_model_hash(m))
-        return sc_fail(err, SC_EINPUT,
-                       "%s: made for another character (its character_hash %016llx is not this character's %016llx): run "
-                       "inverse-dynamics on this character",
-                       path, (unsigned long long)r->character_hash, (unsigned long long)sc_model_hash(m));
-    return SC_OK;
+    return sc_character_hash_check(path, r->character_hash, m, err);
 }
 
 /* The root attributes: where the reference came from and what retargeting made of the clip. */
@@ -200,7 +189,7 @@ static int write_source(sc_h5 *f, const sc_reference_source *src, const sc_model
     } while (0)
     TRY(sc_h5_provenance(f, SC_REFERENCE_SCHEMA, src->argc, src->argv, src->config_text, err));
     TRY(sc_h5_attr_str(f, "/", "character", src->character, err));
-    TRY(sc_reference_write_character(f, m, err));
+    TRY(sc_character_hash_write(f, sc_model_hash(m), err));
     TRY(sc_h5_attr_str(f, "/", "motion", src->motion, err));
     TRY(sc_h5_attr_str(f, "/", "frame_range", range, err));
     TRY(sc_h5_attr_i64(f, "/", "first_frame", rt->first, err));
@@ -330,11 +319,7 @@ int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err)
             has[i] = 1;
         }
     if ((rc = check_reference(f, r, has[0], has[1], err))) goto fail;
-    char *hash = NULL;
-    if (sc_h5_read_attr_str(f, "/", "character_hash", &hash, NULL) == SC_OK) {
-        r->character_hash = strtoull(hash, NULL, 16);
-        free(hash);
-    }
+    if ((rc = sc_character_hash_read(f, &r->character_hash, err))) goto fail;
     sc_h5_free_strings(names, nnames);
     free(time);
     return SC_OK;

@@ -65,10 +65,8 @@ int sc_reference_write(sc_h5 *f, const sc_reference *r, sc_err *err);
 int sc_reference_write_report(sc_h5 *f, const sc_reference *r, const sc_id_report *rep, sc_err *err);
 /* /report attributes of the pipeline: contact tolerances, contact intervals, fit and balance. */
 int sc_reference_write_pipeline_report(sc_h5 *f, const sc_id_pipeline_info *info, sc_err *err);
-/* Root attribute character_hash (hex): the character a reference is made for, so that a later
- * stage refuses a reference made for another one (sc_reference_check_character). */
-int sc_reference_write_character(sc_h5 *f, const sc_model *m, sc_err *err);
-/* SC_EINPUT when r records a character other than m (references without the record pass). */
+/* SC_EINPUT when r records a character other than m (sc_character_hash_check: references
+ * without the record pass). */
 int sc_reference_check_character(const sc_reference *r, const char *path, const sc_model *m, sc_err *err);
 
 /* Reads a reference.h5 (every dataset above that is present; /time, /bones/names,

@@ -1,10 +1,12 @@
 /* Which format a target-trajectory file is, and its owner's reader: simulate replays an
  * openloop.h5 or a reference.h5 (any file whose schema is not a reference's is read as an
- * openloop.h5); each format's owner (store/openloop, store/reference) reads its part. */
+ * openloop.h5), either refused when made for another character (sc_character_hash_verify, the
+ * check policies get too); each format's owner (store/openloop, store/reference) reads its part. */
 #include <stdlib.h>
 #include <string.h>
 #include "io/h5.h"
 #include "motion/reference.h"
+#include "store/character.h"
 #include "store/openloop.h"
 #include "store/reference.h"
 #include "store/trajectory.h"
@@ -26,6 +28,8 @@ typedef struct trajectory_arg {
 static int trajectory_reader(sc_h5 *f, void *arg, sc_err *err)
 {
     trajectory_arg *a = arg;
+    int rc = sc_character_hash_verify(f, a->m, err); /* either format: made for this character */
+    if (rc) return rc;
     return is_reference(f) ? sc_reference_read_trajectory_h5(f, a->dataset, a->m, a->c, err)
                            : sc_openloop_read_trajectory_h5(f, a->dataset, a->m, a->c, err);
 }

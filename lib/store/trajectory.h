@@ -8,7 +8,8 @@
 
 /* A target trajectory file as a controller: /time, /bones/names (matched to the character by
  * name) and `dataset` (NULL: /targets/local_quat, the PD targets; /reference/local_quat gives the
- * raw reference poses as targets) of an openloop.h5 or a reference.h5. Every read goes through
+ * raw reference poses as targets) of an openloop.h5 or a reference.h5; SC_EINPUT when its
+ * character_hash is another character's (sc_character_hash_verify). Every read goes through
  * sc_h5_read_file / the checks of io/h5.h: /time finite and increasing, unique bone names,
  * rotations of norm ~1. */
 int sc_trajectory_read(const char *path, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err);
