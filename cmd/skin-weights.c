@@ -18,7 +18,7 @@ static const char *usage = "-c CONFIG.yaml -o character.h5 character.h5\n"
                            "Solves bounded biharmonic skinning weights on the tet mesh (the `skin:` section of the\n"
                            "config: k, tol, max_iter) and writes the character with /skin added (replaced if present).\n"
                            "The output may be the input (-o character.h5 character.h5): the result is written to\n"
-                           "character.h5.tmp and renamed onto it only when complete, so the input is replaced\n"
+                           "a temporary beside character.h5 and renamed onto it only when complete, so the input is replaced\n"
                            "atomically or, on any failure or interruption, left as it was. The output may not be\n"
                            "the config.";
 

@@ -3,7 +3,7 @@
  *
  * The HDF5 layer registers every temporary "<out>.tmp.*" (sc_temp_name) it creates (sc_h5_create, sc_h5_create_from) and
  * forgets it when the file is committed or aborted; sc_file_commit and the other writers that
- * go through a .tmp do the same. A tool that writes several outputs registers each finished one
+ * go through a temporary do the same. A tool that writes several outputs registers each finished one
  * as SC_CLEANUP_OUTPUT, so that a failure later in the run removes it too (simulate: sim.h5
  * before sim.xdmf). cmd/common/cli.c installs the handlers that use the registry: on SIGINT,
  * SIGTERM and SIGHUP, and in sc_cli_die, everything registered is removed; at a normal exit the

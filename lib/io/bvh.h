@@ -57,7 +57,7 @@ sc_xform sc_bvh_local(const sc_bvh *b, int j, int f);
 void sc_bvh_world(const sc_bvh *b, int f, sc_xform *world);
 
 /* Writes LF text with the shortest decimal form that reads back to the identical double
- * (so load(write(b)) == b bit for bit). Writes path.tmp, then renames it to path.
+ * (so load(write(b)) == b bit for bit). Writes a temporary, then renames it to path.
  * SC_EINPUT if b is inconsistent (parent order, channel offsets, names), SC_EIO on I/O. */
 int sc_bvh_write(const char *path, const sc_bvh *b, sc_err *err);
 

@@ -35,7 +35,7 @@ int sc_obj_parse(const char *text, size_t len, const char *name_for_errors, sc_t
 int sc_obj_load_ex(const char *path, sc_trimesh *out, sc_obj_info *info, sc_err *err);
 int sc_obj_parse_ex(const char *text, size_t len, const char *name_for_errors, sc_trimesh *out, sc_obj_info *info, sc_err *err);
 /* Writes v and f lines (1-based), numbers in the shortest form that reads back exactly;
- * path.tmp then rename. SC_EINPUT for an index out of range or a non-finite coordinate. */
+ * a temporary then rename. SC_EINPUT for an index out of range or a non-finite coordinate. */
 int sc_obj_write(const char *path, const sc_trimesh *m, sc_err *err);
 void sc_trimesh_free(sc_trimesh *m);
 

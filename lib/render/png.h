@@ -19,7 +19,7 @@ int sc_zlib_compress(const uint8_t *src, size_t n, int level, uint8_t **out, siz
 
 /* The PNG file bytes for a w x h RGB image (rows top to bottom, 3 bytes per pixel). */
 int sc_png_encode(const uint8_t *rgb, int w, int h, int level, uint8_t **out, size_t *out_n, sc_err *err);
-/* Encodes and writes path.tmp, then renames it onto path. */
+/* Encodes and writes a temporary (core/cleanup.h, sc_temp_name), then renames it onto path. */
 int sc_png_write(const char *path, const uint8_t *rgb, int w, int h, sc_err *err);
 
 #endif

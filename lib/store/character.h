@@ -50,7 +50,7 @@ int sc_character_hash_check(const char *path, uint64_t hash, const sc_model *m, 
 /* Both on an open file: read, then check. */
 int sc_character_hash_verify(sc_h5 *f, const sc_model *m, sc_err *err);
 
-/* mesh-prep's output: the whole file at path (written to path.tmp, renamed on success) with its
+/* mesh-prep's output: the whole file at path (written to a temporary, renamed on success) with its
  * provenance, the character and the preparation report. */
 int sc_character_save(const char *path, int argc, char *const *argv, const char *config_text, const sc_model *m, const sc_prep_report *report,
                       sc_err *err);

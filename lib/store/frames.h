@@ -36,7 +36,7 @@ typedef struct sc_frames_pose {
 typedef int (*sc_frames_sampler)(void *ctx, double t, sc_frames_pose *pose, sc_err *err);
 
 /* h5_path gets the datasets above, frame i sampled at times[i] (n >= 1); xdmf_path refers to the
-   HDF5 file by its name relative to the XDMF's folder. Both written to .tmp and renamed (the h5
+   HDF5 file by its name relative to the XDMF's folder. Both written to temporaries and renamed (the h5
    removed again when the xdmf fails). argc/argv go into the provenance (may be 0/NULL). */
 int sc_frames_save(const char *h5_path, const char *xdmf_path, const sc_frames_mesh *mesh, const double *times, int n, sc_frames_sampler sample,
                    void *ctx, int argc, char *const *argv, sc_err *err);

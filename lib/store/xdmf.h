@@ -47,7 +47,7 @@ typedef struct {
 /* Path of a per-frame dataset: "/frames/000012/nodes" (leaf NULL: the frame's group). */
 void sc_xdmf_frame_path(char *out, size_t n, int frame, const char *leaf);
 
-/* Writes xdmf_path (through a .tmp file renamed into place) describing `grids` in the HDF5 file
+/* Writes xdmf_path (through a temporary renamed into place) describing `grids` in the HDF5 file
    named h5_name (relative to the XDMF's folder: "sim.h5"). nframes == 0: the grids side by side
    in the domain (no per-frame data allowed). nframes > 0: one temporal collection called `name`
    over times[0..nframes-1] (s) whose every step holds the grids (a spatial collection of them
