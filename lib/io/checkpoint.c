@@ -46,7 +46,8 @@ int sc_checkpoint_unseal(const unsigned char *blob, size_t n, const char *schema
                        n - SC_CHECKPOINT_HEADER);
     if (h[5] != seal_sum(blob, blob + SC_CHECKPOINT_HEADER, n - SC_CHECKPOINT_HEADER))
         return sc_fail(err, SC_EINPUT, "damaged checkpoint: checksum mismatch");
-    if (h[3] != run_hash) return sc_fail(err, SC_EINPUT, "checkpoint made for other inputs (the config, an input file, the seed or the build differ)");
+    if (h[3] != run_hash)
+        return sc_fail(err, SC_EINPUT, "checkpoint made for other inputs (the config, an input file, the seed or the build differ)");
     *payload = blob + SC_CHECKPOINT_HEADER;
     *np = n - SC_CHECKPOINT_HEADER;
     return SC_OK;
@@ -81,8 +82,7 @@ int sc_checkpoint_write(const char *path, const sc_checkpoint_info *info, const 
     return sc_h5_commit(f, err);
 }
 
-int sc_checkpoint_read(const char *path, const char *dataset, const char *schema, uint64_t run_hash, unsigned char **data, size_t *n,
-                       sc_err *err)
+int sc_checkpoint_read(const char *path, const char *dataset, const char *schema, uint64_t run_hash, unsigned char **data, size_t *n, sc_err *err)
 {
     *data = NULL;
     *n = 0;

@@ -14,9 +14,9 @@
 #include <stdint.h>
 #include "core/status.h"
 
-#define SC_CHECKPOINT_FORMAT 2                    /* 1: the payload alone, without header */
-#define SC_CHECKPOINT_HEADER 48                   /* bytes */
-#define SC_CHECKPOINT_MAGIC 0x0054504b48434353ull /* "SCCHKPT\0" in the machine's byte order */
+#define SC_CHECKPOINT_FORMAT 2                     /* 1: the payload alone, without header */
+#define SC_CHECKPOINT_HEADER 48                    /* bytes */
+#define SC_CHECKPOINT_MAGIC  0x0054504b48434353ull /* "SCCHKPT\0" in the machine's byte order */
 
 typedef struct sc_checkpoint_info {
     const char *schema;      /* root attribute, e.g. "softcon.samcon_checkpoint/2"; its hash is in the header */
@@ -41,7 +41,6 @@ int sc_checkpoint_write(const char *path, const sc_checkpoint_info *info, const 
 /* Reads the byte dataset and checks its seal (schema and run hash as the writer's): *data is the
  * whole sealed blob (malloc'd, *n bytes), its payload at SC_CHECKPOINT_HEADER. Errors name path.
  * Rank 0 reads; sc_par_share_bytes gives the bytes, or the same error, to every rank. */
-int sc_checkpoint_read(const char *path, const char *dataset, const char *schema, uint64_t run_hash, unsigned char **data, size_t *n,
-                       sc_err *err);
+int sc_checkpoint_read(const char *path, const char *dataset, const char *schema, uint64_t run_hash, unsigned char **data, size_t *n, sc_err *err);
 
 #endif

@@ -269,12 +269,9 @@ static int write_state(const sc_feedback_run *run, const search_state *state, co
     sc_blob_writer w;
     int rc = serialize_state(state, r, run->run_hash, &w, err);
     if (rc) return rc;
-    sc_checkpoint_info info = {SEARCH_SCHEMA,
-                               "learn-feedback (method: search) after its last completed generation: continue it with --resume",
-                               "/search",
-                               "the CMA-ES state, the best candidate and the history, softcon's own layout",
-                               "generations_done",
-                               state->cma.gen,
+    sc_checkpoint_info info = {SEARCH_SCHEMA,      "learn-feedback (method: search) after its last completed generation: continue it with --resume",
+                               "/search",          "the CMA-ES state, the best candidate and the history, softcon's own layout",
+                               "generations_done", state->cma.gen,
                                run->run_hash};
     rc = sc_checkpoint_write(run->checkpoint, &info, w.p, w.n, err);
     sc_blob_writer_free(&w);
@@ -322,8 +319,8 @@ static int decode_state(const unsigned char *blob, size_t n, uint64_t run_hash, 
     if (es->mu != fresh.mu || memcmp(es->w, fresh.w, sizeof es->w) || es->mueff != fresh.mueff || es->cs != fresh.cs || es->ds != fresh.ds ||
         es->cc != fresh.cc || es->c1 != fresh.c1 || es->cmu != fresh.cmu || es->chin != fresh.chin)
         return sc_fail(err, SC_EINPUT, "damaged: the search's weights or constants differ from its config's");
-    if (!(isfinite(es->sigma) && es->sigma > 0) || !all_finite(es->m, MAX_PARAMS) || !all_finite(es->C, MAX_PARAMS) || !all_finite(es->ps, MAX_PARAMS) ||
-        !all_finite(es->pc, MAX_PARAMS))
+    if (!(isfinite(es->sigma) && es->sigma > 0) || !all_finite(es->m, MAX_PARAMS) || !all_finite(es->C, MAX_PARAMS) ||
+        !all_finite(es->ps, MAX_PARAMS) || !all_finite(es->pc, MAX_PARAMS))
         return sc_fail(err, SC_EINPUT, "damaged: the search's step size (%g), mean, covariance or paths are not finite", es->sigma);
     for (int i = 0; i < es->n; i++)
         if (!(es->C[i] > 0)) return sc_fail(err, SC_EINPUT, "damaged: covariance %d is %g", i, es->C[i]);
@@ -331,8 +328,8 @@ static int decode_state(const unsigned char *blob, size_t n, uint64_t run_hash, 
         return sc_fail(err, SC_EINPUT, "damaged: the best candidate (score %g)", state->best_score);
     if (r->best_iteration < 0 || r->best_iteration > (n_iter ? n_iter - 1 : 0) || !(isfinite(r->wall_seconds) && r->wall_seconds >= 0) ||
         r->samples < 0 || !sc_learning_iterations_ok(r->iter, n_iter))
-        return sc_fail(err, SC_EINPUT, "damaged: the history (best generation %d of %d, %g s, %ld samples)", r->best_iteration + 1, n_iter, r->wall_seconds,
-                       r->samples);
+        return sc_fail(err, SC_EINPUT, "damaged: the history (best generation %d of %d, %g s, %ld samples)", r->best_iteration + 1, n_iter,
+                       r->wall_seconds, r->samples);
     r->niter = n_iter;
     return SC_OK;
 }

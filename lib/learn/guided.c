@@ -358,7 +358,7 @@ typedef struct learner_state {
     sc_feedback_result *r;
 } learner_state;
 
-#define LEARNER_MAGIC 0x53434c5241524e32ll /* "SCLRARN2" */
+#define LEARNER_MAGIC  0x53434c5241524e32ll /* "SCLRARN2" */
 #define LEARNER_SCHEMA "softcon.feedback_checkpoint/2"
 
 /* the parts of a policy the learning changes (the rest comes from the open loop again) */
@@ -455,12 +455,9 @@ static int write_learner(const sc_feedback_run *run, const learner_state *state,
         sc_blob_writer_free(&w);
         return sc_fail(err, SC_EIO, "out of memory writing the checkpoint");
     }
-    sc_checkpoint_info info = {LEARNER_SCHEMA,
-                               "learn-feedback after its last completed iteration: continue it with --resume",
-                               "/learner",
-                               "the policies, the regression pairs and the history, softcon's own layout",
-                               "iterations_done",
-                               state->it,
+    sc_checkpoint_info info = {LEARNER_SCHEMA,    "learn-feedback after its last completed iteration: continue it with --resume",
+                               "/learner",        "the policies, the regression pairs and the history, softcon's own layout",
+                               "iterations_done", state->it,
                                run->run_hash};
     int rc = sc_checkpoint_write(run->checkpoint, &info, w.p, w.n, err);
     sc_blob_writer_free(&w);

@@ -263,7 +263,7 @@ static double median_of(double *v, int n);
 /* the per-sample values a guide gathers (none without a guide) */
 static int guide_naux(const sc_samcon_run *run) { return run->guide ? run->guide->naux : 0; }
 
-#define BLOB_MAGIC 0x53434b5054303031ll /* "SCKPT001" */
+#define BLOB_MAGIC    0x53434b5054303031ll /* "SCKPT001" */
 #define SAMCON_SCHEMA "softcon.samcon_checkpoint/2"
 
 static void put_level(sc_blob_writer *b, const level *l)
@@ -295,7 +295,8 @@ static void put_level(sc_blob_writer *b, const level *l)
 static int get_level(sc_blob_reader *r, level *l, int ndof, int naux, int max_elites, size_t max_state, sc_err *err)
 {
     int64_t n = sc_blob_get_i64(r);
-    if (r->bad || n < 1 || n > max_elites) return sc_fail(err, SC_EINPUT, "checkpoint: damaged elite list (%lld elites, at most %d)", (long long)n, max_elites);
+    if (r->bad || n < 1 || n > max_elites)
+        return sc_fail(err, SC_EINPUT, "checkpoint: damaged elite list (%lld elites, at most %d)", (long long)n, max_elites);
     int rc = level_alloc(l, (int)n, ndof, naux, err);
     if (rc) return rc;
     for (int i = 0; i < l->n; i++) {
@@ -313,7 +314,8 @@ static int get_level(sc_blob_reader *r, level *l, int ndof, int naux, int max_el
     sc_blob_get(r, l->aux, 8 * (size_t)l->n * (size_t)naux);
     sc_blob_get(r, &l->stats, sizeof l->stats);
     int64_t with_states = sc_blob_get_i64(r);
-    if (with_states != 0 && with_states != 1) return sc_fail(err, SC_EINPUT, "checkpoint: damaged elite list (states flag %lld)", (long long)with_states);
+    if (with_states != 0 && with_states != 1)
+        return sc_fail(err, SC_EINPUT, "checkpoint: damaged elite list (states flag %lld)", (long long)with_states);
     if (with_states) {
         for (int i = 0; i < l->n && !r->bad; i++) {
             int64_t sz = sc_blob_get_i64(r);
@@ -411,12 +413,9 @@ static int write_checkpoint(const sc_samcon_run *run, const search_state *search
     sc_blob_writer b;
     int rc = serialize(run, search, run->run_hash, &b, err);
     if (rc) return rc;
-    sc_checkpoint_info info = {SAMCON_SCHEMA,
-                               "sample-openloop's search after its last completed segment: continue it with --resume",
-                               "/search",
-                               "the search state (elites with their simulation snapshots, counters), softcon's own layout",
-                               "next_segment",
-                               search->k,
+    sc_checkpoint_info info = {SAMCON_SCHEMA,  "sample-openloop's search after its last completed segment: continue it with --resume",
+                               "/search",      "the search state (elites with their simulation snapshots, counters), softcon's own layout",
+                               "next_segment", search->k,
                                run->run_hash};
     rc = sc_checkpoint_write(run->checkpoint, &info, b.p, b.n, err);
     sc_blob_writer_free(&b);
@@ -446,14 +445,17 @@ static int check_counters(const sc_samcon_config *c, const search_state *search,
         double m = search->mult[j];
         int legal = m == 1;
         for (int q = 1; q <= c->max_retries && !legal; q++) legal = m == fmax(1, pow(c->growth, q));
-        if (!legal) return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: sample multiplier %g is not 1 or a power of growth %g up to %d", j + 1, m, c->growth, c->max_retries);
+        if (!legal)
+            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: sample multiplier %g is not 1 or a power of growth %g up to %d", j + 1, m,
+                           c->growth, c->max_retries);
         if (search->retries[j] < 0 || search->retries[j] > c->max_retries + 1 || search->attempts[j] < search->retries[j] ||
             search->attempts[j] != a->attempts || (j < search->k && search->attempts[j] < 1))
-            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: damaged attempts (%d, %d counted) or retries (%d)", j + 1, search->attempts[j], a->attempts,
-                           search->retries[j]);
+            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: damaged attempts (%d, %d counted) or retries (%d)", j + 1, search->attempts[j],
+                           a->attempts, search->retries[j]);
         long kinds = 0;
         for (int f = 0; f < SC_FAIL_KINDS; f++) {
-            if (a->fail_kind[f] < 0 || a->fail_kind[f] > a->samples) return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: damaged failure counts", j + 1);
+            if (a->fail_kind[f] < 0 || a->fail_kind[f] > a->samples)
+                return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: damaged failure counts", j + 1);
             kinds += a->fail_kind[f];
         }
         if (a->samples < 0 || kinds != a->samples || a->failures != a->samples - a->fail_kind[SC_FAIL_NONE] ||
@@ -464,7 +466,8 @@ static int check_counters(const sc_samcon_config *c, const search_state *search,
         retries += search->retries[j];
     }
     if (samples != search->samples || numeric != search->numeric_failures || (search->backtracks != retries && search->backtracks != retries - 1))
-        return sc_fail(err, SC_EINPUT, "checkpoint: damaged totals (%ld samples, %ld numeric failures, %d backtracks; the segments say %ld, %ld, %ld)",
+        return sc_fail(err, SC_EINPUT,
+                       "checkpoint: damaged totals (%ld samples, %ld numeric failures, %d backtracks; the segments say %ld, %ld, %ld)",
                        search->samples, search->numeric_failures, search->backtracks, samples, numeric, retries);
     return SC_OK;
 }
@@ -498,8 +501,8 @@ static int check_level(const sc_samcon_run *run, segment_sampler *sampler, const
         double cost = l->cost[e];
         if (!isfinite(cost) || cost < 0 || (c->max_cost > 0 && cost > c->max_cost) || l->path_cost[e] != p->path_cost[pe] + cost ||
             (e > 0 && l->path_cost[e] < l->path_cost[e - 1]))
-            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: cost %g, path cost %g (its parent's %g)", k + 1, e, cost, l->path_cost[e],
-                           p->path_cost[pe]);
+            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: cost %g, path cost %g (its parent's %g)", k + 1, e, cost,
+                           l->path_cost[e], p->path_cost[pe]);
         for (int t = 0; t < SC_COST_TERMS; t++)
             if (!isfinite(l->terms[SC_COST_TERMS * e + t]) || l->terms[SC_COST_TERMS * e + t] < 0)
                 return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: cost term %d is %g", k + 1, e, t, l->terms[SC_COST_TERMS * e + t]);
@@ -507,10 +510,12 @@ static int check_level(const sc_samcon_run *run, segment_sampler *sampler, const
             double o = l->offset[(size_t)e * ndof + d];
             /* a guided sample's centre is the policy's: its offsets are only bounded */
             if (run->guide ? !(fabs(o) <= 1e3) : o != off[d])
-                return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: offset %d is %g%s", k + 1, e, d, o, run->guide ? "" : ", not its sample's");
+                return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: offset %d is %g%s", k + 1, e, d, o,
+                               run->guide ? "" : ", not its sample's");
         }
         for (int a = 0; a < search->naux; a++)
-            if (!isfinite(l->aux[(size_t)e * search->naux + a])) return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: value %d is not finite", k + 1, e, a);
+            if (!isfinite(l->aux[(size_t)e * search->naux + a]))
+                return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: value %d is not finite", k + 1, e, a);
         scale_sum += l->scale[e];
     }
     double *pc = l->path_cost;
