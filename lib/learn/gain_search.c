@@ -241,51 +241,65 @@ static void get_cma(sc_blob_reader *r, cma *es)
     es->c1 = consts[4], es->cmu = consts[5], es->chin = consts[6], es->sigma = consts[7];
 }
 
+#define SEARCH_SCHEMA "softcon.feedback_search_checkpoint/2"
+
 /* magic, run hash, the CMA-ES state, the best candidate, then the history */
+static int serialize_state(const search_state *state, const sc_feedback_result *r, uint64_t run_hash, sc_blob_writer *w, sc_err *err)
+{
+    sc_blob_writer_init(w);
+    sc_blob_put_i64(w, SEARCH_MAGIC);
+    sc_blob_put_i64(w, (int64_t)run_hash);
+    put_cma(w, &state->cma);
+    sc_blob_put(w, state->best, sizeof state->best);
+    sc_blob_put_f64(w, state->best_score);
+    sc_blob_put(w, &r->best_iteration, sizeof r->best_iteration);
+    sc_blob_put(w, &r->niter, sizeof r->niter);
+    sc_learning_iterations_put(w, r->iter, r->niter);
+    sc_blob_put_f64(w, r->wall_seconds);
+    sc_blob_put_i64(w, r->samples);
+    if (w->failed) {
+        sc_blob_writer_free(w);
+        return sc_fail(err, SC_EIO, "out of memory writing the checkpoint");
+    }
+    return SC_OK;
+}
+
 static int write_state(const sc_feedback_run *run, const search_state *state, const sc_feedback_result *r, sc_err *err)
 {
     sc_blob_writer w;
-    sc_blob_writer_init(&w);
-    sc_blob_put_i64(&w, SEARCH_MAGIC);
-    sc_blob_put_i64(&w, (int64_t)run->run_hash);
-    put_cma(&w, &state->cma);
-    sc_blob_put(&w, state->best, sizeof state->best);
-    sc_blob_put_f64(&w, state->best_score);
-    sc_blob_put(&w, &r->best_iteration, sizeof r->best_iteration);
-    sc_blob_put(&w, &r->niter, sizeof r->niter);
-    sc_learning_iterations_put(&w, r->iter, r->niter);
-    sc_blob_put_f64(&w, r->wall_seconds);
-    sc_blob_put_i64(&w, r->samples);
-    if (w.failed) {
-        sc_blob_writer_free(&w);
-        return sc_fail(err, SC_EIO, "out of memory writing the checkpoint");
-    }
-    sc_checkpoint_info info = {"softcon.feedback_search_checkpoint/1",
-                               "learn-feedback (method: search) after its last completed generation: continue it with --resume",
-                               "/search",
-                               "the CMA-ES state, the best candidate and the history, softcon's own layout",
-                               "generations_done",
-                               state->cma.gen,
+    int rc = serialize_state(state, r, run->run_hash, &w, err);
+    if (rc) return rc;
+    sc_checkpoint_info info = {SEARCH_SCHEMA,      "learn-feedback (method: search) after its last completed generation: continue it with --resume",
+                               "/search",          "the CMA-ES state, the best candidate and the history, softcon's own layout",
+                               "generations_done", state->cma.gen,
                                run->run_hash};
-    int rc = sc_checkpoint_write(run->checkpoint, &info, w.p, w.n, err);
+    rc = sc_checkpoint_write(run->checkpoint, &info, w.p, w.n, err);
     sc_blob_writer_free(&w);
     return rc;
 }
 
-static int read_state(const sc_feedback_run *run, search_state *state, sc_feedback_result *r, sc_err *err)
+static int all_finite(const double *v, int n)
 {
-    unsigned char *data;
-    size_t n;
-    int rc = sc_par_rank(run->par) == 0 ? sc_checkpoint_read(run->checkpoint, "/search", &data, &n, err) : SC_OK;
-    rc = sc_par_share_bytes(run->par, rc, &data, &n, err);
+    for (int i = 0; i < n; i++)
+        if (!isfinite(v[i])) return 0;
+    return 1;
+}
+
+/* A sealed checkpoint's search into state (which holds the search's fresh start: its weights and
+   constants must come back unchanged) and r's history, every value checked. */
+static int decode_state(const unsigned char *blob, size_t n, uint64_t run_hash, search_state *state, sc_feedback_result *r, sc_err *err)
+{
+    const unsigned char *data;
+    int rc = sc_checkpoint_unseal(blob, n, SEARCH_SCHEMA, run_hash, &data, &n, err);
     if (rc) return rc;
+    const cma fresh = state->cma;
     sc_blob_reader rd;
     sc_blob_reader_init(&rd, data, n);
     int64_t magic = sc_blob_get_i64(&rd), hash = sc_blob_get_i64(&rd);
     int ok = !rd.bad && magic == SEARCH_MAGIC, n_iter = 0;
-    if (ok && (uint64_t)hash != run->run_hash)
-        rc = sc_fail(err, SC_EINPUT, "%s: made for other inputs (config, character, controller, seed or build differ)", run->checkpoint);
-    if (ok && !rc) {
+    if (ok && (uint64_t)hash != run_hash)
+        return sc_fail(err, SC_EINPUT, "made for other inputs (config, character, controller, seed or build differ)");
+    if (ok) {
         get_cma(&rd, &state->cma);
         sc_blob_get(&rd, state->best, sizeof state->best);
         state->best_score = sc_blob_get_f64(&rd);
@@ -293,18 +307,81 @@ static int read_state(const sc_feedback_run *run, search_state *state, sc_feedba
         sc_blob_get(&rd, &n_iter, sizeof n_iter);
         ok = !rd.bad && n_iter >= 0 && n_iter <= SC_MAX_GENERATIONS;
     }
-    if (ok && !rc) {
+    if (ok) {
         sc_learning_iterations_get(&rd, r->iter, n_iter);
         r->wall_seconds = sc_blob_get_f64(&rd);
         r->samples = (long)sc_blob_get_i64(&rd);
-        ok = !rd.bad;
+        ok = !rd.bad && !rd.left;
     }
-    free(data);
-    if (rc) return rc;
-    if (!ok || state->cma.gen != n_iter)
-        return sc_fail(err, SC_EINPUT, "%s: damaged or truncated (or made by a learn-feedback of another method)", run->checkpoint);
+    if (!ok || state->cma.gen != n_iter) return sc_fail(err, SC_EINPUT, "damaged or truncated (or made by a learn-feedback of another method)");
+    const cma *es = &state->cma;
+    if (es->n != fresh.n || es->lambda != fresh.lambda) return sc_fail(err, SC_EINPUT, "made for another search");
+    if (es->mu != fresh.mu || memcmp(es->w, fresh.w, sizeof es->w) || es->mueff != fresh.mueff || es->cs != fresh.cs || es->ds != fresh.ds ||
+        es->cc != fresh.cc || es->c1 != fresh.c1 || es->cmu != fresh.cmu || es->chin != fresh.chin)
+        return sc_fail(err, SC_EINPUT, "damaged: the search's weights or constants differ from its config's");
+    if (!(isfinite(es->sigma) && es->sigma > 0) || !all_finite(es->m, MAX_PARAMS) || !all_finite(es->C, MAX_PARAMS) ||
+        !all_finite(es->ps, MAX_PARAMS) || !all_finite(es->pc, MAX_PARAMS))
+        return sc_fail(err, SC_EINPUT, "damaged: the search's step size (%g), mean, covariance or paths are not finite", es->sigma);
+    for (int i = 0; i < es->n; i++)
+        if (!(es->C[i] > 0)) return sc_fail(err, SC_EINPUT, "damaged: covariance %d is %g", i, es->C[i]);
+    if (!all_finite(state->best, MAX_PARAMS) || !(state->best_score == -INFINITY ? n_iter == 0 : isfinite(state->best_score)))
+        return sc_fail(err, SC_EINPUT, "damaged: the best candidate (score %g)", state->best_score);
+    if (r->best_iteration < 0 || r->best_iteration > (n_iter ? n_iter - 1 : 0) || !(isfinite(r->wall_seconds) && r->wall_seconds >= 0) ||
+        r->samples < 0 || !sc_learning_iterations_ok(r->iter, n_iter))
+        return sc_fail(err, SC_EINPUT, "damaged: the history (best generation %d of %d, %g s, %ld samples)", r->best_iteration + 1, n_iter,
+                       r->wall_seconds, r->samples);
     r->niter = n_iter;
     return SC_OK;
+}
+
+static int read_state(const sc_feedback_run *run, search_state *state, sc_feedback_result *r, sc_err *err)
+{
+    unsigned char *data;
+    size_t n;
+    int rc = sc_par_rank(run->par) == 0 ? sc_checkpoint_read(run->checkpoint, "/search", SEARCH_SCHEMA, run->run_hash, &data, &n, err) : SC_OK;
+    rc = sc_par_share_bytes(run->par, rc, &data, &n, err);
+    if (rc) return rc;
+    rc = decode_state(data, n, run->run_hash, state, r, err);
+    free(data);
+    if (rc) sc_err_prefix(err, "%s: ", run->checkpoint);
+    return rc;
+}
+
+int sc_feedback_search_checkpoint_check(const unsigned char *blob, size_t n, uint64_t run_hash, int np, int lambda, double sigma, sc_err *err)
+{
+    search_state *st = calloc(1, sizeof *st);
+    sc_feedback_result *r = calloc(1, sizeof *r);
+    int rc = !st || !r ? sc_fail(err, SC_EIO, "out of memory") : SC_OK;
+    if (!rc && (np < 1 || np > MAX_PARAMS)) rc = sc_fail(err, SC_EINPUT, "%d parameters", np);
+    if (!rc) {
+        cma_init(&st->cma, np, lambda, sigma);
+        rc = decode_state(blob, n, run_hash, st, r, err);
+    }
+    free(st);
+    free(r);
+    return rc;
+}
+
+int sc_feedback_search_checkpoint_example(uint64_t run_hash, int np, int lambda, double sigma, int generations, unsigned char **blob, size_t *n,
+                                          sc_err *err)
+{
+    search_state *st = calloc(1, sizeof *st);
+    sc_feedback_result *r = calloc(1, sizeof *r);
+    int rc = !st || !r ? sc_fail(err, SC_EIO, "out of memory") : SC_OK;
+    if (!rc) {
+        cma_init(&st->cma, np, lambda, sigma);
+        st->best_score = generations ? 0.5 : -INFINITY;
+        st->cma.gen = r->niter = generations;
+        for (int g = 0; g < generations; g++) r->iter[g].sigma = sigma;
+        sc_blob_writer w;
+        if (!(rc = serialize_state(st, r, run_hash, &w, err))) {
+            rc = sc_checkpoint_seal(SEARCH_SCHEMA, run_hash, w.p, w.n, blob, n, err);
+            sc_blob_writer_free(&w);
+        }
+    }
+    free(st);
+    free(r);
+    return rc;
 }
 
 /* ---- s_j: the sampled open loop's states ---------------------------------------------------- */

@@ -77,10 +77,11 @@ static void put_rows(sc_blob_writer *w, const dataset *d, long from)
     sc_blob_put(w, d->s + (size_t)from * SC_FEATURES, sizeof(double) * n * SC_FEATURES);
     sc_blob_put(w, d->o + (size_t)from * (size_t)d->ndof, sizeof(double) * n * (size_t)d->ndof);
 }
-static int get_rows(sc_blob_reader *r, dataset *d, long n)
+static int get_rows(sc_blob_reader *r, dataset *d, long n, int nfrag)
 {
     long at = d->n;
     if (n == 0) return 1;
+    if (n < 0) return 0;
     size_t k = (size_t)n, row = sizeof(int) + sizeof(double) * (SC_FEATURES + (size_t)d->ndof);
     if (k > r->left / row) return 0; /* fewer bytes than rows: refused before allocating them */
     static const double zero[SC_MAX_DOFS + SC_FEATURES];
@@ -89,7 +90,16 @@ static int get_rows(sc_blob_reader *r, dataset *d, long n)
     sc_blob_get(r, d->frag + at, sizeof(int) * k);
     sc_blob_get(r, d->s + (size_t)at * SC_FEATURES, sizeof(double) * k * SC_FEATURES);
     sc_blob_get(r, d->o + (size_t)at * (size_t)d->ndof, sizeof(double) * k * (size_t)d->ndof);
-    return !r->bad;
+    if (r->bad) return 0;
+    /* every row of a fragment the run has, its values finite */
+    for (long q = at; q < d->n; q++) {
+        if (d->frag[q] < 0 || d->frag[q] >= nfrag) return 0;
+        for (int c = 0; c < SC_FEATURES; c++)
+            if (!isfinite(d->s[(size_t)q * SC_FEATURES + c])) return 0;
+        for (int c = 0; c < d->ndof; c++)
+            if (!isfinite(d->o[(size_t)q * (size_t)d->ndof + c])) return 0;
+    }
+    return 1;
 }
 
 /* fit: model: this iteration's transitions ride in the sampler's checkpoint */
@@ -115,7 +125,8 @@ static int guide_restore(void *ctx, const unsigned char *bytes, size_t n)
     sc_blob_reader_init(&r, bytes, n);
     guide->dyn->n = guide->base;
     int64_t rows = sc_blob_get_i64(&r);
-    int ok = !r.bad && rows >= 0 && (size_t)rows <= n && get_rows(&r, guide->dyn, (long)rows);
+    int ok = !r.bad && rows >= 0 && (size_t)rows <= n && get_rows(&r, guide->dyn, (long)rows, guide->fragments) && !r.left;
+    if (!ok) guide->dyn->n = guide->base;
     return ok ? SC_OK : SC_EINPUT;
 }
 
@@ -347,7 +358,8 @@ typedef struct learner_state {
     sc_feedback_result *r;
 } learner_state;
 
-#define LEARNER_MAGIC 0x53434c5241524e32ll /* "SCLRARN2" */
+#define LEARNER_MAGIC  0x53434c5241524e32ll /* "SCLRARN2" */
+#define LEARNER_SCHEMA "softcon.feedback_checkpoint/2"
 
 /* the parts of a policy the learning changes (the rest comes from the open loop again) */
 static void put_policy(sc_blob_writer *w, const sc_policy *p)
@@ -358,13 +370,22 @@ static void put_policy(sc_blob_writer *w, const sc_policy *p)
     sc_blob_put(w, p->a_bar, sizeof(double) * F * (size_t)p->nact);
     sc_blob_put(w, p->M, sizeof(double) * F * (size_t)p->nact * SC_FEATURES);
 }
-static void get_policy(sc_blob_reader *r, sc_policy *p)
+static int finite_n(const double *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!isfinite(v[k])) return 0;
+    return 1;
+}
+/* 1 when every value read is finite and every action within the policy's bound */
+static int get_policy(sc_blob_reader *r, sc_policy *p)
 {
     size_t F = (size_t)p->nfrag;
     sc_blob_get(r, p->offset, sizeof(double) * F * (size_t)p->ndof);
     sc_blob_get(r, p->s_bar, sizeof(double) * F * SC_FEATURES);
     sc_blob_get(r, p->a_bar, sizeof(double) * F * (size_t)p->nact);
     sc_blob_get(r, p->M, sizeof(double) * F * (size_t)p->nact * SC_FEATURES);
+    return !r->bad && finite_n(p->offset, F * (size_t)p->ndof) && finite_n(p->s_bar, F * SC_FEATURES) && finite_n(p->a_bar, F * (size_t)p->nact) &&
+        finite_n(p->M, F * (size_t)p->nact * SC_FEATURES);
 }
 
 /* The learner's state as bytes (the same layout every rank can read back): a header (magic, run
@@ -387,9 +408,14 @@ static void serialize_learner(const learner_state *state, uint64_t run_hash, sc_
     sc_blob_put_i64(w, r->samples);
 }
 
-static int deserialize_learner(learner_state *state, uint64_t run_hash, const unsigned char *buf, size_t len, sc_err *err)
+/* A sealed checkpoint into state (policies allocated to the run's shape, datasets empty), every
+   index, count and value checked; iterations: the config's. */
+static int deserialize_learner(learner_state *state, uint64_t run_hash, int iterations, const unsigned char *blob, size_t len, sc_err *err)
 {
     sc_feedback_result *r = state->r;
+    const unsigned char *buf;
+    int rc = sc_checkpoint_unseal(blob, len, LEARNER_SCHEMA, run_hash, &buf, &len, err);
+    if (rc) return rc;
     sc_blob_reader rd;
     sc_blob_reader_init(&rd, buf, len);
     int64_t hdr[5];
@@ -397,12 +423,13 @@ static int deserialize_learner(learner_state *state, uint64_t run_hash, const un
     int ok = !rd.bad && hdr[0] == LEARNER_MAGIC;
     if (ok && (uint64_t)hdr[1] != run_hash)
         return sc_fail(err, SC_EINPUT, "checkpoint: made for other inputs (config, character, controller, seed or build differ)");
-    ok = ok && hdr[2] >= 0 && hdr[3] >= 0 && hdr[4] >= 0;
-    if (ok) {
-        get_policy(&rd, &state->cur);
-        get_policy(&rd, &state->best);
-    }
-    ok = ok && !rd.bad && get_rows(&rd, &state->data, (long)hdr[3]) && get_rows(&rd, &state->dyn, (long)hdr[4]);
+    if (ok && (hdr[2] < 0 || hdr[2] > iterations || hdr[2] > SC_MAX_GENERATIONS || hdr[3] < 0 || hdr[4] < 0))
+        return sc_fail(err, SC_EINPUT, "checkpoint: damaged header (%lld iterations done of %d, %lld pairs, %lld transitions)", (long long)hdr[2],
+                       iterations, (long long)hdr[3], (long long)hdr[4]);
+    if (ok && !(get_policy(&rd, &state->cur) && get_policy(&rd, &state->best)))
+        return sc_fail(err, SC_EINPUT, "checkpoint: damaged policies (a value not finite, or truncated)");
+    int nfrag = state->cur.nfrag;
+    ok = ok && get_rows(&rd, &state->data, (long)hdr[3], nfrag) && get_rows(&rd, &state->dyn, (long)hdr[4], nfrag);
     if (ok) {
         sc_blob_get(&rd, &r->best_iteration, sizeof r->best_iteration);
         sc_blob_get(&rd, &r->niter, sizeof r->niter);
@@ -410,8 +437,13 @@ static int deserialize_learner(learner_state *state, uint64_t run_hash, const un
         r->wall_seconds = sc_blob_get_f64(&rd);
         r->samples = (long)sc_blob_get_i64(&rd);
     }
-    if (!ok || rd.bad) return sc_fail(err, SC_EINPUT, "checkpoint: damaged or truncated");
-    state->it = (int)hdr[2];
+    if (!ok || rd.bad || rd.left) return sc_fail(err, SC_EINPUT, "checkpoint: damaged or truncated");
+    int it = (int)hdr[2];
+    if (r->niter != it || r->best_iteration < 0 || r->best_iteration > (it ? it - 1 : 0) || !sc_learning_iterations_ok(r->iter, it) ||
+        !(isfinite(r->wall_seconds) && r->wall_seconds >= 0) || r->samples < 0)
+        return sc_fail(err, SC_EINPUT, "checkpoint: damaged history (%d iterations of %d, best %d, %g s, %ld samples)", r->niter, it,
+                       r->best_iteration + 1, r->wall_seconds, r->samples);
+    state->it = it;
     return SC_OK;
 }
 
@@ -423,12 +455,9 @@ static int write_learner(const sc_feedback_run *run, const learner_state *state,
         sc_blob_writer_free(&w);
         return sc_fail(err, SC_EIO, "out of memory writing the checkpoint");
     }
-    sc_checkpoint_info info = {"softcon.feedback_checkpoint/1",
-                               "learn-feedback after its last completed iteration: continue it with --resume",
-                               "/learner",
-                               "the policies, the regression pairs and the history, softcon's own layout",
-                               "iterations_done",
-                               state->it,
+    sc_checkpoint_info info = {LEARNER_SCHEMA,    "learn-feedback after its last completed iteration: continue it with --resume",
+                               "/learner",        "the policies, the regression pairs and the history, softcon's own layout",
+                               "iterations_done", state->it,
                                run->run_hash};
     int rc = sc_checkpoint_write(run->checkpoint, &info, w.p, w.n, err);
     sc_blob_writer_free(&w);
@@ -439,12 +468,66 @@ static int read_learner(const sc_feedback_run *run, learner_state *state, sc_err
 {
     unsigned char *data;
     size_t n;
-    int rc = sc_par_rank(run->par) == 0 ? sc_checkpoint_read(run->checkpoint, "/learner", &data, &n, err) : SC_OK;
+    int rc = sc_par_rank(run->par) == 0 ? sc_checkpoint_read(run->checkpoint, "/learner", LEARNER_SCHEMA, run->run_hash, &data, &n, err) : SC_OK;
     rc = sc_par_share_bytes(run->par, rc, &data, &n, err);
     if (rc) return rc;
-    rc = deserialize_learner(state, run->run_hash, data, n, err);
+    rc = deserialize_learner(state, run->run_hash, run->cfg->iterations, data, n, err);
     free(data);
     if (rc) sc_err_prefix(err, "%s: ", run->checkpoint);
+    return rc;
+}
+
+/* A learner of the given shape, its datasets empty (for the checks and examples below). */
+static int learner_shape(learner_state *state, int nfrag, int ndof, int nact, sc_err *err)
+{
+    if (!(state->r = calloc(1, sizeof *state->r))) return sc_fail(err, SC_EIO, "out of memory");
+    state->data.ndof = ndof;
+    state->dyn.ndof = nact + SC_FEATURES;
+    int rc = sc_policy_alloc(&state->cur, 1, ndof, nact, nfrag, 2, err);
+    return rc ? rc : sc_policy_alloc(&state->best, 1, ndof, nact, nfrag, 2, err);
+}
+static void learner_shape_free(learner_state *state)
+{
+    sc_policy_free(&state->cur);
+    sc_policy_free(&state->best);
+    dataset *d[2] = {&state->data, &state->dyn};
+    for (int k = 0; k < 2; k++) {
+        free(d[k]->frag);
+        free(d[k]->s);
+        free(d[k]->o);
+    }
+    free(state->r);
+}
+
+int sc_feedback_learner_checkpoint_check(const unsigned char *blob, size_t n, uint64_t run_hash, int nfrag, int ndof, int nact, int iterations,
+                                         sc_err *err)
+{
+    learner_state state = {0};
+    int rc = learner_shape(&state, nfrag, ndof, nact, err);
+    if (!rc) rc = deserialize_learner(&state, run_hash, iterations, blob, n, err);
+    learner_shape_free(&state);
+    return rc;
+}
+
+int sc_feedback_learner_checkpoint_example(uint64_t run_hash, int nfrag, int ndof, int nact, int done, long rows, unsigned char **blob, size_t *n,
+                                           sc_err *err)
+{
+    learner_state state = {0};
+    int rc = learner_shape(&state, nfrag, ndof, nact, err);
+    double v[SC_MAX_DOFS + SC_FEATURES] = {0};
+    for (long q = 0; !rc && q < rows; q++) {
+        v[0] = 0.01 * (double)q;
+        if (data_add(&state.data, (int)(q % nfrag), v, v) || data_add(&state.dyn, (int)(q % nfrag), v, v)) rc = sc_fail(err, SC_EIO, "out of memory");
+    }
+    if (!rc) {
+        state.it = state.r->niter = done;
+        state.r->best_iteration = done ? done - 1 : 0;
+        sc_blob_writer w;
+        serialize_learner(&state, run_hash, &w);
+        rc = w.failed ? sc_fail(err, SC_EIO, "out of memory") : sc_checkpoint_seal(LEARNER_SCHEMA, run_hash, w.p, w.n, blob, n, err);
+        sc_blob_writer_free(&w);
+    }
+    learner_shape_free(&state);
     return rc;
 }
 

@@ -1,4 +1,5 @@
 /* What the learning methods share: the result's release and the history's checkpoint bytes. */
+#include <math.h>
 #include <stdlib.h>
 #include "core/blob.h"
 #include "learn/learning.h"
@@ -57,4 +58,22 @@ void sc_learning_iterations_get(sc_blob_reader *r, sc_learning_iteration *it, in
         x->mean_score = sc_blob_get_f64(r);
         x->sigma = sc_blob_get_f64(r);
     }
+}
+
+static int finite_all(const double *v, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!isfinite(v[k])) return 0;
+    return 1;
+}
+
+int sc_learning_iterations_ok(const sc_learning_iteration *it, int n)
+{
+    for (const sc_learning_iteration *x = it; x < it + n; x++) {
+        double one[7] = {x->survived_s, x->action_cost, x->joint_error, x->residual, x->model_error, x->score, x->mean_score};
+        if (!finite_all(one, 7) || !isfinite(x->sigma) || !finite_all(x->survived_at, SC_MAX_EVAL) || !finite_all(x->cost_survived, SC_MAX_COSTS) ||
+            !finite_all(x->cost_joint_error, SC_MAX_COSTS) || x->samples < 0 || x->pairs < 0 || x->survived_s < 0)
+            return 0;
+    }
+    return 1;
 }

@@ -145,5 +145,7 @@ struct sc_blob_writer;
 struct sc_blob_reader;
 void sc_learning_iterations_put(struct sc_blob_writer *w, const sc_learning_iteration *it, int n);
 void sc_learning_iterations_get(struct sc_blob_reader *r, sc_learning_iteration *it, int n);
+/* 1 when every value of the n iterations read back is one a run can make (finite, counts >= 0). */
+int sc_learning_iterations_ok(const sc_learning_iteration *it, int n);
 
 #endif

@@ -256,10 +256,14 @@ typedef struct search_state {
     double wall_start, wall_before; /* not saved: when this run started, and the seconds of the runs it resumes */
 } search_state;
 
+static void segment_span(const sc_samcon_config *c, int j, int nseg, double t_first, double t_last, double *t0, double *t1);
+static double median_of(double *v, int n);
+
 /* the per-sample values a guide gathers (none without a guide) */
 static int guide_naux(const sc_samcon_run *run) { return run->guide ? run->guide->naux : 0; }
 
-#define BLOB_MAGIC 0x53434b5054303031ll /* "SCKPT001" */
+#define BLOB_MAGIC    0x53434b5054303031ll /* "SCKPT001" */
+#define SAMCON_SCHEMA "softcon.samcon_checkpoint/2"
 
 static void put_level(sc_blob_writer *b, const level *l)
 {
@@ -287,10 +291,11 @@ static void put_level(sc_blob_writer *b, const level *l)
         }
 }
 
-static int get_level(sc_blob_reader *r, level *l, int ndof, int naux, sc_err *err)
+static int get_level(sc_blob_reader *r, level *l, int ndof, int naux, int max_elites, size_t max_state, sc_err *err)
 {
     int64_t n = sc_blob_get_i64(r);
-    if (r->bad || n < 0 || n > 10000000) return sc_fail(err, SC_EINPUT, "checkpoint: damaged elite list");
+    if (r->bad || n < 1 || n > max_elites)
+        return sc_fail(err, SC_EINPUT, "checkpoint: damaged elite list (%lld elites, at most %d)", (long long)n, max_elites);
     int rc = level_alloc(l, (int)n, ndof, naux, err);
     if (rc) return rc;
     for (int i = 0; i < l->n; i++) {
@@ -307,10 +312,13 @@ static int get_level(sc_blob_reader *r, level *l, int ndof, int naux, sc_err *er
     sc_blob_get(r, l->offset, 8 * (size_t)l->n * (size_t)ndof);
     sc_blob_get(r, l->aux, 8 * (size_t)l->n * (size_t)naux);
     sc_blob_get(r, &l->stats, sizeof l->stats);
-    if (sc_blob_get_i64(r)) {
+    int64_t with_states = sc_blob_get_i64(r);
+    if (with_states != 0 && with_states != 1)
+        return sc_fail(err, SC_EINPUT, "checkpoint: damaged elite list (states flag %lld)", (long long)with_states);
+    if (with_states) {
         for (int i = 0; i < l->n && !r->bad; i++) {
             int64_t sz = sc_blob_get_i64(r);
-            if (sz <= 0 || (uint64_t)sz > r->left) {
+            if (sz <= 0 || (uint64_t)sz > r->left || (uint64_t)sz > max_state) {
                 r->bad = 1;
                 break;
             }
@@ -361,7 +369,8 @@ static int serialize(const sc_samcon_run *run, const search_state *search, uint6
     return SC_OK;
 }
 
-static int deserialize(const sc_samcon_run *run, search_state *search, uint64_t run_hash, const unsigned char *p, size_t n, sc_err *err)
+static int deserialize(const sc_samcon_run *run, search_state *search, uint64_t run_hash, size_t max_state, const unsigned char *p, size_t n,
+                       sc_err *err)
 {
     sc_blob_reader r;
     sc_blob_reader_init(&r, p, n);
@@ -385,7 +394,7 @@ static int deserialize(const sc_samcon_run *run, search_state *search, uint64_t 
     sc_blob_get(&r, search->mult, 8 * (size_t)search->nseg);
     sc_blob_get(&r, search->acc, sizeof *search->acc * (size_t)search->nseg);
     for (int j = 0; j < search->k; j++) {
-        int rc = get_level(&r, &search->lv[j], search->ndof, search->naux, err);
+        int rc = get_level(&r, &search->lv[j], search->ndof, search->naux, run->cfg->elites, max_state, err);
         if (rc) return rc;
     }
     if (run->guide && run->guide->restore_gathered) {
@@ -403,27 +412,145 @@ static int write_checkpoint(const sc_samcon_run *run, const search_state *search
     sc_blob_writer b;
     int rc = serialize(run, search, run->run_hash, &b, err);
     if (rc) return rc;
-    sc_checkpoint_info info = {"softcon.samcon_checkpoint/1",
-                               "sample-openloop's search after its last completed segment: continue it with --resume",
-                               "/search",
-                               "the search state (elites with their simulation snapshots, counters), softcon's own layout",
-                               "next_segment",
-                               search->k,
+    sc_checkpoint_info info = {SAMCON_SCHEMA,  "sample-openloop's search after its last completed segment: continue it with --resume",
+                               "/search",      "the search state (elites with their simulation snapshots, counters), softcon's own layout",
+                               "next_segment", search->k,
                                run->run_hash};
     rc = sc_checkpoint_write(run->checkpoint, &info, b.p, b.n, err);
     sc_blob_writer_free(&b);
     return rc;
 }
 
-/* Rank 0 reads the checkpoint and every rank gets the search from it. */
-static int read_checkpoint(const sc_samcon_run *run, search_state *search, sc_err *err)
+/* The sample count of an attempt at segment k (never fewer than the elites). */
+static int attempt_samples(const sc_samcon_config *c, const search_state *search, int k)
+{
+    int n = (int)lround(c->samples * search->mult[k]);
+    return n < c->elites ? c->elites : n;
+}
+
+static int search_clock_ok(double s) { return isfinite(s) && s >= 0; }
+
+/* The counters of a search read back, checked against one another and the config: what no run
+   can have made is refused. */
+static int check_counters(const sc_samcon_config *c, const search_state *search, sc_err *err)
+{
+    long samples = 0, numeric = 0, retries = 0;
+    if (search->samples < 0 || search->numeric_failures < 0 || search->backtracks < 0 || !search_clock_ok(search->wall_seconds) ||
+        !search_clock_ok(search->sample_seconds))
+        return sc_fail(err, SC_EINPUT, "checkpoint: damaged counters (samples %ld, numeric failures %ld, backtracks %d, %g s, %g s)", search->samples,
+                       search->numeric_failures, search->backtracks, search->wall_seconds, search->sample_seconds);
+    for (int j = 0; j < search->nseg; j++) {
+        const sc_samcon_segment *a = &search->acc[j];
+        double m = search->mult[j];
+        int legal = m == 1;
+        for (int q = 1; q <= c->max_retries && !legal; q++) legal = m == fmax(1, pow(c->growth, q));
+        if (!legal)
+            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: sample multiplier %g is not 1 or a power of growth %g up to %d", j + 1, m,
+                           c->growth, c->max_retries);
+        if (search->retries[j] < 0 || search->retries[j] > c->max_retries + 1 || search->attempts[j] < search->retries[j] ||
+            search->attempts[j] != a->attempts || (j < search->k && search->attempts[j] < 1))
+            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: damaged attempts (%d, %d counted) or retries (%d)", j + 1, search->attempts[j],
+                           a->attempts, search->retries[j]);
+        long kinds = 0;
+        for (int f = 0; f < SC_FAIL_KINDS; f++) {
+            if (a->fail_kind[f] < 0 || a->fail_kind[f] > a->samples)
+                return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: damaged failure counts", j + 1);
+            kinds += a->fail_kind[f];
+        }
+        if (a->samples < 0 || kinds != a->samples || a->failures != a->samples - a->fail_kind[SC_FAIL_NONE] ||
+            (long)a->samples < (long)a->attempts * c->elites)
+            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: damaged sample counts (%d samples, %d failed)", j + 1, a->samples, a->failures);
+        samples += a->samples;
+        numeric += a->fail_kind[SC_FAIL_NUMERIC];
+        retries += search->retries[j];
+    }
+    if (samples != search->samples || numeric != search->numeric_failures || (search->backtracks != retries && search->backtracks != retries - 1))
+        return sc_fail(err, SC_EINPUT,
+                       "checkpoint: damaged totals (%ld samples, %ld numeric failures, %d backtracks; the segments say %ld, %ld, %ld)",
+                       search->samples, search->numeric_failures, search->backtracks, samples, numeric, retries);
+    return SC_OK;
+}
+
+/* Segment k's elites read back, each checked against its parent and, where the sampler can
+   draw it again, against its own sample: index, attempt, steps, costs, scale, offsets and
+   statistics exactly as the run made them; its states restored once (a damaged snapshot is
+   refused here, not by a sample). */
+static int check_level(const sc_samcon_run *run, segment_sampler *sampler, const search_state *search, int k, double t_first, double t_last,
+                       sc_err *err)
+{
+    const sc_samcon_config *c = run->cfg;
+    const level *l = &search->lv[k], *p = k ? &search->lv[k - 1] : &search->start;
+    int nsamp = attempt_samples(c, search, k), ndof = search->ndof;
+    sampler->k = k;
+    segment_span(c, k, search->nseg, t_first, t_last, &sampler->ref_t0, &sampler->ref_t1);
+    double scale_sum = 0, span = sampler->ref_t1 - sampler->ref_t0;
+    for (int e = 0; e < l->n; e++) {
+        int i = l->sample[e], pe = l->parent[e];
+        if (i < 0 || i >= nsamp || pe < 0 || pe >= p->n || pe != i % p->n)
+            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: sample %d of %d, parent %d of %d", k + 1, e, i, nsamp, pe, p->n);
+        if (l->attempt[e] != search->attempts[k] - 1)
+            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: attempt %d, the segment's last was %d", k + 1, e, l->attempt[e],
+                           search->attempts[k] - 1);
+        double scale, off[SC_MAX_DOFS];
+        draw_sample(sampler, k, l->attempt[e], i, NULL, &scale, off);
+        long steps = segment_steps(sampler, scale);
+        if (l->steps[e] != steps || l->end_step[e] != p->end_step[pe] + steps || l->scale[e] != steps * sampler->sim->o.dt / span)
+            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: %ld steps ending at step %ld (scale %g), its sample has %ld", k + 1, e,
+                           l->steps[e], l->end_step[e], l->scale[e], steps);
+        double cost = l->cost[e];
+        if (!isfinite(cost) || cost < 0 || (c->max_cost > 0 && cost > c->max_cost) || l->path_cost[e] != p->path_cost[pe] + cost ||
+            (e > 0 && l->path_cost[e] < l->path_cost[e - 1]))
+            return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: cost %g, path cost %g (its parent's %g)", k + 1, e, cost,
+                           l->path_cost[e], p->path_cost[pe]);
+        for (int t = 0; t < SC_COST_TERMS; t++)
+            if (!isfinite(l->terms[SC_COST_TERMS * e + t]) || l->terms[SC_COST_TERMS * e + t] < 0)
+                return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: cost term %d is %g", k + 1, e, t, l->terms[SC_COST_TERMS * e + t]);
+        for (int d = 0; d < ndof; d++) {
+            double o = l->offset[(size_t)e * ndof + d];
+            /* a guided sample's centre is the policy's: its offsets are only bounded */
+            if (run->guide ? !(fabs(o) <= 1e3) : o != off[d])
+                return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: offset %d is %g%s", k + 1, e, d, o,
+                               run->guide ? "" : ", not its sample's");
+        }
+        for (int a = 0; a < search->naux; a++)
+            if (!isfinite(l->aux[(size_t)e * search->naux + a]))
+                return sc_fail(err, SC_EINPUT, "checkpoint: segment %d, elite %d: value %d is not finite", k + 1, e, a);
+        scale_sum += l->scale[e];
+    }
+    double *pc = l->path_cost;
+    if (l->stats.best_elite != pc[0] || l->stats.median_elite != median_of(pc, l->n) || l->stats.mean_scale_elites != scale_sum / l->n)
+        return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: damaged elite statistics", k + 1);
+    if (!l->state && k == search->k - 1) return sc_fail(err, SC_EINPUT, "checkpoint: segment %d: the elites' states are missing", k + 1);
+    for (int e = 0; l->state && e < l->n; e++) {
+        int rc = sc_sim_snapshot_restore(sampler->sim, l->state[e], l->state_size[e], err);
+        if (rc) return sc_err_prefix(err, "checkpoint: segment %d, elite %d: ", k + 1, e);
+    }
+    return SC_OK;
+}
+
+/* A sealed checkpoint's search (the seal already checked) into search, checked through. */
+static int decode_search(const sc_samcon_run *run, segment_sampler *sampler, search_state *search, const unsigned char *data, size_t n, sc_err *err)
+{
+    if (n < SC_CHECKPOINT_HEADER) return sc_fail(err, SC_EINPUT, "checkpoint: no header");
+    double t_first, t_last;
+    int nseg;
+    int rc = sc_samcon_span(run->cfg, run->ref, NULL, &t_first, &t_last, &nseg, err);
+    if (!rc) rc = deserialize(run, search, run->run_hash, sampler->scratch_cap, data + SC_CHECKPOINT_HEADER, n - SC_CHECKPOINT_HEADER, err);
+    if (!rc) rc = check_counters(run->cfg, search, err);
+    for (int j = 0; !rc && j < search->k; j++) rc = check_level(run, sampler, search, j, t_first, t_last, err);
+    return rc;
+}
+
+/* Rank 0 reads the checkpoint (its seal checked) and every rank gets the search from it, checked
+   through. Every error names the checkpoint. */
+static int read_checkpoint(const sc_samcon_run *run, search_state *search, segment_sampler *sampler, sc_err *err)
 {
     unsigned char *data;
     size_t n;
-    int rc = sc_par_rank(run->par) == 0 ? sc_checkpoint_read(run->checkpoint, "/search", &data, &n, err) : SC_OK;
+    int rc = sc_par_rank(run->par) == 0 ? sc_checkpoint_read(run->checkpoint, "/search", SAMCON_SCHEMA, run->run_hash, &data, &n, err) : SC_OK;
     rc = sc_par_share_bytes(run->par, rc, &data, &n, err);
     if (rc) return rc;
-    rc = deserialize(run, search, run->run_hash, data, n, err);
+    rc = decode_search(run, sampler, search, data, n, err);
     free(data);
     if (rc) sc_err_prefix(err, "%s: ", run->checkpoint);
     return rc;
@@ -546,7 +673,7 @@ static int search_start(const sc_samcon_run *run, search_state *search, segment_
     search->start.state_size[0] = sc_sim_snapshot_save(sampler->sim, sampler->scratch, sampler->scratch_cap);
     if (!(search->start.state[0] = malloc(search->start.state_size[0]))) return sc_fail(err, SC_EIO, "out of memory");
     memcpy(search->start.state[0], sampler->scratch, search->start.state_size[0]);
-    if (run->resume && (rc = read_checkpoint(run, search, err))) return rc;
+    if (run->resume && (rc = read_checkpoint(run, search, sampler, err))) return rc;
     search->wall_before = search->wall_seconds;
     return SC_OK;
 }
@@ -892,6 +1019,27 @@ done:
     sampler_free(&sampler);
     search_free(&search);
     if (rc && rc != SC_EINTERRUPTED) sc_samcon_result_free(r);
+    return rc;
+}
+
+int sc_samcon_checkpoint_check(const sc_samcon_run *run, const unsigned char *blob, size_t n, sc_err *err)
+{
+    double t_first, t_last;
+    int nseg;
+    int rc = sc_samcon_span(run->cfg, run->ref, NULL, &t_first, &t_last, &nseg, err);
+    if (rc) return rc;
+    const unsigned char *payload;
+    size_t np;
+    if ((rc = sc_checkpoint_unseal(blob, n, SAMCON_SCHEMA, run->run_hash, &payload, &np, err))) return rc;
+    search_state search = {0};
+    segment_sampler sampler = {0};
+    if ((rc = search_alloc(&search, nseg, run->dofs->n, guide_naux(run), err))) return rc;
+    sc_samcon_run quiet = *run;
+    quiet.resume = 0;
+    if (!(rc = sampler_init(&sampler, &quiet, nseg, err)) && !(rc = search_start(&quiet, &search, &sampler, err)))
+        rc = decode_search(run, &sampler, &search, blob, n, err);
+    sampler_free(&sampler);
+    search_free(&search);
     return rc;
 }
 

@@ -146,6 +146,11 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err);
  * (NULL: "the reference"). Checked up front by sample-openloop, and again by sc_samcon. */
 int sc_samcon_span(const sc_samcon_config *c, const sc_reference *ref, const char *ref_name, double *t_first, double *t_last, int *nseg, sc_err *err);
 
+/* Checks a sealed checkpoint of run's search (the dataset's bytes: seal, then every index,
+ * count and value, the states restored), as --resume does; SC_EINPUT saying what is damaged.
+ * For the fuzz harness (tests/fuzz/fuzz_checkpoint.c). */
+int sc_samcon_checkpoint_check(const sc_samcon_run *run, const unsigned char *blob, size_t n, sc_err *err);
+
 /* The reference's start state put into s (root, local rotations, velocities at cfg->start). */
 int sc_samcon_start_state(const sc_samcon_run *run, sc_sim *s, sc_err *err);
 /* Simulates the path of r from the start state in s (a fresh simulation of the same model and

@@ -7,6 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common.h"
+#include "checkpoint_run.h"
+#include "io/checkpoint.h"
+#include "par/par.h"
+#include "learn/gain_search.h"
+#include "learn/guided.h"
 #include "store/openloop.h"
 #include "store/policy.h"
 #include "store/reference.h"
@@ -214,6 +219,74 @@ done:
     return rc;
 }
 
+/* a corpus file of fuzz_checkpoint: the reader's byte, the reseal byte, the sealed bytes */
+static int write_ckpt_seed(const char *dir, const char *name, int which, const unsigned char *b, size_t n, sc_err *err)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/fuzz_checkpoint/%s", dir, name);
+    FILE *fp = fopen(p, "wb");
+    unsigned char head[2] = {(unsigned char)which, 1};
+    int ok = fp && fwrite(head, 1, 2, fp) == 2 && fwrite(b, 1, n, fp) == n;
+    if (fp && fclose(fp)) ok = 0;
+    return ok ? SC_OK : sc_fail(err, SC_EIO, "%s: cannot write", p);
+}
+
+static struct sc_par *seed_par;
+static int seed_stops;
+static int stop_after_6(void) { return ++seed_stops > 6; }
+
+/* sample-openloop's checkpoint of the tiny run, through sc_samcon itself: completed, and stopped
+   within segment 2 */
+static int write_samcon_seed(const char *dir, const char *name, int stop, sc_err *err)
+{
+    sc_fuzz_samcon f;
+    int rc = sc_fuzz_samcon_init(&f, err);
+    if (rc) return rc;
+    char ck[4096];
+    snprintf(ck, sizeof ck, "%s/fuzz_checkpoint/%s.tmp.h5", dir, name);
+    f.run.checkpoint = ck;
+    seed_stops = 0;
+    f.run.monitor.stop = stop ? stop_after_6 : NULL;
+    f.run.par = seed_par;
+    sc_samcon_result res;
+    rc = sc_samcon(&f.run, &res, err);
+    if (rc && rc != SC_EINTERRUPTED) return rc;
+    sc_samcon_result_free(&res);
+    sc_h5 *h;
+    unsigned char *b = NULL;
+    size_t n = 0;
+    if (!(rc = sc_h5_open(ck, &h, err))) {
+        rc = sc_h5_read_bytes(h, "/search", &n, &b, err);
+        sc_h5_close(h);
+    }
+    remove(ck);
+    if (!rc && !(rc = sc_samcon_checkpoint_check(&f.run, b, n, err))) rc = write_ckpt_seed(dir, name, 0, b, n, err);
+    free(b);
+    sc_reference_free(&f.r);
+    return rc;
+}
+
+static int write_checkpoint_seeds(const char *dir, sc_err *err)
+{
+    unsigned char *b;
+    size_t n;
+    int argc = 1;
+    char *args[] = {"fuzz_seeds", NULL}, **argv = args;
+    int rc = sc_par_init(&argc, &argv, 0, &seed_par, err);
+    if (!rc) rc = write_samcon_seed(dir, "samcon_completed", 0, err);
+    if (!rc) rc = write_samcon_seed(dir, "samcon_stopped", 1, err);
+    if (!rc && !(rc = sc_feedback_learner_checkpoint_example(SC_FUZZ_CKPT_HASH, SC_FUZZ_FRAG, SC_FUZZ_DOFS, SC_FUZZ_ACT, 2, 6, &b, &n, err))) {
+        rc = write_ckpt_seed(dir, "learner", 1, b, n, err);
+        free(b);
+    }
+    if (!rc && !(rc = sc_feedback_search_checkpoint_example(SC_FUZZ_CKPT_HASH, SC_FUZZ_NP, SC_FUZZ_LAMBDA, 0.5, 3, &b, &n, err))) {
+        rc = write_ckpt_seed(dir, "search", 2, b, n, err);
+        free(b);
+    }
+    sc_par_finalize(seed_par);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -240,6 +313,7 @@ int main(int argc, char **argv)
     if (write_policy(p, 2, &err)) return die(&err);
     snprintf(p, sizeof p, "%s/fuzz_policy/openloop_policy.h5", argv[1]);
     if (write_policy(p, 0, &err)) return die(&err);
+    if (write_checkpoint_seeds(argv[1], &err)) return die(&err);
     /* the readers accept what they wrote */
     sc_model tiny;
     sc_fuzz_tiny_character(&tiny, 1);
