@@ -216,7 +216,19 @@ TEST(feedback_kill9_then_resume_is_identical)
     sc_test_sh(NULL, 0, "pkill -KILL -f '^%s -q -c %s -o %s'", sc_test_tool("learn-feedback"), preset(), p);
     for (int i = 0; i < 200 && !sc_test_sh(NULL, 0, "pgrep -f '^%s -q -c %s -o %s' > /dev/null", sc_test_tool("learn-feedback"), preset(), p); i++)
         usleep(50000);
-    int rc = learn(2, p, "--resume");
+    /* a copy of the checkpoint with one byte of /learner flipped: exit 2 naming it, no output */
+    const char *bad = sc_fixture_keep(sc_test_tmp("feedback_damaged.ckpt")), *bad_out = sc_fixture_keep(sc_test_tmp("feedback_damaged.h5"));
+    int rc = sc_test_sh(out, sizeof out,
+                        "cp %s %s && cp %s %s.samcon && /usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r+'); d = f['/learner']; "
+                        "x = d[()]; x[len(x) // 2] ^= 1; d[...] = x\"",
+                        ck, bad, inner, bad, bad);
+    ENSURE_MSG(rc == 0, "damaging a copy of the checkpoint: %s", out);
+    char opts[1200];
+    snprintf(opts, sizeof opts, "--resume --checkpoint %s", bad);
+    rc = learn(2, bad_out, opts);
+    sc_test_report("a learn-feedback checkpoint with one byte flipped: exit %d: %s", rc, out);
+    ENSURE_MSG(rc == 2 && strstr(out, bad) && !sc_test_file_exists(bad_out), "a damaged checkpoint: exit %d: %s", rc, out);
+    rc = learn(2, p, "--resume");
     ENSURE_MSG(rc == 0, "resume: exit %d: %s", rc, out);
     ENSURE(same_policy(b, p));
     ENSURE(!sc_test_file_exists(ck) && !sc_test_file_exists(inner));
