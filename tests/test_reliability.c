@@ -2,6 +2,7 @@
  * disk and under signals, rejects absurd values with file:line or the HDF5 path, and leaves
  * nothing behind. Each test runs the real tools; the item numbers are those of the issue. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -663,9 +664,14 @@ TEST(reliability_damaged_hdf5_memory_bounded)
     ENSURE_MSG(rc == 2 && !strstr(out, "MiB of memory") && !sc_test_file_exists(o), "with the limit raised: exit %d: %s", rc, out);
 }
 
-/* The guard's limit is CPU time: a reader that is slow only because the machine is busy (here:
- * one that sleeps 3 s of wall time in the guard's child, with a 1 s limit) is not "damaged"; one
- * that spins is. arg: [0] spin or not, [1] the pid of the process that is not the guard's child. */
+/* The guard's child is a reader, nothing more: its limit is CPU time, so a reader slow only
+ * because the machine is busy (here: one that sleeps 3 s of wall time, with a 1 s limit) is not
+ * "damaged", while one that spins is; and a SIGTERM sent to the whole process group while it
+ * reads (Slurm's requeue, a Ctrl-C) is the parent's to act on, not a crash of the reader.
+ * arg: [0] spin or not, [1] the pid of the process that is not the guard's child. */
+static const char *g_reading_marker;
+static volatile sig_atomic_t g_stop_seen;
+static void note_stop(int sig) { g_stop_seen = sig; }
 static int sleepy_reader(sc_h5 *f, void *arg, sc_err *err)
 {
     (void)f, (void)err;
@@ -675,39 +681,52 @@ static int sleepy_reader(sc_h5 *f, void *arg, sc_err *err)
         volatile unsigned long spin = 0;
         for (;;) spin++;
     }
+    close(open(g_reading_marker, O_WRONLY | O_CREAT, 0644)); /* the test signals the group now */
     struct timespec ts = {3, 0};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
     return SC_OK;
 }
-TEST(reliability_hdf5_guard_limits_cpu_time_not_wall_time)
+TEST(reliability_hdf5_guard_limits_cpu_time_and_leaves_signals_to_the_parent)
 {
     const char *ch = character();
     ENSURE_MSG(ch, "building the character failed: %s", out);
-    /* in a child: the 1 s limit must not outlive the test */
+    g_reading_marker = sc_fixture_keep(sc_test_tmp("guard_reading"));
+    unlink(g_reading_marker);
+    /* in a child of its own process group: the 1 s limit must not outlive the test */
     int fds[2];
     ENSURE(pipe(fds) == 0);
     pid_t pid = fork();
     ENSURE(pid >= 0);
     if (pid == 0) {
         close(fds[0]);
+        setpgid(0, 0);
+        signal(SIGTERM, note_stop);
         sc_h5_guard_config(1, 1);
         sc_err err[2];
         int how[2][2] = {{0, (int)getpid()}, {1, (int)getpid()}}, rc[2];
         for (int i = 0; i < 2; i++) rc[i] = sc_h5_read_file(ch, sleepy_reader, how[i], &err[i]);
-        dprintf(fds[1], "%d %d %s\n%s", rc[0], rc[1], rc[0] ? err[0].msg : "", rc[1] ? err[1].msg : "");
+        dprintf(fds[1], "%d %d %d %s\n%s", rc[0], rc[1], (int)g_stop_seen, rc[0] ? err[0].msg : "", rc[1] ? err[1].msg : "");
         _exit(0);
     }
     close(fds[1]);
+    setpgid(pid, pid); /* either of the two calls wins the race; the result is the same */
+    int sent = 0;
+    for (int i = 0; i < 6000 && !sent; i++) {
+        if (sc_test_file_exists(g_reading_marker)) sent = kill(-pid, SIGTERM) == 0;
+        else usleep(10000);
+    }
     char buf[2048] = "";
     size_t got = 0;
     ssize_t k;
     while ((k = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)k;
     close(fds[0]);
     waitpid(pid, NULL, 0);
-    int idle = -1, busy = -1;
-    sscanf(buf, "%d %d", &idle, &busy);
-    sc_test_report("a sleeping reader: exit %d; a spinning reader: exit %d: %s", idle, busy, strchr(buf, '\n') ? strchr(buf, '\n') + 1 : buf);
-    ENSURE_MSG(idle == SC_OK, "a reader idle for 3 s of wall time was refused: %s", buf);
+    int idle = -1, busy = -1, seen = 0;
+    sscanf(buf, "%d %d %d", &idle, &busy, &seen);
+    sc_test_report("a sleeping reader, SIGTERM to its process group: exit %d (the parent saw signal %d); a spinning reader: exit %d: %s", idle,
+                   seen, busy, strchr(buf, '\n') ? strchr(buf, '\n') + 1 : buf);
+    ENSURE_MSG(sent && seen == SIGTERM, "the SIGTERM was not sent or not seen (%d %d)", sent, seen);
+    ENSURE_MSG(idle == SC_OK, "a reader idle for 3 s of wall time, signalled with its group, was refused: %s", buf);
     ENSURE_MSG(busy == SC_EINPUT && strstr(buf, "CPU time"), "a reader that never ends: %s", buf);
 }
 

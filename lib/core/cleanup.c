@@ -76,8 +76,9 @@ void sc_cleanup_run(int include_outputs)
     int saved = errno;
     pid_t child = (pid_t)g_child;
     if (child > 0) {
-        /* the child writes into files about to be removed: stop it first */
-        kill(child, SIGTERM);
+        /* the child writes into files about to be removed: stop it first (SIGKILL: the HDF5
+           guard's reader ignores the stop signals, which are the parent's to handle) */
+        kill(child, SIGKILL);
         while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {}
         g_child = 0;
     }

@@ -66,9 +66,13 @@ static int guard_child(const char *path, const void *data, size_t size, const ch
         return SC_OK;
     }
     if (pid == 0) {
-        /* the child: no clean-up handlers (the registry is the parent's), no output, limits */
-        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE, SIGXCPU};
-        for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], SIG_DFL);
+        /* the child: no clean-up handlers (the registry is the parent's), no output, limits. The
+           stop signals are ignored: a SIGTERM sent to the whole job (Slurm's requeue, a Ctrl-C to
+           the process group) is the parent's to act on, not a crash of the reader; the parent
+           kills the child when it must (core/cleanup.h) */
+        static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1}, fatal[] = {SIGPIPE, SIGXCPU};
+        for (size_t i = 0; i < sizeof stops / sizeof *stops; i++) signal(stops[i], SIG_IGN);
+        for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) signal(fatal[i], SIG_DFL);
         close(fds[0]);
         int null = open("/dev/null", O_WRONLY);
         if (null >= 0) {

@@ -71,8 +71,10 @@ id="$(sc_slurm_submit --ntasks=2 --output="$log" "$script" "$@")" || fail "sbatc
 sc_slurm_wait_state "$id" RUNNING 60 >/dev/null || fail "job $id did not start"
 # the tool's first checkpoint (sample-openloop: OUTPUT.ckpt after a segment; learn-feedback:
 # OUTPUT.ckpt.samcon within its first iteration, OUTPUT.ckpt after it)
+# (the checkpoint itself: not its lock file or a temporary, which exist from the start)
+checkpoint_written() { [ -e "$output.ckpt" ] || [ -e "$output.ckpt.samcon" ]; }
 t=$SECONDS
-until compgen -G "$output.ckpt*" >/dev/null; do
+until checkpoint_written; do
   [ $((SECONDS - t)) -le 300 ] || fail "job $id wrote no checkpoint in 300 s"
   [ "$(sc_slurm_state "$id")" = RUNNING ] || fail "job $id is $(sc_slurm_state "$id") before its first checkpoint"
   sleep 0.1
@@ -93,7 +95,7 @@ reason="$(sc_slurm_field "$id" Reason)" restarts="$(sc_slurm_field "$id" Restart
 [ "$reason" = BeginTime ] && [ "$restarts" = 1 ] || fail "requeued job $id: Reason=$reason Restarts=$restarts, expected BeginTime and 1"
 # the first run stopped at a checkpoint (exit 6) and left no output
 [ ! -e "$output" ] || fail "the interrupted run wrote $output"
-compgen -G "$output.ckpt*" >/dev/null || fail "no checkpoint $output.ckpt* after the requeue"
+checkpoint_written || fail "no checkpoint $output.ckpt or $output.ckpt.samcon after the requeue"
 grep -q "stopped by a signal" "$log" || fail "the tool did not report stopping on the signal"
 # mpiexec.mpich's own status (docs/slurm.md: usually the ranks' 6, sometimes 0): reported, not required
 first_rc="$(sed -n "s/^softcon-[a-z]*: $tool exited with \([0-9]*\) .*/\1/p" "$log" | head -1)"
