@@ -82,15 +82,25 @@ int sc_checkpoint_write(const char *path, const sc_checkpoint_info *info, const 
     return sc_h5_commit(f, err);
 }
 
+typedef struct blob_read {
+    const char *dataset;
+    unsigned char *data;
+    size_t n;
+} blob_read;
+
+static int read_blob(sc_h5 *f, void *arg, sc_err *err)
+{
+    blob_read *b = arg;
+    return sc_h5_read_bytes(f, b->dataset, &b->n, &b->data, err);
+}
+
 int sc_checkpoint_read(const char *path, const char *dataset, const char *schema, uint64_t run_hash, unsigned char **data, size_t *n, sc_err *err)
 {
-    *data = NULL;
-    *n = 0;
-    sc_h5 *f;
-    int rc = sc_h5_open(path, &f, err);
-    if (rc) return rc;
-    rc = sc_h5_read_bytes(f, dataset, n, data, err);
-    sc_h5_close(f);
+    /* through the guard like every other HDF5 input: a damaged container can crash libhdf5 itself */
+    blob_read b = {dataset, NULL, 0};
+    int rc = sc_h5_read_file(path, read_blob, &b, err);
+    *data = b.data;
+    *n = b.n;
     const unsigned char *payload;
     size_t np;
     if (!rc && (rc = sc_checkpoint_unseal(*data, *n, schema, run_hash, &payload, &np, err))) sc_err_prefix(err, "%s: ", path);
