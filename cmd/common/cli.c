@@ -117,8 +117,18 @@ static int same_file(const char *a, const char *b)
 }
 
 static void (*g_die_hook)(const sc_err *err);
+static void (*g_leave_hook)(void);
 
 void sc_cli_set_die(void (*die)(const sc_err *err)) { g_die_hook = die; }
+void sc_cli_set_leave(void (*leave)(void)) { g_leave_hook = leave; }
+
+/* The parser's own exits (help, version, usage errors): the MPI tools finalize first. */
+static void __attribute__((noreturn)) leave(int code)
+{
+    fflush(stdout);
+    if (g_leave_hook) g_leave_hook();
+    exit(code);
+}
 
 /* Usage errors found after parsing: through the hook (the MPI tools: rank 0 prints, every rank
    finalizes), else printed here; exit SC_EUSAGE (or the error's code). */
@@ -320,7 +330,7 @@ static void usage_exit(const char *tool, const char *usage, int code)
             "            checkpoint (run again with --resume), 7 completed only part of the clip;\n"
             "            killed by SIGINT/SIGTERM/SIGHUP otherwise: 128 + the signal, after removing\n"
             "            temporary files\n");
-    exit(code);
+    leave(code);
 }
 
 void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const char *usage, int min_inputs, int max_inputs, int need_config,
@@ -340,7 +350,7 @@ void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const ch
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) usage_exit(tool, usage, 0);
         else if (!strcmp(a, "--version")) {
             printf("%s (softcon) %s (%s)\n", tool, SC_VERSION, SC_GIT_REV);
-            exit(0);
+            leave(0);
         } else if (!strcmp(a, "-v")) level++;
         else if (!strcmp(a, "-q")) level = SC_LOG_QUIET;
         else if (!strcmp(a, "-c") || !strcmp(a, "-o") || !strcmp(a, "--seed") || !strcmp(a, "--threads")) {
@@ -360,7 +370,7 @@ void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const ch
                 if (parse_count(next, &v) || (a[2] == 't' && (v < 1 || v > 1024))) {
                     fprintf(stderr, "%s: %s expects a %s, got '%s'\n", tool, a,
                             a[2] == 't' ? "thread count in 1..1024" : "non-negative integer (0 .. 18446744073709551615)", next);
-                    exit(SC_EUSAGE);
+                    leave(SC_EUSAGE);
                 }
                 if (a[2] == 's') {
                     cli->seed = v;

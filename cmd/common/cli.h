@@ -90,6 +90,9 @@ int sc_cli_lock(const char *path, const char *what, int argc, char **argv, sc_er
 /* How the usage errors found after parsing end the process (default: print, exit): the MPI
  * tools pass sc_longrun_die so that one rank reports and every rank finalizes. */
 void sc_cli_set_die(void (*die)(const sc_err *err));
+/* Called before the parser's own exits (--help, --version, usage errors): the MPI tools finalize
+ * there, so that even `--help` leaves MPI as it found it. */
+void sc_cli_set_leave(void (*leave)(void));
 /* Prints "tool: error: message" on stderr, removes temporary files and unfinished outputs
  * (core/cleanup.h) and exits with err->code. */
 void sc_cli_die(const sc_cli *cli, const sc_err *err) __attribute__((noreturn));

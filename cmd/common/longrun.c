@@ -22,6 +22,12 @@ void sc_longrun_begin(const sc_cli *cli, sc_par *par)
 
 static sc_longrun_opts g_opts;
 
+static void finalize(void)
+{
+    if (g_par) sc_par_finalize(g_par);
+    g_par = NULL;
+}
+
 static int longrun_opt(const char *name, const char *value, int *used)
 {
     *used = 1;
@@ -44,6 +50,7 @@ int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc
     sc_longrun_begin(cli, *par);
     int rank = sc_par_rank(*par);
     sc_cli_set_die(sc_longrun_die); /* a clash of files: rank 0 says so, every rank finalizes */
+    sc_cli_set_leave(finalize);
     /* the output's lock is rank 0's alone, taken with the checkpoint's (sc_longrun_checkpoint) */
     sc_cli_parse(cli, *argc, *argv, cli->tool, usage, 2, 2, 1, SC_CLI_OUTPUT | SC_CLI_DEFER_LOCK, longrun_opt);
     *opts = g_opts;
