@@ -14,6 +14,7 @@
 #include "settings/sampling.h"
 #include "settings/scenario.h"
 #include "store/openloop.h"
+#include "store/timeline.h"
 #include "core/log.h"
 #include "store/character.h"
 #include "io/config.h"
@@ -102,6 +103,19 @@ static void log_start(const sc_cli *cli, const sc_samcon_run *run, sc_par *par)
                 run->resume ? "; resuming from the checkpoint" : "");
 }
 
+/* Where the ranks' time went: the whole run, and with -v every attempt at a segment. */
+static void log_timeline(const sc_samcon_result *res)
+{
+    char line[512];
+    for (int i = 0; i < res->ntimeline && sc_log_level() >= SC_LOG_DEBUG; i++) {
+        sc_timeline_shares(i + 1, res->ranks, res->timeline, i, line, sizeof line);
+        if (res->timeline_segment[i] < 0) sc_log_debug("timeline of the start-up: %s", line);
+        else sc_log_debug("timeline of segment %d: %s", res->timeline_segment[i] + 1, line);
+    }
+    sc_timeline_shares(res->ntimeline, res->ranks, res->timeline, 0, line, sizeof line);
+    sc_log_info("sample-openloop: the ranks' time: %s", line);
+}
+
 /* Rank 0: replays the path (which must reproduce the sampling bit for bit), writes openloop.h5
    and reports; returns the exit code. */
 static int write_result(const sc_cli *cli, int argc, char **argv, const char *resolved, const inputs *in, const sc_samcon_run *run,
@@ -138,6 +152,7 @@ static int write_result(const sc_cli *cli, int argc, char **argv, const char *re
                 res->nseg ? res->seg[res->nseg - 1].path_cost : 0, res->samples, res->wall_seconds,
                 res->wall_seconds > 0 ? res->samples / res->wall_seconds : 0, res->ranks, res->ranks > 1 ? "s" : "",
                 res->sample_seconds > 0 ? res->samples / res->sample_seconds : 0, res->backtracks);
+    log_timeline(res);
     if (res->completed) return 0;
     fprintf(stderr, "%s: the clip could not be completed: %s holds the longest path found (reference time %.3f s of %.3f s)\n", cli->tool,
             cli->output, last, track->time[track->n - 1] - track->time[0]); /* a cycle: its repetitions' span */

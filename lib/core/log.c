@@ -1,6 +1,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include "log.h"
@@ -36,6 +37,12 @@ SC_LOG_FN(sc_log_error, SC_LOG_QUIET, "error: ", (void)0)
 SC_LOG_FN(sc_log_warn, SC_LOG_WARN, "warning: ", g_warnings++)
 SC_LOG_FN(sc_log_info, SC_LOG_INFO, "", (void)0)
 SC_LOG_FN(sc_log_debug, SC_LOG_DEBUG, "debug: ", (void)0)
+
+double sc_peak_memory_bytes(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) ? 0 : 1024.0 * (double)ru.ru_maxrss; /* Linux: kilobytes */
+}
 
 double sc_wall_time(void)
 {

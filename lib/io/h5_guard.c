@@ -50,6 +50,20 @@ static int open_any(const char *path, const void *data, size_t size, const char 
 
 /* Runs the reader in a child; SC_OK when the child finished normally (whatever the reader
  * said), SC_EINPUT when it crashed or ran out of time. */
+#ifndef SC_H5_ASAN
+/* This process's virtual memory size (/proc/self/statm), 0 when unknown. */
+static double address_space_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long pages = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    return (double)pages * (double)sysconf(_SC_PAGESIZE);
+}
+#endif
+
 static int guard_child(const char *path, const void *data, size_t size, const char *name, sc_h5_reader reader, void *arg, sc_err *err)
 {
     struct stat st;
@@ -82,7 +96,9 @@ static int guard_child(const char *path, const void *data, size_t size, const ch
         struct rlimit no_core = {0, 0};
         setrlimit(RLIMIT_CORE, &no_core);
 #ifndef SC_H5_ASAN
-        rlim_t as = (rlim_t)(8.0 * (1 << 30) + 64 * bytes);
+        /* above the address space the fork inherited: MPI libraries map gigabytes of it on big
+           machines, and a limit below that makes every allocation fail (a "crash" of libhdf5) */
+        rlim_t as = (rlim_t)(address_space_bytes() + 8.0 * (1 << 30) + 64 * bytes);
         struct rlimit lim = {as, as};
         setrlimit(RLIMIT_AS, &lim);
 #endif

@@ -10,7 +10,38 @@
 
 struct sc_par {
     int rank, size;
+    double phase[SC_PAR_PHASES]; /* seconds since the last mark */
+    double mark;                 /* MPI_Wtime of the last mark */
 };
+
+const char *const sc_par_phase_names[SC_PAR_PHASES] = {"simulate", "wait", "share", "checkpoint", "other"};
+
+void sc_par_time_add(sc_par *p, int phase, double seconds)
+{
+    if (p && phase >= 0 && phase < SC_PAR_PHASES) p->phase[phase] += seconds;
+}
+
+/* Seconds since *t0, added to the phase; *t0 becomes now. */
+static void lap(sc_par *p, int phase, double *t0)
+{
+    double t = MPI_Wtime();
+    p->phase[phase] += t - *t0;
+    *t0 = t;
+}
+
+int sc_par_timeline_mark(sc_par *p, double *all, sc_err *err)
+{
+    double now = MPI_Wtime(), mine[SC_PAR_PHASES], known = 0;
+    for (int k = 0; k < SC_PAR_OTHER; k++) known += p->phase[k];
+    p->phase[SC_PAR_OTHER] = now - p->mark - known;
+    if (p->phase[SC_PAR_OTHER] < 0) p->phase[SC_PAR_OTHER] = 0;
+    memcpy(mine, p->phase, sizeof mine);
+    memset(p->phase, 0, sizeof p->phase);
+    p->mark = now;
+    if (MPI_Gather(mine, SC_PAR_PHASES, MPI_DOUBLE, all, SC_PAR_PHASES, MPI_DOUBLE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return sc_fail(err, SC_EIO, "MPI_Gather of the timeline failed");
+    return SC_OK;
+}
 
 enum { TAG_WORK = 101, TAG_RESULT = 102 };
 
@@ -24,6 +55,7 @@ int sc_par_init(int *argc, char ***argv, int expected_tasks, sc_par **out, sc_er
     if (!p) return sc_fail(err, SC_EIO, "out of memory");
     MPI_Comm_rank(MPI_COMM_WORLD, &p->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p->size);
+    p->mark = MPI_Wtime();
     if (p->size == 1 && expected_tasks > 1) {
         free(p);
         return sc_fail(err, SC_EUSAGE,
@@ -72,7 +104,7 @@ const char *sc_par_library(void)
 
 int sc_par_bcast(sc_par *p, void *buf, size_t bytes, int root, sc_err *err)
 {
-    (void)p;
+    double t0 = MPI_Wtime();
     char *c = buf;
     while (bytes > 0) { /* MPI counts are ints */
         int n = bytes > (size_t)INT_MAX ? INT_MAX : (int)bytes;
@@ -80,6 +112,7 @@ int sc_par_bcast(sc_par *p, void *buf, size_t bytes, int root, sc_err *err)
         c += n;
         bytes -= (size_t)n;
     }
+    lap(p, SC_PAR_SHARE, &t0);
     return SC_OK;
 }
 
@@ -95,6 +128,13 @@ void sc_par_barrier(sc_par *p)
 {
     (void)p;
     MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int sc_par_gather(sc_par *p, double mine, double *all, sc_err *err)
+{
+    (void)p;
+    if (MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD) != MPI_SUCCESS) return sc_fail(err, SC_EIO, "MPI_Gather failed");
+    return SC_OK;
 }
 
 /* ---- the map ---------------------------------------------------------------------------- */
@@ -134,6 +174,7 @@ static void worker(sc_par *p, map_job *j, int chunk, int (*stop)(void))
     int nq = 0, halted = 0, ended = 0;
     int64_t status = 0;
     sc_err err = {0};
+    double t = MPI_Wtime();
     while (!ended) {
         /* take every chunk that has arrived; wait for one if there is nothing to do */
         for (;;) {
@@ -144,6 +185,7 @@ static void worker(sc_par *p, map_job *j, int chunk, int (*stop)(void))
             if (!flag) break;
             int64_t w[2];
             MPI_Recv(w, 2, MPI_INT64_T, 0, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            lap(p, nq == 0 ? SC_PAR_WAIT : SC_PAR_SHARE, &t);
             if (w[1] == 0) {
                 ended = 1;
                 break;
@@ -160,6 +202,7 @@ static void worker(sc_par *p, map_job *j, int chunk, int (*stop)(void))
             if (rc > 0) status = rc;
             if (rc) halted = 1;
         }
+        lap(p, SC_PAR_SIMULATE, &t);
         result_header h = {start, done, status, halted};
         size_t len = sizeof h;
         memcpy(msg, &h, sizeof h);
@@ -172,6 +215,7 @@ static void worker(sc_par *p, map_job *j, int chunk, int (*stop)(void))
             len += (size_t)done * j->rsize;
         }
         MPI_Send(msg, (int)len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
+        lap(p, SC_PAR_SHARE, &t);
     }
     free(msg);
 }
@@ -182,6 +226,7 @@ static void master(sc_par *p, map_job *j, int chunk, int (*stop)(void), int64_t 
     int *outstanding = calloc((size_t)p->size, sizeof(int)), total_out = 0, halting = 0;
     size_t cap = sizeof(result_header) + SC_ERR_MSG + (size_t)chunk * j->rsize;
     char *msg = malloc(cap);
+    double t = MPI_Wtime();
     for (int w = 1; w < p->size; w++)
         for (int q = 0; q < 2 && next < j->n; q++) {
             int64_t c = next + chunk <= j->n ? chunk : j->n - next, work[2] = {next, c};
@@ -199,7 +244,9 @@ static void master(sc_par *p, map_job *j, int chunk, int (*stop)(void), int64_t 
             if (total_out == 0) break;
             if (local_work) MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &st);
             else {
+                lap(p, SC_PAR_SHARE, &t);
                 MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st);
+                lap(p, SC_PAR_WAIT, &t);
                 flag = 1;
             }
             if (!flag) break;
@@ -237,7 +284,9 @@ static void master(sc_par *p, map_job *j, int chunk, int (*stop)(void), int64_t 
         if (!halting && next < j->n) {
             int64_t done;
             sc_err terr = {0};
+            lap(p, SC_PAR_SHARE, &t);
             int rc = run_range(j, next, 1, 0, NULL, &done, &terr);
+            lap(p, SC_PAR_SIMULATE, &t);
             next++;
             if (rc) {
                 halting = 1;
@@ -252,6 +301,7 @@ static void master(sc_par *p, map_job *j, int chunk, int (*stop)(void), int64_t 
     }
     int64_t end[2] = {0, 0};
     for (int w = 1; w < p->size; w++) MPI_Send(end, 2, MPI_INT64_T, w, TAG_WORK, MPI_COMM_WORLD);
+    lap(p, SC_PAR_SHARE, &t);
     *stopped = halting && !*status;
     free(outstanding);
     free(msg);
@@ -266,19 +316,23 @@ int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx
     int chunk = n / (p->size * 16);
     chunk = chunk < 1 ? 1 : chunk > 8 ? 8 : chunk;
     int64_t status = 0;
+    double t = MPI_Wtime();
     if (p->size == 1) {
         int64_t done;
         int rc = run_range(&j, 0, n, 0, stop, &done, err);
+        lap(p, SC_PAR_SIMULATE, &t);
         if (rc > 0) return rc;
         *stopped = rc < 0;
         return SC_OK;
     }
     if (p->rank == 0) master(p, &j, chunk, stop, &status, stopped, err);
     else worker(p, &j, chunk, stop);
-    /* everyone learns the outcome and every result */
+    /* everyone learns the outcome (waiting here for the slowest rank: the tail) and every result */
+    t = MPI_Wtime();
     int64_t outcome[2] = {status, *stopped};
     MPI_Bcast(outcome, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
     MPI_Bcast(err->msg, SC_ERR_MSG, MPI_CHAR, 0, MPI_COMM_WORLD);
+    lap(p, SC_PAR_WAIT, &t);
     if (outcome[0]) {
         err->code = (int)outcome[0];
         return (int)outcome[0];

@@ -41,4 +41,18 @@ typedef int (*sc_par_task)(void *ctx, int i, void *result, sc_err *err);
 int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner, int *stopped,
                sc_err *err);
 
+/* ---- the timeline: where each rank's wall time goes ---------------------------------------
+ * simulate: running tasks; wait: blocked for work, for results or for the slowest rank at the
+ * end of a map (the tail); share: moving results and states (the map's gathering, sc_par_bcast,
+ * sc_par_share_bytes); checkpoint: noted by the caller (sc_par_time_add); other: the rest of the
+ * wall time (selection, set-up). */
+enum { SC_PAR_SIMULATE, SC_PAR_WAIT, SC_PAR_SHARE, SC_PAR_CHECKPOINT, SC_PAR_OTHER, SC_PAR_PHASES };
+extern const char *const sc_par_phase_names[SC_PAR_PHASES];
+void sc_par_time_add(sc_par *p, int phase, double seconds);
+/* Collective: this rank's seconds per phase since the previous mark (or sc_par_init), gathered
+ * into all[size * SC_PAR_PHASES] on rank 0 (all may be NULL elsewhere). */
+int sc_par_timeline_mark(sc_par *p, double *all, sc_err *err);
+/* Collective: every rank's value into all[size] on rank 0 (all may be NULL elsewhere). */
+int sc_par_gather(sc_par *p, double mine, double *all, sc_err *err);
+
 #endif

@@ -416,7 +416,9 @@ static int write_checkpoint(const sc_samcon_run *run, const search_state *search
                                "/search",      "the search state (elites with their simulation snapshots, counters), softcon's own layout",
                                "next_segment", search->k,
                                run->run_hash};
+    double t0 = sc_wall_time();
     rc = sc_checkpoint_write(run->checkpoint, &info, b.p, b.n, err);
+    sc_par_time_add(run->par, SC_PAR_CHECKPOINT, sc_wall_time() - t0);
     sc_blob_writer_free(&b);
     return rc;
 }
@@ -913,6 +915,25 @@ static int sample_segment(const sc_samcon_run *run, search_state *search, segmen
     return rc;
 }
 
+/* ---- the timeline ------------------------------------------------------------------------ */
+
+/* Every rank's phase seconds since the last mark, as a row of r's timeline (rank 0 keeps them). */
+static int timeline_mark(const sc_samcon_run *run, int segment, sc_samcon_result *r, sc_err *err)
+{
+    int ranks = sc_par_size(run->par), rank0 = sc_par_rank(run->par) == 0;
+    size_t row = (size_t)ranks * SC_PAR_PHASES;
+    if (rank0) {
+        double *t = realloc(r->timeline, (r->ntimeline + 1) * row * sizeof(double));
+        int *g = t ? realloc(r->timeline_segment, (r->ntimeline + 1) * sizeof(int)) : NULL;
+        if (t) r->timeline = t;
+        if (g) r->timeline_segment = g;
+        if (!t || !g) return sc_fail(err, SC_EIO, "out of memory for the timeline");
+    }
+    int rc = sc_par_timeline_mark(run->par, rank0 ? r->timeline + r->ntimeline * row : NULL, err);
+    if (!rc && rank0) r->timeline_segment[r->ntimeline++] = segment;
+    return rc;
+}
+
 /* ---- the result ------------------------------------------------------------------------- */
 
 /* Every segment's elites (last attempt), in path-cost order, each marked kept when an elite of the
@@ -1003,9 +1024,13 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     search.wall_start = sc_wall_time();
     if ((rc = search_alloc(&search, nseg, run->dofs->n, guide_naux(run), err))) return rc;
     if ((rc = sampler_init(&sampler, run, nseg, err)) || (rc = search_start(run, &search, &sampler, err))) goto done;
+    if ((rc = timeline_mark(run, -1, r, err))) goto done;
     int give_up = 0;
     while (search.k < search.nseg && !give_up) {
+        int k = search.k;
         rc = sample_segment(run, &search, &sampler, t_first, t_last, &give_up, err);
+        int mark_rc = timeline_mark(run, k, r, err);
+        if (!rc) rc = mark_rc;
         /* an error one rank met alone (a checkpoint rank 0 could not write) stops every rank */
         int elsewhere = sc_par_any(run->par, rc != SC_OK && rc != SC_EINTERRUPTED);
         if (rc) goto done;
@@ -1015,6 +1040,8 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
         }
     }
     rc = collect_result(run, &search, t_first, t_last, r, err);
+    if (!rc && sc_par_rank(run->par) == 0 && !(r->peak_memory = malloc(sizeof(double) * (size_t)r->ranks))) rc = sc_fail(err, SC_EIO, "out of memory");
+    if (!rc) rc = sc_par_gather(run->par, sc_peak_memory_bytes(), r->peak_memory, err);
 done:
     sampler_free(&sampler);
     search_free(&search);
@@ -1045,6 +1072,9 @@ int sc_samcon_checkpoint_check(const sc_samcon_run *run, const unsigned char *bl
 
 void sc_samcon_result_free(sc_samcon_result *r)
 {
+    free(r->timeline);
+    free(r->timeline_segment);
+    free(r->peak_memory);
     free(r->seg);
     free(r->offset);
     free(r->nelites);

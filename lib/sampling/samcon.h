@@ -83,6 +83,12 @@ typedef struct sc_samcon_result {
     double wall_seconds;   /* this run, plus earlier runs resumed from a checkpoint */
     double sample_seconds; /* simulation time spent in samples, summed over ranks */
     int ranks, backtracks;
+    /* where each rank's time went, on rank 0 (par.h's phases): a row per attempt at a segment of
+       this run (the first: the start-up), each [ranks * SC_PAR_PHASES] seconds */
+    int ntimeline;
+    double *timeline;
+    int *timeline_segment; /* [ntimeline] the segment of each row, -1: start-up */
+    double *peak_memory;   /* [ranks] on rank 0: each rank's peak resident memory, bytes */
 } sc_samcon_result;
 void sc_samcon_result_free(sc_samcon_result *r);
 
