@@ -1040,7 +1040,8 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
         }
     }
     rc = collect_result(run, &search, t_first, t_last, r, err);
-    if (!rc && sc_par_rank(run->par) == 0 && !(r->peak_memory = malloc(sizeof(double) * (size_t)r->ranks))) rc = sc_fail(err, SC_EIO, "out of memory");
+    if (!rc && sc_par_rank(run->par) == 0 && !(r->peak_memory = malloc(sizeof(double) * (size_t)r->ranks)))
+        rc = sc_fail(err, SC_EIO, "out of memory");
     if (!rc) rc = sc_par_gather(run->par, sc_peak_memory_bytes(), r->peak_memory, err);
 done:
     sampler_free(&sampler);

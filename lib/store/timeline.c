@@ -33,8 +33,9 @@ int sc_timeline_write(sc_h5 *f, const char *group, int rows, int ranks, const do
              sc_par_phase_names[0], sc_par_phase_names[1], sc_par_phase_names[2], sc_par_phase_names[3], sc_par_phase_names[4]);
     snprintf(path, sizeof path, "%s/timeline", group);
     int rc = sc_h5_write_f64(f, path, 3, (size_t[]){(size_t)rows, (size_t)ranks, SC_PAR_PHASES}, t, "s", desc, err);
-    if (!rc) rc = sc_h5_write_strings(f, (snprintf(path, sizeof path, "%s/timeline_phases", group), path), SC_PAR_PHASES, sc_par_phase_names,
-                                      "the phases of the timeline's last axis", err);
+    if (!rc)
+        rc = sc_h5_write_strings(f, (snprintf(path, sizeof path, "%s/timeline_phases", group), path), SC_PAR_PHASES, sc_par_phase_names,
+                                 "the phases of the timeline's last axis", err);
     if (!rc && segment)
         rc = sc_h5_write_i32(f, (snprintf(path, sizeof path, "%s/timeline_segment", group), path), 1, (size_t[]){(size_t)rows}, segment,
                              "the segment each row of the timeline sampled (-1: the start-up before the first)", err);
