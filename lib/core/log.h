@@ -27,7 +27,7 @@ void sc_progress_begin(sc_progress *p, const char *label, int64_t total);
 void sc_progress_update(sc_progress *p, int64_t done);
 void sc_progress_end(sc_progress *p);
 
-double sc_wall_time(void); /* seconds, monotonic */
+double sc_wall_time(void);         /* seconds, monotonic */
 double sc_peak_memory_bytes(void); /* this process's peak resident memory */
 
 #endif
