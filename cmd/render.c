@@ -306,6 +306,15 @@ static void check_inputs_outside(const sc_cli *cli)
 static void sink_wrote(void *ctx, const char *path) { written(path); }
 static void sink_checkpoint(void *ctx) { check_stop(ctx); }
 
+/* --html and --gltf must be writable, and the run owns them (FILE.lock) */
+static void own_viewer_files(const sc_cli *cli, int argc, char **argv)
+{
+    sc_err err = {0};
+    const char *const files[2] = {opt_html, opt_gltf}, *const what[2] = {"--html output", "--gltf output"};
+    for (int i = 0; i < 2; i++)
+        if (files[i] && (sc_cli_check_writable(files[i], what[i], &err) || sc_cli_lock(files[i], what[i], argc, argv, &err))) fail(cli, &err);
+}
+
 /* --html and --gltf, at the export times (the config's export: fps, every) */
 static void write_viewers(const sc_cli *cli, const sc_render_settings *c, sc_anim *a, const char *stem, const sc_render_sink *sink)
 {
@@ -350,12 +359,8 @@ int main(int argc, char **argv)
     sc_cli_add_output_named(&cli, opt_gltf, "--gltf output");
     if (cli.output) check_inputs_outside(&cli);
     sc_err err = {0};
-    const char *const viewer_files[2] = {opt_html, opt_gltf}, *const viewer_what[2] = {"--html output", "--gltf output"};
-    for (int i = 0; i < 2; i++)
-        if (viewer_files[i] && (sc_cli_check_writable(viewer_files[i], viewer_what[i], &err) ||
-                                sc_cli_lock(viewer_files[i], viewer_what[i], argc, argv, &err)))
-            sc_cli_die(&cli, &err);
-    sc_cli_poll_signals(); /* stop between frames and remove what was written */
+    if (!cli.output) own_viewer_files(&cli, argc, argv); /* else once OUTDIR exists: they may be inside it */
+    sc_cli_poll_signals();                               /* stop between frames and remove what was written */
     sc_cfg *cfg = NULL;
     sc_render_settings rc;
     if (cli.config && sc_cfg_load_file(cli.config, &cfg, &err)) sc_cli_die(&cli, &err);
@@ -378,6 +383,7 @@ int main(int argc, char **argv)
     /* the run owns OUTDIR (OUTDIR.lock beside it, once its parent exists): a second render into
        it is refused before it writes a frame */
     if (dir && sc_cli_lock(dir, "output folder", argc, argv, &err)) fail(&cli, &err);
+    if (dir) own_viewer_files(&cli, argc, argv);
 
     /* name stem for exports: sim.h5 -> sim */
     char stem[1024];

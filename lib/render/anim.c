@@ -23,9 +23,10 @@ void sc_anim_close(sc_anim *a)
 {
     if (!a) return;
     sc_sim_close(a->file);
-    void *arrays[] = {a->time,       a->bone_name,  a->parent,   a->joint_rest, a->tip_rest,  a->bone_pos,   a->bone_quat, a->tets,
-                      a->rest_pos,   a->node_bone,  a->faces,    a->surf_tet,   a->surf_bary, a->surf_rest,  a->com,       a->contact_force,
-                      a->push_force, a->rigid_bone, a->cache[0], a->cache[1],   a->ref_time,  a->ghost_time, a->ghost_pos, a->ghost_quat, a->tracking_error};
+    void *arrays[] = {a->time,       a->bone_name,     a->parent,     a->joint_rest,    a->tip_rest, a->bone_pos,  a->bone_quat,
+                      a->tets,       a->rest_pos,      a->node_bone,  a->faces,         a->surf_tet, a->surf_bary, a->surf_rest,
+                      a->com,        a->contact_force, a->push_force, a->rigid_bone,    a->cache[0], a->cache[1],  a->ref_time,
+                      a->ghost_time, a->ghost_pos,     a->ghost_quat, a->tracking_error};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
     memset(a, 0, sizeof *a);
 }

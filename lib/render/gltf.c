@@ -50,9 +50,10 @@ typedef struct views {
 static int accessor(views *v, size_t len, int ctype, int count, const char *type, int target, const float *mn, const float *mx, int dims)
 {
     fprintf(v->js, "%s{\"buffer\":0,\"byteOffset\":%zu,\"byteLength\":%zu%s}", v->nviews ? "," : "", v->off, len,
-            target == 34962 ? ",\"target\":34962" : target == 34963 ? ",\"target\":34963" : "");
-    fprintf(v->acc, "%s{\"bufferView\":%d,\"componentType\":%d,\"count\":%d,\"type\":\"%s\"", v->nviews ? "," : "", v->nviews, ctype, count,
-            type);
+            target == 34962       ? ",\"target\":34962"
+                : target == 34963 ? ",\"target\":34963"
+                                  : "");
+    fprintf(v->acc, "%s{\"bufferView\":%d,\"componentType\":%d,\"count\":%d,\"type\":\"%s\"", v->nviews ? "," : "", v->nviews, ctype, count, type);
     if (mn) {
         fputs(",\"min\":[", v->acc);
         for (int d = 0; d < dims; d++) fprintf(v->acc, "%s%.9g", d ? "," : "", mn[d]);
@@ -72,7 +73,7 @@ static void vec_bounds(const unsigned char *p, int count, float mn[3], float mx[
         for (int d = 0; d < 3; d++) {
             float f;
             uint32_t u = (uint32_t)p[12 * i + 4 * d] | (uint32_t)p[12 * i + 4 * d + 1] << 8 | (uint32_t)p[12 * i + 4 * d + 2] << 16 |
-                         (uint32_t)p[12 * i + 4 * d + 3] << 24;
+                (uint32_t)p[12 * i + 4 * d + 3] << 24;
             memcpy(&f, &u, 4);
             mn[d] = fminf(mn[d], f);
             mx[d] = fmaxf(mx[d], f);
@@ -161,8 +162,7 @@ int sc_export_gltf(sc_anim *a, const double *times, int n, const char *path, sc_
             const double *j = a->joint_rest + 3 * b, *pj = a->parent[b] < 0 ? NULL : a->joint_rest + 3 * a->parent[b];
             fputs(",{\"name\":", js);
             json_str(js, a->bone_name[b], "");
-            fprintf(js, ",\"translation\":[%.9g,%.9g,%.9g]", pj ? j[0] - pj[0] : j[0], pj ? j[1] - pj[1] : j[1],
-                    pj ? j[2] - pj[2] : j[2]);
+            fprintf(js, ",\"translation\":[%.9g,%.9g,%.9g]", pj ? j[0] - pj[0] : j[0], pj ? j[1] - pj[1] : j[1], pj ? j[2] - pj[2] : j[2]);
             int first = 1, leaf = 1;
             for (int c = b + 1; c < nb; c++)
                 if (a->parent[c] == b) {
@@ -181,8 +181,9 @@ int sc_export_gltf(sc_anim *a, const double *times, int n, const char *path, sc_
             json_str(js, a->bone_name[b], "_end");
             fprintf(js, ",\"translation\":[%.9g,%.9g,%.9g]}", t[0] - j[0], t[1] - j[1], t[2] - j[2]);
         }
-        fprintf(js, "],\"meshes\":[{\"name\":\"surface\",\"primitives\":[{\"attributes\":{\"POSITION\":%d},\"indices\":%d,\"mode\":4,\"material\":0,"
-                    "\"targets\":[",
+        fprintf(js,
+                "],\"meshes\":[{\"name\":\"surface\",\"primitives\":[{\"attributes\":{\"POSITION\":%d},\"indices\":%d,\"mode\":4,\"material\":0,"
+                "\"targets\":[",
                 apos, ai);
         for (int k = 0; k < n; k++) fprintf(js, "%s{\"POSITION\":%d}", k ? "," : "", atarg0 + k);
         fputs("]}],\"weights\":[", js);
@@ -198,8 +199,10 @@ int sc_export_gltf(sc_anim *a, const double *times, int n, const char *path, sc_
                     abone0 + 2 * b, atime, abone0 + 2 * b + 1);
         fputs("],\"channels\":[{\"sampler\":0,\"target\":{\"node\":0,\"path\":\"weights\"}}", js);
         for (int b = 0; b < nb; b++)
-            fprintf(js, ",{\"sampler\":%d,\"target\":{\"node\":%d,\"path\":\"translation\"}},{\"sampler\":%d,\"target\":{\"node\":%d,\"path\":\"rotation\"}}",
-                    1 + 2 * b, 1 + b, 2 + 2 * b, 1 + b);
+            fprintf(
+                js,
+                ",{\"sampler\":%d,\"target\":{\"node\":%d,\"path\":\"translation\"}},{\"sampler\":%d,\"target\":{\"node\":%d,\"path\":\"rotation\"}}",
+                1 + 2 * b, 1 + b, 2 + 2 * b, 1 + b);
         fprintf(js, "]}],\"buffers\":[{\"byteLength\":%zu}],\"bufferViews\":[%s],\"accessors\":[%s]}", nbin, vbuf, abuf);
         fflush(js);
     }

@@ -49,7 +49,8 @@ void sc_html_judge(const sc_anim *a, const char *ref_path, sc_html_figures *fig)
         sc_evaluate_fall_motion(&m, &fr, 60, &r);
         free(names);
         free(local);
-        snprintf(fig->fall_rule, sizeof fig->fall_rule, "against its first frame: pelvis below half its starting height, or torso tilted over 60 deg");
+        snprintf(fig->fall_rule, sizeof fig->fall_rule,
+                 "against its first frame: pelvis below half its starting height, or torso tilted over 60 deg");
     }
     fig->judged = 1;
     fig->fell = r.fell;
@@ -122,15 +123,15 @@ static void bone_points(const sc_anim *a, const sc_xform *x, int b, float *out)
 }
 
 /* The meta data the page reads (JSON). */
-static void write_meta(FILE *f, const sc_anim *a, int n, int npts, int ghost, const double lo[3], const double hi[3], const size_t off[4],
-                       size_t raw, const sc_render_opts *o, const sc_html_figures *fig, const char *title, const double *times)
+static void write_meta(FILE *f, const sc_anim *a, int n, int npts, int ghost, const double lo[3], const double hi[3], const size_t off[4], size_t raw,
+                       const sc_render_opts *o, const sc_html_figures *fig, const char *title, const double *times)
 {
     fputs("{\"format\":\"softcon.viewer/1\",\"generator\":", f);
     json_str(f, "softcon render " SC_VERSION);
     fputs(",\"title\":", f);
     json_str(f, title);
-    fprintf(f, ",\"is_sim\":%d,\"frames\":%d,\"vertices\":%d,\"triangles\":%d,\"bones\":%d,\"points\":%d,\"ghost\":%d", a->is_sim, n, a->nsv,
-            a->nsf, a->nbones, npts, ghost);
+    fprintf(f, ",\"is_sim\":%d,\"frames\":%d,\"vertices\":%d,\"triangles\":%d,\"bones\":%d,\"points\":%d,\"ghost\":%d", a->is_sim, n, a->nsv, a->nsf,
+            a->nbones, npts, ghost);
     fputs(",\"names\":[", f);
     for (int b = 0; b < a->nbones; b++) {
         if (b) fputc(',', f);
@@ -189,8 +190,8 @@ static void write_meta(FILE *f, const sc_anim *a, int n, int npts, int ghost, co
     fputc('}', f);
 }
 
-int sc_export_html(sc_anim *a, const double *times, int n, const sc_render_opts *o, const sc_html_figures *fig, const char *title,
-                   const char *path, size_t *bytes, sc_err *err)
+int sc_export_html(sc_anim *a, const double *times, int n, const sc_render_opts *o, const sc_html_figures *fig, const char *title, const char *path,
+                   size_t *bytes, sc_err *err)
 {
     if (n < 1) return sc_fail(err, SC_EINPUT, "export: no frames");
     int nb = a->nbones, ghost = a->ghost_n > 0;
@@ -222,7 +223,7 @@ int sc_export_html(sc_anim *a, const double *times, int n, const sc_render_opts 
             hi[i % 3] = fmax(hi[i % 3], row[i]);
         }
         double te = a->tracking_error && p.frame >= 0 && p.frame < a->nframes ? a->tracking_error[p.frame] : NAN;
-        double s[NSCALAR] = {times[k], p.com[0], p.com[1], p.com[2], p.contact_force[0], p.contact_force[1], p.contact_force[2],
+        double s[NSCALAR] = {times[k],        p.com[0],        p.com[1],        p.com[2], p.contact_force[0], p.contact_force[1], p.contact_force[2],
                              p.push_force[0], p.push_force[1], p.push_force[2], te};
         for (int j = 0; j < NSCALAR; j++) sc[(size_t)k * NSCALAR + j] = (float)s[j];
     }

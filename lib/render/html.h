@@ -13,13 +13,13 @@
 
 /* The run's key figures shown beside the motion. */
 typedef struct sc_html_figures {
-    int judged;           /* 0: no fall judgement (no skeleton, or a character at rest) */
-    int fell;             /* 1: a fall at fall_time */
-    double fall_time;     /* s since the start; the duration when it never fell */
-    char fall_rule[160];  /* what the fall was judged against */
-    char reason[128];     /* why it is a fall */
-    double ref_tracking;  /* rad, RMS joint angle error against the reference until the fall (ref_judged) */
-    int ref_judged;       /* the fall was judged against a reference.h5 */
+    int judged;          /* 0: no fall judgement (no skeleton, or a character at rest) */
+    int fell;            /* 1: a fall at fall_time */
+    double fall_time;    /* s since the start; the duration when it never fell */
+    char fall_rule[160]; /* what the fall was judged against */
+    char reason[128];    /* why it is a fall */
+    double ref_tracking; /* rad, RMS joint angle error against the reference until the fall (ref_judged) */
+    int ref_judged;      /* the fall was judged against a reference.h5 */
 } sc_html_figures;
 
 /* Key figures of the animation: with ref_path (a reference.h5) the fall and tracking are
@@ -30,7 +30,7 @@ void sc_html_judge(const sc_anim *a, const char *ref_path, sc_html_figures *fig)
 
 /* Writes path (a temporary renamed when complete): the animation at times[0..n-1], drawn with
    the options of c (body colour, contact threshold, force scale). title names the run. */
-int sc_export_html(sc_anim *a, const double *times, int n, const sc_render_opts *o, const sc_html_figures *fig, const char *title,
-                   const char *path, size_t *bytes, sc_err *err);
+int sc_export_html(sc_anim *a, const double *times, int n, const sc_render_opts *o, const sc_html_figures *fig, const char *title, const char *path,
+                   size_t *bytes, sc_err *err);
 
 #endif

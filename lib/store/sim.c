@@ -248,8 +248,8 @@ struct sc_sim_file {
 
 void sc_sim_data_free(sc_sim_data *d)
 {
-    void *arrays[] = {d->time,     d->bone_name, d->parent,    d->bone_pos, d->bone_quat,     d->tets,       d->node_bone, d->faces,
-                      d->surf_tet, d->rest_pos,  d->surf_bary, d->com,      d->contact_force, d->push_force, d->ref_time,  d->config, d->tracking_error};
+    void *arrays[] = {d->time,     d->bone_name, d->parent, d->bone_pos,      d->bone_quat,  d->tets,     d->node_bone, d->faces,         d->surf_tet,
+                      d->rest_pos, d->surf_bary, d->com,    d->contact_force, d->push_force, d->ref_time, d->config,    d->tracking_error};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
     memset(d, 0, sizeof *d);
 }
