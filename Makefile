@@ -39,7 +39,10 @@ endif
 
 PKGS := hdf5-serial yaml-0.1 ode mpich lapacke openblas
 MISSING_PKGS := $(foreach p,$(PKGS),$(if $(shell pkg-config --exists $(p) && echo y),,$(p)))
-MISSING_HDRS := $(if $(wildcard /usr/include/suitesparse/cholmod.h),,cholmod.h(libsuitesparse-dev))
+# three.js for render --html, embedded at build time (lib/render/viewer_assets.h)
+THREE_DIR ?= /usr/share/javascript/three
+MISSING_HDRS := $(if $(wildcard /usr/include/suitesparse/cholmod.h),,cholmod.h(libsuitesparse-dev)) \
+                $(if $(wildcard $(THREE_DIR)/three.min.js),,three.min.js(libjs-three))
 MISSING_PROGS := $(foreach p,tetgen h5dump mpicc.mpich mpiexec.mpich,$(if $(shell command -v $(p)),,$(p)))
 MISSING := $(strip $(MISSING_PKGS) $(MISSING_HDRS) $(MISSING_PROGS))
 
@@ -61,7 +64,7 @@ CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Wshadow -Werror -
 LDFLAGS := $(SAN)
 
 LIB_SRC  := $(filter-out $(LIB_EXCLUDE),$(sort $(wildcard lib/*/*.c)))
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/viewer_assets.o
 LIB      := $(BUILD)/libsoftcon.a
 TOOLS    := $(notdir $(basename $(wildcard cmd/*.c)))
 TOOL_BIN := $(TOOLS:%=$(BIN)/%)
@@ -89,6 +92,16 @@ $(FLAGS_STAMP): FORCE
 
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) -c $< -o $@
+
+# the files render --html embeds (lib/render/viewer_assets.h), as C arrays
+VIEWER_ASSETS := sc_asset_viewer_html=lib/render/viewer.html sc_asset_three_js=$(THREE_DIR)/three.min.js \
+                 sc_asset_orbit_js=$(THREE_DIR)/examples/js/controls/OrbitControls.js
+$(BUILD)/gen/viewer_assets.c: $(foreach a,$(VIEWER_ASSETS),$(lastword $(subst =, ,$(a)))) scripts/embed-assets.py
+	@mkdir -p $(dir $@)
+	python3 scripts/embed-assets.py $@ $(VIEWER_ASSETS)
+$(BUILD)/gen/viewer_assets.o: $(BUILD)/gen/viewer_assets.c $(FLAGS_STAMP)
 	@echo "CC $<"
 	@$(CC) $(CFLAGS) -c $< -o $@
 

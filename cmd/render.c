@@ -1,6 +1,6 @@
 /* render: headless pictures and exports of a simulation (sim.h5) or of a character at rest
  * (character.h5): PNG frames, a contact sheet, an MP4 through ffmpeg, XDMF for ParaView,
- * OBJ + PC2 for Blender, BVH. */
+ * OBJ + PC2 for Blender, BVH; an interactive HTML viewer and binary glTF (--html, --gltf). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -17,10 +17,17 @@
 #include "io/config.h"
 #include "settings/render.h"
 #include "render/anim.h"
+#include "render/gltf.h"
+#include "render/html.h"
 #include "render/output.h"
 
 static const char *usage = "[-c CONFIG.yaml] -o OUTDIR [--camera side|front|orbit] [--size WxH] [--fps N] [--skeleton]\n"
-                           "       [--reference ref.h5] [--no-frames] [--no-sheet] [--no-movie] [--no-export] sim.h5|character.h5\n"
+                           "       [--reference ref.h5] [--no-frames] [--no-sheet] [--no-movie] [--no-export] [--html OUT.html] [--gltf OUT.glb]\n"
+                           "       sim.h5|character.h5\n"
+                           "  --html FILE       one self-contained HTML file that plays the motion in a browser from disk (three.js):\n"
+                           "                    orbit, zoom, play, time slider, skeleton, contacts, the reference ghost, key figures\n"
+                           "  --gltf FILE       binary glTF 2.0: the surface as morph targets, the skeleton as animated nodes\n"
+                           "                    (with --html or --gltf, -o is optional: without it only those files are written)\n"
                            "  --reference FILE  draw the skeleton of a reference.h5 (inverse-dynamics) as a blue ghost, at the\n"
                            "                    reference time the simulation played (so time scaling is followed); or of the\n"
                            "                    openloop.h5 the simulation replays (the reference it tracked, repeated cycles included)\n"
@@ -31,7 +38,7 @@ static const char *usage = "[-c CONFIG.yaml] -o OUTDIR [--camera side|front|orbi
 
 /* command-line overrides */
 static const char *opt_camera, *opt_size, *opt_fps;
-static const char *opt_reference;
+static const char *opt_reference, *opt_html, *opt_gltf;
 static int opt_skeleton, opt_no_frames, opt_no_sheet, opt_no_movie, opt_no_export;
 
 /* The command line wins over the config. */
@@ -83,6 +90,14 @@ static int extra_opt(const char *name, const char *value, int *used)
     }
     if (!strcmp(name, "--reference") && value) {
         opt_reference = value;
+        return 1;
+    }
+    if (!strcmp(name, "--html") && value) {
+        opt_html = value;
+        return 1;
+    }
+    if (!strcmp(name, "--gltf") && value) {
+        opt_gltf = value;
         return 1;
     }
     *used = 1;
@@ -291,14 +306,61 @@ static void check_inputs_outside(const sc_cli *cli)
 static void sink_wrote(void *ctx, const char *path) { written(path); }
 static void sink_checkpoint(void *ctx) { check_stop(ctx); }
 
+/* --html and --gltf must be writable, and the run owns them (FILE.lock) */
+static void own_viewer_files(const sc_cli *cli, int argc, char **argv)
+{
+    sc_err err = {0};
+    const char *const files[2] = {opt_html, opt_gltf}, *const what[2] = {"--html output", "--gltf output"};
+    for (int i = 0; i < 2; i++)
+        if (files[i] && (sc_cli_check_writable(files[i], what[i], &err) || sc_cli_lock(files[i], what[i], argc, argv, &err))) fail(cli, &err);
+}
+
+/* --html and --gltf, at the export times (the config's export: fps, every) */
+static void write_viewers(const sc_cli *cli, const sc_render_settings *c, sc_anim *a, const char *stem, const sc_render_sink *sink)
+{
+    sc_err err = {0};
+    double *et = NULL;
+    int en = sc_anim_times(a, c->export_fps, c->export_every, c->start, c->end, &et);
+    if (en < 0) {
+        sc_fail(&err, SC_EIO, "out of memory");
+        fail(cli, &err);
+    }
+    if (opt_html) {
+        sc_html_figures fig;
+        sc_html_judge(a, opt_reference, &fig);
+        size_t bytes = 0;
+        if (sc_export_html(a, et, en, &c->ro, &fig, stem, opt_html, &bytes, &err)) fail(cli, &err);
+        sink->wrote(sink->ctx, opt_html);
+        sink->checkpoint(sink->ctx);
+        sc_log_info("render: %s: %d frames, %d vertices, %.1f MB (open it in a browser)", opt_html, en, a->nsv, bytes / 1e6);
+    }
+    if (opt_gltf) {
+        if (sc_export_gltf(a, et, en, opt_gltf, &err)) fail(cli, &err);
+        sink->wrote(sink->ctx, opt_gltf);
+        sink->checkpoint(sink->ctx);
+        sc_log_info("render: %s: %d morph targets of %d vertices, %d bones (glTF 2.0 binary)", opt_gltf, en, a->nsv, a->nbones);
+    }
+    free(et);
+}
+
 int main(int argc, char **argv)
 {
     sc_cli cli;
-    sc_cli_parse(&cli, argc, argv, "render", usage, 1, 1, 0, SC_CLI_OUTPUT_DIR | SC_CLI_DEFER_LOCK, extra_opt);
+    /* -o is optional when --html or --gltf names the output */
+    int no_dir = 1, viewer_out = 0;
+    for (int i = 1; i < argc; i++) {
+        no_dir &= strcmp(argv[i], "-o") != 0;
+        viewer_out |= !strcmp(argv[i], "--html") || !strcmp(argv[i], "--gltf");
+    }
+    sc_cli_parse(&cli, argc, argv, "render", usage, 1, 1, 0, no_dir && viewer_out ? SC_CLI_NO_OUTPUT : SC_CLI_OUTPUT_DIR | SC_CLI_DEFER_LOCK,
+                 extra_opt);
     sc_cli_add_input_named(&cli, opt_reference, "--reference");
-    check_inputs_outside(&cli);
-    sc_cli_poll_signals(); /* stop between frames and remove what was written */
+    sc_cli_add_output_named(&cli, opt_html, "--html output");
+    sc_cli_add_output_named(&cli, opt_gltf, "--gltf output");
+    if (cli.output) check_inputs_outside(&cli);
     sc_err err = {0};
+    if (!cli.output) own_viewer_files(&cli, argc, argv); /* else once OUTDIR exists: they may be inside it */
+    sc_cli_poll_signals();                               /* stop between frames and remove what was written */
     sc_cfg *cfg = NULL;
     sc_render_settings rc;
     if (cli.config && sc_cfg_load_file(cli.config, &cfg, &err)) sc_cli_die(&cli, &err);
@@ -317,10 +379,11 @@ int main(int argc, char **argv)
         anim.ground_off = 0;
     }
     if (anim.status[0] && strncmp(anim.status, "completed", 9)) sc_log_warn("%s: the simulation's status is '%s'", input, anim.status);
-    if (make_dirs(dir, &err)) fail(&cli, &err);
+    if (dir && make_dirs(dir, &err)) fail(&cli, &err);
     /* the run owns OUTDIR (OUTDIR.lock beside it, once its parent exists): a second render into
        it is refused before it writes a frame */
-    if (sc_cli_lock(dir, "output folder", argc, argv, &err)) fail(&cli, &err);
+    if (dir && sc_cli_lock(dir, "output folder", argc, argv, &err)) fail(&cli, &err);
+    if (dir) own_viewer_files(&cli, argc, argv);
 
     /* name stem for exports: sim.h5 -> sim */
     char stem[1024];
@@ -337,6 +400,8 @@ int main(int argc, char **argv)
     }
     double frame_rate = rc.every > 0 || rc.fps <= 0 ? (n > 1 && times[n - 1] > times[0] ? (n - 1) / (times[n - 1] - times[0]) : 30) : rc.fps;
     sc_render_sink sink = {sink_wrote, sink_checkpoint, (void *)cli.tool};
+    if (opt_html || opt_gltf) write_viewers(&cli, &rc, &anim, stem, &sink);
+    if (!dir) rc.images = rc.sheet = rc.movie = rc.xdmf = rc.pc2 = rc.bvh = 0;
     if (rc.images && sc_render_write_frames(&rc, &anim, times, n, dir, &sink, &err)) fail(&cli, &err);
     if (rc.sheet && sc_render_write_sheet(&rc, &anim, times, n, dir, &sink, &err)) fail(&cli, &err);
     if ((rc.xdmf || rc.pc2 || rc.bvh) && sc_render_write_exports(&rc, &anim, dir, stem, argc, argv, &sink, &err)) fail(&cli, &err);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package softcon needs (bookworm). Idempotent and non-interactive:
 # packages already present are skipped. Run as root (or it uses sudo when available).
-#   --viewers  also ParaView (python3-paraview: pvpython) and Blender, for scripts/check-viewers.sh
+#   --viewers  also ParaView (python3-paraview: pvpython), Blender and Chromium, for scripts/check-viewers.sh
 #   --slurm    also Slurm (slurmctld, slurmd, sbatch) and munge, for scripts/slurm/local-cluster.sh
 set -euo pipefail
 
@@ -18,10 +18,11 @@ PACKAGES=(
   gnuplot-nox ffmpeg               # plots and movies (optional at run time)
   clang libclang-rt-14-dev llvm    # make fuzz: libFuzzer harnesses (tests/fuzz), llvm-cov for their coverage
   cppcheck clang-format            # make lint (static analysis, scripts/cppcheck-baseline.txt), make check-format
+  libjs-three                      # three.js r111, embedded into render --html's pages at build time
 )
 for opt in "$@"; do
   case "$opt" in
-    --viewers) PACKAGES+=(python3-paraview blender) ;;
+    --viewers) PACKAGES+=(python3-paraview blender chromium) ;;
     --slurm) PACKAGES+=(slurmctld slurmd slurm-client munge) ;;
     *) echo "usage: scripts/install-deps.sh [--viewers] [--slurm]" >&2; exit 1 ;;
   esac

@@ -46,7 +46,9 @@ echo "== render: pictures, movies, exports and plots"
 bin/render --camera front -o "$OUT/push_render" "$OUT/push.h5"
 bin/render --reference "$OUT/march_ref.h5" -o "$OUT/march_render" "$OUT/march.h5"
 bin/render --reference "$OUT/march_ref.h5" --no-export -o "$OUT/march_id_only_render" "$OUT/march_id_only.h5"
-bin/render --no-export -o "$OUT/march_loop_render" "$OUT/march_loop.h5"
+# beside its movie: the closed loop to turn around in a browser (one HTML file) and in Blender (glTF)
+bin/render --no-export -o "$OUT/march_loop_render" --html "$OUT/march_loop_render/march_loop.html" \
+  --gltf "$OUT/march_loop_render/march_loop.glb" "$OUT/march_loop.h5"
 scripts/plot.sh -o "$OUT/plots" "$OUT/push.h5" "$OUT/march.h5" "$OUT/march_ref.h5" "$OUT/march_loop_policy.h5" > /dev/null
 
 cat <<MSG
@@ -62,6 +64,8 @@ echo "  $OUT/march_render/contact_sheet.png  the character marching under it, th
 echo "  $OUT/march_id_only_render/contact_sheet.png  the inverse-dynamics targets alone: it falls"
 echo "  $OUT/march_loop_policy.h5  the feedback policy of the march's cycle (h5dump -g /evaluation: pushes, stiffness)"
 echo "  $OUT/march_loop_render/contact_sheet.png  $CLOSED_LOOP"
+echo "  $OUT/march_loop_render/march_loop.html  open it in a browser: orbit, play, skeleton, key figures (no server needed)"
+echo "  $OUT/march_loop_render/march_loop.glb  glTF 2.0 (Blender: File > Import > glTF 2.0, Shading: Smooth)"
 for f in "$OUT"/stand.xdmf "$OUT"/push.xdmf "$OUT"/march.xdmf; do [ -f "$f" ] && echo "  $f   ParaView: the simulation over time"; done
 for d in "$OUT/push_render" "$OUT/march_render" "$OUT/march_id_only_render" "$OUT/march_loop_render"; do
   echo "  $d/contact_sheet.png   frames $d/frame_00000.png .. $(basename "$(ls "$d"/frame_*.png | tail -1)")"

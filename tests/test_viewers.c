@@ -90,10 +90,11 @@ static const char *pipeline(void)
                                     "perturbations:\n  - {type: push, bone: spine, time: 0.05, duration: 0.1, force: [300, 0, 0]}\n");
     if (sc_test_sh(out, sizeof out,
                    "mkdir -p %s && %s -q -c %s -o %s/character.h5 && %s -q -c %s -o %s/character.h5 %s/character.h5 && "
-                   "%s -q -c %s -o %s/push.h5 %s/character.h5 && %s -q --no-frames --no-sheet --no-movie -o %s/push_render %s/push.h5",
+                   "%s -q -c %s -o %s/push.h5 %s/character.h5 && "
+                   "%s -q --no-frames --no-sheet --no-movie -o %s/push_render --html %s/push_render/push.html --gltf %s/push_render/push.glb %s/push.h5",
                    dir, sc_test_tool("mesh-prep"), sc_test_repo("configs/michelin.yaml"), dir, sc_test_tool("skin-weights"),
                    sc_test_repo("configs/michelin.yaml"), dir, dir, sc_test_tool("simulate"), cfg, dir, dir, sc_test_tool("render"),
-                   dir, dir))
+                   dir, dir, dir, dir))
         return NULL;
     state = 1;
     return dir;
@@ -193,19 +194,58 @@ TEST(xdmf_every_export_names_whole_datasets_of_its_shape)
 TEST(viewers_paraview_and_blender_open_the_exports)
 {
     int have_pv = sc_test_sh(NULL, 0, "command -v pvpython") == 0, have_blender = sc_test_sh(NULL, 0, "command -v blender") == 0;
-    if (!have_pv && !have_blender) {
-        sc_test_report("SKIPPED: neither ParaView (pvpython) nor Blender is installed (scripts/install-deps.sh --viewers)");
+    int have_chromium = sc_test_sh(NULL, 0, "command -v chromium") == 0;
+    if (!have_pv && !have_blender && !have_chromium) {
+        sc_test_report("SKIPPED: neither ParaView (pvpython), Blender nor Chromium is installed (scripts/install-deps.sh --viewers)");
         return;
     }
     const char *dir = pipeline();
     ENSURE_MSG(dir, "pipeline: %s", out);
     int rc = sc_test_sh(out, sizeof out, "%s %s", sc_test_repo("scripts/check-viewers.sh"), dir);
-    char *summary = strstr(out, "check-viewers: ParaView");
-    sc_test_report("%s", summary ? summary : out);
+    char *summary = strstr(out, "check-viewers: ParaView"), *chromium = strstr(out, "ok    chromium");
+    sc_test_report("%s%.*s", summary ? summary : out, chromium ? (int)strcspn(chromium, "\n") : 0, chromium ? chromium : "");
     ENSURE_MSG(rc == 0, "check-viewers.sh exit %d:\n%s", rc, out);
     /* every file was opened by each viewer that is installed, and none skipped silently */
     ENSURE(!have_pv || strstr(out, "ParaView: 3 of 3 .xdmf ok"));
-    ENSURE(!have_blender || (strstr(out, "Blender: 1 of 1 OBJ + PC2 ok") && strstr(out, "BVH 16 bones: joints match")));
+    ENSURE(!have_blender || (strstr(out, "Blender: 1 of 1 OBJ + PC2 ok, 1 of 1 glTF ok") && strstr(out, "BVH 16 bones: joints match") &&
+                             strstr(out, "16 bone nodes: joints match")));
+    /* the HTML viewer in a real browser: the silhouette where the frames put the surface, twice */
+    ENSURE(!have_chromium || (strstr(out, "Chromium: 1 of 1 HTML ok") && strstr(out, "measured fps=")));
+    ENSURE(have_chromium || strstr(out, "SKIPPED Chromium"));
     ENSURE(have_pv || strstr(out, "SKIPPED ParaView"));
     ENSURE(have_blender || strstr(out, "SKIPPED Blender"));
+}
+
+/* render --html and --gltf without any client: one page that loads nothing from outside, a
+   .glb whose header, chunks and morph targets agree with the frames. */
+TEST(viewers_html_and_gltf_stand_alone)
+{
+    const char *dir = pipeline();
+    ENSURE_MSG(dir, "pipeline: %s", out);
+    char p[1100];
+    size_t hn = 0, gn = 0;
+    snprintf(p, sizeof p, "%s/push_render/push.html", dir);
+    char *html = sc_test_read_file(p, &hn);
+    snprintf(p, sizeof p, "%s/push_render/push.glb", dir);
+    char *glb = sc_test_read_file(p, &gn);
+    ENSURE(html && glb && gn > 28);
+    /* nothing fetched: no script, link or image from a URL */
+    ENSURE(!strstr(html, "<script src") && !strstr(html, "<link") && !strstr(html, "<img"));
+    ENSURE(strstr(html, "\"format\":\"softcon.viewer/1\"") && strstr(html, "\"frames\":10,") && strstr(html, "\"vertices\":5184,"));
+    const unsigned char *g = (const unsigned char *)glb;
+    unsigned len = g[8] | g[9] << 8 | g[10] << 16 | (unsigned)g[11] << 24, jlen = g[12] | g[13] << 8 | g[14] << 16 | (unsigned)g[15] << 24;
+    ENSURE(!memcmp(g, "glTF", 4) && g[4] == 2 && len == gn && !memcmp(g + 16, "JSON", 4) && 20 + jlen + 8 <= gn && !memcmp(g + 20 + jlen + 4, "BIN", 4));
+    char *json = malloc(jlen + 1);
+    ENSURE(json);
+    memcpy(json, g + 20, jlen);
+    json[jlen] = 0;
+    int targets = 0, nodes = 0;
+    for (char *s = strstr(json, "\"targets\":["); s && *s != ']'; s++) targets += !strncmp(s, "{\"POSITION\"", 11);
+    for (char *s = strstr(json, "\"nodes\":[{"); s && strncmp(s, "],\"meshes\"", 10); s++) nodes += !strncmp(s, "{\"name\"", 7);
+    sc_test_report("push.html %zu bytes (10 frames of 5184 vertices, three.js included), push.glb %zu bytes: %d morph targets, %d nodes "
+                   "(the surface, 16 bones, 5 tips)", hn, gn, targets, nodes);
+    ENSURE(targets == 10 && nodes == 1 + 16 + 5);
+    free(json);
+    free(html);
+    free(glb);
 }

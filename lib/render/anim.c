@@ -23,9 +23,10 @@ void sc_anim_close(sc_anim *a)
 {
     if (!a) return;
     sc_sim_close(a->file);
-    void *arrays[] = {a->time,       a->bone_name,  a->parent,   a->joint_rest, a->tip_rest,  a->bone_pos,   a->bone_quat, a->tets,
-                      a->rest_pos,   a->node_bone,  a->faces,    a->surf_tet,   a->surf_bary, a->surf_rest,  a->com,       a->contact_force,
-                      a->push_force, a->rigid_bone, a->cache[0], a->cache[1],   a->ref_time,  a->ghost_time, a->ghost_pos, a->ghost_quat};
+    void *arrays[] = {a->time,       a->bone_name,     a->parent,     a->joint_rest,    a->tip_rest, a->bone_pos,  a->bone_quat,
+                      a->tets,       a->rest_pos,      a->node_bone,  a->faces,         a->surf_tet, a->surf_bary, a->surf_rest,
+                      a->com,        a->contact_force, a->push_force, a->rigid_bone,    a->cache[0], a->cache[1],  a->ref_time,
+                      a->ghost_time, a->ghost_pos,     a->ghost_quat, a->tracking_error};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
     memset(a, 0, sizeof *a);
 }
@@ -245,6 +246,8 @@ static int open_sim(sc_sim_data *d, sc_anim *a, sc_err *err)
     d->push_force = NULL;
     a->ref_time = d->ref_time;
     d->ref_time = NULL;
+    a->tracking_error = d->tracking_error;
+    d->tracking_error = NULL;
     snprintf(a->status, sizeof a->status, "%s", d->status);
     size_t nb = (size_t)a->nbones;
     a->joint_rest = calloc(nb * 3, sizeof(double));

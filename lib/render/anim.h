@@ -44,9 +44,10 @@ typedef struct sc_anim {
     double ground_n[3], ground_off; /* ground: n . x = off (flat y = 0 by default) */
     int npush;
     sc_anim_push push[SC_ANIM_MAX_PUSH];
-    double height;    /* rest surface height (m) */
-    char status[256]; /* the sim's root `status` attribute ("" if none) */
-    double *ref_time; /* [nframes] reference time the controller played (/control/reference_time), or NULL */
+    double height;          /* rest surface height (m) */
+    char status[256];       /* the sim's root `status` attribute ("" if none) */
+    double *ref_time;       /* [nframes] reference time the controller played (/control/reference_time), or NULL */
+    double *tracking_error; /* [nframes] rad (/control/tracking_error), or NULL */
     /* the reference's skeleton, drawn as a ghost (sc_anim_attach_reference) */
     int ghost_n;                                 /* reference samples; 0: no ghost */
     int ghost_sim_time;                          /* 1: ghost_time is the simulation's time (an openloop.h5's achieved frames) */

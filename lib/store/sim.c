@@ -248,8 +248,8 @@ struct sc_sim_file {
 
 void sc_sim_data_free(sc_sim_data *d)
 {
-    void *arrays[] = {d->time,     d->bone_name, d->parent,    d->bone_pos, d->bone_quat,     d->tets,       d->node_bone, d->faces,
-                      d->surf_tet, d->rest_pos,  d->surf_bary, d->com,      d->contact_force, d->push_force, d->ref_time,  d->config};
+    void *arrays[] = {d->time,     d->bone_name, d->parent, d->bone_pos,      d->bone_quat,  d->tets,     d->node_bone, d->faces,         d->surf_tet,
+                      d->rest_pos, d->surf_bary, d->com,    d->contact_force, d->push_force, d->ref_time, d->config,    d->tracking_error};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
     memset(d, 0, sizeof *d);
 }
@@ -415,6 +415,10 @@ static int read_sim(sc_h5 *f, const char *fn, sc_sim_data *a, sc_err *err)
     if (sc_h5_exists(f, "/control/reference_time")) {
         size_t nt = (size_t)a->nframes;
         if ((rc = sc_h5_read_f64(f, "/control/reference_time", 1, &nt, &a->ref_time, err))) return rc;
+    }
+    if (sc_h5_exists(f, "/control/tracking_error")) {
+        size_t nt = (size_t)a->nframes;
+        if ((rc = sc_h5_read_f64(f, "/control/tracking_error", 1, &nt, &a->tracking_error, err))) return rc;
     }
     if ((rc = check_node_frames(f, fn, a, err))) return rc;
     if (sc_h5_read_attr_str(f, "/", "config", &a->config, NULL)) a->config = NULL; /* best effort */

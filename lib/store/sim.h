@@ -96,6 +96,7 @@ typedef struct sc_sim_data {
     double *rest_pos, *surf_bary;
     double *com, *contact_force, *push_force; /* [nframes*3], zeros when absent */
     double *ref_time;                         /* [nframes] or NULL */
+    double *tracking_error;                   /* [nframes] rad (/control/tracking_error) or NULL */
     int has_nodes;                            /* /nodes/position, every frame readable */
     char *config;                             /* the root `config` attribute, or NULL */
     char status[256];                         /* the root `status` attribute, "" if none */

@@ -10,6 +10,12 @@ surface positions in NAME_frames.h5 within float32 rounding, and the armature's 
 head) positions against the frames' joints.
 Blender 3.4's BVH importer cannot open files under Python 3.11 (it opens them with mode 'rU',
 which Python 3.11 removed); the check then applies the README's workaround and says so.
+Each NAME.glb (render --gltf) with NAME_frames.h5 beside it (render -o DIR --gltf DIR/NAME.glb
+writes both from the same frames) goes through File > Import > glTF 2.0 with Shading *Smooth*
+(Debian's Blender 3.4.1 fails with the default *Use Normal Data*: its importer calls np.bool,
+which NumPy 1.24 removed) after setting the scene frame rate to the export's: the evaluated
+mesh (its shape keys animated by the importer) and the bone empties' world positions at the
+first, middle and last frame against NAME_frames.h5.
 Prints one line per export; exits 0 when all match, 2 when one does not."""
 import builtins
 import os
@@ -133,16 +139,72 @@ def check(obj_path):
         return line
 
 
+def check_gltf(glb_path):
+    frames_h5 = glb_path[: -len(".glb")] + "_frames.h5"
+    if not os.path.exists(frames_h5):
+        raise Mismatch("%s is missing: nothing to compare with (render -o DIR --gltf DIR/NAME.glb writes both)" % frames_h5)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    with h5py.File(frames_h5, "r") as h:
+        n = int(h.attrs["frames"])
+        times = [float(h["/frames/%06d" % k].attrs["time"]) for k in range(n)]
+        fps = (n - 1) / (times[-1] - times[0]) if n > 1 and times[-1] > times[0] else 30.0
+        if abs(fps - round(fps)) > 1e-6:
+            raise Mismatch("export rate %.6g fps is not a whole number of frames per second" % fps)
+        scene.render.fps, scene.render.fps_base = int(round(fps)), 1  # the importer keys time t at frame t * fps
+        bpy.ops.import_scene.gltf(filepath=glb_path, import_shading="SMOOTH")
+        meshes = [o for o in scene.objects if o.type == "MESH"]
+        if len(meshes) != 1:
+            raise Mismatch("the glTF import made %d mesh objects, expected 1" % len(meshes))
+        obj = meshes[0]
+        nsv = h["/frames/000000/surface"].shape[0]
+        keys = obj.data.shape_keys.key_blocks if obj.data.shape_keys else []
+        if len(obj.data.vertices) != nsv or len(keys) != n + 1:
+            raise Mismatch("Blender imported %d vertices and %d shape keys; %s has %d vertices x %d frames" % (
+                len(obj.data.vertices), len(keys), frames_h5, nsv, n))
+        names = [x.decode() if isinstance(x, bytes) else x for x in h["/mesh/bone_names"][()]]
+        frames = sorted({0, n // 2, n - 1})
+        worst = jworst = 0.0
+        for k in frames:
+            scene.frame_set(k)
+            evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+            mesh = evaluated.to_mesh()
+            local = np.empty(3 * len(mesh.vertices))
+            mesh.vertices.foreach_get("co", local)
+            evaluated.to_mesh_clear()
+            mw = np.array(evaluated.matrix_world)
+            world = local.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
+            want = z_up(h["/frames/%06d/surface" % k][()])
+            err = float(np.max(np.abs(world - want)))
+            # float32 base + float32 offset of the shape key, blended in float32
+            if not err <= 4 * tolerance(want):
+                raise Mismatch("frame %d: evaluated vertices differ from %s:/frames/%06d/surface by %.3g m (> %.3g)" % (
+                    k, frames_h5, k, err, 4 * tolerance(want)))
+            worst = max(worst, err)
+            if names:
+                heads = np.array([tuple(scene.objects[b].matrix_world.translation) for b in names])
+                want = z_up(h["/frames/%06d/joints" % k][()])
+                err = float(np.max(np.abs(heads - want)))
+                if not err <= 32 * tolerance(want):  # rotations composed down chains of bones in float32
+                    raise Mismatch("frame %d: the bone nodes differ from %s:/frames/%06d/joints by %.3g m" % (k, frames_h5, k, err))
+                jworst = max(jworst, err)
+        line = "%d vertices, %d shape keys at %d fps: frames %s match within %.2g m" % (nsv, n, int(round(fps)), frames, worst)
+        if names:
+            line += "; %d bone nodes: joints match within %.2g m" % (len(names), jworst)
+        return line
+
+
 def main():
     argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
     if not argv:
-        print("usage: blender -b --factory-startup --python check_blender.py -- NAME_surface.obj ...", file=sys.stderr)
+        print("usage: blender -b --factory-startup --python check_blender.py -- NAME_surface.obj|NAME.glb ...", file=sys.stderr)
         return 1
     failed = 0
     for obj_path in argv:
         obj_path = os.path.abspath(obj_path)
         try:
-            print("ok    blender %s: %s" % (obj_path, check(obj_path)), flush=True)
+            line = check_gltf(obj_path) if obj_path.endswith(".glb") else check(obj_path)
+            print("ok    blender %s: %s" % (obj_path, line), flush=True)
         except (Mismatch, OSError, KeyError, RuntimeError) as e:
             print("FAIL  blender %s: %s" % (obj_path, e), flush=True)
             failed += 1
