@@ -80,9 +80,9 @@ typedef struct sc_samcon_result {
     double *offset;         /* [nseg * ndof] */
     long samples;           /* every sample simulated, all segments and attempts */
     long numeric_failures;
-    double wall_seconds;   /* this run, plus earlier runs resumed from a checkpoint */
-    double sample_seconds; /* simulation time spent in samples, summed over ranks */
-    int ranks, backtracks;
+    double wall_seconds;            /* this run, plus earlier runs resumed from a checkpoint */
+    double sample_seconds;          /* simulation time spent in samples, summed over ranks */
+    int ranks, threads, backtracks; /* threads: of each rank */
 } sc_samcon_result;
 void sc_samcon_result_free(sc_samcon_result *r);
 

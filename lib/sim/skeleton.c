@@ -86,9 +86,15 @@ static pthread_once_t g_ode_once = PTHREAD_ONCE_INIT;
 static _Thread_local sc_skeleton *t_stepping;
 /* Quickstep shuffles its rows with ODE's process-global dRand() seed. Resetting it to this
  * value before every quickstep makes a step a function of the skeleton's state alone (no seed
- * to carry in snapshots, no lock). Two THREADS quickstepping at once would still race on that
- * seed: threaded callers use the exact solver, which reads no global state. */
+ * to carry in snapshots). Threads quickstepping at once would race on that seed, so a
+ * quickstep holds g_quickstep (the exact solver reads no global state and takes no lock);
+ * t_quickstep_locked lets an ODE error that jumps out of the step release it. */
 #define SC_QUICKSTEP_SEED 0x5eed
+static pthread_mutex_t g_quickstep = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int t_quickstep_locked;
+/* ODE wants dAllocateODEDataForThread in every thread that uses it: a thread that steps
+ * skeletons another created (a worker thread of a sampler) makes the call at its first step. */
+static _Thread_local int t_ode_thread_ready;
 
 static void ode_message(int num, const char *msg, va_list ap)
 {
@@ -437,6 +443,7 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
     if (!(g <= 1e4)) return sc_fail(err, SC_EINPUT, "skeleton: gravity of %g m/s^2 (must be finite and at most 1e4)", g);
     pthread_once(&g_ode_once, ode_init_once);
     dAllocateODEDataForThread(dAllocateMaskAll);
+    t_ode_thread_ready = 1;
 
     int nb = m->nbones;
     sc_skeleton *s = skeleton_alloc(nb, err);
@@ -858,8 +865,12 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
             }
         }
     } else {
+        pthread_mutex_lock(&g_quickstep);
+        t_quickstep_locked = 1;
         dRandSetSeed(SC_QUICKSTEP_SEED);
         ok = dWorldQuickStep(s->world, dt);
+        t_quickstep_locked = 0;
+        pthread_mutex_unlock(&g_quickstep);
     }
     t_stepping = NULL;
     if (!ok) return sc_fail(err, SC_EIO, "skeleton: ODE could not allocate its step memory");
@@ -879,10 +890,19 @@ long sc_skeleton_tree_steps(const sc_skeleton *s) { return s->tree_steps; }
 int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
 {
     if (s->broken) return sc_fail(err, SC_ENUMERIC, "skeleton: an earlier ODE error left this skeleton unusable: %s", tls_ode_msg);
+    if (!t_ode_thread_ready) {
+        pthread_once(&g_ode_once, ode_init_once);
+        dAllocateODEDataForThread(dAllocateMaskAll);
+        t_ode_thread_ready = 1;
+    }
     jmp_buf jump;
     if (setjmp(jump)) {
         tls_ode_jump = NULL;
         t_stepping = NULL;
+        if (t_quickstep_locked) {
+            t_quickstep_locked = 0;
+            pthread_mutex_unlock(&g_quickstep);
+        }
         s->broken = 1;
         return sc_fail(err, SC_ENUMERIC, "skeleton: %s (inside the ODE step; the simulation cannot continue)", tls_ode_msg);
     }
