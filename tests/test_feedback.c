@@ -397,6 +397,29 @@ TEST(feedback_bad_input)
     ENSURE(!sc_test_file_exists(pol));
 }
 
+/* --threads: the samples of the guided sampling, the survival runs and the evaluation on a rank's
+   threads (the guide's callbacks run on them too) */
+TEST(feedback_policy_identical_for_threads_and_ranks_x_threads)
+{
+    const char *b = baseline();
+    ENSURE_MSG(b, "learn-feedback failed: %s", out);
+    const char *t2 = sc_fixture_keep(sc_test_tmp("feedback_t2.h5")), *r2t2 = sc_fixture_keep(sc_test_tmp("feedback_r2t2.h5"));
+    int rc = learn(0, t2, "--threads 2");
+    ENSURE_MSG(rc == 0, "--threads 2: exit %d: %s", rc, out);
+    ENSURE(same_policy(b, t2));
+    rc = learn(2, r2t2, "--threads 2");
+    ENSURE_MSG(rc == 0, "mpiexec -n 2, --threads 2: exit %d: %s", rc, out);
+    ENSURE(same_policy(b, r2t2));
+    sc_h5 *f;
+    sc_err err;
+    long long threads = 0;
+    ENSURE_OK(sc_h5_open(t2, &f, &err), &err);
+    ENSURE_OK(sc_h5_read_attr_i64(f, "/learning", "threads", &threads, &err), &err);
+    sc_h5_close(f);
+    ENSURE(threads == 2);
+    sc_test_report("policy.h5 identical on 1 rank x 1 thread, 1 x 2 and 2 ranks x 2 threads; /learning records the threads");
+}
+
 /* method: search, tiny: 3 generations of 4 candidates, each scored by an unpushed and a pushed run */
 static const char *search_preset(void)
 {

@@ -261,7 +261,7 @@ TEST(samcon_identical_for_threads_and_ranks_x_threads)
     ENSURE_MSG(rc == 0, "mpiexec -n 2, --threads 2: exit %d: %s", rc, out);
     ENSURE(same_controller(b, r2t2));
     ENSURE_MSG(run_threads(t2) == 2 && run_threads(b) == 1, "/run threads %lld and %lld", run_threads(t2), run_threads(b));
-    const char *cfg = sc_test_write("samcon_exact.yaml", "sampling:\n  segment: 0.05\n  samples: 12\n  elites: 3\n  end: 0.2\n");
+    const char *cfg = sc_test_write("samcon_exact.yaml", "sampling:\n  segment: 0.05\n  samples: 12\n  elites: 3\n  end: 0.15\n");
     const char *e1 = sc_test_tmp("samcon_exact_t1.h5"), *e3 = sc_test_tmp("samcon_exact_t3.h5"), *e22 = sc_test_tmp("samcon_exact_r2t2.h5");
     rc = run_sampler(0, cfg, e1, NULL);
     ENSURE_MSG(rc == 0, "exact solver: exit %d: %s", rc, out);

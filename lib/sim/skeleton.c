@@ -46,6 +46,7 @@ struct sc_skeleton {
     int nb;
     sc_skeleton_opts opts;
     dWorldID world;
+    dThreadingImplementationID threading; /* the world's own: ODE's default one is process-wide */
     dBodyID *body;
     dJointID *joint;    /* ball or hinge to the parent; NULL for the root */
     dJointID *amotor;   /* servo of ball joints (3 axes) and of hinges with stops (1 axis) */
@@ -235,7 +236,11 @@ static int validate(const sc_model *m, sc_err *err)
 void sc_skeleton_free(sc_skeleton *s)
 {
     if (!s) return;
-    if (s->world) dWorldDestroy(s->world); /* also destroys the bodies and group-0 joints */
+    if (s->world) {
+        dWorldSetStepThreadingImplementation(s->world, NULL, NULL);
+        dWorldDestroy(s->world); /* also destroys the bodies and group-0 joints */
+    }
+    if (s->threading) dThreadingFreeImplementation(s->threading);
     free(s->body);
     free(s->joint);
     free(s->amotor);
@@ -455,6 +460,13 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
     }
 
     s->world = dWorldCreate();
+    /* ODE steps every world through one process-wide self-threaded implementation unless a
+     * world has its own: skeletons stepped on different threads at once need their own */
+    if (!(s->threading = dThreadingAllocateSelfThreadedImplementation())) {
+        sc_skeleton_free(s);
+        return sc_fail(err, SC_EIO, "skeleton: out of memory for ODE's threading object");
+    }
+    dWorldSetStepThreadingImplementation(s->world, dThreadingImplementationGetFunctions(s->threading), s->threading);
     dWorldSetGravity(s->world, o->gravity[0], o->gravity[1], o->gravity[2]);
     dWorldSetERP(s->world, o->erp);
     dWorldSetCFM(s->world, o->cfm);
