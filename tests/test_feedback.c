@@ -439,11 +439,31 @@ static int same_search(const char *a, const char *b)
     return same_groups(a, b, groups, sizeof groups / sizeof *groups);
 }
 
+static const char *search_baseline(void)
+{
+    static int state;
+    static const char *p;
+    if (!p) p = sc_fixture_keep(sc_test_tmp("feedback_search_n0.h5"));
+    if (!state) state = learn_with(search_preset(), 0, p, NULL) == 0 ? 1 : -1;
+    return state > 0 ? p : NULL;
+}
+
+TEST(feedback_search_identical_for_threads)
+{
+    const char *b = search_baseline();
+    ENSURE_MSG(b, "learn-feedback, method: search: %s", out);
+    const char *p = sc_test_tmp("feedback_search_t3.h5");
+    int rc = learn_with(search_preset(), 0, p, "--threads 3");
+    ENSURE_MSG(rc == 0, "method: search, --threads 3: exit %d: %s", rc, out);
+    ENSURE(same_search(b, p));
+    sc_test_report("method: search: policy.h5 identical on 1 thread and 3 (each thread scores with its own candidate policy)");
+}
+
 TEST(feedback_search_identical_for_ranks_and_after_kill9)
 {
-    const char *b = sc_fixture_keep(sc_test_tmp("feedback_search_n0.h5"));
-    int rc = learn_with(search_preset(), 0, b, NULL);
-    ENSURE_MSG(rc == 0, "learn-feedback, method: search: exit %d: %s", rc, out);
+    const char *b = search_baseline();
+    ENSURE_MSG(b, "learn-feedback, method: search: %s", out);
+    int rc;
     for (int n = 2; n <= 3; n++) {
         char name[64];
         snprintf(name, sizeof name, "feedback_search_mpi%d.h5", n);
