@@ -95,3 +95,17 @@ TEST(par_map_on_threads_runs_every_task_and_reports_the_lowest_failure)
     sc_test_report("3 threads: 40 tasks twice on one pool, results in place; task 7 failing before task 5 still reports task 5's "
                    "error; a stop after 8 tasks leaves the map stopped");
 }
+
+/* --threads does something only in the MPI tools; the others refuse it rather than ignore it */
+TEST(threads_option_refused_by_the_one_thread_tools)
+{
+    static const char *const tools[] = {"mesh-prep", "skin-weights", "inverse-dynamics", "simulate", "render"};
+    char out[4096];
+    for (size_t t = 0; t < sizeof tools / sizeof *tools; t++) {
+        int rc = sc_test_sh(out, sizeof out, "%s --threads 2 -c none.yaml -o none.h5 a b", sc_test_tool(tools[t]));
+        ENSURE_MSG(rc == 1 && strstr(out, "option --threads"), "%s --threads 2: exit %d: %s", tools[t], rc, out);
+    }
+    int rc = sc_test_sh(out, sizeof out, "%s --help", sc_test_tool("sample-openloop"));
+    ENSURE_MSG(rc == 0 && strstr(out, "--threads N"), "sample-openloop --help: %s", out);
+    sc_test_report("mesh-prep, skin-weights, inverse-dynamics, simulate, render: --threads is exit 1 naming it; sample-openloop lists it");
+}
