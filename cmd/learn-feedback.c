@@ -82,12 +82,14 @@ static void log_start(const sc_cli *cli, const inputs *in, sc_par *par, int resu
 {
     const sc_feedback_config *fb = &in->fb;
     if (fb->method == SC_LEARN_SEARCH)
-        sc_log_info("learn-feedback: %s on %d rank%s: search, %d generations, %d actions%s", cli->inputs[1], sc_par_size(par),
-                    sc_par_size(par) > 1 ? "s" : "", fb->search.generations, fb->nact, resume ? "; resuming from the checkpoint" : "");
+        sc_log_info("learn-feedback: %s on %d rank%s x %d thread%s: search, %d generations, %d actions%s", cli->inputs[1], sc_par_size(par),
+                    sc_par_size(par) > 1 ? "s" : "", sc_par_threads(par), sc_par_threads(par) > 1 ? "s" : "", fb->search.generations, fb->nact,
+                    resume ? "; resuming from the checkpoint" : "");
     else
-        sc_log_info("learn-feedback: %s on %d rank%s: %d iterations of %d cycles x %d fragments, %d samples and %d elites per segment, %d actions%s",
-                    cli->inputs[1], sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", fb->iterations, fb->cycles, in->ol.fragments, fb->samples,
-                    fb->elites, fb->nact, resume ? "; resuming from the checkpoint" : "");
+        sc_log_info("learn-feedback: %s on %d rank%s x %d thread%s: %d iterations of %d cycles x %d fragments, %d samples and %d elites per segment, "
+                    "%d actions%s",
+                    cli->inputs[1], sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", sc_par_threads(par), sc_par_threads(par) > 1 ? "s" : "",
+                    fb->iterations, fb->cycles, in->ol.fragments, fb->samples, fb->elites, fb->nact, resume ? "; resuming from the checkpoint" : "");
 }
 
 static void log_result(const sc_cli *cli, const sc_feedback_config *fb, const sc_feedback_result *res)
@@ -144,7 +146,7 @@ int main(int argc, char **argv)
 
     int code = 0;
     if (rank == 0) {
-        sc_policy_file_info info = {argc, argv, resolved, cli.inputs[0], cli.inputs[1], sc_par_size(par)};
+        sc_policy_file_info info = {argc, argv, resolved, cli.inputs[0], cli.inputs[1], sc_par_size(par), sc_par_threads(par)};
         if ((code = sc_policy_file_write(cli.output, &info, &in.loaded, &run, &res, &err))) {
             fprintf(stderr, "%s: error: %s\n", cli.tool, err.msg);
         } else {

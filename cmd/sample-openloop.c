@@ -97,10 +97,10 @@ static void log_cycle(const sc_samcon_config *sampling, const sc_cycle *cycle, i
 static void log_start(const sc_cli *cli, const sc_samcon_run *run, sc_par *par)
 {
     const sc_samcon_config *s = run->cfg;
-    sc_log_info("sample-openloop: %s on %d rank%s: %d samples and %d elites per %.3g s segment, %s targets, time scale %s [%g, %g]%s", cli->inputs[1],
-                sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", s->samples, s->elites, s->segment,
-                s->base == SC_BASE_ID ? "inverse-dynamics" : "raw reference", s->time_scaling ? "on" : "off", s->scale_min, s->scale_max,
-                run->resume ? "; resuming from the checkpoint" : "");
+    sc_log_info("sample-openloop: %s on %d rank%s x %d thread%s: %d samples and %d elites per %.3g s segment, %s targets, time scale %s [%g, %g]%s",
+                cli->inputs[1], sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", sc_par_threads(par), sc_par_threads(par) > 1 ? "s" : "",
+                s->samples, s->elites, s->segment, s->base == SC_BASE_ID ? "inverse-dynamics" : "raw reference", s->time_scaling ? "on" : "off",
+                s->scale_min, s->scale_max, run->resume ? "; resuming from the checkpoint" : "");
 }
 
 /* Where the ranks' time went: the whole run, and with -v every attempt at a segment. */
@@ -147,11 +147,11 @@ static int write_result(const sc_cli *cli, int argc, char **argv, const char *re
     const sc_reference *track = run->ref;
     double last = res->nseg ? res->seg[res->nseg - 1].ref_t1 - track->time[0] : run->cfg->start;
     sc_log_info("sample-openloop: %s: %s %d of %d segments (reference time %.3f s), final cost %.3f, %ld samples in %.1f s "
-                "(%.1f samples/s on %d rank%s, %.1f per rank), %d backtracks",
+                "(%.1f samples/s on %d rank%s x %d thread%s, %.1f per thread), %d backtracks",
                 cli->output, res->completed ? "completed all" : "reached", res->nseg, res->nseg_total, last,
                 res->nseg ? res->seg[res->nseg - 1].path_cost : 0, res->samples, res->wall_seconds,
-                res->wall_seconds > 0 ? res->samples / res->wall_seconds : 0, res->ranks, res->ranks > 1 ? "s" : "",
-                res->sample_seconds > 0 ? res->samples / res->sample_seconds : 0, res->backtracks);
+                res->wall_seconds > 0 ? res->samples / res->wall_seconds : 0, res->ranks, res->ranks > 1 ? "s" : "", res->threads,
+                res->threads > 1 ? "s" : "", res->sample_seconds > 0 ? res->samples / res->sample_seconds : 0, res->backtracks);
     log_timeline(res);
     if (res->completed) return 0;
     fprintf(stderr, "%s: the clip could not be completed: %s holds the longest path found (reference time %.3f s of %.3f s)\n", cli->tool,

@@ -397,6 +397,29 @@ TEST(feedback_bad_input)
     ENSURE(!sc_test_file_exists(pol));
 }
 
+/* --threads: the samples of the guided sampling, the survival runs and the evaluation on a rank's
+   threads (the guide's callbacks run on them too) */
+TEST(feedback_policy_identical_for_threads_and_ranks_x_threads)
+{
+    const char *b = baseline();
+    ENSURE_MSG(b, "learn-feedback failed: %s", out);
+    const char *t2 = sc_fixture_keep(sc_test_tmp("feedback_t2.h5")), *r2t2 = sc_fixture_keep(sc_test_tmp("feedback_r2t2.h5"));
+    int rc = learn(0, t2, "--threads 2");
+    ENSURE_MSG(rc == 0, "--threads 2: exit %d: %s", rc, out);
+    ENSURE(same_policy(b, t2));
+    rc = learn(2, r2t2, "--threads 2");
+    ENSURE_MSG(rc == 0, "mpiexec -n 2, --threads 2: exit %d: %s", rc, out);
+    ENSURE(same_policy(b, r2t2));
+    sc_h5 *f;
+    sc_err err;
+    long long threads = 0;
+    ENSURE_OK(sc_h5_open(t2, &f, &err), &err);
+    ENSURE_OK(sc_h5_read_attr_i64(f, "/learning", "threads", &threads, &err), &err);
+    sc_h5_close(f);
+    ENSURE(threads == 2);
+    sc_test_report("policy.h5 identical on 1 rank x 1 thread, 1 x 2 and 2 ranks x 2 threads; /learning records the threads");
+}
+
 /* method: search, tiny: 3 generations of 4 candidates, each scored by an unpushed and a pushed run */
 static const char *search_preset(void)
 {
@@ -416,11 +439,31 @@ static int same_search(const char *a, const char *b)
     return same_groups(a, b, groups, sizeof groups / sizeof *groups);
 }
 
+static const char *search_baseline(void)
+{
+    static int state;
+    static const char *p;
+    if (!p) p = sc_fixture_keep(sc_test_tmp("feedback_search_n0.h5"));
+    if (!state) state = learn_with(search_preset(), 0, p, NULL) == 0 ? 1 : -1;
+    return state > 0 ? p : NULL;
+}
+
+TEST(feedback_search_identical_for_threads)
+{
+    const char *b = search_baseline();
+    ENSURE_MSG(b, "learn-feedback, method: search: %s", out);
+    const char *p = sc_test_tmp("feedback_search_t3.h5");
+    int rc = learn_with(search_preset(), 0, p, "--threads 3");
+    ENSURE_MSG(rc == 0, "method: search, --threads 3: exit %d: %s", rc, out);
+    ENSURE(same_search(b, p));
+    sc_test_report("method: search: policy.h5 identical on 1 thread and 3 (each thread scores with its own candidate policy)");
+}
+
 TEST(feedback_search_identical_for_ranks_and_after_kill9)
 {
-    const char *b = sc_fixture_keep(sc_test_tmp("feedback_search_n0.h5"));
-    int rc = learn_with(search_preset(), 0, b, NULL);
-    ENSURE_MSG(rc == 0, "learn-feedback, method: search: exit %d: %s", rc, out);
+    const char *b = search_baseline();
+    ENSURE_MSG(b, "learn-feedback, method: search: %s", out);
+    int rc;
     for (int n = 2; n <= 3; n++) {
         char name[64];
         snprintf(name, sizeof name, "feedback_search_mpi%d.h5", n);

@@ -234,6 +234,47 @@ TEST(samcon_identical_for_1_2_3_ranks)
                    "mpiexec.mpich -n 1, 2, 3; %lld samples", samples);
 }
 
+/* /run's threads attribute of an openloop.h5 (-1: unreadable) */
+static long long run_threads(const char *path)
+{
+    sc_h5 *f;
+    sc_err err;
+    long long t = -1;
+    if (sc_h5_open(path, &f, &err)) return -1;
+    if (sc_h5_read_attr_i64(f, "/run", "threads", &t, &err)) t = -1;
+    sc_h5_close(f);
+    return t;
+}
+
+/* --threads: a rank's samples on several threads, each with its own simulation, sharing the
+   elites. The preset quicksteps (its shuffle seed is ODE's one global, behind a lock); the same
+   with the exact solver steps on the threads at once. */
+TEST(samcon_identical_for_threads_and_ranks_x_threads)
+{
+    const char *b = baseline();
+    ENSURE_MSG(b, "sample-openloop failed: %s", out);
+    const char *t2 = sc_test_tmp("samcon_t2.h5"), *r2t2 = sc_test_tmp("samcon_r2t2.h5");
+    int rc = run_sampler(0, preset(), t2, "--threads 2");
+    ENSURE_MSG(rc == 0, "--threads 2: exit %d: %s", rc, out);
+    ENSURE(same_controller(b, t2));
+    rc = run_sampler(2, preset(), r2t2, "--threads 2");
+    ENSURE_MSG(rc == 0, "mpiexec -n 2, --threads 2: exit %d: %s", rc, out);
+    ENSURE(same_controller(b, r2t2));
+    ENSURE_MSG(run_threads(t2) == 2 && run_threads(b) == 1, "/run threads %lld and %lld", run_threads(t2), run_threads(b));
+    const char *cfg = sc_test_write("samcon_exact.yaml", "sampling:\n  segment: 0.05\n  samples: 12\n  elites: 3\n  end: 0.15\n");
+    const char *e1 = sc_test_tmp("samcon_exact_t1.h5"), *e3 = sc_test_tmp("samcon_exact_t3.h5"), *e22 = sc_test_tmp("samcon_exact_r2t2.h5");
+    rc = run_sampler(0, cfg, e1, NULL);
+    ENSURE_MSG(rc == 0, "exact solver: exit %d: %s", rc, out);
+    rc = run_sampler(0, cfg, e3, "--threads 3");
+    ENSURE_MSG(rc == 0, "exact solver, --threads 3: exit %d: %s", rc, out);
+    ENSURE(same_controller(e1, e3));
+    rc = run_sampler(2, cfg, e22, "--threads 2");
+    ENSURE_MSG(rc == 0, "exact solver, mpiexec -n 2, --threads 2: exit %d: %s", rc, out);
+    ENSURE(same_controller(e1, e22));
+    sc_test_report("openloop.h5 identical on 1 rank x 1 thread, 1 x 2 and 2 ranks x 2 threads (quickstep), and 1 x 1, 1 x 3, 2 x 2 "
+                   "(exact solver); /run records the threads");
+}
+
 TEST(samcon_segment_elites_and_heading_cost_identical_for_ranks)
 {
     const char *cfg = sc_test_write("samcon_heading.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 12\n"

@@ -122,6 +122,9 @@ static void (*g_leave_hook)(void);
 void sc_cli_set_die(void (*die)(const sc_err *err)) { g_die_hook = die; }
 void sc_cli_set_leave(void (*leave)(void)) { g_leave_hook = leave; }
 
+static int g_take_threads;
+void sc_cli_take_threads(void) { g_take_threads = 1; }
+
 /* The parser's own exits (help, version, usage errors): the MPI tools finalize first. */
 static void __attribute__((noreturn)) leave(int code)
 {
@@ -323,13 +326,14 @@ static void usage_exit(const char *tool, const char *usage, int code)
             "                 FILE.lock marks it in use: a second run on the same FILE is refused)\n"
             "  -v, -q         more / less logging on stderr\n"
             "  --seed N       random seed, a non-negative integer up to 2^64-1 (default 1)\n"
-            "  --threads N    worker threads (default 1)\n"
+            "%s"
             "  --help, --version\n"
             "exit codes: 0 ok, 1 usage (also: the output is an input, or in use by another run), 2 bad config or input, 3 I/O, 4 numerical failure,\n"
             "            5 external program missing or failed, 6 interrupted by a signal after a\n"
             "            checkpoint (run again with --resume), 7 completed only part of the clip;\n"
             "            killed by SIGINT/SIGTERM/SIGHUP otherwise: 128 + the signal, after removing\n"
-            "            temporary files\n");
+            "            temporary files\n",
+            g_take_threads ? "  --threads N    threads of each rank that simulate (default 1, at most 1024)\n" : "");
     leave(code);
 }
 
@@ -351,6 +355,9 @@ void sc_cli_parse(sc_cli *cli, int argc, char **argv, const char *tool, const ch
         else if (!strcmp(a, "--version")) {
             printf("%s (softcon) %s (%s)\n", tool, SC_VERSION, SC_GIT_REV);
             leave(0);
+        } else if (!strcmp(a, "--threads") && !g_take_threads) {
+            fprintf(stderr, "%s: option --threads: this tool runs on one thread (sample-openloop and learn-feedback take it)\n", tool);
+            usage_exit(tool, usage, SC_EUSAGE);
         } else if (!strcmp(a, "-v")) level++;
         else if (!strcmp(a, "-q")) level = SC_LOG_QUIET;
         else if (!strcmp(a, "-c") || !strcmp(a, "-o") || !strcmp(a, "--seed") || !strcmp(a, "--threads")) {

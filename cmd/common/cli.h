@@ -49,7 +49,7 @@ typedef struct sc_cli {
     int ninputs;
     uint64_t seed; /* --seed, default 1 */
     int seed_given;
-    int threads; /* --threads, default 1 */
+    int threads; /* --threads, default 1 (sc_cli_take_threads) */
     int argc;
     char **argv;
     /* every file the run reads / writes, for the same-file check */
@@ -93,6 +93,9 @@ void sc_cli_set_die(void (*die)(const sc_err *err));
 /* Called before the parser's own exits (--help, --version, usage errors): the MPI tools finalize
  * there, so that even `--help` leaves MPI as it found it. */
 void sc_cli_set_leave(void (*leave)(void));
+/* Lets sc_cli_parse take --threads N (threads of a rank: the MPI tools, before parsing); the
+ * other tools refuse it as a usage error naming it. */
+void sc_cli_take_threads(void);
 /* Prints "tool: error: message" on stderr, removes temporary files and unfinished outputs
  * (core/cleanup.h) and exits with err->code. */
 void sc_cli_die(const sc_cli *cli, const sc_err *err) __attribute__((noreturn));

@@ -51,9 +51,11 @@ int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc
     int rank = sc_par_rank(*par);
     sc_cli_set_die(sc_longrun_die); /* a clash of files: rank 0 says so, every rank finalizes */
     sc_cli_set_leave(finalize);
+    sc_cli_take_threads();
     /* the output's lock is rank 0's alone, taken with the checkpoint's (sc_longrun_checkpoint) */
     sc_cli_parse(cli, *argc, *argv, cli->tool, usage, 2, 2, 1, SC_CLI_OUTPUT | SC_CLI_DEFER_LOCK, longrun_opt);
     *opts = g_opts;
+    sc_par_set_threads(*par, cli->threads);
     if (rank != 0 && sc_log_level() > SC_LOG_WARN) sc_log_set_level(SC_LOG_WARN);
     sc_longrun_catch_signals();
     return rank;

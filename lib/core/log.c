@@ -8,7 +8,7 @@
 
 static int g_level = SC_LOG_INFO;
 static char g_prefix[64];
-static int g_warnings;
+static _Atomic int g_warnings; /* counted from any thread */
 
 void sc_log_set_level(int level) { g_level = level; }
 int sc_log_level(void) { return g_level; }

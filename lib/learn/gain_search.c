@@ -163,23 +163,25 @@ typedef struct candidate_scorer {
     const sc_feedback_run *run;
     const gain_layout *layout;
     const sc_policy *base;
-    sc_policy work; /* this rank's candidate policy */
+    sc_policy *work; /* [nwork]: each thread's candidate policy */
+    int nwork;
     const sc_features *f;
     const double *X; /* [lambda * np] */
     long cycle_steps;
 } candidate_scorer;
 
-static int score_task(void *ctx, int t, void *out, sc_err *err)
+static int score_task(void *ctx, int thread, int t, void *out, sc_err *err)
 {
-    candidate_scorer *scorer = ctx;
+    const candidate_scorer *scorer = ctx;
+    sc_policy *work = &scorer->work[thread];
     const sc_feedback_config *c = scorer->run->cfg;
     const sc_search_config *sc = &c->search;
     int k = t / sc->rollouts, ro = t % sc->rollouts;
-    apply_gains(scorer->layout, scorer->X + (size_t)k * scorer->layout->np, scorer->base, &scorer->work);
+    apply_gains(scorer->layout, scorer->X + (size_t)k * scorer->layout->np, scorer->base, work);
     double dt = scorer->run->sim_opts->dt;
     sc_policy_trial trial = {.m = scorer->run->m,
                              .o = scorer->run->sim_opts,
-                             .p = &scorer->work,
+                             .p = work,
                              .dofs = scorer->run->dofs,
                              .f = scorer->f,
                              .feedback = 1,
@@ -492,7 +494,8 @@ typedef struct search_run {
 static void search_run_free(search_run *sr)
 {
     sc_policy_free(&sr->base);
-    sc_policy_free(&sr->scorer.work);
+    for (int t = 0; sr->scorer.work && t < sr->scorer.nwork; t++) sc_policy_free(&sr->scorer.work[t]);
+    free(sr->scorer.work);
     sc_features_free(&sr->features);
     free(sr->layout.role_of);
     free(sr->state);
@@ -520,7 +523,12 @@ static int search_setup(const sc_feedback_run *run, search_run *sr, sc_feedback_
     if ((rc = open_loop_states(run, &sr->features, &sr->base, &went, &length, err))) return rc;
     long cyc = sc_policy_cycle_steps(&sr->base);
     gain_layout *lay = &sr->layout;
-    if ((rc = build_layout(&sr->base, run->dofs, sc, lay, r, err)) || (rc = sc_policy_copy(&sr->base, &sr->scorer.work, err))) return rc;
+    if ((rc = build_layout(&sr->base, run->dofs, sc, lay, r, err))) return rc;
+    int nwork = sc_par_threads(run->par);
+    if (!(sr->scorer.work = calloc((size_t)nwork, sizeof *sr->scorer.work))) return sc_fail(err, SC_EIO, "out of memory");
+    sr->scorer.nwork = nwork;
+    for (int t = 0; t < nwork; t++)
+        if ((rc = sc_policy_copy(&sr->base, &sr->scorer.work[t], err))) return rc;
     if (lay->np > MAX_PARAMS) return sc_fail(err, SC_EINPUT, "feedback.search: %d parameters, at most %d", lay->np, MAX_PARAMS);
     search_state *st = sr->state;
     cma_init(&st->cma, lay->np, sc->population, sc->sigma);
@@ -533,7 +541,7 @@ static int search_setup(const sc_feedback_run *run, search_run *sr, sc_feedback_
     sr->res = malloc(sizeof *sr->res * (size_t)ntask);
     sr->owner = malloc(sizeof(int) * (size_t)ntask);
     if (!sr->X || !sr->Z || !sr->score || !sr->order || !sr->res || !sr->owner) return sc_fail(err, SC_EIO, "out of memory");
-    sr->scorer = (candidate_scorer){run, lay, &sr->base, sr->scorer.work, &sr->features, sr->X, cyc};
+    sr->scorer = (candidate_scorer){run, lay, &sr->base, sr->scorer.work, sr->scorer.nwork, &sr->features, sr->X, cyc};
     if (run->resume && access(run->checkpoint, F_OK) == 0 && (rc = read_state(run, st, r, err))) return rc;
     if (st->cma.n != lay->np || st->cma.lambda != lambda) return sc_fail(err, SC_EINPUT, "%s: made for another search", run->checkpoint);
     if (run->progress && sc_par_rank(run->par) == 0) {
@@ -629,8 +637,8 @@ int sc_feedback_search(const sc_feedback_run *run, sc_feedback_result *r, sc_err
     }
     if (!rc) {
         memcpy(r->theta, sr.state->best, sizeof(double) * (size_t)sr.layout.np);
-        apply_gains(&sr.layout, sr.state->best, &sr.base, &sr.scorer.work);
-        rc = sc_policy_copy(&sr.scorer.work, &r->policy, err);
+        apply_gains(&sr.layout, sr.state->best, &sr.base, &sr.scorer.work[0]);
+        rc = sc_policy_copy(&sr.scorer.work[0], &r->policy, err);
         r->role_of = sr.layout.role_of;
         sr.layout.role_of = NULL;
     }

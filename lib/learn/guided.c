@@ -712,8 +712,9 @@ typedef struct {
     const sc_model *const *models;
     int nmodels;
 } survival_ctx;
-static int survival_task(void *ctx, int i, void *out, sc_err *err)
+static int survival_task(void *ctx, int thread, int i, void *out, sc_err *err)
 {
+    (void)thread; /* a run makes its own simulation; the context is only read */
     const survival_ctx *sv = ctx;
     sc_trial_result *res = out;
     return sc_policy_run(sv->models[i % sv->nmodels], sv->run->sim_opts, sv->p[i / sv->nmodels], sv->run->dofs, 1, sv->run->cfg->eval_seconds,

@@ -121,9 +121,10 @@ typedef struct eval_ctx {
     int npush_tasks; /* 2 * npush * ndir * nphase, then 2 * nstiff, then 2 survival runs */
 } eval_ctx;
 
-static int eval_task(void *ctx, int i, void *out, sc_err *err)
+static int eval_task(void *ctx, int thread, int i, void *out, sc_err *err)
 {
-    eval_ctx *evaluation = ctx;
+    (void)thread; /* a run makes its own simulation; the context is only read */
+    const eval_ctx *evaluation = ctx;
     const sc_feedback_config *c = evaluation->run->cfg;
     long cyc = sc_policy_cycle_steps(evaluation->p), full = lround(c->eval_seconds / evaluation->run->sim_opts->dt);
     sc_policy_trial trial = {.m = evaluation->run->m,

@@ -1,6 +1,8 @@
 /* The MPI side of par.h: the only file that includes mpi.h. */
 #include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,11 +10,17 @@
 #include "core/log.h"
 #include "par/par.h"
 
+typedef struct thread_pool thread_pool;
+
 struct sc_par {
     int rank, size;
+    int threads;                 /* sc_par_set_threads */
+    thread_pool *pool;           /* its helpers, started by the first map that needs them */
     double phase[SC_PAR_PHASES]; /* seconds since the last mark */
     double mark;                 /* MPI_Wtime of the last mark */
 };
+
+static void pool_destroy(thread_pool *tp);
 
 const char *const sc_par_phase_names[SC_PAR_PHASES] = {"simulate", "wait", "share", "checkpoint", "other"};
 
@@ -50,9 +58,12 @@ int sc_par_init(int *argc, char ***argv, int expected_tasks, sc_par **out, sc_er
     *out = NULL;
     int inited = 0;
     MPI_Initialized(&inited);
-    if (!inited && MPI_Init(argc, argv) != MPI_SUCCESS) return sc_fail(err, SC_EIO, "MPI_Init failed");
+    /* funneled: a rank's helper threads run tasks, only the thread that called this calls MPI */
+    int provided;
+    if (!inited && MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) return sc_fail(err, SC_EIO, "MPI_Init failed");
     sc_par *p = calloc(1, sizeof *p);
     if (!p) return sc_fail(err, SC_EIO, "out of memory");
+    p->threads = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &p->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p->size);
     p->mark = MPI_Wtime();
@@ -75,6 +86,7 @@ int sc_par_init(int *argc, char ***argv, int expected_tasks, sc_par **out, sc_er
 
 void sc_par_finalize(sc_par *p)
 {
+    if (p) pool_destroy(p->pool);
     free(p);
     int fin = 0;
     MPI_Finalized(&fin);
@@ -91,6 +103,17 @@ void sc_par_abort(sc_par *p, int code)
 
 int sc_par_rank(const sc_par *p) { return p->rank; }
 int sc_par_size(const sc_par *p) { return p->size; }
+int sc_par_threads(const sc_par *p) { return p->threads; }
+
+void sc_par_set_threads(sc_par *p, int n)
+{
+    n = n < 1 ? 1 : n > 1024 ? 1024 : n;
+    if (p->pool && n != p->threads) {
+        pool_destroy(p->pool);
+        p->pool = NULL;
+    }
+    p->threads = n;
+}
 
 const char *sc_par_library(void)
 {
@@ -151,19 +174,190 @@ typedef struct {
     void *ctx;
     char *results;
     int *owner;
+    sc_par *par; /* its thread count and pool */
 } map_job;
 
+/* ---- the threads of a rank -------------------------------------------------------------- */
+
+/* A rank's threads: the one that calls sc_par_map (thread 0) and n - 1 helpers that sleep
+   between batches. A batch is a range of tasks; each thread claims the next index under the
+   lock, so when task i fails every index below i has already been claimed and runs to its end:
+   the lowest failing index is the one a single thread would have stopped at. */
+struct thread_pool {
+    int n;
+    struct helper {
+        thread_pool *tp;
+        pthread_t id;
+        int thread;
+    } * helper; /* [n - 1], threads 1 .. n - 1 */
+    int started;
+    pthread_mutex_t lock;
+    pthread_cond_t wake, idle;
+    unsigned long generation; /* batches started */
+    int busy;                 /* helpers still in this batch */
+    int quit;
+    /* the batch */
+    map_job *j;
+    int64_t start, end, next, fail_at;
+    int (*stop)(void);
+    int halt, stopped, fail_rc;
+    sc_err fail_err;
+    unsigned char *ok; /* [end - start] task completed */
+    size_t ok_cap;
+};
+
+/* Claims and runs the batch's tasks until there are none left, one failed or stop() says so. */
+static void batch_work(thread_pool *tp, int thread)
+{
+    sc_err e = {0};
+    pthread_mutex_lock(&tp->lock);
+    while (!tp->halt && tp->next < tp->end) {
+        if (tp->stop && tp->stop()) {
+            tp->halt = tp->stopped = 1;
+            break;
+        }
+        int64_t i = tp->next++;
+        pthread_mutex_unlock(&tp->lock);
+        map_job *j = tp->j;
+        int rc = j->task(j->ctx, thread, (int)i, j->results + (size_t)i * j->rsize, &e);
+        pthread_mutex_lock(&tp->lock);
+        if (!rc) {
+            tp->ok[i - tp->start] = 1;
+        } else {
+            tp->halt = 1;
+            if (i < tp->fail_at) {
+                tp->fail_at = i;
+                tp->fail_rc = rc;
+                tp->fail_err = e;
+            }
+        }
+    }
+    pthread_mutex_unlock(&tp->lock);
+}
+
+static void *helper_main(void *arg)
+{
+    struct helper *h = arg;
+    thread_pool *tp = h->tp;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&tp->lock);
+    for (;;) {
+        while (!tp->quit && tp->generation == seen) pthread_cond_wait(&tp->wake, &tp->lock);
+        if (tp->quit) break;
+        seen = tp->generation;
+        pthread_mutex_unlock(&tp->lock);
+        batch_work(tp, h->thread);
+        pthread_mutex_lock(&tp->lock);
+        if (--tp->busy == 0) pthread_cond_signal(&tp->idle);
+    }
+    pthread_mutex_unlock(&tp->lock);
+    return NULL;
+}
+
+static void pool_destroy(thread_pool *tp)
+{
+    if (!tp) return;
+    pthread_mutex_lock(&tp->lock);
+    tp->quit = 1;
+    pthread_cond_broadcast(&tp->wake);
+    pthread_mutex_unlock(&tp->lock);
+    for (int t = 0; t < tp->started; t++) pthread_join(tp->helper[t].id, NULL);
+    pthread_mutex_destroy(&tp->lock);
+    pthread_cond_destroy(&tp->wake);
+    pthread_cond_destroy(&tp->idle);
+    free(tp->helper);
+    free(tp->ok);
+    free(tp);
+}
+
+/* The rank's helpers, started once. They block every signal: the handlers' flags are read by
+   the thread that calls MPI, and a signal never interrupts a helper's task. Their stacks are at
+   least 8 MiB, a main thread's usual. */
+static int pool_start(sc_par *p, sc_err *err)
+{
+    if (p->pool) return SC_OK;
+    thread_pool *tp = calloc(1, sizeof *tp);
+    if (!tp || !(tp->helper = calloc((size_t)p->threads, sizeof *tp->helper))) {
+        free(tp);
+        return sc_fail(err, SC_EIO, "out of memory for %d threads", p->threads);
+    }
+    tp->n = p->threads;
+    pthread_mutex_init(&tp->lock, NULL);
+    pthread_cond_init(&tp->wake, NULL);
+    pthread_cond_init(&tp->idle, NULL);
+    pthread_attr_t attr;
+    size_t stack = 0;
+    pthread_attr_init(&attr);
+    if (!pthread_attr_getstacksize(&attr, &stack) && stack < ((size_t)8 << 20)) pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = 0;
+    for (int t = 1; t < tp->n && !rc; t++) {
+        struct helper *h = &tp->helper[t - 1];
+        *h = (struct helper){tp, 0, t};
+        if (!(rc = pthread_create(&h->id, &attr, helper_main, h))) tp->started++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc) {
+        pool_destroy(tp);
+        return sc_fail(err, SC_EIO, "could not start thread %d of %d: %s", 1 + tp->started, p->threads, strerror(rc));
+    }
+    p->pool = tp;
+    return SC_OK;
+}
+
+/* Runs tasks [start, start + count) on this rank's threads. *done: how many of them, from
+   start, completed (a prefix: the tasks after the first unfinished one do not count); owner[i]
+   = rank for those. Returns 0, a task's error (the lowest failing index's), or -1 when stop()
+   ended the range early. */
 static int run_range(map_job *j, int64_t start, int64_t count, int rank, int (*stop)(void), int64_t *done, sc_err *err)
 {
     *done = 0;
-    for (int64_t i = start; i < start + count; i++) {
-        if (stop && stop()) return -1;
-        int rc = j->task(j->ctx, (int)i, j->results + (size_t)i * j->rsize, err);
-        if (rc) return rc;
-        if (j->owner) j->owner[i] = rank;
+    if (!j->par || j->par->threads <= 1 || count <= 1) {
+        for (int64_t i = start; i < start + count; i++) {
+            if (stop && stop()) return -1;
+            int rc = j->task(j->ctx, 0, (int)i, j->results + (size_t)i * j->rsize, err);
+            if (rc) return rc;
+            if (j->owner) j->owner[i] = rank;
+            (*done)++;
+        }
+        return 0;
+    }
+    int rc = pool_start(j->par, err);
+    if (rc) return rc;
+    thread_pool *tp = j->par->pool;
+    if ((size_t)count > tp->ok_cap) {
+        unsigned char *ok = realloc(tp->ok, (size_t)count);
+        if (!ok) return sc_fail(err, SC_EIO, "out of memory for %lld tasks", (long long)count);
+        tp->ok = ok;
+        tp->ok_cap = (size_t)count;
+    }
+    memset(tp->ok, 0, (size_t)count);
+    pthread_mutex_lock(&tp->lock);
+    tp->j = j;
+    tp->start = tp->next = start;
+    tp->end = tp->fail_at = start + count;
+    tp->stop = stop;
+    tp->halt = tp->stopped = tp->fail_rc = 0;
+    tp->busy = tp->started;
+    tp->generation++;
+    pthread_cond_broadcast(&tp->wake);
+    pthread_mutex_unlock(&tp->lock);
+    batch_work(tp, 0);
+    pthread_mutex_lock(&tp->lock);
+    while (tp->busy) pthread_cond_wait(&tp->idle, &tp->lock);
+    pthread_mutex_unlock(&tp->lock);
+    while (*done < count && tp->ok[*done]) {
+        if (j->owner) j->owner[start + *done] = rank;
         (*done)++;
     }
-    return 0;
+    if (tp->fail_at < start + count) {
+        *err = tp->fail_err;
+        return tp->fail_rc;
+    }
+    return tp->stopped ? -1 : 0;
 }
 
 static void worker(sc_par *p, map_job *j, int chunk, int (*stop)(void))
@@ -310,7 +504,7 @@ static void master(sc_par *p, map_job *j, int chunk, int (*stop)(void), int64_t 
 int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner, int *stopped,
                sc_err *err)
 {
-    map_job j = {n, result_size, task, ctx, results, owner};
+    map_job j = {n, result_size, task, ctx, results, owner, p};
     *stopped = 0;
     /* chunks small enough to balance, large enough that rank 0 is not asked too often */
     int chunk = n / (p->size * 16);

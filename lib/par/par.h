@@ -21,6 +21,12 @@ int sc_par_rank(const sc_par *p);
 int sc_par_size(const sc_par *p);
 /* MPI implementation and version, for provenance. */
 const char *sc_par_library(void);
+/* Threads of this rank that run sc_par_map's tasks (1 by default: the caller alone; at most
+ * 1024). The helpers start at the first map that needs them and are joined by sc_par_finalize.
+ * Each task gets its thread's index in [0, n) for its per-thread state; results stay a function
+ * of the task's index alone. */
+void sc_par_set_threads(sc_par *p, int n);
+int sc_par_threads(const sc_par *p);
 
 int sc_par_bcast(sc_par *p, void *buf, size_t bytes, int root, sc_err *err);
 /* 1 on every rank if flag is non-zero on any rank. */
@@ -31,13 +37,14 @@ int sc_par_share_bytes(sc_par *p, int rc, unsigned char **data, size_t *n, sc_er
 int sc_par_any(sc_par *p, int flag);
 void sc_par_barrier(sc_par *p);
 
-/* Runs task(ctx, i, results + i * result_size) for i in [0, n) across the ranks. Afterwards
+/* Runs task(ctx, thread, i, results + i * result_size) for i in [0, n) across the ranks and
+ * each rank's threads (thread: the index of the rank's thread that runs it). Afterwards
  * every rank holds all results and owner[i], the rank that ran task i. A task returning
  * non-zero is an error: the map stops and every rank returns that code with the message
- * (the task fills err_msg). stop (may be NULL) is polled between tasks on every rank; when it
+ * (the task fills err_msg; of several failing tasks, the lowest index's). stop (may be NULL) is polled between tasks on every rank; when it
  * returns non-zero anywhere, the ranks stop handing out work and every rank returns with
  * *stopped = 1 (results then incomplete). */
-typedef int (*sc_par_task)(void *ctx, int i, void *result, sc_err *err);
+typedef int (*sc_par_task)(void *ctx, int thread, int i, void *result, sc_err *err);
 int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner, int *stopped,
                sc_err *err);
 

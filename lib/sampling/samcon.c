@@ -78,17 +78,29 @@ typedef struct sample_result {
     int64_t failed, fail_step, steps, elite, state_bytes;
 } sample_result;
 
-/* What one rank needs to simulate samples: its simulation, tracker and buffers, and the
-   attempt being sampled. */
+struct segment_sampler;
+/* What one thread simulates samples with: its simulation, buffers and segment controller. */
+typedef struct sample_worker {
+    const struct segment_sampler *sampler;
+    sc_sim *sim;
+    sc_quat *targets;
+    unsigned char *scratch; /* a snapshot buffer of full capacity */
+    sc_segment seg;
+    sc_segment_controller ctrl;
+} sample_worker;
+
+/* What one rank needs to simulate samples: a worker per thread (sharing the tracker, the
+   reference and the elites), and the attempt being sampled. */
 typedef struct segment_sampler {
     const sc_samcon_run *run;
     const sc_samcon_config *cfg;
     const sc_model *m;
     int ndof, nseg;
-    sc_sim *sim;
-    sc_tracker tracker;
-    sc_quat *targets;
-    unsigned char *scratch; /* a snapshot buffer of full capacity */
+    int nworkers;
+    sample_worker *w;       /* [nworkers], one per thread of sc_par_map */
+    sc_sim *sim;            /* thread 0's, for the work outside the map */
+    unsigned char *scratch; /* thread 0's */
+    sc_tracker tracker;     /* read only while sampling */
     size_t scratch_cap;
     /* the segment being sampled */
     int k, attempt;
@@ -96,8 +108,6 @@ typedef struct segment_sampler {
     double ref_t0, ref_t1;
     unsigned char **pool; /* [N] end states of the samples this rank ran */
     size_t rsize;         /* a sample's record: sample_result, then ndof offsets and naux values */
-    sc_segment seg;
-    sc_segment_controller ctrl;
 } segment_sampler;
 
 /* Sample i of segment k at this attempt: its time scale and offsets about `center` (NULL: 0),
@@ -126,29 +136,31 @@ static int failure_hook(void *ctx, const sc_sim *s, const sc_quat *targets, cons
 {
     (void)targets;
     (void)push;
-    const segment_sampler *sampler = ctx;
-    return sc_tracker_failure(&sampler->tracker, s, sc_segment_ref_time(&sampler->ctrl, s->step, NULL));
+    const sample_worker *w = ctx;
+    return sc_tracker_failure(&w->sampler->tracker, s, sc_segment_ref_time(&w->ctrl, s->step, NULL));
 }
 
-/* Sample i of the attempt (sc_par_map's task): its record in out, its end state kept in the pool. */
-static int sample_task(void *ctx, int i, void *out, sc_err *err)
+/* Sample i of the attempt (sc_par_map's task, on the thread's worker): its record in out, its end
+   state kept in the pool (each task writes its own entry). */
+static int sample_task(void *ctx, int thread, int i, void *out, sc_err *err)
 {
-    segment_sampler *S = ctx;
+    const segment_sampler *S = ctx;
+    sample_worker *W = &S->w[thread];
     sample_result *res = out;
     double t0 = sc_wall_time();
     memset(out, 0, S->rsize);
     double *offset = (double *)(res + 1), *aux = offset + S->ndof, center[SC_MAX_DOFS];
     int e = i % S->parent->n;
     res->elite = e;
-    int rc = sc_sim_snapshot_restore(S->sim, S->parent->state[e], S->parent->state_size[e], err);
+    int rc = sc_sim_snapshot_restore(W->sim, S->parent->state[e], S->parent->state_size[e], err);
     if (rc) return sc_err_prefix(err, "sample %d of segment %d: elite %d: ", i, S->k, e);
-    if (S->run->guide) S->run->guide->center(S->run->guide->ctx, S->k, S->sim, center, aux);
+    if (S->run->guide) S->run->guide->center(S->run->guide->ctx, S->k, W->sim, center, aux);
     draw_sample(S, S->k, S->attempt, i, S->run->guide ? center : NULL, &res->scale, offset);
     res->steps = segment_steps(S, res->scale);
-    S->seg = (sc_segment){S->ref_t0, S->ref_t1, S->parent->end_step[e], res->steps, offset};
+    W->seg = (sc_segment){S->ref_t0, S->ref_t1, S->parent->end_step[e], res->steps, offset};
     sc_rollout_result rr;
     sc_err step_err;
-    rc = sc_rollout(S->sim, sc_segment_source(&S->ctrl), NULL, S->seg.start_step + res->steps, failure_hook, S, S->targets, &rr, &step_err);
+    rc = sc_rollout(W->sim, sc_segment_source(&W->ctrl), NULL, W->seg.start_step + res->steps, failure_hook, W, W->targets, &rr, &step_err);
     if (rc == SC_ENUMERIC) {
         res->failed = SC_FAIL_NUMERIC;
     } else if (rc) {
@@ -158,18 +170,18 @@ static int sample_task(void *ctx, int i, void *out, sc_err *err)
         res->failed = rr.stopped;
     }
     res->fail_step = rr.steps;
-    if (!res->failed && S->run->guide && S->run->guide->finish) S->run->guide->finish(S->run->guide->ctx, S->k, S->sim, aux);
+    if (!res->failed && S->run->guide && S->run->guide->finish) S->run->guide->finish(S->run->guide->ctx, S->k, W->sim, aux);
     if (!res->failed) {
-        res->cost = sc_tracker_cost(&S->tracker, S->sim, S->ref_t1, res->terms);
+        res->cost = sc_tracker_cost(&S->tracker, W->sim, S->ref_t1, res->terms);
         res->path_cost = S->parent->path_cost[e] + res->cost;
         if (!isfinite(res->cost)) res->failed = SC_FAIL_NUMERIC;
     }
     if (!res->failed && S->cfg->max_cost > 0 && res->cost > S->cfg->max_cost) res->failed = SC_FAIL_COST;
     if (!res->failed) {
-        size_t n = sc_sim_snapshot_save(S->sim, S->scratch, S->scratch_cap);
+        size_t n = sc_sim_snapshot_save(W->sim, W->scratch, S->scratch_cap);
         S->pool[i] = malloc(n);
         if (!S->pool[i]) return sc_fail(err, SC_EIO, "out of memory keeping the end state of sample %d", i);
-        memcpy(S->pool[i], S->scratch, n);
+        memcpy(S->pool[i], W->scratch, n);
         res->state_bytes = (int64_t)n;
     }
     res->seconds = sc_wall_time() - t0;
@@ -178,7 +190,7 @@ static int sample_task(void *ctx, int i, void *out, sc_err *err)
 
 /* ---- selection -------------------------------------------------------------------------- */
 
-static const sample_result *g_sort_results; /* qsort has no context argument; the sampler is single-threaded */
+static const sample_result *g_sort_results; /* qsort has no context argument; selection runs outside the map, on one thread */
 static int g_sort_by_segment;
 static double sort_key(int i) { return g_sort_by_segment ? g_sort_results[i].cost : g_sort_results[i].path_cost; }
 static int by_cost(const void *a, const void *b)
@@ -637,13 +649,17 @@ static void segment_span(const sc_samcon_config *c, int j, int nseg, double t_fi
 static void sampler_free(segment_sampler *sampler)
 {
     sc_tracker_free(&sampler->tracker);
-    sc_sim_free(sampler->sim);
-    free(sampler->scratch);
-    free(sampler->targets);
+    for (int t = 0; sampler->w && t < sampler->nworkers; t++) {
+        sc_sim_free(sampler->w[t].sim);
+        free(sampler->w[t].scratch);
+        free(sampler->w[t].targets);
+    }
+    free(sampler->w);
 }
 
-/* The sampler's simulation, tracker and buffers; its segment controller plays the base targets. */
-static int sampler_init(segment_sampler *sampler, const sc_samcon_run *run, int nseg, sc_err *err)
+/* The sampler's tracker and a worker for each of `threads` threads: its simulation and buffers,
+   its segment controller playing the base targets. */
+static int sampler_init(segment_sampler *sampler, const sc_samcon_run *run, int nseg, int threads, sc_err *err)
 {
     const sc_samcon_config *c = run->cfg;
     const sc_reference *ref = run->ref;
@@ -652,15 +668,23 @@ static int sampler_init(segment_sampler *sampler, const sc_samcon_run *run, int 
     sampler->m = run->m;
     sampler->ndof = run->dofs->n;
     sampler->nseg = nseg;
-    int rc;
-    if ((rc = sc_sim_create(run->m, run->sim_opts, &sampler->sim, err)) || (rc = sc_tracker_init(&sampler->tracker, run->m, ref, &c->tracker, err)))
-        return rc;
-    sampler->scratch_cap = sc_sim_snapshot_capacity(sampler->sim);
-    sampler->scratch = malloc(sampler->scratch_cap);
-    sampler->targets = malloc(sizeof(sc_quat) * (size_t)run->m->nbones);
-    if (!sampler->scratch || !sampler->targets) return sc_fail(err, SC_EIO, "out of memory");
-    sampler->ctrl =
-        (sc_segment_controller){run->m, run->dofs, ref->time, c->base == SC_BASE_ID ? ref->target_quat : ref->local_quat, ref->n, &sampler->seg, 1};
+    int rc = sc_tracker_init(&sampler->tracker, run->m, ref, &c->tracker, err);
+    if (rc) return rc;
+    if (!(sampler->w = calloc((size_t)threads, sizeof *sampler->w))) return sc_fail(err, SC_EIO, "out of memory");
+    sampler->nworkers = threads;
+    for (int t = 0; t < threads; t++) {
+        sample_worker *w = &sampler->w[t];
+        w->sampler = sampler;
+        if ((rc = sc_sim_create(run->m, run->sim_opts, &w->sim, err))) return rc;
+        sampler->scratch_cap = sc_sim_snapshot_capacity(w->sim);
+        w->scratch = malloc(sampler->scratch_cap);
+        w->targets = malloc(sizeof(sc_quat) * (size_t)run->m->nbones);
+        if (!w->scratch || !w->targets) return sc_fail(err, SC_EIO, "out of memory");
+        w->ctrl =
+            (sc_segment_controller){run->m, run->dofs, ref->time, c->base == SC_BASE_ID ? ref->target_quat : ref->local_quat, ref->n, &w->seg, 1};
+    }
+    sampler->sim = sampler->w[0].sim;
+    sampler->scratch = sampler->w[0].scratch;
     /* a sample's record: sample_result, then ndof offsets and naux values */
     sampler->rsize = sizeof(sample_result) + sizeof(double) * (size_t)(sampler->ndof + guide_naux(run));
     return SC_OK;
@@ -996,6 +1020,7 @@ static int collect_result(const sc_samcon_run *run, const search_state *search, 
     r->wall_seconds = search->wall_seconds;
     r->sample_seconds = search->sample_seconds;
     r->ranks = sc_par_size(run->par);
+    r->threads = sc_par_threads(run->par);
     r->backtracks = search->backtracks;
     r->seg = calloc((size_t)(depth ? depth : 1), sizeof *r->seg);
     r->offset = calloc((size_t)(depth ? depth : 1) * (size_t)(ndof ? ndof : 1), sizeof(double));
@@ -1023,7 +1048,7 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     segment_sampler sampler = {0};
     search.wall_start = sc_wall_time();
     if ((rc = search_alloc(&search, nseg, run->dofs->n, guide_naux(run), err))) return rc;
-    if ((rc = sampler_init(&sampler, run, nseg, err)) || (rc = search_start(run, &search, &sampler, err))) goto done;
+    if ((rc = sampler_init(&sampler, run, nseg, sc_par_threads(run->par), err)) || (rc = search_start(run, &search, &sampler, err))) goto done;
     if ((rc = timeline_mark(run, -1, r, err))) goto done;
     int give_up = 0;
     while (search.k < search.nseg && !give_up) {
@@ -1064,7 +1089,7 @@ int sc_samcon_checkpoint_check(const sc_samcon_run *run, const unsigned char *bl
     if ((rc = search_alloc(&search, nseg, run->dofs->n, guide_naux(run), err))) return rc;
     sc_samcon_run quiet = *run;
     quiet.resume = 0;
-    if (!(rc = sampler_init(&sampler, &quiet, nseg, err)) && !(rc = search_start(&quiet, &search, &sampler, err)))
+    if (!(rc = sampler_init(&sampler, &quiet, nseg, 1, err)) && !(rc = search_start(&quiet, &search, &sampler, err)))
         rc = decode_search(run, &sampler, &search, blob, n, err);
     sampler_free(&sampler);
     search_free(&search);

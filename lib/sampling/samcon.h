@@ -80,9 +80,9 @@ typedef struct sc_samcon_result {
     double *offset;         /* [nseg * ndof] */
     long samples;           /* every sample simulated, all segments and attempts */
     long numeric_failures;
-    double wall_seconds;   /* this run, plus earlier runs resumed from a checkpoint */
-    double sample_seconds; /* simulation time spent in samples, summed over ranks */
-    int ranks, backtracks;
+    double wall_seconds;            /* this run, plus earlier runs resumed from a checkpoint */
+    double sample_seconds;          /* simulation time spent in samples, summed over ranks */
+    int ranks, threads, backtracks; /* threads: of each rank */
     /* where each rank's time went, on rank 0 (par.h's phases): a row per attempt at a segment of
        this run (the first: the start-up), each [ranks * SC_PAR_PHASES] seconds */
     int ntimeline;

@@ -46,6 +46,7 @@ struct sc_skeleton {
     int nb;
     sc_skeleton_opts opts;
     dWorldID world;
+    dThreadingImplementationID threading; /* the world's own: ODE's default one is process-wide */
     dBodyID *body;
     dJointID *joint;    /* ball or hinge to the parent; NULL for the root */
     dJointID *amotor;   /* servo of ball joints (3 axes) and of hinges with stops (1 axis) */
@@ -86,9 +87,15 @@ static pthread_once_t g_ode_once = PTHREAD_ONCE_INIT;
 static _Thread_local sc_skeleton *t_stepping;
 /* Quickstep shuffles its rows with ODE's process-global dRand() seed. Resetting it to this
  * value before every quickstep makes a step a function of the skeleton's state alone (no seed
- * to carry in snapshots, no lock). Two THREADS quickstepping at once would still race on that
- * seed: threaded callers use the exact solver, which reads no global state. */
+ * to carry in snapshots). Threads quickstepping at once would race on that seed, so a
+ * quickstep holds g_quickstep (the exact solver reads no global state and takes no lock);
+ * t_quickstep_locked lets an ODE error that jumps out of the step release it. */
 #define SC_QUICKSTEP_SEED 0x5eed
+static pthread_mutex_t g_quickstep = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int t_quickstep_locked;
+/* ODE wants dAllocateODEDataForThread in every thread that uses it: a thread that steps
+ * skeletons another created (a worker thread of a sampler) makes the call at its first step. */
+static _Thread_local int t_ode_thread_ready;
 
 static void ode_message(int num, const char *msg, va_list ap)
 {
@@ -229,7 +236,13 @@ static int validate(const sc_model *m, sc_err *err)
 void sc_skeleton_free(sc_skeleton *s)
 {
     if (!s) return;
-    if (s->world) dWorldDestroy(s->world); /* also destroys the bodies and group-0 joints */
+    if (s->world) {
+        dWorldSetStepThreadingImplementation(s->world, NULL, NULL);
+        dWorldDestroy(s->world); /* also destroys the bodies and group-0 joints */
+    }
+    /* an ODE error that jumped out of a step left a job list in it, which ODE asserts on when
+     * freed: that one (a small object, in a run that is failing) is left */
+    if (s->threading && !s->broken) dThreadingFreeImplementation(s->threading);
     free(s->body);
     free(s->joint);
     free(s->amotor);
@@ -437,6 +450,7 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
     if (!(g <= 1e4)) return sc_fail(err, SC_EINPUT, "skeleton: gravity of %g m/s^2 (must be finite and at most 1e4)", g);
     pthread_once(&g_ode_once, ode_init_once);
     dAllocateODEDataForThread(dAllocateMaskAll);
+    t_ode_thread_ready = 1;
 
     int nb = m->nbones;
     sc_skeleton *s = skeleton_alloc(nb, err);
@@ -448,6 +462,13 @@ int sc_skeleton_create(const sc_model *m, const sc_skeleton_opts *o, sc_skeleton
     }
 
     s->world = dWorldCreate();
+    /* ODE steps every world through one process-wide self-threaded implementation unless a
+     * world has its own: skeletons stepped on different threads at once need their own */
+    if (!(s->threading = dThreadingAllocateSelfThreadedImplementation())) {
+        sc_skeleton_free(s);
+        return sc_fail(err, SC_EIO, "skeleton: out of memory for ODE's threading object");
+    }
+    dWorldSetStepThreadingImplementation(s->world, dThreadingImplementationGetFunctions(s->threading), s->threading);
     dWorldSetGravity(s->world, o->gravity[0], o->gravity[1], o->gravity[2]);
     dWorldSetERP(s->world, o->erp);
     dWorldSetCFM(s->world, o->cfm);
@@ -858,8 +879,12 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
             }
         }
     } else {
+        pthread_mutex_lock(&g_quickstep);
+        t_quickstep_locked = 1;
         dRandSetSeed(SC_QUICKSTEP_SEED);
         ok = dWorldQuickStep(s->world, dt);
+        t_quickstep_locked = 0;
+        pthread_mutex_unlock(&g_quickstep);
     }
     t_stepping = NULL;
     if (!ok) return sc_fail(err, SC_EIO, "skeleton: ODE could not allocate its step memory");
@@ -879,10 +904,19 @@ long sc_skeleton_tree_steps(const sc_skeleton *s) { return s->tree_steps; }
 int sc_skeleton_step(sc_skeleton *s, double dt, sc_err *err)
 {
     if (s->broken) return sc_fail(err, SC_ENUMERIC, "skeleton: an earlier ODE error left this skeleton unusable: %s", tls_ode_msg);
+    if (!t_ode_thread_ready) {
+        pthread_once(&g_ode_once, ode_init_once);
+        dAllocateODEDataForThread(dAllocateMaskAll);
+        t_ode_thread_ready = 1;
+    }
     jmp_buf jump;
     if (setjmp(jump)) {
         tls_ode_jump = NULL;
         t_stepping = NULL;
+        if (t_quickstep_locked) {
+            t_quickstep_locked = 0;
+            pthread_mutex_unlock(&g_quickstep);
+        }
         s->broken = 1;
         return sc_fail(err, SC_ENUMERIC, "skeleton: %s (inside the ODE step; the simulation cannot continue)", tls_ode_msg);
     }

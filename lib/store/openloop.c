@@ -232,6 +232,7 @@ static int write_report(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_resu
     TRY(sc_h5_attr_f64(f, "/run", "samples_per_second", r->wall_seconds > 0 ? r->samples / r->wall_seconds : 0, err));
     TRY(sc_h5_attr_f64(f, "/run", "samples_per_second_per_rank", r->sample_seconds > 0 ? r->samples / r->sample_seconds : 0, err));
     TRY(sc_h5_attr_i64(f, "/run", "ranks", r->ranks, err));
+    TRY(sc_h5_attr_i64(f, "/run", "threads", r->threads, err));
     TRY(sc_timeline_write(f, "/run", r->ntimeline, r->ranks, r->timeline, r->timeline_segment, err));
     if (r->peak_memory)
         TRY(sc_h5_write_f64(f, "/run/peak_memory", 1, (size_t[]){(size_t)r->ranks}, r->peak_memory, "B",

@@ -54,7 +54,7 @@ typedef struct sc_policy_file_info {
     char *const *argv;
     const char *resolved_config;
     const char *character, *openloop; /* the input paths */
-    int ranks;
+    int ranks, threads;               /* threads: of each rank */
 } sc_policy_file_info;
 /* policy.h5 whole at path: provenance, root attributes, the policy of r (for the character as
  * loaded, before the scenario's changes), its learning and evaluation; nothing is left at path

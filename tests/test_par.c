@@ -1,0 +1,111 @@
+/* sc_par_map on one rank's threads (in a child process: MPI is initialized once per process):
+ * every task run once with its results in place, the lowest failing index's error whichever
+ * thread fails first, a stop that leaves a prefix of completed tasks. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "par/par.h"
+#include "test.h"
+
+typedef struct {
+    int fail_a, fail_b; /* indices that fail (-1: none); fail_a sleeps first, so fail_b fails earlier */
+} task_ctx;
+
+static atomic_int g_ran;
+
+static int square_task(void *ctx, int thread, int i, void *result, sc_err *err)
+{
+    const task_ctx *c = ctx;
+    atomic_fetch_add(&g_ran, 1);
+    if (i == c->fail_a) {
+        usleep(100000);
+        return sc_fail(err, SC_EINPUT, "task %d failed", i);
+    }
+    if (i == c->fail_b) return sc_fail(err, SC_ENUMERIC, "task %d failed", i);
+    usleep(2000);
+    long *r = result;
+    r[0] = (long)i * i;
+    r[1] = thread;
+    return SC_OK;
+}
+
+static int stop_after_8(void) { return atomic_load(&g_ran) >= 8; }
+
+/* The child's checks: 0 when all hold, else the line of the first that does not. */
+static int child_checks(char *msg, size_t n)
+{
+    sc_par *p;
+    sc_err err = {0};
+    if (sc_par_init(NULL, NULL, 0, &p, &err)) return snprintf(msg, n, "sc_par_init: %s", err.msg), __LINE__;
+    sc_par_set_threads(p, 3);
+    if (sc_par_threads(p) != 3) return __LINE__;
+    enum { N = 40 };
+    long res[N][2];
+    int owner[N], stopped = 1;
+    task_ctx ok = {-1, -1};
+    memset(res, 0, sizeof res);
+    for (int round = 0; round < 2; round++) { /* the second reuses the pool */
+        if (sc_par_map(p, N, sizeof res[0], square_task, &ok, NULL, res, owner, &stopped, &err) || stopped)
+            return snprintf(msg, n, "map: %s", err.msg), __LINE__;
+        for (int i = 0; i < N; i++)
+            if (res[i][0] != (long)i * i || res[i][1] < 0 || res[i][1] >= 3 || owner[i] != 0)
+                return snprintf(msg, n, "task %d: %ld on thread %ld", i, res[i][0], res[i][1]), __LINE__;
+    }
+    /* task 7 fails at once, task 5 only after 0.1 s: the error is task 5's, as on one thread */
+    task_ctx bad = {5, 7};
+    int rc = sc_par_map(p, N, sizeof res[0], square_task, &bad, NULL, res, owner, &stopped, &err);
+    if (rc != SC_EINPUT || strcmp(err.msg, "task 5 failed")) return snprintf(msg, n, "rc %d: %s", rc, err.msg), __LINE__;
+    atomic_store(&g_ran, 0);
+    rc = sc_par_map(p, N, sizeof res[0], square_task, &ok, stop_after_8, res, owner, &stopped, &err);
+    if (rc || !stopped) return snprintf(msg, n, "stop: rc %d, stopped %d", rc, stopped), __LINE__;
+    if (atomic_load(&g_ran) >= N) return snprintf(msg, n, "stop: all %d tasks ran", N), __LINE__;
+    /* back to one thread: the pool goes, the map runs on the caller */
+    sc_par_set_threads(p, 1);
+    if (sc_par_map(p, N, sizeof res[0], square_task, &ok, NULL, res, owner, &stopped, &err) || stopped || res[N - 1][1] != 0) return __LINE__;
+    sc_par_finalize(p);
+    return 0;
+}
+
+TEST(par_map_on_threads_runs_every_task_and_reports_the_lowest_failure)
+{
+    int fds[2];
+    ENSURE(pipe(fds) == 0);
+    pid_t pid = fork();
+    ENSURE(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        char msg[512] = "";
+        int line = child_checks(msg, sizeof msg);
+        dprintf(fds[1], "%d %s", line, msg);
+        _exit(0);
+    }
+    close(fds[1]);
+    char buf[1024] = "";
+    ssize_t got = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ENSURE_MSG(got > 0 && WIFEXITED(status), "the child ended without a word (status %d)", status);
+    buf[got] = 0;
+    int line = -1;
+    ENSURE(sscanf(buf, "%d", &line) == 1);
+    ENSURE_MSG(line == 0, "check at tests/test_par.c:%d failed: %s", line, buf);
+    sc_test_report("3 threads: 40 tasks twice on one pool, results in place; task 7 failing before task 5 still reports task 5's "
+                   "error; a stop after 8 tasks leaves the map stopped");
+}
+
+/* --threads does something only in the MPI tools; the others refuse it rather than ignore it */
+TEST(threads_option_refused_by_the_one_thread_tools)
+{
+    static const char *const tools[] = {"mesh-prep", "skin-weights", "inverse-dynamics", "simulate", "render"};
+    char out[4096];
+    for (size_t t = 0; t < sizeof tools / sizeof *tools; t++) {
+        int rc = sc_test_sh(out, sizeof out, "%s --threads 2 -c none.yaml -o none.h5 a b", sc_test_tool(tools[t]));
+        ENSURE_MSG(rc == 1 && strstr(out, "option --threads"), "%s --threads 2: exit %d: %s", tools[t], rc, out);
+    }
+    int rc = sc_test_sh(out, sizeof out, "%s --help", sc_test_tool("sample-openloop"));
+    ENSURE_MSG(rc == 0 && strstr(out, "--threads N"), "sample-openloop --help: %s", out);
+    sc_test_report("mesh-prep, skin-weights, inverse-dynamics, simulate, render: --threads is exit 1 naming it; sample-openloop lists it");
+}
