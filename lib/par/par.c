@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/log.h"
 #include "par/par.h"
 
@@ -50,8 +51,6 @@ int sc_par_timeline_mark(sc_par *p, double *all, sc_err *err)
         return sc_fail(err, SC_EIO, "MPI_Gather of the timeline failed");
     return SC_OK;
 }
-
-enum { TAG_WORK = 101, TAG_RESULT = 102 };
 
 int sc_par_init(int *argc, char ***argv, int expected_tasks, sc_par **out, sc_err *err)
 {
@@ -161,11 +160,6 @@ int sc_par_gather(sc_par *p, double mine, double *all, sc_err *err)
 }
 
 /* ---- the map ---------------------------------------------------------------------------- */
-
-/* A result message: this header, then the error text (when status != 0), then the results. */
-typedef struct {
-    int64_t start, done, status, stop;
-} result_header;
 
 typedef struct {
     int n;
@@ -360,145 +354,191 @@ static int run_range(map_job *j, int64_t start, int64_t count, int rank, int (*s
     return tp->stopped ? -1 : 0;
 }
 
-static void worker(sc_par *p, map_job *j, int chunk, int (*stop)(void))
+/* ---- the ranks of a map: a block each, stealing for the tail ------------------------------- */
+
+/* Every rank starts with a contiguous block of the tasks (samples of a segment cost nearly the
+   same) and runs it a batch (one task per thread) at a time, answering requests between batches.
+   A rank that runs out asks the others in turn for half of what they have left. No rank serves
+   the others while they wait, and nothing goes through rank 0 until the results are shared. */
+enum { TAG_STEAL = 103, TAG_GIVE = 104, TAG_HALT = 105 };
+
+typedef struct {
+    sc_par *p;
+    map_job *j;
+    int (*stop)(void);
+    int64_t next, end; /* the tasks this rank has left: [next, end) */
+    int halting;       /* an error or a stop, here or elsewhere: run nothing more */
+    int halt_sent, halts_received;
+    int status, stopped; /* this rank's own error (its lowest failing task: fail_at) or stop */
+    int64_t fail_at;
+    sc_err err;
+    double t; /* the timeline's clock */
+} rank_share;
+
+/* Between polls of a rank with nothing to run: its core may be shared with a rank that works. */
+static void pause_briefly(void)
 {
-    size_t cap = sizeof(result_header) + SC_ERR_MSG + (size_t)chunk * j->rsize;
-    char *msg = malloc(cap);
-    int64_t queue[4][2];
-    int nq = 0, halted = 0, ended = 0;
-    int64_t status = 0;
-    sc_err err = {0};
-    double t = MPI_Wtime();
-    while (!ended) {
-        /* take every chunk that has arrived; wait for one if there is nothing to do */
-        for (;;) {
-            int flag = 0;
-            MPI_Status st;
-            if (nq == 0) flag = 1;
-            else MPI_Iprobe(0, TAG_WORK, MPI_COMM_WORLD, &flag, &st);
-            if (!flag) break;
-            int64_t w[2];
-            MPI_Recv(w, 2, MPI_INT64_T, 0, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            lap(p, nq == 0 ? SC_PAR_WAIT : SC_PAR_SHARE, &t);
-            if (w[1] == 0) {
-                ended = 1;
-                break;
-            }
-            queue[nq][0] = w[0];
-            queue[nq][1] = w[1];
-            nq++;
-        }
-        if (ended) break;
-        int64_t start = queue[0][0], count = queue[0][1], done = 0;
-        memmove(queue[0], queue[1], sizeof queue[0] * (size_t)(--nq));
-        if (!halted) {
-            int rc = run_range(j, start, count, p->rank, stop, &done, &err);
-            if (rc > 0) status = rc;
-            if (rc) halted = 1;
-        }
-        lap(p, SC_PAR_SIMULATE, &t);
-        result_header h = {start, done, status, halted};
-        size_t len = sizeof h;
-        memcpy(msg, &h, sizeof h);
-        if (status) {
-            memcpy(msg + len, err.msg, SC_ERR_MSG);
-            len += SC_ERR_MSG;
-        }
-        if (msg) {
-            memcpy(msg + len, j->results + (size_t)start * j->rsize, (size_t)done * j->rsize);
-            len += (size_t)done * j->rsize;
-        }
-        MPI_Send(msg, (int)len, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
-        lap(p, SC_PAR_SHARE, &t);
-    }
-    free(msg);
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
 }
 
-static void master(sc_par *p, map_job *j, int chunk, int (*stop)(void), int64_t *status, int *stopped, sc_err *err)
+/* Tells every other rank to stop running tasks (once). */
+static void halt_others(rank_share *R)
 {
-    int64_t next = 0;
-    int *outstanding = calloc((size_t)p->size, sizeof(int)), total_out = 0, halting = 0;
-    size_t cap = sizeof(result_header) + SC_ERR_MSG + (size_t)chunk * j->rsize;
-    char *msg = malloc(cap);
-    double t = MPI_Wtime();
-    for (int w = 1; w < p->size; w++)
-        for (int q = 0; q < 2 && next < j->n; q++) {
-            int64_t c = next + chunk <= j->n ? chunk : j->n - next, work[2] = {next, c};
-            MPI_Send(work, 2, MPI_INT64_T, w, TAG_WORK, MPI_COMM_WORLD);
-            next += c;
-            outstanding[w]++;
-            total_out++;
-        }
+    R->halting = 1;
+    if (R->halt_sent) return;
+    R->halt_sent = 1;
+    int one = 1;
+    for (int r = 0; r < R->p->size; r++)
+        if (r != R->p->rank) MPI_Send(&one, 1, MPI_INT, r, TAG_HALT, MPI_COMM_WORLD);
+}
+
+/* Answers the requests that have arrived: half of what is left to a thief (the upper half, so
+   this rank goes on with its own next task), nothing once halting. */
+static void serve(rank_share *R)
+{
     for (;;) {
-        /* serve every result that has arrived; block only when there is nothing else to do */
-        for (;;) {
-            int flag = 0;
-            MPI_Status st;
-            int local_work = !halting && next < j->n;
-            if (total_out == 0) break;
-            if (local_work) MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, &st);
-            else {
-                lap(p, SC_PAR_SHARE, &t);
-                MPI_Probe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st);
-                lap(p, SC_PAR_WAIT, &t);
-                flag = 1;
-            }
-            if (!flag) break;
-            int len;
-            MPI_Get_count(&st, MPI_BYTE, &len);
-            int src = st.MPI_SOURCE;
-            MPI_Recv(msg, len, MPI_BYTE, src, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            result_header h;
-            memcpy(&h, msg, sizeof h);
-            size_t off = sizeof h;
-            if (h.status) {
-                if (!*status) {
-                    *status = h.status;
-                    memcpy(err->msg, msg + off, SC_ERR_MSG);
-                    err->msg[SC_ERR_MSG - 1] = 0;
-                    err->code = (int)h.status;
-                }
-                off += SC_ERR_MSG;
-            }
-            memcpy(j->results + (size_t)h.start * j->rsize, msg + off, (size_t)h.done * j->rsize);
-            if (j->owner)
-                for (int64_t i = h.start; i < h.start + h.done; i++) j->owner[i] = src;
-            outstanding[src]--;
-            total_out--;
-            if (h.status || h.stop) halting = 1;
-            if (!halting && next < j->n) {
-                int64_t c = next + chunk <= j->n ? chunk : j->n - next, work[2] = {next, c};
-                MPI_Send(work, 2, MPI_INT64_T, src, TAG_WORK, MPI_COMM_WORLD);
-                next += c;
-                outstanding[src]++;
-                total_out++;
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, TAG_HALT, MPI_COMM_WORLD, &flag, &st);
+        if (flag) {
+            int one;
+            MPI_Recv(&one, 1, MPI_INT, st.MPI_SOURCE, TAG_HALT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            R->halts_received++;
+            R->halting = 1;
+            continue;
+        }
+        MPI_Iprobe(MPI_ANY_SOURCE, TAG_STEAL, MPI_COMM_WORLD, &flag, &st);
+        if (!flag) return;
+        MPI_Recv(NULL, 0, MPI_BYTE, st.MPI_SOURCE, TAG_STEAL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        int64_t give[2] = {0, 0}, left = R->end - R->next;
+        if (!R->halting && left >= 2) {
+            give[1] = left / 2;
+            give[0] = R->end - give[1];
+            R->end = give[0];
+        }
+        MPI_Send(give, 2, MPI_INT64_T, st.MPI_SOURCE, TAG_GIVE, MPI_COMM_WORLD);
+    }
+}
+
+/* Asks the other ranks in turn for work; 1 when some came. */
+static int steal(rank_share *R)
+{
+    int size = R->p->size, rank = R->p->rank;
+    for (int v = 1; v < size && !R->halting; v++) {
+        int victim = (rank + v) % size, flag = 0;
+        MPI_Send(NULL, 0, MPI_BYTE, victim, TAG_STEAL, MPI_COMM_WORLD);
+        int64_t got[2];
+        while (!flag) { /* answer the others while the victim finishes its batch */
+            MPI_Iprobe(victim, TAG_GIVE, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            if (!flag) {
+                serve(R);
+                pause_briefly();
             }
         }
-        if (!halting && stop && stop()) halting = 1;
-        if (!halting && next < j->n) {
-            int64_t done;
-            sc_err terr = {0};
-            lap(p, SC_PAR_SHARE, &t);
-            int rc = run_range(j, next, 1, 0, NULL, &done, &terr);
-            lap(p, SC_PAR_SIMULATE, &t);
-            next++;
-            if (rc) {
-                halting = 1;
-                if (!*status) {
-                    *status = rc;
-                    *err = terr;
-                }
+        MPI_Recv(got, 2, MPI_INT64_T, victim, TAG_GIVE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (got[1] > 0 && !R->halting) {
+            R->next = got[0];
+            R->end = got[0] + got[1];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* This rank's part of a map: its block, then stolen tasks, until there is no work left anywhere
+   it can take (or a halt); then it waits for every rank, answering requests meanwhile. */
+static void run_share(rank_share *R)
+{
+    map_job *j = R->j;
+    int batch = R->p->threads > 1 ? R->p->threads : 1;
+    R->t = MPI_Wtime();
+    for (;;) {
+        serve(R);
+        if (!R->halting && R->stop && R->stop()) {
+            R->stopped = 1;
+            halt_others(R);
+        }
+        if (R->halting) break;
+        if (R->next < R->end) {
+            int64_t start = R->next, count = R->end - start < batch ? R->end - start : batch, done = 0;
+            R->next += count;
+            lap(R->p, SC_PAR_SHARE, &R->t);
+            int rc = run_range(j, start, count, R->p->rank, R->stop, &done, &R->err);
+            lap(R->p, SC_PAR_SIMULATE, &R->t);
+            if (rc > 0) {
+                R->status = rc;
+                R->fail_at = start + done;
+                halt_others(R);
+            } else if (rc < 0) {
+                R->stopped = 1;
+                halt_others(R);
             }
             continue;
         }
-        if (total_out == 0) break;
+        lap(R->p, SC_PAR_SHARE, &R->t);
+        int got = steal(R);
+        lap(R->p, SC_PAR_WAIT, &R->t);
+        if (!got) break;
     }
-    int64_t end[2] = {0, 0};
-    for (int w = 1; w < p->size; w++) MPI_Send(end, 2, MPI_INT64_T, w, TAG_WORK, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    for (int flag = 0; !flag;) {
+        MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+        if (!flag) {
+            serve(R);
+            pause_briefly();
+        }
+    }
+    /* the halts still on their way, so that none is left for the next map */
+    int sent = R->halt_sent, total = 0;
+    MPI_Allreduce(&sent, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    for (int expect = total - sent; R->halts_received < expect; R->halts_received++) {
+        int one;
+        MPI_Recv(&one, 1, MPI_INT, MPI_ANY_SOURCE, TAG_HALT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    lap(R->p, SC_PAR_WAIT, &R->t);
+}
+
+/* Every rank's results to every rank: owner[] by a max-reduction (-1 where a rank did not run
+   the task), then each rank's records, packed in task order, by one all-gather. */
+static int share_results(sc_par *p, map_job *j, sc_err *err)
+{
+    double t = MPI_Wtime();
+    MPI_Allreduce(MPI_IN_PLACE, j->owner, j->n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int size = p->size, mine = 0;
+    for (int i = 0; i < j->n; i++) mine += j->owner[i] == p->rank;
+    int *count = malloc(sizeof(int) * 2 * (size_t)size), *displ = count ? count + size : NULL;
+    char *packed = malloc((size_t)(mine ? mine : 1) * j->rsize), *all = malloc((size_t)(j->n ? j->n : 1) * j->rsize);
+    int rc = SC_OK;
+    if (!count || !packed || !all) rc = sc_fail(err, SC_EIO, "out of memory sharing %d results", j->n);
+    else if ((double)j->n * (double)j->rsize > INT_MAX)
+        rc = sc_fail(err, SC_EIO, "%d results of %zu bytes: too many to share at once", j->n, j->rsize);
+    int any = 0;
+    MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any && !rc) rc = sc_fail(err, SC_EIO, "another rank could not share its results (out of memory)");
+    if (!rc) {
+        size_t at = 0;
+        for (int i = 0; i < j->n; i++)
+            if (j->owner[i] == p->rank) memcpy(packed + j->rsize * at++, j->results + (size_t)i * j->rsize, j->rsize);
+        int bytes = mine * (int)j->rsize;
+        MPI_Allgather(&bytes, 1, MPI_INT, count, 1, MPI_INT, MPI_COMM_WORLD);
+        for (int r = 0, d = 0; r < size; r++) {
+            displ[r] = d;
+            d += count[r];
+        }
+        MPI_Allgatherv(packed, bytes, MPI_BYTE, all, count, displ, MPI_BYTE, MPI_COMM_WORLD);
+        for (int i = 0; i < j->n; i++) {
+            int r = j->owner[i];
+            memcpy(j->results + (size_t)i * j->rsize, all + displ[r], j->rsize);
+            displ[r] += (int)j->rsize;
+        }
+    }
+    free(count);
+    free(packed);
+    free(all);
     lap(p, SC_PAR_SHARE, &t);
-    *stopped = halting && !*status;
-    free(outstanding);
-    free(msg);
+    return rc;
 }
 
 int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner, int *stopped,
@@ -506,10 +546,6 @@ int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx
 {
     map_job j = {n, result_size, task, ctx, results, owner, p};
     *stopped = 0;
-    /* chunks small enough to balance, large enough that rank 0 is not asked too often */
-    int chunk = n / (p->size * 16);
-    chunk = chunk < 1 ? 1 : chunk > 8 ? 8 : chunk;
-    int64_t status = 0;
     double t = MPI_Wtime();
     if (p->size == 1) {
         int64_t done;
@@ -519,22 +555,36 @@ int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx
         *stopped = rc < 0;
         return SC_OK;
     }
-    if (p->rank == 0) master(p, &j, chunk, stop, &status, stopped, err);
-    else worker(p, &j, chunk, stop);
-    /* everyone learns the outcome (waiting here for the slowest rank: the tail) and every result */
-    t = MPI_Wtime();
-    int64_t outcome[2] = {status, *stopped};
-    MPI_Bcast(outcome, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
-    MPI_Bcast(err->msg, SC_ERR_MSG, MPI_CHAR, 0, MPI_COMM_WORLD);
-    lap(p, SC_PAR_WAIT, &t);
-    if (outcome[0]) {
-        err->code = (int)outcome[0];
-        return (int)outcome[0];
+    int *own = owner ? owner : malloc(sizeof(int) * (size_t)(n ? n : 1));
+    int no_memory = !own;
+    if (sc_par_any(p, no_memory)) {
+        if (!owner) free(own);
+        return sc_fail(err, SC_EIO, "out of memory for a map of %d tasks", n);
     }
-    *stopped = (int)outcome[1];
-    if (*stopped) return SC_OK;
-    int rc = sc_par_bcast(p, results, (size_t)n * result_size, 0, err);
-    if (!rc && owner) rc = sc_par_bcast(p, owner, (size_t)n * sizeof(int), 0, err);
+    j.owner = own;
+    for (int i = 0; i < n; i++) own[i] = -1;
+    rank_share R = {.p = p, .j = &j, .stop = stop, .next = (int64_t)n * p->rank / p->size, .end = (int64_t)n * (p->rank + 1) / p->size};
+    sc_err_clear(&R.err);
+    run_share(&R);
+    /* the outcome: the error of the lowest failing task (what one rank would have met first), else
+       a stop anywhere, else every result everywhere */
+    int fail[2] = {R.status ? (int)R.fail_at : INT_MAX, p->rank}, first[2], any_stop = 0;
+    MPI_Allreduce(fail, first, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+    MPI_Allreduce(&R.stopped, &any_stop, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    int rc = SC_OK;
+    if (first[0] != INT_MAX) {
+        int code = R.status;
+        if (p->rank == first[1]) *err = R.err;
+        MPI_Bcast(&code, 1, MPI_INT, first[1], MPI_COMM_WORLD);
+        MPI_Bcast(err->msg, SC_ERR_MSG, MPI_CHAR, first[1], MPI_COMM_WORLD);
+        err->code = code;
+        rc = code;
+    } else if (any_stop) {
+        *stopped = 1;
+    } else {
+        rc = share_results(p, &j, err);
+    }
+    if (!owner) free(own);
     return rc;
 }
 

@@ -1,8 +1,9 @@
 /* Processes working together under MPI (the only file that includes mpi.h). A tool calls
- * sc_par_init once; without mpiexec it runs as one rank. Work is spread by sc_par_map:
- * master/worker with dynamic chunks, rank 0 serving the workers between its own tasks, so a
- * slow rank never holds the others up. What a task computes must depend on its index alone
- * (never on the rank), so results are the same whatever the number of processes. */
+ * sc_par_init once; without mpiexec it runs as one rank. Work is spread by sc_par_map: each
+ * rank starts with a contiguous block of the tasks and runs it on its threads; a rank that runs
+ * out takes half of what another has left (work stealing), so no rank serves the others and a
+ * slow rank does not hold them up. What a task computes must depend on its index alone (never on
+ * the rank or thread), so results are the same whatever the number of processes and threads. */
 #ifndef SC_PAR_H
 #define SC_PAR_H
 #include <stddef.h>
