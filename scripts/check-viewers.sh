@@ -11,8 +11,9 @@
 #    NAME_frames.h5 beside it;
 #  - Chromium (headless, SwiftShader): every NAME.html (render --html) from its file:// URL: no
 #    console error, the character's silhouette at two times against NAME_frames.h5's surface
-#    projected through the same camera, and the frame rate it plays at
-#    (scripts/viewers/check_chromium.py).
+#    projected through the same camera, and the frame rate it plays at; every NAME.glb through
+#    three.js's GLTFLoader (Debian's libjs-three r111): morph targets and bone nodes at two times
+#    against NAME_frames.h5, the drawn silhouette, the frame rate (scripts/viewers/check_chromium.py).
 # A viewer that is not installed is skipped, and the summary says so (--require: an error).
 # Install them with scripts/install-deps.sh --viewers. SOFTCON_VIEWER_SHOTS=DIR keeps Chromium's
 # screenshots there.
@@ -82,22 +83,23 @@ else
 fi
 
 chromium_bin="$(command -v chromium || command -v chromium-browser || true)"
-if [ ${#htmls[@]} -eq 0 ]; then
+if [ ${#htmls[@]} -eq 0 ] && [ ${#glbs[@]} -eq 0 ]; then
   chromium="nothing to check"
 elif [ -z "$chromium_bin" ]; then
   echo "check-viewers: SKIPPED Chromium: chromium is not installed (scripts/install-deps.sh --viewers)"
   missing=1
 else
   py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3 # Debian's, with python3-h5py
-  log="$("$py" "$here/viewers/check_chromium.py" ${SOFTCON_VIEWER_SHOTS:+--keep "$SOFTCON_VIEWER_SHOTS"} "${htmls[@]}" 2>&1)"
+  log="$("$py" "$here/viewers/check_chromium.py" ${SOFTCON_VIEWER_SHOTS:+--keep "$SOFTCON_VIEWER_SHOTS"} "${htmls[@]}" "${glbs[@]}" 2>&1)"
   rc=$?
   grep -E '^(ok|FAIL) ' <<<"$log"
-  nok=$(grep -c '^ok ' <<<"$log")
-  if [ $rc -ne 0 ] || [ "$nok" -ne ${#htmls[@]} ]; then
+  nok=$(grep -c '^ok .*\.html:' <<<"$log")
+  nglb=$(grep -c '^ok .*\.glb:' <<<"$log")
+  if [ $rc -ne 0 ] || [ "$nok" -ne ${#htmls[@]} ] || [ "$nglb" -ne ${#glbs[@]} ]; then
     failed=1
     [ $rc -eq 0 ] || [ $rc -eq 2 ] || { echo "FAIL  chromium check exited with $rc; its last words:"; tail -5 <<<"$log" | sed 's/^/        /'; }
   fi
-  chromium="$nok of ${#htmls[@]} HTML ok ($("$chromium_bin" --version 2>/dev/null | head -1))"
+  chromium="$nok of ${#htmls[@]} HTML ok, $nglb of ${#glbs[@]} glTF ok ($("$chromium_bin" --version 2>/dev/null | head -1))"
 fi
 
 echo "check-viewers: ParaView: $paraview; Blender: $blender; Chromium: $chromium"

@@ -1,4 +1,4 @@
-"""python3 check_chromium.py [--keep DIR] [--measure SECONDS] NAME.html ...
+"""python3 check_chromium.py [--keep DIR] [--measure SECONDS] NAME.html|NAME.glb ...
 
 Opens each page render --html wrote in headless Chromium (software GL: SwiftShader), from its
 file:// URL, driven over the DevTools protocol on a pipe (--remote-debugging-pipe: no port, no
@@ -12,6 +12,13 @@ network), and checks what a user would see:
  - it plays for SECONDS (3) at speed 1: the measured frame rate, the playback speed (animation
    time over wall time) and how many of the captured frames it showed.
 A page with no NAME_frames.h5 beside it gets the load, console and frame-rate checks only.
+Each NAME.glb (render --gltf) with NAME_frames.h5 beside it goes into a page made here (three.js
+r111 and its GLTFLoader from Debian's libjs-three, the .glb as base64 in it: no file or network
+access), loaded with GLTFLoader and played by an AnimationMixer: one morph target per frame and
+the clip's length; at two times the morphed vertices (the mixer's weights applied to the morph
+targets, as the shader does) and the bone nodes' world positions against the frames' surface and
+joints; the silhouette of what WebGL draws there against the projected surface (as above); and
+the frame rate it plays at.
 --keep DIR saves the screenshots (NAME_t<time>.png, and NAME_ui.png: the whole page at the
 first time with the skeleton shown). Prints one line per page; exits 0 when all pass, 2 when
 one fails, 5 when Chromium cannot start."""
@@ -212,7 +219,7 @@ class Chromium:
 
 
 def frames_h5(html):
-    stem = html[:-len(".html")]
+    stem = html[:html.rindex(".")]
     p = stem + "_frames.h5"
     return p if os.path.exists(p) else None
 
@@ -280,6 +287,153 @@ def check(browser, html, keep, measure):
     return "%d frames of %d vertices, no console error; %s; %s" % (meta[0], meta[1], "; ".join(notes), title)
 
 
+THREE_DIR = "/usr/share/javascript/three"
+GLB_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>glb</title></head>
+<body style="margin:0;background:#000;overflow:hidden"><script>%(three)s</script><script>%(loader)s</script>
+<script id="glb" type="application/octet-stream">%(glb)s</script>
+<script>
+(async function () {
+  try {
+    var H = {};
+    location.hash.slice(1).split('&').forEach(function (kv) { var i = kv.indexOf('='); if (i > 0) H[kv.slice(0, i)] = kv.slice(i + 1); });
+    var b = atob(document.getElementById('glb').textContent.replace(/\\s+/g, '')), u = new Uint8Array(b.length);
+    for (var i = 0; i < b.length; i++) u[i] = b.charCodeAt(i);
+    var gltf = await new Promise(function (res, rej) { new THREE.GLTFLoader().parse(u.buffer, '', res, rej); });
+    var scene = gltf.scene, mesh = null;
+    scene.traverse(function (o) { if (o.isMesh) mesh = o; });
+    if (!mesh || !mesh.morphTargetInfluences) throw new Error('no mesh with morph targets');
+    mesh.frustumCulled = false;
+    var mixer = new THREE.AnimationMixer(scene);
+    gltf.animations.forEach(function (c) { mixer.clipAction(c).play(); });
+    scene.background = new THREE.Color(0);
+    scene.add(new THREE.HemisphereLight(0xffffff, 0x556677, 0.6));
+    var sun = new THREE.DirectionalLight(0xffffff, 0.7);
+    sun.position.set(0.4, 1, 0.6);
+    scene.add(sun);
+    var renderer = new THREE.WebGLRenderer({ preserveDrawingBuffer: true });
+    renderer.setSize(window.innerWidth, window.innerHeight);
+    document.body.appendChild(renderer.domElement);
+    var camera = new THREE.PerspectiveCamera(Number(H.fov), window.innerWidth / window.innerHeight, 0.01, 500);
+    camera.position.fromArray(H.eye.split(',').map(Number));
+    camera.lookAt(new THREE.Vector3().fromArray(H.target.split(',').map(Number)));
+    var pos = mesh.geometry.attributes.position, deltas = mesh.geometry.morphAttributes.position;
+    window.glb = {
+      targets: mesh.morphTargetInfluences.length,
+      duration: gltf.animations.length ? gltf.animations[0].duration : 0,
+      show: function (t, names) { /* the pose at t: morphed vertices (relative targets) and the named nodes */
+        mixer.setTime(t);
+        scene.updateMatrixWorld(true);
+        renderer.render(scene, camera);
+        var w = mesh.morphTargetInfluences, n = pos.count, out = new Array(3 * n), v = new THREE.Vector3();
+        for (var i = 0; i < n; i++) {
+          v.fromBufferAttribute(pos, i);
+          for (var k = 0; k < w.length; k++) if (w[k]) { v.x += w[k] * deltas[k].getX(i); v.y += w[k] * deltas[k].getY(i); v.z += w[k] * deltas[k].getZ(i); }
+          v.applyMatrix4(mesh.matrixWorld);
+          out[3 * i] = v.x; out[3 * i + 1] = v.y; out[3 * i + 2] = v.z;
+        }
+        var joints = names.map(function (nm) { var o = scene.getObjectByName(nm); return o ? o.getWorldPosition(new THREE.Vector3()).toArray() : null; });
+        return { surface: out, joints: joints };
+      },
+      play: function (seconds) { /* speed 1 from t = 0: frames drawn per second, animation time over wall time */
+        return new Promise(function (done) {
+          var t0 = null, last = null, n = 0;
+          mixer.setTime(0);
+          function tick(now) {
+            if (t0 === null) t0 = now; else { mixer.update((now - last) / 1000); n++; }
+            last = now;
+            renderer.render(scene, camera);
+            if (now - t0 >= 1000 * seconds) done([n / ((now - t0) / 1000), mixer.time / ((now - t0) / 1000)]);
+            else requestAnimationFrame(tick);
+          }
+          requestAnimationFrame(tick);
+        });
+      }
+    };
+    document.body.dataset.state = 'ready';
+  } catch (e) {
+    document.body.dataset.state = 'error';
+    document.title = 'error: ' + (e && e.message || e);
+  }
+})();
+</script></body></html>
+"""
+
+
+def check_glb(browser, glb, keep, measure):
+    """NAME.glb in three.js r111's GLTFLoader, against NAME_frames.h5 beside it."""
+    import tempfile
+    import h5py
+    import numpy as np
+    ref = frames_h5(glb)
+    if not ref:
+        raise Fail("%s_frames.h5 is missing beside it: nothing to compare with" % glb[:-4])
+    loader = os.path.join(THREE_DIR, "examples/js/loaders/GLTFLoader.js")
+    if not os.path.exists(loader):
+        raise Fail("%s is missing (Debian's libjs-three)" % loader)
+    with h5py.File(ref, "r") as h:
+        n = int(h.attrs["frames"])
+        ks = sorted({n // 3, (2 * n) // 3})
+        t0 = float(h["/frames/000000"].attrs["time"])
+        surf = {k: h["/frames/%06d/surface" % k][()] for k in ks}
+        joints = {k: h["/frames/%06d/joints" % k][()] for k in ks}
+        times = {k: float(h["/frames/%06d" % k].attrs["time"]) - t0 for k in ks}
+        tlast = float(h["/frames/%06d" % (n - 1)].attrs["time"]) - t0
+        names = [x.decode() if isinstance(x, bytes) else x for x in h["/mesh/bone_names"][()]]
+    with open(os.path.join(THREE_DIR, "three.min.js")) as f:
+        three = f.read()
+    with open(loader) as f:
+        gltf_loader = f.read()
+    with open(glb, "rb") as f:
+        data = base64.b64encode(f.read()).decode()
+    fd, page = tempfile.mkstemp(suffix=".html", prefix="softcon-glb-")
+    with os.fdopen(fd, "w") as f:
+        f.write(GLB_PAGE % {"three": three, "loader": gltf_loader, "glb": data})
+    try:
+        allp = np.concatenate([surf[k] for k in ks])
+        lo, hi = allp.min(0), allp.max(0)
+        target = (lo + hi) / 2
+        eye = target + float(max(hi - lo)) * np.array([1.6, 0.5, 2.2])
+        fov = 35.0
+        browser.open("file://%s#fov=%g&eye=%s&target=%s" % (page, fov, ",".join("%.6f" % v for v in eye), ",".join("%.6f" % v for v in target)))
+        state = browser.wait_state(("ready",), 180)
+        if state != "ready":
+            raise Fail("GLTFLoader did not load it (%s): %s" % (state, browser.console_errors() or browser.eval("document.title")))
+        targets, duration = browser.eval("[glb.targets, glb.duration]")
+        if targets != n or abs(duration - tlast) > 1e-4:
+            raise Fail("three.js loaded %d morph targets and a %.4f s clip; %s has %d frames over %.4f s" % (targets, duration, ref, n, tlast))
+        notes, shots = [], []
+        tol = 8 * 2.0 ** -24 * max(1.0, float(np.max(np.abs(allp))))  # float32 base + float32 delta, blended in float32
+        for k in ks:
+            got = browser.eval("glb.show(%.9f, %s)" % (times[k], json.dumps(names)))
+            dv = float(np.max(np.abs(np.array(got["surface"]).reshape(-1, 3) - surf[k])))
+            if None in got["joints"]:
+                raise Fail("three.js has no node named %s" % names[got["joints"].index(None)])
+            dj = float(np.max(np.abs(np.array(got["joints"]) - joints[k])))
+            if not (dv <= 4 * tol and dj <= 32 * tol):
+                raise Fail("t = %.3f s: morphed vertices %.3g m and bone nodes %.3g m from %s frame %d (> %.3g, %.3g)" % (times[k], dv, dj, ref, k, 4 * tol, 32 * tol))
+            png = browser.shot()
+            (x0, y0, x1, y1), npx = silhouette(png)
+            want = project_box(surf[k].tolist(), eye.tolist(), target.tolist(), fov)
+            err = max(abs(a - b) for a, b in zip((x0, y0, x1, y1), want)) if npx >= 0.002 * W * H else float("inf")
+            if err > TOL_PX:
+                raise Fail("t = %.3f s: WebGL drew [%d %d %d %d] px (%d lit), the surface projects to [%.1f %.1f %.1f %.1f] (> %g px)" % (
+                    times[k], x0, y0, x1, y1, npx, *want, TOL_PX))
+            notes.append("t=%.3f s vertices within %.2g m, bone nodes within %.2g m, silhouette within %.1f px" % (times[k], dv, dj, err))
+            shots.append(("t%.3f" % times[k], png))
+        rate, speed = browser.eval("glb.play(%g)" % measure, timeout=60 + measure)
+        errs = browser.console_errors()
+        if errs:
+            raise Fail("console errors: %s" % "; ".join(errs[:3]))
+        if keep:
+            os.makedirs(keep, exist_ok=True)
+            for name, png in shots:
+                with open(os.path.join(keep, "%s_glb_%s.png" % (os.path.basename(glb[:-4]), name)), "wb") as f:
+                    f.write(png)
+        return "three.js r111 GLTFLoader: %d morph targets, a %.3f s clip; %s; played at %.1f fps, speed %.3f" % (targets, duration, "; ".join(notes), rate, speed)
+    finally:
+        os.unlink(page)
+
+
 def main():
     argv, keep, measure = sys.argv[1:], None, 3.0
     while argv and argv[0].startswith("--"):
@@ -302,7 +456,8 @@ def main():
     try:
         for html in argv:
             try:
-                print("ok    chromium %s: %s" % (os.path.abspath(html), check(browser, html, keep, measure)), flush=True)
+                line = check_glb(browser, html, keep, measure) if html.endswith(".glb") else check(browser, html, keep, measure)
+                print("ok    chromium %s: %s" % (os.path.abspath(html), line), flush=True)
             except (Fail, OSError, KeyError) as e:
                 print("FAIL  chromium %s: %s" % (os.path.abspath(html), e), flush=True)
                 failed += 1
