@@ -6,7 +6,9 @@
 #    (scripts/viewers/check_paraview.py, one pvpython per file: a bad XDMF aborts ParaView);
 #  - Blender (blender -b): every NAME_surface.obj + NAME_surface.pc2 through the OBJ importer and
 #    a Mesh Cache modifier, and NAME_skeleton.bvh through the BVH importer: positions at the
-#    first, middle and last frame against NAME_frames.h5 (scripts/viewers/check_blender.py);
+#    first, middle and last frame against NAME_frames.h5 (the BVH's joints against the file's
+#    own forward kinematics, and those within 2 mm of the simulated joints: a BVH has fixed bone
+#    lengths) (scripts/viewers/check_blender.py);
 #    every NAME.glb (render --gltf) through the glTF importer: shape keys and bone nodes against
 #    NAME_frames.h5 beside it;
 #  - Chromium (headless, SwiftShader): every NAME.html (render --html) from its file:// URL: no
