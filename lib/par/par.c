@@ -17,8 +17,8 @@ struct sc_par {
     int rank, size;
     int threads;                 /* sc_par_set_threads */
     thread_pool *pool;           /* its helpers, started by the first map that needs them */
-    double phase[SC_PAR_PHASES]; /* seconds since the last mark */
-    double mark;                 /* MPI_Wtime of the last mark */
+    double phase[SC_PAR_PHASES]; /* seconds in each phase since sc_par_init (other: unused) */
+    double start;                /* MPI_Wtime at sc_par_init */
 };
 
 static void pool_destroy(thread_pool *tp);
@@ -38,15 +38,26 @@ static void lap(sc_par *p, int phase, double *t0)
     *t0 = t;
 }
 
-int sc_par_timeline_mark(sc_par *p, double *all, sc_err *err)
+void sc_par_clock_read(const sc_par *p, int since_start, sc_par_clock *c)
 {
-    double now = MPI_Wtime(), mine[SC_PAR_PHASES], known = 0;
-    for (int k = 0; k < SC_PAR_OTHER; k++) known += p->phase[k];
-    p->phase[SC_PAR_OTHER] = now - p->mark - known;
-    if (p->phase[SC_PAR_OTHER] < 0) p->phase[SC_PAR_OTHER] = 0;
-    memcpy(mine, p->phase, sizeof mine);
-    memset(p->phase, 0, sizeof p->phase);
-    p->mark = now;
+    if (since_start) {
+        memset(c, 0, sizeof *c);
+        c->at = p->start;
+        return;
+    }
+    c->at = MPI_Wtime();
+    memcpy(c->phase, p->phase, sizeof c->phase);
+}
+
+int sc_par_timeline_mark(sc_par *p, sc_par_clock *since, double *all, sc_err *err)
+{
+    sc_par_clock now;
+    sc_par_clock_read(p, 0, &now);
+    double mine[SC_PAR_PHASES], known = 0;
+    for (int k = 0; k < SC_PAR_OTHER; k++) known += mine[k] = now.phase[k] - since->phase[k];
+    mine[SC_PAR_OTHER] = now.at - since->at - known;
+    if (mine[SC_PAR_OTHER] < 0) mine[SC_PAR_OTHER] = 0;
+    *since = now;
     if (MPI_Gather(mine, SC_PAR_PHASES, MPI_DOUBLE, all, SC_PAR_PHASES, MPI_DOUBLE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         return sc_fail(err, SC_EIO, "MPI_Gather of the timeline failed");
     return SC_OK;
@@ -65,7 +76,7 @@ int sc_par_init(int *argc, char ***argv, int expected_tasks, sc_par **out, sc_er
     p->threads = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &p->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p->size);
-    p->mark = MPI_Wtime();
+    p->start = MPI_Wtime();
     if (p->size == 1 && expected_tasks > 1) {
         free(p);
         return sc_fail(err, SC_EUSAGE,
