@@ -44,8 +44,9 @@ static int requeued_job(const char *layout, const char *tool, const char *args, 
 static int same_controller(const char *a, const char *b)
 {
     CHECK(sc_test_h5_same(out, sizeof out, a, b, "/time,/bones,/targets,/start,/segments,/achieved,/report"), "%s", out);
-    int rc = sc_test_sh(out, sizeof out, "for a in status seed base_targets time_scaling dt config; do "
-                                         "h5dump -a /$a %s | tail -n +2 > %s.attr; h5dump -a /$a %s | tail -n +2 | cmp -s - %s.attr || echo $a; done",
+    int rc = sc_test_sh(out, sizeof out,
+                        "for a in status seed base_targets time_scaling dt config; do "
+                        "h5dump -a /$a %s | tail -n +2 > %s.attr; h5dump -a /$a %s | tail -n +2 | cmp -s - %s.attr || echo $a; done",
                         a, a, b, a);
     CHECK(rc == 0 && out[0] == 0, "root attributes differ: %s", out);
     return 1;
@@ -66,8 +67,9 @@ TEST(slurm_requeued_sample_openloop_job_equals_an_uninterrupted_run)
     const char *ch = sc_fixture_michelin(), *ref = sc_fixture_march_reference();
     ENSURE_MSG(ch && ref, "fixtures: %s", sc_fixture_log());
     /* 10 segments of 0.05 s, 24 samples: about 10 s on 2 ranks */
-    const char *cfg = sc_fixture_keep(sc_test_write("slurm_sample.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 24\n"
-                                                                         "  elites: 4\n  end: 0.5\n"));
+    const char *cfg = sc_fixture_keep(sc_test_write("slurm_sample.yaml",
+                                                    "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 24\n"
+                                                    "  elites: 4\n  end: 0.5\n"));
     const char *job = sc_fixture_keep(sc_test_tmp("slurm_sample_job.h5")), *direct = sc_fixture_keep(sc_test_tmp("slurm_sample_direct.h5"));
     char args[4400], line[2048];
     snprintf(args, sizeof args, "%s %s %s %s", cfg, ch, ref, job);
@@ -93,11 +95,12 @@ TEST(slurm_requeued_learn_feedback_job_equals_an_uninterrupted_run)
     const char *ch = sc_fixture_michelin(), *ref = sc_fixture_march_reference();
     ENSURE_MSG(ch && ref, "fixtures: %s", sc_fixture_log());
     /* test_feedback.c's preset: a cyclic open-loop controller of the march, 2 learning iterations */
-    const char *cfg = sc_fixture_keep(sc_test_write("slurm_feedback.yaml",
-                                                    "simulation: {solver: quick}\n"
-                                                    "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
-                                                    "feedback:\n  iterations: 2\n  cycles: 1\n  samples: 8\n  elites: 3\n"
-                                                    "  evaluate: {seconds: 1.5, pushes: [150], directions: 1, phases: 1, after: 1, stiffness: [2]}\n"));
+    const char *cfg =
+        sc_fixture_keep(sc_test_write("slurm_feedback.yaml",
+                                      "simulation: {solver: quick}\n"
+                                      "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
+                                      "feedback:\n  iterations: 2\n  cycles: 1\n  samples: 8\n  elites: 3\n"
+                                      "  evaluate: {seconds: 1.5, pushes: [150], directions: 1, phases: 1, after: 1, stiffness: [2]}\n"));
     const char *ol = sc_fixture_keep(sc_test_tmp("slurm_openloop.h5"));
     int rc = sc_test_sh(out, sizeof out, "mpiexec.mpich -n 2 %s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"), cfg, ol, ch, ref);
     ENSURE_MSG(rc == 0, "the cyclic open-loop controller: exit %d: %s", rc, out);
@@ -118,7 +121,8 @@ TEST(slurm_requeued_learn_feedback_job_equals_an_uninterrupted_run)
     double direct_s = sc_wall_time() - t0;
     ENSURE_MSG(rc == 0, "uninterrupted run: exit %d: %s", rc, out);
     ENSURE(same_policy(direct, job));
-    sc_test_report("policy.h5 of the requeued 1 rank x 2 threads job identical to an uninterrupted mpiexec.mpich -n 2 run's (%.1f s) in /policy, /cycle, "
-                   "/start, /learning (survived, joint_error, pairs, residual), /evaluation, /bones; the Slurm step took %.1f s",
-                   direct_s, job_s);
+    sc_test_report(
+        "policy.h5 of the requeued 1 rank x 2 threads job identical to an uninterrupted mpiexec.mpich -n 2 run's (%.1f s) in /policy, /cycle, "
+        "/start, /learning (survived, joint_error, pairs, residual), /evaluation, /bones; the Slurm step took %.1f s",
+        direct_s, job_s);
 }
