@@ -534,7 +534,7 @@ static int steal(rank_share *R)
         int victim = (rank + v) % size, flag = 0;
         MPI_Send(NULL, 0, MPI_BYTE, victim, TAG_STEAL, MPI_COMM_WORLD);
         int64_t got[2];
-        while (!flag) { /* answer the others while the victim finishes its batch */
+        while (!flag) { /* answer the others while the victim finishes its current task */
             MPI_Iprobe(victim, TAG_GIVE, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
             if (!flag) {
                 serve(R);
@@ -659,8 +659,8 @@ int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx
     rank_share R = {.p = p, .j = &j, .stop = stop, .next = (int64_t)n * p->rank / p->size, .end = (int64_t)n * (p->rank + 1) / p->size};
     sc_err_clear(&R.err);
     run_share(&R);
-    /* the outcome: the error of the lowest failing task (what one rank would have met first), else
-       a stop anywhere, else every result everywhere */
+    /* the outcome: the error of the lowest failing task among those that ran (the others stopped
+       at the first halt), else a stop anywhere, else every result everywhere */
     int fail[2] = {R.status ? (int)R.fail_at : INT_MAX, p->rank}, first[2], any_stop = 0;
     MPI_Allreduce(fail, first, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
     MPI_Allreduce(&R.stopped, &any_stop, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);

@@ -41,10 +41,10 @@ void sc_par_barrier(sc_par *p);
 /* Runs task(ctx, thread, i, results + i * result_size) for i in [0, n) across the ranks and
  * each rank's threads (thread: the index of the rank's thread that runs it). Afterwards
  * every rank holds all results and owner[i], the rank that ran task i. A task returning
- * non-zero is an error: the map stops and every rank returns that code with the message
- * (the task fills err_msg; of several failing tasks, the lowest index's). stop (may be NULL) is polled between tasks on every rank; when it
- * returns non-zero anywhere, the ranks stop handing out work and every rank returns with
- * *stopped = 1 (results then incomplete). */
+ * non-zero is an error: the map stops and every rank returns that code with the message (the
+ * task fills err; of several failing tasks that ran, the lowest index's: on one rank the lowest
+ * there is). stop (may be NULL) is polled between tasks on every rank; when it returns non-zero
+ * anywhere, every rank stops taking tasks and returns with *stopped = 1 (results incomplete). */
 typedef int (*sc_par_task)(void *ctx, int thread, int i, void *result, sc_err *err);
 int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner, int *stopped,
                sc_err *err);
