@@ -21,6 +21,7 @@
 #include "store/character.h"
 #include "io/config.h"
 #include "par/par.h"
+#include "store/timeline.h"
 
 static const char *usage = "-c CONFIG.yaml -o policy.h5 [--resume] [--checkpoint FILE] character.h5 openloop.h5\n"
                            "  --resume           continue from the checkpoint (when there is one; else start afresh)\n"
@@ -138,22 +139,33 @@ int main(int argc, char **argv)
                            .par = par};
     if (rank == 0) log_start(&cli, &in, par, run.resume);
     sc_feedback_result res;
-    if (sc_feedback_learn(&run, &res, &err)) sc_longrun_die(&err);
+    /* where the ranks' time went: learning (from the start), then the evaluation */
+    sc_par_clock clock;
+    sc_par_clock_read(par, 1, &clock);
+    size_t row = (size_t)sc_par_size(par) * SC_PAR_PHASES;
+    double *timeline = rank == 0 ? calloc(2 * row, sizeof(double)) : NULL;
+    if (rank == 0 && !timeline) sc_par_abort(par, SC_EIO);
+    if (sc_feedback_learn(&run, &res, &err) || sc_par_timeline_mark(par, &clock, timeline, &err)) sc_longrun_die(&err);
     if (rank == 0)
         sc_log_info("learn-feedback: evaluating the policy of %s %d (pushes, stiffness, open and closed loop)",
                     in.fb.method == SC_LEARN_SEARCH ? "generation" : "iteration", res.best_iteration + 1);
-    if (sc_feedback_evaluate(&run, &res.policy, &res.eval, &err)) sc_longrun_die(&err);
+    if (sc_feedback_evaluate(&run, &res.policy, &res.eval, &err) || sc_par_timeline_mark(par, &clock, timeline ? timeline + row : NULL, &err))
+        sc_longrun_die(&err);
 
     int code = 0;
     if (rank == 0) {
-        sc_policy_file_info info = {argc, argv, resolved, cli.inputs[0], cli.inputs[1], sc_par_size(par), sc_par_threads(par)};
+        sc_policy_file_info info = {argc, argv, resolved, cli.inputs[0], cli.inputs[1], sc_par_size(par), sc_par_threads(par), timeline};
         if ((code = sc_policy_file_write(cli.output, &info, &in.loaded, &run, &res, &err))) {
             fprintf(stderr, "%s: error: %s\n", cli.tool, err.msg);
         } else {
             unlink(ckpt);
             unlink(inner);
             log_result(&cli, &in.fb, &res);
+            char shares[256];
+            sc_timeline_shares(2, sc_par_size(par), timeline, 0, shares, sizeof shares);
+            sc_log_info("learn-feedback: the ranks' time: %s", shares);
         }
+        free(timeline);
     }
     sc_feedback_result_free(&res);
     sc_openloop_cycle_free(&in.ol);

@@ -28,7 +28,9 @@ static const char *skinned(const char *name, const char *config, int *state, cha
     if (*state == 0) {
         const char *cfg = sc_test_repo(config);
         *state = sc_test_sh(log_text, sizeof log_text, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"), cfg, h5,
-                            sc_test_tool("skin-weights"), cfg, h5, h5) ? -1 : 1;
+                            sc_test_tool("skin-weights"), cfg, h5, h5)
+            ? -1
+            : 1;
     }
     return *state > 0 ? h5 : NULL;
 }
@@ -53,7 +55,10 @@ const char *sc_fixture_march_reference(void)
     static char path[1024];
     const char *ref = keep(path, sizeof path, sc_test_tmp("fixture_march_ref.h5")), *ch = sc_fixture_michelin();
     if (state == 0)
-        state = ch && !sc_test_sh(log_text, sizeof log_text, "%s -q -c %s -o %s %s", sc_test_tool("inverse-dynamics"),
-                                  sc_test_repo("configs/march.yaml"), ref, ch) ? 1 : -1;
+        state = ch &&
+                !sc_test_sh(log_text, sizeof log_text, "%s -q -c %s -o %s %s", sc_test_tool("inverse-dynamics"), sc_test_repo("configs/march.yaml"),
+                            ref, ch)
+            ? 1
+            : -1;
     return state > 0 ? ref : NULL;
 }

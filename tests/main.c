@@ -12,7 +12,10 @@
 
 #define MAX_TESTS 1024
 
-static struct { const char *name, *file; sc_test_fn fn; } g_tests[MAX_TESTS];
+static struct {
+    const char *name, *file;
+    sc_test_fn fn;
+} g_tests[MAX_TESTS];
 static int g_ntests, g_failed_current;
 
 void sc_test_register(const char *name, const char *file, sc_test_fn fn)
@@ -52,7 +55,10 @@ static char g_tmpdir[512];
 static void rm_rf(const char *path)
 {
     DIR *d = opendir(path);
-    if (!d) { unlink(path); return; }
+    if (!d) {
+        unlink(path);
+        return;
+    }
     struct dirent *e;
     char sub[1024];
     while ((e = readdir(d))) {
@@ -118,6 +124,17 @@ const char *sc_test_write(const char *name, const char *text)
     return path;
 }
 
+int sc_test_wait_while_running(int (*done)(const void *arg), const void *arg, const char *command, double max_s)
+{
+    double t0 = sc_wall_time();
+    for (long i = 0; sc_wall_time() - t0 < max_s; i++) {
+        if (done(arg)) return 1;
+        if (i % 50 == 49 && sc_test_sh(NULL, 0, "pgrep -f '^%s' > /dev/null", command) != 0) return done(arg);
+        usleep(20000);
+    }
+    return done(arg);
+}
+
 int sc_test_file_exists(const char *path)
 {
     struct stat st;
@@ -172,8 +189,8 @@ int sc_test_temporary_left(const char *path) { return sc_test_sh(NULL, 0, "ls -d
 
 int sc_test_h5_same(char *out, size_t out_size, const char *a, const char *b, const char *only)
 {
-    return sc_test_sh(out, out_size, "/usr/bin/python3 %s %s%s '%s' '%s'", sc_test_repo("scripts/h5-same.py"), only ? "--only " : "", only ? only : "",
-                      a, b) == 0;
+    return sc_test_sh(out, out_size, "/usr/bin/python3 %s %s%s '%s' '%s'", sc_test_repo("scripts/h5-same.py"), only ? "--only " : "",
+                      only ? only : "", a, b) == 0;
 }
 
 static int cmp_tests(const void *a, const void *b)
@@ -184,12 +201,21 @@ static int cmp_tests(const void *a, const void *b)
     return strcmp(((const __typeof__(g_tests[0]) *)a)->name, ((const __typeof__(g_tests[0]) *)b)->name);
 }
 
+static char g_self[4096]; /* this program, for tests that run it under mpiexec */
+
+const char *sc_test_self(void) { return g_self; }
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[1], "--par-ranks")) return sc_test_par_ranks(atoi(argv[2])); /* one rank of test_par.c's job */
+    if (!realpath(argv[0], g_self)) snprintf(g_self, sizeof g_self, "%s", argv[0]);
     int list = argc > 1 && !strcmp(argv[1], "--list");
     qsort(g_tests, (size_t)g_ntests, sizeof g_tests[0], cmp_tests);
     snprintf(g_tmpdir, sizeof g_tmpdir, "%s/softcon_test.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!list && !mkdtemp(g_tmpdir)) { perror("mkdtemp"); return 2; }
+    if (!list && !mkdtemp(g_tmpdir)) {
+        perror("mkdtemp");
+        return 2;
+    }
     sc_log_set_level(SC_LOG_WARN);
     sc_environment_apply(); /* what the tools take from the environment, the library too */
     int passed = 0, failed = 0;
@@ -201,7 +227,10 @@ int main(int argc, char **argv)
         for (int a = list ? 2 : 1; a < argc && !selected; a++)
             selected = strstr(g_tests[i].name, argv[a]) != NULL && (!slow || strstr(argv[a], "slow"));
         if (!selected) continue;
-        if (list) { printf("%s\n", g_tests[i].name); continue; }
+        if (list) {
+            printf("%s\n", g_tests[i].name);
+            continue;
+        }
         printf("%s\n", g_tests[i].name);
         fflush(stdout);
         g_failed_current = 0;
@@ -210,7 +239,8 @@ int main(int argc, char **argv)
         double dt = sc_wall_time() - t0;
         printf("  %s %s (%.2f s)\n", g_failed_current ? "FAIL" : "ok  ", g_tests[i].name, dt);
         fflush(stdout);
-        if (g_failed_current) failed++; else passed++;
+        if (g_failed_current) failed++;
+        else passed++;
     }
     if (list) return 0;
     if (!getenv("SOFTCON_KEEP_TMP")) rm_rf(g_tmpdir);

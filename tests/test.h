@@ -12,41 +12,49 @@ void sc_test_fail(const char *file, int line, const char *fmt, ...) __attribute_
 /* A measured figure worth keeping in the log (momentum drift, errors, ...). */
 void sc_test_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-#define TEST(name)                                                                                 \
-    static void test_##name(void);                                                                 \
-    __attribute__((constructor)) static void register_##name(void)                                 \
-    {                                                                                              \
-        sc_test_register(#name, __FILE__, test_##name);                                            \
-    }                                                                                              \
+#define TEST(name)                                                                                                     \
+    static void test_##name(void);                                                                                     \
+    __attribute__((constructor)) static void register_##name(void) { sc_test_register(#name, __FILE__, test_##name); } \
     static void test_##name(void)
 
-#define ENSURE(c)                                                                                  \
-    do {                                                                                           \
-        if (!(c)) { sc_test_fail(__FILE__, __LINE__, "%s", #c); return; }                          \
+#define ENSURE(c)                                       \
+    do {                                                \
+        if (!(c)) {                                     \
+            sc_test_fail(__FILE__, __LINE__, "%s", #c); \
+            return;                                     \
+        }                                               \
     } while (0)
-#define ENSURE_MSG(c, ...)                                                                         \
-    do {                                                                                           \
-        if (!(c)) { sc_test_fail(__FILE__, __LINE__, __VA_ARGS__); return; }                       \
+#define ENSURE_MSG(c, ...)                                 \
+    do {                                                   \
+        if (!(c)) {                                        \
+            sc_test_fail(__FILE__, __LINE__, __VA_ARGS__); \
+            return;                                        \
+        }                                                  \
     } while (0)
-#define ENSURE_NEAR(a, b, tol)                                                                     \
-    do {                                                                                           \
-        double ea_ = (a), eb_ = (b), et_ = (tol);                                                  \
-        if (!(fabs(ea_ - eb_) <= et_)) {                                                           \
-            sc_test_fail(__FILE__, __LINE__, "%s = %.17g, %s = %.17g, |diff| %.3g > %.3g", #a, ea_, \
-                         #b, eb_, fabs(ea_ - eb_), et_);                                           \
-            return;                                                                                \
-        }                                                                                          \
+#define ENSURE_NEAR(a, b, tol)                                                                                                      \
+    do {                                                                                                                            \
+        double ea_ = (a), eb_ = (b), et_ = (tol);                                                                                   \
+        if (!(fabs(ea_ - eb_) <= et_)) {                                                                                            \
+            sc_test_fail(__FILE__, __LINE__, "%s = %.17g, %s = %.17g, |diff| %.3g > %.3g", #a, ea_, #b, eb_, fabs(ea_ - eb_), et_); \
+            return;                                                                                                                 \
+        }                                                                                                                           \
     } while (0)
 /* For helper functions returning int: report and return 0. */
-#define CHECK(c, ...)                                                                              \
-    do {                                                                                           \
-        if (!(c)) { sc_test_fail(__FILE__, __LINE__, __VA_ARGS__); return 0; }                     \
+#define CHECK(c, ...)                                      \
+    do {                                                   \
+        if (!(c)) {                                        \
+            sc_test_fail(__FILE__, __LINE__, __VA_ARGS__); \
+            return 0;                                      \
+        }                                                  \
     } while (0)
 /* Library call that must succeed: prints the error message otherwise. */
-#define ENSURE_OK(call, errp)                                                                      \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        if (rc_ != 0) { sc_test_fail(__FILE__, __LINE__, "%s -> %d: %s", #call, rc_, (errp)->msg); return; } \
+#define ENSURE_OK(call, errp)                                                          \
+    do {                                                                               \
+        int rc_ = (call);                                                              \
+        if (rc_ != 0) {                                                                \
+            sc_test_fail(__FILE__, __LINE__, "%s -> %d: %s", #call, rc_, (errp)->msg); \
+            return;                                                                    \
+        }                                                                              \
     } while (0)
 
 /* Paths: a per-run scratch directory, a CMU clip from SOFTCON_MOCAP_PATH, a file in the
@@ -56,12 +64,20 @@ const char *sc_test_tmp(const char *name);
 const char *sc_test_mocap(const char *name);
 const char *sc_test_repo(const char *rel);
 const char *sc_test_tool(const char *name);
+/* This test program (absolute path), and its mode as one rank of an MPI job of sc_par_map checks
+ * (test_par.c: softcon_test --par-ranks THREADS under mpiexec; exit 0 when every check holds). */
+const char *sc_test_self(void);
+int sc_test_par_ranks(int threads);
 /* Write text to a file (returns its path = sc_test_tmp(name)). */
 const char *sc_test_write(const char *name, const char *text);
 /* Run a shell command, capturing stdout+stderr into out (may be NULL); returns exit status
  * (or 128+signal). */
 int sc_test_sh(char *out, size_t out_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int sc_test_file_exists(const char *path);
+/* Polls done(arg) every 20 ms while a process whose command line starts with `command` runs
+ * (pgrep -f, checked every second), at most max_s seconds: 1 when done() held. A busy or
+ * sanitized machine is slower, never a reason to give up while the run goes on. */
+int sc_test_wait_while_running(int (*done)(const void *arg), const void *arg, const char *command, double max_s);
 /* Whether a writer's temporary of path is there: path.tmp, or a run's path.tmp.<pid>.<random>. */
 int sc_test_temporary_left(const char *path);
 /* Whether A and B hold the same results (scripts/h5-same.py: every dataset's shape, type and

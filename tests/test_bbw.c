@@ -24,16 +24,14 @@ static void mesh_free(mesh *m)
 static double tet_det(const double *x, const int *t)
 {
     sc_vec3 p0 = sc_v3_load(x + 3 * t[0]);
-    sc_vec3 e1 = sc_v3_sub(sc_v3_load(x + 3 * t[1]), p0), e2 = sc_v3_sub(sc_v3_load(x + 3 * t[2]), p0),
-            e3 = sc_v3_sub(sc_v3_load(x + 3 * t[3]), p0);
+    sc_vec3 e1 = sc_v3_sub(sc_v3_load(x + 3 * t[1]), p0), e2 = sc_v3_sub(sc_v3_load(x + 3 * t[2]), p0), e3 = sc_v3_sub(sc_v3_load(x + 3 * t[3]), p0);
     return sc_v3_dot(e1, sc_v3_cross(e2, e3));
 }
 
 /* Structured box of nx*ny*nz cubes (cell sizes hx, hy, hz) from origin o, each cube split into 6
  * positively oriented tets around its main diagonal (Freudenthal/Kuhn: conforming across cubes).
  * Interior nodes are displaced by up to jitter * cell size. Node (i,j,k) = i + (nx+1)(j + (ny+1)k). */
-static void grid_mesh(mesh *m, int nx, int ny, int nz, double hx, double hy, double hz, sc_vec3 o,
-                      double jitter, unsigned seed)
+static void grid_mesh(mesh *m, int nx, int ny, int nz, double hx, double hy, double hz, sc_vec3 o, double jitter, unsigned seed)
 {
     int sx = nx + 1, sy = ny + 1;
     m->nn = sx * sy * (nz + 1);
@@ -66,7 +64,11 @@ static void grid_mesh(mesh *m, int nx, int ny, int nz, double hx, double hy, dou
                         c[perms[s][a]]++;
                         t[a + 1] = c[0] + sx * (c[1] + sy * c[2]);
                     }
-                    if (tet_det(m->x, t) < 0) { int tmp = t[1]; t[1] = t[2]; t[2] = tmp; }
+                    if (tet_det(m->x, t) < 0) {
+                        int tmp = t[1];
+                        t[1] = t[2];
+                        t[2] = tmp;
+                    }
                 }
 }
 
@@ -136,7 +138,10 @@ static int dense_unconstrained(const double *q, int n, const int *hb, int bone, 
     for (int j = 0; j < nf && ok; j++) { /* in-place lower Cholesky */
         double d = a[(size_t)j * nf + j];
         for (int p = 0; p < j; p++) d -= a[(size_t)j * nf + p] * a[(size_t)j * nf + p];
-        if (!(d > 0)) { ok = 0; break; }
+        if (!(d > 0)) {
+            ok = 0;
+            break;
+        }
         d = sqrt(d);
         a[(size_t)j * nf + j] = d;
         for (int i = j + 1; i < nf; i++) {
@@ -219,16 +224,14 @@ TEST(bbw_bar_smoothstep)
     ENSURE_OK(rc, &err);
     double f2 = bar_error(32, 0.125, 0, &n2, &err, &rc);
     ENSURE_OK(rc, &err);
-    sc_test_report("   same, reference clamped at the block faces: %.3e, %.3e, ratio %.2f (first order)", f1,
-                   f2, f1 / f2);
+    sc_test_report("   same, reference clamped at the block faces: %.3e, %.3e, ratio %.2f (first order)", f1, f2, f1 / f2);
     ENSURE(f1 / f2 > 1.5 && f1 / f2 < 2.5);
     /* handles = the two end faces: smoothstep over the whole bar */
     double g1 = bar_error(32, 0, 0, &n3, &err, &rc);
     ENSURE_OK(rc, &err);
     double g2 = bar_error(64, 0, 0, &n4, &err, &rc);
     ENSURE_OK(rc, &err);
-    sc_test_report("bar, handles = end faces: h=1/32 (%d nodes) %.3e, h=1/64 (%d nodes) %.3e, ratio %.2f", n3,
-                   g1, n4, g2, g1 / g2);
+    sc_test_report("bar, handles = end faces: h=1/32 (%d nodes) %.3e, h=1/64 (%d nodes) %.3e, ratio %.2f", n3, g1, n4, g2, g1 / g2);
     ENSURE(g1 < 0.002);
     ENSURE(g2 * 3 <= g1);
 }
@@ -319,8 +322,7 @@ TEST(bbw_bounds_and_kkt)
         sc_rng_init(&r, 11, (uint32_t)j, 0);
         for (int trial = 0; trial < 4; trial++) {
             double amp = trial < 2 ? 1e-3 : 1e-1;
-            for (int i = 0; i < n; i++)
-                v[i] = hb[i] >= 0 ? col[i] : fmin(1, fmax(0, col[i] + amp * (2 * sc_rng_uniform(&r) - 1)));
+            for (int i = 0; i < n; i++) v[i] = hb[i] >= 0 ? col[i] : fmin(1, fmax(0, col[i] + amp * (2 * sc_rng_uniform(&r) - 1)));
             ENSURE(energy(q, n, v) >= eq * (1 - 1e-12));
         }
     }
@@ -329,15 +331,13 @@ TEST(bbw_bounds_and_kkt)
     for (int i = 0; i < n; i++) {
         double s = 0;
         for (int j = 0; j < NB; j++) s += fmin(1, fmax(0, u[(size_t)j * n + i]));
-        for (int j = 0; j < NB; j++)
-            max_clamp_diff = fmax(max_clamp_diff, fabs(w[i * NB + j] - fmin(1, fmax(0, u[(size_t)j * n + i])) / s));
+        for (int j = 0; j < NB; j++) max_clamp_diff = fmax(max_clamp_diff, fabs(w[i * NB + j] - fmin(1, fmax(0, u[(size_t)j * n + i])) / s));
     }
     ENSURE(max_clamp_diff > 1e-2);
     int iters = 0, lo = 0, hi = 0, piters = 0;
     double kmax = 0;
     for (int j = 0; j < NB; j++)
-        iters += bs[j].iterations, piters += bsp[j].iterations, lo += bs[j].nactive_lo,
-            hi += bs[j].nactive_hi, kmax = fmax(kmax, bs[j].kkt_residual);
+        iters += bs[j].iterations, piters += bsp[j].iterations, lo += bs[j].nactive_lo, hi += bs[j].nactive_hi, kmax = fmax(kmax, bs[j].kkt_residual);
     sc_test_report("%d nodes, %d bones: max KKT (solver) %.2e, (dense recheck) %.2e; PDAS iterations %d, "
                    "primal-only changes %d, max |w_pdas - w_primal| %.1e, - w_fallback| %.1e; active lo/hi %d/%d",
                    n, NB, kmax, worst_kkt, iters, piters, maxdiff_primal, maxdiff_fallback, lo, hi);

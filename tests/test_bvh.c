@@ -45,28 +45,27 @@ static char *subst(const char *s, const char *old, const char *new_)
 }
 
 /* 21 lines; frames on lines 19-21 (frames 0-2). Knee's Xrotation is channel 8. */
-static const char *k_small =
-    "HIERARCHY\n"                                                            /* 1 */
-    "ROOT Hips\n"                                                            /* 2 */
-    "{\n"                                                                    /* 3 */
-    "\tOFFSET 0 0 0\n"                                                       /* 4 */
-    "\tCHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation\n" /* 5 */
-    "\tJOINT Knee\n"                                                         /* 6 */
-    "\t{\n"                                                                  /* 7 */
-    "\t\tOFFSET 0 -10 0\n"                                                   /* 8 */
-    "\t\tCHANNELS 3 Zrotation Yrotation Xrotation\n"                         /* 9 */
-    "\t\tEnd Site\n"                                                         /* 10 */
-    "\t\t{\n"                                                                /* 11 */
-    "\t\t\tOFFSET 0 -5 0\n"                                                  /* 12 */
-    "\t\t}\n"                                                                /* 13 */
-    "\t}\n"                                                                  /* 14 */
-    "}\n"                                                                    /* 15 */
-    "MOTION\n"                                                               /* 16 */
-    "Frames: 3\n"                                                            /* 17 */
-    "Frame Time: 0.01\n"                                                     /* 18 */
-    "0 1 2 0 0 0 0 0 0\n"                                                    /* 19 */
-    "0 1 2 10 20 30 40 50 60\n"                                              /* 20 */
-    "0 1 2 -10 -20 -30 -40 -50 -60\n";                                       /* 21 */
+static const char *k_small = "HIERARCHY\n"                                                                /* 1 */
+                             "ROOT Hips\n"                                                                /* 2 */
+                             "{\n"                                                                        /* 3 */
+                             "\tOFFSET 0 0 0\n"                                                           /* 4 */
+                             "\tCHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation\n" /* 5 */
+                             "\tJOINT Knee\n"                                                             /* 6 */
+                             "\t{\n"                                                                      /* 7 */
+                             "\t\tOFFSET 0 -10 0\n"                                                       /* 8 */
+                             "\t\tCHANNELS 3 Zrotation Yrotation Xrotation\n"                             /* 9 */
+                             "\t\tEnd Site\n"                                                             /* 10 */
+                             "\t\t{\n"                                                                    /* 11 */
+                             "\t\t\tOFFSET 0 -5 0\n"                                                      /* 12 */
+                             "\t\t}\n"                                                                    /* 13 */
+                             "\t}\n"                                                                      /* 14 */
+                             "}\n"                                                                        /* 15 */
+                             "MOTION\n"                                                                   /* 16 */
+                             "Frames: 3\n"                                                                /* 17 */
+                             "Frame Time: 0.01\n"                                                         /* 18 */
+                             "0 1 2 0 0 0 0 0 0\n"                                                        /* 19 */
+                             "0 1 2 10 20 30 40 50 60\n"                                                  /* 20 */
+                             "0 1 2 -10 -20 -30 -40 -50 -60\n";                                           /* 21 */
 
 TEST(bvh_small_parses)
 {
@@ -84,7 +83,11 @@ TEST(bvh_small_parses)
     ENSURE(b.joints == NULL && b.frames == NULL);
 }
 
-static const struct { const char *name, *file; int frames; double duration; } k_clips[] = {
+static const struct {
+    const char *name, *file;
+    int frames;
+    double duration;
+} k_clips[] = {
     {"walk", "cmu_02_01_walk.bvh", 344, 2.858},
     {"run", "cmu_02_03_run.bvh", 174, 1.442},
     {"jump", "cmu_02_04_jump.bvh", 484, 4.025},
@@ -120,7 +123,8 @@ TEST(bvh_cmu_clips_counts)
         ENSURE(strcmp(b.joints[0].name, "Hips") == 0 && b.joints[0].parent == -1);
         ENSURE(sc_bvh_find(&b, "LeftToeBase_End") >= 0 && sc_bvh_find(&b, "Head_End") >= 0);
         sc_test_report("%s: %d joints + %d End Sites, %d channels, Frames: %d (frame 0 = T-pose included), "
-                       "frame time %.7f s", k_clips[c].file, nj, nend, b.nchannels, b.nframes, b.frame_time);
+                       "frame time %.7f s",
+                       k_clips[c].file, nj, nend, b.nchannels, b.nframes, b.frame_time);
         sc_bvh_free(&b);
     }
     /* spot values from the walk file: first line of frame 1 */
@@ -140,8 +144,8 @@ static int bvh_equal(const sc_bvh *a, const sc_bvh *b, double rel)
     if (a->frame_time != b->frame_time) return 0;
     for (int j = 0; j < a->njoints; j++) {
         const sc_bvh_joint *x = &a->joints[j], *y = &b->joints[j];
-        if (strcmp(x->name, y->name) || x->parent != y->parent || x->end_site != y->end_site ||
-            x->nchannels != y->nchannels || x->channel_offset != y->channel_offset)
+        if (strcmp(x->name, y->name) || x->parent != y->parent || x->end_site != y->end_site || x->nchannels != y->nchannels ||
+            x->channel_offset != y->channel_offset)
             return 0;
         if (sc_v3_dist(x->offset, y->offset) > rel * (1 + sc_v3_norm(x->offset))) return 0;
         for (int k = 0; k < x->nchannels; k++)
@@ -173,8 +177,7 @@ TEST(bvh_crlf_matches_lf)
     free(lf);
     ENSURE_OK(rc, &err);
     ENSURE(bvh_equal(&a, &b, 0));
-    sc_test_report("jumpkick: %zu CRs stripped; CRLF and LF versions identical (%d frames x %d channels)", ncr,
-                   a.nframes, a.nchannels);
+    sc_test_report("jumpkick: %zu CRs stripped; CRLF and LF versions identical (%d frames x %d channels)", ncr, a.nframes, a.nchannels);
     sc_bvh_free(&a);
     sc_bvh_free(&b);
 }
@@ -200,7 +203,8 @@ TEST(bvh_rest_pose_is_accumulated_offsets)
     int head = sc_bvh_find(&b, "Head_End"), toe = sc_bvh_find(&b, "LeftToeBase_End");
     double leg = (w[0].p.y - w[toe].p.y) * CMU_UNIT, up = (w[head].p.y - w[0].p.y) * CMU_UNIT;
     sc_test_report("walk rest pose: max |FK - sum of offsets| %.2g; hips %.3f m above the toe tip, head end %.3f m "
-                   "above the hips", maxd, leg, up);
+                   "above the hips",
+                   maxd, leg, up);
     ENSURE(leg > 0.85 && leg < 1.0);
     ENSURE(up > 0.4 && up < 0.6);
     free(w);
@@ -307,44 +311,37 @@ static int check_error(const char *text, const char *s1, const char *s2, const c
     sc_bvh b;
     sc_err err = {0};
     int rc = sc_bvh_parse(text, strlen(text), "x.bvh", &b, &err);
-    int ok = rc == SC_EINPUT && err.code == SC_EINPUT && b.joints == NULL && b.frames == NULL &&
-             strstr(err.msg, s1) && (!s2 || strstr(err.msg, s2)) && (!s3 || strstr(err.msg, s3));
+    int ok = rc == SC_EINPUT && err.code == SC_EINPUT && b.joints == NULL && b.frames == NULL && strstr(err.msg, s1) &&
+        (!s2 || strstr(err.msg, s2)) && (!s3 || strstr(err.msg, s3));
     if (!ok) printf("    unexpected result %d: %s\n", rc, err.msg);
     return ok;
 }
 
-#define BAD(old, new_, s1, s2, s3)                                                                 \
-    do {                                                                                           \
-        char *t_ = subst(k_small, old, new_);                                                      \
-        int ok_ = check_error(t_, s1, s2, s3);                                                     \
-        free(t_);                                                                                  \
-        ENSURE_MSG(ok_, "case '%s' -> '%s'", old, new_);                                           \
+#define BAD(old, new_, s1, s2, s3)                       \
+    do {                                                 \
+        char *t_ = subst(k_small, old, new_);            \
+        int ok_ = check_error(t_, s1, s2, s3);           \
+        free(t_);                                        \
+        ENSURE_MSG(ok_, "case '%s' -> '%s'", old, new_); \
     } while (0)
 
 TEST(bvh_malformed_messages)
 {
     /* frames: one line each */
-    BAD("0 1 2 10 20 30 40 50 60\n", "0 1 2 10 20 30 40 50\n", "x.bvh:20: frame 1 has too few values (8), expected 9",
-        "frames counted from 0", NULL);
-    BAD("0 1 2 10 20 30 40 50 60\n", "0 1 2 10 20 30 40 50 60 70\n", "x.bvh:20: frame 1 has too many values (10)",
-        NULL, NULL);
-    BAD("0 1 2 10 20 30 40 50 60\n", "0 1 2 10 20 30\n40 50 60\n", "x.bvh:20: frame 1 has too few values (6)", NULL,
-        NULL);
+    BAD("0 1 2 10 20 30 40 50 60\n", "0 1 2 10 20 30 40 50\n", "x.bvh:20: frame 1 has too few values (8), expected 9", "frames counted from 0", NULL);
+    BAD("0 1 2 10 20 30 40 50 60\n", "0 1 2 10 20 30 40 50 60 70\n", "x.bvh:20: frame 1 has too many values (10)", NULL, NULL);
+    BAD("0 1 2 10 20 30 40 50 60\n", "0 1 2 10 20 30\n40 50 60\n", "x.bvh:20: frame 1 has too few values (6)", NULL, NULL);
     BAD("Frames: 3", "Frames: 5", "x.bvh", "truncated MOTION: expected 5 frames, found 3", NULL);
     BAD("Frames: 3", "Frames: 2", "x.bvh:21: unexpected '0' after the last frame", NULL, NULL);
-    BAD("10 20 30 40 50 60", "10 20 30 40 50 nan",
-        "x.bvh:20: frame 1, joint Knee, channel Xrotation: 'nan' is not a finite number", NULL, NULL);
-    BAD("-10 -20 -30 -40 -50 -60", "-10 -20 -30 -inf -50 -60",
-        "x.bvh:21: frame 2, joint Knee, channel Zrotation: '-inf' is not a finite number", NULL, NULL);
-    BAD("0 1 2 0 0 0", "0 1e999 2 0 0 0", "x.bvh:19: frame 0, joint Hips, channel Yposition: '1e999' is not a finite",
+    BAD("10 20 30 40 50 60", "10 20 30 40 50 nan", "x.bvh:20: frame 1, joint Knee, channel Xrotation: 'nan' is not a finite number", NULL, NULL);
+    BAD("-10 -20 -30 -40 -50 -60", "-10 -20 -30 -inf -50 -60", "x.bvh:21: frame 2, joint Knee, channel Zrotation: '-inf' is not a finite number",
         NULL, NULL);
-    BAD("10 20 30 40", "10 2O 30 40", "x.bvh:20: frame 1, joint Hips, channel Yrotation: '2O' is not a number", NULL,
-        NULL);
+    BAD("0 1 2 0 0 0", "0 1e999 2 0 0 0", "x.bvh:19: frame 0, joint Hips, channel Yposition: '1e999' is not a finite", NULL, NULL);
+    BAD("10 20 30 40", "10 2O 30 40", "x.bvh:20: frame 1, joint Hips, channel Yrotation: '2O' is not a number", NULL, NULL);
     /* hierarchy */
     BAD("\t\tOFFSET 0 -10 0", "\t\tOFFSETT 0 -10 0", "x.bvh:8: unknown keyword 'OFFSETT' in joint 'Knee'", NULL, NULL);
     BAD("ROOT Hips", "ROOTS Hips", "x.bvh:2: unknown keyword 'ROOTS'", NULL, NULL);
-    BAD("\t{\n\t\tOFFSET 0 -10", "\t\tOFFSET 0 -10", "x.bvh:7: expected '{' after JOINT Knee, found 'OFFSET'", NULL,
-        NULL);
+    BAD("\t{\n\t\tOFFSET 0 -10", "\t\tOFFSET 0 -10", "x.bvh:7: expected '{' after JOINT Knee, found 'OFFSET'", NULL, NULL);
     BAD("\t}\n}\nMOTION", "\t}\nMOTION", "x.bvh:15: 'MOTION' inside joint 'Hips': missing '}'", "line 2", NULL);
     BAD("\t\t}\n\t}\n}\n", "\t\t}\n\t}\n}\n}\n", "x.bvh:16: unknown keyword '}' (expected ROOT or MOTION)", NULL, NULL);
     BAD("End Site", "JOINT Hips", "x.bvh:10: duplicate joint name 'Hips' (first defined at line 2)", NULL, NULL);
@@ -352,27 +349,25 @@ TEST(bvh_malformed_messages)
         "x.bvh:9: CHANNELS count 3 of joint 'Knee' does not match the 2 channel names", NULL, NULL);
     BAD("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS 2 Zrotation Yrotation Xrotation",
         "x.bvh:9: CHANNELS count 2 of joint 'Knee' does not match", NULL, NULL);
-    BAD("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS 3 Zrotation Wrotation Xrotation",
-        "x.bvh:9: unknown channel 'Wrotation'", NULL, NULL);
-    BAD("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS 3 Zrotation Zrotation Xrotation",
-        "x.bvh:9: channel Zrotation repeated", NULL, NULL);
-    BAD("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS three Zrotation Yrotation Xrotation",
-        "x.bvh:9: CHANNELS count 'three'", NULL, NULL);
+    BAD("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS 3 Zrotation Wrotation Xrotation", "x.bvh:9: unknown channel 'Wrotation'", NULL, NULL);
+    BAD("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS 3 Zrotation Zrotation Xrotation", "x.bvh:9: channel Zrotation repeated", NULL, NULL);
+    BAD("CHANNELS 3 Zrotation Yrotation Xrotation", "CHANNELS three Zrotation Yrotation Xrotation", "x.bvh:9: CHANNELS count 'three'", NULL, NULL);
     BAD("OFFSET 0 -10 0", "OFFSET 0 -10", "x.bvh:8: OFFSET of 'Knee' needs 3 numbers, found 2", NULL, NULL);
     BAD("OFFSET 0 -10 0", "OFFSET 0 x 0", "x.bvh:8: OFFSET of 'Knee': 'x' is not a number", NULL, NULL);
     BAD("\t\tOFFSET 0 -10 0\n", "", "x.bvh:13: joint 'Knee' (line 6) has no OFFSET", NULL, NULL);
-    BAD("\t\t\tOFFSET 0 -5 0\n", "\t\t\tOFFSET 0 -5 0\n\t\t\tCHANNELS 1 Xrotation\n",
-        "x.bvh:13: an End Site cannot have CHANNELS", NULL, NULL);
+    BAD("\t\t\tOFFSET 0 -5 0\n", "\t\t\tOFFSET 0 -5 0\n\t\t\tCHANNELS 1 Xrotation\n", "x.bvh:13: an End Site cannot have CHANNELS", NULL, NULL);
     BAD("Frame Time: 0.01", "Frame Time: 0", "x.bvh:18: Frame Time '0' must be a positive number", NULL, NULL);
     BAD("Frame Time: 0.01", "Frame Time: -0.01", "x.bvh:18: Frame Time '-0.01' must be a positive number", NULL, NULL);
     BAD("Frame Time: 0.01", "Frame Tme: 0.01", "x.bvh:18: expected 'Frame Time:', found 'Tme:'", NULL, NULL);
     BAD("Frames: 3", "Frames: -3", "x.bvh:17: frame count '-3'", NULL, NULL);
     BAD("HIERARCHY", "HIERARCHIE", "x.bvh:1: expected HIERARCHY, found 'HIERARCHIE'", NULL, NULL);
     ENSURE(check_error("", "x.bvh:1: empty file", NULL, NULL));
-    ENSURE(check_error("HIERARCHY\nROOT A\n{\n OFFSET 0 0 0\n", "x.bvh:5: unexpected end of file: missing '}' for "
-                       "joint 'A' opened at line 2", NULL, NULL));
-    ENSURE(check_error("HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\n}\nMOTION\nFrames: 0\nFrame Time: 1\n",
-                       "x.bvh:6: the HIERARCHY declares no channels", NULL, NULL));
+    ENSURE(check_error("HIERARCHY\nROOT A\n{\n OFFSET 0 0 0\n",
+                       "x.bvh:5: unexpected end of file: missing '}' for "
+                       "joint 'A' opened at line 2",
+                       NULL, NULL));
+    ENSURE(check_error("HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\n}\nMOTION\nFrames: 0\nFrame Time: 1\n", "x.bvh:6: the HIERARCHY declares no channels",
+                       NULL, NULL));
     /* the same on a real clip: a 'nan' as the 10th value of frame 3 (file line 191) */
     size_t n;
     char *raw = slurp(sc_test_mocap("cmu_02_01_walk.bvh"), &n);
@@ -385,8 +380,7 @@ TEST(bvh_malformed_messages)
     ENSURE(vl >= 3);
     memcpy(p, "nan", 3);
     memset(p + 3, ' ', vl - 3);
-    int ok = check_error(raw, "x.bvh:191: frame 3, joint LeftUpLeg, channel Zrotation: 'nan' is not a finite number",
-                         NULL, NULL);
+    int ok = check_error(raw, "x.bvh:191: frame 3, joint LeftUpLeg, channel Zrotation: 'nan' is not a finite number", NULL, NULL);
     free(raw);
     ENSURE(ok);
     /* unreadable file */
@@ -423,13 +417,11 @@ TEST(bvh_write_roundtrip)
     ENSURE_OK(sc_bvh_write(out, &a, &err), &err);
     ENSURE_OK(sc_bvh_load(out, &b, &err), &err);
     double maxrel = 0;
-    for (size_t k = 0; k < (size_t)a.nframes * a.nchannels; k++)
-        maxrel = fmax(maxrel, fabs(a.frames[k] - b.frames[k]) / fabs(a.frames[k]));
+    for (size_t k = 0; k < (size_t)a.nframes * a.nchannels; k++) maxrel = fmax(maxrel, fabs(a.frames[k] - b.frames[k]) / fabs(a.frames[k]));
     ENSURE(bvh_equal(&a, &b, 1e-9));
     ENSURE(maxrel == 0);
     ENSURE(b.frame_time == 1.0 / 120);
-    sc_test_report("walk write/read: max relative channel error %.3g (random values), names/offsets/channels equal",
-                   maxrel);
+    sc_test_report("walk write/read: max relative channel error %.3g (random values), names/offsets/channels equal", maxrel);
     sc_bvh_free(&b);
     /* an inconsistent structure is refused, and nothing is written */
     a.joints[5].channel_offset++;
@@ -467,8 +459,7 @@ TEST(bvh_fuzz_truncation_and_mutation)
     size_t hier = (size_t)(motion - raw) + 200;
     int ncuts = 0, nok = 0;
     for (size_t len = 0; len < hier; len++, ncuts++) ENSURE_MSG(parse_prefix(raw, len, 344, &nok), "cut at %zu", len);
-    for (size_t len = hier; len < n - 300; len += 1543, ncuts++)
-        ENSURE_MSG(parse_prefix(raw, len, 344, &nok), "cut at %zu", len);
+    for (size_t len = hier; len < n - 300; len += 1543, ncuts++) ENSURE_MSG(parse_prefix(raw, len, 344, &nok), "cut at %zu", len);
     for (size_t len = n - 300; len <= n; len++, ncuts++) ENSURE_MSG(parse_prefix(raw, len, 344, &nok), "cut at %zu", len);
     /* cuts inside the last value of the last line still give 344 frames; all others fail */
     ENSURE(nok >= 1 && nok < 12);
@@ -494,13 +485,11 @@ TEST(bvh_fuzz_truncation_and_mutation)
     for (int t = 0; t < nmut; t++) {
         memcpy(m, base, base_len);
         int edits = 1 + (int)(sc_rng_u32(&r) % 4);
-        for (int e = 0; e < edits; e++)
-            m[sc_rng_u32(&r) % base_len] = alphabet[sc_rng_u32(&r) % (sizeof alphabet - 1)];
+        for (int e = 0; e < edits; e++) m[sc_rng_u32(&r) % base_len] = alphabet[sc_rng_u32(&r) % (sizeof alphabet - 1)];
         sc_bvh b;
         sc_err err = {0};
         int rc = sc_bvh_parse(m, base_len, "mut.bvh", &b, &err);
-        ENSURE_MSG(rc == SC_OK || (rc == SC_EINPUT && strncmp(err.msg, "mut.bvh:", 8) == 0), "mutation %d: %d %s",
-                   t, rc, err.msg);
+        ENSURE_MSG(rc == SC_OK || (rc == SC_EINPUT && strncmp(err.msg, "mut.bvh:", 8) == 0), "mutation %d: %d %s", t, rc, err.msg);
         if (rc == SC_OK) {
             mok++;
             ENSURE(b.nframes == 3);
@@ -510,6 +499,5 @@ TEST(bvh_fuzz_truncation_and_mutation)
     free(m);
     free(base);
     free(raw);
-    sc_test_report("fuzz: %d truncations (%d parsed OK, inside the last value), %d random mutations (%d still valid)",
-                   ncuts, ncut_ok, nmut, mok);
+    sc_test_report("fuzz: %d truncations (%d parsed OK, inside the last value), %d random mutations (%d still valid)", ncuts, ncut_ok, nmut, mok);
 }

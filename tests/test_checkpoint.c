@@ -26,7 +26,8 @@ static const char *preset(void)
 {
     static const char *p;
     if (p) return p;
-    return p = sc_fixture_keep(sc_test_write("ckpt_preset.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 24\n  elites: 4\n"
+    return p = sc_fixture_keep(sc_test_write("ckpt_preset.yaml",
+                                             "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 24\n  elites: 4\n"
                                              "  end: 2.0\n"));
 }
 
@@ -43,6 +44,8 @@ static long long next_segment(const char *path)
 
 /* A checkpoint of the preset after at least 2 segments (SIGTERM once it is there: the run
    checkpoints and exits 6), kept for every test. */
+static int two_segments_done(const void *ck) { return next_segment(ck) >= 2; }
+
 static const char *pristine(void)
 {
     static int state;
@@ -58,11 +61,9 @@ static const char *pristine(void)
     unlink(o);
     sc_test_sh(NULL, 0, "(%s -q -c %s -o %s %s %s > %s 2>&1; echo $? > %s.rc) > /dev/null 2>&1 &", sc_test_tool("sample-openloop"), preset(), o, ch,
                ref, log, log);
-    int seen = 0;
-    for (int i = 0; i < 2400 && !seen; i++) {
-        seen = next_segment(ck) >= 2;
-        if (!seen) usleep(50000);
-    }
+    char command[4400];
+    snprintf(command, sizeof command, "%s -q -c %s -o %s", sc_test_tool("sample-openloop"), preset(), o);
+    int seen = sc_test_wait_while_running(two_segments_done, ck, command, 1800);
     sc_test_sh(NULL, 0, "pkill -TERM -f '^%s -q -c %s -o %s'", sc_test_tool("sample-openloop"), preset(), o);
     char rcfile[1100];
     snprintf(rcfile, sizeof rcfile, "%s.rc", log);
@@ -134,7 +135,11 @@ static int64_t get_i64(const blob *b, size_t word)
 /* The sampler's layout (lib/sampling/samcon.c, serialize): 11 words of header, nseg (attempts,
    retries), nseg multipliers, nseg accumulators, then the levels. */
 enum { W_NSEG = 2, W_NDOF = 3, W_NAUX = 4, W_K = 5, W_HEAD = 11 };
-static size_t attempts_word(const blob *b, int j) { (void)b; return W_HEAD + 2 * (size_t)j; }
+static size_t attempts_word(const blob *b, int j)
+{
+    (void)b;
+    return W_HEAD + 2 * (size_t)j;
+}
 static size_t mult_word(const blob *b, int j) { return W_HEAD + 2 * (size_t)get_i64(b, W_NSEG) + (size_t)j; }
 /* byte offsets (from at) of level j's parts */
 typedef struct level_at {
@@ -212,10 +217,7 @@ static void shift_parent(blob *b, double v)
     memcpy(&p, b->p + b->at + L.ids + 8, 8);
     put_i64(b, L.ids + 8, (p + 1) % 4);
 }
-static void set_attempts_next(blob *b, double v)
-{
-    put_i64(b, 8 * attempts_word(b, (int)get_i64(b, W_K)), (int64_t)v);
-}
+static void set_attempts_next(blob *b, double v) { put_i64(b, 8 * attempts_word(b, (int)get_i64(b, W_K)), (int64_t)v); }
 static void set_mult_next(blob *b, double v) { put_f64(b, 8 * mult_word(b, (int)get_i64(b, W_K)), v); }
 static void set_path_cost(blob *b, double v)
 {
@@ -304,12 +306,9 @@ TEST(checkpoint_feedback_decoders_refuse_damage)
         int64_t v;
         double d;
         const char *what;
-    } dmg[] = {{pay + 16, 8, 7, 0, "iterations done 7"},
-               {pay + 24, 8, -1, 0, "pairs -1"},
-               {pay + 24, 8, 1000000, 0, "pairs 1000000"},
-               {rows, 4, 3, 0, "a pair's fragment 3 of 3"},
-               {rows + 4, 4, -1, 0, "a pair's fragment -1"},
-               {pay + 40, 0, 0, NAN, "a policy offset NaN"},
+    } dmg[] = {{pay + 16, 8, 7, 0, "iterations done 7"},           {pay + 24, 8, -1, 0, "pairs -1"},
+               {pay + 24, 8, 1000000, 0, "pairs 1000000"},         {rows, 4, 3, 0, "a pair's fragment 3 of 3"},
+               {rows + 4, 4, -1, 0, "a pair's fragment -1"},       {pay + 40, 0, 0, NAN, "a policy offset NaN"},
                {rows + 24, 0, 0, INFINITY, "a pair's feature inf"}};
     for (size_t i = 0; i < sizeof dmg / sizeof *dmg; i++) {
         unsigned char *q = malloc(n);
@@ -340,7 +339,8 @@ TEST(checkpoint_feedback_decoders_refuse_damage)
         size_t at;
         double v;
         const char *what;
-    } sd[] = {{w0, 0.9, "a weight"}, {sigma, -1, "sigma -1"}, {sigma, NAN, "sigma NaN"}, {C0, -2, "a covariance -2"}, {C0, INFINITY, "a covariance inf"}};
+    } sd[] = {
+        {w0, 0.9, "a weight"}, {sigma, -1, "sigma -1"}, {sigma, NAN, "sigma NaN"}, {C0, -2, "a covariance -2"}, {C0, INFINITY, "a covariance inf"}};
     for (size_t i = 0; i < sizeof sd / sizeof *sd; i++) {
         unsigned char *q = malloc(n);
         memcpy(q, p, n);

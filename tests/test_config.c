@@ -127,11 +127,14 @@ TEST(config_ranges_and_strict_numbers)
     sc_cfg_free(c);
 
     /* strict number parsing: the whole scalar, finite, decimal */
-    static const struct { const char *text; int ok; double v; } cases[] = {
-        {"1e3", 1, 1000},   {"-.5", 1, -0.5}, {"+2.", 1, 2},   {"'7.25'", 1, 7.25}, {"abc", 0, 0},
-        {"1.5x", 0, 0},     {"inf", 0, 0},    {".inf", 0, 0},  {"nan", 0, 0},       {"1e400", 0, 0},
-        {"0x10", 0, 0},     {"1,5", 0, 0},    {"' 5'", 0, 0},  {"", 0, 0},          {"[1]", 0, 0},
-        {"{a: 1}", 0, 0},   {"1 2", 0, 0},    {"~", 0, 0},
+    static const struct {
+        const char *text;
+        int ok;
+        double v;
+    } cases[] = {
+        {"1e3", 1, 1000}, {"-.5", 1, -0.5}, {"+2.", 1, 2}, {"'7.25'", 1, 7.25}, {"abc", 0, 0},  {"1.5x", 0, 0},
+        {"inf", 0, 0},    {".inf", 0, 0},   {"nan", 0, 0}, {"1e400", 0, 0},     {"0x10", 0, 0}, {"1,5", 0, 0},
+        {"' 5'", 0, 0},   {"", 0, 0},       {"[1]", 0, 0}, {"{a: 1}", 0, 0},    {"1 2", 0, 0},  {"~", 0, 0},
     };
     int checked = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -141,8 +144,9 @@ TEST(config_ranges_and_strict_numbers)
         int rc = sc_cfg_double(sc_cfg_root(c), "v", 123, &x, &e);
         ENSURE_MSG((rc == SC_OK) == cases[i].ok, "'%s' -> rc %d (%s)", cases[i].text, rc, rc ? e.msg : "");
         if (cases[i].ok) ENSURE(x == cases[i].v);
-        else ENSURE_MSG(!strncmp(e.msg, cases[i].text[0] ? "n.yaml:1:4: 'v' must be a" : "n.yaml:1:3: 'v' must be a", 25),
-                        "'%s': %s", cases[i].text, e.msg);
+        else
+            ENSURE_MSG(!strncmp(e.msg, cases[i].text[0] ? "n.yaml:1:4: 'v' must be a" : "n.yaml:1:3: 'v' must be a", 25), "'%s': %s", cases[i].text,
+                       e.msg);
         sc_cfg_free(c);
         checked++;
     }
@@ -162,8 +166,9 @@ TEST(config_enum)
     ENSURE_OK(sc_cfg_enum(r, "absent", solvers, 3, 1, &k, &e), &e);
     ENSURE(k == 1);
     ENSURE(sc_cfg_enum(r, "other", solvers, 3, 0, &k, &e) == SC_EINPUT);
-    ENSURE(!strcmp(e.msg, "e.yaml:2:8: 'other' must be one of 'newton', 'gauss_seidel', 'cg', got 'newtn' "
-                          "(did you mean 'newton'?)"));
+    ENSURE(!strcmp(e.msg,
+                   "e.yaml:2:8: 'other' must be one of 'newton', 'gauss_seidel', 'cg', got 'newtn' "
+                   "(did you mean 'newton'?)"));
     ENSURE(sc_cfg_enum(r, "far", solvers, 3, 0, &k, &e) == SC_EINPUT);
     ENSURE(!strcmp(e.msg, "e.yaml:3:6: 'far' must be one of 'newton', 'gauss_seidel', 'cg', got 'zzzzzz'"));
     ENSURE(sc_cfg_enum(r, "list", solvers, 3, 0, &k, &e) == SC_EINPUT);
@@ -280,19 +285,19 @@ TEST(config_nested_maps_and_bone_lists)
 TEST(config_unknown_key_did_you_mean)
 {
     const char *path = sc_test_write("unknown.yaml",
-                                     "dt: 0.001\n"                /* 1 */
-                                     "material:\n"                /* 2 */
-                                     "  density: 1000\n"          /* 3 */
-                                     "  youngs: 5.0e4\n"          /* 4 */
-                                     "bones:\n"                   /* 5 */
-                                     "  - name: a\n"              /* 6 */
-                                     "    length: 1\n"            /* 7 */
-                                     "  - name: b\n"              /* 8 */
-                                     "    lenght: 2\n"            /* 9 */
-                                     "render:\n"                  /* 10 */
-                                     "  width: 640\n"             /* 11 */
-                                     "  height: 480\n"            /* 12 */
-                                     "xyzzy: 1\n");               /* 13 */
+                                     "dt: 0.001\n"       /* 1 */
+                                     "material:\n"       /* 2 */
+                                     "  density: 1000\n" /* 3 */
+                                     "  youngs: 5.0e4\n" /* 4 */
+                                     "bones:\n"          /* 5 */
+                                     "  - name: a\n"     /* 6 */
+                                     "    length: 1\n"   /* 7 */
+                                     "  - name: b\n"     /* 8 */
+                                     "    lenght: 2\n"   /* 9 */
+                                     "render:\n"         /* 10 */
+                                     "  width: 640\n"    /* 11 */
+                                     "  height: 480\n"   /* 12 */
+                                     "xyzzy: 1\n");      /* 13 */
     sc_err e = {0};
     sc_cfg *c;
     ENSURE_OK(sc_cfg_load_file(path, &c, &e), &e);
@@ -338,8 +343,9 @@ TEST(config_syntax_errors)
     const char *p1 = sc_test_write("syntax.yaml", "a: 1\nb: [1, 2\nc: 3\n");
     ENSURE(sc_cfg_load_file(p1, &c, &e) == SC_EINPUT);
     ENSURE(c == NULL);
-    ENSURE(msg_is(&e, p1, ":3:2: did not find expected ',' or ']' (while parsing a flow sequence at line 2, "
-                          "column 4)"));
+    ENSURE(msg_is(&e, p1,
+                  ":3:2: did not find expected ',' or ']' (while parsing a flow sequence at line 2, "
+                  "column 4)"));
     const char *p2 = sc_test_write("tabs.yaml", "material:\n  density: 1\n\tpoisson: 0.3\n");
     ENSURE(sc_cfg_load_file(p2, &c, &e) == SC_EINPUT);
     ENSURE(msg_has(&e, ":3:1: "));
@@ -487,9 +493,7 @@ TEST(config_resolved_text_roundtrip)
     ENSURE(nu[0] == 0.45 && nu[1] == 0.45);
     for (int k = 0; k < 3; k++) ENSURE(g[0][k] == gdef[0][k] && g[1][k] == gdef[0][k]);
     ENSURE(contact[0] == 1 && contact[1] == 1);
-    for (int i = 0; i < 2; i++) {
-        ENSURE(!strcmp(bname[0][i], bname[1][i]) && len[0][i] == len[1][i]);
-    }
+    for (int i = 0; i < 2; i++) { ENSURE(!strcmp(bname[0][i], bname[1][i]) && len[0][i] == len[1][i]); }
     ENSURE(!strcmp(bname[0][1], "null"));
     /* the re-emitted text is itself a fixed point */
     char *text2 = sc_cfg_resolved_text(c2);

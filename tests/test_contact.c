@@ -27,11 +27,11 @@ static const char *character(void)
 }
 
 /* The phases of the synthetic clip (seconds from frame 1, the first frame used). */
-#define T_LIFT0 0.5   /* right foot starts to rise (0.15 s up, 0.3 s held, 0.15 s down) */
+#define T_LIFT0 0.5 /* right foot starts to rise (0.15 s up, 0.3 s held, 0.15 s down) */
 #define T_LIFT1 1.1
-#define T_HOP0 1.4    /* ballistic flight: 1.2 m/s up, 0.245 s */
-#define HOP_V 1.2
-#define T_END 2.2
+#define T_HOP0  1.4 /* ballistic flight: 1.2 m/s up, 0.245 s */
+#define HOP_V   1.2
+#define T_END   2.2
 
 static double smooth01(double x) { return x <= 0 ? 0 : x >= 1 ? 1 : 0.5 - 0.5 * cos(SC_PI * x); }
 
@@ -112,7 +112,7 @@ TEST(id_contacts_known_synthetic)
     for (int k = 0; k < r.n; k++) {
         double t = r.time[k], near = INFINITY;
         for (int e = 0; e < 4; e++) near = fmin(near, fabs(t - edges[e]));
-        int air = t > T_HOP0 && t < T_HOP0 + flight, lifted = t > T_LIFT0 + 0.075 && t < T_LIFT1 - 0.075;
+        int air = t > T_HOP0 && t<T_HOP0 + flight, lifted = t> T_LIFT0 + 0.075 && t < T_LIFT1 - 0.075;
         for (int j = 0; j < r.nb; j++) others += j != lf && j != rf && r.captured[(size_t)k * r.nb + j];
         if (lifted && near > 0.08) {
             hmin_lift = fmin(hmin_lift, r.contact_height[(size_t)k * r.nb + rf]);
@@ -126,12 +126,13 @@ TEST(id_contacts_known_synthetic)
     sc_test_report("synthetic stand / lift / hop (%d samples, %ld judged away from transitions): contact tolerances %.3f m, "
                    "%.2f m/s (from the character); %d contact intervals; wrong l_foot %ld, r_foot %ld samples; other bones in "
                    "contact %ld; lifted foot >= %.3f m up; mean vertical force %.4f x expected, unsupported %ld, root residual "
-                   "rms %.4f m g; contacts kept %d/%d, largest gap %.4f m", r.n, judged, info.height_tol, info.speed_tol,
-                   info.detect.intervals, wrong[0], wrong[1], others, hmin_lift, rep.mean_contact_fy / rep.expected_fy, rep.unsupported,
-                   rep.residual_force_rms / rep.weight, rep.contacts_kept, rep.contact_intervals, rep.max_contact_gap);
-    ENSURE(lift_h > 0 && hmin_lift > 0.05);            /* the lift really lifts */
+                   "rms %.4f m g; contacts kept %d/%d, largest gap %.4f m",
+                   r.n, judged, info.height_tol, info.speed_tol, info.detect.intervals, wrong[0], wrong[1], others, hmin_lift,
+                   rep.mean_contact_fy / rep.expected_fy, rep.unsupported, rep.residual_force_rms / rep.weight, rep.contacts_kept,
+                   rep.contact_intervals, rep.max_contact_gap);
+    ENSURE(lift_h > 0 && hmin_lift > 0.05); /* the lift really lifts */
     ENSURE(wrong[0] == 0 && wrong[1] == 0 && others == 0);
-    ENSURE(info.detect.intervals == 5);                 /* l_foot: 2, r_foot: 3 */
+    ENSURE(info.detect.intervals == 5); /* l_foot: 2, r_foot: 3 */
     ENSURE(fabs(rep.mean_contact_fy / rep.expected_fy - 1) < 0.01);
     ENSURE(rep.unsupported == 0);
     ENSURE(rep.residual_force_rms < 0.01 * rep.weight);
@@ -176,8 +177,8 @@ TEST(id_contacts_from_the_resultant)
             for (int j = 0; j < nb; j++) touching[fall] += flags[(size_t)f * nb + j];
         rescued[fall] = info.frames_rescued;
         sc_test_report("body %s with its feet 6 cm (and more) above the floor (height tolerance %.3f m): %ld bone-frames in "
-                       "contact, %ld frames from the resultant, %ld frames needing support without contact", fall ? "falling freely"
-                       : "held still", o.height_tol, touching[fall], rescued[fall], info.frames_unsupported);
+                       "contact, %ld frames from the resultant, %ld frames needing support without contact",
+                       fall ? "falling freely" : "held still", o.height_tol, touching[fall], rescued[fall], info.frames_unsupported);
         if (!fall) {
             ENSURE(info.frames_unsupported == 0 && rescued[0] == n);
             for (int f = 0; f < n; f++) ENSURE(flags[(size_t)f * nb + bone(&m, "l_foot")] && flags[(size_t)f * nb + bone(&m, "r_foot")]);
@@ -185,7 +186,7 @@ TEST(id_contacts_from_the_resultant)
         free(flags);
         sc_motion_free(&mo);
     }
-    ENSURE(touching[0] == 2 * n);   /* both feet, nothing else */
+    ENSURE(touching[0] == 2 * n); /* both feet, nothing else */
     ENSURE(touching[1] == 0 && rescued[1] == 0);
     sc_gc_geom_free(&g);
     sc_body_free(&b);

@@ -75,8 +75,7 @@ TEST(core_quaternion_roundtrips)
     double deg[3] = {30, -20, 45};
     sc_quat e = sc_q_from_euler_deg("ZYX", deg);
     sc_quat ref = sc_q_mul(sc_q_axis_angle(sc_v3(0, 0, 1), 30 * SC_PI / 180),
-                           sc_q_mul(sc_q_axis_angle(sc_v3(0, 1, 0), -20 * SC_PI / 180),
-                                    sc_q_axis_angle(sc_v3(1, 0, 0), 45 * SC_PI / 180)));
+                           sc_q_mul(sc_q_axis_angle(sc_v3(0, 1, 0), -20 * SC_PI / 180), sc_q_axis_angle(sc_v3(1, 0, 0), 45 * SC_PI / 180)));
     ENSURE(sc_q_angle_between(e, ref) < 1e-12);
 }
 
@@ -104,7 +103,9 @@ TEST(core_polar_decomposition)
         if (k % 5 == 0) s2 = -s2;
         sc_mat3 v = sc_q_to_m3(random_q(&r));
         sc_mat3 d = sc_m3_zero();
-        d.m[0][0] = s0; d.m[1][1] = s1; d.m[2][2] = s2;
+        d.m[0][0] = s0;
+        d.m[1][1] = s1;
+        d.m[2][2] = s2;
         sc_mat3 sym = sc_m3_mul(v, sc_m3_mul_nt(d, v));
         sc_mat3 f = sc_m3_mul(sc_q_to_m3(q), sym), rr, ss;
         sc_polar(f, &rr, &ss);

@@ -32,10 +32,8 @@ static const struct {
     uint64_t pinned;
 } k_kernels[] = {
     /* pinned when the test was written (issue 26) */
-    {"scalar", SC_FEM_KERNEL_SCALAR, 0, 0x57e5ea73db028ec1ull},
-    {"avx2", SC_FEM_KERNEL_AVX2, 0, 0x3cfa90334b099713ull},
-    {"avx512", SC_FEM_KERNEL_AVX512, 0, 0x0eaad2594d7e60feull},
-    {"avx2-f32", SC_FEM_KERNEL_AVX2_F32, 1, 0x5dec2ae1eed37e56ull},
+    {"scalar", SC_FEM_KERNEL_SCALAR, 0, 0x57e5ea73db028ec1ull},         {"avx2", SC_FEM_KERNEL_AVX2, 0, 0x3cfa90334b099713ull},
+    {"avx512", SC_FEM_KERNEL_AVX512, 0, 0x0eaad2594d7e60feull},         {"avx2-f32", SC_FEM_KERNEL_AVX2_F32, 1, 0x5dec2ae1eed37e56ull},
     {"avx512-f32", SC_FEM_KERNEL_AVX512_F32, 1, 0x676d96e411efd6a4ull},
 };
 
@@ -117,12 +115,13 @@ TEST(determinism_pinned_hash_per_fem_kernel)
         if (rc) sc_test_fail(__FILE__, __LINE__, "%s: %s", name, err.msg);
         else if (kernel != k_kernels[i].id) sc_test_fail(__FILE__, __LINE__, "%s: the simulation ran %s", name, sc_fem_kernel_name(kernel));
         else if (!PINNED_BUILD)
-            sc_test_report("%s: state hash 0x%016llxull after %d steps (not compared: pinned for the release build)", name,
-                           (unsigned long long)hash, STEPS);
+            sc_test_report("%s: state hash 0x%016llxull after %d steps (not compared: pinned for the release build)", name, (unsigned long long)hash,
+                           STEPS);
         else if (hash != k_kernels[i].pinned)
-            sc_test_fail(__FILE__, __LINE__, "%s: state hash 0x%016llxull after %d steps, pinned 0x%016llxull (pin the new value "
-                         "when the change was deliberate)", name, (unsigned long long)hash, STEPS,
-                         (unsigned long long)k_kernels[i].pinned);
+            sc_test_fail(__FILE__, __LINE__,
+                         "%s: state hash 0x%016llxull after %d steps, pinned 0x%016llxull (pin the new value "
+                         "when the change was deliberate)",
+                         name, (unsigned long long)hash, STEPS, (unsigned long long)k_kernels[i].pinned);
         else ran++;
         wrong += rc || kernel != k_kernels[i].id || (PINNED_BUILD && hash != k_kernels[i].pinned);
     }

@@ -36,12 +36,18 @@ static int synthetic(sc_reference *r, double T, double seconds, sc_err *err)
         sc_v3_store(r->root_vel + 3 * k, sc_v3_add(sc_v3_scale(fwd, 1.2), sc_v3(0, 0.04 * w * cos(2 * w * t), 0)));
         sc_quat root = sc_q_mul(sc_q_axis_angle(sc_v3(0, 1, 0), yaw), sc_q_axis_angle(sc_v3(1, 0, 0), 0.05 * sin(w * t)));
         double *q = r->local_quat + 4 * ((size_t)k * nb);
-        q[0] = root.w; q[1] = root.x; q[2] = root.y; q[3] = root.z;
+        q[0] = root.w;
+        q[1] = root.x;
+        q[2] = root.y;
+        q[3] = root.z;
         for (int j = 1; j < nb; j++) {
             double amp = 0.3 + 0.1 * j, ph = 0.7 * j;
             sc_quat lq = sc_q_axis_angle(sc_v3(1, 0, 0), amp * sin(w * t + ph));
             double *p = r->local_quat + 4 * ((size_t)k * nb + j);
-            p[0] = lq.w; p[1] = lq.x; p[2] = lq.y; p[3] = lq.z;
+            p[0] = lq.w;
+            p[1] = lq.x;
+            p[2] = lq.y;
+            p[3] = lq.z;
             r->local_ang_vel[3 * ((size_t)k * nb + j)] = amp * w * cos(w * t + ph);
         }
         sc_v3_store(r->local_ang_vel + 3 * ((size_t)k * nb), sc_v3(0.05 * w * cos(w * t), turn, 0));
@@ -49,12 +55,22 @@ static int synthetic(sc_reference *r, double T, double seconds, sc_err *err)
         for (int j = 0; j < nb; j++) {
             sc_v3_store(r->bone_pos + 3 * ((size_t)k * nb + j), sc_v3(x, 0.95 - 0.1 * j, z));
             double *bq = r->bone_quat + 4 * ((size_t)k * nb + j);
-            bq[0] = root.w; bq[1] = root.x; bq[2] = root.y; bq[3] = root.z;
+            bq[0] = root.w;
+            bq[1] = root.x;
+            bq[2] = root.y;
+            bq[3] = root.z;
         }
         sc_v3_store(r->com + 3 * k, sc_v3(x, 0.9, z));
         sc_v3_store(r->com_vel + 3 * k, sc_v3_scale(fwd, 1.2));
     }
     return SC_OK;
+}
+
+/* every path of a 2-element list (the second may be NULL) exists */
+static int all_exist(const void *arg)
+{
+    const char *const *paths = arg;
+    return sc_test_file_exists(paths[0]) && (!paths[1] || sc_test_file_exists(paths[1]));
 }
 
 TEST(cycle_found_on_a_motion_of_known_period)
@@ -68,7 +84,8 @@ TEST(cycle_found_on_a_motion_of_known_period)
         ENSURE_OK(sc_cycle_find(&r, 0.4, 2.0, &c, &err), &err);
         double period = c.t1 - c.t0;
         sc_test_report("period %.4f s found for a motion of period %.4f s (a double period also repeats it); pose mismatch %.2e rad, "
-                       "velocity %.2e rad/s", period, T, c.pose_error, c.velocity_error);
+                       "velocity %.2e rad/s",
+                       period, T, c.pose_error, c.velocity_error);
         ENSURE_NEAR(period, T, 0.0005 + 1e-12);
         ENSURE(c.pose_error < 1e-3);
         /* repeated, the cycle continues the motion: the repetition's first sample is the clip's
@@ -80,7 +97,8 @@ TEST(cycle_found_on_a_motion_of_known_period)
         double worst = 0;
         for (int k = 0; k <= 2 * P && c.i0 + k < r.n; k += 7) {
             worst = fmax(worst, sc_v3_dist(sc_v3_load(rep.root_pos + 3 * k), sc_v3_load(r.root_pos + 3 * (c.i0 + k))));
-            sc_quat a = {rep.local_quat[4 * (size_t)k * 6], rep.local_quat[4 * (size_t)k * 6 + 1], rep.local_quat[4 * (size_t)k * 6 + 2], rep.local_quat[4 * (size_t)k * 6 + 3]};
+            sc_quat a = {rep.local_quat[4 * (size_t)k * 6], rep.local_quat[4 * (size_t)k * 6 + 1], rep.local_quat[4 * (size_t)k * 6 + 2],
+                         rep.local_quat[4 * (size_t)k * 6 + 3]};
             const double *b = r.local_quat + 4 * (size_t)(c.i0 + k) * 6;
             worst = fmax(worst, sc_q_angle_between(a, (sc_quat){b[0], b[1], b[2], b[3]}));
         }
@@ -139,7 +157,8 @@ static int learn_with(const char *cfg, int ranks, const char *outp, const char *
     if (!ol) return -1;
     char launcher[64] = "";
     if (ranks) snprintf(launcher, sizeof launcher, "mpiexec.mpich -n %d ", ranks);
-    return sc_test_sh(out, sizeof out, "%s%s -q -c %s -o %s %s %s %s", launcher, sc_test_tool("learn-feedback"), cfg, outp, extra ? extra : "", ch, ol);
+    return sc_test_sh(out, sizeof out, "%s%s -q -c %s -o %s %s %s %s", launcher, sc_test_tool("learn-feedback"), cfg, outp, extra ? extra : "", ch,
+                      ol);
 }
 static int learn(int ranks, const char *outp, const char *extra) { return learn_with(preset(), ranks, outp, extra); }
 
@@ -206,11 +225,10 @@ TEST(feedback_kill9_then_resume_is_identical)
     sc_test_sh(NULL, 0, "(mpiexec.mpich -n 2 %s -q -c %s -o %s %s %s > %s 2>&1) > /dev/null 2>&1 &", sc_test_tool("learn-feedback"), preset(), p,
                sc_fixture_michelin(), cyclic_openloop(), log);
     /* kill it while it samples the second iteration: after the first iteration's checkpoint */
-    int seen = 0;
-    for (int i = 0; i < 2400 && !seen; i++) {
-        seen = sc_test_file_exists(ck) && sc_test_file_exists(inner);
-        if (!seen) usleep(50000);
-    }
+    char command[4400];
+    snprintf(command, sizeof command, "%s -q -c %s -o %s", sc_test_tool("learn-feedback"), preset(), p);
+    const char *both[] = {ck, inner};
+    int seen = sc_test_wait_while_running(all_exist, both, command, 1800);
     ENSURE_MSG(seen, "no checkpoint of the first iteration appeared");
     ENSURE(!sc_test_file_exists(p));
     sc_test_sh(NULL, 0, "pkill -KILL -f '^%s -q -c %s -o %s'", sc_test_tool("learn-feedback"), preset(), p);
@@ -248,8 +266,10 @@ TEST(feedback_regresses_on_the_good_paths)
     int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"), cfg, p, ch, ol);
     ENSURE_MSG(rc == 0, "learn-feedback, pairs: paths: exit %d: %s", rc, out);
     int frag = 0, all = 0, paths = 0;
-    rc = sc_test_sh(out, sizeof out, "/usr/bin/python3 -c \"import h5py; a = h5py.File('%s', 'r'); b = h5py.File('%s', 'r'); "
-                    "print(a['/policy/steps'].shape[0], int(a['/learning/pairs'][0]), int(b['/learning/pairs'][0]))\"", b, p);
+    rc = sc_test_sh(out, sizeof out,
+                    "/usr/bin/python3 -c \"import h5py; a = h5py.File('%s', 'r'); b = h5py.File('%s', 'r'); "
+                    "print(a['/policy/steps'].shape[0], int(a['/learning/pairs'][0]), int(b['/learning/pairs'][0]))\"",
+                    b, p);
     ENSURE_MSG(rc == 0 && sscanf(out, "%d %d %d", &frag, &all, &paths) == 3, "reading the pairs: %s", out);
     sc_test_report("iteration 1, %d segments of 3 elites: %d regression pairs from every elite, %d from the good paths", frag, all, paths);
     ENSURE_MSG(all == 3 * frag, "pairs: elites gave %d pairs, expected %d", all, 3 * frag);
@@ -262,8 +282,8 @@ TEST(feedback_zero_gains_reproduce_the_open_loop)
     ENSURE_MSG(b, "learn-feedback failed: %s", out);
     /* the learned policy with every gain zeroed, closed loop, against its open loop */
     const char *zero = sc_fixture_keep(sc_test_tmp("feedback_zero.h5"));
-    int rc = sc_test_sh(out, sizeof out,
-                        "cp %s %s && /usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r+'); f['/policy/M'][...] = 0\"", b, zero, zero);
+    int rc = sc_test_sh(out, sizeof out, "cp %s %s && /usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r+'); f['/policy/M'][...] = 0\"", b,
+                        zero, zero);
     ENSURE_MSG(rc == 0, "zeroing the gains: %s", out);
     const char *closed = sc_fixture_keep(sc_test_tmp("feedback_zero_closed.h5")), *open = sc_fixture_keep(sc_test_tmp("feedback_zero_open.h5"));
     rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --policy %s --cycles 2 %s && %s -q -c %s -o %s --policy %s --cycles 2 --open-loop %s",
@@ -303,7 +323,8 @@ TEST(feedback_learns_across_stiffness)
                     p, b);
     double f0, f1, at00, b0, me0, bme0, me1, bme1;
     int ni, nf, mean_ok;
-    ENSURE_MSG(rc == 0 && sscanf(out, "%lf %lf %d %d %d %lf %lf %lf %lf %lf %lf", &f0, &f1, &ni, &nf, &mean_ok, &at00, &b0, &me0, &bme0, &me1, &bme1) == 11,
+    ENSURE_MSG(rc == 0 &&
+                   sscanf(out, "%lf %lf %d %d %d %lf %lf %lf %lf %lf %lf", &f0, &f1, &ni, &nf, &mean_ok, &at00, &b0, &me0, &bme0, &me1, &bme1) == 11,
                "reading /learning: %s", out);
     sc_test_report("factors [%g, %g], survived_at %d x %d; iteration 1 at 1 x E: survived %.3f s (the single-stiffness run: %.3f s), "
                    "model error %.4f (%.4f); iteration 2, sampled at 2 x E: model error %.4f (single stiffness: %.4f)",
@@ -326,14 +347,15 @@ TEST(feedback_chooses_the_action_cost_by_the_closed_loop)
     const char *p = sc_fixture_keep(sc_test_tmp("feedback_costs.h5"));
     int rc = learn_with(cfg, 0, p, NULL);
     ENSURE_MSG(rc == 0, "learn-feedback, action_cost [0.01, 1, 100]: exit %d: %s", rc, out);
-    rc = sc_test_sh(out, sizeof out,
-                    "/usr/bin/python3 -c \"import h5py, numpy as np; a = h5py.File('%s', 'r')['/learning']; b = h5py.File('%s', 'r')['/learning']; "
-                    "cs = a['cost_survived'][...]; ce = a['cost_joint_error'][...]; c = list(a['action_costs'][...]); "
-                    "k = [c.index(x) for x in a['action_cost'][...]]; "
-                    "best = [min(range(len(c)), key=lambda j: (-cs[i, j], ce[i, j])) for i in range(cs.shape[0])]; "
-                    "print(*cs.shape, int((a['survived'][...] == cs.max(1)).all()), int(k == best), "
-                    "repr(cs[0, 1]), repr(b['survived'][0]), repr(a['model_error'][0]), repr(b['model_error'][0]), ' '.join(map(repr, cs.ravel())))\"",
-                    p, b);
+    rc =
+        sc_test_sh(out, sizeof out,
+                   "/usr/bin/python3 -c \"import h5py, numpy as np; a = h5py.File('%s', 'r')['/learning']; b = h5py.File('%s', 'r')['/learning']; "
+                   "cs = a['cost_survived'][...]; ce = a['cost_joint_error'][...]; c = list(a['action_costs'][...]); "
+                   "k = [c.index(x) for x in a['action_cost'][...]]; "
+                   "best = [min(range(len(c)), key=lambda j: (-cs[i, j], ce[i, j])) for i in range(cs.shape[0])]; "
+                   "print(*cs.shape, int((a['survived'][...] == cs.max(1)).all()), int(k == best), "
+                   "repr(cs[0, 1]), repr(b['survived'][0]), repr(a['model_error'][0]), repr(b['model_error'][0]), ' '.join(map(repr, cs.ravel())))\"",
+                   p, b);
     int ni, nc, best, kept;
     double c1, b0, me, bme;
     ENSURE_MSG(rc == 0 && sscanf(out, "%d %d %d %d %lf %lf %lf %lf", &ni, &nc, &best, &kept, &c1, &b0, &me, &bme) == 8, "reading /learning: %s", out);
@@ -363,17 +385,20 @@ TEST(feedback_bad_input)
     ENSURE_MSG(rc == 2 && strstr(out, "another character"), "exit %d: %s", rc, out);
     /* a number of cycles that is not one */
     rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --policy %s --cycles 2x %s", sc_test_tool("simulate"), preset(), o, b, ch);
-    ENSURE_MSG(rc == 1 && strstr(out, "--cycles expects a positive number of gait cycles, got '2x'") && !sc_test_file_exists(o), "exit %d: %s", rc, out);
+    ENSURE_MSG(rc == 1 && strstr(out, "--cycles expects a positive number of gait cycles, got '2x'") && !sc_test_file_exists(o), "exit %d: %s", rc,
+               out);
     /* a feature this build does not know */
     const char *feat = sc_fixture_keep(sc_test_tmp("feedback_feature.h5"));
     sc_test_sh(out, sizeof out,
                "cp %s %s && /usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r+'); n = [x.decode() for x in f['/policy/features'][()]]; "
-               "n[3] = 'zmp_x'; del f['/policy/features']; f['/policy/features'] = n\"", b, feat, feat);
+               "n[3] = 'zmp_x'; del f['/policy/features']; f['/policy/features'] = n\"",
+               b, feat, feat);
     ENSURE(expect("unknown feature", feat, 2, "feature 3 is 'zmp_x', unknown here"));
     /* a controller that is not a cycle, and a file that is not an openloop.h5 */
     const char *notcyc = sc_fixture_keep(sc_test_tmp("feedback_notcycle.h5"));
-    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"),
-                    sc_test_write("feedback_nocycle.yaml", "sampling: {samples: 4, elites: 2, end: 0.1}\n"), notcyc, ch, sc_fixture_march_reference());
+    rc =
+        sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"),
+                   sc_test_write("feedback_nocycle.yaml", "sampling: {samples: 4, elites: 2, end: 0.1}\n"), notcyc, ch, sc_fixture_march_reference());
     ENSURE_MSG(rc == 0, "%s", out);
     const char *pol = sc_fixture_keep(sc_test_tmp("feedback_bad_policy.h5"));
     rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"), preset(), pol, ch, notcyc);
@@ -434,7 +459,7 @@ static const char *search_preset(void)
 
 static int same_search(const char *a, const char *b)
 {
-    static const char *const groups[] = {"/policy", "/learning/score", "/learning/mean_score", "/learning/sigma", "/learning/survived",
+    static const char *const groups[] = {"/policy",         "/learning/score",   "/learning/mean_score", "/learning/sigma", "/learning/survived",
                                          "/learning/gains", "/learning/role_of", "/evaluation"};
     return same_groups(a, b, groups, sizeof groups / sizeof *groups);
 }
@@ -479,14 +504,14 @@ TEST(feedback_search_identical_for_ranks_and_after_kill9)
     unlink(ck);
     sc_test_sh(NULL, 0, "(mpiexec.mpich -n 2 %s -q -c %s -o %s %s %s > %s 2>&1) > /dev/null 2>&1 &", sc_test_tool("learn-feedback"), search_preset(),
                p, sc_fixture_michelin(), cyclic_openloop(), log);
-    int seen = 0;
-    for (int i = 0; i < 2400 && !seen; i++) {
-        seen = sc_test_file_exists(ck);
-        if (!seen) usleep(20000);
-    }
-    ENSURE_MSG(seen, "no checkpoint of the first generation appeared");
+    char command[4400];
+    snprintf(command, sizeof command, "%s -q -c %s -o %s", sc_test_tool("learn-feedback"), search_preset(), p);
+    const char *one[] = {ck, NULL};
+    int seen = sc_test_wait_while_running(all_exist, one, command, 1800);
+    ENSURE_MSG(seen || sc_test_file_exists(p), "no checkpoint of the first generation appeared");
     sc_test_sh(NULL, 0, "pkill -KILL -f '^%s -q -c %s -o %s'", sc_test_tool("learn-feedback"), search_preset(), p);
-    for (int i = 0; i < 200 && !sc_test_sh(NULL, 0, "pgrep -f '^%s -q -c %s -o %s' > /dev/null", sc_test_tool("learn-feedback"), search_preset(), p); i++)
+    for (int i = 0; i < 200 && !sc_test_sh(NULL, 0, "pgrep -f '^%s -q -c %s -o %s' > /dev/null", sc_test_tool("learn-feedback"), search_preset(), p);
+         i++)
         usleep(50000);
     int finished = sc_test_file_exists(p);
     rc = learn_with(search_preset(), 2, p, "--resume");
@@ -504,16 +529,18 @@ TEST(feedback_search_identical_for_ranks_and_after_kill9)
                     "  for i in range(M.shape[1]):\n"
                     "    for q, n in enumerate(inputs[:-1]): k = names.index(n); E[j, i, k] = g[ro[j, i], q] / sc[k]\n"
                     "bias = P['a_bar'][()] - P['offsets'][()][:, P['action_dof'][()]]\n"
-                    "print(np.abs(M - E).max(), len(L['roles']), M.shape[1], g.shape[1], np.abs(bias - g[ro, -1]).max(), np.abs(g[:, -1]).max(), int((ro != ro[0]).any()), M.shape[0])\"",
+                    "print(np.abs(M - E).max(), len(L['roles']), M.shape[1], g.shape[1], np.abs(bias - g[ro, -1]).max(), np.abs(g[:, -1]).max(), "
+                    "int((ro != ro[0]).any()), M.shape[0])\"",
                     b);
     double dm = 1, db = 1, bmax = 0;
     int roles = 0, nact = 0, width = 0, swapped = 0, frags = 0;
-    ENSURE_MSG(rc == 0 && sscanf(out, "%lf %d %d %d %lf %lf %d %d", &dm, &roles, &nact, &width, &db, &bmax, &swapped, &frags) == 8, "reading %s: %s", b, out);
+    ENSURE_MSG(rc == 0 && sscanf(out, "%lf %d %d %d %lf %lf %d %d", &dm, &roles, &nact, &width, &db, &bmax, &swapped, &frags) == 8, "reading %s: %s",
+               b, out);
     ENSURE_MSG(dm < 1e-12, "/policy/M differs from the roles' gains by %g", dm);
     ENSURE_MSG(db < 1e-12 && bmax > 0, "a_j - the open loop's offsets differs from the roles' biases by %g (largest bias %g)", db, bmax);
     /* one role per action in each fragment; the legs change roles with the stance foot */
-    ENSURE_MSG(width == 5 && roles == nact && swapped, "%d roles for %d actions (legs swapping roles: %d), %d gains each (4 features + a bias expected)",
-               roles, nact, swapped, width);
+    ENSURE_MSG(width == 5 && roles == nact && swapped,
+               "%d roles for %d actions (legs swapping roles: %d), %d gains each (4 features + a bias expected)", roles, nact, swapped, width);
     sc_test_report("method: search: policy.h5 identical without MPI and under mpiexec.mpich -n 2, 3, and after kill -9 and --resume; "
                    "%d fragments x %d actions played by %d roles (legs swap with the stance foot) x 5 gains; M = gains / scale exactly",
                    frags, nact, roles);

@@ -66,7 +66,9 @@ static int block_mesh(sc_model *m, int nx, int ny, int nz, double h, double jitt
                     for (int a = 0; a < 4; a++) tn[a] = c[pat[e][a]];
                     sc_mat3 dm = shape_mat(m->rest_pos, tn);
                     if (sc_m3_det(dm) < 0) {
-                        int tmp = tn[2]; tn[2] = tn[3]; tn[3] = tmp;
+                        int tmp = tn[2];
+                        tn[2] = tn[3];
+                        tn[3] = tmp;
                         dm = shape_mat(m->rest_pos, tn);
                     }
                     double vol = sc_m3_det(dm) / 6;
@@ -154,8 +156,7 @@ static double ref_forces(const sc_model *m, const double *x, const double *xp, i
     return energy;
 }
 
-static void sum_force_torque(int n, const double *x, const double *f, sc_vec3 *fs, sc_vec3 *tq, double *fscale,
-                             double *tscale)
+static void sum_force_torque(int n, const double *x, const double *f, sc_vec3 *fs, sc_vec3 *tq, double *fscale, double *tscale)
 {
     *fs = *tq = sc_v3(0, 0, 0);
     *fscale = *tscale = 0;
@@ -276,7 +277,10 @@ TEST(fem_matches_reference)
             memcpy(bmi.m, fx.m.bm_inv + 9 * t, sizeof bmi.m);
             double det = sc_m3_det(sc_m3_mul(shape_mat(fx.x, fx.m.tets + 4 * t), bmi));
             inv += det <= 0;
-            if (det < wd) { wd = det; wt = t; }
+            if (det < wd) {
+                wd = det;
+                wt = t;
+            }
         }
         ENSURE(st.inverted == inv && st.worst_tet == wt);
         ENSURE_NEAR(st.worst_det, wd, 1e-12);
@@ -287,8 +291,7 @@ TEST(fem_matches_reference)
         ENSURE(max_diff(n3, fx.f, fx.f2) / scale < 1e-10);
     }
     ENSURE(max_inv > 0);
-    sc_test_report("SIMD kernel vs sc_polar reference: max force diff %.2g relative (%d tets, up to %d inverted)",
-                   worst, fx.m.ntets, max_inv);
+    sc_test_report("SIMD kernel vs sc_polar reference: max force diff %.2g relative (%d tets, up to %d inverted)", worst, fx.m.ntets, max_inv);
     fixture_free(&fx);
 }
 
@@ -330,8 +333,7 @@ TEST(fem_rest_and_rigid_zero)
             transform(n, fx.m.rest_pos, q2, sc_v3(0.5, 0, 0), 0, &r, fx.xp);
             elastic(&fx, fx.x, fx.xp, fx.f, &st);
             worst = fmax(worst, max_abs(n3, fx.f) / scale);
-            ENSURE_MSG(max_abs(n3, fx.f) < 1e-9 * scale, "plastic trial %d step %d: |f| %.3g", trial, step,
-                       max_abs(n3, fx.f));
+            ENSURE_MSG(max_abs(n3, fx.f) < 1e-9 * scale, "plastic trial %d step %d: |f| %.3g", trial, step, max_abs(n3, fx.f));
         }
     }
     sc_test_report("max |f| under rigid motions: %.2g of the 5%%-strain force scale %.3g N", worst, scale);
@@ -368,8 +370,8 @@ TEST(fem_force_is_energy_gradient)
             worst = fmax(worst, d);
             ENSURE_MSG(d < 1e-6, "trial %d dof %d: f %.9g, -dE/dx %.9g", trial, i, fx.f[i], -grad);
         }
-        sc_test_report("trial %d: %d inverted tets, energy %.4g J, |f + dE/dx|max %.2g of |f|max %.3g N", trial,
-                       st.inverted, st.elastic_energy, worst, scale);
+        sc_test_report("trial %d: %d inverted tets, energy %.4g J, |f + dE/dx|max %.2g of |f|max %.3g N", trial, st.inverted, st.elastic_energy,
+                       worst, scale);
         if (trial) ENSURE(st.inverted > 0);
     }
     fixture_free(&fx);
@@ -417,8 +419,8 @@ TEST(fem_momentum_conservation)
     ENSURE(naive_t > 1e-3 && polar_t > 1e-5);
     ENSURE(cold_fallbacks > 0); /* the exact fallback path was exercised too */
     sc_test_report("R_p = R* R: |sum f| %.2g, |sum x x f| %.2g (relative; %d fallbacks on the cold passes); "
-                   "naive R_p = I: torque >= %.2g, R_p = rot(Fp): torque >= %.2g", wf, wt, cold_fallbacks, naive_t,
-                   polar_t);
+                   "naive R_p = I: torque >= %.2g, R_p = rot(Fp): torque >= %.2g",
+                   wf, wt, cold_fallbacks, naive_t, polar_t);
     fixture_free(&fx);
 }
 
@@ -447,8 +449,7 @@ TEST(fem_plasticity_rest_shape)
         max_inv = st.inverted > max_inv ? st.inverted : max_inv;
     }
     ENSURE(max_inv > 0); /* the large trials include inverted tets: still stress free */
-    sc_test_report("x == pose_rest: max |f| %.2g of the force against the rest shape (up to %d inverted tets)", worst,
-                   max_inv);
+    sc_test_report("x == pose_rest: max |f| %.2g of the force against the rest shape (up to %d inverted tets)", worst, max_inv);
     fixture_free(&fx);
 }
 
@@ -496,8 +497,13 @@ TEST(fem_inverted_robust)
             }
         }
         if (c == 2) x[11] = 0;
-        if (c == 3) for (int i = 1; i < 4; i++) { x[3 * i] = 0.05 * i; x[3 * i + 1] = x[3 * i + 2] = 0; }
-        if (c == 4) for (int i = 0; i < 12; i++) x[i] = 0.01;
+        if (c == 3)
+            for (int i = 1; i < 4; i++) {
+                x[3 * i] = 0.05 * i;
+                x[3 * i + 1] = x[3 * i + 2] = 0;
+            }
+        if (c == 4)
+            for (int i = 0; i < 12; i++) x[i] = 0.01;
         sc_fem_stats st;
         memset(f, 0, sizeof f);
         sc_fem_elastic_forces(&fem, x, NULL, warm, f, &st);
@@ -523,7 +529,8 @@ TEST(fem_inverted_robust)
             double vol2 = signed_volume(y);
             ENSURE_MSG(vol2 > vol, "%s: volume %.6g -> %.6g", names[c], vol, vol2);
             sc_test_report("%s tet: volume %.3g -> %.3g m^3 after a 0.1 mm step along f (|f|max %.3g N, "
-                           "%d fallbacks)", names[c], vol, vol2, fn, st.fallbacks);
+                           "%d fallbacks)",
+                           names[c], vol, vol2, fn, st.fallbacks);
         }
     }
     free(warm);
@@ -548,8 +555,7 @@ TEST(fem_polar_fixed_iterations_accuracy)
     static double d[N][3], dd[N][3], phase[N];
     static int fb[N];
     const int vw = sc_fem_simd_width(), groups = (N + vw - 1) / vw;
-    static const char *names[] = {"typical (<= 0.01 rad/step)", "big jumps (0.1-0.3 rad/step)",
-                                  "huge jumps (0.5-1.5 rad/step)"};
+    static const char *names[] = {"typical (<= 0.01 rad/step)", "big jumps (0.1-0.3 rad/step)", "huge jumps (0.5-1.5 rad/step)"};
     double typical_iters[2] = {0, 0};
     /* regime 0: typical (up to 20 rad/s, oscillating at 3 Hz; strain rates up to 2/s; 1/8 of
      * the elements inverted); 1, 2: big and huge jumps. Each without and with the predictor. */
@@ -561,12 +567,10 @@ TEST(fem_polar_fixed_iterations_accuracy)
                 rot[i] = random_q(&r);
                 frame[i] = random_q(&r);
                 sc_vec3 a = sc_v3_normalize(sc_v3(sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r)));
-                double wmag = regime == 0 ? 20 * sc_rng_uniform(&r)
-                              : regime == 1 ? 200 + 400 * sc_rng_uniform(&r) : 1000 + 2000 * sc_rng_uniform(&r);
+                double wmag = regime == 0 ? 20 * sc_rng_uniform(&r) : regime == 1 ? 200 + 400 * sc_rng_uniform(&r) : 1000 + 2000 * sc_rng_uniform(&r);
                 omega[i] = sc_v3_scale(a, wmag);
                 phase[i] = 2 * SC_PI * sc_rng_uniform(&r);
-                frame_w[i] = sc_v3_scale(sc_v3_normalize(sc_v3(sc_rng_normal(&r), 1, sc_rng_normal(&r))),
-                                         2 * sc_rng_uniform(&r));
+                frame_w[i] = sc_v3_scale(sc_v3_normalize(sc_v3(sc_rng_normal(&r), 1, sc_rng_normal(&r))), 2 * sc_rng_uniform(&r));
                 for (int k = 0; k < 3; k++) {
                     d[i][k] = 0.8 + 0.4 * sc_rng_uniform(&r) + 0.3 * k; /* distinct stretches */
                     dd[i][k] = 2 * (2 * sc_rng_uniform(&r) - 1);
@@ -575,7 +579,10 @@ TEST(fem_polar_fixed_iterations_accuracy)
                 sc_mat3 fm = make_f(rot[i], frame[i], d[i]), rr;
                 sc_polar(fm, &rr, NULL);
                 sc_quat q0 = sc_q_from_m3(rr);
-                q[4 * i] = q0.w; q[4 * i + 1] = q0.x; q[4 * i + 2] = q0.y; q[4 * i + 3] = q0.z;
+                q[4 * i] = q0.w;
+                q[4 * i + 1] = q0.x;
+                q[4 * i + 2] = q0.y;
+                q[4 * i + 3] = q0.z;
                 h[3 * i] = h[3 * i + 1] = h[3 * i + 2] = 0;
             }
             double err = 0, orth = 0;
@@ -606,8 +613,8 @@ TEST(fem_polar_fixed_iterations_accuracy)
             }
             double per_group = (double)iters / (STEPS * groups);
             sc_test_report("%s, %s: max |R - R_sc_polar| %.2g over %d x %d steps, |q|^2-1 %.1g, %.2f Newton "
-                           "steps per group of %d, %d fallbacks (%.2g %%)", names[regime],
-                           pred ? "predictor" : "no predictor", err, N, STEPS, orth, per_group, vw, fallbacks,
+                           "steps per group of %d, %d fallbacks (%.2g %%)",
+                           names[regime], pred ? "predictor" : "no predictor", err, N, STEPS, orth, per_group, vw, fallbacks,
                            100.0 * fallbacks / (N * STEPS));
             ENSURE_MSG(err < 1e-10, "max rotation error %.3g", err);
             ENSURE(orth < 1e-14);
@@ -634,7 +641,10 @@ TEST(fem_damping)
     transform(n, fx.m.rest_pos, sc_q_identity(), sc_v3(0, 0, 0), 0.004, &r, fx.x);
     transform(n, fx.m.rest_pos, sc_q_identity(), sc_v3(0, 0, 0), 0.004, &r, fx.xp);
     memcpy(fx.xp + 9, fx.x + 9, 3 * sizeof(double)); /* node 3: dx = 0 */
-    for (int i = 0; i < n3; i++) { v[i] = sc_rng_normal(&r); xd[i] = sc_rng_normal(&r); }
+    for (int i = 0; i < n3; i++) {
+        v[i] = sc_rng_normal(&r);
+        xd[i] = sc_rng_normal(&r);
+    }
     memset(fx.f, 0, n3 * sizeof(double));
     const double c = 20;
     sc_fem_pose_damping(n, fx.m.node_mass, fx.x, v, fx.xp, xd, c, fx.f, re);
@@ -676,7 +686,10 @@ TEST(fem_damping)
     memset(fx.f2, 0, n3 * sizeof(double));
     sc_fem_rayleigh_damping(&fx.fem, fx.m.node_mass, xd, fx.warm, 0, 0.01, fx.f2);
     double uf = 0, fu = 0, mf = 0;
-    for (int i = 0; i < n3; i++) { uf += xd[i] * fx.f[i]; fu += v[i] * fx.f2[i]; }
+    for (int i = 0; i < n3; i++) {
+        uf += xd[i] * fx.f[i];
+        fu += v[i] * fx.f2[i];
+    }
     ENSURE_NEAR(uf, fu, 1e-10 * fabs(vf));
     /* with mass damping */
     memset(fx.f2, 0, n3 * sizeof(double));
@@ -778,7 +791,10 @@ TEST(fem_kernels_match_scalar_reference)
                 transform(fx.m.nnodes, fx.m.rest_pos, random_q(&r), sc_v3(0.1, -0.2, 0.3), trial % 2 ? 0.012 : 0.005, &r, fx.x);
                 transform(fx.m.nnodes, fx.m.rest_pos, random_q(&r), sc_v3(0, 0, 0), 0.004, &r, fx.xp);
             } else {
-                for (int i = 0; i < n3; i++) { fx.x[i] += 2e-5 * sc_rng_normal(&r); fx.xp[i] += 1e-5 * sc_rng_normal(&r); }
+                for (int i = 0; i < n3; i++) {
+                    fx.x[i] += 2e-5 * sc_rng_normal(&r);
+                    fx.xp[i] += 1e-5 * sc_rng_normal(&r);
+                }
             }
             const double *xp = trial % 4 == 3 ? NULL : fx.xp;
             sc_fem_stats st, sr;
@@ -836,8 +852,10 @@ TEST(fem_kernel_selection_and_determinism)
     if (saved) snprintf(keep, sizeof keep, "%s", saved);
     sc_fem_kernel_override(NULL);
     int best = sc_fem_kernel_id();
-    ENSURE(best == (sc_fem_kernel_available(SC_FEM_KERNEL_AVX512) ? SC_FEM_KERNEL_AVX512
-                    : sc_fem_kernel_available(SC_FEM_KERNEL_AVX2) ? SC_FEM_KERNEL_AVX2 : SC_FEM_KERNEL_SCALAR));
+    ENSURE(best ==
+           (sc_fem_kernel_available(SC_FEM_KERNEL_AVX512)     ? SC_FEM_KERNEL_AVX512
+                : sc_fem_kernel_available(SC_FEM_KERNEL_AVX2) ? SC_FEM_KERNEL_AVX2
+                                                              : SC_FEM_KERNEL_SCALAR));
     ENSURE(!strcmp(sc_fem_kernel_name(SC_FEM_KERNEL_AVX512), "avx512-f64x8") && !strcmp(sc_fem_kernel_name(SC_FEM_KERNEL_AVX2), "avx2-f64x4"));
     ENSURE(!strcmp(sc_fem_kernel_name(99), "unknown"));
     fixture fx;
@@ -870,7 +888,10 @@ TEST(fem_kernel_selection_and_determinism)
                 transform(fx.m.nnodes, fx.m.rest_pos, random_q(&r), sc_v3(0, 0, 0), 0.003, &r, fx.xp);
                 elastic(&fx, fx.x, fx.xp, fx.f, NULL);
             }
-            if (rep == 0) { memcpy(w1, fx.warm, ws * sizeof(double)); memcpy(f1, fx.f, n3 * sizeof(double)); }
+            if (rep == 0) {
+                memcpy(w1, fx.warm, ws * sizeof(double));
+                memcpy(f1, fx.f, n3 * sizeof(double));
+            }
         }
         ENSURE_MSG(!memcmp(w1, fx.warm, ws * sizeof(double)) && !memcmp(f1, fx.f, n3 * sizeof(double)), "%s is not deterministic",
                    sc_fem_kernel_name(id));

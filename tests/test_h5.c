@@ -20,8 +20,8 @@ static const char *h5py_python(void)
 
 /* No HDF5 object left open: none now (live ids back to the start) and none force-closed at file
  * close (sc_h5 warns when H5Fclose finds objects still open). */
-#define ENSURE_NO_LEAKS(ids0, warn0)                                                               \
-    do {                                                                                           \
+#define ENSURE_NO_LEAKS(ids0, warn0)                                                                     \
+    do {                                                                                                 \
         ENSURE_MSG(sc_h5_live_ids() == (ids0), "%ld HDF5 objects left open", sc_h5_live_ids() - (ids0)); \
         ENSURE_MSG(sc_log_warning_count() == (warn0), "warnings: HDF5 objects were left open at close"); \
     } while (0)
@@ -31,8 +31,8 @@ static int bits_equal(const double *a, const double *b, size_t n) { return memcm
 /* Values that a lossy path would not survive: signed zero, subnormals, extremes, NaN payloads. */
 static void tricky_doubles(double *v, size_t n)
 {
-    const double special[] = {0.0, -0.0, 4.9406564584124654e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
-                              -1.0 / 3.0, 3.141592653589793, NAN, INFINITY, -INFINITY};
+    const double special[] = {
+        0.0, -0.0, 4.9406564584124654e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -1.0 / 3.0, 3.141592653589793, NAN, INFINITY, -INFINITY};
     for (size_t i = 0; i < n; i++) v[i] = i < 10 ? special[i] : sin(0.37 * (double)i) * 1e3 + 1e-9 * (double)i;
 }
 
@@ -113,8 +113,7 @@ TEST(h5_roundtrip_datasets_attrs_strings)
     size_t ns = 0;
     ENSURE_OK(sc_h5_read_strings(f, "/skeleton/names", &ns, &s, &err), &err);
     ENSURE(ns == 5);
-    ENSURE(!strcmp(s[0], "root") && !strcmp(s[1], "Hüfte") && !strcmp(s[2], "") && !strcmp(s[3], "") &&
-           !strcmp(s[4], names[4]));
+    ENSURE(!strcmp(s[0], "root") && !strcmp(s[1], "Hüfte") && !strcmp(s[2], "") && !strcmp(s[3], "") && !strcmp(s[4], names[4]));
     sc_h5_free_strings(s, ns);
 
     /* attributes: units, descriptions, provenance */
@@ -141,8 +140,8 @@ TEST(h5_roundtrip_datasets_attrs_strings)
     ENSURE_OK(sc_h5_read_attr_str(f, "/", "created_at", &a, &err), &err);
     int Y, M, D, h, m, sec;
     char z = 0;
-    ENSURE_MSG(strlen(a) == 20 && sscanf(a, "%4d-%2d-%2dT%2d:%2d:%2d%c", &Y, &M, &D, &h, &m, &sec, &z) == 7 &&
-                   z == 'Z' && Y >= 2024 && M >= 1 && M <= 12 && D >= 1 && D <= 31,
+    ENSURE_MSG(strlen(a) == 20 && sscanf(a, "%4d-%2d-%2dT%2d:%2d:%2d%c", &Y, &M, &D, &h, &m, &sec, &z) == 7 && z == 'Z' && Y >= 2024 && M >= 1 &&
+                   M <= 12 && D >= 1 && D <= 31,
                "created_at = %s", a);
     free(a);
     ENSURE_OK(sc_h5_read_attr_str(f, "/", "host", &a, &err), &err);
@@ -330,8 +329,7 @@ TEST(h5_read_errors_name_path_and_expectation)
     ENSURE(sc_h5_read_f64(f, "/tetmesh", 1, e1, &td, &err) == SC_EINPUT);
     ENSURE_MSG(strstr(err.msg, ":/tetmesh: expected a 1-D numeric dataset, found a group"), "%s", err.msg);
     ENSURE(sc_h5_read_f64(f, "/skeleton/names", 1, e1, &td, &err) == SC_EINPUT);
-    ENSURE_MSG(strstr(err.msg, ":/skeleton/names: expected a 1-D numeric dataset, found 1-D string of shape 1"), "%s",
-               err.msg);
+    ENSURE_MSG(strstr(err.msg, ":/skeleton/names: expected a 1-D numeric dataset, found 1-D string of shape 1"), "%s", err.msg);
     char **s = NULL;
     size_t ns = 0;
     ENSURE(sc_h5_read_strings(f, "/tetmesh/rest", &ns, &s, &err) == SC_EINPUT && s == NULL);
@@ -451,22 +449,21 @@ TEST(h5_series_chunked_deflated_dimension_scale)
         sc_test_report("python3-h5py missing: skipped the h5py dimension-scale check");
         return;
     }
-    const char *py = sc_test_write(
-        "check_ds.py",
-        "import sys, h5py\n"
-        "f = h5py.File(sys.argv[1], 'r')\n"
-        "t = f['time']\n"
-        "assert h5py.h5ds.is_scale(t.id)\n"
-        "for name in ('state/q', 'state/contacts', 'state/nodes'):\n"
-        "    d = f[name]\n"
-        "    assert h5py.h5ds.is_attached(d.id, t.id, 0), name\n"
-        "    assert len(d.dims[0]) == 1 and d.dims[0][0].name == '/time', name\n"
-        "    assert d.id.get_create_plist().get_nfilters() == 2\n"
-        "assert len(f['state/nodes'].dims[1]) == 0\n"
-        "assert f['state/q'].chunks == (256, 300) and f['state/q'].compression == 'gzip'\n"
-        "assert f['state/q'].attrs['units'] == 'rad'\n"
-        "assert abs(f['time'][999] - 0.999) < 1e-15\n"
-        "print('ok')\n");
+    const char *py = sc_test_write("check_ds.py",
+                                   "import sys, h5py\n"
+                                   "f = h5py.File(sys.argv[1], 'r')\n"
+                                   "t = f['time']\n"
+                                   "assert h5py.h5ds.is_scale(t.id)\n"
+                                   "for name in ('state/q', 'state/contacts', 'state/nodes'):\n"
+                                   "    d = f[name]\n"
+                                   "    assert h5py.h5ds.is_attached(d.id, t.id, 0), name\n"
+                                   "    assert len(d.dims[0]) == 1 and d.dims[0][0].name == '/time', name\n"
+                                   "    assert d.id.get_create_plist().get_nfilters() == 2\n"
+                                   "assert len(f['state/nodes'].dims[1]) == 0\n"
+                                   "assert f['state/q'].chunks == (256, 300) and f['state/q'].compression == 'gzip'\n"
+                                   "assert f['state/q'].attrs['units'] == 'rad'\n"
+                                   "assert abs(f['time'][999] - 0.999) < 1e-15\n"
+                                   "print('ok')\n");
     int st = sc_test_sh(out, sizeof out, "%s '%s' '%s'", python, py, path);
     ENSURE_MSG(st == 0 && strstr(out, "ok"), "h5py: %s", out);
     ENSURE_NO_LEAKS(ids0, warn0);
@@ -495,32 +492,31 @@ TEST(h5_h5py_sees_units_provenance_and_writes_readable_files)
     ENSURE_OK(sc_h5_write_strings(f, "/skeleton/names", 2, nm, NULL, &err), &err);
     ENSURE_OK(sc_h5_commit(f, &err), &err);
 
-    const char *py = sc_test_write(
-        "check_py.py",
-        "import sys, h5py, numpy as np\n"
-        "f = h5py.File(sys.argv[1], 'r')\n"
-        "a = f.attrs\n"
-        "assert a['schema'] == 'softcon.character/1', a['schema']\n"
-        "assert a['created_by'] == \"skin-weights -c 'a b.yaml'\", a['created_by']\n"
-        "assert a['config'] == 'k: 1\\n'\n"
-        "for k in ('softcon_version', 'created_at', 'host'): assert len(a[k]) > 0, k\n"
-        "w = f['skin/weights']\n"
-        "assert w.attrs['units'] == '1' and w.attrs['description'] == 'bone weights per vertex'\n"
-        "assert f['tetmesh/masses'].attrs['units'] == 'kg'\n"
-        "assert w.dtype == np.float64 and w.shape == (2, 3) and w[1, 2] == 6.5\n"
-        "names = [s.decode('utf-8') if isinstance(s, bytes) else s for s in f['skeleton/names'][()]]\n"
-        "assert names == ['root', 'H\\u00fcfte'], names\n"
-        "g = h5py.File(sys.argv[2], 'w')\n"
-        "g['f32'] = np.array([[0.5, -1.25], [3.0, 1e-3]], dtype=np.float32)\n"
-        "g['i64'] = np.array([1, -2, 3], dtype=np.int64)\n"
-        "g['u8'] = np.array([0, 200, 255], dtype=np.uint8)\n"
-        "g['big'] = np.array([1, 2**40], dtype=np.int64)\n"
-        "g['fixed'] = np.array([b'abc', b'hip', b''], dtype='S5')\n"
-        "g.attrs['fixed_attr'] = np.string_('left knee')\n"
-        "g.attrs['f32_attr'] = np.float32(0.1)\n"
-        "g.attrs['i16_attr'] = np.int16(-7)\n"
-        "g.close()\n"
-        "print('ok')\n");
+    const char *py = sc_test_write("check_py.py",
+                                   "import sys, h5py, numpy as np\n"
+                                   "f = h5py.File(sys.argv[1], 'r')\n"
+                                   "a = f.attrs\n"
+                                   "assert a['schema'] == 'softcon.character/1', a['schema']\n"
+                                   "assert a['created_by'] == \"skin-weights -c 'a b.yaml'\", a['created_by']\n"
+                                   "assert a['config'] == 'k: 1\\n'\n"
+                                   "for k in ('softcon_version', 'created_at', 'host'): assert len(a[k]) > 0, k\n"
+                                   "w = f['skin/weights']\n"
+                                   "assert w.attrs['units'] == '1' and w.attrs['description'] == 'bone weights per vertex'\n"
+                                   "assert f['tetmesh/masses'].attrs['units'] == 'kg'\n"
+                                   "assert w.dtype == np.float64 and w.shape == (2, 3) and w[1, 2] == 6.5\n"
+                                   "names = [s.decode('utf-8') if isinstance(s, bytes) else s for s in f['skeleton/names'][()]]\n"
+                                   "assert names == ['root', 'H\\u00fcfte'], names\n"
+                                   "g = h5py.File(sys.argv[2], 'w')\n"
+                                   "g['f32'] = np.array([[0.5, -1.25], [3.0, 1e-3]], dtype=np.float32)\n"
+                                   "g['i64'] = np.array([1, -2, 3], dtype=np.int64)\n"
+                                   "g['u8'] = np.array([0, 200, 255], dtype=np.uint8)\n"
+                                   "g['big'] = np.array([1, 2**40], dtype=np.int64)\n"
+                                   "g['fixed'] = np.array([b'abc', b'hip', b''], dtype='S5')\n"
+                                   "g.attrs['fixed_attr'] = np.string_('left knee')\n"
+                                   "g.attrs['f32_attr'] = np.float32(0.1)\n"
+                                   "g.attrs['i16_attr'] = np.int16(-7)\n"
+                                   "g.close()\n"
+                                   "print('ok')\n");
     const char *other = sc_test_tmp("from_py.h5");
     char out[8192];
     int st = sc_test_sh(out, sizeof out, "%s '%s' '%s' '%s'", python, py, path, other);

@@ -190,7 +190,11 @@ static int roundtrip(double h, double rel[2], double resid[2], double *excursion
     sc_skeleton_default_opts(&o);
     o.exact_solver = 1;
     sc_skeleton *s;
-    if (sc_skeleton_create(&m, &o, &s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); sc_model_free(&m); return 0; }
+    if (sc_skeleton_create(&m, &o, &s, &err)) {
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        sc_model_free(&m);
+        return 0;
+    }
     const int K = (int)(0.4 / h + 0.5), nb = 4;
     sc_xform pose[4];
     /* thrown upwards, tumbling; the children move rigidly with the root at the start */
@@ -271,11 +275,12 @@ TEST(id_roundtrip_no_contact)
         if (!roundtrip(hs[i], rel[i], resid[i], &exc, &wmax)) return;
         for (int scheme = 0; scheme < 2; scheme++)
             sc_test_report("round trip recorded at %.2f ms, %s differences: torque error %.4f %% RMS (3 joints, 0.4 s); "
-                           "root residual force rms %.2g x weight", hs[i] * 1e3, scheme ? "central" : "forward ([L13] eq. 20-21)",
-                           100 * rel[i][scheme], resid[i][scheme]);
+                           "root residual force rms %.2g x weight",
+                           hs[i] * 1e3, scheme ? "central" : "forward ([L13] eq. 20-21)", 100 * rel[i][scheme], resid[i][scheme]);
     }
     sc_test_report("joint excursion up to %.2f rad, bone angular speeds up to %.1f rad/s; forward error ratio 0.5 ms / "
-                   "0.25 ms = %.2f (first order), central %.2f", exc, wmax, rel[0][0] / rel[1][0], rel[0][1] / rel[1][1]);
+                   "0.25 ms = %.2f (first order), central %.2f",
+                   exc, wmax, rel[0][0] / rel[1][0], rel[0][1] / rel[1][1]);
     ENSURE(exc > 0.5);
     /* the centred scheme recovers the torques to well within 2 %; the paper's forward differences
        are first order (positions one step behind the velocities and accelerations): a few % at
@@ -288,8 +293,8 @@ TEST(id_roundtrip_no_contact)
 
 /* ---- eq. 32: ID targets hold a pose and track a motion (fixed root) --------------------- */
 
-static double track(const sc_model *m, const sc_body *b, const sc_traj *tr, const sc_reference *ref, int use_id, double seconds,
-                    double *final_err, sc_err *err)
+static double track(const sc_model *m, const sc_body *b, const sc_traj *tr, const sc_reference *ref, int use_id, double seconds, double *final_err,
+                    sc_err *err)
 {
     sc_skeleton_opts o;
     sc_skeleton_default_opts(&o);
@@ -376,18 +381,23 @@ TEST(id_pd_targets_hold_and_track)
     sc_body_free(&body);
     sc_model_free(&m);
     sc_test_report("static pose under gravity, kp 150: final joint error %.4f deg with the reference as target, %.5f deg "
-                   "with the ID targets", res[0][0] * 180 / SC_PI, res[0][1] * 180 / SC_PI);
+                   "with the ID targets",
+                   res[0][0] * 180 / SC_PI, res[0][1] * 180 / SC_PI);
     sc_test_report("sinusoidal joint motion (0.8-1.3 Hz): tracking error rms %.3f deg with the reference as target, %.4f "
-                   "deg with the ID targets", res[1][0] * 180 / SC_PI, res[1][1] * 180 / SC_PI);
-    ENSURE(res[0][0] > 0.01);                /* gravity makes a plain PD sag ... */
-    ENSURE(res[0][1] < 0.01 * res[0][0]);    /* ... which eq. 32 removes */
+                   "deg with the ID targets",
+                   res[1][0] * 180 / SC_PI, res[1][1] * 180 / SC_PI);
+    ENSURE(res[0][0] > 0.01);             /* gravity makes a plain PD sag ... */
+    ENSURE(res[0][1] < 0.01 * res[0][0]); /* ... which eq. 32 removes */
     ENSURE(res[1][1] < 0.1 * res[1][0]);
 }
 
 /* ---- 3. derivative orders --------------------------------------------------------------- */
 
 /* q(t) = exp(ta(t) A) exp(tb(t) B): parent-frame angular velocity and its derivative. */
-typedef struct { sc_vec3 A, B; double a0, fa, pa, b0, fb, pb; } rot2;
+typedef struct {
+    sc_vec3 A, B;
+    double a0, fa, pa, b0, fb, pb;
+} rot2;
 
 static void rot2_eval(const rot2 *r, double t, sc_quat *q, sc_vec3 *w, sc_vec3 *dw)
 {
@@ -451,8 +461,9 @@ TEST(id_derivative_convergence)
             double ord[3];
             for (int l = 0; l < 3; l++) ord[l] = log2(e[scheme][l][q] / e[scheme][l + 1][q]);
             sc_test_report("%s differences, %-12s max error %.3g %.3g %.3g %.3g at dT = 1/30..1/240 s: observed orders "
-                           "%.2f %.2f %.2f", scheme ? "central" : "forward", what[q], e[scheme][0][q], e[scheme][1][q],
-                           e[scheme][2][q], e[scheme][3][q], ord[0], ord[1], ord[2]);
+                           "%.2f %.2f %.2f",
+                           scheme ? "central" : "forward", what[q], e[scheme][0][q], e[scheme][1][q], e[scheme][2][q], e[scheme][3][q], ord[0],
+                           ord[1], ord[2]);
             /* [L13] eq. 20-24 are first order in velocity and acceleration; slerp is second order
                in position; centred differences with linear interpolation are second order */
             double expect = (q == 0 || scheme == SC_DIFF_CENTRAL) ? 2 : 1;
@@ -502,11 +513,12 @@ TEST(id_lowpass_filters)
     static const char *names[3] = {"none", "moving average 5 frames", "Butterworth 6 Hz"};
     for (int flt = 0; flt < 3; flt++)
         sc_test_report("filter %-24s: position error rms %.3f mm, acceleration error rms %.2f m/s^2 (signal 1.97 m/s^2 "
-                       "amplitude)", names[flt], 1e3 * res[flt][0], res[flt][1]);
-    ENSURE(res[0][1] > 5);                           /* differencing amplifies the noise ... */
-    ENSURE(res[1][1] < res[0][1] / 3);               /* ... which both filters remove, */
+                       "amplitude)",
+                       names[flt], 1e3 * res[flt][0], res[flt][1]);
+    ENSURE(res[0][1] > 5);             /* differencing amplifies the noise ... */
+    ENSURE(res[1][1] < res[0][1] / 3); /* ... which both filters remove, */
     ENSURE(res[2][1] < res[0][1] / 10 && res[2][1] < 0.5);
-    ENSURE(res[1][0] < 1e-3 && res[2][0] < 1e-3);    /* without lag or loss of the 1 Hz motion */
+    ENSURE(res[1][0] < 1e-3 && res[2][0] < 1e-3); /* without lag or loss of the 1 Hz motion */
 }
 
 /* ---- retargeting geometry ----------------------------------------------------------------- */
@@ -523,8 +535,8 @@ TEST(id_retarget_geometry)
     /* bones that IK leaves alone (default CMU map): joint, tail */
     const char *bones[] = {"pelvis", "spine", "neck", "head", "l_foot", "r_foot", "l_hand", "r_hand"};
     const char *joints[] = {"Hips", "Spine", "Neck", "Neck1", "LeftFoot", "RightFoot", "LeftHand", "RightHand"};
-    const char *tails[] = {"Spine", "Spine1", "Neck1", "Head_End", "LeftToeBase_End", "RightToeBase_End", "LeftHandIndex1_End",
-                           "RightHandIndex1_End"};
+    const char *tails[] = {
+        "Spine", "Spine1", "Neck1", "Head_End", "LeftToeBase_End", "RightToeBase_End", "LeftHandIndex1_End", "RightHandIndex1_End"};
     for (int which = 0; which < 2; which++)
         for (int mirror = 0; mirror < 2; mirror++) {
             sc_model m;
@@ -570,16 +582,18 @@ TEST(id_retarget_geometry)
                             if (!strcmp(m.bone_name[c], pairs[pi][1])) sh = c;
                         }
                         ENSURE(th >= 0 && sh >= 0);
-                        sc_vec3 tip = sc_v3_add(kin[sh].p, sc_q_rotate(kin[sh].q, sc_v3_sub(sc_v3_load(m.bone_end + 3 * sh), sc_v3_load(m.joint_pos + 3 * sh))));
+                        sc_vec3 tip = sc_v3_add(kin[sh].p,
+                                                sc_q_rotate(kin[sh].q, sc_v3_sub(sc_v3_load(m.bone_end + 3 * sh), sc_v3_load(m.joint_pos + 3 * sh))));
                         sc_vec3 want = sc_v3_scale(sc_v3_sub(W[sc_bvh_find(&bvh, pairs[pi][3])].p, W[sc_bvh_find(&bvh, pairs[pi][2])].p), o.unit);
                         tip_err = fmax(tip_err, sc_v3_dist(sc_v3_sub(tip, kin[th].p), want));
                     }
                 }
             }
             sc_test_report("%s%s: rest alignment up to %.1f deg (%s), root scale %.4f, bone directions off by <= %.2g, "
-                           "IK'd ankle and wrist off by <= %.2g m%s", which ? "michelin.yaml (inline skeleton)" : "michelin_cmu.yaml",
-                           mirror ? ", mirrored" : "", info.max_align_deg, m.bone_name[info.align_bone], info.root_scale,
-                           dir_err, tip_err, which == 0 && !mirror ? "" : " (checked on the first case only)");
+                           "IK'd ankle and wrist off by <= %.2g m%s",
+                           which ? "michelin.yaml (inline skeleton)" : "michelin_cmu.yaml", mirror ? ", mirrored" : "", info.max_align_deg,
+                           m.bone_name[info.align_bone], info.root_scale, dir_err, tip_err,
+                           which == 0 && !mirror ? "" : " (checked on the first case only)");
             ENSURE(dir_err < 1e-9);
             ENSURE(tip_err < 1e-6);
             if (which == 0 && !mirror) ENSURE(info.max_align_deg < 1e-6 && fabs(info.root_scale - 1) < 1e-9);
@@ -661,8 +675,8 @@ TEST(id_standing_still)
         }
         sc_test_report("standing %.2f s (%d samples), masses by %s, m g = %.1f N: vertical ground force off by <= %.2g of "
                        "m g; left foot share 0.5 +- %.3f; other bones in contact %d; clamps: friction %lld, push-only %lld, "
-                       "torque %lld; root residual <= %.2g N; hip torques %.1f / %.1f N m", r.time[r.n - 1], r.n,
-                       src ? src : "?", mg, worst, share, others, fr, po, tq, resid, pl, pr);
+                       "torque %lld; root residual <= %.2g N; hip torques %.1f / %.1f N m",
+                       r.time[r.n - 1], r.n, src ? src : "?", mg, worst, share, others, fr, po, tq, resid, pl, pr);
         int src_ok = src && !strcmp(src, run == 1 ? "nearest bone" : "skin weights");
         free(src);
         ENSURE(src_ok);
@@ -725,8 +739,9 @@ TEST(id_real_clips)
         sc_test_report("%s (%s, %d samples, %.2f s): mass %.2f kg (%s); duty factor l_foot %.3f r_foot %.3f, per stride "
                        "%.3f (%d touchdowns) / %.3f (%d); airborne %.1f %% of the time; vertical ground force mean %.3f, peak "
                        "%.2f x m g; clamps friction %lld push-only %lld torque %lld of %lld bone-steps; root residual rms "
-                       "%.1f N, %.1f N m", clips[c], cfg, r.n, secs, mass, src ? src : "?",
-                       dl, dr, sl, nl, sr, nr, 100.0 * airborne / r.n, mean / mg, peak / mg, fr, po, tq, steps, res, rest);
+                       "%.1f N, %.1f N m",
+                       clips[c], cfg, r.n, secs, mass, src ? src : "?", dl, dr, sl, nl, sr, nr, 100.0 * airborne / r.n, mean / mg, peak / mg, fr, po,
+                       tq, steps, res, rest);
         free(src);
         const char *jn[] = {"l_thigh", "r_thigh", "l_shin", "r_shin", "l_foot", "r_foot", "spine", "l_upperarm"};
         char line[1024];
@@ -765,8 +780,8 @@ TEST(id_real_clips)
         sc_h5_read_attr_str(f, "/", "frame_range", &range, NULL);
         sc_h5_read_attr_str(f, "/", "motion", &motion, NULL);
         sc_h5_close(f);
-        int ok = schema && !strcmp(schema, SC_REFERENCE_SCHEMA) && cls && !strcmp(cls, "DIMENSION_SCALE") && range &&
-                 !strncmp(range, "1..", 3) && motion && strstr(motion, clips[c]);
+        int ok = schema && !strcmp(schema, SC_REFERENCE_SCHEMA) && cls && !strcmp(cls, "DIMENSION_SCALE") && range && !strncmp(range, "1..", 3) &&
+            motion && strstr(motion, clips[c]);
         free(schema);
         free(cls);
         free(range);
@@ -788,8 +803,10 @@ TEST(id_real_clips)
        residual (it is not the derivative the Newton-Euler pass sees) */
     {
         char cfg[4096];
-        snprintf(cfg, sizeof cfg, "motion: {bvh: %s, filter: butterworth, filter_cutoff: 6}\nkinematics: {differences: central}\n"
-                 "dynamics: {momentum_rate: difference}\n", sc_test_mocap("cmu_02_01_walk.bvh"));
+        snprintf(cfg, sizeof cfg,
+                 "motion: {bvh: %s, filter: butterworth, filter_cutoff: 6}\nkinematics: {differences: central}\n"
+                 "dynamics: {momentum_rate: difference}\n",
+                 sc_test_mocap("cmu_02_01_walk.bvh"));
         const char *yaml = sc_test_write("walk_difference.yaml", cfg), *o2 = sc_test_tmp("walk_difference.h5");
         int rc = run_id(yaml, ch, o2);
         ENSURE_MSG(rc == 0, "exit %d: %s", rc, out);
@@ -797,8 +814,8 @@ TEST(id_real_clips)
         double mean = attr_f(o2, "/report", "mean_contact_force_y_N"), dl = attr_f(o2, "/report", "duty_l_foot");
         double dl0 = attr_f(sc_test_tmp("walk_ref.h5"), "/report", "duty_l_foot");
         sc_test_report("walk with central differences and momentum_rate: difference: root residual force rms %.2f N (%.2g of "
-                       "m g), mean vertical force %.4f x m g, duty l_foot %.3f (forward/analytic: %.3f)", res, res / mg, mean / mg,
-                       dl, dl0);
+                       "m g), mean vertical force %.4f x m g, duty l_foot %.3f (forward/analytic: %.3f)",
+                       res, res / mg, mean / mg, dl, dl0);
         ENSURE(res > 0 && res < 0.02 * mg);
         ENSURE(fabs(mean / mg - 1) < 0.01);
         ENSURE(fabs(dl - dl0) < 0.03);
@@ -815,8 +832,7 @@ TEST(id_march_builtin)
     const char *ch = character(3);
     ENSURE(ch);
     const char *outp = sc_test_tmp("march_ref.h5");
-    int rc = sc_test_sh(out, sizeof out, "cd %s && %s -c configs/march.yaml -o %s %s", sc_test_repo("."),
-                        sc_test_tool("inverse-dynamics"), outp, ch);
+    int rc = sc_test_sh(out, sizeof out, "cd %s && %s -c configs/march.yaml -o %s %s", sc_test_repo("."), sc_test_tool("inverse-dynamics"), outp, ch);
     ENSURE_MSG(rc == 0, "exit %d: %s", rc, out);
     sc_reference r;
     ENSURE_OK(sc_reference_read(outp, &r, &err), &err);
@@ -838,8 +854,8 @@ TEST(id_march_builtin)
     double rms, hip = peak_torque(&r, bone_index(&r, "l_thigh"), &rms);
     sc_test_report("march (%d samples) on michelin.yaml: rest alignment up to %.1f deg; duty l_foot %.3f r_foot %.3f; "
                    "airborne %d samples; vertical force mean %.4f, peak %.3f x m g; clamps %lld/%lld/%lld; root residual "
-                   "<= %.2g N; l_thigh peak %.0f rms %.0f N m", r.n, align, dl, dr, airborne, mean / mg, worst, fr, po, tq,
-                   resid, hip, rms);
+                   "<= %.2g N; l_thigh peak %.0f rms %.0f N m",
+                   r.n, align, dl, dr, airborne, mean / mg, worst, fr, po, tq, resid, hip, rms);
     ENSURE(align > 5);
     ENSURE(dl > 0.7 && dl < 0.9 && dr > 0.7 && dr < 0.9);
     ENSURE(airborne == 0);
@@ -872,8 +888,10 @@ TEST(id_world_settings)
 {
     sc_err err;
     char text[2048];
-    snprintf(text, sizeof text, "motion: {bvh: %s}\nsimulation: {gravity: [0, -9.5, 0], fem_precision: single, solver: exact}\n"
-             "contact: {friction: 0.6, stiffness: 1e5}\n", sc_test_mocap("cmu_02_01_walk.bvh"));
+    snprintf(text, sizeof text,
+             "motion: {bvh: %s}\nsimulation: {gravity: [0, -9.5, 0], fem_precision: single, solver: exact}\n"
+             "contact: {friction: 0.6, stiffness: 1e5}\n",
+             sc_test_mocap("cmu_02_01_walk.bvh"));
     sc_cfg *cfg;
     sc_id_config c;
     ENSURE_OK(sc_cfg_load_string(text, "world.yaml", &cfg, &err), &err);
@@ -887,8 +905,9 @@ TEST(id_world_settings)
     ENSURE_OK(sc_id_read_config(cfg, &c, &err), &err);
     ENSURE(c.id.gravity[1] == -9.81 && c.id.contact.mu == 0.8);
     sc_cfg_free(cfg);
-    const char *old[][2] = {{"contact_estimation:\n  mu: 0.7\n", "world.yaml:3:7: contact_estimation.mu moved: set contact.friction (read by every tool)"},
-                            {"dynamics: {gravity: [0, -9.81, 0]}\n", "world.yaml:2:21: dynamics.gravity moved: set simulation.gravity (read by every tool)"}};
+    const char *old[][2] = {
+        {"contact_estimation:\n  mu: 0.7\n", "world.yaml:3:7: contact_estimation.mu moved: set contact.friction (read by every tool)"},
+        {"dynamics: {gravity: [0, -9.81, 0]}\n", "world.yaml:2:21: dynamics.gravity moved: set simulation.gravity (read by every tool)"}};
     for (int i = 0; i < 2; i++) {
         snprintf(text, sizeof text, "motion: {bvh: %s}\n%s", sc_test_mocap("cmu_02_01_walk.bvh"), old[i][0]);
         ENSURE_OK(sc_cfg_load_string(text, "world.yaml", &cfg, &err), &err);
@@ -906,20 +925,29 @@ TEST(id_bad_input)
     char walk[1024], buf[4096], map[3000];
     snprintf(walk, sizeof walk, "%s", sc_test_mocap("cmu_02_01_walk.bvh"));
     /* a map without l_hand; a map naming a joint the BVH lacks */
-    const char *entries[][3] = {{"pelvis", "Hips", "Spine"}, {"spine", "Spine", "Spine1"}, {"neck", "Neck", "Neck1"},
-                                {"head", "Neck1", "Head_End"}, {"l_upperarm", "LeftArm", "LeftForeArm"},
-                                {"l_forearm", "LeftForeArm", "LeftHand"}, {"r_upperarm", "RightArm", "RightForeArm"},
-                                {"r_forearm", "RightForeArm", "RightHand"}, {"r_hand", "RightHand", "RightHandIndex1_End"},
-                                {"l_thigh", "LeftUpLeg", "LeftLeg"}, {"l_shin", "LeftLeg", "LeftFoot"},
-                                {"l_foot", "LeftFoot", "LeftToeBase_End"}, {"r_thigh", "RightUpLeg", "RightLeg"},
-                                {"r_shin", "RightLeg", "RightFoot"}, {"r_foot", "RightFoot", "RightToeBase_End"}};
+    const char *entries[][3] = {{"pelvis", "Hips", "Spine"},
+                                {"spine", "Spine", "Spine1"},
+                                {"neck", "Neck", "Neck1"},
+                                {"head", "Neck1", "Head_End"},
+                                {"l_upperarm", "LeftArm", "LeftForeArm"},
+                                {"l_forearm", "LeftForeArm", "LeftHand"},
+                                {"r_upperarm", "RightArm", "RightForeArm"},
+                                {"r_forearm", "RightForeArm", "RightHand"},
+                                {"r_hand", "RightHand", "RightHandIndex1_End"},
+                                {"l_thigh", "LeftUpLeg", "LeftLeg"},
+                                {"l_shin", "LeftLeg", "LeftFoot"},
+                                {"l_foot", "LeftFoot", "LeftToeBase_End"},
+                                {"r_thigh", "RightUpLeg", "RightLeg"},
+                                {"r_shin", "RightLeg", "RightFoot"},
+                                {"r_foot", "RightFoot", "RightToeBase_End"}};
     size_t n = 0;
     for (int i = 0; i < 15; i++) n += (size_t)snprintf(map + n, sizeof map - n, "    %s: [%s, %s]\n", entries[i][0], entries[i][1], entries[i][2]);
     snprintf(buf, sizeof buf, "motion: {bvh: %s}\nretarget:\n  map:\n%s", walk, map);
     expect_failure("map_missing_bone", buf, ch, 2, "character bone 'l_hand' has no entry in the retarget map", "map_missing_bone.yaml:");
     snprintf(buf, sizeof buf, "motion: {bvh: %s}\nretarget:\n  map:\n%s    l_hand: [LeftPalm, LeftHandIndex1_End]\n", walk, map);
     expect_failure("map_bad_joint", buf, ch, 2, "bone 'l_hand' is mapped to BVH joint 'LeftPalm'", "cmu_02_01_walk.bvh does not have");
-    snprintf(buf, sizeof buf, "motion: {bvh: %s}\nretarget:\n  map:\n%s    l_hand: [LeftHand, LeftHandIndex1_End]\n    tail: [Hips, Spine]\n", walk, map);
+    snprintf(buf, sizeof buf, "motion: {bvh: %s}\nretarget:\n  map:\n%s    l_hand: [LeftHand, LeftHandIndex1_End]\n    tail: [Hips, Spine]\n", walk,
+             map);
     expect_failure("map_unknown_bone", buf, ch, 2, "names bone 'tail', which the character does not have", NULL);
     /* NaN in a channel: the BVH reader names the frame, joint and channel */
     sc_bvh b;

@@ -16,27 +16,26 @@ static int track(const char *clip, const char *cfg, const char *ch, double secs,
     char sim_cfg[256];
     snprintf(sim_cfg, sizeof sim_cfg, "simulation: {duration: %g}\noutput: {every: 20, nodes: false}\n", secs);
     const char *scfg = sc_test_write("track.yaml", sim_cfg);
-    int rc = sc_test_sh(out, sizeof out,
-                        "%s -q -c %s -o %s %s && %s -q -c %s -o %s --trajectory %s --raw %s && %s -q -c %s -o %s --trajectory %s %s",
-                        sc_test_tool("inverse-dynamics"), sc_test_repo(cfg), sc_test_tmp(ref), ch,
-                        sc_test_tool("simulate"), scfg, sc_test_tmp(s_raw), sc_test_tmp(ref), ch,
-                        sc_test_tool("simulate"), scfg, sc_test_tmp(s_id), sc_test_tmp(ref), ch);
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s && %s -q -c %s -o %s --trajectory %s --raw %s && %s -q -c %s -o %s --trajectory %s %s",
+                        sc_test_tool("inverse-dynamics"), sc_test_repo(cfg), sc_test_tmp(ref), ch, sc_test_tool("simulate"), scfg, sc_test_tmp(s_raw),
+                        sc_test_tmp(ref), ch, sc_test_tool("simulate"), scfg, sc_test_tmp(s_id), sc_test_tmp(ref), ch);
     CHECK(rc == 0, "%s: exit %d: %s", clip, rc, out);
     sc_err err;
     CHECK(sc_sim_judge_fall(sc_test_tmp(s_raw), sc_test_tmp(ref), 60, 0, raw, &err) == 0, "%s", err.msg);
     CHECK(sc_sim_judge_fall(sc_test_tmp(s_id), sc_test_tmp(ref), 60, 0, id, &err) == 0, "%s", err.msg);
     sc_test_report("%s, open loop: raw reference targets: %s at %.2f s, tracking %.1f deg RMS until then; "
-                   "inverse-dynamics targets: %s at %.2f s, tracking %.1f deg RMS", clip,
-                   raw->fell ? raw->reason : "no fall", raw->fall_time, raw->tracking_rms * 180 / SC_PI,
-                   id->fell ? id->reason : "no fall", id->fall_time, id->tracking_rms * 180 / SC_PI);
+                   "inverse-dynamics targets: %s at %.2f s, tracking %.1f deg RMS",
+                   clip, raw->fell ? raw->reason : "no fall", raw->fall_time, raw->tracking_rms * 180 / SC_PI, id->fell ? id->reason : "no fall",
+                   id->fall_time, id->tracking_rms * 180 / SC_PI);
     return 1;
 }
 
 TEST(id_openloop_raw_vs_id_targets_on_real_clips)
 {
     const char *ch = sc_test_tmp("ol_character.h5");
-    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"),
-                        sc_test_repo("configs/michelin_cmu.yaml"), ch, sc_test_tool("skin-weights"), sc_test_repo("configs/michelin_cmu.yaml"), ch, ch);
+    int rc =
+        sc_test_sh(out, sizeof out, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"), sc_test_repo("configs/michelin_cmu.yaml"),
+                   ch, sc_test_tool("skin-weights"), sc_test_repo("configs/michelin_cmu.yaml"), ch, ch);
     ENSURE_MSG(rc == 0, "character: %s", out);
     sc_fall_report wr, wi, rr, ri;
     if (!track("walk", "configs/walk.yaml", ch, 2.5, &wr, &wi)) return;

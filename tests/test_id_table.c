@@ -91,8 +91,8 @@ TEST(slow_id_table_six_clips_two_characters)
         char ch[1024], raw[1024];
         snprintf(raw, sizeof raw, "%s", sc_test_tmp(c ? "table_panda0.h5" : "table_cmu0.h5"));
         snprintf(ch, sizeof ch, "%s", sc_test_tmp(c ? "table_panda.h5" : "table_cmu.h5"));
-        int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"), sc_test_repo(chars[c][1]),
-                            raw, sc_test_tool("skin-weights"), sc_test_repo(chars[c][1]), ch, raw);
+        int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"), sc_test_repo(chars[c][1]), raw,
+                            sc_test_tool("skin-weights"), sc_test_repo(chars[c][1]), ch, raw);
         ENSURE_MSG(rc == 0, "%s: exit %d: %s", chars[c][0], rc, out);
         for (int k = 0; k < 6; k++) {
             char cfg[256], ref[1024], s1[1024], s2[1024];
@@ -127,23 +127,29 @@ TEST(slow_id_table_six_clips_two_characters)
             /* a numerical failure (exit 4) keeps its frames; anything else must not leave the last clip's file to be read */
             remove(s1);
             remove(s2);
-            rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --trajectory %s %s; r=$?; %s -q -c %s -o %s --trajectory %s %s; "
+            rc = sc_test_sh(out, sizeof out,
+                            "%s -q -c %s -o %s --trajectory %s %s; r=$?; %s -q -c %s -o %s --trajectory %s %s; "
                             "r2=$?; [ $r = 0 -o $r = 4 ] && [ $r2 = 0 -o $r2 = 4 ]",
                             sc_test_tool("simulate"), stand3, s1, ref, ch, sc_test_tool("simulate"), track, s2, ref, ch);
             ENSURE_MSG(rc == 0, "%s on %s: open loop: %s", clips[k], chars[c][0], out);
             sc_fall_report f1 = {0}, f2 = {0};
             int e1 = sc_sim_judge_fall(s1, ref, 60, 1, &f1, &err), e2 = sc_sim_judge_fall(s2, ref, 60, 1, &f2, &err);
             double spk = sim_peak_start(s1) / mg;
-            sc_test_report("| %s | %s | %.3f | %.2f %% | %.3f | %d/%d, %.1f cm | %.2f / %.2f | %s %.2f s, %.1f deg | %s %.2f s, %.1f deg |",
-                           clips[k], chars[c][0], ratio, 100 * unsup, resid, (int)kept, (int)nint, 100 * gap, pk0, spk,
-                           e1 ? "?" : f1.fell ? "falls at" : "stands",
-                           f1.fall_time, f1.tracking_rms * 180 / SC_PI, e2 ? "?" : f2.fell ? "falls at" : "stands", f2.fall_time,
-                           f2.tracking_rms * 180 / SC_PI);
+            sc_test_report("| %s | %s | %.3f | %.2f %% | %.3f | %d/%d, %.1f cm | %.2f / %.2f | %s %.2f s, %.1f deg | %s %.2f s, %.1f deg |", clips[k],
+                           chars[c][0], ratio, 100 * unsup, resid, (int)kept, (int)nint, 100 * gap, pk0, spk,
+                           e1            ? "?"
+                               : f1.fell ? "falls at"
+                                         : "stands",
+                           f1.fall_time, f1.tracking_rms * 180 / SC_PI,
+                           e2            ? "?"
+                               : f2.fell ? "falls at"
+                                         : "stands",
+                           f2.fall_time, f2.tracking_rms * 180 / SC_PI);
             if (pk0 >= 1.3) sc_test_report("  (%s on %s: the clip itself peaks at %.2f m g after 0.2 s)", clips[k], chars[c][0], later);
-            sc_test_report("  %s on %s: %.2f s of motion, inverse dynamics %.1f s; feet in contact %ld samples, hands %ld", clips[k],
-                           chars[c][0], dur, secs, feet, hands);
+            sc_test_report("  %s on %s: %.2f s of motion, inverse dynamics %.1f s; feet in contact %ld samples, hands %ld", clips[k], chars[c][0],
+                           dur, secs, feet, hands);
             int ok = fabs(ratio - 1) < 0.05 && unsup < 0.02 && resid < 0.05 && kept == nint && nint > 0 && gap < 0.02 &&
-                     (pk0 < 1.3 || pk0 <= 1.05 * later) && feet > 0 && (k != 4 || hands > 0) && !e1 && !e2 && f1.fall_time > 0;
+                (pk0 < 1.3 || pk0 <= 1.05 * later) && feet > 0 && (k != 4 || hands > 0) && !e1 && !e2 && f1.fall_time > 0;
             if (!ok) {
                 sc_test_fail(__FILE__, __LINE__, "%s on %s misses the acceptance criteria", clips[k], chars[c][0]);
                 failed++;
@@ -169,7 +175,8 @@ TEST(slow_id_table_six_clips_two_characters)
     sc_h5_close(f);
     double drop = pos[1] - pos[3 * (nt - 1) * nn + 1], end = t[nt - 1];
     sc_test_report("A-pose built-in Michelin (configs/michelin_apose.yaml, no per-bone settings): skin-weights ok, stands %.1f s, "
-                   "pelvis %.4f m lower at the end", end, drop);
+                   "pelvis %.4f m lower at the end",
+                   end, drop);
     free(t);
     free(pos);
     sc_h5_free_strings(names, nn);

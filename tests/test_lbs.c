@@ -172,18 +172,32 @@ TEST(lbs_fast_form_matches_reference)
     double X[3 * N], J[3 * BONES], w[N * SLOTS], lv[3 * BONES], av[3 * BONES], f[3 * N];
     int bone[N * SLOTS];
     sc_xform pose[BONES];
-    for (int i = 0; i < 3 * N; i++) { X[i] = sc_rng_normal(&r); f[i] = sc_rng_normal(&r); }
+    for (int i = 0; i < 3 * N; i++) {
+        X[i] = sc_rng_normal(&r);
+        f[i] = sc_rng_normal(&r);
+    }
     for (int j = 0; j < BONES; j++) {
-        for (int d = 0; d < 3; d++) { J[3 * j + d] = sc_rng_normal(&r); lv[3 * j + d] = sc_rng_normal(&r); av[3 * j + d] = sc_rng_normal(&r); }
+        for (int d = 0; d < 3; d++) {
+            J[3 * j + d] = sc_rng_normal(&r);
+            lv[3 * j + d] = sc_rng_normal(&r);
+            av[3 * j + d] = sc_rng_normal(&r);
+        }
         sc_quat q = {sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r)};
         pose[j].q = sc_q_normalize(q);
         pose[j].p = sc_v3(sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r));
     }
     for (int i = 0; i < N; i++) {
         double s = 0;
-        for (int k = 0; k < SLOTS; k++) { bone[i * SLOTS + k] = (i + k) % BONES; w[i * SLOTS + k] = sc_rng_uniform(&r); s += w[i * SLOTS + k]; }
+        for (int k = 0; k < SLOTS; k++) {
+            bone[i * SLOTS + k] = (i + k) % BONES;
+            w[i * SLOTS + k] = sc_rng_uniform(&r);
+            s += w[i * SLOTS + k];
+        }
         for (int k = 0; k < SLOTS; k++) w[i * SLOTS + k] /= s;
-        if (i % 7 == 0) { bone[i * SLOTS + 2] = -1; w[i * SLOTS + 2] = 0; }
+        if (i % 7 == 0) {
+            bone[i * SLOTS + 2] = -1;
+            w[i * SLOTS + 2] = 0;
+        }
     }
     double p0[3 * N], v0[3 * N], p1[3 * N], v1[3 * N], arm[3 * N * SLOTS];
     double bf0[3 * BONES] = {0}, bt0[3 * BONES] = {0}, bf1[3 * BONES] = {0}, bt1[3 * BONES] = {0};
@@ -209,18 +223,32 @@ TEST(lbs_plan_matches_eval)
     double X[3 * N], J[3 * BONES], w[N * SLOTS], lv[3 * BONES], av[3 * BONES], f[3 * N];
     int bone[N * SLOTS];
     sc_xform pose[BONES];
-    for (int i = 0; i < 3 * N; i++) { X[i] = sc_rng_normal(&r); f[i] = sc_rng_normal(&r); }
+    for (int i = 0; i < 3 * N; i++) {
+        X[i] = sc_rng_normal(&r);
+        f[i] = sc_rng_normal(&r);
+    }
     for (int j = 0; j < BONES; j++) {
-        for (int d = 0; d < 3; d++) { J[3 * j + d] = sc_rng_normal(&r); lv[3 * j + d] = sc_rng_normal(&r); av[3 * j + d] = sc_rng_normal(&r); }
+        for (int d = 0; d < 3; d++) {
+            J[3 * j + d] = sc_rng_normal(&r);
+            lv[3 * j + d] = sc_rng_normal(&r);
+            av[3 * j + d] = sc_rng_normal(&r);
+        }
         sc_quat q = {sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r)};
         pose[j].q = sc_q_normalize(q);
         pose[j].p = sc_v3(sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r));
     }
     for (int i = 0; i < N; i++) {
         double s = 0;
-        for (int k = 0; k < SLOTS; k++) { bone[i * SLOTS + k] = (3 * i + 2 * k) % BONES; w[i * SLOTS + k] = sc_rng_uniform(&r); s += w[i * SLOTS + k]; }
+        for (int k = 0; k < SLOTS; k++) {
+            bone[i * SLOTS + k] = (3 * i + 2 * k) % BONES;
+            w[i * SLOTS + k] = sc_rng_uniform(&r);
+            s += w[i * SLOTS + k];
+        }
         for (int k = 0; k < SLOTS; k++) w[i * SLOTS + k] /= s;
-        if (i % 5 == 0) { bone[i * SLOTS + 3] = -1; w[i * SLOTS + 3] = 0; }
+        if (i % 5 == 0) {
+            bone[i * SLOTS + 3] = -1;
+            w[i * SLOTS + 3] = 0;
+        }
     }
     double p0[3 * N], v0[3 * N], p1[3 * N], v1[3 * N], arm[3 * N * SLOTS];
     double bf0[3 * BONES] = {0}, bt0[3 * BONES] = {0}, bf1[3 * BONES] = {0}, bt1[3 * BONES] = {0};

@@ -29,7 +29,10 @@ static int check_character(const char *path, int lo_nodes, int hi_nodes)
 {
     sc_err err;
     sc_h5 *f;
-    if (sc_h5_open(path, &f, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); return 0; }
+    if (sc_h5_open(path, &f, &err)) {
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        return 0;
+    }
     long long nodes = rep_i(f, "nodes"), tets = rep_i(f, "tets"), sv = rep_i(f, "surface_vertices"), joints = rep_i(f, "joints");
     double mindih = rep_f(f, "min_dihedral_deg"), mass = rep_f(f, "total_mass_kg"), secs = rep_f(f, "seconds");
     long long inside = rep_i(f, "embedded_inside"), nearest = rep_i(f, "embedded_nearest_tet"), bad = rep_i(f, "nonpositive_tets");
@@ -48,7 +51,10 @@ static int check_character(const char *path, int lo_nodes, int hi_nodes)
 
     /* re-derive from the arrays what the report claims */
     sc_model m;
-    if (sc_character_read(path, &m, 0, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); return 0; }
+    if (sc_character_read(path, &m, 0, &err)) {
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        return 0;
+    }
     double msum = 0, vol_err = 0, bm_err = 0;
     int nonpos = 0;
     for (int i = 0; i < m.nnodes; i++) msum += m.node_mass[i];
@@ -59,7 +65,8 @@ static int check_character(const char *path, int lo_nodes, int hi_nodes)
         vol_err = fmax(vol_err, fabs(vol - m.tet_volume[t]) / vol);
         sc_vec3 x0 = sc_v3_load(m.rest_pos + 3 * v[0]);
         sc_mat3 bm = sc_m3_from_cols(sc_v3_sub(sc_v3_load(m.rest_pos + 3 * v[1]), x0), sc_v3_sub(sc_v3_load(m.rest_pos + 3 * v[2]), x0),
-                                     sc_v3_sub(sc_v3_load(m.rest_pos + 3 * v[3]), x0)), inv;
+                                     sc_v3_sub(sc_v3_load(m.rest_pos + 3 * v[3]), x0)),
+                inv;
         memcpy(inv.m, m.bm_inv + 9 * t, sizeof inv.m);
         sc_mat3 id = sc_m3_mul(bm, inv);
         for (int r = 0; r < 3; r++)
@@ -102,13 +109,19 @@ static int check_xdmf(const char *xdmf, const char *h5path)
     buf[n] = 0;
     sc_h5 *f;
     sc_err err;
-    if (sc_h5_open(h5path, &f, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); return 0; }
+    if (sc_h5_open(h5path, &f, &err)) {
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        return 0;
+    }
     int found = 0, ok = 1;
     for (char *p = strstr(buf, ".h5:/"); p; p = strstr(p + 1, ".h5:/")) {
         char path[256];
         sscanf(p + 4, "%255[^<]", path);
         found++;
-        if (!sc_h5_exists(f, path)) { sc_test_fail(__FILE__, __LINE__, "%s names %s, missing", xdmf, path); ok = 0; }
+        if (!sc_h5_exists(f, path)) {
+            sc_test_fail(__FILE__, __LINE__, "%s names %s, missing", xdmf, path);
+            ok = 0;
+        }
     }
     sc_h5_close(f);
     CHECK(found >= 5, "only %d dataset paths in %s", found, xdmf);
@@ -118,20 +131,22 @@ static int check_xdmf(const char *xdmf, const char *h5path)
 TEST(meshprep_michelin_builtin)
 {
     const char *h5 = sc_test_tmp("michelin.h5"), *obj = sc_test_tmp("michelin_surface.obj");
-    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s --surface-obj %s", sc_test_tool("mesh-prep"),
-                        sc_test_repo("configs/michelin.yaml"), h5, obj);
+    int rc =
+        sc_test_sh(out, sizeof out, "%s -c %s -o %s --surface-obj %s", sc_test_tool("mesh-prep"), sc_test_repo("configs/michelin.yaml"), h5, obj);
     ENSURE_MSG(rc == 0, "mesh-prep exit %d: %s", rc, out);
     if (!check_character(h5, 900, 2000)) return;
     ENSURE(check_xdmf(sc_test_tmp("michelin.xdmf"), h5));
     /* self-describing: provenance, schema and units as a newcomer sees them */
-    rc = sc_test_sh(out, sizeof out, "h5dump -A %s | grep -E 'ATTRIBUTE \"(softcon_version|schema|created_by)|softcon.character|kg m\\^2|N m/rad|mesh-prep -c'", h5);
+    rc = sc_test_sh(out, sizeof out,
+                    "h5dump -A %s | grep -E 'ATTRIBUTE \"(softcon_version|schema|created_by)|softcon.character|kg m\\^2|N m/rad|mesh-prep -c'", h5);
     ENSURE(rc == 0);
-    ENSURE(strstr(out, "softcon_version") && strstr(out, "softcon.character/1") && strstr(out, "created_by") &&
-           strstr(out, "\"kg m^2\"") && strstr(out, "\"N m/rad\"") && strstr(out, "mesh-prep -c"));
+    ENSURE(strstr(out, "softcon_version") && strstr(out, "softcon.character/1") && strstr(out, "created_by") && strstr(out, "\"kg m^2\"") &&
+           strstr(out, "\"N m/rad\"") && strstr(out, "mesh-prep -c"));
     rc = sc_test_sh(out, sizeof out,
                     "/usr/bin/python3 -c \"import h5py,sys; f=h5py.File(sys.argv[1]); "
                     "print(f.attrs['schema'], f['tetmesh/rest_pos'].attrs['units'], f['tetmesh/rest_pos'].shape, "
-                    "f['skeleton/names'][0].decode(), 'config' in f.attrs)\" %s", h5);
+                    "f['skeleton/names'][0].decode(), 'config' in f.attrs)\" %s",
+                    h5);
     ENSURE_MSG(rc == 0 && strstr(out, "softcon.character/1 m (") && strstr(out, "pelvis True"), "h5py: %s", out);
 }
 
@@ -139,15 +154,16 @@ TEST(meshprep_cmu_skeleton_and_obj_body)
 {
     /* the built-in body on the CMU skeleton of a real clip */
     const char *h5 = sc_test_tmp("cmu.h5"), *obj = sc_test_tmp("cmu_surface.obj");
-    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s --surface-obj %s", sc_test_tool("mesh-prep"),
-                        sc_test_repo("configs/michelin_cmu.yaml"), h5, obj);
+    int rc =
+        sc_test_sh(out, sizeof out, "%s -c %s -o %s --surface-obj %s", sc_test_tool("mesh-prep"), sc_test_repo("configs/michelin_cmu.yaml"), h5, obj);
     ENSURE_MSG(rc == 0, "mesh-prep exit %d: %s", rc, out);
     if (!check_character(h5, 900, 2000)) return;
     /* the same body given as an OBJ file */
     char cfg[4096];
     snprintf(cfg, sizeof cfg,
              "skeleton:\n  bvh: cmu_02_01_walk.bvh\nbody:\n  obj: %s\nenvelope: {target_vertices: 550}\n"
-             "tetgen: {min_dihedral: 15, sliver_angle: 10}\n", obj);
+             "tetgen: {min_dihedral: 15, sliver_angle: 10}\n",
+             obj);
     const char *yaml = sc_test_write("obj_body.yaml", cfg);
     const char *h5b = sc_test_tmp("objbody.h5");
     rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s", sc_test_tool("mesh-prep"), yaml, h5b);
@@ -173,13 +189,12 @@ static void expect_failure(const char *name, const char *yaml_text, const char *
     ENSURE_MSG(!sc_test_file_exists(outp) && !sc_test_temporary_left(outp) && !sc_test_file_exists(xdmf), "%s left output", name);
 }
 
-static const char *skel =
-    "skeleton:\n"
-    "  bones:\n"
-    "    - {name: pelvis, head: [0, 0.9, 0], tail: [0, 1.1, 0]}\n"
-    "    - {name: spine, parent: pelvis, head: [0, 1.1, 0], tail: [0, 1.4, 0]}\n"
-    "    - {name: l_thigh, parent: pelvis, head: [0.1, 0.9, 0], tail: [0.1, 0.5, 0]}\n"
-    "    - {name: r_thigh, parent: pelvis, head: [-0.1, 0.9, 0], tail: [-0.1, 0.5, 0]}\n";
+static const char *skel = "skeleton:\n"
+                          "  bones:\n"
+                          "    - {name: pelvis, head: [0, 0.9, 0], tail: [0, 1.1, 0]}\n"
+                          "    - {name: spine, parent: pelvis, head: [0, 1.1, 0], tail: [0, 1.4, 0]}\n"
+                          "    - {name: l_thigh, parent: pelvis, head: [0.1, 0.9, 0], tail: [0.1, 0.5, 0]}\n"
+                          "    - {name: r_thigh, parent: pelvis, head: [-0.1, 0.9, 0], tail: [-0.1, 0.5, 0]}\n";
 
 static char cfgbuf[4096];
 static const char *with(const char *tail)
@@ -199,7 +214,9 @@ static const char *cube_obj(const char *name, double cx, double cy, double cz, d
                           cz + 0.2 * o + (i & 4 ? h : -h));
         static const int q[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
         for (int f = 0; f < 6; f++)
-            if (f != drop_face) n += snprintf(text + n, sizeof text - (size_t)n, "f %d %d %d %d\n", q[f][0] + 1 + 8 * c, q[f][1] + 1 + 8 * c, q[f][2] + 1 + 8 * c, q[f][3] + 1 + 8 * c);
+            if (f != drop_face)
+                n += snprintf(text + n, sizeof text - (size_t)n, "f %d %d %d %d\n", q[f][0] + 1 + 8 * c, q[f][1] + 1 + 8 * c, q[f][2] + 1 + 8 * c,
+                              q[f][3] + 1 + 8 * c);
     }
     return sc_test_write(name, text);
 }
@@ -231,8 +248,8 @@ TEST(meshprep_bad_input)
     snprintf(buf, sizeof buf, "%sbody: {obj: %s, ground: false}\n", skel, cube_obj("aside.obj", 1.5, 0.95, 0, 0.45, -1, 0));
     expect_failure("skeleton_outside", buf, NULL, 2, "lies outside the body envelope", NULL);
     /* tetgen absent or failing */
-    expect_failure("tetgen_absent", with("body: {builtin: michelin}\n"), "SOFTCON_TETGEN=/nonexistent/tetgen", 5,
-                   "cannot run '/nonexistent/tetgen'", "tetgen");
+    expect_failure("tetgen_absent", with("body: {builtin: michelin}\n"), "SOFTCON_TETGEN=/nonexistent/tetgen", 5, "cannot run '/nonexistent/tetgen'",
+                   "tetgen");
     expect_failure("tetgen_fails", with("body: {builtin: michelin}\n"), "SOFTCON_TETGEN=false", 5, "'false -pYq", "failed");
     /* usage errors */
     int rc = sc_test_sh(out, sizeof out, "%s -c", sc_test_tool("mesh-prep"));
@@ -252,7 +269,8 @@ TEST(meshprep_body_size_check)
     snprintf(buf, sizeof buf, "%sbody: {obj: %s}\n", skel, cube_obj("cm.obj", 0, 90, 0, 85, -1, 0));
     expect_failure("size_centimetres", buf, NULL, 2, "the body is 170 m tall", "if the OBJ is in centimetres, set body.scale: 0.01");
     snprintf(buf, sizeof buf, "%sbody: {obj: %s}\n", skel, cube_obj("huge.obj", 0, 8.0, 0, 8.35, -1, 0));
-    expect_failure("size_decimetres", buf, NULL, 2, "the body is 16.7 m tall", "if the OBJ is in decimetres, set body.scale: 0.1 (it would be 1.67 m tall)");
+    expect_failure("size_decimetres", buf, NULL, 2, "the body is 16.7 m tall",
+                   "if the OBJ is in decimetres, set body.scale: 0.1 (it would be 1.67 m tall)");
     /* the same body declared in decimetres passes */
     snprintf(buf, sizeof buf, "%sbody: {obj: %s, scale: 0.1}\n", skel, sc_test_tmp("huge.obj"));
     const char *yaml = sc_test_write("size_declared.yaml", buf);
@@ -276,17 +294,18 @@ static double rep_attr(const char *path, const char *name)
 TEST(meshprep_apose_obj_fit)
 {
     const char *ap = sc_test_tmp("apose.h5"), *obj = sc_test_tmp("apose_surface.obj");
-    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --surface-obj %s", sc_test_tool("mesh-prep"),
-                        sc_test_repo("configs/michelin_apose.yaml"), ap, obj);
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --surface-obj %s", sc_test_tool("mesh-prep"), sc_test_repo("configs/michelin_apose.yaml"),
+                        ap, obj);
     ENSURE_MSG(rc == 0, "mesh-prep (A-pose built-in) exit %d: %s", rc, out);
     if (!check_character(ap, 900, 2000)) return;
     char cfg[2048];
     snprintf(cfg, sizeof cfg,
              "skeleton:\n  bvh: cmu_02_01_walk.bvh\n  gains: {kp: 1500, kd: 80, torque_limit: 400}\nbody:\n  obj: %s\n"
-             "envelope: {target_vertices: 550}\ntetgen: {min_dihedral: 15, sliver_angle: 10}\n", obj);
+             "envelope: {target_vertices: 550}\ntetgen: {min_dihedral: 15, sliver_angle: 10}\n",
+             obj);
     const char *yaml = sc_test_write("apose_obj.yaml", cfg), *fit = sc_test_tmp("apose_obj.h5"), *sk = sc_test_tmp("apose_obj_skin.h5");
-    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"), yaml, fit,
-                    sc_test_tool("skin-weights"), yaml, sk, fit);
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"), yaml, fit, sc_test_tool("skin-weights"),
+                    yaml, sk, fit);
     ENSURE_MSG(rc == 0, "mesh-prep / skin-weights (OBJ body) exit %d: %s", rc, out);
     if (!check_character(fit, 900, 2000)) return;
     /* the fitted skeleton against the one the body was built around */
@@ -335,7 +354,8 @@ TEST(meshprep_apose_obj_fit)
     }
     sc_test_report("A-pose OBJ body + T-pose CMU skeleton: fitted scale %.4f, arms turned down %.1f / %.1f deg (built at 45), "
                    "arm bones within %.1f deg of the built-in's, joints within %.3f m (%s); standing %.1f s: pelvis %.4f m lower, "
-                   "spine tilt <= %.2f deg", scale, down0, down1, arm_dir, worst, a.bone_name[wb], t[nt - 1], drop, tilt);
+                   "spine tilt <= %.2f deg",
+                   scale, down0, down1, arm_dir, worst, a.bone_name[wb], t[nt - 1], drop, tilt);
     ENSURE(fabs(down0 - 45) < 6 && fabs(down1 - 45) < 6 && arm_dir < 8);
     ENSURE(worst < 0.05);
     ENSURE(t[nt - 1] > 4.99 && drop < 0.03 && tilt < 5);

@@ -26,25 +26,22 @@ static double signed_volume(const sc_trimesh *m)
 {
     double v = 0;
     for (int t = 0; t < m->ntris; t++) {
-        const double *a = m->verts + 3 * m->tris[3 * t], *b = m->verts + 3 * m->tris[3 * t + 1],
-                     *c = m->verts + 3 * m->tris[3 * t + 2];
-        v += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
-              a[2] * (b[0] * c[1] - b[1] * c[0])) / 6;
+        const double *a = m->verts + 3 * m->tris[3 * t], *b = m->verts + 3 * m->tris[3 * t + 1], *c = m->verts + 3 * m->tris[3 * t + 2];
+        v += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0])) / 6;
     }
     return v;
 }
 
 /* unit cube, outward quads, with assorted ignored statements and comments */
-static const char *k_cube =
-    "# cube\nmtllib cube.mtl\no Cube\n"
-    "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1 1.0\nv 0 1 1 0.5 0.5 0.5\n"
-    "vt 0 0\nvt 1 0\nvt 1 1\nvn 0 0 1\ng side\nusemtl skin\ns off\n"
-    "f 1 4 3 2\n"            /* z = 0, normal -z */
-    "f 5/1 6/2 7/3 8/1\n"    /* z = 1 */
-    "f 1//1 2//1 6//1 5//1\n"/* y = 0 */
-    "f 4/1/1 8/2/1 7/3/1 3/1/1  # trailing comment\n"
-    "f 1 5 8 4\n"            /* x = 0 */
-    "f 2 3 7 6\n";           /* x = 1 */
+static const char *k_cube = "# cube\nmtllib cube.mtl\no Cube\n"
+                            "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1 1.0\nv 0 1 1 0.5 0.5 0.5\n"
+                            "vt 0 0\nvt 1 0\nvt 1 1\nvn 0 0 1\ng side\nusemtl skin\ns off\n"
+                            "f 1 4 3 2\n"             /* z = 0, normal -z */
+                            "f 5/1 6/2 7/3 8/1\n"     /* z = 1 */
+                            "f 1//1 2//1 6//1 5//1\n" /* y = 0 */
+                            "f 4/1/1 8/2/1 7/3/1 3/1/1  # trailing comment\n"
+                            "f 1 5 8 4\n"  /* x = 0 */
+                            "f 2 3 7 6\n"; /* x = 1 */
 
 TEST(obj_cube_quads_and_forms)
 {
@@ -70,9 +67,7 @@ TEST(obj_pentagon_negative_crlf)
     /* regular pentagon (convex), relative indices, CRLF endings */
     char txt[1024];
     int n = 0;
-    for (int k = 0; k < 5; k++)
-        n += snprintf(txt + n, sizeof txt - (size_t)n, "v %.17g %.17g 0\r\n", cos(2 * SC_PI * k / 5),
-                      sin(2 * SC_PI * k / 5));
+    for (int k = 0; k < 5; k++) n += snprintf(txt + n, sizeof txt - (size_t)n, "v %.17g %.17g 0\r\n", cos(2 * SC_PI * k / 5), sin(2 * SC_PI * k / 5));
     snprintf(txt + n, sizeof txt - (size_t)n, "f -5 -4 -3 -2 -1\r\nv 0 0 1\r\nf -6 -5 -1\r\n");
     sc_trimesh m;
     sc_obj_info info;
@@ -84,8 +79,7 @@ TEST(obj_pentagon_negative_crlf)
     /* fan area of the convex pentagon = exact area 5/2 sin(72 deg) */
     double area = 0;
     for (int t = 0; t < 3; t++) {
-        const double *a = m.verts + 3 * m.tris[3 * t], *b = m.verts + 3 * m.tris[3 * t + 1],
-                     *c = m.verts + 3 * m.tris[3 * t + 2];
+        const double *a = m.verts + 3 * m.tris[3 * t], *b = m.verts + 3 * m.tris[3 * t + 1], *c = m.verts + 3 * m.tris[3 * t + 2];
         area += 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]));
     }
     ENSURE_NEAR(area, 2.5 * sin(2 * SC_PI / 5), 1e-14);
@@ -171,8 +165,7 @@ TEST(obj_write_roundtrip)
     a.verts[1] = 1e-300;
     for (int k = 0; k < 900; k++) a.tris[k] = (int)(sc_rng_u32(&r) % 200);
     for (int t = 0; t < 300; t++) /* avoid degenerate ones, which the reader would drop */
-        while (a.tris[3 * t] == a.tris[3 * t + 1] || a.tris[3 * t] == a.tris[3 * t + 2] ||
-               a.tris[3 * t + 1] == a.tris[3 * t + 2])
+        while (a.tris[3 * t] == a.tris[3 * t + 1] || a.tris[3 * t] == a.tris[3 * t + 2] || a.tris[3 * t + 1] == a.tris[3 * t + 2])
             a.tris[3 * t + 2] = (int)(sc_rng_u32(&r) % 200);
     const char *path = sc_test_tmp("rt.obj");
     sc_err err = {0};

@@ -107,16 +107,16 @@ TEST(ownership_reference_named_in_an_openloop_is_an_input)
     ENSURE_MSG(ch && ref, "fixtures: %s", sc_fixture_log());
     const char *ref2 = copy_of(ref, "own_ref.h5");
     ENSURE(ref2 && copy_of(ref, "own_ref.orig"));
-    const char *cfg = sc_test_write("own_fb.yaml", "simulation: {solver: exact}\n"
-                                                   "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
-                                                   "feedback: {iterations: 1, cycles: 1, samples: 8, elites: 3, actions: [l_thigh]}\n");
+    const char *cfg = sc_test_write("own_fb.yaml",
+                                    "simulation: {solver: exact}\n"
+                                    "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
+                                    "feedback: {iterations: 1, cycles: 1, samples: 8, elites: 3, actions: [l_thigh]}\n");
     const char *ol = sc_test_tmp("own_ol.h5");
     int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"), cfg, ol, ch, ref2);
     ENSURE_MSG(rc == 0, "sample-openloop: exit %d: %s", rc, out);
     rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"), cfg, ref2, ch, ol);
     sc_test_report("learn-feedback -o = the reference openloop.h5 names: exit %d: %s", rc, out);
-    ENSURE_MSG(rc == 1 && strstr(out, "reference named in the openloop.h5") && same_bytes(ref2, sc_test_tmp("own_ref.orig")), "exit %d: %s", rc,
-               out);
+    ENSURE_MSG(rc == 1 && strstr(out, "reference named in the openloop.h5") && same_bytes(ref2, sc_test_tmp("own_ref.orig")), "exit %d: %s", rc, out);
 }
 
 /* ---- item 5: a run owns its output and checkpoint --------------------------------------- */
@@ -160,7 +160,8 @@ TEST(ownership_a_held_output_or_checkpoint_is_refused)
     fd = hold_lock(ckpt, holder);
     ENSURE(fd >= 0);
     for (int resume = 0; resume < 2; resume++) {
-        int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s %s", sc_test_tool("sample-openloop"), cfg, o, resume ? "--resume" : "", ch, in2);
+        int rc =
+            sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s %s", sc_test_tool("sample-openloop"), cfg, o, resume ? "--resume" : "", ch, in2);
         sc_test_report("sample-openloop%s on a held checkpoint: exit %d: %s", resume ? " --resume" : "", rc, out);
         ENSURE_MSG(rc == 1 && strstr(out, "pid 4242 on host elsewhere") && strstr(out, "checkpoint"), "exit %d: %s", rc, out);
     }
@@ -185,7 +186,8 @@ TEST(ownership_two_runs_on_one_output)
     unlink(fifo);
     ENSURE(mkfifo(fifo, 0666) == 0);
     /* the lone run, with the same command line */
-    int rc = sc_test_sh(out, sizeof out, "printf '%s' > %s & %s -q -c %s -o %s %s; r=$?; wait; exit $r", text, fifo, sc_test_tool("simulate"), fifo, o, ch);
+    int rc = sc_test_sh(out, sizeof out, "printf '%s' > %s & %s -q -c %s -o %s %s; r=$?; wait; exit $r", text, fifo, sc_test_tool("simulate"), fifo,
+                        o, ch);
     ENSURE_MSG(rc == 0, "lone run: exit %d: %s", rc, out);
     ENSURE(rename(o, lone) == 0);
 
@@ -219,8 +221,8 @@ TEST(ownership_two_runs_on_one_output)
         waitpid(a, NULL, 0);
     }
     ENSURE_MSG(held, "the first run never took its lock");
-    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), sc_test_write("own_race2.yaml", "simulation: {duration: 0.02}\n"), o,
-                    ch);
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"),
+                    sc_test_write("own_race2.yaml", "simulation: {duration: 0.02}\n"), o, ch);
     sc_test_report("a second run on the output of a running one: exit %d: %s", rc, out);
     int refused = rc == 1 && strstr(out, want) != NULL;
     /* let the first run go on: its config through the FIFO */
@@ -250,8 +252,8 @@ TEST(ownership_stale_temporaries_removed_by_the_next_run)
     snprintf(stale, sizeof stale, "%s.tmp.99999999.0123abcd", o); /* above any pid_max */
     snprintf(other, sizeof other, "%s.tmp.notours", o);
     ENSURE(sc_test_write("own_stale.h5.tmp.99999999.0123abcd", "x") && sc_test_write("own_stale.h5.tmp.notours", "x"));
-    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), sc_test_write("own_stale.yaml", "simulation: {duration: 0.01}\n"),
-                        o, ch);
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"),
+                        sc_test_write("own_stale.yaml", "simulation: {duration: 0.01}\n"), o, ch);
     ENSURE_MSG(rc == 0, "simulate: exit %d: %s", rc, out);
     ENSURE_MSG(!sc_test_file_exists(stale), "the stale temporary %s is still there", stale);
     ENSURE_MSG(sc_test_file_exists(other), "%s, not a temporary's name, was removed", other);
@@ -298,8 +300,8 @@ TEST(ownership_unwritable_paths_found_at_start)
     ENSURE(nothing_left(o));
     const char *ch_real = sc_fixture_michelin();
     ENSURE_MSG(ch_real, "fixtures: %s", sc_fixture_log());
-    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), sc_test_write("own_w_sim.yaml", "simulation: {duration: 0.005}\n"),
-                    longpath, ch_real);
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"),
+                    sc_test_write("own_w_sim.yaml", "simulation: {duration: 0.005}\n"), longpath, ch_real);
     sc_test_report("simulate -o a name of %zu characters: exit %d", strlen(longname), rc);
     ENSURE_MSG(rc == 3 && strstr(out, "too long"), "long output name: exit %d: %s", rc, out);
     ENSURE(nothing_left(longpath));

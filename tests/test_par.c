@@ -96,6 +96,82 @@ TEST(par_map_on_threads_runs_every_task_and_reports_the_lowest_failure)
                    "error; a stop after 8 tasks leaves the map stopped");
 }
 
+/* ---- several ranks: blocks, steals, halts ------------------------------------------------------ */
+
+typedef struct {
+    int slow_below; /* tasks below it take 20 ms, the rest 2 ms: the first block's rank is robbed */
+    int fail_a, fail_b;
+} ranks_ctx;
+
+static int ranks_task(void *ctx, int thread, int i, void *result, sc_err *err)
+{
+    const ranks_ctx *c = ctx;
+    (void)thread;
+    if (i == c->fail_a || i == c->fail_b) return sc_fail(err, SC_EINPUT, "task %d failed", i);
+    usleep(i < c->slow_below ? 20000 : 2000);
+    *(long *)result = 3L * i + 1;
+    atomic_fetch_add(&g_ran, 1);
+    return SC_OK;
+}
+
+static int stop_after_5(void) { return atomic_load(&g_ran) >= 5; }
+
+/* One rank's checks; every rank must see the same outcomes. 0, else the failing line. */
+static int ranks_checks(sc_par *p, int threads)
+{
+    enum { N = 60 };
+    long res[N];
+    int owner[N], stopped = 0, rank = sc_par_rank(p), size = sc_par_size(p);
+    sc_err err = {0};
+    sc_par_set_threads(p, threads);
+    ranks_ctx slow = {N / size, -1, -1}, bad = {0, 37, 41};
+    for (int round = 0; round < 2; round++) {
+        memset(res, 0, sizeof res);
+        if (sc_par_map(p, N, sizeof res[0], ranks_task, &slow, NULL, res, owner, &stopped, &err) || stopped) return __LINE__;
+        int robbed = 0;
+        for (int i = 0; i < N; i++) {
+            if (res[i] != 3L * i + 1 || owner[i] < 0 || owner[i] >= size) return __LINE__;
+            robbed += i < N / size && owner[i] != 0;
+        }
+        if (!robbed) return __LINE__; /* the slow first block was shared out */
+        /* a failure stops every rank with the same error, and leaves no message behind */
+        int rc = sc_par_map(p, N, sizeof res[0], ranks_task, &bad, NULL, res, owner, &stopped, &err);
+        if (rc != SC_EINPUT || (strcmp(err.msg, "task 37 failed") && strcmp(err.msg, "task 41 failed"))) return __LINE__;
+        int is37 = !strcmp(err.msg, "task 37 failed"), some37 = sc_par_any(p, is37), some41 = sc_par_any(p, !is37);
+        if (some37 && some41) return __LINE__;
+        /* a stop seen by one rank stops them all */
+        atomic_store(&g_ran, 0);
+        rc = sc_par_map(p, N, sizeof res[0], ranks_task, &slow, rank == size - 1 ? stop_after_5 : NULL, res, owner, &stopped, &err);
+        if (rc || !stopped) return __LINE__;
+    }
+    return 0;
+}
+
+int sc_test_par_ranks(int threads)
+{
+    sc_par *p;
+    sc_err err = {0};
+    if (sc_par_init(NULL, NULL, 0, &p, &err)) return fprintf(stderr, "sc_par_init: %s\n", err.msg), 2;
+    int line = ranks_checks(p, threads);
+    int failed = sc_par_any(p, line != 0);
+    if (line) fprintf(stderr, "rank %d: check at tests/test_par.c:%d failed\n", sc_par_rank(p), line);
+    sc_par_finalize(p);
+    return failed ? 1 : 0;
+}
+
+TEST(par_map_on_ranks_steals_halts_and_stops_together)
+{
+    char out[8192];
+    static const char *const layouts[][2] = {{"3", "1"}, {"2", "2"}};
+    for (size_t k = 0; k < 2; k++) {
+        int rc = sc_test_sh(out, sizeof out, "mpiexec.mpich -n %s %s --par-ranks %s", layouts[k][0], sc_test_self(), layouts[k][1]);
+        ENSURE_MSG(rc == 0, "%s ranks x %s threads: exit %d: %s", layouts[k][0], layouts[k][1], rc, out);
+    }
+    sc_test_report("3 ranks x 1 thread and 2 x 2, twice each: 60 tasks with results and owners everywhere, the slow first block "
+                   "shared out by stealing; a failure on one rank is the same error on all; a stop on the last rank stops all; "
+                   "no message left between maps");
+}
+
 /* --threads does something only in the MPI tools; the others refuse it rather than ignore it */
 TEST(threads_option_refused_by_the_one_thread_tools)
 {

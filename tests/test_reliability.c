@@ -73,8 +73,7 @@ TEST(reliability_output_is_an_input)
     rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sim, xdmf_cfg, sc_test_tmp("x1.h5"), in);
     ENSURE_MSG(rc == 1 && strstr(out, "x1.xdmf"), "xdmf beside the output: exit %d: %s", rc, out);
     /* inverse-dynamics and mesh-prep */
-    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("inverse-dynamics"), sc_test_repo("configs/march.yaml"),
-                    in, in);
+    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("inverse-dynamics"), sc_test_repo("configs/march.yaml"), in, in);
     ENSURE_MSG(rc == 1 && strstr(out, "same file"), "inverse-dynamics: exit %d: %s", rc, out);
     ENSURE(same_bytes(in, orig));
     const char *mp = copy_of(sc_test_repo("configs/michelin.yaml"), "mp1.yaml"), *mp_orig = copy_of(mp, "mp1.orig");
@@ -124,11 +123,11 @@ TEST(reliability_full_disk)
     char cmd[4096];
     int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), cfg, sim, ch);
     ENSURE_MSG(rc == 0, "simulate: %s", out);
-    struct { const char *tool, *fmt; } runs[] = {
-        {"mesh-prep", "%s -q -c %s -o %s/c.h5"},
-        {"simulate", "%s -q -c %s -o %s/s.h5 %s"},
-        {"skin-weights", "%s -q -c %s -o %s/k.h5 %s"},
-        {"inverse-dynamics", "%s -q -c %s -o %s/r.h5 %s"},
+    struct {
+        const char *tool, *fmt;
+    } runs[] = {
+        {"mesh-prep", "%s -q -c %s -o %s/c.h5"},        {"simulate", "%s -q -c %s -o %s/s.h5 %s"},
+        {"skin-weights", "%s -q -c %s -o %s/k.h5 %s"},  {"inverse-dynamics", "%s -q -c %s -o %s/r.h5 %s"},
         {"render", "%s -q --no-movie -o %s/frames %s"},
     };
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
@@ -216,8 +215,8 @@ TEST(reliability_signals_remove_temporary_files)
         usleep(200000); /* well inside the run loop */
         int how;
         int ok = signalled(pid, sigs[k], &how);
-        sc_test_report("simulate under %s: ended by %s, %s.tmp %s", names[k], how > 0 ? strsignal(how) : "exit",
-                       outp, sc_test_temporary_left(outp) ? "LEFT" : "removed");
+        sc_test_report("simulate under %s: ended by %s, %s.tmp %s", names[k], how > 0 ? strsignal(how) : "exit", outp,
+                       sc_test_temporary_left(outp) ? "LEFT" : "removed");
         ENSURE_MSG(ok, "simulate did not end by %s (%d)", names[k], how);
         ENSURE_MSG(!sc_test_temporary_left(outp) && !sc_test_file_exists(outp), "%s: %s left behind", names[k], tmp);
     }
@@ -250,8 +249,8 @@ TEST(reliability_signals_remove_temporary_files)
     ENSURE_MSG(rc == 0 && out[0] == 0, "left behind: %s", out);
     /* render stops between frames and removes the frames it wrote */
     const char *sim = sc_test_tmp("sig_sim.h5");
-    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"),
-                    sc_test_write("sig_sim.yaml", "simulation: {duration: 1}\n"), sim, ch);
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), sc_test_write("sig_sim.yaml", "simulation: {duration: 1}\n"),
+                    sim, ch);
     ENSURE_MSG(rc == 0, "simulate: %s", out);
     const char *frames = sc_test_tmp("sig_frames");
     char frame0[1100];
@@ -289,14 +288,12 @@ TEST(reliability_absurd_config_values)
                            "velocity.yaml:1:55: key 'simulation.initial_velocity[2]'");
     expect_config_rejected("simulate", "kick.yaml", "perturbations:\n  - {type: velocity, time: 0, delta: [1e5, 0, 0]}\n",
                            "kick.yaml:2:39: key 'perturbations[0].delta[0]'");
-    expect_config_rejected("simulate", "pose.yaml",
-                           "controller:\n  type: keyframes\n  keyframes:\n    - {time: 0, pose: {spine: [0, 1e308, 0]}}\n",
+    expect_config_rejected("simulate", "pose.yaml", "controller:\n  type: keyframes\n  keyframes:\n    - {time: 0, pose: {spine: [0, 1e308, 0]}}\n",
                            "pose.yaml:4:35: pose of 'spine' [1] = 1e+308 degrees is outside [-3600, 3600]");
     /* fuzz_config finding: a keyframe pose given as a sequence looked up a bone named NULL */
     expect_config_rejected("simulate", "seqpose.yaml", "controller:\n  type: keyframes\n  keyframes:\n    - {time: 0, pose: [5, 0, -5]}\n",
                            "seqpose.yaml:4:23: a pose must be a map of bone: rotation");
-    expect_config_rejected("mesh-prep", "head.yaml",
-                           "skeleton:\n  bones:\n    - {name: pelvis, head: [0, 1e308, 0], tail: [0, 1.1, 0]}\n",
+    expect_config_rejected("mesh-prep", "head.yaml", "skeleton:\n  bones:\n    - {name: pelvis, head: [0, 1e308, 0], tail: [0, 1.1, 0]}\n",
                            "head.yaml:3:32: key 'skeleton.bones[0].head[1]'");
 }
 
@@ -311,8 +308,7 @@ static void expect_file_rejected(const char *name, const char *h5, const char *t
     } else {
         rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, h5);
         ENSURE_MSG(rc == 2 && strstr(out, needle), "%s (simulate): exit %d, expected '%s': %s", name, rc, needle, out);
-        rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("skin-weights"), sc_test_repo("configs/michelin.yaml"),
-                        o, h5);
+        rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("skin-weights"), sc_test_repo("configs/michelin.yaml"), o, h5);
     }
     sc_test_report("%s: exit %d: %s", name, rc, out);
     ENSURE_MSG(rc == 2 && strstr(out, needle), "%s: exit %d, expected '%s': %s", name, rc, needle, out);
@@ -324,8 +320,8 @@ static const char *write_model(const char *name, const sc_model *m)
     const char *p = sc_test_tmp(name);
     sc_err err;
     sc_h5 *f;
-    if (sc_h5_create(p, &f, &err) || sc_h5_provenance(f, SC_CHARACTER_SCHEMA, 0, NULL, NULL, &err) ||
-        sc_character_write(f, m, &err) || sc_h5_commit(f, &err))
+    if (sc_h5_create(p, &f, &err) || sc_h5_provenance(f, SC_CHARACTER_SCHEMA, 0, NULL, NULL, &err) || sc_character_write(f, m, &err) ||
+        sc_h5_commit(f, &err))
         return NULL;
     return p;
 }
@@ -335,8 +331,8 @@ static const char *write_reference(const char *name, const sc_reference *r)
     const char *p = sc_test_tmp(name);
     sc_err err;
     sc_h5 *f;
-    if (sc_h5_create(p, &f, &err) || sc_h5_provenance(f, SC_REFERENCE_SCHEMA, 0, NULL, NULL, &err) ||
-        sc_reference_write(f, r, &err) || sc_h5_commit(f, &err))
+    if (sc_h5_create(p, &f, &err) || sc_h5_provenance(f, SC_REFERENCE_SCHEMA, 0, NULL, NULL, &err) || sc_reference_write(f, r, &err) ||
+        sc_h5_commit(f, &err))
         return NULL;
     return p;
 }
@@ -406,17 +402,16 @@ TEST(reliability_bvh_implausible_values)
     /* the authored march, with one rotation and then one position channel made absurd */
     for (int k = 0; k < 2; k++) {
         const char *bvh = sc_test_tmp(k ? "pos.bvh" : "rot.bvh");
-        int rc = sc_test_sh(out, sizeof out,
-                            "awk 'f==1 && n==12 {$%d = \"1e308\"} f==1 {n++} /^Frame Time/ {f=1} {print}' %s > %s",
-                            k ? 2 : 5, sc_test_repo("mocap/march_in_place.bvh"), bvh);
+        int rc = sc_test_sh(out, sizeof out, "awk 'f==1 && n==12 {$%d = \"1e308\"} f==1 {n++} /^Frame Time/ {f=1} {print}' %s > %s", k ? 2 : 5,
+                            sc_test_repo("mocap/march_in_place.bvh"), bvh);
         ENSURE(rc == 0);
         char cfg[1200];
         snprintf(cfg, sizeof cfg, "motion: {bvh: %s}\n", bvh);
         const char *yaml = sc_test_write(k ? "pos.yaml" : "rot.yaml", cfg), *o = sc_test_tmp("bvh_ref.h5");
         rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("inverse-dynamics"), yaml, o, ch);
         sc_test_report("%s channel of 1e308: exit %d: %s", k ? "position" : "rotation", rc, out);
-        ENSURE_MSG(rc == 2 && strstr(out, k ? "pos.bvh:" : "rot.bvh:") && strstr(out, "frame 12") &&
-                       strstr(out, "1e308 is implausibly large") && strstr(out, k ? "position" : "rotation"),
+        ENSURE_MSG(rc == 2 && strstr(out, k ? "pos.bvh:" : "rot.bvh:") && strstr(out, "frame 12") && strstr(out, "1e308 is implausibly large") &&
+                       strstr(out, k ? "position" : "rotation"),
                    "exit %d: %s", rc, out);
         ENSURE(!sc_test_file_exists(o));
     }
@@ -424,13 +419,12 @@ TEST(reliability_bvh_implausible_values)
 
 /* ---- item 7: the body OBJ ----------------------------------------------------------- */
 
-static const char *skeleton_yaml =
-    "skeleton:\n"
-    "  bones:\n"
-    "    - {name: pelvis, head: [0, 0.9, 0], tail: [0, 1.1, 0]}\n"
-    "    - {name: spine, parent: pelvis, head: [0, 1.1, 0], tail: [0, 1.4, 0]}\n"
-    "    - {name: l_thigh, parent: pelvis, head: [0.1, 0.9, 0], tail: [0.1, 0.5, 0]}\n"
-    "    - {name: r_thigh, parent: pelvis, head: [-0.1, 0.9, 0], tail: [-0.1, 0.5, 0]}\n";
+static const char *skeleton_yaml = "skeleton:\n"
+                                   "  bones:\n"
+                                   "    - {name: pelvis, head: [0, 0.9, 0], tail: [0, 1.1, 0]}\n"
+                                   "    - {name: spine, parent: pelvis, head: [0, 1.1, 0], tail: [0, 1.4, 0]}\n"
+                                   "    - {name: l_thigh, parent: pelvis, head: [0.1, 0.9, 0], tail: [0.1, 0.5, 0]}\n"
+                                   "    - {name: r_thigh, parent: pelvis, head: [-0.1, 0.9, 0], tail: [-0.1, 0.5, 0]}\n";
 
 /* a box around the skeleton (scaled by s), optionally missing a face or with one twice */
 static const char *box_obj(const char *name, double s, int drop, int twice)
@@ -438,8 +432,7 @@ static const char *box_obj(const char *name, double s, int drop, int twice)
     char text[2048];
     int n = 0;
     for (int i = 0; i < 8; i++)
-        n += snprintf(text + n, sizeof text - (size_t)n, "v %g %g %g\n", s * (i & 1 ? 0.3 : -0.3), s * (i & 2 ? 1.5 : 0.4),
-                      s * (i & 4 ? 0.2 : -0.2));
+        n += snprintf(text + n, sizeof text - (size_t)n, "v %g %g %g\n", s * (i & 1 ? 0.3 : -0.3), s * (i & 2 ? 1.5 : 0.4), s * (i & 4 ? 0.2 : -0.2));
     static const int q[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
     for (int f = 0; f < 6; f++)
         if (f != drop)
@@ -464,8 +457,7 @@ TEST(reliability_body_obj_checked)
 {
     expect_body_rejected("open_body.yaml", box_obj("open_body.obj", 1, 3, 0), "open_body.obj: surface is not closed", NULL);
     expect_body_rejected("twice_body.yaml", box_obj("twice_body.obj", 1, -1, 1), "twice_body.obj: surface is not closed", NULL);
-    expect_body_rejected("tri_body.yaml", sc_test_write("tri.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"), "tri.obj: surface is not closed",
-                         NULL);
+    expect_body_rejected("tri_body.yaml", sc_test_write("tri.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"), "tri.obj: surface is not closed", NULL);
     /* a body modelled in decimetres: 11 m tall against a 0.9 m skeleton */
     expect_body_rejected("dm_body.yaml", box_obj("dm_body.obj", 10, -1, 0), "dm_body.obj (",
                          "the body is 11 m tall (11 OBJ units x body.scale 1), implausible for a person or a character (0.25 .. 4 m); "
@@ -479,8 +471,7 @@ TEST(reliability_skinweights_on_skinned_character)
     const char *ch = character();
     ENSURE_MSG(ch, "building the character failed: %s", out);
     const char *o = sc_test_tmp("reskinned.h5");
-    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("skin-weights"), sc_test_repo("configs/michelin.yaml"),
-                        o, ch);
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("skin-weights"), sc_test_repo("configs/michelin.yaml"), o, ch);
     ENSURE_MSG(rc == 0, "exit %d (a leak of the input's /skin/topk_* fails here under make asan): %s", rc, out);
     sc_model m;
     sc_err err;
@@ -585,13 +576,13 @@ TEST(reliability_messages)
     ENSURE_MSG(rc == 4 && strstr(out, "error:") && !strstr(out, "us/step"), "failing run: exit %d: %s", rc, out);
     /* mesh-prep --help: the CMU bone map and SOFTCON_TETGEN */
     rc = sc_test_sh(out, sizeof out, "%s --help", sc_test_tool("mesh-prep"));
-    ENSURE_MSG(rc == 0 && strstr(out, "joint: Hips") && strstr(out, "joint: RightFoot") && strstr(out, "SOFTCON_TETGEN"),
-               "--help: %s", out);
+    ENSURE_MSG(rc == 0 && strstr(out, "joint: Hips") && strstr(out, "joint: RightFoot") && strstr(out, "SOFTCON_TETGEN"), "--help: %s", out);
     /* a sliver_angle target that is not reached is said */
-    const char *sl = sc_test_write("sliver.yaml", "skeleton:\n  bones:\n"
-                                                  "    - {name: pelvis, head: [0, 0.9, 0], tail: [0, 1.1, 0]}\n"
-                                                  "    - {name: spine, parent: pelvis, head: [0, 1.1, 0], tail: [0, 1.4, 0]}\n"
-                                                  "body: {builtin: michelin}\ntetgen: {sliver_angle: 30}\n");
+    const char *sl = sc_test_write("sliver.yaml",
+                                   "skeleton:\n  bones:\n"
+                                   "    - {name: pelvis, head: [0, 0.9, 0], tail: [0, 1.1, 0]}\n"
+                                   "    - {name: spine, parent: pelvis, head: [0, 1.1, 0], tail: [0, 1.4, 0]}\n"
+                                   "body: {builtin: michelin}\ntetgen: {sliver_angle: 30}\n");
     rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s", sc_test_tool("mesh-prep"), sl, sc_test_tmp("sliver.h5"));
     sc_test_report("sliver_angle 30: exit %d: %s", rc, out);
     ENSURE_MSG(strstr(out, "sliver_angle target 30.0 deg not reached"), "exit %d: %s", rc, out);
@@ -603,13 +594,19 @@ TEST(reliability_build_hygiene)
 {
     const char *root = sc_test_repo("");
     /* (a make of its own: not the variables, command-line ones exported too, of a `make asan` this suite may be running under) */
-    int rc = sc_test_sh(out, sizeof out, "cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u BIN -u SAN -u OPT make -n all BUILD=build/hyg SAN=-fsanitize=address 2>&1 | "
-                        "grep -E '(^| )(bin/|lib/libsoftcon\\.a)' | grep -v 'build/hyg' || true", root);
+    int rc = sc_test_sh(
+        out, sizeof out,
+        "cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u BIN -u SAN -u OPT make -n all BUILD=build/hyg SAN=-fsanitize=address 2>&1 | "
+        "grep -E '(^| )(bin/|lib/libsoftcon\\.a)' | grep -v 'build/hyg' || true",
+        root);
     ENSURE_MSG(rc == 0 && out[0] == 0, "a sanitizer build writes outside its BUILD folder: %s", out);
-    rc = sc_test_sh(out, sizeof out, "cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u BIN -u SAN -u OPT make -n all SAN=-fsanitize=address", root);
+    rc = sc_test_sh(out, sizeof out,
+                    "cd %s && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u BIN -u SAN -u OPT make -n all SAN=-fsanitize=address", root);
     ENSURE_MSG(rc != 0 && strstr(out, "needs its own BUILD folder"), "SAN without BUILD: exit %d: %s", rc, out);
-    rc = sc_test_sh(out, sizeof out, "cd %s && git check-ignore build/hyg/lib/core/status.o build/fuzz/fuzzers/fuzz_bvh bin/simulate "
-                    "lib/libsoftcon.a | wc -l", root);
+    rc = sc_test_sh(out, sizeof out,
+                    "cd %s && git check-ignore build/hyg/lib/core/status.o build/fuzz/fuzzers/fuzz_bvh bin/simulate "
+                    "lib/libsoftcon.a | wc -l",
+                    root);
     ENSURE_MSG(rc == 0 && atoi(out) == 4, "build outputs are not all ignored by git: %s", out);
 }
 
@@ -622,8 +619,10 @@ TEST(reliability_damaged_hdf5)
     const char *cfg = sc_test_write("dmg.yaml", "simulation: {duration: 0.005}\n"), *o = sc_test_tmp("dmg.h5");
     /* the global heap holding /skeleton/names, damaged: read by softcon itself, not libhdf5 */
     const char *gcol = copy_of(ch, "gcol.h5");
-    int rc = sc_test_sh(out, sizeof out, "printf 'GXOL' | dd of=%s bs=1 seek=$(grep -obUaP 'GCOL' %s | head -1 | cut -d: -f1) "
-                        "conv=notrunc 2>/dev/null && %s -c %s -o %s %s", gcol, gcol, sc_test_tool("simulate"), cfg, o, gcol);
+    int rc = sc_test_sh(out, sizeof out,
+                        "printf 'GXOL' | dd of=%s bs=1 seek=$(grep -obUaP 'GCOL' %s | head -1 | cut -d: -f1) "
+                        "conv=notrunc 2>/dev/null && %s -c %s -o %s %s",
+                        gcol, gcol, sc_test_tool("simulate"), cfg, o, gcol);
     sc_test_report("damaged global heap: exit %d: %s", rc, out);
     ENSURE_MSG(rc == 2 && strstr(out, "/skeleton/names[0]: damaged file"), "exit %d: %s", rc, out);
     /* files on which libhdf5 1.10.8 itself crashes or loops (found by fuzz_character): the guard
@@ -657,8 +656,8 @@ TEST(reliability_damaged_hdf5_memory_bounded)
     double t0 = sc_wall_time();
     int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s --policy %s %s", sc_test_tool("simulate"), cfg, o, bomb, ch);
     sc_test_report("policy_vlen_memory_bomb.h5: exit %d in %.1f s: %s", rc, sc_wall_time() - t0, out);
-    ENSURE_MSG(rc == 2 && strstr(out, "policy_vlen_memory_bomb.h5: damaged HDF5 file") && strstr(out, "MiB of memory") &&
-               !sc_test_file_exists(o), "exit %d: %s", rc, out);
+    ENSURE_MSG(rc == 2 && strstr(out, "policy_vlen_memory_bomb.h5: damaged HDF5 file") && strstr(out, "MiB of memory") && !sc_test_file_exists(o),
+               "exit %d: %s", rc, out);
     /* the limit is the user's to raise: then the tool's own read meets libhdf5's error */
     rc = sc_test_sh(out, sizeof out, "SOFTCON_H5_GUARD_MEMORY_MB=100000 %s -c %s -o %s --policy %s %s", sc_test_tool("simulate"), cfg, o, bomb, ch);
     ENSURE_MSG(rc == 2 && !strstr(out, "MiB of memory") && !sc_test_file_exists(o), "with the limit raised: exit %d: %s", rc, out);
@@ -723,8 +722,8 @@ TEST(reliability_hdf5_guard_limits_cpu_time_and_leaves_signals_to_the_parent)
     waitpid(pid, NULL, 0);
     int idle = -1, busy = -1, seen = 0;
     sscanf(buf, "%d %d %d", &idle, &busy, &seen);
-    sc_test_report("a sleeping reader, SIGTERM to its process group: exit %d (the parent saw signal %d); a spinning reader: exit %d: %s", idle,
-                   seen, busy, strchr(buf, '\n') ? strchr(buf, '\n') + 1 : buf);
+    sc_test_report("a sleeping reader, SIGTERM to its process group: exit %d (the parent saw signal %d); a spinning reader: exit %d: %s", idle, seen,
+                   busy, strchr(buf, '\n') ? strchr(buf, '\n') + 1 : buf);
     ENSURE_MSG(sent && seen == SIGTERM, "the SIGTERM was not sent or not seen (%d %d)", sent, seen);
     ENSURE_MSG(idle == SC_OK, "a reader idle for 3 s of wall time, signalled with its group, was refused: %s", buf);
     ENSURE_MSG(busy == SC_EINPUT && strstr(buf, "CPU time"), "a reader that never ends: %s", buf);

@@ -45,7 +45,10 @@ static unsigned char *read_all(const char *path, long *n)
     *n = ftell(f);
     fseek(f, 0, SEEK_SET);
     unsigned char *b = malloc((size_t)*n + 1);
-    if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) { free(b); b = NULL; }
+    if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) {
+        free(b);
+        b = NULL;
+    }
     fclose(f);
     if (b) b[*n] = 0;
     return b;
@@ -88,7 +91,8 @@ static int write_synthetic_sim(const char *path, const sc_model *m, int T, doubl
     sc_err err;
     sc_h5 *f;
     int nb = m->nbones, nn = m->nnodes;
-    const char *config = "ground: {slope: 0, height: 0}\nperturbations:\n  - {type: push, bone: spine, time: 0.1, duration: 0.2, force: [150, 0, 0]}\n";
+    const char *config =
+        "ground: {slope: 0, height: 0}\nperturbations:\n  - {type: push, bone: spine, time: 0.1, duration: 0.2, force: [150, 0, 0]}\n";
     if (sc_h5_create(path, &f, &err)) return 0;
     sc_h5_series *st, *sp, *sq, *sn = NULL, *sc, *scf, *spf;
     const char *names[256];
@@ -97,20 +101,20 @@ static int write_synthetic_sim(const char *path, const sc_model *m, int T, doubl
     memcpy(faces, m->surf_tris, (size_t)m->nsurf_tris * 3 * sizeof(int));
     if (mode == 2) faces[3 * 17 + 1] = m->nsurf_verts + 5;
     int rc = sc_h5_provenance(f, "softcon.sim/1", 0, NULL, config, &err) || sc_h5_timeline_create(f, "/time", &st, &err) ||
-             sc_h5_series_create(f, "/bones/position", st, 2, (size_t[]){(size_t)nb, 3}, "m", NULL, &sp, &err) ||
-             sc_h5_series_create(f, "/bones/orientation", st, 2, (size_t[]){(size_t)nb, 4}, "1", NULL, &sq, &err) ||
-             (mode != 3 && sc_h5_series_create(f, "/nodes/position", st, 2, (size_t[]){(size_t)nn, 3}, "m", NULL, &sn, &err)) ||
-             sc_h5_series_create(f, "/momentum/com", st, 1, (size_t[]){3}, "m", NULL, &sc, &err) ||
-             sc_h5_series_create(f, "/contact/force", st, 1, (size_t[]){3}, "N", NULL, &scf, &err) ||
-             sc_h5_series_create(f, "/control/push_force", st, 1, (size_t[]){3}, "N", NULL, &spf, &err) ||
-             sc_h5_write_strings(f, "/bones/names", (size_t)nb, names, NULL, &err) ||
-             sc_h5_write_i32(f, "/bones/parents", 1, (size_t[]){(size_t)nb}, m->parent, NULL, &err) ||
-             sc_h5_write_i32(f, "/mesh/tets", 2, (size_t[]){(size_t)m->ntets, 4}, m->tets, NULL, &err) ||
-             sc_h5_write_f64(f, "/mesh/rest_pos", 2, (size_t[]){(size_t)nn, 3}, m->rest_pos, "m", NULL, &err) ||
-             sc_h5_write_i32(f, "/mesh/node_bone", 1, (size_t[]){(size_t)nn}, m->node_bone, NULL, &err) ||
-             sc_h5_write_i32(f, "/mesh/surface_faces", 2, (size_t[]){(size_t)m->nsurf_tris, 3}, faces, NULL, &err) ||
-             sc_h5_write_i32(f, "/mesh/surface_tet", 1, (size_t[]){(size_t)m->nsurf_verts}, m->surf_tet, NULL, &err) ||
-             sc_h5_write_f64(f, "/mesh/surface_bary", 2, (size_t[]){(size_t)m->nsurf_verts, 4}, m->surf_bary, "1", NULL, &err);
+        sc_h5_series_create(f, "/bones/position", st, 2, (size_t[]){(size_t)nb, 3}, "m", NULL, &sp, &err) ||
+        sc_h5_series_create(f, "/bones/orientation", st, 2, (size_t[]){(size_t)nb, 4}, "1", NULL, &sq, &err) ||
+        (mode != 3 && sc_h5_series_create(f, "/nodes/position", st, 2, (size_t[]){(size_t)nn, 3}, "m", NULL, &sn, &err)) ||
+        sc_h5_series_create(f, "/momentum/com", st, 1, (size_t[]){3}, "m", NULL, &sc, &err) ||
+        sc_h5_series_create(f, "/contact/force", st, 1, (size_t[]){3}, "N", NULL, &scf, &err) ||
+        sc_h5_series_create(f, "/control/push_force", st, 1, (size_t[]){3}, "N", NULL, &spf, &err) ||
+        sc_h5_write_strings(f, "/bones/names", (size_t)nb, names, NULL, &err) ||
+        sc_h5_write_i32(f, "/bones/parents", 1, (size_t[]){(size_t)nb}, m->parent, NULL, &err) ||
+        sc_h5_write_i32(f, "/mesh/tets", 2, (size_t[]){(size_t)m->ntets, 4}, m->tets, NULL, &err) ||
+        sc_h5_write_f64(f, "/mesh/rest_pos", 2, (size_t[]){(size_t)nn, 3}, m->rest_pos, "m", NULL, &err) ||
+        sc_h5_write_i32(f, "/mesh/node_bone", 1, (size_t[]){(size_t)nn}, m->node_bone, NULL, &err) ||
+        sc_h5_write_i32(f, "/mesh/surface_faces", 2, (size_t[]){(size_t)m->nsurf_tris, 3}, faces, NULL, &err) ||
+        sc_h5_write_i32(f, "/mesh/surface_tet", 1, (size_t[]){(size_t)m->nsurf_verts}, m->surf_tet, NULL, &err) ||
+        sc_h5_write_f64(f, "/mesh/surface_bary", 2, (size_t[]){(size_t)m->nsurf_verts, 4}, m->surf_bary, "1", NULL, &err);
     free(faces);
     /* each free node follows the bone of its nearest fixed node */
     int *ride = malloc((size_t)nn * sizeof(int));
@@ -120,7 +124,10 @@ static int write_synthetic_sim(const char *path, const sc_model *m, int T, doubl
         for (int j = 0; m->node_bone[i] < 0 && j < nn; j++) {
             if (m->node_bone[j] < 0) continue;
             double d = sc_v3_dist(sc_v3_load(m->rest_pos + 3 * i), sc_v3_load(m->rest_pos + 3 * j));
-            if (d < bd) { bd = d; ride[i] = m->node_bone[j]; }
+            if (d < bd) {
+                bd = d;
+                ride[i] = m->node_bone[j];
+            }
         }
     }
     double *pos = malloc((size_t)nb * 3 * sizeof(double)), *quat = malloc((size_t)nb * 4 * sizeof(double));
@@ -136,22 +143,33 @@ static int write_synthetic_sim(const char *path, const sc_model *m, int T, doubl
                               : sc_v3_add(sc_v3_load(pos + 3 * p), sc_q_rotate(R[p], sc_v3_sub(J, sc_v3_load(m->joint_pos + 3 * p))));
             R[b] = p < 0 ? l : sc_q_normalize(sc_q_mul(R[p], l));
             sc_v3_store(pos + 3 * b, P);
-            quat[4 * b] = R[b].w; quat[4 * b + 1] = R[b].x; quat[4 * b + 2] = R[b].y; quat[4 * b + 3] = R[b].z;
+            quat[4 * b] = R[b].w;
+            quat[4 * b + 1] = R[b].x;
+            quat[4 * b + 2] = R[b].y;
+            quat[4 * b + 3] = R[b].z;
         }
         sc_vec3 com = sc_v3(0, 0, 0);
         for (int i = 0; i < nn; i++) {
             int b = ride[i];
-            sc_vec3 p = sc_v3_add(sc_q_rotate(R[b], sc_v3_sub(sc_v3_load(m->rest_pos + 3 * i), sc_v3_load(m->joint_pos + 3 * b))), sc_v3_load(pos + 3 * b));
+            sc_vec3 p =
+                sc_v3_add(sc_q_rotate(R[b], sc_v3_sub(sc_v3_load(m->rest_pos + 3 * i), sc_v3_load(m->joint_pos + 3 * b))), sc_v3_load(pos + 3 * b));
             sc_v3_store(x + 3 * i, p);
             com = sc_v3_add(com, sc_v3_scale(p, 1.0 / nn));
         }
         double c[3] = {com.x, com.y, com.z}, cf[3] = {0, 800, 0}, pf[3] = {t >= 0.1 && t < 0.3 ? 150 : 0, 0, 0};
         rc = sc_h5_series_append(st, &t, &err) || sc_h5_series_append(sp, pos, &err) || sc_h5_series_append(sq, quat, &err) ||
-             (mode != 3 && sc_h5_series_append(sn, x, &err)) || sc_h5_series_append(sc, c, &err) || sc_h5_series_append(scf, cf, &err) ||
-             sc_h5_series_append(spf, pf, &err);
+            (mode != 3 && sc_h5_series_append(sn, x, &err)) || sc_h5_series_append(sc, c, &err) || sc_h5_series_append(scf, cf, &err) ||
+            sc_h5_series_append(spf, pf, &err);
     }
-    free(ride); free(pos); free(quat); free(x); free(R);
-    if (rc) { sc_h5_abort(f); return 0; }
+    free(ride);
+    free(pos);
+    free(quat);
+    free(x);
+    free(R);
+    if (rc) {
+        sc_h5_abort(f);
+        return 0;
+    }
     return sc_h5_commit(f, &err) == SC_OK;
 }
 
@@ -164,7 +182,10 @@ static const char *synthetic(sc_model *m_out)
     const char *ch = character();
     if (!ch || sc_character_read(ch, m_out, 0, &err)) return NULL;
     if (!done) {
-        if (!write_synthetic_sim(path, m_out, 12, 0.05, 0)) { sc_model_free(m_out); return NULL; }
+        if (!write_synthetic_sim(path, m_out, 12, 0.05, 0)) {
+            sc_model_free(m_out);
+            return NULL;
+        }
         done = 1;
     }
     return path;
@@ -172,40 +193,39 @@ static const char *synthetic(sc_model *m_out)
 
 /* ---- PNG ---- */
 
-static const char *png_check_py =
-    "import sys, zlib, struct\n"
-    "png, raw, w, h = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])\n"
-    "d = open(png, 'rb').read()\n"
-    "assert d[:8] == b'\\x89PNG\\r\\n\\x1a\\n'\n"
-    "pos, idat, ihdr = 8, b'', None\n"
-    "while pos < len(d):\n"
-    "    n, = struct.unpack('>I', d[pos:pos + 4]); typ = d[pos + 4:pos + 8]; body = d[pos + 8:pos + 8 + n]\n"
-    "    crc, = struct.unpack('>I', d[pos + 8 + n:pos + 12 + n])\n"
-    "    if zlib.crc32(typ + body) & 0xffffffff != crc: print('BADCRC', typ); sys.exit(1)\n"
-    "    if typ == b'IHDR': ihdr = struct.unpack('>IIBBBBB', body)\n"
-    "    if typ == b'IDAT': idat += body\n"
-    "    pos += 12 + n\n"
-    "    if typ == b'IEND': break\n"
-    "assert ihdr[:5] == (w, h, 8, 2, 0), ihdr\n"
-    "data = zlib.decompress(idat)\n"
-    "stride = 3 * w\n"
-    "assert len(data) == h * (stride + 1)\n"
-    "res, prev = bytearray(), bytearray(stride)\n"
-    "for y in range(h):\n"
-    "    ft = data[y * (stride + 1)]; row = bytearray(data[y * (stride + 1) + 1:(y + 1) * (stride + 1)])\n"
-    "    for x in range(stride):\n"
-    "        a = row[x - 3] if x >= 3 else 0; b = prev[x]; c = prev[x - 3] if x >= 3 else 0\n"
-    "        if ft == 0: p = 0\n"
-    "        elif ft == 1: p = a\n"
-    "        elif ft == 2: p = b\n"
-    "        elif ft == 3: p = (a + b) // 2\n"
-    "        elif ft == 4:\n"
-    "            q = a + b - c; pa, pb, pc = abs(q - a), abs(q - b), abs(q - c)\n"
-    "            p = a if pa <= pb and pa <= pc else (b if pb <= pc else c)\n"
-    "        else: print('BADFILTER', ft); sys.exit(1)\n"
-    "        row[x] = (row[x] + p) & 255\n"
-    "    res += row; prev = row\n"
-    "print('OK' if bytes(res) == open(raw, 'rb').read() else 'MISMATCH')\n";
+static const char *png_check_py = "import sys, zlib, struct\n"
+                                  "png, raw, w, h = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])\n"
+                                  "d = open(png, 'rb').read()\n"
+                                  "assert d[:8] == b'\\x89PNG\\r\\n\\x1a\\n'\n"
+                                  "pos, idat, ihdr = 8, b'', None\n"
+                                  "while pos < len(d):\n"
+                                  "    n, = struct.unpack('>I', d[pos:pos + 4]); typ = d[pos + 4:pos + 8]; body = d[pos + 8:pos + 8 + n]\n"
+                                  "    crc, = struct.unpack('>I', d[pos + 8 + n:pos + 12 + n])\n"
+                                  "    if zlib.crc32(typ + body) & 0xffffffff != crc: print('BADCRC', typ); sys.exit(1)\n"
+                                  "    if typ == b'IHDR': ihdr = struct.unpack('>IIBBBBB', body)\n"
+                                  "    if typ == b'IDAT': idat += body\n"
+                                  "    pos += 12 + n\n"
+                                  "    if typ == b'IEND': break\n"
+                                  "assert ihdr[:5] == (w, h, 8, 2, 0), ihdr\n"
+                                  "data = zlib.decompress(idat)\n"
+                                  "stride = 3 * w\n"
+                                  "assert len(data) == h * (stride + 1)\n"
+                                  "res, prev = bytearray(), bytearray(stride)\n"
+                                  "for y in range(h):\n"
+                                  "    ft = data[y * (stride + 1)]; row = bytearray(data[y * (stride + 1) + 1:(y + 1) * (stride + 1)])\n"
+                                  "    for x in range(stride):\n"
+                                  "        a = row[x - 3] if x >= 3 else 0; b = prev[x]; c = prev[x - 3] if x >= 3 else 0\n"
+                                  "        if ft == 0: p = 0\n"
+                                  "        elif ft == 1: p = a\n"
+                                  "        elif ft == 2: p = b\n"
+                                  "        elif ft == 3: p = (a + b) // 2\n"
+                                  "        elif ft == 4:\n"
+                                  "            q = a + b - c; pa, pb, pc = abs(q - a), abs(q - b), abs(q - c)\n"
+                                  "            p = a if pa <= pb and pa <= pc else (b if pb <= pc else c)\n"
+                                  "        else: print('BADFILTER', ft); sys.exit(1)\n"
+                                  "        row[x] = (row[x] + p) & 255\n"
+                                  "    res += row; prev = row\n"
+                                  "print('OK' if bytes(res) == open(raw, 'rb').read() else 'MISMATCH')\n";
 
 static const char *python(void) { return sc_test_file_exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
 
@@ -244,7 +264,8 @@ TEST(render_png_checksums_and_independent_decode)
         ENSURE_MSG(rc == 0 && strstr(out, "OK"), "level %d: %s", levels[i], out);
     }
     sc_test_report("PNG %d x %d (%d raw bytes): %zu / %zu / %zu / %zu bytes at levels 0 / 1 / 6 / 9, all decoded by Python zlib "
-                   "bit-exactly", w, h, w * h * 3, sizes[0], sizes[1], sizes[2], sizes[3]);
+                   "bit-exactly",
+                   w, h, w * h * 3, sizes[0], sizes[1], sizes[2], sizes[3]);
     ENSURE(sizes[0] > (size_t)(w * h * 3)); /* stored blocks only */
     ENSURE(sizes[2] < sizes[0] * 6 / 10 && sizes[3] <= sizes[2] + 64);
     /* sc_png_write goes through a tmp file */
@@ -309,13 +330,17 @@ TEST(render_fixed_scene_is_deterministic)
     ENSURE_OK(sc_png_encode(img1, o.width, o.height, 6, &png, &pn, &err), &err);
     free(png);
     sc_test_report("640 x 480 frame: identical bytes on redraw and from a second renderer; %d colours (15-bit bins); "
-                   "%zu bytes differ at another azimuth; PNG %zu KB (%.1f%% of raw)", colours, diff_other, pn / 1024, 100.0 * pn / n);
+                   "%zu bytes differ at another azimuth; PNG %zu KB (%.1f%% of raw)",
+                   colours, diff_other, pn / 1024, 100.0 * pn / n);
     ENSURE(memcmp(img1, img2, n) == 0);
     ENSURE(memcmp(img1, img3, n) == 0);
     ENSURE(diff_other > n / 20);
     ENSURE(colours > 200);
     ENSURE(pn < n * 35 / 100);
-    free(img1); free(img2); free(img3); free(other);
+    free(img1);
+    free(img2);
+    free(img3);
+    free(other);
     sc_renderer_free(r1);
     sc_renderer_free(r2);
     sc_anim_pose_free(&p);
@@ -349,7 +374,10 @@ TEST(render_character_pixels_inside_projected_bbox)
         for (int v = 0; v < a.nsv; v++) {
             double x, y, d;
             ENSURE(sc_camera_project(&cam, sc_v3_load(p.surf + 3 * v), &x, &y, &d));
-            x0 = fmin(x0, x); x1 = fmax(x1, x); y0 = fmin(y0, y); y1 = fmax(y1, y);
+            x0 = fmin(x0, x);
+            x1 = fmax(x1, x);
+            y0 = fmin(y0, y);
+            y1 = fmax(y1, y);
         }
         sc_render_draw(r, &a, &p, &cam, NULL, img, mask);
         /* the same scene with the body sunk 100 m under the ground: only the ground remains */
@@ -369,14 +397,16 @@ TEST(render_character_pixels_inside_projected_bbox)
             }
         double box = (x1 - x0) * (y1 - y0), frac = covered / box;
         sc_test_report("camera %d: projected bbox %.0f..%.0f x %.0f..%.0f px, %ld pixels covered (%.0f%% of the box), "
-                       "%ld outside it; %ld pixels differ from the empty scene, %ld outside", c, x0, x1, y0, y1, covered,
-                       100 * frac, outside, changed, changed_outside);
+                       "%ld outside it; %ld pixels differ from the empty scene, %ld outside",
+                       c, x0, x1, y0, y1, covered, 100 * frac, outside, changed, changed_outside);
         ENSURE(x0 > 0 && x1 < o.width && y0 > 0 && y1 < o.height); /* the camera frames the character */
         ENSURE(y1 - y0 > 0.5 * o.height && y1 - y0 < 0.85 * o.height);
         ENSURE(outside == 0 && changed_outside == 0);
         ENSURE(frac > 0.15 && frac < 0.95);
         ENSURE(changed >= covered * 9 / 10 && changed <= covered + 4 * (long)(x1 - x0 + y1 - y0));
-        free(img); free(empty); free(mask);
+        free(img);
+        free(empty);
+        free(mask);
         sc_renderer_free(r);
     }
     sc_anim_pose_free(&p);
@@ -412,7 +442,10 @@ TEST(render_shadow_darkens_the_ground_at_the_feet)
             if (p.surf[3 * v + 1] > 0.12) continue;
             double x, y, d;
             sc_camera_project(&cam, sc_v3_load(p.surf + 3 * v), &x, &y, &d);
-            xs0 = fmin(xs0, x); xs1 = fmax(xs1, x); ys0 = fmin(ys0, y); ys1 = fmax(ys1, y);
+            xs0 = fmin(xs0, x);
+            xs1 = fmax(xs1, x);
+            ys0 = fmin(ys0, y);
+            ys1 = fmax(ys1, y);
         }
         double sum = 0;
         count = 0;
@@ -424,7 +457,8 @@ TEST(render_shadow_darkens_the_ground_at_the_feet)
                 count++;
             }
         lum[s] = count ? sum / count : 0;
-        free(img); free(mask);
+        free(img);
+        free(mask);
         sc_renderer_free(r);
     }
     sc_test_report("ground around the feet (%ld pixels): mean luminance %.1f with the shadow, %.1f without", count, lum[1], lum[0]);
@@ -468,14 +502,16 @@ TEST(render_anim_reads_sim_and_interpolates)
     double t_every1 = times[1];
     free(times);
     sc_test_report("synthetic sim: rest joints recovered to %.1e m; midpoint sample = mean of neighbours to %.1e m; "
-                   "a stored time reproduces its frame to %.1e m; %d frames at 30 fps over %.2f s", jerr, mid_err, exact_err, n30,
-                   a.time[11]);
+                   "a stored time reproduces its frame to %.1e m; %d frames at 30 fps over %.2f s",
+                   jerr, mid_err, exact_err, n30, a.time[11]);
     ENSURE(jerr < 1e-9);
     ENSURE(mid_err < 1e-12);
     ENSURE(exact_err == 0);
     ENSURE(n30 == (int)floor(0.55 * 30 + 1e-9) + 1);
     ENSURE(n_every == 3 && fabs(t_every1 - a.time[5]) < 1e-15);
-    sc_anim_pose_free(&p0); sc_anim_pose_free(&p1); sc_anim_pose_free(&pm);
+    sc_anim_pose_free(&p0);
+    sc_anim_pose_free(&p1);
+    sc_anim_pose_free(&pm);
     sc_anim_close(&a);
 
     /* without node frames the nodes ride their bones rigidly, which is how the synthetic file
@@ -517,13 +553,14 @@ TEST(render_damaged_sim_files_fail_cleanly)
     long n;
     unsigned char *bytes = read_all(sim, &n);
     ENSURE(bytes && n > 100000);
-    struct { const char *name; int lo, hi; const char *must; } cases[] = {
-        {"render_empty.h5", 2, 2, "not an HDF5 file"},
-        {"render_garbage.h5", 2, 2, "not an HDF5 file"},
-        {"render_truncated.h5", 2, 3, "render_truncated.h5"},
-        {"render_corrupt.h5", 2, 3, "render_corrupt.h5:/"},
-        {"render_noframes.h5", 2, 2, "/time: no frames"},
-        {"render_badface.h5", 2, 2, "/mesh/surface_faces: face 17"},
+    struct {
+        const char *name;
+        int lo, hi;
+        const char *must;
+    } cases[] = {
+        {"render_empty.h5", 2, 2, "not an HDF5 file"},        {"render_garbage.h5", 2, 2, "not an HDF5 file"},
+        {"render_truncated.h5", 2, 3, "render_truncated.h5"}, {"render_corrupt.h5", 2, 3, "render_corrupt.h5:/"},
+        {"render_noframes.h5", 2, 2, "/time: no frames"},     {"render_badface.h5", 2, 2, "/mesh/surface_faces: face 17"},
         {"render_nodata.h5", 2, 2, "/time: missing"},
     };
     /* build the damaged files */
@@ -586,8 +623,8 @@ TEST(render_xdmf_every_dataset_exists_with_its_shape)
         size_t want[3] = {0, 0, 0}, got[3];
         int wr = sscanf(dims, "%zu %zu %zu", &want[0], &want[1], &want[2]), rank;
         items++;
-        if (strcmp(file, "xdmf_frames.h5") || sc_h5_shape(f, path, &rank, got, &err) || rank != wr ||
-            got[0] != want[0] || (wr > 1 && got[1] != want[1])) {
+        if (strcmp(file, "xdmf_frames.h5") || sc_h5_shape(f, path, &rank, got, &err) || rank != wr || got[0] != want[0] ||
+            (wr > 1 && got[1] != want[1])) {
             if (bad++ < 5) sc_test_fail(__FILE__, __LINE__, "%s:%s declared %s: %s", file, path, dims, err.msg);
         }
     }
@@ -609,9 +646,10 @@ TEST(render_xdmf_every_dataset_exists_with_its_shape)
     double e5 = 0;
     for (int i = 0; i < 3 * a.nsv; i++) e5 = fmax(e5, fabs(s5[i] - p.surf[i]));
     sc_test_report("XDMF: %d frames (one temporal collection of 3 grids), %d HDF dataset references, %d with a wrong path or shape; "
-                   "frame 5 surface matches to %.1e m", n, items, bad, e5);
+                   "frame 5 surface matches to %.1e m",
+                   n, items, bad, e5);
     ENSURE(bad == 0);
-    ENSURE(items == n * (3 + 3 + 2)); /* surface: faces, xyz, height; tets: tets, xyz, fixed_bone; skeleton: segments, xyz */
+    ENSURE(items == n * (3 + 3 + 2));    /* surface: faces, xyz, height; tets: tets, xyz, fixed_bone; skeleton: segments, xyz */
     ENSURE(times_seen == n && monotone); /* one time per frame: the grids of a frame share it */
     ENSURE(strstr(x, "HyperSlab") == NULL);
     ENSURE(e5 == 0);
@@ -654,8 +692,8 @@ TEST(render_pc2_header_and_size)
     ENSURE_OK(sc_anim_sample(&a, times[3], &p, &err), &err);
     sc_trimesh tm;
     ENSURE_OK(sc_obj_load(obj, &tm, &err), &err);
-    sc_test_report("PC2: %d points x %d samples (24 fps over %.2f s), %ld bytes = 32 + %d x %d x 12; OBJ %d vertices, %d faces",
-                   npts, nsamp, a.time[a.nframes - 1], len, nsamp, npts, tm.nverts, tm.ntris);
+    sc_test_report("PC2: %d points x %d samples (24 fps over %.2f s), %ld bytes = 32 + %d x %d x 12; OBJ %d vertices, %d faces", npts, nsamp,
+                   a.time[a.nframes - 1], len, nsamp, npts, tm.nverts, tm.ntris);
     ENSURE(memcmp(b, "POINTCACHE2\0", 12) == 0);
     ENSURE(version == 1 && npts == a.nsv && nsamp == n && start == 0.0f && rate == 1.0f);
     ENSURE(len == 32 + (long)nsamp * npts * 12);
@@ -675,8 +713,12 @@ TEST(render_bvh_export_import_reproduces_joint_angles)
     /* Euler conversion on its own, including gimbal lock */
     double emax = 0;
     for (int i = 0; i < 2000; i++) {
-        double e[3], in[3] = {fmod(i * 37.1, 360) - 180, i % 50 == 0 ? 90.0 : i % 50 == 1 ? -90.0 : fmod(i * 11.3, 180) - 90,
-                              fmod(i * 73.7, 360) - 180};
+        double e[3],
+            in[3] = {fmod(i * 37.1, 360) - 180,
+                     i % 50 == 0       ? 90.0
+                         : i % 50 == 1 ? -90.0
+                                       : fmod(i * 11.3, 180) - 90,
+                     fmod(i * 73.7, 360) - 180};
         sc_quat q = sc_q_from_euler_deg("ZYX", in);
         sc_quat_to_euler_zyx_deg(q, e);
         emax = fmax(emax, sc_q_angle_between(q, sc_q_from_euler_deg("ZYX", e)));
@@ -729,7 +771,8 @@ TEST(render_bvh_export_import_reproduces_joint_angles)
         sc_bvh_free(&b);
     }
     sc_test_report("BVH export -> sc_bvh_load: joint angles within %.2e deg (stored frames, vs the generator), %.2e deg "
-                   "(45 fps resampled); joint positions by BVH forward kinematics within %.1e m", worst_deg, worst_interp, worst_pos);
+                   "(45 fps resampled); joint positions by BVH forward kinematics within %.1e m",
+                   worst_deg, worst_interp, worst_pos);
     ENSURE(worst_deg < 1e-4);
     ENSURE(worst_interp < 1e-4);
     ENSURE(worst_pos < 1e-9);
@@ -777,7 +820,8 @@ TEST(render_cli_simulation_end_to_end)
         nexp += sc_test_file_exists(p);
     }
     sc_test_report("render CLI on a 0.3 s push simulation: %d frames 200 x 150, contact sheet %d x %d, movie %ld bytes "
-                   "(ffmpeg %s), %d of 5 exports", frames, sheet_w, sheet_h, movie, have_ffmpeg ? "present" : "absent", nexp);
+                   "(ffmpeg %s), %d of 5 exports",
+                   frames, sheet_w, sheet_h, movie, have_ffmpeg ? "present" : "absent", nexp);
     ENSURE(frames == 7); /* 0 .. 0.3 s at 20 fps */
     ENSURE(sheet_w == 3 * 120 + 4 * 4 && sheet_h == 2 * 90 + 3 * 4);
     ENSURE(nexp == 5);
@@ -830,19 +874,22 @@ TEST(render_plot_script_makes_pngs)
     }
     ENSURE_OK(sc_h5_create(ref, &f, &err), &err);
     rc = sc_h5_provenance(f, "softcon.reference/1", 0, NULL, NULL, &err) ||
-         sc_h5_write_f64(f, "/time", 1, (size_t[]){(size_t)T}, t, "s", NULL, &err) ||
-         sc_h5_write_strings(f, "/bones/names", (size_t)nb, names, NULL, &err) ||
-         sc_h5_write_f64(f, "/torques/joint", 3, (size_t[]){(size_t)T, (size_t)nb, 3}, tq, "N m", NULL, &err) ||
-         sc_h5_write_f64(f, "/contact/force", 3, (size_t[]){(size_t)T, (size_t)nb, 3}, cf, "N", NULL, &err) ||
-         sc_h5_write_i32(f, "/contact/flag", 2, (size_t[]){(size_t)T, (size_t)nb}, flag, NULL, &err);
-    free(t); free(tq); free(cf); free(flag);
+        sc_h5_write_f64(f, "/time", 1, (size_t[]){(size_t)T}, t, "s", NULL, &err) ||
+        sc_h5_write_strings(f, "/bones/names", (size_t)nb, names, NULL, &err) ||
+        sc_h5_write_f64(f, "/torques/joint", 3, (size_t[]){(size_t)T, (size_t)nb, 3}, tq, "N m", NULL, &err) ||
+        sc_h5_write_f64(f, "/contact/force", 3, (size_t[]){(size_t)T, (size_t)nb, 3}, cf, "N", NULL, &err) ||
+        sc_h5_write_i32(f, "/contact/flag", 2, (size_t[]){(size_t)T, (size_t)nb}, flag, NULL, &err);
+    free(t);
+    free(tq);
+    free(cf);
+    free(flag);
     ENSURE_OK(rc ? err.code : sc_h5_commit(f, &err), &err);
     const char *dir = sc_test_tmp("render_plots");
     rc = sc_test_sh(out, sizeof out, "%s -o %s %s %s", sc_test_repo("scripts/plot.sh"), dir, simh5, ref);
     ENSURE_MSG(rc == 0, "plot.sh: %s", out);
-    static const char *const pngs[] = {"render_plot_sim_momentum.png", "render_plot_sim_energy.png", "render_plot_sim_contact.png",
-                                       "render_plot_sim_tracking.png", "render_plot_reference_torques.png",
-                                       "render_plot_reference_contact_forces.png"};
+    static const char *const pngs[] = {"render_plot_sim_momentum.png",      "render_plot_sim_energy.png",
+                                       "render_plot_sim_contact.png",       "render_plot_sim_tracking.png",
+                                       "render_plot_reference_torques.png", "render_plot_reference_contact_forces.png"};
     long smallest = 1L << 40;
     for (int i = 0; i < 6; i++) {
         char p[1200];

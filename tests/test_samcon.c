@@ -22,8 +22,9 @@ static const char *preset(void)
 {
     static const char *p;
     if (p) return p;
-    return p = sc_fixture_keep(sc_test_write("samcon_preset.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 12\n  elites: 3\n"
-                                               "  end: 0.3\n"));
+    return p = sc_fixture_keep(sc_test_write("samcon_preset.yaml",
+                                             "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 12\n  elites: 3\n"
+                                             "  end: 0.3\n"));
 }
 
 /* The same, with more samples, so a run lasts long enough to be interrupted. */
@@ -31,7 +32,8 @@ static const char *long_preset(void)
 {
     static const char *p;
     if (p) return p;
-    return p = sc_fixture_keep(sc_test_write("samcon_long.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 24\n  elites: 4\n"
+    return p = sc_fixture_keep(sc_test_write("samcon_long.yaml",
+                                             "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 24\n  elites: 4\n"
                                              "  end: 0.5\n"));
 }
 
@@ -49,8 +51,9 @@ static int run_sampler(int ranks, const char *cfg, const char *outp, const char 
 static int same_controller(const char *a, const char *b)
 {
     CHECK(sc_test_h5_same(out, sizeof out, a, b, "/time,/bones,/targets,/start,/segments,/achieved,/report"), "%s", out);
-    int rc = sc_test_sh(out, sizeof out, "for a in status seed base_targets time_scaling dt config; do "
-                                         "h5dump -a /$a %s | tail -n +2 > %s.attr; h5dump -a /$a %s | tail -n +2 | cmp -s - %s.attr || echo $a; done",
+    int rc = sc_test_sh(out, sizeof out,
+                        "for a in status seed base_targets time_scaling dt config; do "
+                        "h5dump -a /$a %s | tail -n +2 > %s.attr; h5dump -a /$a %s | tail -n +2 | cmp -s - %s.attr || echo $a; done",
                         a, a, b, a);
     CHECK(rc == 0 && out[0] == 0, "root attributes differ: %s", out);
     return 1;
@@ -129,8 +132,8 @@ TEST(samcon_cost_is_zero_on_the_reference_and_grows_off_it)
     ENSURE_OK(sc_reference_state_at(&r, &m, r.time[k], root, q, rv, w, &err), &err);
     sc_sim_set_pose(s, root, q, rv, w);
     sc_tracker_cost(&tr, s, r.time[k], terms);
-    sc_test_report("cost terms in the reference's own state: pose %.2e, root %.2e, end effector %.2e m, balance %.2e, com %.2e m", terms[0],
-                   terms[1], terms[2], terms[3], terms[4]);
+    sc_test_report("cost terms in the reference's own state: pose %.2e, root %.2e, end effector %.2e m, balance %.2e, com %.2e m", terms[0], terms[1],
+                   terms[2], terms[3], terms[4]);
     ENSURE(terms[SC_COST_POSE] < 1e-6 && terms[SC_COST_ROOT] < 1e-6 && terms[SC_COST_EE] < 1e-9);
     ENSURE(sc_tracker_failure(&tr, s, r.time[k]) == SC_FAIL_NONE);
     /* bend the left knee by 0.5 rad: the pose term is 0.5 / 14 joints */
@@ -188,8 +191,9 @@ TEST(samcon_cost_in_the_heading_frame_sees_a_turn_only_as_heading)
     sc_sim_set_pose(s, root, q, rv, w);
     for (int f = 0; f < 2; f++) sc_tracker_cost(&tr[f], s, r.time[k], turned[f]);
     sc_test_report("turned 0.3 rad: world frame root %.4f (was %.4f), balance %.4f (was %.4f); heading frame root %.2e, balance %.4f (was %.4f), "
-                   "heading %.4f", turned[0][SC_COST_ROOT], base[0][SC_COST_ROOT], turned[0][SC_COST_BALANCE], base[0][SC_COST_BALANCE],
-                   turned[1][SC_COST_ROOT], turned[1][SC_COST_BALANCE], base[1][SC_COST_BALANCE], turned[1][SC_COST_HEADING]);
+                   "heading %.4f",
+                   turned[0][SC_COST_ROOT], base[0][SC_COST_ROOT], turned[0][SC_COST_BALANCE], base[0][SC_COST_BALANCE], turned[1][SC_COST_ROOT],
+                   turned[1][SC_COST_BALANCE], base[1][SC_COST_BALANCE], turned[1][SC_COST_HEADING]);
     ENSURE(turned[0][SC_COST_ROOT] > 0.29 && turned[0][SC_COST_BALANCE] > base[0][SC_COST_BALANCE] + 0.01);
     ENSURE_NEAR(turned[1][SC_COST_HEADING], 0.3, 1e-9);
     ENSURE_NEAR(base[1][SC_COST_HEADING], 0, 1e-12);
@@ -231,7 +235,8 @@ TEST(samcon_identical_for_1_2_3_ranks)
     ENSURE_MSG(!strcmp(kernel, sc_fem_kernel_name(sc_sim_fem_kernel(&so))), "fem_kernel %s", kernel);
     free(kernel);
     sc_test_report("openloop.h5 identical (every dataset, /report and the root's controller attributes) without MPI and under "
-                   "mpiexec.mpich -n 1, 2, 3; %lld samples", samples);
+                   "mpiexec.mpich -n 1, 2, 3; %lld samples",
+                   samples);
 }
 
 /* /run's threads attribute of an openloop.h5 (-1: unreadable) */
@@ -277,9 +282,10 @@ TEST(samcon_identical_for_threads_and_ranks_x_threads)
 
 TEST(samcon_segment_elites_and_heading_cost_identical_for_ranks)
 {
-    const char *cfg = sc_test_write("samcon_heading.yaml", "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 12\n"
-                                                           "  elites: 3\n  end: 0.3\n  elite_cost: segment\n  cost:\n    frame: heading\n"
-                                                           "    heading: 3\n");
+    const char *cfg = sc_test_write("samcon_heading.yaml",
+                                    "simulation:\n  solver: quick\nsampling:\n  segment: 0.05\n  samples: 12\n"
+                                    "  elites: 3\n  end: 0.3\n  elite_cost: segment\n  cost:\n    frame: heading\n"
+                                    "    heading: 3\n");
     const char *a = sc_test_tmp("samcon_heading_n0.h5"), *b = sc_test_tmp("samcon_heading_n2.h5");
     int rc = run_sampler(0, cfg, a, NULL);
     ENSURE_MSG(rc == 0, "sample-openloop: exit %d: %s", rc, out);
@@ -307,7 +313,8 @@ TEST(samcon_segment_elites_and_heading_cost_identical_for_ranks)
     /* the march's first 0.3 s, tracked: its heading stays near the reference's */
     ENSURE_MSG(worst < 0.2, "heading error %g rad", worst);
     sc_test_report("elite_cost: segment, cost.frame: heading: openloop.h5 identical without MPI and on 2 ranks; largest heading error at a "
-                   "segment's end %.4f rad over %zu segments", worst, dims[0]);
+                   "segment's end %.4f rad over %zu segments",
+                   worst, dims[0]);
 }
 
 TEST(samcon_replay_through_simulate_is_bit_identical)
@@ -334,7 +341,10 @@ TEST(samcon_replay_through_simulate_is_bit_identical)
     double worst = 0;
     for (size_t i = 0; i < n3; i++) worst = fmax(worst, fabs(pa[i] - pb[i]));
     int same = !memcmp(pa, pb, n3 * sizeof(double)) && !memcmp(oa, ob, n4 * sizeof(double));
-    free(pa); free(pb); free(oa); free(ob);
+    free(pa);
+    free(pb);
+    free(oa);
+    free(ob);
     ENSURE_MSG(same, "the replay differs from the sampler's achieved motion (largest position difference %.3g m)", worst);
     sc_test_report("simulate --trajectory openloop.h5 reproduces the %zu achieved frames bit for bit", da[0]);
 }
@@ -376,7 +386,11 @@ static int wait_rc(const char *log)
     for (int i = 0; i < 1200; i++) {
         FILE *f = fopen(rcfile, "r");
         int rc = -1;
-        if (f && fscanf(f, "%d", &rc) == 1) { fclose(f); unlink(rcfile); return rc; }
+        if (f && fscanf(f, "%d", &rc) == 1) {
+            fclose(f);
+            unlink(rcfile);
+            return rc;
+        }
         if (f) fclose(f);
         usleep(50000);
     }
@@ -402,8 +416,8 @@ TEST(samcon_kill9_then_resume_is_identical)
     for (int round = 0; round < 2; round++) {
         if (round == 0) ENSURE_MSG(start_and_wait(p, log, 2, 2), "no checkpoint appeared");
         else {
-            sc_test_sh(NULL, 0, "(mpiexec.mpich -n 2 %s -q -c %s -o %s --resume %s %s > %s 2>&1; echo $? > %s.rc) > /dev/null 2>&1 &", sc_test_tool("sample-openloop"),
-                       long_preset(), p, sc_fixture_michelin(), sc_fixture_march_reference(), log, log);
+            sc_test_sh(NULL, 0, "(mpiexec.mpich -n 2 %s -q -c %s -o %s --resume %s %s > %s 2>&1; echo $? > %s.rc) > /dev/null 2>&1 &",
+                       sc_test_tool("sample-openloop"), long_preset(), p, sc_fixture_michelin(), sc_fixture_march_reference(), log, log);
             char ck[1100];
             snprintf(ck, sizeof ck, "%s.ckpt", p);
             for (int i = 0; i < 1200 && checkpoint_segment(ck) < 6; i++) usleep(50000);
@@ -447,7 +461,8 @@ TEST(samcon_sigterm_writes_a_checkpoint_and_exits_6)
     ENSURE_MSG(rc == 0, "resume: exit %d: %s", rc, out);
     ENSURE(same_controller(b, p));
     sc_test_report("SIGTERM after segment %lld: exit 6 with a checkpoint and no output; SIGUSR1 to 2 MPI ranks likewise; --resume "
-                   "completes to the uninterrupted result", k);
+                   "completes to the uninterrupted result",
+                   k);
 }
 
 static int expect(const char *name, const char *cfg_text, const char *ch, const char *ref, int code, const char *msg)
@@ -478,7 +493,7 @@ TEST(samcon_bad_input)
     ENSURE(expect("samcon_not_h5.yaml", ok, ch, sc_test_repo("configs/march.yaml"), 2, "not an HDF5 file"));
     ENSURE(expect("samcon_ref_as_character.yaml", ok, ref, ref, 2, "fixture_march_ref.h5"));
     /* one process started where Slurm expects several */
-    int rc = sc_test_sh(out, sizeof out, "SLURM_NTASKS=4 %s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"), sc_test_write("samcon_ok.yaml", ok),
-                        sc_test_tmp("samcon_bad.h5"), ch, ref);
+    int rc = sc_test_sh(out, sizeof out, "SLURM_NTASKS=4 %s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"),
+                        sc_test_write("samcon_ok.yaml", ok), sc_test_tmp("samcon_bad.h5"), ch, ref);
     ENSURE_MSG(rc == 1 && strstr(out, "mpiexec.mpich -n 4"), "exit %d: %s", rc, out);
 }

@@ -55,7 +55,10 @@ static void momentum_run(const sc_model *m, int damping, double *lin_rel, double
     sc_sim *s;
     sc_err err;
     *lin_rel = *ang_rel = -1;
-    if (sc_sim_create(m, &o, &s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); return; }
+    if (sc_sim_create(m, &o, &s, &err)) {
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        return;
+    }
     /* a drift and a spin, so both momenta start non-zero */
     double v0[3] = {0.3, 0.1, -0.2}, w0[3] = {0.2, 1.0, 0.1};
     sc_sim_add_velocity(s, v0, w0);
@@ -70,11 +73,18 @@ static void momentum_run(const sc_model *m, int damping, double *lin_rel, double
     for (int k = 0; k < steps; k++) {
         kick_targets(m, s->t, q);
         sc_sim_set_targets(s, q);
-        if (sc_sim_step(s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); sc_sim_free(s); return; }
+        if (sc_sim_step(s, &err)) {
+            sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+            sc_sim_free(s);
+            return;
+        }
         if (k % 50 == 0 || k == steps - 1) {
             sc_sim_diagnostics(s, &d);
             double dl = 0, da = 0;
-            for (int i = 0; i < 3; i++) { dl += pow(d.linear[i] - d0.linear[i], 2); da += pow(d.angular[i] - d0.angular[i], 2); }
+            for (int i = 0; i < 3; i++) {
+                dl += pow(d.linear[i] - d0.linear[i], 2);
+                da += pow(d.angular[i] - d0.angular[i], 2);
+            }
             lmax = fmax(lmax, sqrt(dl) / scale);
             double an = sqrt(d.angular[0] * d.angular[0] + d.angular[1] * d.angular[1] + d.angular[2] * d.angular[2]);
             amax = fmax(amax, fabs(an - a0) / a0);
@@ -115,7 +125,10 @@ static double elbow_error(const sc_model *m, int plasticity, double target)
     o.plasticity = plasticity;
     sc_sim *s;
     sc_err err;
-    if (sc_sim_create(m, &o, &s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); return -1; }
+    if (sc_sim_create(m, &o, &s, &err)) {
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        return -1;
+    }
     int fa = bone_index(m, "l_forearm");
     sc_quat q[SC_SIM_MAX_BONES];
     for (int b = 0; b < m->nbones; b++) q[b] = sc_q_identity();
@@ -123,7 +136,11 @@ static double elbow_error(const sc_model *m, int plasticity, double target)
         double ramp = fmin(1, s->t / 1.0); /* bend over 1 s, then hold */
         q[fa] = sc_q_axis_angle(sc_v3_load(m->hinge_axis + 3 * fa), ramp * target);
         sc_sim_set_targets(s, q);
-        if (sc_sim_step(s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); sc_sim_free(s); return -1; }
+        if (sc_sim_step(s, &err)) {
+            sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+            sc_sim_free(s);
+            return -1;
+        }
     }
     sc_quat local[SC_SIM_MAX_BONES];
     sc_skeleton_local_rotations(s->skel, local);
@@ -157,12 +174,14 @@ static int block_model(sc_model *m, int n, double h, double youngs)
     m->ntets = 6 * nc;
     m->rest_pos = malloc(sizeof(double) * 3 * nn);
     m->tets = malloc(sizeof(int) * 4 * m->ntets);
-#define ID(i, j, k) (((k) * n + (j)) * n + (i))
+#define ID(i, j, k) (((k)*n + (j)) * n + (i))
     for (int k = 0; k < n; k++)
         for (int j = 0; j < n; j++)
             for (int i = 0; i < n; i++) {
                 double *p = m->rest_pos + 3 * ID(i, j, k);
-                p[0] = (i - 0.5 * (n - 1)) * h; p[1] = j * h; p[2] = (k - 0.5 * (n - 1)) * h;
+                p[0] = (i - 0.5 * (n - 1)) * h;
+                p[1] = j * h;
+                p[2] = (k - 0.5 * (n - 1)) * h;
             }
     int t = 0;
     for (int k = 0; k + 1 < n; k++)
@@ -188,13 +207,17 @@ static int block_model(sc_model *m, int n, double h, double youngs)
     m->nbones = 1;
     m->bone_name = calloc(1, sizeof *m->bone_name);
     strcpy(m->bone_name[0], "block");
-    m->parent = calloc(1, sizeof(int)); m->parent[0] = -1;
+    m->parent = calloc(1, sizeof(int));
+    m->parent[0] = -1;
     m->joint_type = calloc(1, sizeof(int));
     m->joint_pos = calloc(3, sizeof(double));
     m->bone_end = calloc(3, sizeof(double));
     m->hinge_axis = calloc(3, sizeof(double));
-    m->joint_lo = calloc(3, sizeof(double)); m->joint_hi = calloc(3, sizeof(double));
-    m->kp = calloc(1, sizeof(double)); m->kd = calloc(1, sizeof(double)); m->torque_limit = calloc(1, sizeof(double));
+    m->joint_lo = calloc(3, sizeof(double));
+    m->joint_hi = calloc(3, sizeof(double));
+    m->kp = calloc(1, sizeof(double));
+    m->kd = calloc(1, sizeof(double));
+    m->torque_limit = calloc(1, sizeof(double));
     m->kd[0] = 1;
     m->nfixed = 8;
     m->fixed_node = malloc(sizeof(int) * 8);
@@ -210,15 +233,24 @@ static int block_model(sc_model *m, int n, double h, double youngs)
         mass += m->node_mass[node];
         for (int d = 0; d < 3; d++) com[d] += m->node_mass[node] * m->rest_pos[3 * node + d];
     }
-    for (int d = 0; d < 3; d++) { com[d] /= mass; m->joint_pos[d] = com[d]; m->bone_end[d] = com[d]; }
+    for (int d = 0; d < 3; d++) {
+        com[d] /= mass;
+        m->joint_pos[d] = com[d];
+        m->bone_end[d] = com[d];
+    }
     m->bone_end[1] += h;
-    m->bone_mass = malloc(sizeof(double)); m->bone_mass[0] = mass;
-    m->bone_com = malloc(sizeof(double) * 3); memcpy(m->bone_com, com, sizeof com);
+    m->bone_mass = malloc(sizeof(double));
+    m->bone_mass[0] = mass;
+    m->bone_com = malloc(sizeof(double) * 3);
+    memcpy(m->bone_com, com, sizeof com);
     m->bone_inertia = calloc(9, sizeof(double));
     for (int q = 0; q < 8; q++) {
         int node = m->fixed_node[q];
         double r[3];
-        for (int d = 0; d < 3; d++) { r[d] = m->rest_pos[3 * node + d] - com[d]; m->fixed_local[3 * q + d] = r[d]; }
+        for (int d = 0; d < 3; d++) {
+            r[d] = m->rest_pos[3 * node + d] - com[d];
+            m->fixed_local[3 * q + d] = r[d];
+        }
         double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) m->bone_inertia[3 * a + b] += m->node_mass[node] * ((a == b) * r2 - r[a] * r[b]);
@@ -235,7 +267,12 @@ static int block_model(sc_model *m, int n, double h, double youngs)
         if (i && j && k && i < n - 1 && j < n - 1 && k < n - 1) continue;
         for (int tt = 0; tt < m->ntets; tt++)
             for (int q = 0; q < 4; q++)
-                if (m->tets[4 * tt + q] == v) { m->surf_tet[nv] = tt; m->surf_bary[4 * nv + q] = 1; tt = m->ntets; break; }
+                if (m->tets[4 * tt + q] == v) {
+                    m->surf_tet[nv] = tt;
+                    m->surf_bary[4 * nv + q] = 1;
+                    tt = m->ntets;
+                    break;
+                }
         memcpy(m->surf_rest + 3 * nv, m->rest_pos + 3 * v, 3 * sizeof(double));
         nv++;
     }
@@ -260,7 +297,11 @@ static double slide_distance(double deg, double mu, double secs, double *accel)
     sc_sim *s;
     sc_err err;
     /* settle on flat ground first, then tilt gravity */
-    if (sc_sim_create(&m, &o, &s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); sc_model_free(&m); return -1; }
+    if (sc_sim_create(&m, &o, &s, &err)) {
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        sc_model_free(&m);
+        return -1;
+    }
     double lift[3] = {0, 0.001, 0}, zero[3] = {0, 0, 0};
     sc_sim_translate(s, lift, zero);
     sc_sim_diag d0, d1;
@@ -271,7 +312,12 @@ static double slide_distance(double deg, double mu, double secs, double *accel)
             sc_sim_set_gravity(s, g);
         }
         if (k == settle + shear) sc_sim_diagnostics(s, &d0);
-        if (sc_sim_step(s, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); sc_sim_free(s); sc_model_free(&m); return -1; }
+        if (sc_sim_step(s, &err)) {
+            sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+            sc_sim_free(s);
+            sc_model_free(&m);
+            return -1;
+        }
     }
     sc_sim_diagnostics(s, &d1);
     double dist = d1.com[0] - d0.com[0];
@@ -292,7 +338,8 @@ TEST(sim_friction_block_on_a_slope)
     double a35 = 35 * SC_PI / 180, coulomb = 9.81 * (sin(a35) - 0.5 * cos(a35));
     double mu_eff = (sin(a35) - a_slide / 9.81) / cos(a35); /* the friction coefficient the sliding block shows */
     sc_test_report("soft block, mu 0.5: 20 deg slope (tan 0.36) moved %.2e m in 1 s; 35 deg (tan 0.70) slid %.3f m in 1 s, "
-                   "mean acceleration %.2f m/s^2 (Coulomb: %.2f), effective mu %.3f", stick, slide, a_slide, coulomb, mu_eff);
+                   "mean acceleration %.2f m/s^2 (Coulomb: %.2f), effective mu %.3f",
+                   stick, slide, a_slide, coulomb, mu_eff);
     ENSURE(fabs(stick) < 2e-4);
     ENSURE(slide > 0.3);
     ENSURE(fabs(mu_eff - 0.5) < 0.1);
@@ -320,7 +367,10 @@ TEST(sim_drop_energy_never_increases)
         if (k % 10) continue;
         sc_sim_diagnostics(s, &d);
         double e = d.kinetic + d.elastic + d.potential;
-        if (!impact && d.contacts > 0) { impact = 1; e_impact = e; }
+        if (!impact && d.contacts > 0) {
+            impact = 1;
+            e_impact = e;
+        }
         if (impact && e_prev >= 0) worst_rise = fmax(worst_rise, e - e_prev);
         e_prev = e;
         ke_end = d.kinetic;
@@ -373,10 +423,9 @@ TEST(sim_snapshot_restore_bit_identical)
     for (int k = 0; k < 50; k++) ENSURE_OK(sc_sim_step(b, &err), &err);
     ENSURE_OK(sc_sim_snapshot_restore(b, snap, nsnap, &err), &err);
     sc_sim_diagnostics(b, &db);
-    ENSURE_MSG(da.elastic == db.elastic && da.contacts == db.contacts && da.contact_force[1] == db.contact_force[1] &&
-                   da.kinetic == db.kinetic,
-               "diagnostics after restore describe another state: elastic %g vs %g, contacts %d vs %d", da.elastic, db.elastic,
-               da.contacts, db.contacts);
+    ENSURE_MSG(da.elastic == db.elastic && da.contacts == db.contacts && da.contact_force[1] == db.contact_force[1] && da.kinetic == db.kinetic,
+               "diagnostics after restore describe another state: elastic %g vs %g, contacts %d vs %d", da.elastic, db.elastic, da.contacts,
+               db.contacts);
     ENSURE(da.contacts > 0);
     for (int k = 200; k < 400; k++) {
         kick_targets(&m, b->t, q);
@@ -388,7 +437,9 @@ TEST(sim_snapshot_restore_bit_identical)
     sc_test_report("snapshot of %zu bytes at step 200 (%d vertices in contact; capacity %zu bytes); restored run equals the "
                    "uninterrupted one bit for bit after 200 more steps, with a push in force and changed gravity",
                    nsnap, da.contacts, cap);
-    free(snap); free(end_a); free(end_b);
+    free(snap);
+    free(end_a);
+    free(end_b);
     sc_sim_free(a);
     sc_sim_free(b);
     sc_model_free(&m);
@@ -514,11 +565,16 @@ TEST(sim_heightfield_supports_weight)
     int n = (int)(2.0 / o.dt), avg = 0;
     for (int k = 0; k < n; k++) {
         ENSURE_OK(sc_sim_step(s, &err), &err);
-        if (k > n - 400) { fy += s->contact.total_force.y; avg++; depth = fmax(depth, s->contact.max_depth); }
+        if (k > n - 400) {
+            fy += s->contact.total_force.y;
+            avg++;
+            depth = fmax(depth, s->contact.max_depth);
+        }
     }
     fy /= avg;
     sc_test_report("block on a height field (2 cm bumps, 0.4 m wavelength): mean vertical contact force %.2f N vs weight %.2f N, "
-                   "deepest penetration %.4f m", fy, weight, depth);
+                   "deepest penetration %.4f m",
+                   fy, weight, depth);
     ENSURE(fabs(fy - weight) < 0.02 * weight);
     ENSURE(depth < 0.01);
     sc_sim_free(s);
@@ -551,8 +607,8 @@ TEST(sim_set_pose_is_consistent_and_stress_free)
     ENSURE_OK(sc_sim_step(s, &err), &err);
     sc_sim_diag d;
     sc_sim_diagnostics(s, &d);
-    sc_test_report("posed character: local rotations reproduced to %.1e rad; after one step elastic energy %.2e J, kinetic %.2e J",
-                   rot_err, d.elastic, d.kinetic);
+    sc_test_report("posed character: local rotations reproduced to %.1e rad; after one step elastic energy %.2e J, kinetic %.2e J", rot_err,
+                   d.elastic, d.kinetic);
     ENSURE(rot_err < 1e-9);
     ENSURE(d.elastic < 1e-6 && d.kinetic < 1e-6);
     sc_sim_free(s);
@@ -577,10 +633,16 @@ static double start_peak(const sc_model *m, double settle, double lift, double s
     double peak = NAN;
     if (!sc_sim_settle(s, &err)) {
         *sink = s->start_sink;
-        if (keep) { *keep = s; return 0; }
+        if (keep) {
+            *keep = s;
+            return 0;
+        }
         peak = 0;
         for (long k = 0; k < lround(seconds / o.dt); k++) {
-            if (sc_sim_step(s, &err)) { peak = NAN; break; }
+            if (sc_sim_step(s, &err)) {
+                peak = NAN;
+                break;
+            }
             sc_sim_diag d;
             sc_sim_diagnostics(s, &d);
             double fy = d.contact_force[1] / (d.mass * 9.81);
@@ -602,9 +664,10 @@ TEST(sim_settle_removes_the_start_jolt)
     double f0 = NAN, f1 = NAN, sink0 = NAN, sink1 = NAN;
     double jolt = start_peak(&m, 0, 0, 0.2, &f0, &sink0, NULL), settled = start_peak(&m, 0.3, 0, 0.2, &f1, &sink1, NULL);
     sc_test_report("standing start, peak ground force in the first 0.2 s: %.2f m g unsettled (first step %.2f), %.2f m g settled "
-                   "(first step %.2f, sunk %.1f mm)", jolt, f0, settled, f1, 1e3 * sink1);
-    ENSURE(jolt > 1.15 && f0 < 0.05);                   /* the flesh starts unloaded and drops */
-    ENSURE(fabs(f1 - 1) < 0.05 && settled < 1.1);       /* carried from the first step, no jolt */
+                   "(first step %.2f, sunk %.1f mm)",
+                   jolt, f0, settled, f1, 1e3 * sink1);
+    ENSURE(jolt > 1.15 && f0 < 0.05);             /* the flesh starts unloaded and drops */
+    ENSURE(fabs(f1 - 1) < 0.05 && settled < 1.1); /* carried from the first step, no jolt */
     ENSURE(isnan(sink0) && sink1 > 0 && sink1 < 0.02);
     /* deterministic, and a start in flight is left exactly as posed */
     sc_sim *a = NULL, *b = NULL, *c = NULL;
@@ -623,7 +686,7 @@ TEST(sim_settle_removes_the_start_jolt)
     sc_skeleton_save(a->skel, ka);
     sc_skeleton_save(c->skel, kc);
     int same = !memcmp(a->x, c->x, sizeof(double) * 3 * (size_t)a->nn) && !memcmp(a->v, c->v, sizeof(double) * 3 * (size_t)a->nn) &&
-               !memcmp(ka, kc, ns * sizeof(double)) && !memcmp(a->in_contact, c->in_contact, (size_t)a->nv);
+        !memcmp(ka, kc, ns * sizeof(double)) && !memcmp(a->in_contact, c->in_contact, (size_t)a->nv);
     free(ka);
     free(kc);
     /* a snapshot of a settling simulation is refused by one that does not settle */
@@ -635,7 +698,12 @@ TEST(sim_settle_removes_the_start_jolt)
     ENSURE(hash_differs);
 }
 
-typedef struct { double max_tilt, min_height_ratio, max_depth; int max_inverted; long frames; char status[256]; } stand_result;
+typedef struct {
+    double max_tilt, min_height_ratio, max_depth;
+    int max_inverted;
+    long frames;
+    char status[256];
+} stand_result;
 
 /* runs simulate on a config with an optional Young's modulus override and measures standing */
 static int stand_run(const char *ch, const char *config, double youngs, stand_result *r, int *exit_code)
@@ -670,7 +738,7 @@ static int stand_run(const char *ch, const char *config, double youngs, stand_re
     int rc = sc_h5_read_f64(h, "/bones/orientation", 3, d3, &q, &err);
     size_t p3[3] = {0, nn, 3};
     rc = rc || sc_h5_read_f64(h, "/bones/position", 3, p3, &pos, &err) || sc_h5_read_f64(h, "/contact/max_depth", 1, &d1, &depth, &err) ||
-         sc_h5_read_i32(h, "/fem/inverted", 1, &nt, &inv, &err) || sc_h5_read_attr_str(h, "/", "status", &status, &err);
+        sc_h5_read_i32(h, "/fem/inverted", 1, &nt, &inv, &err) || sc_h5_read_attr_str(h, "/", "status", &status, &err);
     sc_h5_close(h);
     CHECK(rc == 0, "%s", err.msg);
     int spine = 0;
@@ -688,7 +756,11 @@ static int stand_run(const char *ch, const char *config, double youngs, stand_re
         if (inv[k] > r->max_inverted) r->max_inverted = inv[k];
     }
     snprintf(r->status, sizeof r->status, "%s", status);
-    free(q); free(pos); free(depth); free(inv); free(status);
+    free(q);
+    free(pos);
+    free(depth);
+    free(inv);
+    free(status);
     sc_h5_free_strings(names, nn);
     return 1;
 }
@@ -701,8 +773,8 @@ TEST(sim_standing_five_seconds)
     int code;
     if (!stand_run(h5, "configs/stand.yaml", 0, &r, &code)) return;
     sc_test_report("stand.yaml, 5 s: torso tilt at most %.2f deg, pelvis height at least %.3f of its start, deepest ground penetration "
-                   "%.2f mm, at most %d inverted tets, %ld frames, status %s", r.max_tilt, r.min_height_ratio, 1e3 * r.max_depth,
-                   r.max_inverted, r.frames, r.status);
+                   "%.2f mm, at most %d inverted tets, %ld frames, status %s",
+                   r.max_tilt, r.min_height_ratio, 1e3 * r.max_depth, r.max_inverted, r.frames, r.status);
     ENSURE(code == 0 && !strcmp(r.status, "completed") && r.frames >= 500);
     ENSURE(r.max_tilt < 10);
     ENSURE(r.min_height_ratio > 0.9);
@@ -711,7 +783,8 @@ TEST(sim_standing_five_seconds)
     /* and a push: it is shoved and stays up */
     if (!stand_run(h5, "configs/push.yaml", 0, &r, &code)) return;
     sc_test_report("push.yaml (150 N on the spine for 0.2 s): torso tilt at most %.2f deg, pelvis at least %.3f, penetration %.2f mm, "
-                   "%d inverted", r.max_tilt, r.min_height_ratio, 1e3 * r.max_depth, r.max_inverted);
+                   "%d inverted",
+                   r.max_tilt, r.min_height_ratio, 1e3 * r.max_depth, r.max_inverted);
     ENSURE(code == 0 && r.max_tilt < 20 && r.min_height_ratio > 0.9 && r.max_inverted == 0);
 }
 
@@ -759,8 +832,14 @@ TEST(sim_contact_culling_matches_full)
         if (k % 100) continue;
         for (int g = 0; g < 3; g++) {
             sc_contact_opts c = o.contact;
-            if (g == 1) { c.ground.normal = sc_v3(sin(0.05), cos(0.05), 0); c.ground.offset = 0.01; }
-            if (g == 2) { c.ground.bump_height = 0.01; c.ground.bump_length = 0.25; }
+            if (g == 1) {
+                c.ground.normal = sc_v3(sin(0.05), cos(0.05), 0);
+                c.ground.offset = 0.01;
+            }
+            if (g == 2) {
+                c.ground.bump_height = 0.01;
+                c.ground.bump_length = 0.25;
+            }
             sc_sim_surface(s, p);
             memcpy(aa, s->anchor, 3 * (size_t)nv * sizeof(double));
             memcpy(ab, s->anchor, 3 * (size_t)nv * sizeof(double));
@@ -770,8 +849,8 @@ TEST(sim_contact_culling_matches_full)
             sc_contact_result ra, rb;
             sc_contact_forces(&c, &e, p, s->v, aa, ca, fa, &ra);
             sc_contact_forces_culled(&c, &e, &s->cull, s->x, s->v, ab, cb, fb, &rb);
-            ENSURE_MSG(!memcmp(fa, fb, n3 * sizeof(double)) && !memcmp(aa, ab, 3 * (size_t)nv * sizeof(double)) &&
-                           !memcmp(ca, cb, (size_t)nv) && !memcmp(&ra, &rb, sizeof ra),
+            ENSURE_MSG(!memcmp(fa, fb, n3 * sizeof(double)) && !memcmp(aa, ab, 3 * (size_t)nv * sizeof(double)) && !memcmp(ca, cb, (size_t)nv) &&
+                           !memcmp(&ra, &rb, sizeof ra),
                        "step %d ground %d: culled contact differs", k, g);
             most = ra.count > most ? ra.count : most;
             tested = s->cull.candidates > tested ? s->cull.candidates : tested;
@@ -779,9 +858,16 @@ TEST(sim_contact_culling_matches_full)
         }
     }
     sc_test_report("%d states on flat ground, a slope and bumps: culled contact bit-identical to the full pass; up to %d of %d "
-                   "vertices tested, up to %d in contact", compared, tested, nv, most);
+                   "vertices tested, up to %d in contact",
+                   compared, tested, nv, most);
     ENSURE(most > 50 && tested < nv / 4);
-    free(p); free(fa); free(fb); free(aa); free(ab); free(ca); free(cb);
+    free(p);
+    free(fa);
+    free(fb);
+    free(aa);
+    free(ab);
+    free(ca);
+    free(cb);
     sc_sim_free(s);
     sc_model_free(&m);
 }
@@ -817,13 +903,13 @@ TEST(sim_fem_single_precision_tracks_double)
         ENSURE_OK(sc_sim_step(s, &err), &err);
         ENSURE_OK(sc_sim_step(s32, &err), &err);
         for (int i = 0; i < 3 * m.nnodes; i++) dx = fmax(dx, fabs(s->x[i] - s32->x[i]));
-        for (int b = 0; b < m.nbones; b++)
-            db = fmax(db, sc_v3_dist(s->pose[b].p, s32->pose[b].p));
+        for (int b = 0; b < m.nbones; b++) db = fmax(db, sc_v3_dist(s->pose[b].p, s32->pose[b].p));
         sc_vec3 up = sc_q_rotate(s->pose[spine].q, sc_v3(0, 1, 0));
         tilt = fmax(tilt, acos(fmin(1, up.y)) * 180 / SC_PI);
     }
     sc_test_report("1.5 s standing, 150 N push for 0.2 s (spine tilts up to %.2f deg): single vs double precision FEM: nodes within "
-                   "%.2g m, bones within %.2g m (kernel %s)", tilt, dx, db, sc_fem_kernel_name(s32->fem.kernel));
+                   "%.2g m, bones within %.2g m (kernel %s)",
+                   tilt, dx, db, sc_fem_kernel_name(s32->fem.kernel));
     ENSURE(tilt > 0.5); /* the push did move the body */
     ENSURE(dx < 1e-5 && db < 1e-5);
     size_t cap = sc_sim_snapshot_capacity(s32);

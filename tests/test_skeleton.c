@@ -36,7 +36,10 @@ static void tm_init(tmodel *t, int nb)
     m->bone_mass = t->mass;
     m->bone_com = t->com;
     m->bone_inertia = t->inertia;
-    for (int i = 0; i < 3 * TB_MAX; i++) { t->lo[i] = 1; t->hi[i] = -1; } /* no limits */
+    for (int i = 0; i < 3 * TB_MAX; i++) {
+        t->lo[i] = 1;
+        t->hi[i] = -1;
+    } /* no limits */
 }
 
 /* Bone b with joint at jp, centre of mass at com, inertia I (world rest axes). */
@@ -55,7 +58,9 @@ static void tm_bone(tmodel *t, int b, int parent, int type, sc_vec3 jp, sc_vec3 
 static sc_mat3 diag3(double a, double b, double c)
 {
     sc_mat3 m = sc_m3_zero();
-    m.m[0][0] = a; m.m[1][1] = b; m.m[2][2] = c;
+    m.m[0][0] = a;
+    m.m[1][1] = b;
+    m.m[2][2] = c;
     return m;
 }
 
@@ -130,7 +135,11 @@ TEST(skeleton_stable_pd_hinge_analytic)
             w = (I * w + h * kp * (qt - q)) / (I + h * kd);
             q += h * w;
             tau_ref -= kd * w;
-            if (sc_skeleton_step(s, h, &err)) { sc_test_fail(__FILE__, __LINE__, "%s", err.msg); sc_skeleton_free(s); return; }
+            if (sc_skeleton_step(s, h, &err)) {
+                sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+                sc_skeleton_free(s);
+                return;
+            }
             double tau[6];
             sc_skeleton_motor_torques(s, tau);
             eq = fmax(eq, fabs(hinge_angle(s) - q));
@@ -140,8 +149,11 @@ TEST(skeleton_stable_pd_hinge_analytic)
             etau = fmax(etau, sc_v3_norm(sc_v3_sub(sc_v3_load(tau + 3), sc_v3_scale(g_axis, sc_v3_dot(sc_v3_load(tau + 3), g_axis)))));
         }
         sc_test_report("%s: max |q - q_ref| %.3g rad, |w - w_ref| %.3g rad/s, |tau - tau_ref| %.3g N m over 1000 steps "
-                       "(final q %.6f, target %.1f)", variant == 2 ? "exact, amotor servo" : solver ? "exact" : "quickstep", eq, ew,
-                       etau, q, qt);
+                       "(final q %.6f, target %.1f)",
+                       variant == 2 ? "exact, amotor servo"
+                           : solver ? "exact"
+                                    : "quickstep",
+                       eq, ew, etau, q, qt);
         sc_skeleton_free(s);
         if (solver) {
             ENSURE(eq < 1e-9);
@@ -208,7 +220,10 @@ TEST(skeleton_explicit_pd_diverges)
         double tv[3];
         sc_v3_store(tv, tau);
         sc_skeleton_add_torque(s, 1, tv);
-        if (sc_skeleton_step(s, h, &err)) { amp_ode_exp = INFINITY; break; }
+        if (sc_skeleton_step(s, h, &err)) {
+            amp_ode_exp = INFINITY;
+            break;
+        }
         if (n_ode >= 5) amp_ode_exp = fmax(amp_ode_exp, fabs(hinge_rate(s)));
     }
     sc_skeleton_free(s);
@@ -351,7 +366,11 @@ TEST(skeleton_snapshot_bit_identical)
         ENSURE(memcmp(endA, endD, n * sizeof(double)) == 0);
         sc_skeleton_free(other);
         sc_skeleton_free(s);
-        free(mid); free(endA); free(endB); free(endC); free(endD);
+        free(mid);
+        free(endA);
+        free(endB);
+        free(endC);
+        free(endD);
     }
 }
 
@@ -446,7 +465,10 @@ TEST(skeleton_pose_roundtrip)
             sc_quat q = {sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r)};
             pose[b].q = sc_q_normalize(q);
             pose[b].p = sc_v3(sc_rng_normal(&r), sc_rng_normal(&r), sc_rng_normal(&r));
-            for (int i = 0; i < 3; i++) { lv[3 * b + i] = sc_rng_normal(&r); av[3 * b + i] = 3 * sc_rng_normal(&r); }
+            for (int i = 0; i < 3; i++) {
+                lv[3 * b + i] = sc_rng_normal(&r);
+                av[3 * b + i] = 3 * sc_rng_normal(&r);
+            }
         }
         sc_skeleton_set_state(s, pose, lv, av);
         sc_skeleton_get_state(s, back, lv2, av2);
@@ -501,7 +523,8 @@ TEST(skeleton_pose_roundtrip)
     sc_skeleton_bone_com(s, 0, NULL, cv);
     double et = sc_v3_dist(sc_v3_load(w), sc_m3_mulv(Iwi, sc_v3_scale(sc_v3_load(tq), h))) / (h * 10);
     sc_test_report("force at a point: relative error of dv %.3g, of dw %.3g; pure torque dw %.3g; |v_com| after "
-                   "torque %.3g", ev, ew, et, sc_v3_norm(sc_v3_load(cv)));
+                   "torque %.3g",
+                   ev, ew, et, sc_v3_norm(sc_v3_load(cv)));
     ENSURE(ev < 1e-12);
     ENSURE(ew < 1e-12);
     ENSURE(et < 1e-12);
@@ -560,7 +583,8 @@ TEST(skeleton_ball_pd_reaches_target)
     double ang = sc_q_angle_between(loc[1], tg[1]);
     sc_skeleton_free(s);
     sc_test_report("ball servo: first-step torque relative error %.3g, I dw/h vs torque %.3g; angle to target "
-                   "after 2 s %.3g rad", e1, e2, ang);
+                   "after 2 s %.3g rad",
+                   e1, e2, ang);
     ENSURE(e1 < 1e-9);
     ENSURE(e2 < 1e-9);
     ENSURE(ang < 1e-4);
@@ -612,8 +636,7 @@ TEST(skeleton_hinge_stop)
     sc_skeleton_motor_torques(s, tau);
     sc_skeleton_free(s);
     double tax = sc_v3_dot(sc_v3_load(tau + 3), g_axis);
-    sc_test_report("hinge stop at 0.5 rad, target 1.2: max angle %.4f, final %.6f rad, final axial joint torque %.3g N m",
-                   qmax, qend, tax);
+    sc_test_report("hinge stop at 0.5 rad, target 1.2: max angle %.4f, final %.6f rad, final axial joint torque %.3g N m", qmax, qend, tax);
     ENSURE(qmax < 0.55);
     ENSURE_NEAR(qend, 0.5, 1e-3);
     /* at rest against the stop the servo pushes with kp (q~ - q), not with FMax */
@@ -622,7 +645,9 @@ TEST(skeleton_hinge_stop)
 
 /* The swinging chain stepped side by side under two option sets for `steps` steps of 0.5 ms:
  * the largest state difference (relative), servo torque difference and servo torque of s[0]. */
-typedef struct { double state, tau, tau_max; } chain_diff;
+typedef struct {
+    double state, tau, tau_max;
+} chain_diff;
 
 static int chain_side_by_side(const tmodel *t, const sc_skeleton_opts o[2], int steps, sc_skeleton *s[2], chain_diff *d)
 {
@@ -679,7 +704,8 @@ TEST(skeleton_speculative_exact_matches_bounded)
     sc_skeleton_free(s[1]);
     ENSURE(ran);
     sc_test_report("%d exact steps: speculative vs always bounded: max state difference %.2e (relative), largest servo torque "
-                   "%.1f N m (limit 40), %ld steps redone bounded", steps, d.state, d.tau_max, redone);
+                   "%.1f N m (limit 40), %ld steps redone bounded",
+                   steps, d.state, d.tau_max, redone);
     ENSURE(d.tau_max > 39.9); /* the bound was reached */
     ENSURE(redone > 0 && redone < steps);
     ENSURE(d.state < 1e-9);

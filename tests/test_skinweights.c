@@ -85,8 +85,9 @@ static void expect_rejected(const char *name, sc_model *m, const char *needle)
     ENSURE_OK(sc_h5_provenance(f, SC_CHARACTER_SCHEMA, 0, NULL, NULL, &err), &err);
     ENSURE_OK(sc_character_write(f, m, &err), &err);
     ENSURE_OK(sc_h5_commit(f, &err), &err);
-    int rc = sc_test_sh(out, sizeof out, "md5sum < %s > %s.md5 && %s -c %s -o %s %s; r=$?; md5sum < %s | cmp -s - %s.md5 || echo INPUT-CHANGED; exit $r",
-                        in, in, sc_test_tool("skin-weights"), sc_test_repo("configs/michelin.yaml"), outp, in, in, in);
+    int rc =
+        sc_test_sh(out, sizeof out, "md5sum < %s > %s.md5 && %s -c %s -o %s %s; r=$?; md5sum < %s | cmp -s - %s.md5 || echo INPUT-CHANGED; exit $r",
+                   in, in, sc_test_tool("skin-weights"), sc_test_repo("configs/michelin.yaml"), outp, in, in, in);
     sc_test_report("%s: exit %d: %s", name, rc, out);
     ENSURE_MSG(rc == 2 && strstr(out, needle) && !strstr(out, "INPUT-CHANGED"), "%s: exit %d: %s", name, rc, out);
     ENSURE(!sc_test_file_exists(outp) && !sc_test_temporary_left(outp));

@@ -30,10 +30,13 @@ static const char *stiffer_michelin(void)
     const char *ch = sc_fixture_michelin();
     if (!p) p = sc_fixture_keep(sc_test_tmp("val_stiffer.h5"));
     if (!state)
-        state = ch && !sc_test_sh(out, sizeof out,
-                                  "cp %s %s && /usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r+'); "
-                                  "f['/material'].attrs['youngs_modulus'] = 2 * f['/material'].attrs['youngs_modulus']\"",
-                                  ch, p, p) ? 1 : -1;
+        state = ch &&
+                !sc_test_sh(out, sizeof out,
+                            "cp %s %s && /usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r+'); "
+                            "f['/material'].attrs['youngs_modulus'] = 2 * f['/material'].attrs['youngs_modulus']\"",
+                            ch, p, p)
+            ? 1
+            : -1;
     return state > 0 ? p : NULL;
 }
 
@@ -45,7 +48,8 @@ static const char *small_openloop(void)
     if (!p) p = sc_fixture_keep(sc_test_tmp("val_openloop.h5"));
     const char *ch = sc_fixture_michelin(), *ref = sc_fixture_march_reference();
     if (!state) {
-        const char *cfg = sc_test_write("val_openloop.yaml", "simulation: {solver: quick}\nsampling: {segment: 0.05, samples: 4, elites: 2, end: 0.05}\n");
+        const char *cfg =
+            sc_test_write("val_openloop.yaml", "simulation: {solver: quick}\nsampling: {segment: 0.05, samples: 4, elites: 2, end: 0.05}\n");
         int rc = ch && ref ? sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"), cfg, p, ch, ref) : -1;
         state = (rc == 0 || rc == 7) && sc_test_file_exists(p) ? 1 : -1; /* a partial controller is still one */
     }
@@ -82,8 +86,8 @@ TEST(validation_trajectory_for_another_character_is_refused)
 static int run_id(const char *name, const char *motion, const char *extra, const char *o)
 {
     char text[1024];
-    snprintf(text, sizeof text, "motion:\n  bvh: %s\n  %s\n  filter: none\nkinematics: {dt: 0.0005}\n%s", sc_test_repo("mocap/march_in_place.bvh"), motion,
-             extra);
+    snprintf(text, sizeof text, "motion:\n  bvh: %s\n  %s\n  filter: none\nkinematics: {dt: 0.0005}\n%s", sc_test_repo("mocap/march_in_place.bvh"),
+             motion, extra);
     const char *cfg = sc_test_write(name, text);
     return sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("inverse-dynamics"), cfg, o, sc_fixture_michelin());
 }
@@ -105,7 +109,8 @@ TEST(validation_id_refuses_too_few_frames)
     ENSURE(refused("frames [1, 2] without the balance fit", rc, 2, o, "val_frames_nobalance.yaml:3:11", "at least 3 are needed"));
     /* the clip's end by default: the motion section is named */
     const char *bvh = sc_test_tmp("val_short.bvh");
-    ENSURE(sc_test_sh(out, sizeof out, "sed -n '1,/^Frame Time/p' %s | sed 's/^Frames: .*/Frames: 4/' > %s && sed -n '/^Frame Time/{n;p;n;p;n;p;n;p}' %s >> %s",
+    ENSURE(sc_test_sh(out, sizeof out,
+                      "sed -n '1,/^Frame Time/p' %s | sed 's/^Frames: .*/Frames: 4/' > %s && sed -n '/^Frame Time/{n;p;n;p;n;p;n;p}' %s >> %s",
                       sc_test_repo("mocap/march_in_place.bvh"), bvh, sc_test_repo("mocap/march_in_place.bvh"), bvh) == 0);
     char text[1024];
     snprintf(text, sizeof text, "motion:\n  bvh: %s\n", bvh);

@@ -68,9 +68,14 @@ TEST(xdmf_views_show_rows_and_columns_without_copying)
     sc_h5_close(f);
     long size = 0;
     FILE *fp = fopen(path, "rb");
-    if (fp) { fseek(fp, 0, SEEK_END); size = ftell(fp); fclose(fp); }
+    if (fp) {
+        fseek(fp, 0, SEEK_END);
+        size = ftell(fp);
+        fclose(fp);
+    }
     sc_test_report("%d frame views of a [%d, 5, 3] series and a column view read back with %d wrong values; file %ld bytes "
-                   "(the series alone holds %d)", T, T, wrong, size, T * 15 * 8);
+                   "(the series alone holds %d)",
+                   T, T, wrong, size, T * 15 * 8);
     ENSURE(wrong == 0);
 }
 
@@ -88,13 +93,13 @@ static const char *pipeline(void)
                                     "simulation: {duration: 0.3, solver: exact}\n"
                                     "output: {every: 20, nodes: true}\n"
                                     "perturbations:\n  - {type: push, bone: spine, time: 0.05, duration: 0.1, force: [300, 0, 0]}\n");
-    if (sc_test_sh(out, sizeof out,
-                   "mkdir -p %s && %s -q -c %s -o %s/character.h5 && %s -q -c %s -o %s/character.h5 %s/character.h5 && "
-                   "%s -q -c %s -o %s/push.h5 %s/character.h5 && "
-                   "%s -q --no-frames --no-sheet --no-movie -o %s/push_render --html %s/push_render/push.html --gltf %s/push_render/push.glb %s/push.h5",
-                   dir, sc_test_tool("mesh-prep"), sc_test_repo("configs/michelin.yaml"), dir, sc_test_tool("skin-weights"),
-                   sc_test_repo("configs/michelin.yaml"), dir, dir, sc_test_tool("simulate"), cfg, dir, dir, sc_test_tool("render"),
-                   dir, dir, dir, dir))
+    if (sc_test_sh(
+            out, sizeof out,
+            "mkdir -p %s && %s -q -c %s -o %s/character.h5 && %s -q -c %s -o %s/character.h5 %s/character.h5 && "
+            "%s -q -c %s -o %s/push.h5 %s/character.h5 && "
+            "%s -q --no-frames --no-sheet --no-movie -o %s/push_render --html %s/push_render/push.html --gltf %s/push_render/push.glb %s/push.h5",
+            dir, sc_test_tool("mesh-prep"), sc_test_repo("configs/michelin.yaml"), dir, sc_test_tool("skin-weights"),
+            sc_test_repo("configs/michelin.yaml"), dir, dir, sc_test_tool("simulate"), cfg, dir, dir, sc_test_tool("render"), dir, dir, dir, dir))
         return NULL;
     state = 1;
     return dir;
@@ -107,17 +112,25 @@ static int check_xdmf_datasets(const char *xdmf, const char *h5path)
     char *text = sc_test_read_file(xdmf, NULL);
     CHECK(text, "cannot read %s", xdmf);
     int refs = 0, ok = 1;
-    if (strstr(text, "HyperSlab")) { sc_test_fail(__FILE__, __LINE__, "%s uses a HyperSlab (ParaView's Xdmf3 reader skips it)", xdmf); ok = 0; }
+    if (strstr(text, "HyperSlab")) {
+        sc_test_fail(__FILE__, __LINE__, "%s uses a HyperSlab (ParaView's Xdmf3 reader skips it)", xdmf);
+        ok = 0;
+    }
     sc_h5 *f;
     sc_err err;
-    if (sc_h5_open(h5path, &f, &err)) { free(text); sc_test_fail(__FILE__, __LINE__, "%s", err.msg); return -1; }
+    if (sc_h5_open(h5path, &f, &err)) {
+        free(text);
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        return -1;
+    }
     for (char *p = strstr(text, "<DataItem "); p && ok; p = strstr(p + 1, "<DataItem ")) {
         size_t want[3] = {0, 0, 0};
         char type[16], fmt[16], file[256], path[256];
         int prec, nd = sscanf(p, "<DataItem Dimensions=\"%zu %zu %zu", &want[0], &want[1], &want[2]);
         char *attrs = strstr(p, "NumberType=");
-        if (nd < 1 || !attrs || sscanf(attrs, "NumberType=\"%15[^\"]\" Precision=\"%d\" Format=\"%15[^\"]\">%255[^:]:%255[^<]", type, &prec,
-                                       fmt, file, path) != 5 || strcmp(fmt, "HDF")) {
+        if (nd < 1 || !attrs ||
+            sscanf(attrs, "NumberType=\"%15[^\"]\" Precision=\"%d\" Format=\"%15[^\"]\">%255[^:]:%255[^<]", type, &prec, fmt, file, path) != 5 ||
+            strcmp(fmt, "HDF")) {
             sc_test_fail(__FILE__, __LINE__, "%s: cannot parse %.80s", xdmf, p);
             ok = 0;
             break;
@@ -125,20 +138,26 @@ static int check_xdmf_datasets(const char *xdmf, const char *h5path)
         refs++;
         int rank;
         size_t dims[3];
-        if (sc_h5_shape(f, path, &rank, dims, &err)) { sc_test_fail(__FILE__, __LINE__, "%s: %s", xdmf, err.msg); ok = 0; break; }
+        if (sc_h5_shape(f, path, &rank, dims, &err)) {
+            sc_test_fail(__FILE__, __LINE__, "%s: %s", xdmf, err.msg);
+            ok = 0;
+            break;
+        }
         const char *base = strrchr(h5path, '/');
         int same = rank == nd && !strcmp(base ? base + 1 : h5path, file); /* named relative to the XDMF's folder */
         for (int i = 0; i < nd && same; i++) same = dims[i] == want[i];
         if (!same) {
-            sc_test_fail(__FILE__, __LINE__, "%s: %s:%s declared %zu x %zu x %zu (rank %d), the file has rank %d %zu x %zu x %zu", xdmf, file,
-                         path, want[0], want[1], want[2], nd, rank, dims[0], dims[1], dims[2]);
+            sc_test_fail(__FILE__, __LINE__, "%s: %s:%s declared %zu x %zu x %zu (rank %d), the file has rank %d %zu x %zu x %zu", xdmf, file, path,
+                         want[0], want[1], want[2], nd, rank, dims[0], dims[1], dims[2]);
             ok = 0;
         }
         int *iv;
         size_t d[3] = {0, 0, 0};
         if (ok && !strcmp(type, "Int")) {
-            if (prec != 4 || sc_h5_read_i32(f, path, rank, d, &iv, &err)) { sc_test_fail(__FILE__, __LINE__, "%s: %s is not int32", xdmf, path); ok = 0; }
-            else free(iv);
+            if (prec != 4 || sc_h5_read_i32(f, path, rank, d, &iv, &err)) {
+                sc_test_fail(__FILE__, __LINE__, "%s: %s is not int32", xdmf, path);
+                ok = 0;
+            } else free(iv);
         } else if (ok && (strcmp(type, "Float") || prec != 8)) {
             sc_test_fail(__FILE__, __LINE__, "%s: %s declared %s/%d", xdmf, path, type, prec);
             ok = 0;
@@ -153,9 +172,8 @@ TEST(xdmf_every_export_names_whole_datasets_of_its_shape)
 {
     const char *dir = pipeline();
     ENSURE_MSG(dir, "pipeline: %s", out);
-    static const char *const files[][2] = {{"character.xdmf", "character.h5"},
-                                           {"push.xdmf", "push.h5"},
-                                           {"push_render/push_frames.xdmf", "push_render/push_frames.h5"}};
+    static const char *const files[][2] = {
+        {"character.xdmf", "character.h5"}, {"push.xdmf", "push.h5"}, {"push_render/push_frames.xdmf", "push_render/push_frames.h5"}};
     int refs[3];
     for (int i = 0; i < 3; i++) {
         char x[1100], h[1100];
@@ -188,7 +206,7 @@ TEST(xdmf_every_export_names_whole_datasets_of_its_shape)
                    "declared shape and type, no hyperslab; %zu sim frames, %d differing from /nodes/position",
                    refs[0], refs[1], refs[2], dims[0], wrong);
     ENSURE(wrong == 0 && dims[0] == 31); /* 0 .. 0.3 s every 10 ms */
-    ENSURE(refs[0] == 2 * 2 + 3 + 16); /* 2 grids, 3 tet mesh fields, 16 bone weights */
+    ENSURE(refs[0] == 2 * 2 + 3 + 16);   /* 2 grids, 3 tet mesh fields, 16 bone weights */
 }
 
 TEST(viewers_paraview_and_blender_open_the_exports)
@@ -207,8 +225,9 @@ TEST(viewers_paraview_and_blender_open_the_exports)
     ENSURE_MSG(rc == 0, "check-viewers.sh exit %d:\n%s", rc, out);
     /* every file was opened by each viewer that is installed, and none skipped silently */
     ENSURE(!have_pv || strstr(out, "ParaView: 3 of 3 .xdmf ok"));
-    ENSURE(!have_blender || (strstr(out, "Blender: 1 of 1 OBJ + PC2 ok, 1 of 1 glTF ok") && strstr(out, "BVH 16 bones: Blender's joints match the file's") &&
-                             strstr(out, "16 bone nodes: joints match")));
+    ENSURE(!have_blender ||
+           (strstr(out, "Blender: 1 of 1 OBJ + PC2 ok, 1 of 1 glTF ok") && strstr(out, "BVH 16 bones: Blender's joints match the file's") &&
+            strstr(out, "16 bone nodes: joints match")));
     /* the HTML viewer in a real browser: the silhouette where the frames put the surface, twice */
     ENSURE(!have_chromium || (strstr(out, "Chromium: 1 of 1 HTML ok, 1 of 1 glTF ok") && strstr(out, "measured fps=")));
     ENSURE(have_chromium || strstr(out, "SKIPPED Chromium"));
@@ -234,7 +253,8 @@ TEST(viewers_html_and_gltf_stand_alone)
     ENSURE(strstr(html, "\"format\":\"softcon.viewer/1\"") && strstr(html, "\"frames\":10,") && strstr(html, "\"vertices\":5184,"));
     const unsigned char *g = (const unsigned char *)glb;
     unsigned len = g[8] | g[9] << 8 | g[10] << 16 | (unsigned)g[11] << 24, jlen = g[12] | g[13] << 8 | g[14] << 16 | (unsigned)g[15] << 24;
-    ENSURE(!memcmp(g, "glTF", 4) && g[4] == 2 && len == gn && !memcmp(g + 16, "JSON", 4) && 20 + jlen + 8 <= gn && !memcmp(g + 20 + jlen + 4, "BIN", 4));
+    ENSURE(!memcmp(g, "glTF", 4) && g[4] == 2 && len == gn && !memcmp(g + 16, "JSON", 4) && 20 + jlen + 8 <= gn &&
+           !memcmp(g + 20 + jlen + 4, "BIN", 4));
     char *json = malloc(jlen + 1);
     ENSURE(json);
     memcpy(json, g + 20, jlen);
@@ -243,7 +263,8 @@ TEST(viewers_html_and_gltf_stand_alone)
     for (char *s = strstr(json, "\"targets\":["); s && *s != ']'; s++) targets += !strncmp(s, "{\"POSITION\"", 11);
     for (char *s = strstr(json, "\"nodes\":[{"); s && strncmp(s, "],\"meshes\"", 10); s++) nodes += !strncmp(s, "{\"name\"", 7);
     sc_test_report("push.html %zu bytes (10 frames of 5184 vertices, three.js included), push.glb %zu bytes: %d morph targets, %d nodes "
-                   "(the surface, 16 bones, 5 tips)", hn, gn, targets, nodes);
+                   "(the surface, 16 bones, 5 tips)",
+                   hn, gn, targets, nodes);
     ENSURE(targets == 10 && nodes == 1 + 16 + 5);
     free(json);
     free(html);

@@ -1,3 +1,5 @@
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +82,51 @@ int sc_checkpoint_write(const char *path, const sc_checkpoint_info *info, const 
         return rc;
     }
     return sc_h5_commit(f, err);
+}
+
+static void *write_in_background(void *arg)
+{
+    sc_checkpoint_writer *w = arg;
+    sc_err_clear(&w->err);
+    w->rc = sc_checkpoint_write(w->path, &w->info, w->data, w->n, &w->err);
+    free(w->data);
+    w->data = NULL;
+    return NULL;
+}
+
+int sc_checkpoint_wait(sc_checkpoint_writer *w, sc_err *err)
+{
+    if (!w->thread) return SC_OK;
+    pthread_join(*(pthread_t *)w->thread, NULL);
+    free(w->thread);
+    w->thread = NULL;
+    if (w->rc) *err = w->err;
+    return w->rc;
+}
+
+int sc_checkpoint_write_async(sc_checkpoint_writer *w, const char *path, const sc_checkpoint_info *info, void *data, size_t n, sc_err *err)
+{
+    int rc = sc_checkpoint_wait(w, err);
+    if (rc) {
+        free(data);
+        return rc;
+    }
+    *w = (sc_checkpoint_writer){.path = path, .info = *info, .data = data, .n = n};
+    pthread_t *t = malloc(sizeof *t);
+    /* the stop signals are the main thread's to see */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int started = t && pthread_create(t, NULL, write_in_background, w) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (started) {
+        w->thread = t;
+        return SC_OK;
+    }
+    free(t); /* no thread: write it here */
+    write_in_background(w);
+    if (w->rc) *err = w->err;
+    return w->rc;
 }
 
 typedef struct blob_read {

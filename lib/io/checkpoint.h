@@ -38,6 +38,24 @@ int sc_checkpoint_unseal(const unsigned char *blob, size_t n, const char *schema
                          sc_err *err);
 
 int sc_checkpoint_write(const char *path, const sc_checkpoint_info *info, const void *data, size_t n, sc_err *err);
+
+/* A checkpoint written by a thread of its own while the run goes on, so that the other ranks do
+ * not wait for rank 0's disk. One at a time: a write waits for the one before. The caller keeps
+ * path and info's strings alive until sc_checkpoint_wait, and must not use HDF5 meanwhile. */
+typedef struct sc_checkpoint_writer {
+    void *thread; /* pthread_t, while a write is in flight */
+    const char *path;
+    sc_checkpoint_info info;
+    void *data; /* malloc'd payload, owned by the writer */
+    size_t n;
+    int rc;
+    sc_err err;
+} sc_checkpoint_writer;
+/* Waits for the write before (returning its error, if any, and starting nothing), then starts
+ * this one: data (malloc'd) is the writer's from here on, freed whatever happens. */
+int sc_checkpoint_write_async(sc_checkpoint_writer *w, const char *path, const sc_checkpoint_info *info, void *data, size_t n, sc_err *err);
+/* Waits for the write in flight (none: SC_OK) and returns its outcome. */
+int sc_checkpoint_wait(sc_checkpoint_writer *w, sc_err *err);
 /* Reads the byte dataset and checks its seal (schema and run hash as the writer's): *data is the
  * whole sealed blob (malloc'd, *n bytes), its payload at SC_CHECKPOINT_HEADER. Errors name path.
  * Rank 0 reads; sc_par_share_bytes gives the bytes, or the same error, to every rank. */

@@ -17,8 +17,8 @@ struct sc_par {
     int rank, size;
     int threads;                 /* sc_par_set_threads */
     thread_pool *pool;           /* its helpers, started by the first map that needs them */
-    double phase[SC_PAR_PHASES]; /* seconds since the last mark */
-    double mark;                 /* MPI_Wtime of the last mark */
+    double phase[SC_PAR_PHASES]; /* seconds in each phase since sc_par_init (other: unused) */
+    double start;                /* MPI_Wtime at sc_par_init */
 };
 
 static void pool_destroy(thread_pool *tp);
@@ -38,15 +38,26 @@ static void lap(sc_par *p, int phase, double *t0)
     *t0 = t;
 }
 
-int sc_par_timeline_mark(sc_par *p, double *all, sc_err *err)
+void sc_par_clock_read(const sc_par *p, int since_start, sc_par_clock *c)
 {
-    double now = MPI_Wtime(), mine[SC_PAR_PHASES], known = 0;
-    for (int k = 0; k < SC_PAR_OTHER; k++) known += p->phase[k];
-    p->phase[SC_PAR_OTHER] = now - p->mark - known;
-    if (p->phase[SC_PAR_OTHER] < 0) p->phase[SC_PAR_OTHER] = 0;
-    memcpy(mine, p->phase, sizeof mine);
-    memset(p->phase, 0, sizeof p->phase);
-    p->mark = now;
+    if (since_start) {
+        memset(c, 0, sizeof *c);
+        c->at = p->start;
+        return;
+    }
+    c->at = MPI_Wtime();
+    memcpy(c->phase, p->phase, sizeof c->phase);
+}
+
+int sc_par_timeline_mark(sc_par *p, sc_par_clock *since, double *all, sc_err *err)
+{
+    sc_par_clock now;
+    sc_par_clock_read(p, 0, &now);
+    double mine[SC_PAR_PHASES], known = 0;
+    for (int k = 0; k < SC_PAR_OTHER; k++) known += mine[k] = now.phase[k] - since->phase[k];
+    mine[SC_PAR_OTHER] = now.at - since->at - known;
+    if (mine[SC_PAR_OTHER] < 0) mine[SC_PAR_OTHER] = 0;
+    *since = now;
     if (MPI_Gather(mine, SC_PAR_PHASES, MPI_DOUBLE, all, SC_PAR_PHASES, MPI_DOUBLE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         return sc_fail(err, SC_EIO, "MPI_Gather of the timeline failed");
     return SC_OK;
@@ -65,7 +76,7 @@ int sc_par_init(int *argc, char ***argv, int expected_tasks, sc_par **out, sc_er
     p->threads = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &p->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p->size);
-    p->mark = MPI_Wtime();
+    p->start = MPI_Wtime();
     if (p->size == 1 && expected_tasks > 1) {
         free(p);
         return sc_fail(err, SC_EUSAGE,
@@ -198,6 +209,8 @@ struct thread_pool {
     sc_err fail_err;
     unsigned char *ok; /* [end - start] task completed */
     size_t ok_cap;
+    void (*poll)(void *ctx); /* thread 0 calls it between its tasks (NULL: none) */
+    void *poll_ctx;
 };
 
 /* Claims and runs the batch's tasks until there are none left, one failed or stop() says so. */
@@ -214,6 +227,7 @@ static void batch_work(thread_pool *tp, int thread)
         pthread_mutex_unlock(&tp->lock);
         map_job *j = tp->j;
         int rc = j->task(j->ctx, thread, (int)i, j->results + (size_t)i * j->rsize, &e);
+        if (thread == 0 && tp->poll) tp->poll(tp->poll_ctx); /* may shrink end or halt: under the lock */
         pthread_mutex_lock(&tp->lock);
         if (!rc) {
             tp->ok[i - tp->start] = 1;
@@ -302,6 +316,8 @@ static int pool_start(sc_par *p, sc_err *err)
     return SC_OK;
 }
 
+static int pool_run(map_job *j, int64_t start, int64_t count, int (*stop)(void), void (*poll)(void *), void *poll_ctx, sc_err *err);
+
 /* Runs tasks [start, start + count) on this rank's threads. *done: how many of them, from
    start, completed (a prefix: the tasks after the first unfinished one do not count); owner[i]
    = rank for those. Returns 0, a task's error (the lowest failing index's), or -1 when stop()
@@ -319,6 +335,24 @@ static int run_range(map_job *j, int64_t start, int64_t count, int rank, int (*s
         }
         return 0;
     }
+    int rc = pool_run(j, start, count, stop, NULL, NULL, err);
+    if (rc) return rc;
+    thread_pool *tp = j->par->pool;
+    while (*done < count && tp->ok[*done]) {
+        if (j->owner) j->owner[start + *done] = rank;
+        (*done)++;
+    }
+    if (tp->fail_at < start + count) {
+        *err = tp->fail_err;
+        return tp->fail_rc;
+    }
+    return tp->stopped ? -1 : 0;
+}
+
+/* Runs tasks [start, start + count) on the rank's pool until none is left (poll may take some
+   away), one fails or stop() says so; the outcome in the pool's fields. */
+static int pool_run(map_job *j, int64_t start, int64_t count, int (*stop)(void), void (*poll)(void *), void *poll_ctx, sc_err *err)
+{
     int rc = pool_start(j->par, err);
     if (rc) return rc;
     thread_pool *tp = j->par->pool;
@@ -335,6 +369,8 @@ static int run_range(map_job *j, int64_t start, int64_t count, int rank, int (*s
     tp->end = tp->fail_at = start + count;
     tp->stop = stop;
     tp->halt = tp->stopped = tp->fail_rc = 0;
+    tp->poll = poll;
+    tp->poll_ctx = poll_ctx;
     tp->busy = tp->started;
     tp->generation++;
     pthread_cond_broadcast(&tp->wake);
@@ -342,32 +378,27 @@ static int run_range(map_job *j, int64_t start, int64_t count, int rank, int (*s
     batch_work(tp, 0);
     pthread_mutex_lock(&tp->lock);
     while (tp->busy) pthread_cond_wait(&tp->idle, &tp->lock);
+    tp->poll = NULL;
     pthread_mutex_unlock(&tp->lock);
-    while (*done < count && tp->ok[*done]) {
-        if (j->owner) j->owner[start + *done] = rank;
-        (*done)++;
-    }
-    if (tp->fail_at < start + count) {
-        *err = tp->fail_err;
-        return tp->fail_rc;
-    }
-    return tp->stopped ? -1 : 0;
+    return SC_OK;
 }
 
 /* ---- the ranks of a map: a block each, stealing for the tail ------------------------------- */
 
 /* Every rank starts with a contiguous block of the tasks (samples of a segment cost nearly the
-   same) and runs it a batch (one task per thread) at a time, answering requests between batches.
-   A rank that runs out asks the others in turn for half of what they have left. No rank serves
-   the others while they wait, and nothing goes through rank 0 until the results are shared. */
+   same) and runs it on its threads, which claim one task at a time; its main thread answers
+   requests between its own tasks. A rank that runs out asks the others in turn for half of what
+   they have left. No rank serves the others while they wait, no thread waits for a batch, and
+   nothing goes through rank 0 until the results are shared. */
 enum { TAG_STEAL = 103, TAG_GIVE = 104, TAG_HALT = 105 };
 
 typedef struct {
     sc_par *p;
     map_job *j;
     int (*stop)(void);
-    int64_t next, end; /* the tasks this rank has left: [next, end) */
-    int halting;       /* an error or a stop, here or elsewhere: run nothing more */
+    int64_t next, end;    /* the tasks this rank has left: [next, end) (the pool's while it runs) */
+    thread_pool *running; /* the pool while it runs this rank's tasks */
+    int halting;          /* an error or a stop, here or elsewhere: run nothing more */
     int halt_sent, halts_received;
     int status, stopped; /* this rank's own error (its lowest failing task: fail_at) or stop */
     int64_t fail_at;
@@ -411,13 +442,87 @@ static void serve(rank_share *R)
         MPI_Iprobe(MPI_ANY_SOURCE, TAG_STEAL, MPI_COMM_WORLD, &flag, &st);
         if (!flag) return;
         MPI_Recv(NULL, 0, MPI_BYTE, st.MPI_SOURCE, TAG_STEAL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        int64_t give[2] = {0, 0}, left = R->end - R->next;
+        thread_pool *tp = R->running;
+        if (tp) pthread_mutex_lock(&tp->lock);
+        int64_t *next = tp ? &tp->next : &R->next, *end = tp ? &tp->end : &R->end;
+        int64_t give[2] = {0, 0}, left = *end - *next;
         if (!R->halting && left >= 2) {
             give[1] = left / 2;
-            give[0] = R->end - give[1];
-            R->end = give[0];
+            give[0] = *end - give[1];
+            *end = give[0];
         }
+        if (tp) pthread_mutex_unlock(&tp->lock);
         MPI_Send(give, 2, MPI_INT64_T, st.MPI_SOURCE, TAG_GIVE, MPI_COMM_WORLD);
+    }
+}
+
+/* The pool's main thread, between its tasks: the requests, and a halt from elsewhere stops the
+   threads claiming more. */
+static void serve_between_tasks(void *arg)
+{
+    rank_share *R = arg;
+    serve(R);
+    if (R->halting) {
+        pthread_mutex_lock(&R->running->lock);
+        R->running->halt = 1;
+        pthread_mutex_unlock(&R->running->lock);
+    }
+}
+
+/* Runs what is left of this rank's tasks, answering requests between them: serially, or on the
+   pool, whose main thread answers between its own tasks. */
+static void run_block(rank_share *R)
+{
+    map_job *j = R->j;
+    int rank = R->p->rank;
+    if (R->p->threads <= 1) {
+        while (R->next < R->end && !R->halting) {
+            if (R->stop && R->stop()) {
+                R->stopped = 1;
+                halt_others(R);
+                return;
+            }
+            int64_t i = R->next++;
+            int rc = j->task(j->ctx, 0, (int)i, j->results + (size_t)i * j->rsize, &R->err);
+            if (rc) {
+                R->status = rc;
+                R->fail_at = i;
+                halt_others(R);
+                return;
+            }
+            j->owner[i] = rank;
+            serve(R);
+        }
+        return;
+    }
+    int64_t start = R->next, count = R->end - R->next;
+    if (pool_start(R->p, &R->err)) { /* no threads: this rank's error */
+        R->status = R->err.code ? R->err.code : SC_EIO;
+        R->fail_at = start;
+        halt_others(R);
+        return;
+    }
+    thread_pool *tp = R->p->pool;
+    R->running = tp;
+    int rc = pool_run(j, start, count, R->stop, serve_between_tasks, R, &R->err);
+    R->running = NULL;
+    if (rc) {
+        R->status = rc;
+        R->fail_at = start;
+        halt_others(R);
+        return;
+    }
+    for (int64_t i = start; i < tp->end; i++)
+        if (tp->ok[i - start]) j->owner[i] = rank;
+    R->next = R->end = tp->end;
+    if (tp->fail_at < start + count) {
+        R->status = tp->fail_rc;
+        R->fail_at = tp->fail_at;
+        R->err = tp->fail_err;
+        halt_others(R);
+    } else if (tp->stopped) {
+        R->stopped = 1;
+        halt_others(R);
     }
 }
 
@@ -429,7 +534,7 @@ static int steal(rank_share *R)
         int victim = (rank + v) % size, flag = 0;
         MPI_Send(NULL, 0, MPI_BYTE, victim, TAG_STEAL, MPI_COMM_WORLD);
         int64_t got[2];
-        while (!flag) { /* answer the others while the victim finishes its batch */
+        while (!flag) { /* answer the others while the victim finishes its current task */
             MPI_Iprobe(victim, TAG_GIVE, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
             if (!flag) {
                 serve(R);
@@ -450,8 +555,6 @@ static int steal(rank_share *R)
    it can take (or a halt); then it waits for every rank, answering requests meanwhile. */
 static void run_share(rank_share *R)
 {
-    map_job *j = R->j;
-    int batch = R->p->threads > 1 ? R->p->threads : 1;
     R->t = MPI_Wtime();
     for (;;) {
         serve(R);
@@ -461,19 +564,9 @@ static void run_share(rank_share *R)
         }
         if (R->halting) break;
         if (R->next < R->end) {
-            int64_t start = R->next, count = R->end - start < batch ? R->end - start : batch, done = 0;
-            R->next += count;
             lap(R->p, SC_PAR_SHARE, &R->t);
-            int rc = run_range(j, start, count, R->p->rank, R->stop, &done, &R->err);
+            run_block(R);
             lap(R->p, SC_PAR_SIMULATE, &R->t);
-            if (rc > 0) {
-                R->status = rc;
-                R->fail_at = start + done;
-                halt_others(R);
-            } else if (rc < 0) {
-                R->stopped = 1;
-                halt_others(R);
-            }
             continue;
         }
         lap(R->p, SC_PAR_SHARE, &R->t);
@@ -566,8 +659,8 @@ int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx
     rank_share R = {.p = p, .j = &j, .stop = stop, .next = (int64_t)n * p->rank / p->size, .end = (int64_t)n * (p->rank + 1) / p->size};
     sc_err_clear(&R.err);
     run_share(&R);
-    /* the outcome: the error of the lowest failing task (what one rank would have met first), else
-       a stop anywhere, else every result everywhere */
+    /* the outcome: the error of the lowest failing task among those that ran (the others stopped
+       at the first halt), else a stop anywhere, else every result everywhere */
     int fail[2] = {R.status ? (int)R.fail_at : INT_MAX, p->rank}, first[2], any_stop = 0;
     MPI_Allreduce(fail, first, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
     MPI_Allreduce(&R.stopped, &any_stop, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);

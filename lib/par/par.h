@@ -41,10 +41,10 @@ void sc_par_barrier(sc_par *p);
 /* Runs task(ctx, thread, i, results + i * result_size) for i in [0, n) across the ranks and
  * each rank's threads (thread: the index of the rank's thread that runs it). Afterwards
  * every rank holds all results and owner[i], the rank that ran task i. A task returning
- * non-zero is an error: the map stops and every rank returns that code with the message
- * (the task fills err_msg; of several failing tasks, the lowest index's). stop (may be NULL) is polled between tasks on every rank; when it
- * returns non-zero anywhere, the ranks stop handing out work and every rank returns with
- * *stopped = 1 (results then incomplete). */
+ * non-zero is an error: the map stops and every rank returns that code with the message (the
+ * task fills err; of several failing tasks that ran, the lowest index's: on one rank the lowest
+ * there is). stop (may be NULL) is polled between tasks on every rank; when it returns non-zero
+ * anywhere, every rank stops taking tasks and returns with *stopped = 1 (results incomplete). */
 typedef int (*sc_par_task)(void *ctx, int thread, int i, void *result, sc_err *err);
 int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner, int *stopped,
                sc_err *err);
@@ -57,9 +57,15 @@ int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx
 enum { SC_PAR_SIMULATE, SC_PAR_WAIT, SC_PAR_SHARE, SC_PAR_CHECKPOINT, SC_PAR_OTHER, SC_PAR_PHASES };
 extern const char *const sc_par_phase_names[SC_PAR_PHASES];
 void sc_par_time_add(sc_par *p, int phase, double seconds);
-/* Collective: this rank's seconds per phase since the previous mark (or sc_par_init), gathered
- * into all[size * SC_PAR_PHASES] on rank 0 (all may be NULL elsewhere). */
-int sc_par_timeline_mark(sc_par *p, double *all, sc_err *err);
+/* A reading of this rank's clock: a timeline row runs from one reading to the next. */
+typedef struct sc_par_clock {
+    double at, phase[SC_PAR_PHASES];
+} sc_par_clock;
+/* Now (since_start = 0), or the moment sc_par_init began (1: the whole run). */
+void sc_par_clock_read(const sc_par *p, int since_start, sc_par_clock *c);
+/* Collective: this rank's seconds per phase since *since (then read again), gathered into
+ * all[size * SC_PAR_PHASES] on rank 0 (all may be NULL elsewhere). */
+int sc_par_timeline_mark(sc_par *p, sc_par_clock *since, double *all, sc_err *err);
 /* Collective: every rank's value into all[size] on rank 0 (all may be NULL elsewhere). */
 int sc_par_gather(sc_par *p, double mine, double *all, sc_err *err);
 

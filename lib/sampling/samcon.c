@@ -266,6 +266,7 @@ typedef struct search_state {
     int backtracks;
     double wall_seconds, sample_seconds;
     double wall_start, wall_before; /* not saved: when this run started, and the seconds of the runs it resumes */
+    sc_checkpoint_writer writer;    /* rank 0: the checkpoint being written */
 } search_state;
 
 static void segment_span(const sc_samcon_config *c, int j, int nseg, double t_first, double t_last, double *t0, double *t1);
@@ -419,7 +420,9 @@ static int deserialize(const sc_samcon_run *run, search_state *search, uint64_t 
     return SC_OK;
 }
 
-static int write_checkpoint(const sc_samcon_run *run, const search_state *search, sc_err *err)
+/* async: written by a thread of rank 0 while every rank samples the next segment (its error
+   comes with the next write or at the end); else now, after the one in flight. */
+static int write_checkpoint(const sc_samcon_run *run, search_state *search, int async, sc_err *err)
 {
     sc_blob_writer b;
     int rc = serialize(run, search, run->run_hash, &b, err);
@@ -429,9 +432,14 @@ static int write_checkpoint(const sc_samcon_run *run, const search_state *search
                                "next_segment", search->k,
                                run->run_hash};
     double t0 = sc_wall_time();
-    rc = sc_checkpoint_write(run->checkpoint, &info, b.p, b.n, err);
+    if (async) {
+        rc = sc_checkpoint_write_async(&search->writer, run->checkpoint, &info, b.p, b.n, err); /* takes b.p */
+    } else {
+        rc = sc_checkpoint_wait(&search->writer, err);
+        if (!rc) rc = sc_checkpoint_write(run->checkpoint, &info, b.p, b.n, err);
+        sc_blob_writer_free(&b);
+    }
     sc_par_time_add(run->par, SC_PAR_CHECKPOINT, sc_wall_time() - t0);
-    sc_blob_writer_free(&b);
     return rc;
 }
 
@@ -848,7 +856,7 @@ static int attempt_run(const sc_samcon_run *run, search_state *search, segment_s
     if (!rc && stopped) {
         search->attempts[k]--; /* this attempt did not happen */
         search_clock(search);
-        if (run->checkpoint && sc_par_rank(run->par) == 0) rc = write_checkpoint(run, search, err);
+        if (run->checkpoint && sc_par_rank(run->par) == 0) rc = write_checkpoint(run, search, 0, err);
         if (!rc)
             rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal before segment %d/%d; the search up to there is in %s", k + 1, search->nseg,
                          run->checkpoint ? run->checkpoint : "(no checkpoint)");
@@ -919,7 +927,7 @@ static int attempt_conclude(const sc_samcon_run *run, search_state *search, segm
     }
     search_clock(search);
     report_segment(run, search, sampler, n, a->res, ne, sc_wall_time() - t0);
-    if (!rc && run->checkpoint && sc_par_rank(run->par) == 0) rc = write_checkpoint(run, search, err);
+    if (!rc && run->checkpoint && sc_par_rank(run->par) == 0) rc = write_checkpoint(run, search, 1, err);
     return rc;
 }
 
@@ -942,7 +950,7 @@ static int sample_segment(const sc_samcon_run *run, search_state *search, segmen
 /* ---- the timeline ------------------------------------------------------------------------ */
 
 /* Every rank's phase seconds since the last mark, as a row of r's timeline (rank 0 keeps them). */
-static int timeline_mark(const sc_samcon_run *run, int segment, sc_samcon_result *r, sc_err *err)
+static int timeline_mark(const sc_samcon_run *run, sc_par_clock *since, int segment, sc_samcon_result *r, sc_err *err)
 {
     int ranks = sc_par_size(run->par), rank0 = sc_par_rank(run->par) == 0;
     size_t row = (size_t)ranks * SC_PAR_PHASES;
@@ -953,7 +961,7 @@ static int timeline_mark(const sc_samcon_run *run, int segment, sc_samcon_result
         if (g) r->timeline_segment = g;
         if (!t || !g) return sc_fail(err, SC_EIO, "out of memory for the timeline");
     }
-    int rc = sc_par_timeline_mark(run->par, rank0 ? r->timeline + r->ntimeline * row : NULL, err);
+    int rc = sc_par_timeline_mark(run->par, since, rank0 ? r->timeline + r->ntimeline * row : NULL, err);
     if (!rc && rank0) r->timeline_segment[r->ntimeline++] = segment;
     return rc;
 }
@@ -1046,15 +1054,17 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     if (rc) return rc;
     search_state search = {0};
     segment_sampler sampler = {0};
+    sc_par_clock clock;
+    sc_par_clock_read(run->par, 0, &clock);
     search.wall_start = sc_wall_time();
     if ((rc = search_alloc(&search, nseg, run->dofs->n, guide_naux(run), err))) return rc;
     if ((rc = sampler_init(&sampler, run, nseg, sc_par_threads(run->par), err)) || (rc = search_start(run, &search, &sampler, err))) goto done;
-    if ((rc = timeline_mark(run, -1, r, err))) goto done;
+    if ((rc = timeline_mark(run, &clock, -1, r, err))) goto done;
     int give_up = 0;
     while (search.k < search.nseg && !give_up) {
         int k = search.k;
         rc = sample_segment(run, &search, &sampler, t_first, t_last, &give_up, err);
-        int mark_rc = timeline_mark(run, k, r, err);
+        int mark_rc = timeline_mark(run, &clock, k, r, err);
         if (!rc) rc = mark_rc;
         /* an error one rank met alone (a checkpoint rank 0 could not write) stops every rank */
         int elsewhere = sc_par_any(run->par, rc != SC_OK && rc != SC_EINTERRUPTED);
@@ -1064,11 +1074,21 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
             goto done;
         }
     }
+    /* the last checkpoint on disk before the result: its error stops every rank */
+    if (sc_par_rank(run->par) == 0) rc = sc_checkpoint_wait(&search.writer, err);
+    if (sc_par_any(run->par, rc != SC_OK)) {
+        if (!rc) rc = sc_fail(err, SC_EIO, "stopped: another rank failed (its message says why)");
+        goto done;
+    }
     rc = collect_result(run, &search, t_first, t_last, r, err);
     if (!rc && sc_par_rank(run->par) == 0 && !(r->peak_memory = malloc(sizeof(double) * (size_t)r->ranks)))
         rc = sc_fail(err, SC_EIO, "out of memory");
     if (!rc) rc = sc_par_gather(run->par, sc_peak_memory_bytes(), r->peak_memory, err);
 done:
+    if (search.writer.thread) {
+        sc_err late;
+        sc_checkpoint_wait(&search.writer, &late);
+    }
     sampler_free(&sampler);
     search_free(&search);
     if (rc && rc != SC_EINTERRUPTED) sc_samcon_result_free(r);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "store/policy.h"
+#include "store/timeline.h"
 #include "store/character.h"
 #include "store/reference.h"
 #include "motion/reference.h"
@@ -288,7 +289,8 @@ int sc_policy_file_write(const char *path, const sc_policy_file_info *info, cons
         sc_h5_attr_str(f, "/", "openloop", info->openloop, err) || sc_h5_attr_str(f, "/", "openloop_hash", hex, err) ||
         sc_h5_attr_str(f, "/", "status", "completed", err) || sc_policy_write(f, &r->policy, character, run->dofs, err) ||
         sc_feedback_write(f, run, r, err) || sc_h5_attr_i64(f, "/learning", "ranks", info->ranks, err) ||
-        sc_h5_attr_i64(f, "/learning", "threads", info->threads, err);
+        sc_h5_attr_i64(f, "/learning", "threads", info->threads, err) ||
+        sc_timeline_write(f, "/learning", info->timeline ? 2 : 0, info->ranks, info->timeline, NULL, err);
     if (rc) sc_h5_abort(f);
     else rc = sc_h5_commit(f, err);
     return rc ? (err->code ? err->code : SC_EIO) : SC_OK;

@@ -55,6 +55,7 @@ typedef struct sc_policy_file_info {
     const char *resolved_config;
     const char *character, *openloop; /* the input paths */
     int ranks, threads;               /* threads: of each rank */
+    const double *timeline;           /* [2][ranks][SC_PAR_PHASES] s: learning (from the start), evaluation; NULL: none */
 } sc_policy_file_info;
 /* policy.h5 whole at path: provenance, root attributes, the policy of r (for the character as
  * loaded, before the scenario's changes), its learning and evaluation; nothing is left at path

@@ -10,6 +10,8 @@
 # is gone. Comparing the output with an uninterrupted run's is the caller's part.
 #   tests/slurm/requeue-test.sh WORKDIR TOOL ARGS...       # ARGS: the sbatch script's (the last is its output)
 #   tests/slurm/requeue-test.sh WORKDIR check              # only: is Slurm there (0) or not (77)
+# REQUEUE_LAYOUT: the job's sbatch layout options (default --ntasks=2; e.g. "--ntasks=1
+# --cpus-per-task=2": one rank of two threads).
 # TOOL is sample-openloop or learn-feedback; the tools are $SOFTCON_BIN's (default bin/).
 # Prints one line "requeue-test: ..." with the job's final state and its timings.
 # exit: 0 passed, 2 failed (the reason on stderr), 77 skipped (Slurm or root missing: says why)
@@ -67,7 +69,8 @@ ms() { date +%s%3N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1000 }'; }
 
 t_submit=$(ms)
-id="$(sc_slurm_submit --ntasks=2 --output="$log" "$script" "$@")" || fail "sbatch $script"
+read -r -a layout <<< "${REQUEUE_LAYOUT:---ntasks=2}"
+id="$(sc_slurm_submit "${layout[@]}" --output="$log" "$script" "$@")" || fail "sbatch ${layout[*]} $script"
 sc_slurm_wait_state "$id" RUNNING 60 >/dev/null || fail "job $id did not start"
 # the tool's first checkpoint (sample-openloop: OUTPUT.ckpt after a segment; learn-feedback:
 # OUTPUT.ckpt.samcon within its first iteration, OUTPUT.ckpt after it)
