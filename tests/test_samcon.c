@@ -361,6 +361,18 @@ static long long checkpoint_segment(const char *path)
 }
 
 /* Starts the long preset in the background; returns once its checkpoint says segment >= k. */
+struct reached {
+    const char *checkpoint;
+    long long segment;
+};
+static int checkpoint_reached(const void *arg)
+{
+    const struct reached *r = arg;
+    return checkpoint_segment(r->checkpoint) >= r->segment;
+}
+
+/* Starts the long preset in the background and waits (while it runs, however slowly) for its
+   checkpoint of segment k. */
 static int start_and_wait(const char *outp, const char *log, int ranks, int k)
 {
     const char *ch = sc_fixture_michelin(), *ref = sc_fixture_march_reference();
@@ -372,18 +384,17 @@ static int start_and_wait(const char *outp, const char *log, int ranks, int k)
     if (ranks) snprintf(launcher, sizeof launcher, "mpiexec.mpich -n %d ", ranks);
     sc_test_sh(NULL, 0, "(%s%s -q -c %s -o %s %s %s > %s 2>&1; echo $? > %s.rc) > /dev/null 2>&1 &", launcher, sc_test_tool("sample-openloop"),
                long_preset(), outp, ch, ref, log, log);
-    for (int i = 0; i < 1200; i++) {
-        if (checkpoint_segment(ck) >= k) return 1;
-        usleep(50000);
-    }
-    return 0;
+    char command[4400];
+    snprintf(command, sizeof command, "%s -q -c %s -o %s", sc_test_tool("sample-openloop"), long_preset(), outp);
+    struct reached r = {ck, k};
+    return sc_test_wait_while_running(checkpoint_reached, &r, command, 1800);
 }
 
 static int wait_rc(const char *log)
 {
     char rcfile[1100];
     snprintf(rcfile, sizeof rcfile, "%s.rc", log);
-    for (int i = 0; i < 1200; i++) {
+    for (int i = 0; i < 12000; i++) { /* the run is ending (signalled or killed): up to 10 min on a busy machine */
         FILE *f = fopen(rcfile, "r");
         int rc = -1;
         if (f && fscanf(f, "%d", &rc) == 1) {
