@@ -135,6 +135,34 @@ int sc_test_wait_while_running(int (*done)(const void *arg), const void *arg, co
     return done(arg);
 }
 
+int sc_test_fork(int *fd)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    close(fds[pid == 0 ? 0 : 1]);
+    *fd = fds[pid == 0 ? 1 : 0];
+    return (int)pid;
+}
+
+size_t sc_test_child_output(int pid, int fd, char *buf, size_t n, int *status)
+{
+    size_t got = 0;
+    ssize_t k;
+    while (got + 1 < n && (k = read(fd, buf + got, n - 1 - got)) > 0) got += (size_t)k;
+    buf[got] = 0;
+    close(fd);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (status) *status = st;
+    return got;
+}
+
 int sc_test_file_exists(const char *path)
 {
     struct stat st;

@@ -74,6 +74,13 @@ const char *sc_test_write(const char *name, const char *text);
  * (or 128+signal). */
 int sc_test_sh(char *out, size_t out_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int sc_test_file_exists(const char *path);
+/* A child process for what must not outlive the test (a resource limit, a signal handler): in
+ * the child (return 0) *fd is the end it writes its findings to; in the parent (return the pid,
+ * -1 on failure) the end sc_test_child_output reads them from. */
+int sc_test_fork(int *fd);
+/* The parent: what the child wrote, NUL-terminated (at most n - 1 bytes), once it has ended; its
+ * wait status in *status (may be NULL). Returns the bytes read. */
+size_t sc_test_child_output(int pid, int fd, char *buf, size_t n, int *status);
 /* Polls done(arg) every 20 ms while a process whose command line starts with `command` runs
  * (pgrep -f, checked every second), at most max_s seconds: 1 when done() held. A busy or
  * sanitized machine is slower, never a reason to give up while the run goes on. */

@@ -362,27 +362,19 @@ TEST(checkpoint_read_through_the_hdf5_guard)
 {
     const char *src = pristine();
     ENSURE_MSG(src, "no checkpoint of an interrupted run: %s", out);
-    int fds[2];
-    ENSURE(pipe(fds) == 0);
-    pid_t pid = fork();
+    int fd, pid = sc_test_fork(&fd);
     ENSURE(pid >= 0);
     if (pid == 0) {
-        close(fds[0]);
         sc_h5_guard_memory_limit(0.01);
         unsigned char *data;
         size_t n;
         sc_err err;
         int rc = sc_checkpoint_read(src, "/search", "softcon.samcon_checkpoint/2", 0, &data, &n, &err);
-        dprintf(fds[1], "%d %s", rc, rc ? err.msg : "");
+        dprintf(fd, "%d %s", rc, rc ? err.msg : "");
         _exit(0);
     }
-    close(fds[1]);
-    char buf[2048] = "";
-    size_t got = 0;
-    ssize_t k;
-    while ((k = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)k;
-    close(fds[0]);
-    waitpid(pid, NULL, 0);
+    char buf[2048];
+    sc_test_child_output(pid, fd, buf, sizeof buf, NULL);
     sc_test_report("the checkpoint read with the guard's memory limit at 10 KiB: %s", buf);
     ENSURE_MSG(atoi(buf) == SC_EINPUT && strstr(buf, src) && strstr(buf, "MiB of memory"), "%s", buf);
 }

@@ -70,25 +70,18 @@ static int child_checks(char *msg, size_t n)
 
 TEST(par_map_on_threads_runs_every_task_and_reports_the_lowest_failure)
 {
-    int fds[2];
-    ENSURE(pipe(fds) == 0);
-    pid_t pid = fork();
+    int fd, pid = sc_test_fork(&fd);
     ENSURE(pid >= 0);
     if (pid == 0) {
-        close(fds[0]);
         char msg[512] = "";
         int line = child_checks(msg, sizeof msg);
-        dprintf(fds[1], "%d %s", line, msg);
+        dprintf(fd, "%d %s", line, msg);
         _exit(0);
     }
-    close(fds[1]);
-    char buf[1024] = "";
-    ssize_t got = read(fds[0], buf, sizeof buf - 1);
-    close(fds[0]);
+    char buf[1024];
     int status = 0;
-    waitpid(pid, &status, 0);
+    size_t got = sc_test_child_output(pid, fd, buf, sizeof buf, &status);
     ENSURE_MSG(got > 0 && WIFEXITED(status), "the child ended without a word (status %d)", status);
-    buf[got] = 0;
     int line = -1;
     ENSURE(sscanf(buf, "%d", &line) == 1);
     ENSURE_MSG(line == 0, "check at tests/test_par.c:%d failed: %s", line, buf);

@@ -692,34 +692,26 @@ TEST(reliability_hdf5_guard_limits_cpu_time_and_leaves_signals_to_the_parent)
     g_reading_marker = sc_fixture_keep(sc_test_tmp("guard_reading"));
     unlink(g_reading_marker);
     /* in a child of its own process group: the 1 s limit must not outlive the test */
-    int fds[2];
-    ENSURE(pipe(fds) == 0);
-    pid_t pid = fork();
+    int fd, pid = sc_test_fork(&fd);
     ENSURE(pid >= 0);
     if (pid == 0) {
-        close(fds[0]);
         setpgid(0, 0);
         signal(SIGTERM, note_stop);
         sc_h5_guard_config(1, 1);
         sc_err err[2];
         int how[2][2] = {{0, (int)getpid()}, {1, (int)getpid()}}, rc[2];
         for (int i = 0; i < 2; i++) rc[i] = sc_h5_read_file(ch, sleepy_reader, how[i], &err[i]);
-        dprintf(fds[1], "%d %d %d %s\n%s", rc[0], rc[1], (int)g_stop_seen, rc[0] ? err[0].msg : "", rc[1] ? err[1].msg : "");
+        dprintf(fd, "%d %d %d %s\n%s", rc[0], rc[1], (int)g_stop_seen, rc[0] ? err[0].msg : "", rc[1] ? err[1].msg : "");
         _exit(0);
     }
-    close(fds[1]);
     setpgid(pid, pid); /* either of the two calls wins the race; the result is the same */
     int sent = 0;
     for (int i = 0; i < 6000 && !sent; i++) {
         if (sc_test_file_exists(g_reading_marker)) sent = kill(-pid, SIGTERM) == 0;
         else usleep(10000);
     }
-    char buf[2048] = "";
-    size_t got = 0;
-    ssize_t k;
-    while ((k = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0) got += (size_t)k;
-    close(fds[0]);
-    waitpid(pid, NULL, 0);
+    char buf[2048];
+    sc_test_child_output(pid, fd, buf, sizeof buf, NULL);
     int idle = -1, busy = -1, seen = 0;
     sscanf(buf, "%d %d %d", &idle, &busy, &seen);
     sc_test_report("a sleeping reader, SIGTERM to its process group: exit %d (the parent saw signal %d); a spinning reader: exit %d: %s", idle, seen,

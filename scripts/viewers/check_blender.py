@@ -138,6 +138,17 @@ def bvh_forward_kinematics(path):
     return names, out
 
 
+def evaluated_world_vertices(obj):
+    """The object's mesh as Blender evaluates it at the scene's frame (shape keys, cache), in world coordinates."""
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    mesh = evaluated.to_mesh()
+    local = np.empty(3 * len(mesh.vertices))
+    mesh.vertices.foreach_get("co", local)
+    evaluated.to_mesh_clear()
+    mw = np.array(evaluated.matrix_world)
+    return local.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
+
+
 def check(obj_path):
     stem = obj_path[: -len("_surface.obj")]
     pc2, frames_h5, bvh = stem + "_surface.pc2", stem + "_frames.h5", stem + "_skeleton.bvh"
@@ -167,13 +178,7 @@ def check(obj_path):
         worst = 0.0
         for k in frames:
             scene.frame_set(k + 1)
-            evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-            mesh = evaluated.to_mesh()
-            local = np.empty(3 * len(mesh.vertices))
-            mesh.vertices.foreach_get("co", local)
-            evaluated.to_mesh_clear()
-            mw = np.array(evaluated.matrix_world)
-            world = local.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
+            world = evaluated_world_vertices(obj)
             want = z_up(h["/frames/%06d/surface" % k][()])
             err = float(np.max(np.abs(world - want)))
             if not err <= tolerance(want):
@@ -251,13 +256,7 @@ def check_gltf(glb_path):
         worst = jworst = 0.0
         for k in frames:
             scene.frame_set(k)
-            evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
-            mesh = evaluated.to_mesh()
-            local = np.empty(3 * len(mesh.vertices))
-            mesh.vertices.foreach_get("co", local)
-            evaluated.to_mesh_clear()
-            mw = np.array(evaluated.matrix_world)
-            world = local.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3]
+            world = evaluated_world_vertices(obj)
             want = z_up(h["/frames/%06d/surface" % k][()])
             err = float(np.max(np.abs(world - want)))
             # float32 base + float32 offset of the shape key, blended in float32

@@ -227,6 +227,17 @@ def frames_h5(html):
     return p if os.path.exists(p) else None
 
 
+def two_frames(h):
+    """The frames file's frame count, the two frames checked (at a third and two thirds), the first
+    frame's time, and their surfaces and times from it."""
+    n = int(h.attrs["frames"])
+    ks = sorted({n // 3, (2 * n) // 3})
+    t0 = float(h["/frames/000000"].attrs["time"])
+    surf = {k: h["/frames/%06d/surface" % k][()] for k in ks}
+    times = {k: float(h["/frames/%06d" % k].attrs["time"]) - t0 for k in ks}
+    return n, ks, t0, surf, times
+
+
 def check(browser, html, keep, measure):
     url = "file://" + os.path.abspath(html)
     ref = frames_h5(html)
@@ -235,11 +246,7 @@ def check(browser, html, keep, measure):
         import h5py
         import numpy as np
         with h5py.File(ref, "r") as h:
-            n = int(h.attrs["frames"])
-            ks = sorted({n // 3, (2 * n) // 3})
-            t0 = float(h["/frames/000000"].attrs["time"])
-            surf = {k: h["/frames/%06d/surface" % k][()] for k in ks}
-            times = {k: float(h["/frames/%06d" % k].attrs["time"]) - t0 for k in ks}
+            n, ks, t0, surf, times = two_frames(h)
         allp = np.concatenate([surf[k] for k in ks])
         lo, hi = allp.min(0), allp.max(0)
         target = (lo + hi) / 2
@@ -381,12 +388,8 @@ def check_glb(browser, glb, keep, measure):
     ks = []
     if ref:
         with h5py.File(ref, "r") as h:
-            n = int(h.attrs["frames"])
-            ks = sorted({n // 3, (2 * n) // 3})
-            t0 = float(h["/frames/000000"].attrs["time"])
-            surf = {k: h["/frames/%06d/surface" % k][()] for k in ks}
+            n, ks, t0, surf, times = two_frames(h)
             joints = {k: h["/frames/%06d/joints" % k][()] for k in ks}
-            times = {k: float(h["/frames/%06d" % k].attrs["time"]) - t0 for k in ks}
             tlast = float(h["/frames/%06d" % (n - 1)].attrs["time"]) - t0
             names = [x.decode() if isinstance(x, bytes) else x for x in h["/mesh/bone_names"][()]]
     with open(os.path.join(THREE_DIR, "three.min.js")) as f:
