@@ -316,39 +316,6 @@ static int pool_start(sc_par *p, sc_err *err)
     return SC_OK;
 }
 
-static int pool_run(map_job *j, int64_t start, int64_t count, int (*stop)(void), void (*poll)(void *), void *poll_ctx, sc_err *err);
-
-/* Runs tasks [start, start + count) on this rank's threads. *done: how many of them, from
-   start, completed (a prefix: the tasks after the first unfinished one do not count); owner[i]
-   = rank for those. Returns 0, a task's error (the lowest failing index's), or -1 when stop()
-   ended the range early. */
-static int run_range(map_job *j, int64_t start, int64_t count, int rank, int (*stop)(void), int64_t *done, sc_err *err)
-{
-    *done = 0;
-    if (!j->par || j->par->threads <= 1 || count <= 1) {
-        for (int64_t i = start; i < start + count; i++) {
-            if (stop && stop()) return -1;
-            int rc = j->task(j->ctx, 0, (int)i, j->results + (size_t)i * j->rsize, err);
-            if (rc) return rc;
-            if (j->owner) j->owner[i] = rank;
-            (*done)++;
-        }
-        return 0;
-    }
-    int rc = pool_run(j, start, count, stop, NULL, NULL, err);
-    if (rc) return rc;
-    thread_pool *tp = j->par->pool;
-    while (*done < count && tp->ok[*done]) {
-        if (j->owner) j->owner[start + *done] = rank;
-        (*done)++;
-    }
-    if (tp->fail_at < start + count) {
-        *err = tp->fail_err;
-        return tp->fail_rc;
-    }
-    return tp->stopped ? -1 : 0;
-}
-
 /* Runs tasks [start, start + count) on the rank's pool until none is left (poll may take some
    away), one fails or stop() says so; the outcome in the pool's fields. */
 static int pool_run(map_job *j, int64_t start, int64_t count, int (*stop)(void), void (*poll)(void *), void *poll_ctx, sc_err *err)
@@ -639,15 +606,6 @@ int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx
 {
     map_job j = {n, result_size, task, ctx, results, owner, p};
     *stopped = 0;
-    double t = MPI_Wtime();
-    if (p->size == 1) {
-        int64_t done;
-        int rc = run_range(&j, 0, n, 0, stop, &done, err);
-        lap(p, SC_PAR_SIMULATE, &t);
-        if (rc > 0) return rc;
-        *stopped = rc < 0;
-        return SC_OK;
-    }
     int *own = owner ? owner : malloc(sizeof(int) * (size_t)(n ? n : 1));
     int no_memory = !own;
     if (sc_par_any(p, no_memory)) {
@@ -658,6 +616,15 @@ int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx
     for (int i = 0; i < n; i++) own[i] = -1;
     rank_share R = {.p = p, .j = &j, .stop = stop, .next = (int64_t)n * p->rank / p->size, .end = (int64_t)n * (p->rank + 1) / p->size};
     sc_err_clear(&R.err);
+    if (p->size == 1) { /* alone: nothing to steal or share */
+        double t = MPI_Wtime();
+        run_block(&R);
+        lap(p, SC_PAR_SIMULATE, &t);
+        if (!owner) free(own);
+        if (R.status) *err = R.err;
+        *stopped = R.stopped && !R.status;
+        return R.status;
+    }
     run_share(&R);
     /* the outcome: the error of the lowest failing task among those that ran (the others stopped
        at the first halt), else a stop anywhere, else every result everywhere */
