@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The sampler's scaling over ranks x threads (issue 34): runs sample-openloop on a fixed preset at
 # each layout, prints wall time, samples/s, speed-up and efficiency (samples/s against P x T
-# times 1 x 1's: the first layout when it is 1x1, else --base-rate), the peak memory of all ranks
+# times 1 x 1's: the first layout when it is 1x1, else --base-rate, else one copy's rate of
+# --contention when it starts with 1, which is the first segment only), the peak memory of all ranks
 # together and the timeline's shares (par.h: simulate, wait, share, checkpoint, other), checks that
 # every layout wrote the same controller, and appends the figures to bench/results/<machine>.csv
 # (as scripts/bench.sh). --contention "1 8 16" first runs that many independent one-rank copies
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
     --contention) contention=$2; shift 2 ;;
     --no-record) record=0; shift ;;
     --launcher) launcher=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-scaling: unknown argument '$1' (see --help)" >&2; exit 1 ;;
   esac
 done
@@ -98,6 +99,7 @@ if [ -n "$contention" ]; then
     rate=$(for i in $(seq 1 "$n"); do attr "$work/copy_${n}_$i.h5" /run/samples_per_second; done | awk '{ s += $1; k++ } END { printf "%.2f", s / k }')
     rm -f "$work"/copy_"${n}"_*.h5
     [ -n "$one" ] || one=$rate
+    [ -n "$base_rate" ] || [ "$n" != 1 ] || [ "${layouts%% *}" = 1x1 ] || { base_rate=$rate; echo "== efficiency below against one copy of one segment: $rate samples/s"; }
     echo "== $n independent copies at once: $rate samples/s each ($(awk -v a="$rate" -v b="$one" 'BEGIN { printf "%.0f", 100 * a / b }') % of one alone)"
     echo "$now,$rev,bench-scaling${label:+ $label},contention_${n}_copies_samples_per_s_each,$rate,samples/s" >> "$rows"
   done

@@ -137,6 +137,15 @@ static int ranks_checks(sc_par *p, int threads)
         rc = sc_par_map(p, N, sizeof res[0], ranks_task, &slow, rank == size - 1 ? stop_after_5 : NULL, res, owner, &stopped, &err);
         if (rc || !stopped) return __LINE__;
     }
+    /* with costs the costliest task runs first, on rank 0, though it lies in the last rank's equal block */
+    double cost[N];
+    for (int i = 0; i < N; i++) cost[i] = i == N - 2 ? 100 : 1 + i % 3;
+    ranks_ctx fast = {0, -1, -1};
+    memset(res, 0, sizeof res);
+    if (sc_par_map_weighted(p, N, cost, sizeof res[0], ranks_task, &fast, NULL, res, owner, &stopped, &err) || stopped) return __LINE__;
+    for (int i = 0; i < N; i++)
+        if (res[i] != 3L * i + 1 || owner[i] < 0 || owner[i] >= size) return __LINE__;
+    if (owner[N - 2] != 0) return __LINE__;
     return 0;
 }
 
@@ -162,7 +171,7 @@ TEST(par_map_on_ranks_steals_halts_and_stops_together)
     }
     sc_test_report("3 ranks x 1 thread and 2 x 2, twice each: 60 tasks with results and owners everywhere, the slow first block "
                    "shared out by stealing; a failure on one rank is the same error on all; a stop on the last rank stops all; "
-                   "no message left between maps");
+                   "no message left between maps; with costs, the costliest task (in the last rank's equal block) runs on rank 0");
 }
 
 /* --threads does something only in the MPI tools; the others refuse it rather than ignore it */

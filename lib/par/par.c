@@ -1,5 +1,6 @@
 /* The MPI side of par.h: the only file that includes mpi.h. */
 #include <limits.h>
+#include <math.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <signal.h>
@@ -149,6 +150,29 @@ int sc_par_bcast(sc_par *p, void *buf, size_t bytes, int root, sc_err *err)
     return SC_OK;
 }
 
+int sc_par_bcast_many(sc_par *p, int n, void *const *buf, const size_t *bytes, const int *root, sc_err *err)
+{
+    double t0 = MPI_Wtime();
+    int parts = 0;
+    for (int k = 0; k < n; k++) parts += bytes[k] ? (int)((bytes[k] + (size_t)INT_MAX - 1) / (size_t)INT_MAX) : 0;
+    MPI_Request *req = malloc(sizeof *req * (size_t)(parts ? parts : 1));
+    if (sc_par_any(p, !req)) {
+        free(req);
+        return sc_fail(err, SC_EIO, "out of memory for %d broadcasts", n);
+    }
+    int m = 0, rc = MPI_SUCCESS;
+    for (int k = 0; k < n && rc == MPI_SUCCESS; k++)
+        for (size_t at = 0; at < bytes[k] && rc == MPI_SUCCESS;) { /* MPI counts are ints */
+            int c = bytes[k] - at > (size_t)INT_MAX ? INT_MAX : (int)(bytes[k] - at);
+            rc = MPI_Ibcast((char *)buf[k] + at, c, MPI_BYTE, root[k], MPI_COMM_WORLD, &req[m++]);
+            at += (size_t)c;
+        }
+    for (int k = 0; k < m && rc == MPI_SUCCESS; k++) rc = MPI_Wait(&req[k], MPI_STATUS_IGNORE); /* progresses every one */
+    free(req);
+    lap(p, SC_PAR_SHARE, &t0);
+    return rc == MPI_SUCCESS ? SC_OK : sc_fail(err, SC_EIO, "MPI_Ibcast failed");
+}
+
 int sc_par_any(sc_par *p, int flag)
 {
     (void)p;
@@ -179,15 +203,23 @@ typedef struct {
     void *ctx;
     char *results;
     int *owner;
-    sc_par *par; /* its thread count and pool */
+    const int *order; /* the task at each position of the run order (NULL: position = task) */
+    sc_par *par;      /* its thread count and pool */
 } map_job;
+
+static inline int task_at(const map_job *j, int64_t position) { return j->order ? j->order[position] : (int)position; }
+static inline int run_task(map_job *j, int thread, int64_t position, sc_err *err)
+{
+    int i = task_at(j, position);
+    return j->task(j->ctx, thread, i, j->results + (size_t)i * j->rsize, err);
+}
 
 /* ---- the threads of a rank -------------------------------------------------------------- */
 
 /* A rank's threads: the one that calls sc_par_map (thread 0) and n - 1 helpers that sleep
-   between batches. A batch is a range of tasks; each thread claims the next index under the
-   lock, so when task i fails every index below i has already been claimed and runs to its end:
-   the lowest failing index is the one a single thread would have stopped at. */
+   between batches. A batch is a range of positions in the run order; each thread claims the next
+   under the lock, so when position i fails every one before it has already been claimed and runs
+   to its end: the first failing position is the one a single thread would have stopped at. */
 struct thread_pool {
     int n;
     struct helper {
@@ -225,8 +257,7 @@ static void batch_work(thread_pool *tp, int thread)
         }
         int64_t i = tp->next++;
         pthread_mutex_unlock(&tp->lock);
-        map_job *j = tp->j;
-        int rc = j->task(j->ctx, thread, (int)i, j->results + (size_t)i * j->rsize, &e);
+        int rc = run_task(tp->j, thread, i, &e);
         if (thread == 0 && tp->poll) tp->poll(tp->poll_ctx); /* may shrink end or halt: under the lock */
         pthread_mutex_lock(&tp->lock);
         if (!rc) {
@@ -367,7 +398,7 @@ typedef struct {
     thread_pool *running; /* the pool while it runs this rank's tasks */
     int halting;          /* an error or a stop, here or elsewhere: run nothing more */
     int halt_sent, halts_received;
-    int status, stopped; /* this rank's own error (its lowest failing task: fail_at) or stop */
+    int status, stopped; /* this rank's own error (its first failing position: fail_at) or stop */
     int64_t fail_at;
     sc_err err;
     double t; /* the timeline's clock */
@@ -450,14 +481,14 @@ static void run_block(rank_share *R)
                 return;
             }
             int64_t i = R->next++;
-            int rc = j->task(j->ctx, 0, (int)i, j->results + (size_t)i * j->rsize, &R->err);
+            int rc = run_task(j, 0, i, &R->err);
             if (rc) {
                 R->status = rc;
                 R->fail_at = i;
                 halt_others(R);
                 return;
             }
-            j->owner[i] = rank;
+            j->owner[task_at(j, i)] = rank;
             serve(R);
         }
         return;
@@ -480,7 +511,7 @@ static void run_block(rank_share *R)
         return;
     }
     for (int64_t i = start; i < tp->end; i++)
-        if (tp->ok[i - start]) j->owner[i] = rank;
+        if (tp->ok[i - start]) j->owner[task_at(j, i)] = rank;
     R->next = R->end = tp->end;
     if (tp->fail_at < start + count) {
         R->status = tp->fail_rc;
@@ -601,32 +632,81 @@ static int share_results(sc_par *p, map_job *j, sc_err *err)
     return rc;
 }
 
+static const double *g_order_cost; /* qsort has no context argument; only a rank's main thread orders */
+static int by_cost_descending(const void *a, const void *b)
+{
+    int i = *(const int *)a, k = *(const int *)b;
+    double ci = g_order_cost[i], ck = g_order_cost[k];
+    return ci > ck ? -1 : ci < ck ? 1 : (i > k) - (i < k);
+}
+
+/* The run order (longest first, so every rank and thread ends on its shortest tasks: the tail is
+   short) and this rank's block of it: the positions whose cost, summed from the start, falls in
+   its 1/size share of the total. */
+static int order_by_cost(const sc_par *p, int n, const double *cost, int *order, int64_t *first, int64_t *end)
+{
+    double total = 0, sum = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(cost[i] >= 0) || !isfinite(cost[i])) return 0; /* not a cost: equal blocks */
+        order[i] = i;
+        total += cost[i];
+    }
+    if (!(total > 0)) return 0;
+    g_order_cost = cost;
+    qsort(order, (size_t)n, sizeof *order, by_cost_descending);
+    g_order_cost = NULL;
+    *first = *end = n;
+    double from = total * p->rank / p->size, to = total * (p->rank + 1) / p->size;
+    for (int64_t k = 0; k < n; k++) { /* position k belongs to the rank whose share holds its cost's midpoint */
+        double mid = sum + 0.5 * cost[order[k]];
+        if (mid >= from && *first == n) *first = k;
+        if (mid >= to) {
+            *end = k;
+            break;
+        }
+        sum += cost[order[k]];
+    }
+    if (p->rank == p->size - 1) *end = n;
+    if (*end < *first) *end = *first;
+    return 1;
+}
+
 int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner, int *stopped,
                sc_err *err)
 {
-    map_job j = {n, result_size, task, ctx, results, owner, p};
+    return sc_par_map_weighted(p, n, NULL, result_size, task, ctx, stop, results, owner, stopped, err);
+}
+
+int sc_par_map_weighted(sc_par *p, int n, const double *cost, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results,
+                        int *owner, int *stopped, sc_err *err)
+{
+    map_job j = {n, result_size, task, ctx, results, owner, NULL, p};
     *stopped = 0;
     int *own = owner ? owner : malloc(sizeof(int) * (size_t)(n ? n : 1));
-    int no_memory = !own;
+    int *order = cost ? malloc(sizeof(int) * (size_t)(n ? n : 1)) : NULL;
+    int no_memory = !own || (cost && !order);
     if (sc_par_any(p, no_memory)) {
         if (!owner) free(own);
+        free(order);
         return sc_fail(err, SC_EIO, "out of memory for a map of %d tasks", n);
     }
     j.owner = own;
     for (int i = 0; i < n; i++) own[i] = -1;
     rank_share R = {.p = p, .j = &j, .stop = stop, .next = (int64_t)n * p->rank / p->size, .end = (int64_t)n * (p->rank + 1) / p->size};
+    if (cost && order_by_cost(p, n, cost, order, &R.next, &R.end)) j.order = order;
     sc_err_clear(&R.err);
     if (p->size == 1) { /* alone: nothing to steal or share */
         double t = MPI_Wtime();
         run_block(&R);
         lap(p, SC_PAR_SIMULATE, &t);
         if (!owner) free(own);
+        free(order);
         if (R.status) *err = R.err;
         *stopped = R.stopped && !R.status;
         return R.status;
     }
     run_share(&R);
-    /* the outcome: the error of the lowest failing task among those that ran (the others stopped
+    /* the outcome: the error of the first failing position among those that ran (the others stopped
        at the first halt), else a stop anywhere, else every result everywhere */
     int fail[2] = {R.status ? (int)R.fail_at : INT_MAX, p->rank}, first[2], any_stop = 0;
     MPI_Allreduce(fail, first, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
@@ -645,6 +725,7 @@ int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx
         rc = share_results(p, &j, err);
     }
     if (!owner) free(own);
+    free(order);
     return rc;
 }
 

@@ -30,6 +30,9 @@ void sc_par_set_threads(sc_par *p, int n);
 int sc_par_threads(const sc_par *p);
 
 int sc_par_bcast(sc_par *p, void *buf, size_t bytes, int root, sc_err *err);
+/* n broadcasts at once (buf[k], bytes[k] from root[k]; every rank gives the same bytes and roots):
+ * they overlap instead of waiting for each other. */
+int sc_par_bcast_many(sc_par *p, int n, void *const *buf, const size_t *bytes, const int *root, sc_err *err);
 /* 1 on every rank if flag is non-zero on any rank. */
 /* Gives every rank what rank 0 got: its status rc (with its error message) and, when rc is
  * SC_OK, its *n bytes at *data (malloc'd on the other ranks). On an error *data is freed and NULL
@@ -42,12 +45,18 @@ void sc_par_barrier(sc_par *p);
  * each rank's threads (thread: the index of the rank's thread that runs it). Afterwards
  * every rank holds all results and owner[i], the rank that ran task i. A task returning
  * non-zero is an error: the map stops and every rank returns that code with the message (the
- * task fills err; of several failing tasks that ran, the lowest index's: on one rank the lowest
- * there is). stop (may be NULL) is polled between tasks on every rank; when it returns non-zero
+ * task fills err; of several failing tasks that ran, the one first in the run order: on one rank
+ * and thread the one it stopped at). stop (may be NULL) is polled between tasks on every rank; when it returns non-zero
  * anywhere, every rank stops taking tasks and returns with *stopped = 1 (results incomplete). */
 typedef int (*sc_par_task)(void *ctx, int thread, int i, void *result, sc_err *err);
 int sc_par_map(sc_par *p, int n, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results, int *owner, int *stopped,
                sc_err *err);
+/* The same with each task's expected cost (e.g. its steps; NULL, or any negative or non-finite
+ * value: all equal). Tasks run longest first, and each rank starts with an equal share of the
+ * total cost: no rank or thread is left with a long task at the end. Which rank runs what changes,
+ * never the results. */
+int sc_par_map_weighted(sc_par *p, int n, const double *cost, size_t result_size, sc_par_task task, void *ctx, int (*stop)(void), void *results,
+                        int *owner, int *stopped, sc_err *err);
 
 /* ---- the timeline: where each rank's wall time goes ---------------------------------------
  * simulate: running tasks; wait: blocked for work, for results or for the slowest rank at the

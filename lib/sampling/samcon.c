@@ -110,15 +110,20 @@ typedef struct segment_sampler {
     size_t rsize;         /* a sample's record: sample_result, then ndof offsets and naux values */
 } segment_sampler;
 
-/* Sample i of segment k at this attempt: its time scale and offsets about `center` (NULL: 0),
-   from its own stream. */
+/* Sample i of segment k at this attempt: its own stream, and its time scale, the stream's first draw. */
+static double draw_scale(const segment_sampler *sampler, int k, int attempt, int i, sc_rng *rng)
+{
+    const sc_samcon_config *c = sampler->cfg;
+    sc_rng_init(rng, sampler->run->seed, (uint32_t)k, ((uint32_t)attempt << 20) | (uint32_t)i);
+    return c->scale_min + sc_rng_uniform(rng) * (c->scale_max - c->scale_min);
+}
+
+/* Sample i of segment k at this attempt: its time scale and offsets about `center` (NULL: 0). */
 static void draw_sample(const segment_sampler *sampler, int k, int attempt, int i, const double *center, double *scale, double *offset)
 {
     const sc_samcon_config *c = sampler->cfg;
     sc_rng rng;
-    sc_rng_init(&rng, sampler->run->seed, (uint32_t)k, ((uint32_t)attempt << 20) | (uint32_t)i);
-    double u = sc_rng_uniform(&rng);
-    *scale = c->scale_min + u * (c->scale_max - c->scale_min);
+    *scale = draw_scale(sampler, k, attempt, i, &rng);
     for (int d = 0; d < sampler->ndof; d++) {
         double v = sc_rng_uniform(&rng);
         offset[d] = (center ? center[d] : 0) + (c->box[d] > 0 ? c->box[d] * (2 * v - 1) : 0);
@@ -130,6 +135,13 @@ static long segment_steps(const segment_sampler *sampler, double scale)
     if (sampler->run->segment_steps) return sampler->run->segment_steps[sampler->k];
     long n = lround(scale * (sampler->ref_t1 - sampler->ref_t0) / sampler->sim->o.dt);
     return n < 1 ? 1 : n;
+}
+
+/* Sample i's steps, the map's cost of running it. */
+static double sample_cost(const segment_sampler *sampler, int i)
+{
+    sc_rng rng;
+    return (double)segment_steps(sampler, draw_scale(sampler, sampler->k, sampler->attempt, i, &rng));
 }
 
 static int failure_hook(void *ctx, const sc_sim *s, const sc_quat *targets, const double push[3])
@@ -726,6 +738,11 @@ static int make_level(segment_sampler *sampler, search_state *search, const samp
     int naux = search->naux, ndof = search->ndof, rc = level_alloc(l, ne, ndof, naux, err);
     if (rc) return rc;
     sc_par *par = sampler->run->par;
+    int *root = malloc(sizeof(int) * (size_t)(ne ? ne : 1)), no_memory = !root;
+    if (sc_par_any(par, no_memory)) {
+        free(root);
+        return sc_fail(err, SC_EIO, "out of memory for %d elites", ne);
+    }
     double scale_sum = 0;
     for (int e = 0; e < ne; e++) {
         int i = chosen[e];
@@ -744,14 +761,18 @@ static int make_level(segment_sampler *sampler, search_state *search, const samp
         memcpy(l->offset + (size_t)e * ndof, x, sizeof(double) * (size_t)ndof);
         memcpy(l->aux + (size_t)e * naux, x + ndof, sizeof(double) * (size_t)naux);
         l->state_size[e] = (size_t)sample->state_bytes;
+        root[e] = owner[i];
         if (sc_par_rank(par) == owner[i]) {
             l->state[e] = sampler->pool[i];
             sampler->pool[i] = NULL;
         } else if (!(l->state[e] = malloc(l->state_size[e]))) {
-            return sc_fail(err, SC_EIO, "out of memory receiving elite states");
+            no_memory = 1;
         }
-        if ((rc = sc_par_bcast(par, l->state[e], l->state_size[e], owner[i], err))) return rc;
     }
+    if (sc_par_any(par, no_memory)) rc = sc_fail(err, SC_EIO, "out of memory receiving elite states");
+    else rc = sc_par_bcast_many(par, ne, (void *const *)l->state, l->state_size, root, err);
+    free(root);
+    if (rc) return rc;
     l->stats.best_elite = ne ? l->path_cost[0] : 0;
     l->stats.median_elite = median_of(l->path_cost, ne);
     l->stats.mean_scale_elites = ne ? scale_sum / ne : 0;
@@ -800,6 +821,7 @@ typedef struct attempt {
     int *owner, *order, *chosen; /* the rank that simulated each sample; the selection's scratch */
     unsigned char *records;      /* [n] sc_par_map's records */
     double *extra;               /* [n * (ndof + naux)] each sample's offsets and aux values */
+    double *cost;                /* [n] each sample's steps: the order the map runs them in */
 } attempt;
 
 static void attempt_free(attempt *a, segment_sampler *sampler)
@@ -810,6 +832,7 @@ static void attempt_free(attempt *a, segment_sampler *sampler)
     sampler->pool = NULL;
     free(a->records);
     free(a->extra);
+    free(a->cost);
     free(a->res);
     free(a->owner);
     free(a->order);
@@ -834,9 +857,10 @@ static int attempt_begin(attempt *a, search_state *search, segment_sampler *samp
     a->order = malloc((size_t)n * sizeof(int));
     a->chosen = malloc((size_t)n * sizeof(int));
     a->records = malloc((size_t)n * sampler->rsize);
+    a->cost = malloc((size_t)n * sizeof(double));
     a->extra = malloc((size_t)n * (size_t)(search->ndof + search->naux + 1) * sizeof(double));
     sampler->pool = calloc((size_t)n, sizeof *sampler->pool);
-    if (!a->res || !a->owner || !a->order || !a->chosen || !sampler->pool || !a->records || !a->extra)
+    if (!a->res || !a->owner || !a->order || !a->chosen || !sampler->pool || !a->records || !a->extra || !a->cost)
         return sc_fail(err, SC_EIO, "out of memory for %d samples", n);
     return SC_OK;
 }
@@ -848,7 +872,8 @@ static int attempt_run(const sc_samcon_run *run, search_state *search, segment_s
 {
     int n = a->n, k = sampler->k, stopped = 0;
     size_t nextra = (size_t)(search->ndof + search->naux);
-    int rc = sc_par_map(run->par, n, sampler->rsize, sample_task, sampler, run->monitor.stop, a->records, a->owner, &stopped, err);
+    for (int i = 0; i < n; i++) a->cost[i] = sample_cost(sampler, i);
+    int rc = sc_par_map_weighted(run->par, n, a->cost, sampler->rsize, sample_task, sampler, run->monitor.stop, a->records, a->owner, &stopped, err);
     for (int i = 0; !rc && !stopped && i < n; i++) { /* a record: the result, then offsets and aux */
         memcpy(&a->res[i], a->records + (size_t)i * sampler->rsize, sizeof *a->res);
         memcpy(a->extra + (size_t)i * nextra, a->records + (size_t)i * sampler->rsize + sizeof *a->res, sizeof(double) * nextra);
