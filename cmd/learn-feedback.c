@@ -96,10 +96,11 @@ static void log_start(const sc_cli *cli, const inputs *in, sc_par *par, int resu
 static void log_result(const sc_cli *cli, const sc_feedback_config *fb, const sc_feedback_result *res)
 {
     const sc_evaluation *e = &res->eval;
-    sc_log_info("learn-feedback: %s: closed loop went %.1f s of %.1f s (open loop %.1f s), joint error %.1f deg (open loop %.1f deg); "
-                "%ld %s in %.0f s",
+    sc_log_info("learn-feedback: %s: closed loop went %.1f s of %.1f s (open loop %.1f s), joint error %.1f deg (open loop %.1f deg), "
+                "turned %.1f deg (open loop %.1f deg); %ld %s in %.0f s",
                 cli->output, e->closedloop_survived_s, fb->eval_seconds, e->openloop_survived_s, e->closedloop_joint_error * 180 / SC_PI,
-                e->openloop_joint_error * 180 / SC_PI, res->samples, fb->method == SC_LEARN_SEARCH ? "runs" : "samples", res->wall_seconds);
+                e->openloop_joint_error * 180 / SC_PI, e->closedloop_turned * 180 / SC_PI, e->openloop_turned * 180 / SC_PI, res->samples,
+                fb->method == SC_LEARN_SEARCH ? "runs" : "samples", res->wall_seconds);
 }
 
 int main(int argc, char **argv)

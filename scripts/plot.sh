@@ -3,7 +3,7 @@
 #   sim.h5 (softcon.sim/1):             NAME_momentum.png NAME_energy.png NAME_contact.png NAME_tracking.png
 #   reference.h5 (softcon.reference/1): NAME_torques.png NAME_contact_forces.png
 #   openloop.h5 (softcon.openloop/1):   NAME_segments.png (cost terms, time scale) NAME_tracking.png
-#   policy.h5 (softcon.policy/1):       NAME_pushes.png (success rate by push, open vs closed loop)
+#   policy.h5 (softcon.policy/2):       NAME_pushes.png (success rate by push, open vs closed loop)
 #                                       NAME_stiffness.png NAME_learning.png
 # Usage: scripts/plot.sh [-o OUTDIR] FILE.h5 [FILE.h5 ...]   (OUTDIR defaults to each file's folder)
 # Data are read with python3 + h5py (Debian: python3-h5py, installed by scripts/install-deps.sh).
@@ -68,7 +68,7 @@ elif schema.startswith("softcon.openloop/"):
 elif schema.startswith("softcon.policy/"):
     kind = "policy"
 else:
-    fail(2, f"schema '{schema}': expected softcon.sim/1, softcon.reference/1, softcon.openloop/1 or softcon.policy/1")
+    fail(2, f"schema '{schema}': expected softcon.sim/1, softcon.reference/1, softcon.openloop/1 or softcon.policy/2")
 if kind == "openloop":
     c = get("/segments/cost_terms", 2)
     w = np.asarray(f["/segments/cost_terms"].attrs["weights"], dtype=float)

@@ -6,6 +6,8 @@
 #include <unistd.h>
 #include "motion/cycle.h"
 #include "store/policy.h"
+#include "learn/policy.h"
+#include "sim/sim.h"
 #include "fixtures.h"
 #include "store/character.h"
 #include "io/h5.h"
@@ -274,6 +276,59 @@ TEST(feedback_regresses_on_the_good_paths)
     sc_test_report("iteration 1, %d segments of 3 elites: %d regression pairs from every elite, %d from the good paths", frag, all, paths);
     ENSURE_MSG(all == 3 * frag, "pairs: elites gave %d pairs, expected %d", all, 3 * frag);
     ENSURE_MSG(paths >= 3 && paths < all, "pairs: paths gave %d pairs (every elite: %d)", paths, all);
+}
+
+/* the heading feature: the root's yaw from the policy's start heading, across the +-pi seam; its
+   target the reference cycle's heading at each fragment's start */
+TEST(feedback_heading_feature_and_its_target)
+{
+    sc_err err = {0};
+    sc_model m;
+    const char *ch = sc_fixture_michelin();
+    ENSURE(ch);
+    ENSURE_OK(sc_character_read(ch, &m, 0, &err), &err);
+    sc_features f;
+    sc_policy p;
+    ENSURE_OK(sc_features_init(&f, &m, &err), &err);
+    ENSURE_OK(sc_policy_alloc(&p, m.nbones, 1, 1, 2, 3, &err), &err);
+    const double yaw0 = 2.5, turn[3] = {0, 0.3, 0.7}; /* the cycle's root turns across +pi */
+    sc_quat *start = (sc_quat *)(void *)p.start_quat;
+    for (int b = 0; b < m.nbones; b++) start[b] = sc_q_axis_angle(sc_v3(0, 1, 0), b ? 0 : yaw0);
+    for (int k = 0; k < 3; k++) {
+        p.base_time[k] = 0.5 * k;
+        sc_quat *ref = (sc_quat *)(void *)(p.ref_quat + (size_t)k * m.nbones * 4);
+        for (int b = 0; b < m.nbones; b++) ref[b] = sc_q_axis_angle(sc_v3(0, 1, 0), b ? 0 : yaw0 + turn[k]);
+    }
+    p.ref_t0[0] = 0, p.ref_t0[1] = 0.5;
+    ENSURE(fabs(sc_policy_heading_target(&p, 0)) < 1e-12 && fabs(sc_policy_heading_target(&p, 1) - 0.3) < 1e-12);
+    sc_features_for_policy(&f, &p);
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    sc_sim *s;
+    ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+    double x[SC_FEATURES], worst = 0, root[3] = {0, 1, 0}, zero[3] = {0, 0, 0};
+    for (double turned = -3.0; turned <= 3.0; turned += 0.5) { /* yaw0 + turned reaches 5.5: past the seam */
+        start[0] = sc_q_axis_angle(sc_v3(0, 1, 0), yaw0 + turned);
+        sc_sim_set_pose(s, root, start, zero, NULL);
+        sc_features_eval(&f, s, x);
+        worst = fmax(worst, fabs(x[SC_FEATURE_HEADING] - turned));
+    }
+    ENSURE_MSG(worst < 1e-9, "heading feature off by %g rad", worst);
+    /* the law acts on the heading's deviation the short way round: 3.0 rad against a target of -3.0 is -0.28 */
+    p.s_bar[SC_FEATURES + SC_FEATURE_HEADING] = -3.0;
+    p.M[SC_FEATURES + SC_FEATURE_HEADING] = 1;
+    p.max_action = 10;
+    double s_now[SC_FEATURES] = {0}, a;
+    s_now[SC_FEATURE_HEADING] = 3.0;
+    sc_policy_actions(&p, 1, s_now, 1, &a);
+    ENSURE_MSG(fabs(a - (6.0 - 2 * SC_PI)) < 1e-12, "action %g", a);
+    sc_sim_free(s);
+    sc_policy_free(&p);
+    sc_features_free(&f);
+    sc_model_free(&m);
+    sc_test_report("the heading feature equals the root's turn from the policy's start within %.1e rad for turns of -3 to 3 rad across "
+                   "the +-pi seam; its target is the cycle's own turn (0, 0.3 rad); the law takes the short way round",
+                   worst);
 }
 
 TEST(feedback_zero_gains_reproduce_the_open_loop)

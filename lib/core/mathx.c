@@ -262,6 +262,11 @@ double sc_q_heading(sc_quat q)
     sc_vec3 f = sc_q_rotate(q, sc_v3(0, 0, 1));
     return atan2(f.x, f.z);
 }
+double sc_wrap_angle(double a)
+{
+    a = fmod(a, 2 * M_PI);
+    return a > M_PI ? a - 2 * M_PI : a <= -M_PI ? a + 2 * M_PI : a;
+}
 sc_quat sc_q_from_euler_deg(const char order[3], const double deg[3])
 {
     sc_quat q = sc_q_identity();

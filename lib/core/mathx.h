@@ -89,6 +89,8 @@ sc_quat sc_q_slerp(sc_quat a, sc_quat b, double t);
 double sc_q_angle_between(sc_quat a, sc_quat b); /* radians, [0, pi] */
 /* Heading: the angle about +y of q's forward axis (+z at rest), atan2(f.x, f.z). */
 double sc_q_heading(sc_quat q);
+/* a in (-pi, pi] */
+double sc_wrap_angle(double a);
 /* Euler angles in degrees applied in the given axis order ("ZYX" means R = Rz Ry Rx). */
 sc_quat sc_q_from_euler_deg(const char order[3], const double deg[3]);
 

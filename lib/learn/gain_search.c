@@ -463,6 +463,7 @@ static int open_loop_states(const sc_feedback_run *run, const sc_features *f, sc
             break;
         }
         for (int k = 0; k < SC_FEATURES; k++) p->s_bar[(size_t)j * SC_FEATURES + k] = sum[j * SC_FEATURES + k] / count[j];
+        p->s_bar[(size_t)j * SC_FEATURES + SC_FEATURE_HEADING] = sc_policy_heading_target(p, j);
     }
 done:
     if (s) sc_sim_free(s);
@@ -519,6 +520,7 @@ static int search_setup(const sc_feedback_run *run, search_run *sr, sc_feedback_
     if (!(sr->state = calloc(1, sizeof *sr->state))) return sc_fail(err, SC_EIO, "out of memory");
     if ((rc = sc_features_init(&sr->features, run->m, err))) return rc;
     if ((rc = sc_policy_from_openloop(run->ol, run->ref, run->m, run->dofs, c->nact, c->act, c->max_action, &sr->base, err))) return rc;
+    sc_features_for_policy(&sr->features, &sr->base);
     double went = 0, length = 0;
     if ((rc = open_loop_states(run, &sr->features, &sr->base, &went, &length, err))) return rc;
     long cyc = sc_policy_cycle_steps(&sr->base);

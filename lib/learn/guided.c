@@ -153,7 +153,7 @@ static void guide_samples(void *ctx, int segment, int n, const double *records, 
     }
 }
 
-/* Refits fragment j's law on its pairs: s_bar and a_bar the means; M by ridge regression on
+/* Refits fragment j's law on its pairs: s_bar (but the heading's target) and a_bar the means; M by ridge regression on
  * features scaled to unit variance; the other DoFs' offsets the mean of the pairs'. */
 static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pairs, double *sq_residual, sc_err *err)
 {
@@ -190,6 +190,7 @@ static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pair
     int rc = sc_ridge((int)n, SC_FEATURES, na, X, Y, ridge * n, W, err);
     if (!rc) {
         memcpy(p->s_bar + (size_t)j * SC_FEATURES, mean_s, sizeof mean_s);
+        p->s_bar[(size_t)j * SC_FEATURES + SC_FEATURE_HEADING] = sc_policy_heading_target(p, j); /* steer to the capture's, not the drift's mean */
         memcpy(p->offset + (size_t)j * nd, mean_o, sizeof(double) * (size_t)nd);
         for (int i = 0; i < na; i++) {
             p->a_bar[(size_t)j * na + i] = mean_o[p->act[i]];
@@ -589,6 +590,7 @@ static int guided_setup_init(const sc_feedback_run *run, guided_setup *setup, le
         (rc = sc_cycle_repeat(run->ref, &setup->cycle, c->cycles, &setup->repeated, err)))
         return rc;
     setup->have_repeated = 1;
+    sc_features_for_policy(&setup->features, &state->cur);
     int nfrag = state->cur.nfrag, nseg = nfrag * c->cycles;
     if (!(setup->segment_steps = malloc(sizeof(long) * (size_t)nseg))) return sc_fail(err, SC_EIO, "out of memory");
     for (int k = 0; k < nseg; k++) setup->segment_steps[k] = state->cur.steps[k % nfrag];

@@ -101,6 +101,7 @@ typedef struct sc_learning_iteration {
 typedef struct sc_evaluation {
     double openloop_survived_s, closedloop_survived_s;
     double openloop_joint_error, closedloop_joint_error;
+    double openloop_turned, closedloop_turned; /* rad, the heading's change against the cycle's (sc_trial_result) */
     /* pushes: [magnitude][direction][phase], 1 = still going `after` cycles later */
     unsigned char push_open[SC_MAX_EVAL][4][SC_MAX_EVAL], push_closed[SC_MAX_EVAL][4][SC_MAX_EVAL];
     double stiff_open_s[SC_MAX_EVAL], stiff_closed_s[SC_MAX_EVAL]; /* survived (s) at each factor */

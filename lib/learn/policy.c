@@ -8,12 +8,12 @@
 #include "model/world.h"
 #include "sampling/samcon.h"
 
-const char *const sc_feature_names[SC_FEATURES] = {"root_pitch", "root_roll", "root_height", "com_stance_x", "com_stance_y", "com_stance_z",
-                                                   "com_vel_x",  "com_vel_y", "com_vel_z",   "lfoot_x",      "lfoot_y",      "lfoot_z",
-                                                   "rfoot_x",    "rfoot_y",   "rfoot_z",     "angmom_x",     "angmom_y",     "angmom_z"};
-const char *const sc_feature_units[SC_FEATURES] = {"rad", "rad", "m", "m", "m", "m", "m/s",   "m/s",   "m/s",
-                                                   "m",   "m",   "m", "m", "m", "m", "m^2/s", "m^2/s", "m^2/s"};
-const double sc_feature_scale[SC_FEATURES] = {0.1, 0.1, 0.05, 0.1, 0.05, 0.1, 0.2, 0.1, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1};
+const char *const sc_feature_names[SC_FEATURES] = {
+    "root_pitch", "root_roll", "root_height", "com_stance_x", "com_stance_y", "com_stance_z", "com_vel_x", "com_vel_y", "com_vel_z", "lfoot_x",
+    "lfoot_y",    "lfoot_z",   "rfoot_x",     "rfoot_y",      "rfoot_z",      "angmom_x",     "angmom_y",  "angmom_z",  "heading"};
+const char *const sc_feature_units[SC_FEATURES] = {"rad", "rad", "m", "m", "m", "m",     "m/s",   "m/s",   "m/s", "m",
+                                                   "m",   "m",   "m", "m", "m", "m^2/s", "m^2/s", "m^2/s", "rad"};
+const double sc_feature_scale[SC_FEATURES] = {0.1, 0.1, 0.05, 0.1, 0.05, 0.1, 0.2, 0.1, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.3};
 
 int sc_feature_index(const char *name)
 {
@@ -74,6 +74,19 @@ void sc_features_eval(const sc_features *f, const sc_sim *s, double out[SC_FEATU
     out[1] = tilt.z;
     out[2] = s->pose[0].p.y;
     for (int k = 0; k < 5; k++) sc_v3_store(out + 3 + 3 * k, sc_q_rotate(h, v[k]));
+    out[SC_FEATURE_HEADING] = sc_wrap_angle(sc_q_heading(root) - f->heading0);
+}
+
+static sc_quat root_quat(const double *q) { return (sc_quat){q[0], q[1], q[2], q[3]}; }
+
+void sc_features_for_policy(sc_features *f, const sc_policy *p) { f->heading0 = sc_q_heading(root_quat(p->start_quat)); }
+
+double sc_policy_heading_target(const sc_policy *p, int j)
+{
+    int k = 0; /* the cycle's sample nearest the fragment's start */
+    for (int i = 1; i < p->nbase; i++)
+        if (fabs(p->base_time[i] - p->ref_t0[j]) < fabs(p->base_time[k] - p->ref_t0[j])) k = i;
+    return sc_wrap_angle(sc_q_heading(root_quat(p->ref_quat + (size_t)k * p->nb * 4)) - sc_q_heading(root_quat(p->ref_quat)));
 }
 
 /* ---- the policy ---- */
@@ -152,7 +165,7 @@ void sc_policy_actions(const sc_policy *p, int j, const double s[SC_FEATURES], i
         double da = 0;
         if (feedback) {
             const double *Mi = p->M + ((size_t)j * p->nact + i) * SC_FEATURES;
-            for (int k = 0; k < SC_FEATURES; k++) da += Mi[k] * (s[k] - sbar[k]);
+            for (int k = 0; k < SC_FEATURES; k++) da += Mi[k] * (k == SC_FEATURE_HEADING ? sc_wrap_angle(s[k] - sbar[k]) : s[k] - sbar[k]);
             da = da > p->max_action ? p->max_action : da < -p->max_action ? -p->max_action : da;
         }
         a[i] = abar[i] + da;
@@ -266,6 +279,7 @@ int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref,
         qsort(st, (size_t)n, sizeof *st, cmp_long);
         p->steps[j] = st[n / 2];
         for (int i = 0; i < nact; i++) p->a_bar[(size_t)j * nact + i] = p->offset[(size_t)j * ndof + act[i]];
+        p->s_bar[(size_t)j * SC_FEATURES + SC_FEATURE_HEADING] = sc_policy_heading_target(p, j);
     }
     free(st);
     memcpy(p->start_root, o->start_root, sizeof p->start_root);

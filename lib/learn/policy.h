@@ -6,21 +6,26 @@
  * and the other DoFs to the fragment's open-loop offsets, held over the fragment. With every M_j
  * zero it is the open-loop cycle controller.
  *
- * Features (18, in the root's heading frame: x left, y up, z forward, yaw removed):
+ * Features (19; all but heading in the root's heading frame: x left, y up, z forward, yaw removed):
  *   root_pitch, root_roll        rad   the root's tilt (rotation vector about heading x and z)
  *   root_height                  m     the root origin's height
  *   com_stance_x/y/z             m     centre of mass relative to the stance foot (the foot with
  *                                      more surface vertices on the ground; else the lower one)
  *   com_vel_x/y/z                m/s   centre-of-mass velocity
  *   lfoot_x/y/z, rfoot_x/y/z     m     the feet (bone origins) relative to the centre of mass
- *   angmom_x/y/z                 m^2/s angular momentum about the centre of mass per unit mass */
+ *   angmom_x/y/z                 m^2/s angular momentum about the centre of mass per unit mass
+ *   heading                      rad   the root's heading (yaw about up) from the policy's start
+ *                                      heading; its s_bar is the reference cycle's at the
+ *                                      fragment's start, so a closed-loop gait keeps the
+ *                                      capture's direction instead of drifting */
 #ifndef SC_POLICY_H
 #define SC_POLICY_H
 #include "sampling/openloop.h"
 #include "sampling/segments.h"
 
-#define SC_FEATURES    18
-#define SC_MAX_ACTIONS 32
+#define SC_FEATURES        19
+#define SC_FEATURE_HEADING 18
+#define SC_MAX_ACTIONS     32
 extern const char *const sc_feature_names[SC_FEATURES];
 extern const char *const sc_feature_units[SC_FEATURES];
 /* A typical deviation of each feature in a gait (0.1 rad, 0.05-0.1 m, 0.1-0.2 m/s, ...): the unit
@@ -34,6 +39,7 @@ typedef struct sc_features {
     const sc_model *m;
     int lfoot, rfoot; /* the two lowest leaf bones, left = +x at rest */
     int *vert_bone;   /* [nsurf_verts] */
+    double heading0;  /* rad, the heading the heading feature is measured from */
 } sc_features;
 int sc_features_init(sc_features *f, const sc_model *m, sc_err *err);
 void sc_features_free(sc_features *f);
@@ -64,6 +70,11 @@ int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err);
  * median steps; every M zero; the actions the control DoFs act[nact], each within +-max_action. */
 int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref, const sc_model *m, const sc_control_dofs *dofs, int nact,
                             const int *act, double max_action, sc_policy *p, sc_err *err);
+/* The features of runs of p: the heading measured from p's start heading. */
+void sc_features_for_policy(sc_features *f, const sc_policy *p);
+/* The heading feature's target at fragment j's start: the reference cycle's root heading then,
+ * from its heading at the cycle's start (the s_bar every fit keeps for it). */
+double sc_policy_heading_target(const sc_policy *p, int j);
 /* The action offsets at fragment j for features s (feedback 0: the open loop, a_j). */
 void sc_policy_actions(const sc_policy *p, int j, const double s[SC_FEATURES], int feedback, double *a);
 

@@ -14,6 +14,8 @@ typedef struct trial_judge {
     double max_tilt, se, dev;
     long n, nfrag, fell_at; /* step of the fall, -1 */
     long frag_start;        /* of the last fragment seen */
+    double heading_off;     /* the last fragment start's heading less its target, unwrapped */
+    double heading_first;   /* the same at the first fragment's start */
 } trial_judge;
 
 /* the deviation's features: root pitch and roll, the centre of mass's horizontal velocity */
@@ -39,6 +41,10 @@ static int judge_state(void *ctx, const sc_sim *s, const sc_quat *targets, const
             int k = deviation_features[i];
             judge->dev += pow((c->s[k] - sb[k]) / sc_feature_scale[k], 2);
         }
+        /* the turn away from the cycle's own heading, unwrapped fragment by fragment */
+        double off = c->s[SC_FEATURE_HEADING] - sb[SC_FEATURE_HEADING];
+        if (!judge->nfrag) judge->heading_first = judge->heading_off = sc_wrap_angle(off);
+        else judge->heading_off += sc_wrap_angle(off - judge->heading_off);
         judge->nfrag++;
     }
     if (s->step % 20) return 0;
@@ -91,6 +97,7 @@ int sc_policy_trial_run(const sc_policy_trial *trial, sc_trial_result *out, sc_e
     out->survived = (judge.fell_at >= 0 ? judge.fell_at : s->step) * s->o.dt;
     out->joint_error = judge.n ? sqrt(judge.se / judge.n) : 0;
     out->deviation = judge.nfrag ? judge.dev / judge.nfrag : 0;
+    out->turned = judge.heading_off - judge.heading_first;
     sc_sim_free(s);
     return rc;
 }
@@ -101,6 +108,7 @@ int sc_policy_run(const sc_model *m, const sc_sim_opts *o, const sc_policy *p, c
     sc_features f;
     int rc = sc_features_init(&f, m, err);
     if (rc) return rc;
+    sc_features_for_policy(&f, p);
     sc_policy_trial trial = {
         .m = m, .o = o, .p = p, .dofs = dofs, .f = &f, .feedback = feedback, .steps = lround(seconds / o->dt), .max_tilt = max_tilt};
     sc_trial_result res;
@@ -157,6 +165,7 @@ int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_eval
     sc_features f;
     int rc = sc_features_init(&f, run->m, err);
     if (rc) return rc;
+    sc_features_for_policy(&f, p);
     eval_ctx evaluation = {run, p, &f, calloc((size_t)(c->nstiff ? c->nstiff : 1), sizeof(sc_model)), 2 * c->npush * c->ndir * c->nphase};
     int ntask = evaluation.npush_tasks + 2 * c->nstiff + 2, stopped = 0;
     sc_trial_result *res = calloc((size_t)ntask, sizeof *res);
@@ -186,6 +195,8 @@ int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_eval
         e->openloop_joint_error = res[t].joint_error;
         e->closedloop_survived_s = res[t + 1].survived;
         e->closedloop_joint_error = res[t + 1].joint_error;
+        e->openloop_turned = res[t].turned;
+        e->closedloop_turned = res[t + 1].turned;
     }
     for (int k = 0; evaluation.stiff && k < c->nstiff; k++) sc_model_free(&evaluation.stiff[k]);
     free(evaluation.stiff);

@@ -27,6 +27,7 @@ typedef struct sc_trial_result {
     double joint_error; /* rad, RMS against the cycle's reference */
     double deviation;   /* mean over the fragments started of sum ((s - s_bar) / scale)^2 over root pitch and
                                     roll and the centre of mass's horizontal velocity: how far off the cycle it strays */
+    double turned;      /* rad, the heading's change against the cycle's own, from the first fragment's start to the last's */
 } sc_trial_result;
 int sc_policy_trial_run(const sc_policy_trial *t, sc_trial_result *r, sc_err *err);
 /* Survival and joint error of a policy from its start state over `seconds` (feedback on or off;

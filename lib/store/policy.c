@@ -248,6 +248,8 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
     TRY(sc_h5_attr_f64(f, "/evaluation", "closedloop_survived_s", e->closedloop_survived_s, err));
     TRY(sc_h5_attr_f64(f, "/evaluation", "openloop_joint_error_rad", e->openloop_joint_error, err));
     TRY(sc_h5_attr_f64(f, "/evaluation", "closedloop_joint_error_rad", e->closedloop_joint_error, err));
+    TRY(sc_h5_attr_f64(f, "/evaluation", "openloop_turned_rad", e->openloop_turned, err));
+    TRY(sc_h5_attr_f64(f, "/evaluation", "closedloop_turned_rad", e->closedloop_turned, err));
     TRY(sc_h5_attr_f64(f, "/evaluation", "test_seconds", c->eval_seconds, err));
     TRY(sc_h5_write_f64(f, "/evaluation/push_magnitude", 1, &M, c->push, "N", "push forces tried", err));
     TRY(sc_h5_write_strings(f, "/evaluation/push_direction", Dn, dirs, "in the character's heading frame when the push starts", err));

@@ -1,4 +1,4 @@
-/* policy.h5 (schema softcon.policy/1): the one writer and reader of learn-feedback's output, the
+/* policy.h5 (schema softcon.policy/2): the one writer and reader of learn-feedback's output, the
  * feedback policy simulate --policy plays. Every dataset carries its units and a description.
  *
  *   / attributes                     provenance (softcon_version, schema, created_by, created_at,
@@ -41,7 +41,7 @@
 #include "io/h5.h"
 #include "learn/learning.h"
 
-#define SC_POLICY_SCHEMA "softcon.policy/1"
+#define SC_POLICY_SCHEMA "softcon.policy/2"
 
 /* /bones, /policy, /cycle, /start and the character's hash. */
 int sc_policy_write(sc_h5 *f, const sc_policy *p, const sc_model *m, const sc_control_dofs *dofs, sc_err *err);
