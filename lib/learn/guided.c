@@ -155,7 +155,7 @@ static void guide_samples(void *ctx, int segment, int n, const double *records, 
 
 /* Refits fragment j's law on its pairs: s_bar (but the heading's target) and a_bar the means; M by ridge regression on
  * features scaled to unit variance; the other DoFs' offsets the mean of the pairs'. */
-static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pairs, double *sq_residual, sc_err *err)
+static int refit(sc_policy *p, const dataset *d, int j, double ridge, int with_heading, long *pairs, double *sq_residual, sc_err *err)
 {
     int na = p->nact, nd = p->ndof;
     long n = 0;
@@ -172,6 +172,7 @@ static int refit(sc_policy *p, const dataset *d, int j, double ridge, long *pair
         for (int k = 0; k < SC_FEATURES; k++) sd[k] += pow(d->s[SC_FEATURES * r + k] - mean_s[k], 2) / n;
     }
     for (int k = 0; k < SC_FEATURES; k++) sd[k] = sqrt(sd[k]) + 1e-6; /* a constant feature gets no weight */
+    if (!with_heading) sd[SC_FEATURE_HEADING] = INFINITY;             /* nor the heading unless asked (feedback.model.heading) */
     double *X = malloc(sizeof(double) * (size_t)n * SC_FEATURES), *Y = malloc(sizeof(double) * (size_t)n * na),
            *W = malloc(sizeof(double) * SC_FEATURES * (size_t)na);
     if (!X || !Y || !W) {
@@ -684,7 +685,8 @@ static int refit_policy(const sc_feedback_config *c, learner_state *state, sc_le
 {
     double sq = 0;
     int rc = SC_OK;
-    for (int j = 0; j < state->cur.nfrag && !rc; j++) rc = refit(&state->cur, &state->data, j, c->ridge, &it->pairs, &sq, err);
+    for (int j = 0; j < state->cur.nfrag && !rc; j++)
+        rc = refit(&state->cur, &state->data, j, c->ridge, c->model_feature[SC_FEATURE_HEADING], &it->pairs, &sq, err);
     if (rc) return rc;
     it->residual = it->pairs ? sqrt(sq / it->pairs) : 0;
     return SC_OK;

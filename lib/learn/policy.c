@@ -13,7 +13,7 @@ const char *const sc_feature_names[SC_FEATURES] = {
     "lfoot_y",    "lfoot_z",   "rfoot_x",     "rfoot_y",      "rfoot_z",      "angmom_x",     "angmom_y",  "angmom_z",  "heading"};
 const char *const sc_feature_units[SC_FEATURES] = {"rad", "rad", "m", "m", "m", "m",     "m/s",   "m/s",   "m/s", "m",
                                                    "m",   "m",   "m", "m", "m", "m^2/s", "m^2/s", "m^2/s", "rad"};
-const double sc_feature_scale[SC_FEATURES] = {0.1, 0.1, 0.05, 0.1, 0.05, 0.1, 0.2, 0.1, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.3};
+const double sc_feature_scale[SC_FEATURES] = {0.1, 0.1, 0.05, 0.1, 0.05, 0.1, 0.2, 0.1, 0.2, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0};
 
 int sc_feature_index(const char *name)
 {

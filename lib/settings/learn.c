@@ -102,7 +102,10 @@ static int read_model_section(sc_cfg_node *f, sc_feedback_config *c, sc_err *err
     TRY(sc_cfg_int(mo, "horizon", 20, 1, 1000, &n, err));
     c->horizon = (int)n;
     TRY(sc_cfg_list(mo, "features", 0, &fl, err));
-    for (int k = 0; k < SC_FEATURES; k++) c->model_feature[k] = !fl && strncmp(sc_feature_names[k], "com_stance", 10) != 0;
+    int heading = 0;
+    TRY(sc_cfg_bool(mo, "heading", 0, &heading, err));
+    for (int k = 0; k < SC_FEATURES; k++) c->model_feature[k] = !fl && strncmp(sc_feature_names[k], "com_stance", 10) != 0 && k != SC_FEATURE_HEADING;
+    if (heading) c->model_feature[SC_FEATURE_HEADING] = 1;
     for (int i = 0; fl && i < sc_cfg_len(fl); i++) {
         const char *name = sc_cfg_scalar(sc_cfg_at(fl, i));
         int k = name ? sc_feature_index(name) : -1;
