@@ -331,6 +331,33 @@ TEST(feedback_heading_feature_and_its_target)
                    worst);
 }
 
+/* model.heading: true adds the heading to the regulated features (/learning/regulated_features),
+   whose target is the cycle's own heading (0 at the first fragment); the evaluation records the
+   closed loop's turn */
+TEST(feedback_model_heading_regulates_the_heading)
+{
+    const char *b = baseline(), *ol = cyclic_openloop();
+    ENSURE_MSG(b && ol, "learn-feedback failed: %s", out);
+    const char *cfg = preset_with("feedback_heading.yaml", ", heading: true", "");
+    const char *p = sc_fixture_keep(sc_test_tmp("feedback_heading.h5"));
+    int rc = learn_with(cfg, 0, p, NULL);
+    ENSURE_MSG(rc == 0, "learn-feedback, model.heading: true: exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out,
+                    "/usr/bin/python3 -c \"import h5py, numpy as np\n"
+                    "def get(path):\n    f = h5py.File(path, 'r'); n = [x.decode() for x in f['/learning/regulated_features'][...]]\n"
+                    "    k = [x.decode() for x in f['/policy/features'][...]].index('heading')\n"
+                    "    return 'heading' in n, f['/policy/s_bar'][0, k], f['/evaluation'].attrs['closedloop_turned_rad']\n"
+                    "w, s0, t = get('%s'); wo, _, _ = get('%s')\n"
+                    "print(w, wo, s0, t)\"",
+                    p, b);
+    char w[8], wo[8];
+    double s0 = 1, turned = NAN;
+    ENSURE_MSG(rc == 0 && sscanf(out, "%7s %7s %lf %lf", w, wo, &s0, &turned) == 4, "reading the policies: %s", out);
+    sc_test_report("heading regulated with the key: %s, without: %s; its target at the first fragment %g rad; the closed loop turned %.4f rad",
+                   w, wo, s0, turned);
+    ENSURE(!strcmp(w, "True") && !strcmp(wo, "False") && s0 == 0 && isfinite(turned));
+}
+
 TEST(feedback_zero_gains_reproduce_the_open_loop)
 {
     const char *b = baseline(), *ch = sc_fixture_michelin();
