@@ -114,8 +114,7 @@ static int start_state(sc_sim *sim, const sc_model *m, const sc_scenario *sc, co
     const sc_controller *ctrl = &c->ctrl;
     int rc;
     if (ctrl->kind == SC_CTRL_POLICY) {
-        if ((rc = sc_features_init(&c->feat, m, err)) || (rc = sc_policy_start(&c->pol, sim, err))) return rc;
-        sc_features_for_policy(&c->feat, &c->pol);
+        if ((rc = sc_features_init(&c->feat, m, &c->pol, err)) || (rc = sc_policy_start(&c->pol, sim, err))) return rc;
         sc_policy_controller_init(&c->pctrl, &c->pol, &c->feat, &c->dofs, sim->step, ctrl->feedback);
         return SC_OK;
     }

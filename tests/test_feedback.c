@@ -289,7 +289,6 @@ TEST(feedback_heading_feature_and_its_target)
     ENSURE_OK(sc_character_read(ch, &m, 0, &err), &err);
     sc_features f;
     sc_policy p;
-    ENSURE_OK(sc_features_init(&f, &m, &err), &err);
     ENSURE_OK(sc_policy_alloc(&p, m.nbones, 1, 1, 2, 3, &err), &err);
     const double yaw0 = 2.5, turn[3] = {0, 0.3, 0.7}; /* the cycle's root turns across +pi */
     sc_quat *start = (sc_quat *)(void *)p.start_quat;
@@ -301,7 +300,7 @@ TEST(feedback_heading_feature_and_its_target)
     }
     p.ref_t0[0] = 0, p.ref_t0[1] = 0.5;
     ENSURE(fabs(sc_policy_heading_target(&p, 0)) < 1e-12 && fabs(sc_policy_heading_target(&p, 1) - 0.3) < 1e-12);
-    sc_features_for_policy(&f, &p);
+    ENSURE_OK(sc_features_init(&f, &m, &p, &err), &err);
     sc_sim_opts o;
     sc_sim_default_opts(&o);
     sc_sim *s;

@@ -518,9 +518,9 @@ static int search_setup(const sc_feedback_run *run, search_run *sr, sc_feedback_
     sr->run = run;
     int rc;
     if (!(sr->state = calloc(1, sizeof *sr->state))) return sc_fail(err, SC_EIO, "out of memory");
-    if ((rc = sc_features_init(&sr->features, run->m, err))) return rc;
-    if ((rc = sc_policy_from_openloop(run->ol, run->ref, run->m, run->dofs, c->nact, c->act, c->max_action, &sr->base, err))) return rc;
-    sc_features_for_policy(&sr->features, &sr->base);
+    if ((rc = sc_policy_from_openloop(run->ol, run->ref, run->m, run->dofs, c->nact, c->act, c->max_action, &sr->base, err)) ||
+        (rc = sc_features_init(&sr->features, run->m, &sr->base, err)))
+        return rc;
     double went = 0, length = 0;
     if ((rc = open_loop_states(run, &sr->features, &sr->base, &went, &length, err))) return rc;
     long cyc = sc_policy_cycle_steps(&sr->base);

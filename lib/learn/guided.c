@@ -575,8 +575,7 @@ static int guided_setup_init(const sc_feedback_run *run, guided_setup *setup, le
     memset(setup, 0, sizeof *setup);
     setup->run = run;
     sc_feedback_sampler_checkpoint(run->checkpoint, setup->sampler_checkpoint, sizeof setup->sampler_checkpoint);
-    int rc = sc_features_init(&setup->features, m, err);
-    if (rc) return rc;
+    int rc = SC_OK;
     for (int k = 0; k < c->nlearn_stiff && !rc; k++) {
         setup->models[k] = m;
         if (c->learn_stiffness[k] == 1) continue;
@@ -591,7 +590,7 @@ static int guided_setup_init(const sc_feedback_run *run, guided_setup *setup, le
         (rc = sc_cycle_repeat(run->ref, &setup->cycle, c->cycles, &setup->repeated, err)))
         return rc;
     setup->have_repeated = 1;
-    sc_features_for_policy(&setup->features, &state->cur);
+    if ((rc = sc_features_init(&setup->features, m, &state->cur, err))) return rc;
     int nfrag = state->cur.nfrag, nseg = nfrag * c->cycles;
     if (!(setup->segment_steps = malloc(sizeof(long) * (size_t)nseg))) return sc_fail(err, SC_EIO, "out of memory");
     for (int k = 0; k < nseg; k++) setup->segment_steps[k] = state->cur.steps[k % nfrag];

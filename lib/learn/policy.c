@@ -22,10 +22,13 @@ int sc_feature_index(const char *name)
     return -1;
 }
 
-int sc_features_init(sc_features *f, const sc_model *m, sc_err *err)
+static sc_quat root_quat(const double *q) { return (sc_quat){q[0], q[1], q[2], q[3]}; }
+
+int sc_features_init(sc_features *f, const sc_model *m, const sc_policy *p, sc_err *err)
 {
     memset(f, 0, sizeof *f);
     f->m = m;
+    f->heading0 = p ? sc_q_heading(root_quat(p->start_quat)) : 0;
     int leaves[SC_SIM_MAX_BONES], nl = sc_model_leaf_bones(m, leaves);
     f->lfoot = f->rfoot = -1;
     for (int i = 0; i < nl; i++) { /* the two lowest leaves are the feet */
@@ -76,10 +79,6 @@ void sc_features_eval(const sc_features *f, const sc_sim *s, double out[SC_FEATU
     for (int k = 0; k < 5; k++) sc_v3_store(out + 3 + 3 * k, sc_q_rotate(h, v[k]));
     out[SC_FEATURE_HEADING] = sc_wrap_angle(sc_q_heading(root) - f->heading0);
 }
-
-static sc_quat root_quat(const double *q) { return (sc_quat){q[0], q[1], q[2], q[3]}; }
-
-void sc_features_for_policy(sc_features *f, const sc_policy *p) { f->heading0 = sc_q_heading(root_quat(p->start_quat)); }
 
 double sc_policy_heading_target(const sc_policy *p, int j)
 {

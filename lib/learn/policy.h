@@ -34,6 +34,8 @@ extern const double sc_feature_scale[SC_FEATURES];
 /* The feature's index, -1 when no feature has that name. */
 int sc_feature_index(const char *name);
 
+typedef struct sc_policy sc_policy;
+
 /* What the features need from the model, derived once. */
 typedef struct sc_features {
     const sc_model *m;
@@ -41,11 +43,13 @@ typedef struct sc_features {
     int *vert_bone;   /* [nsurf_verts] */
     double heading0;  /* rad, the heading the heading feature is measured from */
 } sc_features;
-int sc_features_init(sc_features *f, const sc_model *m, sc_err *err);
+/* p: the policy whose runs they describe (the heading is measured from its start heading; NULL:
+ * from heading 0). */
+int sc_features_init(sc_features *f, const sc_model *m, const sc_policy *p, sc_err *err);
 void sc_features_free(sc_features *f);
 void sc_features_eval(const sc_features *f, const sc_sim *s, double out[SC_FEATURES]);
 
-typedef struct sc_policy {
+struct sc_policy {
     int nb, ndof, nact, nfrag;
     int act[SC_MAX_ACTIONS];       /* the control DoF of each action */
     long *steps;                   /* [nfrag] simulated length of each fragment */
@@ -62,7 +66,7 @@ typedef struct sc_policy {
     double start_root[3], start_vel[3];
     double *start_quat, *start_w; /* [nb * 4], [nb * 3] the state the controller starts from */
     double mean_root_height;      /* the cycle's, for judging a fall */
-} sc_policy;
+};
 int sc_policy_alloc(sc_policy *p, int nb, int ndof, int nact, int nfrag, int nbase, sc_err *err);
 void sc_policy_free(sc_policy *p);
 int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err);
@@ -70,8 +74,6 @@ int sc_policy_copy(const sc_policy *src, sc_policy *dst, sc_err *err);
  * median steps; every M zero; the actions the control DoFs act[nact], each within +-max_action. */
 int sc_policy_from_openloop(const sc_openloop_cycle *o, const sc_reference *ref, const sc_model *m, const sc_control_dofs *dofs, int nact,
                             const int *act, double max_action, sc_policy *p, sc_err *err);
-/* The features of runs of p: the heading measured from p's start heading. */
-void sc_features_for_policy(sc_features *f, const sc_policy *p);
 /* The heading feature's target at fragment j's start: the reference cycle's root heading then,
  * from its heading at the cycle's start (the s_bar every fit keeps for it). */
 double sc_policy_heading_target(const sc_policy *p, int j);

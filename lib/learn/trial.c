@@ -106,9 +106,8 @@ int sc_policy_run(const sc_model *m, const sc_sim_opts *o, const sc_policy *p, c
                   double max_tilt, double *survived, double *joint_error, sc_err *err)
 {
     sc_features f;
-    int rc = sc_features_init(&f, m, err);
+    int rc = sc_features_init(&f, m, p, err);
     if (rc) return rc;
-    sc_features_for_policy(&f, p);
     sc_policy_trial trial = {
         .m = m, .o = o, .p = p, .dofs = dofs, .f = &f, .feedback = feedback, .steps = lround(seconds / o->dt), .max_tilt = max_tilt};
     sc_trial_result res;
@@ -163,9 +162,8 @@ int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_eval
     const sc_feedback_config *c = run->cfg;
     memset(e, 0, sizeof *e);
     sc_features f;
-    int rc = sc_features_init(&f, run->m, err);
+    int rc = sc_features_init(&f, run->m, p, err);
     if (rc) return rc;
-    sc_features_for_policy(&f, p);
     eval_ctx evaluation = {run, p, &f, calloc((size_t)(c->nstiff ? c->nstiff : 1), sizeof(sc_model)), 2 * c->npush * c->ndir * c->nphase};
     int ntask = evaluation.npush_tasks + 2 * c->nstiff + 2, stopped = 0;
     sc_trial_result *res = calloc((size_t)ntask, sizeof *res);
