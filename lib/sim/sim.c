@@ -21,6 +21,7 @@ void sc_sim_default_opts(sc_sim_opts *o)
     o->rayleigh_alpha = 0.5;
     o->rayleigh_beta = 1e-4; /* explicit: beta omega_max^2 dt must stay below 2 */
     sc_contact_default_opts(&o->contact);
+    o->rigid.erp = 0.2; /* ODE's own default; hard contact (cfm 0) */
     sc_skeleton_default_opts(&o->skeleton);
     memcpy(o->skeleton.gravity, o->gravity, sizeof o->gravity);
     o->max_speed = 50;
@@ -36,22 +37,27 @@ void sc_sim_free(sc_sim *s)
     sc_skeleton_free(s->skel);
     sc_contact_cull_free(&s->cull);
     sc_lbs_plan_free(&s->lbs);
+    if (s->lumped) sc_model_free(s->lumped);
+    free(s->lumped);
+    free(s->node_owner);
+    free(s->node_local);
     void *a[] = {s->x,        s->v,        s->warm, s->anchor, s->in_contact, s->targets, s->push,   s->f,        s->xbar,
                  s->xbar_dot, s->reaction, s->sp,   s->pose,   s->lin_vel,    s->ang_vel, s->bone_f, s->bone_tau, s->dt_mass};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     free(s);
 }
 
-/* fixed nodes follow their bones ([L13] 4.3) */
+/* fixed nodes follow their bones ([L13] 4.3); with rigid contact every node does */
 static void sync_fixed(sc_sim *s)
 {
     const sc_model *m = s->m;
     sc_skeleton_get_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
     sc_mat3 rot[SC_SIM_MAX_BONES];
     for (int b = 0; b < s->nb; b++) rot[b] = sc_q_to_m3(s->pose[b].q);
-    for (int i = 0; i < m->nfixed; i++) {
-        const int n = m->fixed_node[i], b = m->fixed_bone[i];
-        const double *l = m->fixed_local + 3 * i, *w = s->ang_vel + 3 * b, *v = s->lin_vel + 3 * b;
+    const int rigid = s->lumped != NULL, count = rigid ? s->nn : m->nfixed;
+    for (int i = 0; i < count; i++) {
+        const int n = rigid ? i : m->fixed_node[i], b = rigid ? s->node_owner[i] : m->fixed_bone[i];
+        const double *l = rigid ? s->node_local + 3 * i : m->fixed_local + 3 * i, *w = s->ang_vel + 3 * b, *v = s->lin_vel + 3 * b;
         const sc_mat3 *r = &rot[b];
         const double r0 = r->m[0][0] * l[0] + r->m[0][1] * l[1] + r->m[0][2] * l[2];
         const double r1 = r->m[1][0] * l[0] + r->m[1][1] * l[1] + r->m[1][2] * l[2];
@@ -66,11 +72,114 @@ static void sync_fixed(sc_sim *s)
     }
 }
 
+/* The bone that carries node i rigidly: its own when fixed, else its largest skin weight, else
+   the nearest bone segment. */
+static int node_owner(const sc_model *m, int i)
+{
+    if (m->node_bone[i] >= 0) return m->node_bone[i];
+    int best = -1;
+    double most = 0;
+    for (int k = 0; k < m->skin_k; k++) {
+        const int b = m->skin_bone[(size_t)i * m->skin_k + k];
+        const double w = m->skin_w[(size_t)i * m->skin_k + k];
+        if (b >= 0 && w > most) {
+            most = w;
+            best = b;
+        }
+    }
+    if (best >= 0) return best;
+    double near = INFINITY;
+    sc_vec3 p = sc_v3_load(m->rest_pos + 3 * i);
+    for (int b = 0; b < m->nbones; b++) {
+        const double d = sc_point_segment_dist2(p, sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->bone_end + 3 * b));
+        if (d < near) {
+            near = d;
+            best = b;
+        }
+    }
+    return best;
+}
+
+/* RIGID: the flesh's mass lumped into the bone that carries it (mass, centre of mass and inertia
+   of its nodes as point masses), in a copy of the model the skeleton is built from. */
+static int lump_flesh(sc_sim *s, sc_err *err)
+{
+    const sc_model *m = s->m;
+    int rc;
+    s->lumped = calloc(1, sizeof *s->lumped);
+    s->node_owner = malloc(((size_t)m->nnodes + 1) * sizeof(int));
+    s->node_local = malloc((3 * (size_t)m->nnodes + 1) * sizeof(double));
+    if (!s->lumped || !s->node_owner || !s->node_local) return sc_fail(err, SC_EIO, "out of memory");
+    if ((rc = sc_model_clone(m, s->lumped, err))) return rc;
+    sc_model *l = s->lumped;
+    double mass[SC_SIM_MAX_BONES] = {0}, first[SC_SIM_MAX_BONES][3] = {{0}}, second[SC_SIM_MAX_BONES][9] = {{0}};
+    for (int i = 0; i < m->nnodes; i++) {
+        const int b = node_owner(m, i);
+        const double *x = m->rest_pos + 3 * i, mi = m->node_mass[i];
+        s->node_owner[i] = b;
+        for (int k = 0; k < 3; k++) s->node_local[3 * i + k] = x[k] - m->joint_pos[3 * b + k];
+        mass[b] += mi;
+        for (int k = 0; k < 3; k++) {
+            first[b][k] += mi * x[k];
+            for (int j = 0; j < 3; j++) second[b][3 * k + j] += mi * x[k] * x[j];
+        }
+    }
+    for (int b = 0; b < m->nbones; b++) {
+        if (!(mass[b] > 0)) continue; /* no flesh of its own: the bone keeps its mass */
+        double c[3], r2 = 0;
+        for (int k = 0; k < 3; k++) c[k] = first[b][k] / mass[b];
+        double cov[9];
+        for (int k = 0; k < 9; k++) cov[k] = second[b][k] - mass[b] * c[k / 3] * c[k % 3];
+        for (int k = 0; k < 3; k++) r2 += cov[4 * k];
+        for (int k = 0; k < 9; k++) /* I = sum m (|r|^2 1 - r r^T), with a 1 cm radius of gyration at least */
+            l->bone_inertia[9 * b + k] = (k % 4 == 0 ? r2 + mass[b] * 1e-4 : 0) - cov[k];
+        l->bone_mass[b] = mass[b];
+        memcpy(l->bone_com + 3 * b, c, sizeof c);
+    }
+    return SC_OK;
+}
+
+/* RIGID: each bone's box bounds the fine surface it carries (in the rest frame, which is the
+   bone's); tested at points spaced to resolve the ground's bumps or tiles. */
+static int rigid_colliders(sc_sim *s, sc_err *err)
+{
+    const sc_model *m = s->m;
+    int *owner = malloc(((size_t)m->nsurf_verts + 1) * sizeof(int));
+    if (!owner) return sc_fail(err, SC_EIO, "out of memory");
+    sc_model_surface_bones(m, owner);
+    double lo[SC_SIM_MAX_BONES][3], hi[SC_SIM_MAX_BONES][3];
+    for (int b = 0; b < s->nb; b++)
+        for (int k = 0; k < 3; k++) lo[b][k] = INFINITY, hi[b][k] = -INFINITY;
+    for (int i = 0; i < m->nsurf_verts; i++)
+        for (int k = 0; k < 3; k++) {
+            const double x = m->surf_rest[3 * i + k] - m->joint_pos[3 * owner[i] + k];
+            lo[owner[i]][k] = fmin(lo[owner[i]][k], x);
+            hi[owner[i]][k] = fmax(hi[owner[i]][k], x);
+        }
+    free(owner);
+    sc_box_collider box[SC_SIM_MAX_BONES];
+    int n = 0;
+    for (int b = 0; b < s->nb; b++) {
+        if (!(hi[b][0] > lo[b][0] && hi[b][1] > lo[b][1] && hi[b][2] > lo[b][2])) continue;
+        box[n].bone = b;
+        for (int k = 0; k < 3; k++) {
+            box[n].center[k] = 0.5 * (lo[b][k] + hi[b][k]);
+            box[n].half[k] = 0.5 * (hi[b][k] - lo[b][k]);
+        }
+        n++;
+    }
+    sc_rigid_contact_opts o = s->o.rigid;
+    const sc_ground *g = &s->o.contact.ground;
+    o.mu = s->o.contact.mu;
+    if (!(o.spacing > 0) && g->bump_length > 0 && g->bump_height != 0) o.spacing = g->bump_length / 8;
+    return sc_skeleton_set_colliders(s->skel, n, box, g, &o, err);
+}
+
 int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err *err)
 {
     *out = NULL;
     if (!(o->dt > 0 && o->dt < 0.1)) return sc_fail(err, SC_EINPUT, "simulation: dt = %g s is outside (0, 0.1)", o->dt);
-    int needs_skin = o->plasticity || o->damping == SC_DAMP_POSE;
+    int needs_skin = o->contact_model == SC_CONTACT_SOFT && (o->plasticity || o->damping == SC_DAMP_POSE);
     if (needs_skin && m->skin_k == 0)
         return sc_fail(err, SC_EINPUT,
                        "the character has no /skin weights, which pose-based plasticity and damping need: run skin-weights first "
@@ -93,9 +202,12 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
         free(s);
         return rc;
     }
-    if ((rc = sc_skeleton_create(m, &s->o.skeleton, &s->skel, err))) {
-        sc_fem_free(&s->fem);
-        free(s);
+    if (o->contact_model == SC_CONTACT_RIGID && (rc = lump_flesh(s, err))) {
+        sc_sim_free(s);
+        return rc;
+    }
+    if ((rc = sc_skeleton_create(s->lumped ? s->lumped : m, &s->o.skeleton, &s->skel, err)) || (s->lumped && (rc = rigid_colliders(s, err)))) {
+        sc_sim_free(s);
         return rc;
     }
     size_t n3 = (size_t)s->nn * 3, v3 = (size_t)s->nv * 3, b3 = (size_t)s->nb * 3;
@@ -256,7 +368,8 @@ int sc_sim_settle(sc_sim *s, sc_err *err)
     const double t0 = s->t, mass_damping = 1 - 100 * s->o.dt; /* both motions damped at 100/s */
     const long step0 = s->step, steps = lround(s->o.settle / s->o.dt);
     double mass = 0, y = 0, vy = 0;
-    for (int b = 0; b < s->nb; b++) mass += s->m->bone_mass[b];
+    const sc_model *bones = s->lumped ? s->lumped : s->m;
+    for (int b = 0; b < s->nb; b++) mass += bones->bone_mass[b];
     for (size_t i = 0; i < n3; i++) s->v[i] = 0;
     put_skeleton(s, pose0, 0, 0, NULL, NULL);
     int rc = SC_OK;
@@ -267,7 +380,7 @@ int sc_sim_settle(sc_sim *s, sc_err *err)
         for (int b = 0; b < s->nb; b++) {
             double com[3], vc[3];
             sc_skeleton_bone_com(s->skel, b, com, vc);
-            p += s->m->bone_mass[b] * vc[1];
+            p += bones->bone_mass[b] * vc[1];
         }
         vy = p / mass * mass_damping;
         y -= vy * s->o.dt;
@@ -492,8 +605,33 @@ static int check_blow_up(const sc_sim *s, int bad, sc_err *err)
     return SC_OK;
 }
 
+/* RIGID: the skeleton alone meets the ground; the flesh rides on it (no FEM step). */
+static int step_rigid(sc_sim *s, sc_err *err)
+{
+    const double t0 = sc_wall_time();
+    for (int b = 0; b < s->nb; b++) {
+        double com[3];
+        sc_skeleton_bone_com(s->skel, b, com, NULL);
+        sc_skeleton_add_force_at(s->skel, b, s->push + 3 * b, com);
+    }
+    const int rc = sc_skeleton_step(s->skel, s->o.dt, err);
+    const double t1 = sc_wall_time();
+    s->t += s->o.dt;
+    s->step++;
+    if (rc) return sc_err_prefix(err, "step %ld, t = %.4f s: ", s->step, s->t);
+    sc_skeleton_rigid_contact(s->skel, &s->contact, s->cop);
+    sync_fixed(s);
+    const double t2 = sc_wall_time();
+    s->timing.ode += t1 - t0;
+    s->timing.integrate += t2 - t1;
+    s->timing.total += t2 - t0;
+    s->timing.steps++;
+    return SC_OK;
+}
+
 int sc_sim_step(sc_sim *s, sc_err *err)
 {
+    if (s->lumped) return step_rigid(s, err);
     const sc_sim_opts *o = &s->o;
     double t0 = sc_wall_time(), t1;
     step_kinematics(s);
@@ -534,7 +672,8 @@ int sc_sim_step(sc_sim *s, sc_err *err)
 
 void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d)
 {
-    const sc_model *m = s->m;
+    const sc_model *m = s->lumped ? s->lumped : s->m; /* RIGID: every node is in a bone's mass */
+    const int rigid = s->lumped != NULL;
     memset(d, 0, sizeof *d);
     sc_xform *pose = s->pose;
     double g[3] = {s->o.gravity[0], s->o.gravity[1], s->o.gravity[2]};
@@ -542,7 +681,7 @@ void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d)
     sc_vec3 P = sc_v3(0, 0, 0), C = sc_v3(0, 0, 0);
     double M = 0;
     for (int i = 0; i < s->nn; i++) {
-        if (m->node_bone[i] >= 0) continue;
+        if (rigid || m->node_bone[i] >= 0) continue;
         double mi = m->node_mass[i];
         sc_vec3 x = sc_v3_load(s->x + 3 * i), v = sc_v3_load(s->v + 3 * i);
         M += mi;
@@ -572,7 +711,7 @@ void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d)
     C = sc_v3_scale(C, 1 / M);
     sc_vec3 L = sc_v3_load(d->angular);
     for (int i = 0; i < s->nn; i++) {
-        if (m->node_bone[i] >= 0) continue;
+        if (rigid || m->node_bone[i] >= 0) continue;
         sc_vec3 r = sc_v3_sub(sc_v3_load(s->x + 3 * i), C);
         L = sc_v3_add(L, sc_v3_scale(sc_v3_cross(r, sc_v3_load(s->v + 3 * i)), m->node_mass[i]));
     }
@@ -655,6 +794,10 @@ static uint64_t options_hash(const sc_sim_opts *o)
     for (size_t j = 0; j < sizeof d / sizeof *d; j++) h = sc_hash_f64(h, d[j]);
     for (size_t j = 0; j < sizeof i / sizeof *i; j++) h = sc_hash_i64(h, i[j]);
     if (o->settle > 0) h = sc_hash_f64(h, o->settle); /* hashes from before the option stay valid */
+    if (o->contact_model != SC_CONTACT_SOFT) {
+        h = sc_hash_i64(h, o->contact_model);
+        h = sc_hash_f64(sc_hash_f64(sc_hash_f64(h, o->rigid.erp), o->rigid.cfm), o->rigid.spacing);
+    }
     return h;
 }
 

@@ -24,6 +24,13 @@
 
 typedef enum { SC_DAMP_POSE = 0, SC_DAMP_RAYLEIGH = 1, SC_DAMP_NONE = 2 } sc_damping_kind;
 
+/* How the character meets the ground ([J11] compares these on one skeleton):
+ * SOFT: the whole body is FEM flesh with penalty contact ([L13] 4, the default);
+ * RIGID: the flesh is carried rigidly by the bone that moves it most, its mass lumped into
+ *   that bone, and the bones' boxes (their flesh's bounds) touch the ground through ODE contact
+ *   joints (sc_skeleton_set_colliders): [J11]'s rigid baseline, and no FEM step at all. */
+typedef enum { SC_CONTACT_SOFT = 0, SC_CONTACT_RIGID = 1 } sc_contact_model;
+
 typedef struct sc_sim_opts {
     double dt;             /* s */
     double gravity[3];     /* m/s^2 */
@@ -33,7 +40,9 @@ typedef struct sc_sim_opts {
     double pose_damping;   /* c of eq. 17 (1/s) */
     double rayleigh_alpha; /* 1/s */
     double rayleigh_beta;  /* s */
+    int contact_model;     /* sc_contact_model */
     sc_contact_opts contact;
+    sc_rigid_contact_opts rigid; /* RIGID: friction is contact.mu, the ground contact.ground */
     sc_skeleton_opts skeleton;
     double max_speed;    /* m/s; a node faster than this is a blow-up */
     double max_inverted; /* fraction of tets allowed inverted at once */
@@ -93,7 +102,13 @@ typedef struct sc_sim {
     sc_lbs_plan lbs;      /* skinning by bone (when the model has weights) */
     sc_fem_stats fem_stats;
     sc_contact_result contact;
+    double cop[3]; /* RIGID: centre of pressure of the last step (NAN without load) */
     sc_sim_timing timing;
+    /* RIGID: the model with the flesh lumped into the bones (what the skeleton was built from),
+       and each node's bone and bone-frame rest offset */
+    sc_model *lumped;
+    int *node_owner;
+    double *node_local;
 } sc_sim;
 
 /* Creates the simulation at the rest pose; SC_EINPUT if the model lacks what the options need

@@ -77,6 +77,19 @@ struct sc_skeleton {
     double *anchor_c, *anchor_p; /* [3nb] the joint's anchor from the child's / the parent's com, body frames */
     double *iw, *u;              /* [9nb] world inertia, [6nb] v/h + M^-1 f of the step */
     long tree_steps;             /* exact steps taken by the tree solver */
+    /* rigid contact (sc_skeleton_set_colliders) */
+    int ncoll, npts;
+    int *coll_bone, *coll_first; /* [ncoll], [ncoll + 1]: box c's points are coll_first[c] .. */
+    double *coll_pts;            /* [3 npts] from the body's centre of mass, body frame */
+    sc_vec3 *coll_world, *coll_normal;
+    double *coll_depth; /* [npts] scratch of the contact search */
+    sc_ground ground;
+    sc_rigid_contact_opts contact;
+    dJointGroupID contact_group;
+    dJointFeedback *contact_fb; /* [ncoll * SC_BOX_CONTACTS] */
+    sc_vec3 *contact_pos, *contact_normal;
+    int ncontacts;
+    double contact_depth; /* deepest penetration at the last step's start (m) */
 };
 
 /* ---- ODE process setup ------------------------------------------------------------------ */
@@ -236,6 +249,7 @@ static int validate(const sc_model *m, sc_err *err)
 void sc_skeleton_free(sc_skeleton *s)
 {
     if (!s) return;
+    if (s->contact_group) dJointGroupDestroy(s->contact_group);
     if (s->world) {
         dWorldSetStepThreadingImplementation(s->world, NULL, NULL);
         dWorldDestroy(s->world); /* also destroys the bodies and group-0 joints */
@@ -274,6 +288,15 @@ void sc_skeleton_free(sc_skeleton *s)
     free(s->anchor_p);
     free(s->iw);
     free(s->u);
+    free(s->coll_bone);
+    free(s->coll_first);
+    free(s->coll_pts);
+    free(s->coll_world);
+    free(s->coll_normal);
+    free(s->coll_depth);
+    free(s->contact_fb);
+    free(s->contact_pos);
+    free(s->contact_normal);
     free(s);
 }
 
@@ -572,6 +595,162 @@ void sc_skeleton_local_rotations(const sc_skeleton *s, sc_quat *local)
 
 void sc_skeleton_motor_torques(const sc_skeleton *s, double *tau) { memcpy(tau, s->motor_tau, 3 * (size_t)s->nb * sizeof(double)); }
 
+/* ---- rigid contact ------------------------------------------------------------------------ */
+
+static sc_mat3 body_R(dBodyID b);
+
+int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxes, const sc_ground *g, const sc_rigid_contact_opts *o, sc_err *err)
+{
+    if (!(o->mu >= 0) || !(o->spacing >= 0) || !(o->erp >= 0 && o->erp <= 1) || !(o->cfm >= 0))
+        return sc_fail(err, SC_EINPUT, "rigid contact: friction %g, spacing %g m, erp %g, cfm %g (need >= 0, erp <= 1)", o->mu, o->spacing, o->erp,
+                       o->cfm);
+    int *per = calloc((size_t)n + 1, sizeof(int)), npts = 0;
+    if (!per) return sc_fail(err, SC_EIO, "out of memory for the collision boxes");
+    for (int c = 0; c < n; c++) {
+        const sc_box_collider *b = &boxes[c];
+        if (b->bone < 0 || b->bone >= s->nb || !(b->half[0] > 0 && b->half[1] > 0 && b->half[2] > 0)) {
+            free(per);
+            return sc_fail(err, SC_EINPUT, "collision box %d: bone %d of %d, half extents %g %g %g m (need a bone and a volume)", c, b->bone, s->nb,
+                           b->half[0], b->half[1], b->half[2]);
+        }
+        int k[3];
+        for (int a = 0; a < 3; a++) k[a] = o->spacing > 0 ? (int)fmin(64, ceil(2 * b->half[a] / o->spacing)) : 1;
+        per[c] = (k[0] + 1) * (k[1] + 1) * (k[2] + 1) - (k[0] - 1) * (k[1] - 1) * (k[2] - 1); /* the grid's surface */
+        npts += per[c];
+    }
+    free(s->coll_bone);
+    free(s->coll_first);
+    free(s->coll_pts);
+    free(s->coll_world);
+    free(s->coll_normal);
+    free(s->coll_depth);
+    free(s->contact_fb);
+    free(s->contact_pos);
+    free(s->contact_normal);
+    s->ncoll = s->npts = 0;
+    s->coll_bone = sc_alloc(err, (size_t)n + 1, sizeof(int));
+    s->coll_first = sc_alloc(err, (size_t)n + 1, sizeof(int));
+    s->coll_pts = sc_alloc(err, 3 * (size_t)npts + 1, sizeof(double));
+    s->coll_world = sc_alloc(err, (size_t)npts + 1, sizeof(sc_vec3));
+    s->coll_normal = sc_alloc(err, (size_t)npts + 1, sizeof(sc_vec3));
+    s->coll_depth = sc_alloc(err, (size_t)npts + 1, sizeof(double));
+    s->contact_fb = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(dJointFeedback));
+    s->contact_pos = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(sc_vec3));
+    s->contact_normal = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(sc_vec3));
+    if (!s->contact_group) s->contact_group = dJointGroupCreate(0);
+    if (!s->coll_bone || !s->coll_first || !s->coll_pts || !s->coll_world || !s->coll_normal || !s->coll_depth || !s->contact_fb || !s->contact_pos ||
+        !s->contact_normal || !s->contact_group) {
+        free(per);
+        return SC_EIO;
+    }
+    int at = 0;
+    for (int c = 0; c < n; c++) {
+        const sc_box_collider *b = &boxes[c];
+        int k[3];
+        for (int a = 0; a < 3; a++) k[a] = o->spacing > 0 ? (int)fmin(64, ceil(2 * b->half[a] / o->spacing)) : 1;
+        s->coll_bone[c] = b->bone;
+        s->coll_first[c] = at;
+        for (int i = 0; i <= k[0]; i++)
+            for (int j = 0; j <= k[1]; j++)
+                for (int l = 0; l <= k[2]; l++) {
+                    if (i > 0 && i < k[0] && j > 0 && j < k[1] && l > 0 && l < k[2]) continue; /* inside */
+                    const int u[3] = {i, j, l};
+                    for (int a = 0; a < 3; a++)
+                        s->coll_pts[3 * at + a] = b->center[a] + b->half[a] * (2.0 * u[a] / k[a] - 1) - s->com_local[3 * b->bone + a];
+                    at++;
+                }
+    }
+    s->coll_first[n] = at;
+    s->ncoll = n;
+    s->npts = at;
+    s->ground = *g;
+    s->contact = *o;
+    free(per);
+    return SC_OK;
+}
+
+/* The step's contact joints from the bodies' positions (see skeleton.h). */
+static void make_contacts(sc_skeleton *s)
+{
+    s->ncontacts = 0;
+    s->contact_depth = 0;
+    if (!s->ncoll) return;
+    dJointGroupEmpty(s->contact_group);
+    for (int c = 0; c < s->ncoll; c++) {
+        const int first = s->coll_first[c], np = s->coll_first[c + 1] - first;
+        dBodyID bd = s->body[s->coll_bone[c]];
+        const sc_mat3 r = body_R(bd);
+        const sc_vec3 x = v3d(dBodyGetPosition(bd));
+        sc_vec3 *wp = s->coll_world + first, *nrm = s->coll_normal + first;
+        double *depth = s->coll_depth + first;
+        int chosen[SC_BOX_CONTACTS], nch = 0, deepest = -1;
+        for (int i = 0; i < np; i++) {
+            wp[i] = sc_v3_add(x, sc_m3_mulv(r, sc_v3_load(s->coll_pts + 3 * (first + i))));
+            depth[i] = -sc_ground_height(&s->ground, wp[i], &nrm[i]);
+            if (depth[i] > 0 && (deepest < 0 || depth[i] > depth[deepest])) deepest = i;
+        }
+        if (deepest < 0) continue;
+        chosen[nch++] = deepest;
+        while (nch < SC_BOX_CONTACTS) { /* the point farthest from those chosen spreads the support */
+            int best = -1;
+            double far = 1e-8; /* m^2: points closer than 0.1 mm add nothing */
+            for (int i = 0; i < np; i++) {
+                if (!(depth[i] > 0)) continue;
+                double near = INFINITY;
+                for (int k = 0; k < nch; k++) near = fmin(near, sc_v3_dot(sc_v3_sub(wp[i], wp[chosen[k]]), sc_v3_sub(wp[i], wp[chosen[k]])));
+                if (near > far) {
+                    far = near;
+                    best = i;
+                }
+            }
+            if (best < 0) break;
+            chosen[nch++] = best;
+        }
+        for (int k = 0; k < nch; k++) {
+            const int i = chosen[k], q = s->ncontacts++;
+            dContact ct;
+            memset(&ct, 0, sizeof ct);
+            ct.surface.mode = dContactApprox1 | dContactSoftERP | (s->contact.cfm > 0 ? dContactSoftCFM : 0);
+            ct.surface.mu = s->contact.mu;
+            ct.surface.soft_erp = s->contact.erp;
+            ct.surface.soft_cfm = s->contact.cfm;
+            sc_v3_store(ct.geom.pos, wp[i]);
+            sc_v3_store(ct.geom.normal, nrm[i]);
+            ct.geom.depth = depth[i];
+            s->contact_pos[q] = wp[i];
+            s->contact_normal[q] = nrm[i];
+            s->contact_depth = fmax(s->contact_depth, depth[i]);
+            dJointID j = dJointCreateContact(s->world, s->contact_group, &ct);
+            dJointAttach(j, bd, 0);
+            dJointSetFeedback(j, &s->contact_fb[q]);
+        }
+    }
+}
+
+void sc_skeleton_rigid_contact(const sc_skeleton *s, sc_contact_result *res, double cop[3])
+{
+    memset(res, 0, sizeof *res);
+    sc_vec3 f = {0, 0, 0}, p = {0, 0, 0};
+    double fn_sum = 0;
+    for (int q = 0; q < s->ncontacts; q++) {
+        const sc_vec3 fq = v3d(s->contact_fb[q].f1);
+        const double fn = sc_v3_dot(fq, s->contact_normal[q]);
+        f = sc_v3_add(f, fq);
+        if (fn > 0) {
+            res->count++;
+            fn_sum += fn;
+            p = sc_v3_axpy(fn, s->contact_pos[q], p);
+            /* at the friction pyramid's edge: sliding */
+            const sc_vec3 ft = sc_v3_sub(fq, sc_v3_scale(s->contact_normal[q], fn));
+            if (sc_v3_norm(ft) > 0.99 * s->contact.mu * fn) res->sliding++;
+        }
+    }
+    res->total_force = f;
+    res->max_depth = s->contact_depth;
+    if (fn_sum > 0) sc_v3_store(cop, sc_v3_scale(p, 1 / fn_sum));
+    else cop[0] = cop[1] = cop[2] = NAN;
+}
+
 /* ---- step ------------------------------------------------------------------------------- */
 
 /* Motor rows from the current state and the targets ([L13] eq. 1, 4). */
@@ -837,6 +1016,7 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
      * definite). So a servo whose last torque was below half its limit steps unbounded; if
      * any of them then exceeds its limit, the step is redone from the saved state with every
      * servo bounded, as ODE would have solved it. (|tau| bounds every motor row's torque.) */
+    make_contacts(s);
     int speculative = 0, any_boxed = 0;
     for (int b = 1; b < s->nb; b++) {
         int bounded = s->kd[b] > 0 && isfinite(s->tlim[b]);
@@ -846,7 +1026,7 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
     }
     /* The tree solver solves without bounds, whatever boxed says: within them its solution is
      * the bounded LCP's too. */
-    const int try_tree = s->opts.exact_solver && s->opts.speculative && s->opts.tree_solver && !s->opts.fix_root;
+    const int try_tree = s->opts.exact_solver && s->opts.speculative && s->opts.tree_solver && !s->opts.fix_root && !s->ncontacts;
     if (speculative || (try_tree && any_boxed)) sc_skeleton_save(s, s->undo); /* before setup_servos adds the explicit torques */
     setup_servos(s);
     int ok, tree = 0;

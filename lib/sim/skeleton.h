@@ -9,6 +9,7 @@
 #include "core/mathx.h"
 #include "core/status.h"
 #include "model/model.h"
+#include "sim/contact.h"
 
 typedef struct sc_skeleton sc_skeleton;
 
@@ -80,6 +81,34 @@ void sc_skeleton_restore(sc_skeleton *s, const double *buf);
 
 /* ODE messages (warnings) raised while stepping this skeleton, and the last one's text. */
 long sc_skeleton_ode_messages(const sc_skeleton *s, const char **last);
+
+/* ---- rigid contact ([J11]'s baseline: the bones themselves touch the ground) ----
+ * Boxes fixed to bones meet the ground (sc_ground_height: plane, slope, bumps, tiles) through ODE
+ * contact joints with Coulomb friction (ODE's friction pyramid, dContactApprox1). Each box is
+ * tested at its corners and at points on its faces no further apart than `spacing` (0: corners
+ * only, enough on a plane); of its points under the ground the deepest, then repeatedly the one
+ * farthest from those chosen, up to SC_BOX_CONTACTS, become contacts. The contacts are made
+ * afresh at the start of every step from the bodies' positions, so they are not state. */
+#define SC_BOX_CONTACTS 4
+typedef struct sc_box_collider {
+    int bone;
+    double center[3]; /* m, from the bone's origin, bone frame (at rest: world axes) */
+    double half[3];   /* m, half extents along the bone frame's axes */
+} sc_box_collider;
+
+typedef struct sc_rigid_contact_opts {
+    double mu;      /* Coulomb friction coefficient */
+    double spacing; /* m between tested points on a face; 0: corners only */
+    double erp;     /* fraction of the penetration corrected per step */
+    double cfm;     /* contact softness (m/N per step); 0: hard */
+} sc_rigid_contact_opts;
+
+/* Gives the skeleton collision boxes against the ground g (copied). SC_EINPUT for a bone out of
+ * range or a box without volume; replaces any earlier boxes. */
+int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxes, const sc_ground *g, const sc_rigid_contact_opts *o, sc_err *err);
+/* The contact forces of the last step (total force on the bones, contacts pressing, deepest
+ * penetration at the step's start) and the centre of pressure (NAN without load). */
+void sc_skeleton_rigid_contact(const sc_skeleton *s, sc_contact_result *res, double cop[3]);
 
 /* Total linear momentum and angular momentum about the world origin of the bones. */
 void sc_skeleton_momentum(const sc_skeleton *s, double lin[3], double ang[3]);
