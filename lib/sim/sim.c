@@ -41,6 +41,7 @@ void sc_sim_free(sc_sim *s)
     free(s->lumped);
     free(s->node_owner);
     free(s->node_local);
+    free(s->vert_bone);
     void *a[] = {s->x,        s->v,        s->warm, s->anchor, s->in_contact, s->targets, s->push,   s->f,        s->xbar,
                  s->xbar_dot, s->reaction, s->sp,   s->pose,   s->lin_vel,    s->ang_vel, s->bone_f, s->bone_tau, s->dt_mass};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
@@ -229,8 +230,9 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->ang_vel = malloc(b3 * sizeof(double));
     s->bone_f = malloc(b3 * sizeof(double));
     s->bone_tau = malloc(b3 * sizeof(double));
+    s->vert_bone = malloc(((size_t)s->nv + 1) * sizeof(int));
     if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->targets || !s->push || !s->f || !s->xbar || !s->xbar_dot || !s->reaction ||
-        !s->dt_mass || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f || !s->bone_tau) {
+        !s->dt_mass || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f || !s->bone_tau || !s->vert_bone) {
         sc_sim_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the simulation");
     }
@@ -243,6 +245,7 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
         sc_sim_free(s);
         return rc;
     }
+    sc_model_surface_bones(m, s->vert_bone);
     for (int i = 0; i < s->nn; i++) s->dt_mass[i] = m->node_bone[i] >= 0 ? 0 : s->o.dt / m->node_mass[i];
     memcpy(s->x, m->rest_pos, n3 * sizeof(double));
     sc_fem_warm_reset(&s->fem, s->warm);
@@ -724,6 +727,14 @@ void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d)
     sc_v3_store(d->contact_force, s->contact.total_force);
     d->contacts = s->contact.count;
     d->inverted = s->fem_stats.inverted;
+}
+
+int sc_sim_bone_touches(const sc_sim *s, int bone)
+{
+    if (s->lumped) return sc_skeleton_bone_contact_force(s->skel, bone) > 0;
+    for (int i = 0; i < s->nv; i++)
+        if (s->in_contact[i] && s->vert_bone[i] == bone) return 1;
+    return 0;
 }
 
 void sc_sim_warnings_get(const sc_sim *s, sc_sim_warnings *w)

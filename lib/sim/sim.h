@@ -109,6 +109,7 @@ typedef struct sc_sim {
     sc_model *lumped;
     int *node_owner;
     double *node_local;
+    int *vert_bone; /* [nv] the bone that moves each surface vertex most */
 } sc_sim;
 
 /* Creates the simulation at the rest pose; SC_EINPUT if the model lacks what the options need
@@ -144,6 +145,9 @@ void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d);
 /* Positions of the fine-surface vertices (3 per vertex) from the current nodes. */
 void sc_sim_surface(const sc_sim *s, double *out);
 void sc_sim_warnings_get(const sc_sim *s, sc_sim_warnings *w);
+/* Whether the ground pressed on the flesh (soft) or the box (rigid) of this bone in the last
+ * step: a foot's touchdown, for controllers that switch on contact. */
+int sc_sim_bone_touches(const sc_sim *s, int bone);
 
 /* ---- checked snapshots (Box2D's b2World_Snapshot / b2World_Restore) ----
  * A snapshot holds everything that determines the future: time and step, gravity, node

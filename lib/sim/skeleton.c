@@ -88,6 +88,7 @@ struct sc_skeleton {
     dJointGroupID contact_group;
     dJointFeedback *contact_fb; /* [ncoll * SC_BOX_CONTACTS] */
     sc_vec3 *contact_pos, *contact_normal;
+    int *contact_bone;
     int ncontacts;
     double contact_depth; /* deepest penetration at the last step's start (m) */
 };
@@ -297,6 +298,7 @@ void sc_skeleton_free(sc_skeleton *s)
     free(s->contact_fb);
     free(s->contact_pos);
     free(s->contact_normal);
+    free(s->contact_bone);
     free(s);
 }
 
@@ -627,6 +629,7 @@ int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxe
     free(s->contact_fb);
     free(s->contact_pos);
     free(s->contact_normal);
+    free(s->contact_bone);
     s->ncoll = s->npts = 0;
     s->coll_bone = sc_alloc(err, (size_t)n + 1, sizeof(int));
     s->coll_first = sc_alloc(err, (size_t)n + 1, sizeof(int));
@@ -637,9 +640,10 @@ int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxe
     s->contact_fb = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(dJointFeedback));
     s->contact_pos = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(sc_vec3));
     s->contact_normal = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(sc_vec3));
+    s->contact_bone = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(int));
     if (!s->contact_group) s->contact_group = dJointGroupCreate(0);
     if (!s->coll_bone || !s->coll_first || !s->coll_pts || !s->coll_world || !s->coll_normal || !s->coll_depth || !s->contact_fb || !s->contact_pos ||
-        !s->contact_normal || !s->contact_group) {
+        !s->contact_normal || !s->contact_bone || !s->contact_group) {
         free(per);
         return SC_EIO;
     }
@@ -719,12 +723,21 @@ static void make_contacts(sc_skeleton *s)
             ct.geom.depth = depth[i];
             s->contact_pos[q] = wp[i];
             s->contact_normal[q] = nrm[i];
+            s->contact_bone[q] = s->coll_bone[c];
             s->contact_depth = fmax(s->contact_depth, depth[i]);
             dJointID j = dJointCreateContact(s->world, s->contact_group, &ct);
             dJointAttach(j, bd, 0);
             dJointSetFeedback(j, &s->contact_fb[q]);
         }
     }
+}
+
+double sc_skeleton_bone_contact_force(const sc_skeleton *s, int bone)
+{
+    double fn = 0;
+    for (int q = 0; q < s->ncontacts; q++)
+        if (s->contact_bone[q] == bone) fn += fmax(0, sc_v3_dot(v3d(s->contact_fb[q].f1), s->contact_normal[q]));
+    return fn;
 }
 
 void sc_skeleton_rigid_contact(const sc_skeleton *s, sc_contact_result *res, double cop[3])

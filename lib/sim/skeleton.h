@@ -109,6 +109,8 @@ int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxe
 /* The contact forces of the last step (total force on the bones, contacts pressing, deepest
  * penetration at the step's start) and the centre of pressure (NAN without load). */
 void sc_skeleton_rigid_contact(const sc_skeleton *s, sc_contact_result *res, double cop[3]);
+/* The ground's normal force on one bone in the last step (N; 0 without contact). */
+double sc_skeleton_bone_contact_force(const sc_skeleton *s, int bone);
 
 /* Total linear momentum and angular momentum about the world origin of the bones. */
 void sc_skeleton_momentum(const sc_skeleton *s, double lin[3], double ang[3]);
