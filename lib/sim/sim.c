@@ -655,6 +655,12 @@ static uint64_t options_hash(const sc_sim_opts *o)
     for (size_t j = 0; j < sizeof d / sizeof *d; j++) h = sc_hash_f64(h, d[j]);
     for (size_t j = 0; j < sizeof i / sizeof *i; j++) h = sc_hash_i64(h, i[j]);
     if (o->settle > 0) h = sc_hash_f64(h, o->settle); /* hashes from before the option stay valid */
+    /* likewise: a floor without tiles keeps its hash */
+    if (c->ground.tile_size > 0) {
+        h = sc_hash_f64(h, c->ground.tile_size);
+        h = sc_hash_f64(h, c->ground.tile_height);
+        h = sc_hash_i64(h, (int64_t)c->ground.tile_seed);
+    }
     return h;
 }
 
