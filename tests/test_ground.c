@@ -162,7 +162,8 @@ TEST(ground_tiles_config_errors)
     }
     sc_test_report("%zu bad ground.tiles: exit 2 naming line 5, no output; e.g. %s", sizeof bad / sizeof *bad, out);
     /* a good one runs, and the resolved config keeps the floor */
-    const char *cfg = sc_test_write("tiles_ok.yaml", "simulation: {duration: 0.01}\ncontroller: {type: hold}\nground:\n  tiles: {size: 0.05, height: 0.02, seed: 9}\n");
+    const char *cfg = sc_test_write(
+        "tiles_ok.yaml", "simulation: {duration: 0.01}\ncontroller: {type: hold}\nground:\n  tiles: {size: 0.05, height: 0.02, seed: 9}\n");
     const char *o = sc_test_tmp("tiles_ok.h5");
     int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, ch);
     ENSURE_MSG(rc == 0, "exit %d: %s", rc, out);
