@@ -581,6 +581,64 @@ TEST(sim_heightfield_supports_weight)
     sc_model_free(&m);
 }
 
+TEST(sim_tiles_support_weight)
+{
+    /* a soft block dropped on [J11]'s bumpy tiles (5 cm, raised up to 2 cm) comes to rest carried
+     * by them: the contact force balances the weight; a snapshot of it is refused on another floor */
+    sc_model m;
+    ENSURE(block_model(&m, 4, 0.05, 1e5));
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    o.plasticity = 0;
+    o.damping = SC_DAMP_RAYLEIGH;
+    o.contact.ground.tile_size = 0.05;
+    o.contact.ground.tile_height = 0.02;
+    o.contact.ground.tile_seed = 1;
+    sc_sim *s;
+    sc_err err;
+    ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+    double lift[3] = {0.013, 0.03, 0.021}, zero[3] = {0, 0, 0};
+    sc_sim_translate(s, lift, zero);
+    double weight = 0, f[3] = {0, 0, 0}, depth = 0;
+    for (int i = 0; i < m.nnodes; i++) weight += m.node_mass[i] * 9.81;
+    int n = (int)(5.0 / o.dt), avg = 0, count = 0; /* it rocks on its few contacts for a while */
+    for (int k = 0; k < n; k++) {
+        ENSURE_OK(sc_sim_step(s, &err), &err);
+        if (k > n - 400) {
+            f[0] += s->contact.total_force.x;
+            f[1] += s->contact.total_force.y;
+            f[2] += s->contact.total_force.z;
+            avg++;
+            depth = fmax(depth, s->contact.max_depth);
+            count = s->contact.count;
+        }
+    }
+    for (int d = 0; d < 3; d++) f[d] /= avg;
+    sc_test_report("block on bumpy tiles (5 cm, raised up to 2 cm, seed 1): mean contact force (%.3f, %.2f, %.3f) N vs weight %.2f N (%.4f of it), "
+                   "%d vertices in contact, deepest penetration %.4f m",
+                   f[0], f[1], f[2], weight, f[1] / weight, count, depth);
+    ENSURE(fabs(f[1] - weight) < 0.02 * weight && hypot(f[0], f[2]) < 0.02 * weight);
+    ENSURE(count >= 3 && depth < 0.01);
+    /* the floor is part of the options: another seed or a flat floor refuses the snapshot */
+    size_t cap = sc_sim_snapshot_capacity(s), ns;
+    void *buf = malloc(cap);
+    ENSURE((ns = sc_sim_snapshot_save(s, buf, cap)) > 0);
+    for (int v = 0; v < 3; v++) {
+        sc_sim_opts p = o;
+        if (v == 0) p.contact.ground.tile_seed = 2;
+        if (v == 1) p.contact.ground.tile_height = 0.01;
+        if (v == 2) p.contact.ground.tile_size = 0;
+        sc_sim *t;
+        ENSURE_OK(sc_sim_create(&m, &p, &t, &err), &err);
+        int rc = sc_sim_snapshot_restore(t, buf, ns, &err);
+        sc_sim_free(t);
+        ENSURE_MSG(rc == SC_EINPUT && strstr(err.msg, "other simulation options"), "floor %d: %d %s", v, rc, err.msg);
+    }
+    free(buf);
+    sc_sim_free(s);
+    sc_model_free(&m);
+}
+
 TEST(sim_set_pose_is_consistent_and_stress_free)
 {
     const char *h5 = michelin();
@@ -811,7 +869,7 @@ TEST(sim_contact_culling_matches_full)
 {
     /* The step tests only the surface vertices whose embedding tet has a node near the ground:
      * forces, anchors, contact flags and totals equal sc_contact_forces on every vertex, to the
-     * bit, on flat ground, a slope and a height field, over a standing run. */
+     * bit, on flat ground, a slope, a height field and bumpy tiles, over a standing run. */
     const char *h5 = michelin();
     ENSURE_MSG(h5, "building the character failed: %s", out);
     sc_model m;
@@ -830,15 +888,20 @@ TEST(sim_contact_culling_matches_full)
     for (int k = 1; k <= 600; k++) {
         ENSURE_OK(sc_sim_step(s, &err), &err);
         if (k % 100) continue;
-        for (int g = 0; g < 3; g++) {
+        for (int g = 0; g < 5; g++) {
             sc_contact_opts c = o.contact;
-            if (g == 1) {
+            if (g == 1 || g == 4) {
                 c.ground.normal = sc_v3(sin(0.05), cos(0.05), 0);
                 c.ground.offset = 0.01;
             }
-            if (g == 2) {
+            if (g == 2 || g == 4) {
                 c.ground.bump_height = 0.01;
                 c.ground.bump_length = 0.25;
+            }
+            if (g >= 3) { /* [J11]'s tiles, raised up to 2 cm above the plane: the feet sink into them */
+                c.ground.tile_size = 0.05;
+                c.ground.tile_height = 0.02;
+                c.ground.tile_seed = (uint64_t)k;
             }
             sc_sim_surface(s, p);
             memcpy(aa, s->anchor, 3 * (size_t)nv * sizeof(double));
@@ -857,8 +920,8 @@ TEST(sim_contact_culling_matches_full)
             compared++;
         }
     }
-    sc_test_report("%d states on flat ground, a slope and bumps: culled contact bit-identical to the full pass; up to %d of %d "
-                   "vertices tested, up to %d in contact",
+    sc_test_report("%d states on flat ground, a slope, bumps, tiles and all three: culled contact bit-identical to the full pass; up "
+                   "to %d of %d vertices tested, up to %d in contact",
                    compared, tested, nv, most);
     ENSURE(most > 50 && tested < nv / 4);
     free(p);

@@ -1,5 +1,6 @@
 /* The scenario's config sections, one reader per section, in the order the keys are read (the
  * resolved config lists the defaults in that order). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,6 +68,35 @@ static int read_contact(sc_cfg *cfg, sc_sim_opts *so, sc_err *err)
     return SC_OK;
 }
 
+/* ground.tiles ([J11] 6's bumpy floor): absent (no tiles, nothing recorded), or a size with a
+ * height no larger (slopes of at most 1 along a cell's edge) and a seed */
+static int read_tiles(sc_cfg_node *gr, sc_ground *g, sc_err *err)
+{
+    sc_cfg_node *t;
+    char w[256];
+    long seed;
+    int rc;
+    g->tile_size = g->tile_height = 0;
+    g->tile_seed = 0;
+    if (!sc_cfg_get(gr, "tiles")) return SC_OK;
+    TRY(sc_cfg_section(gr, "tiles", &t, err));
+    if (!sc_cfg_get(t, "size")) return sc_fail(err, SC_EINPUT, "%s: ground.tiles needs a size (m, the tiles' edge)", sc_cfg_where(t, w, sizeof w));
+    TRY(sc_cfg_double_range(t, "size", 0, 1e-3, 100, &g->tile_size, err));
+    TRY(sc_cfg_double_range(t, "height", 0.02, 0, 10, &g->tile_height, err));
+    TRY(sc_cfg_int(t, "seed", 1, 0, LONG_MAX, &seed, err));
+    g->tile_seed = (uint64_t)seed;
+    if (g->tile_height > g->tile_size) {
+        sc_cfg_node *h = sc_cfg_get(t, "height");
+        return sc_fail(err, SC_EINPUT, "%s: ground.tiles.height = %g m is larger than ground.tiles.size = %g m (slopes up to 1)",
+                       sc_cfg_where(h ? h : t, w, sizeof w), g->tile_height, g->tile_size);
+    }
+    if (g->tile_height == 0) { /* level tiles: the flat floor, with its hash */
+        g->tile_size = 0;
+        g->tile_seed = 0;
+    }
+    return SC_OK;
+}
+
 static int read_ground(sc_cfg_node *root, sc_sim_opts *so, sc_err *err)
 {
     sc_cfg_node *gr, *bumps;
@@ -79,6 +109,7 @@ static int read_ground(sc_cfg_node *root, sc_sim_opts *so, sc_err *err)
     TRY(sc_cfg_double_range(bumps, "height", 0, 0, 10, &so->contact.ground.bump_height, err));
     TRY(sc_cfg_double_range(bumps, "wavelength", 1, 1e-3, 1e3, &so->contact.ground.bump_length, err));
     if (so->contact.ground.bump_height == 0) so->contact.ground.bump_length = 0;
+    TRY(read_tiles(gr, &so->contact.ground, err));
     /* a slope tilts the ground about z: it rises along +x */
     double a = slope * SC_PI / 180;
     so->contact.ground.normal = sc_v3(-sin(a), cos(a), 0);

@@ -1,6 +1,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/rng.h"
 #include "model/world.h"
 #include "sim/contact.h"
 
@@ -16,6 +17,48 @@ void sc_contact_default_opts(sc_contact_opts *o)
     o->ground.normal = sc_v3(0, 1, 0);
 }
 
+/* u(i, j, seed) in [0, 1): one Philox block keyed by the seed, counted by the vertex (53 bits,
+ * as sc_rng_uniform) */
+static inline double tile_uniform(uint64_t seed, long i, long j)
+{
+    const uint64_t a = (uint64_t)i, b = (uint64_t)j;
+    const uint32_t ctr[4] = {(uint32_t)a, (uint32_t)(a >> 32), (uint32_t)b, (uint32_t)(b >> 32)}, key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+    uint32_t out[4];
+    sc_philox4x32_10(ctr, key, out);
+    return (double)((((uint64_t)out[0] << 32) | out[1]) >> 11) * 0x1.0p-53;
+}
+
+static inline int has_tiles(const sc_ground *g) { return g->tile_size > 0 && g->tile_height > 0; }
+
+double sc_ground_tile_vertex(const sc_ground *g, long i, long j) { return has_tiles(g) ? g->tile_height * tile_uniform(g->tile_seed, i, j) : 0; }
+
+int sc_ground_is_flat(const sc_ground *g) { return !(g->bump_length > 0 && g->bump_height != 0) && !has_tiles(g); }
+
+double sc_ground_max_rise(const sc_ground *g) { return (g->bump_length > 0 ? fabs(g->bump_height) : 0) + (has_tiles(g) ? g->tile_height : 0); }
+
+/* The tile field at (x, z): its height and slope (dT/dx, dT/dz) on the cell's triangle. */
+static double tile_field(const sc_ground *g, double x, double z, double *gx, double *gz)
+{
+    const double s = g->tile_size, a = x / s, b = z / s, fa = floor(a), fb = floor(b);
+    *gx = *gz = 0;
+    if (!(fabs(fa) < 1e18 && fabs(fb) < 1e18)) return 0; /* far off or not finite: no index */
+    const long i = (long)fa, j = (long)fb;
+    const double fx = a - fa, fz = b - fb, h00 = sc_ground_tile_vertex(g, i, j), h11 = sc_ground_tile_vertex(g, i + 1, j + 1);
+    double dx, dz;
+    if (fx >= fz) { /* the triangle (i, j), (i+1, j), (i+1, j+1) */
+        const double h10 = sc_ground_tile_vertex(g, i + 1, j);
+        dx = h10 - h00;
+        dz = h11 - h10;
+    } else { /* (i, j), (i, j+1), (i+1, j+1) */
+        const double h01 = sc_ground_tile_vertex(g, i, j + 1);
+        dx = h11 - h01;
+        dz = h01 - h00;
+    }
+    *gx = dx / s;
+    *gz = dz / s;
+    return h00 + fx * dx + fz * dz;
+}
+
 static inline __attribute__((always_inline)) double ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal)
 {
     double h = sc_v3_dot(g->normal, p) - g->offset;
@@ -26,6 +69,16 @@ static inline __attribute__((always_inline)) double ground_height(const sc_groun
         /* gradient of the bump term, removed from the normal (small-slope height field) */
         sc_vec3 grad = sc_v3(g->bump_height * k * cos(k * p.x) * sz, 0, g->bump_height * k * sx * cos(k * p.z));
         n = sc_v3_normalize(sc_v3_sub(n, grad));
+    }
+    if (has_tiles(g)) {
+        /* h is linear on the triangle's prism, grad h = n - (dT/dx, 0, dT/dz): h / |grad h| is
+         * the distance to the triangle's plane (its sign is h's, which the culling relies on) */
+        double gx, gz;
+        h -= tile_field(g, p.x, p.z, &gx, &gz);
+        sc_vec3 gr = sc_v3_sub(n, sc_v3(gx, 0, gz));
+        double len = sc_v3_norm(gr);
+        n = sc_v3_scale(gr, 1 / len);
+        h /= len;
     }
     if (normal) *normal = n;
     return h;
@@ -169,12 +222,12 @@ void sc_contact_forces_culled(const sc_contact_opts *o, const sc_embedding *e, s
     memset(res, 0, sizeof *res);
     if (!o->enabled) return;
     /* A vertex inside its tet is a convex combination of the tet's nodes: its height over the
-     * base plane is at least the lowest node's, and the bumps lower the ground by at most
-     * |bump_height| (1 nm more covers the rounding of the combination). So only the tets with
-     * a node below that margin can hold a vertex that touches. */
+     * base plane is at least the lowest node's, and the ground rises above that plane by at most
+     * the bumps' amplitude plus the tiles' height (1 nm more covers the rounding of the
+     * combination). So only the tets with a node below that margin can hold a vertex that touches. */
     const sc_ground *g = &o->ground;
     const double nx = g->normal.x, ny = g->normal.y, nz = g->normal.z, off = g->offset;
-    const double margin = (g->bump_length > 0 ? fabs(g->bump_height) : 0) + 1e-9;
+    const double margin = sc_ground_max_rise(g) + 1e-9;
     const int nw = c->nverts > 0 ? ((c->nverts - 1) >> 6) + 1 : 0;
     memcpy(c->bits, c->always, (size_t)nw * sizeof *c->bits);
     for (int i = 0; i < c->nnodes; i++) {

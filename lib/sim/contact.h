@@ -1,18 +1,28 @@
 /* Penalty contact with Coulomb friction on the fine-surface vertices against the ground: a
  * plane (possibly tilted, for slopes) plus optional height-field bumps ([L13] 4.2.4, like Kim
- * and Pollard 2011). Friction uses a tangential anchor spring per vertex, so static friction
+ * and Pollard 2011) and optional bumpy tiles ([J11] 6: a triangulated grid whose vertices are
+ * raised by seeded uniform offsets). Friction uses a tangential anchor spring per vertex, so static friction
  * really sticks below mu and slides (the anchor follows) above it. Forces on the surface are
  * mapped to tet nodes by the embedding Jacobian transpose, f_c = J_phi^T f~_c. */
 #ifndef SC_CONTACT_H
 #define SC_CONTACT_H
+#include <stdint.h>
 #include "core/mathx.h"
 #include "core/status.h"
 
+/* The height fields are functions of the world x and z, added along the base normal (exact on
+ * a level base, a small-slope field on a tilted one). */
 typedef struct sc_ground {
     sc_vec3 normal;     /* unit, of the base plane */
     double offset;      /* plane: normal . x = offset */
     double bump_height; /* height field: bump_height * sin(2 pi x / L) * sin(2 pi z / L) along normal */
     double bump_length; /* L (m); 0 = flat */
+    /* tiles: vertex (i, j) at (x, z) = (i, j) tile_size is raised by tile_height u(i, j, seed),
+     * u uniform in [0, 1) from a counter-based hash (an infinite floor, no table); each cell is
+     * two triangles split along (i, j)-(i+1, j+1), the height inside one its plane */
+    double tile_size;   /* m; 0 = no tiles */
+    double tile_height; /* m, >= 0: the largest raise */
+    uint64_t tile_seed;
 } sc_ground;
 
 typedef struct sc_contact_opts {
@@ -25,8 +35,16 @@ typedef struct sc_contact_opts {
 } sc_contact_opts;
 
 void sc_contact_default_opts(sc_contact_opts *o);
-/* Signed height of p above the ground along the local normal; *normal gets that normal. */
+/* Signed height of p above the ground along the local normal; *normal gets that normal. On
+ * tiles the normal is the triangle's and the height the exact distance to its plane (the sine
+ * bumps keep their small-slope height, the base-normal component). */
 double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal);
+/* The raise of tile vertex (i, j) along the base normal (m, in [0, tile_height)); 0 without tiles. */
+double sc_ground_tile_vertex(const sc_ground *g, long i, long j);
+/* 1 when the ground is its base plane (no bumps, no tiles). */
+int sc_ground_is_flat(const sc_ground *g);
+/* How far the ground can rise above its base plane (m, >= 0): tiles plus the bumps' amplitude. */
+double sc_ground_max_rise(const sc_ground *g);
 
 typedef struct sc_contact_result {
     sc_vec3 total_force; /* N, on the body */
@@ -53,8 +71,8 @@ void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const do
 
 /* Contact culling: the same forces, anchors and contact flags as sc_contact_forces, to the
  * bit, without visiting the vertices that cannot reach the ground. A vertex inside its tet
- * lies above the lowest of the tet's nodes (over the base plane), and the bumps lower the
- * ground by at most |bump_height|; vertices outside their tet (the nearest-tet fallback of
+ * lies above the lowest of the tet's nodes (over the base plane), and the ground rises above
+ * that plane by at most sc_ground_max_rise; vertices outside their tet (the nearest-tet fallback of
  * the embedding) are always tested. Built once per simulation; no allocation per step. */
 typedef struct sc_contact_cull {
     int nverts, nnodes, ntets;

@@ -173,6 +173,8 @@ static int rigid_colliders(sc_sim *s, sc_err *err)
     const sc_ground *g = &s->o.contact.ground;
     o.mu = s->o.contact.mu;
     if (!(o.spacing > 0) && g->bump_length > 0 && g->bump_height != 0) o.spacing = g->bump_length / 8;
+    if (!(o.spacing > 0) && g->tile_size > 0 && g->tile_height > 0) o.spacing = g->tile_size / 2;
+    else if (g->tile_size > 0 && g->tile_height > 0) o.spacing = fmin(o.spacing, g->tile_size / 2);
     return sc_skeleton_set_colliders(s->skel, n, box, g, &o, err);
 }
 
@@ -808,6 +810,12 @@ static uint64_t options_hash(const sc_sim_opts *o)
     if (o->contact_model != SC_CONTACT_SOFT) {
         h = sc_hash_i64(h, o->contact_model);
         h = sc_hash_f64(sc_hash_f64(sc_hash_f64(h, o->rigid.erp), o->rigid.cfm), o->rigid.spacing);
+    }
+    /* likewise: a floor without tiles keeps its hash */
+    if (c->ground.tile_size > 0) {
+        h = sc_hash_f64(h, c->ground.tile_size);
+        h = sc_hash_f64(h, c->ground.tile_height);
+        h = sc_hash_i64(h, (int64_t)c->ground.tile_seed);
     }
     return h;
 }
