@@ -172,9 +172,12 @@ static int rigid_colliders(sc_sim *s, sc_err *err)
     sc_rigid_contact_opts o = s->o.rigid;
     const sc_ground *g = &s->o.contact.ground;
     o.mu = s->o.contact.mu;
-    if (!(o.spacing > 0) && g->bump_length > 0 && g->bump_height != 0) o.spacing = g->bump_length / 8;
-    if (!(o.spacing > 0) && g->tile_size > 0 && g->tile_height > 0) o.spacing = g->tile_size / 2;
-    else if (g->tile_size > 0 && g->tile_height > 0) o.spacing = fmin(o.spacing, g->tile_size / 2);
+    if (!(o.spacing > 0)) { /* auto: fine enough for the bumps and tiles, corners on a plane */
+        double auto_spacing = INFINITY;
+        if (g->bump_length > 0 && g->bump_height != 0) auto_spacing = g->bump_length / 8;
+        if (g->tile_size > 0 && g->tile_height > 0) auto_spacing = fmin(auto_spacing, g->tile_size / 2);
+        o.spacing = isfinite(auto_spacing) ? auto_spacing : 0;
+    }
     return sc_skeleton_set_colliders(s->skel, n, box, g, &o, err);
 }
 
