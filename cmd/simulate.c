@@ -9,6 +9,7 @@
 #include "common/output.h"
 #include "settings/controller.h"
 #include "settings/scenario.h"
+#include "settings/simbicon.h"
 #include "store/openloop.h"
 #include "store/policy.h"
 #include "store/trajectory.h"
@@ -74,6 +75,7 @@ typedef struct {
     sc_features feat;
     sc_control_dofs dofs;
     sc_policy_controller pctrl;
+    sc_simbicon simbicon;
 } controller;
 
 static int setup_controller(sc_cfg *cfg, const sc_model *loaded, sc_scenario *sc, controller *c, sc_err *err)
@@ -82,6 +84,9 @@ static int setup_controller(sc_cfg *cfg, const sc_model *loaded, sc_scenario *sc
     int rc;
     if ((rc = sc_cfg_section(sc_cfg_root(cfg), "controller", &ctl, err)) ||
         (rc = sc_controller_from_config(ctl, loaded, sc_cfg_path(cfg), &c->ctrl, err)))
+        return rc;
+    if (c->ctrl.kind == SC_CTRL_SIMBICON &&
+        ((rc = sc_simbicon_read(ctl, &c->simbicon.p, err)) || (rc = sc_simbicon_init(&c->simbicon, loaded, &c->simbicon.p, err))))
         return rc;
     sc_cli_ignore_other_sections(cfg);
     if ((rc = sc_cfg_check_unknown(cfg, err))) return rc;
@@ -118,7 +123,18 @@ static int start_state(sc_sim *sim, const sc_model *m, const sc_scenario *sc, co
         sc_policy_controller_init(&c->pctrl, &c->pol, &c->feat, &c->dofs, sim->step, ctrl->feedback);
         return SC_OK;
     }
-    if (sc->initial_pose == SC_START_REFERENCE) {
+    if (ctrl->kind == SC_CTRL_SIMBICON) { /* SIMBICON's stance, its lowest point on the ground */
+        double root[3];
+        memcpy(root, m->joint_pos, sizeof root);
+        sc_sim_set_pose(sim, root, c->simbicon.stand, sc->init_vel, NULL);
+        double *surf = malloc(((size_t)m->nsurf_verts * 3 + 1) * sizeof *surf), low = INFINITY;
+        if (!surf) return sc_fail(err, SC_EIO, "out of memory");
+        sc_sim_surface(sim, surf);
+        for (int i = 0; i < m->nsurf_verts; i++) low = fmin(low, sc_ground_height(&sc->sim.contact.ground, sc_v3_load(surf + 3 * i), NULL));
+        free(surf);
+        root[1] += sc->drop_height - low;
+        sc_sim_set_pose(sim, root, c->simbicon.stand, sc->init_vel, NULL);
+    } else if (sc->initial_pose == SC_START_REFERENCE) {
         if (ctrl->kind != SC_CTRL_TRAJECTORY)
             return sc_fail(err, SC_EINPUT, "%s: simulation.initial_pose: reference needs controller.type: trajectory", config);
         double root[3], root_vel[3], *wl = malloc((size_t)m->nbones * 3 * sizeof *wl);
@@ -176,7 +192,9 @@ int main(int argc, char **argv)
     controller c = {0};
     if (sc_character_read(cli.inputs[0], &loaded, 0, &err)) sc_cli_die(&cli, &err);
     if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_scenario_read(cfg, &loaded, &sc, &err)) sc_cli_die(&cli, &err);
-    if (setup_controller(cfg, &loaded, &sc, &c, &err) || sc_scenario_model(&loaded, &sc, &m, &err)) sc_cli_die(&cli, &err);
+    if (setup_controller(cfg, &loaded, &sc, &c, &err) || sc_scenario_model(&loaded, &sc, &m, &err) ||
+        (c.ctrl.kind == SC_CTRL_SIMBICON && sc_simbicon_set_gains(&c.simbicon.p, &m, &err)))
+        sc_cli_die(&cli, &err);
     /* the controller's file (the config's controller.file, --trajectory or --policy) is read too */
     if (c.ctrl.kind == SC_CTRL_TRAJECTORY || c.ctrl.kind == SC_CTRL_POLICY) sc_cli_add_input_named(&cli, c.ctrl.source, "controller file");
     sc_model_free(&loaded);
@@ -196,7 +214,9 @@ int main(int argc, char **argv)
     if (sc_sim_writer_create(cli.output, &info, &m, sim, &w, &err)) sc_cli_die(&cli, &err);
     sc_err step_err = {0};
     sc_rollout_result res;
-    sc_target_source src = c.ctrl.kind == SC_CTRL_POLICY ? sc_policy_source(&c.pctrl) : sc_controller_source(&c.ctrl);
+    sc_target_source src = c.ctrl.kind == SC_CTRL_POLICY ? sc_policy_source(&c.pctrl)
+        : c.ctrl.kind == SC_CTRL_SIMBICON                ? sc_simbicon_source(&c.simbicon)
+                                                         : sc_controller_source(&c.ctrl);
     int failed = sc_sim_record(sim, src, &sc.pert, nsteps, sc.every, &c.ctrl, &w, &res, &step_err, &err) ? 2 : 0;
     if (res.stopped) {
         sc_sim_writer_abort(&w);
@@ -216,6 +236,7 @@ int main(int argc, char **argv)
         sc_policy_free(&c.pol);
         sc_features_free(&c.feat);
     }
+    sc_simbicon_free(&c.simbicon);
     sc_controller_free(&c.ctrl);
     sc_sim_free(sim);
     sc_model_free(&m);
