@@ -85,9 +85,12 @@ static int setup_controller(sc_cfg *cfg, const sc_model *loaded, sc_scenario *sc
     if ((rc = sc_cfg_section(sc_cfg_root(cfg), "controller", &ctl, err)) ||
         (rc = sc_controller_from_config(ctl, loaded, sc_cfg_path(cfg), &c->ctrl, err)))
         return rc;
-    if (c->ctrl.kind == SC_CTRL_SIMBICON &&
-        ((rc = sc_simbicon_read(ctl, &c->simbicon.p, err)) || (rc = sc_simbicon_init(&c->simbicon, loaded, &c->simbicon.p, err))))
-        return rc;
+    if (c->ctrl.kind == SC_CTRL_SIMBICON) {
+        char w[256];
+        if ((rc = sc_simbicon_read(ctl, &c->simbicon.p, err))) return rc;
+        if ((rc = sc_simbicon_init(&c->simbicon, loaded, &c->simbicon.p, err)))
+            return sc_err_prefix(err, "%s: ", sc_cfg_where(sc_cfg_get(ctl, "simbicon"), w, sizeof w));
+    }
     sc_cli_ignore_other_sections(cfg);
     if ((rc = sc_cfg_check_unknown(cfg, err))) return rc;
     if (trajectory) {
@@ -123,17 +126,8 @@ static int start_state(sc_sim *sim, const sc_model *m, const sc_scenario *sc, co
         sc_policy_controller_init(&c->pctrl, &c->pol, &c->feat, &c->dofs, sim->step, ctrl->feedback);
         return SC_OK;
     }
-    if (ctrl->kind == SC_CTRL_SIMBICON) { /* SIMBICON's stance, its lowest point on the ground */
-        double root[3];
-        memcpy(root, m->joint_pos, sizeof root);
-        sc_sim_set_pose(sim, root, c->simbicon.stand, sc->init_vel, NULL);
-        double *surf = malloc(((size_t)m->nsurf_verts * 3 + 1) * sizeof *surf), low = INFINITY;
-        if (!surf) return sc_fail(err, SC_EIO, "out of memory");
-        sc_sim_surface(sim, surf);
-        for (int i = 0; i < m->nsurf_verts; i++) low = fmin(low, sc_ground_height(&sc->sim.contact.ground, sc_v3_load(surf + 3 * i), NULL));
-        free(surf);
-        root[1] += sc->drop_height - low;
-        sc_sim_set_pose(sim, root, c->simbicon.stand, sc->init_vel, NULL);
+    if (ctrl->kind == SC_CTRL_SIMBICON) {
+        if ((rc = sc_simbicon_start(&c->simbicon, sim, sc->drop_height, sc->init_vel, err))) return rc;
     } else if (sc->initial_pose == SC_START_REFERENCE) {
         if (ctrl->kind != SC_CTRL_TRAJECTORY)
             return sc_fail(err, SC_EINPUT, "%s: simulation.initial_pose: reference needs controller.type: trajectory", config);

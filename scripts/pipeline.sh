@@ -10,7 +10,8 @@
 #   inverse-dynamics          NAME_ref.h5      (motion)
 #   sample-openloop           NAME_openloop.h5 (sampling; mpiexec.mpich -n RANKS, --resume)
 #   learn-feedback            NAME_policy.h5   (feedback; when bin/learn-feedback exists)
-#   simulate                  NAME_sim.h5      (the policy for 20 s, else the open loop replayed)
+#   simulate                  NAME_sim.h5      (the policy for 20 s, else the open loop replayed;
+#                                               a config without sampling: its own controller)
 #   render                    NAME_render/     (an open loop with the tracked reference as a ghost)
 # The config's optional `pipeline:` section: character (the config the character is built
 # from, next to CONFIG; default CONFIG itself), reference (the config whose inverse-dynamics
@@ -85,18 +86,19 @@ if has "$cfg" feedback && [ -x bin/learn-feedback ] && [ -e "$ol" ]; then
   fi
 fi
 
-if [ -n "$controller" ]; then
+if [ -n "$controller" ] || { has "$cfg" controller && ! has "$cfg" sampling; }; then
   sim=$out/${name}_sim.h5
-  ctl=(--trajectory "$controller") && inputs=("$controller")
+  ctl=() inputs=()
+  if [ -n "$controller" ]; then ctl=(--trajectory "$controller") && inputs=("$controller"); fi
   if [ -e "$policy" ]; then ctl=(--policy "$policy") && inputs=("$policy"); fi  # 20 s unless simulation.duration says
-  if newer "$sim" "$cfg" "$character" "${inputs[@]}" bin/simulate; then skip simulate "$sim"; else
-    stage "simulate: ${ctl[*]}"
-    bin/simulate -c "$cfg" -o "$sim" "${ctl[@]}" "$character"
+  if newer "$sim" "$cfg" "$character" ${inputs[@]+"${inputs[@]}"} bin/simulate; then skip simulate "$sim"; else
+    stage "simulate: ${ctl[*]:-the config's controller}"
+    bin/simulate -c "$cfg" -o "$sim" ${ctl[@]+"${ctl[@]}"} "$character"
   fi
   rdir=$out/${name}_render
   if newer "$rdir/contact_sheet.png" "$sim" bin/render; then skip render "$rdir"; else
     stage "render: $rdir"
-    if [ -e "$policy" ]; then bin/render -o "$rdir" "$sim"; else bin/render --reference "$controller" -o "$rdir" "$sim"; fi
+    if [ -e "$policy" ] || [ -z "$controller" ]; then bin/render -o "$rdir" "$sim"; else bin/render --reference "$controller" -o "$rdir" "$sim"; fi
   fi
 fi
 echo "pipeline: done; outputs in $out"

@@ -87,8 +87,26 @@ int sc_simbicon_init(sc_simbicon *c, const sc_model *m, const sc_simbicon_params
         /* the knee's hinge angle that swings the shin backwards (about +left, see simbicon.h) */
         c->knee_sign[k] = sc_v3_dot(sc_v3_load(m->hinge_axis + 3 * c->shin[k]), c->left) >= 0 ? 1 : -1;
     }
+    for (int i = 0; i < p->ngains; i++)
+        if (sc_model_bone_index(m, p->gain_bone[i]) < 0)
+            return sc_fail(err, SC_EINPUT, "simbicon: gains of '%s', which is not a bone of the character", p->gain_bone[i]);
     c->stance = p->first_stance;
     c->state_start = NAN;
+    return SC_OK;
+}
+
+int sc_simbicon_start(const sc_simbicon *c, sc_sim *s, double height, const double vel[3], sc_err *err)
+{
+    const sc_model *m = s->m;
+    double root[3] = {m->joint_pos[0], m->joint_pos[1], m->joint_pos[2]}, low = INFINITY;
+    double *surf = malloc(((size_t)m->nsurf_verts * 3 + 1) * sizeof *surf);
+    if (!surf) return sc_fail(err, SC_EIO, "out of memory");
+    sc_sim_set_pose(s, root, c->stand, vel, NULL);
+    sc_sim_surface(s, surf);
+    for (int i = 0; i < m->nsurf_verts; i++) low = fmin(low, sc_ground_height(&s->o.contact.ground, sc_v3_load(surf + 3 * i), NULL));
+    free(surf);
+    root[1] += height - low;
+    sc_sim_set_pose(s, root, c->stand, vel, NULL);
     return SC_OK;
 }
 

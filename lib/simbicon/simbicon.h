@@ -24,6 +24,7 @@
 #define SC_SIMBICON_H
 #include "model/model.h"
 #include "sampling/rollout.h"
+#include "sim/sim.h"
 
 typedef struct sc_simbicon_state {
     double duration;                                                             /* s; 0: until the swing foot touches down */
@@ -70,6 +71,9 @@ void sc_simbicon_free(sc_simbicon *c);
 /* Writes the params' gains into m (the caller's copy of the character); SC_EINPUT naming an
  * unknown bone. */
 int sc_simbicon_set_gains(const sc_simbicon_params *p, sc_model *m, sc_err *err);
+/* Puts the character in the neutral stance, its lowest surface point `height` above the ground,
+ * everything moving at vel (m/s); the caller settles it (sc_sim_settle). */
+int sc_simbicon_start(const sc_simbicon *c, sc_sim *s, double height, const double vel[3], sc_err *err);
 /* The PD targets of the current state, advancing the state machine (once per step). */
 sc_target_source sc_simbicon_source(sc_simbicon *c);
 
