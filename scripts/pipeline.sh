@@ -92,7 +92,7 @@ if [ -n "$controller" ] || { has "$cfg" controller && ! has "$cfg" sampling; }; 
   if [ -n "$controller" ]; then ctl=(--trajectory "$controller") && inputs=("$controller"); fi
   if [ -e "$policy" ]; then ctl=(--policy "$policy") && inputs=("$policy"); fi  # 20 s unless simulation.duration says
   if newer "$sim" "$cfg" "$character" ${inputs[@]+"${inputs[@]}"} bin/simulate; then skip simulate "$sim"; else
-    stage "simulate: ${ctl[*]:-the config's controller}"
+    stage "simulate: ${ctl[*]:-the config controller}"
     bin/simulate -c "$cfg" -o "$sim" ${ctl[@]+"${ctl[@]}"} "$character"
   fi
   rdir=$out/${name}_render
