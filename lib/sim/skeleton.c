@@ -247,6 +247,22 @@ static int validate(const sc_model *m, sc_err *err)
 
 /* ---- create / free ---------------------------------------------------------------------- */
 
+/* The arrays of sc_skeleton_set_colliders. */
+static void colliders_free(sc_skeleton *s)
+{
+    free(s->coll_bone);
+    free(s->coll_first);
+    free(s->coll_pts);
+    free(s->coll_world);
+    free(s->coll_normal);
+    free(s->coll_depth);
+    free(s->contact_fb);
+    free(s->contact_pos);
+    free(s->contact_normal);
+    free(s->contact_bone);
+    s->ncoll = s->npts = 0;
+}
+
 void sc_skeleton_free(sc_skeleton *s)
 {
     if (!s) return;
@@ -289,16 +305,7 @@ void sc_skeleton_free(sc_skeleton *s)
     free(s->anchor_p);
     free(s->iw);
     free(s->u);
-    free(s->coll_bone);
-    free(s->coll_first);
-    free(s->coll_pts);
-    free(s->coll_world);
-    free(s->coll_normal);
-    free(s->coll_depth);
-    free(s->contact_fb);
-    free(s->contact_pos);
-    free(s->contact_normal);
-    free(s->contact_bone);
+    colliders_free(s);
     free(s);
 }
 
@@ -601,36 +608,28 @@ void sc_skeleton_motor_torques(const sc_skeleton *s, double *tau) { memcpy(tau, 
 
 static sc_mat3 body_R(dBodyID b);
 
+/* Divisions of a box's edges for points at most `spacing` apart (at most 64; 0: corners). */
+static void box_divisions(const sc_box_collider *b, double spacing, int k[3])
+{
+    for (int a = 0; a < 3; a++) k[a] = spacing > 0 ? (int)fmin(64, ceil(2 * b->half[a] / spacing)) : 1;
+}
+
 int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxes, const sc_ground *g, const sc_rigid_contact_opts *o, sc_err *err)
 {
     if (!(o->mu >= 0) || !(o->spacing >= 0) || !(o->erp >= 0 && o->erp <= 1) || !(o->cfm >= 0))
         return sc_fail(err, SC_EINPUT, "rigid contact: friction %g, spacing %g m, erp %g, cfm %g (need >= 0, erp <= 1)", o->mu, o->spacing, o->erp,
                        o->cfm);
-    int *per = calloc((size_t)n + 1, sizeof(int)), npts = 0;
-    if (!per) return sc_fail(err, SC_EIO, "out of memory for the collision boxes");
+    int npts = 0;
     for (int c = 0; c < n; c++) {
         const sc_box_collider *b = &boxes[c];
-        if (b->bone < 0 || b->bone >= s->nb || !(b->half[0] > 0 && b->half[1] > 0 && b->half[2] > 0)) {
-            free(per);
+        if (b->bone < 0 || b->bone >= s->nb || !(b->half[0] > 0 && b->half[1] > 0 && b->half[2] > 0))
             return sc_fail(err, SC_EINPUT, "collision box %d: bone %d of %d, half extents %g %g %g m (need a bone and a volume)", c, b->bone, s->nb,
                            b->half[0], b->half[1], b->half[2]);
-        }
         int k[3];
-        for (int a = 0; a < 3; a++) k[a] = o->spacing > 0 ? (int)fmin(64, ceil(2 * b->half[a] / o->spacing)) : 1;
-        per[c] = (k[0] + 1) * (k[1] + 1) * (k[2] + 1) - (k[0] - 1) * (k[1] - 1) * (k[2] - 1); /* the grid's surface */
-        npts += per[c];
+        box_divisions(b, o->spacing, k);
+        npts += (k[0] + 1) * (k[1] + 1) * (k[2] + 1) - (k[0] - 1) * (k[1] - 1) * (k[2] - 1); /* the grid's surface */
     }
-    free(s->coll_bone);
-    free(s->coll_first);
-    free(s->coll_pts);
-    free(s->coll_world);
-    free(s->coll_normal);
-    free(s->coll_depth);
-    free(s->contact_fb);
-    free(s->contact_pos);
-    free(s->contact_normal);
-    free(s->contact_bone);
-    s->ncoll = s->npts = 0;
+    colliders_free(s);
     s->coll_bone = sc_alloc(err, (size_t)n + 1, sizeof(int));
     s->coll_first = sc_alloc(err, (size_t)n + 1, sizeof(int));
     s->coll_pts = sc_alloc(err, 3 * (size_t)npts + 1, sizeof(double));
@@ -643,15 +642,13 @@ int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxe
     s->contact_bone = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(int));
     if (!s->contact_group) s->contact_group = dJointGroupCreate(0);
     if (!s->coll_bone || !s->coll_first || !s->coll_pts || !s->coll_world || !s->coll_normal || !s->coll_depth || !s->contact_fb || !s->contact_pos ||
-        !s->contact_normal || !s->contact_bone || !s->contact_group) {
-        free(per);
+        !s->contact_normal || !s->contact_bone || !s->contact_group)
         return SC_EIO;
-    }
     int at = 0;
     for (int c = 0; c < n; c++) {
         const sc_box_collider *b = &boxes[c];
         int k[3];
-        for (int a = 0; a < 3; a++) k[a] = o->spacing > 0 ? (int)fmin(64, ceil(2 * b->half[a] / o->spacing)) : 1;
+        box_divisions(b, o->spacing, k);
         s->coll_bone[c] = b->bone;
         s->coll_first[c] = at;
         for (int i = 0; i <= k[0]; i++)
@@ -669,7 +666,6 @@ int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxe
     s->npts = at;
     s->ground = *g;
     s->contact = *o;
-    free(per);
     return SC_OK;
 }
 
