@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/hash.h"
@@ -125,6 +126,20 @@ int sc_model_leaf_bones(const sc_model *m, int *leaves)
     return n;
 }
 
+int sc_model_nearest_bone(const sc_model *m, const double p[3])
+{
+    int best = 0;
+    double near = INFINITY;
+    for (int b = 0; b < m->nbones; b++) {
+        const double d = sc_point_segment_dist2(sc_v3_load(p), sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->bone_end + 3 * b));
+        if (d < near) {
+            near = d;
+            best = b;
+        }
+    }
+    return best;
+}
+
 void sc_model_surface_bones(const sc_model *m, int *out)
 {
     double *w = calloc((size_t)(m->nbones > 0 ? m->nbones : 1), sizeof(double));
@@ -141,15 +156,7 @@ void sc_model_surface_bones(const sc_model *m, int *out)
             for (int b = 1; b < m->nbones; b++)
                 if (w[b] > w[best]) best = b;
         } else {
-            sc_vec3 p = sc_v3_load(m->surf_rest + 3 * i);
-            double bd = 1e300;
-            for (int b = 0; b < m->nbones; b++) {
-                double d = sc_point_segment_dist2(p, sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->bone_end + 3 * b));
-                if (d < bd) {
-                    bd = d;
-                    best = b;
-                }
-            }
+            best = sc_model_nearest_bone(m, m->surf_rest + 3 * i);
         }
         out[i] = best;
     }

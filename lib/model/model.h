@@ -68,6 +68,8 @@ int sc_model_clone(const sc_model *src, sc_model *dst, sc_err *err);
 uint64_t sc_model_hash(const sc_model *m);
 /* Index of the bone called name, -1 if none: the one bone-name lookup of the library. */
 int sc_model_bone_index(const sc_model *m, const char *name);
+/* The bone whose segment (joint to tip, at rest) lies nearest to the rest point p. */
+int sc_model_nearest_bone(const sc_model *m, const double p[3]);
 /* The bone that moves each fine-surface vertex most (out[nsurf_verts]): by skin weight through
  * its tet, or the nearest bone when the model has no skin weights. */
 void sc_model_surface_bones(const sc_model *m, int *out);

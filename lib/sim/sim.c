@@ -88,17 +88,7 @@ static int node_owner(const sc_model *m, int i)
             best = b;
         }
     }
-    if (best >= 0) return best;
-    double near = INFINITY;
-    sc_vec3 p = sc_v3_load(m->rest_pos + 3 * i);
-    for (int b = 0; b < m->nbones; b++) {
-        const double d = sc_point_segment_dist2(p, sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->bone_end + 3 * b));
-        if (d < near) {
-            near = d;
-            best = b;
-        }
-    }
-    return best;
+    return best >= 0 ? best : sc_model_nearest_bone(m, m->rest_pos + 3 * i);
 }
 
 /* RIGID: the flesh's mass lumped into the bone that carries it (mass, centre of mass and inertia
@@ -145,9 +135,7 @@ static int lump_flesh(sc_sim *s, sc_err *err)
 static int rigid_colliders(sc_sim *s, sc_err *err)
 {
     const sc_model *m = s->m;
-    int *owner = malloc(((size_t)m->nsurf_verts + 1) * sizeof(int));
-    if (!owner) return sc_fail(err, SC_EIO, "out of memory");
-    sc_model_surface_bones(m, owner);
+    const int *owner = s->vert_bone;
     double lo[SC_SIM_MAX_BONES][3], hi[SC_SIM_MAX_BONES][3];
     for (int b = 0; b < s->nb; b++)
         for (int k = 0; k < 3; k++) lo[b][k] = INFINITY, hi[b][k] = -INFINITY;
@@ -157,7 +145,6 @@ static int rigid_colliders(sc_sim *s, sc_err *err)
             lo[owner[i]][k] = fmin(lo[owner[i]][k], x);
             hi[owner[i]][k] = fmax(hi[owner[i]][k], x);
         }
-    free(owner);
     sc_box_collider box[SC_SIM_MAX_BONES];
     int n = 0;
     for (int b = 0; b < s->nb; b++) {
@@ -208,6 +195,11 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
         free(s);
         return rc;
     }
+    if (!(s->vert_bone = malloc(((size_t)s->nv + 1) * sizeof(int)))) {
+        sc_sim_free(s);
+        return sc_fail(err, SC_EIO, "out of memory creating the simulation");
+    }
+    sc_model_surface_bones(m, s->vert_bone);
     if (o->contact_model == SC_CONTACT_RIGID && (rc = lump_flesh(s, err))) {
         sc_sim_free(s);
         return rc;
@@ -235,9 +227,8 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->ang_vel = malloc(b3 * sizeof(double));
     s->bone_f = malloc(b3 * sizeof(double));
     s->bone_tau = malloc(b3 * sizeof(double));
-    s->vert_bone = malloc(((size_t)s->nv + 1) * sizeof(int));
     if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->targets || !s->push || !s->f || !s->xbar || !s->xbar_dot || !s->reaction ||
-        !s->dt_mass || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f || !s->bone_tau || !s->vert_bone) {
+        !s->dt_mass || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f || !s->bone_tau) {
         sc_sim_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the simulation");
     }
@@ -250,7 +241,6 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
         sc_sim_free(s);
         return rc;
     }
-    sc_model_surface_bones(m, s->vert_bone);
     for (int i = 0; i < s->nn; i++) s->dt_mass[i] = m->node_bone[i] >= 0 ? 0 : s->o.dt / m->node_mass[i];
     memcpy(s->x, m->rest_pos, n3 * sizeof(double));
     sc_fem_warm_reset(&s->fem, s->warm);
