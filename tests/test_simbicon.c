@@ -54,6 +54,13 @@ TEST(rigid_contact_carries_the_weight)
     const int lf = sc_model_bone_index(&m, "l_foot"), rf = sc_model_bone_index(&m, "r_foot");
     ENSURE(s->cop[0] > s->pose[rf].p.x && s->cop[0] < s->pose[lf].p.x && fabs(s->cop[1]) < 1e-3);
     sc_sim_free(s);
+    /* contact.enabled: false takes the ground away, as for the soft model: 0.1 s of free fall */
+    o.contact.enabled = 0;
+    ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+    for (long k = 0; k < 200; k++) ENSURE_OK(sc_sim_step(s, &err), &err);
+    sc_sim_diagnostics(s, &d);
+    ENSURE(d.contacts == 0 && fabs(d.linear[1] / d.mass + 9.81 * 0.1) < 1e-6);
+    sc_sim_free(s);
     sc_model_free(&m);
 }
 

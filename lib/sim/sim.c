@@ -204,7 +204,8 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
         sc_sim_free(s);
         return rc;
     }
-    if ((rc = sc_skeleton_create(s->lumped ? s->lumped : m, &s->o.skeleton, &s->skel, err)) || (s->lumped && (rc = rigid_colliders(s, err)))) {
+    if ((rc = sc_skeleton_create(s->lumped ? s->lumped : m, &s->o.skeleton, &s->skel, err)) ||
+        (s->lumped && o->contact.enabled && (rc = rigid_colliders(s, err)))) { /* contact.enabled: false: no ground, as for soft */
         sc_sim_free(s);
         return rc;
     }
