@@ -12,6 +12,19 @@
         if ((rc = (x))) return rc; \
     } while (0)
 
+/* simulation.motor_noise: {b, seed} (Wang et al. 2010; [J11] 6 uses b = 75) */
+static int read_motor_noise(sc_cfg_node *sim, sc_motor_noise_opts *n, sc_err *err)
+{
+    sc_cfg_node *noise;
+    long seed;
+    int rc;
+    TRY(sc_cfg_section(sim, "motor_noise", &noise, err));
+    TRY(sc_cfg_double_range(noise, "b", 0, 0, 1e4, &n->b, err));
+    TRY(sc_cfg_int(noise, "seed", 1, 0, LONG_MAX, &seed, err));
+    n->seed = (uint64_t)seed;
+    return SC_OK;
+}
+
 static int read_simulation(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *err)
 {
     sc_cfg_node *sim, *ray;
@@ -41,21 +54,52 @@ static int read_simulation(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_e
     TRY(sc_cfg_enum(sim, "initial_pose", poses, 2, SC_START_REST, &sc->initial_pose, err));
     TRY(sc_cfg_double_range(sim, "settle", 0, 0, 10, &so->settle, err));
     TRY(sc_cfg_double_range(sim, "youngs_modulus", m->youngs, 1, 1e12, &sc->youngs, err));
+    TRY(read_motor_noise(sim, &so->motor_noise, err));
     TRY(sc_cfg_double_range(sim, "poisson_ratio", m->poisson, 0, 0.4999, &sc->poisson, err));
     so->skeleton.exact_solver = solver == 1;
     so->skeleton.iterations = (int)iters;
     return SC_OK;
 }
 
-static int read_contact(sc_cfg *cfg, sc_sim_opts *so, sc_err *err)
+/* contact.layer: its thickness and bones (default: the leaf bones, hands, feet and head) */
+static int read_layer(sc_cfg_node *con, const sc_model *m, sc_layer_opts *l, sc_err *err)
+{
+    sc_cfg_node *layer, *list;
+    char w[256];
+    int rc;
+    TRY(sc_cfg_section(con, "layer", &layer, err));
+    TRY(sc_cfg_double_range(layer, "thickness", 0.03, 1e-4, 1, &l->thickness, err));
+    TRY(sc_cfg_list(layer, "bones", 0, &list, err));
+    l->bones = 0;
+    if (!list) {
+        int leaves[SC_SIM_MAX_BONES];
+        const int n = m->nbones <= SC_SIM_MAX_BONES ? sc_model_leaf_bones(m, leaves) : 0;
+        for (int i = 0; i < n; i++) l->bones |= 1ull << leaves[i];
+        return SC_OK;
+    }
+    for (int i = 0; i < sc_cfg_len(list); i++) {
+        const sc_cfg_node *e = sc_cfg_at(list, i);
+        const char *name = sc_cfg_scalar(e);
+        const int b = name ? sc_model_bone_index(m, name) : -1;
+        if (b < 0 || b >= SC_SIM_MAX_BONES)
+            return sc_fail(err, SC_EINPUT, "%s: contact.layer.bones: '%s' is not a bone of the character", sc_cfg_where(e, w, sizeof w),
+                           name ? name : "(not a name)");
+        l->bones |= 1ull << b;
+    }
+    if (!l->bones) return sc_fail(err, SC_EINPUT, "%s: contact.layer.bones is empty", sc_cfg_where(list, w, sizeof w));
+    return SC_OK;
+}
+
+static int read_contact(sc_cfg *cfg, const sc_model *m, sc_sim_opts *so, sc_err *err)
 {
     sc_cfg_node *con;
     int rc;
-    static const char *const models[] = {"soft", "rigid"};
+    static const char *const models[] = {"soft", "rigid", "layer"};
     sc_cfg_node *rigid;
     TRY(sc_cfg_section(sc_cfg_root(cfg), "contact", &con, err));
     TRY(sc_cfg_bool(con, "enabled", 1, &so->contact.enabled, err));
-    TRY(sc_cfg_enum(con, "model", models, 2, SC_CONTACT_SOFT, &so->contact_model, err));
+    TRY(sc_cfg_enum(con, "model", models, 3, SC_CONTACT_SOFT, &so->contact_model, err));
+    if (so->contact_model == SC_CONTACT_LAYER || sc_cfg_get(con, "layer")) TRY(read_layer(con, m, &so->layer, err));
     TRY(sc_cfg_section(con, "rigid", &rigid, err));
     TRY(sc_cfg_double_range(rigid, "erp", so->rigid.erp, 0, 1, &so->rigid.erp, err));
     TRY(sc_cfg_double_range(rigid, "cfm", so->rigid.cfm, 0, 1, &so->rigid.cfm, err));
@@ -147,7 +191,7 @@ int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *er
     memset(sc, 0, sizeof *sc);
     sc_sim_default_opts(&sc->sim);
     TRY(read_simulation(cfg, m, sc, err));
-    TRY(read_contact(cfg, &sc->sim, err));
+    TRY(read_contact(cfg, m, &sc->sim, err));
     TRY(read_ground(root, &sc->sim, err));
     TRY(sc_cfg_section(root, "controller", &ctl, err));
     TRY(sc_cfg_double_range(ctl, "kp_scale", 1, 0, 1e3, &sc->kp_scale, err));

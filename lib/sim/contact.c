@@ -86,6 +86,12 @@ static inline __attribute__((always_inline)) double ground_height(const sc_groun
 
 double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal) { return ground_height(g, p, normal); }
 
+void sc_contact_cop(const sc_contact_result *r, double cop[3])
+{
+    if (r->normal_force > 0) sc_v3_store(cop, sc_v3_scale(r->load_moment, 1 / r->normal_force));
+    else cop[0] = cop[1] = cop[2] = NAN;
+}
+
 /* Contact of surface vertex i at x ([L13] 4.2.4): penalty normal force and anchored Coulomb
  * friction; returns 1 with the force in *fc when the vertex pushes on the ground. */
 static inline __attribute__((always_inline)) int contact_vertex(const sc_contact_opts *o, const sc_embedding *e, int i, sc_vec3 x,
@@ -128,6 +134,8 @@ static inline __attribute__((always_inline)) int contact_vertex(const sc_contact
     res->total_force = sc_v3_add(res->total_force, *fc);
     res->count++;
     res->max_depth = fmax(res->max_depth, -h);
+    res->normal_force += fn;
+    res->load_moment = sc_v3_axpy(fn, x, res->load_moment);
     return 1;
 }
 

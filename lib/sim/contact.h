@@ -51,7 +51,12 @@ typedef struct sc_contact_result {
     int count;           /* vertices in contact */
     int sliding;         /* of those, sliding */
     double max_depth;    /* m */
+    double normal_force; /* N: the sum of the normal loads ... */
+    sc_vec3 load_moment; /* N m: ... and of each times its point: the centre of pressure is their ratio */
 } sc_contact_result;
+
+/* The centre of pressure of a contact result (NAN without load). */
+void sc_contact_cop(const sc_contact_result *r, double cop[3]);
 
 /* The embedding of the fine surface: vertex i moves with tet tet[i] by weights bary[4 i..]. */
 typedef struct sc_embedding {

@@ -394,11 +394,12 @@ static int locality_order(const sc_model *m, int *slot, int *order)
 /* Tets whose four nodes are fixed to one bone move rigidly with it, and whatever their
  * forces, they sum to zero force and zero torque on that bone (sum f = 0 by construction,
  * sum x x f = 0 because P F^T is symmetric, [L13] 4.2.2): they are not stored. */
-static int rigid_tet(const sc_model *m, const int *tn)
+static int rigid_tet(const sc_model *m, const int *tn, int any_bones)
 {
     if (!m->node_bone) return 0;
-    int b = m->node_bone[tn[0]];
-    return b >= 0 && m->node_bone[tn[1]] == b && m->node_bone[tn[2]] == b && m->node_bone[tn[3]] == b;
+    const int *nb = m->node_bone, b = nb[tn[0]];
+    if (any_bones) return b >= 0 && nb[tn[1]] >= 0 && nb[tn[2]] >= 0 && nb[tn[3]] >= 0;
+    return b >= 0 && nb[tn[1]] == b && nb[tn[2]] == b && nb[tn[3]] == b;
 }
 
 /* Checks tet t of the model and derives its rest volume and Bm^-1 ([L13] eq. 11). */
@@ -440,7 +441,7 @@ static void fill_slot(sc_fem *fem, const sc_model *m, int sl, int t, double vol,
     fem->tet_id32[sl] = (float)t;
 }
 
-int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
+static int fem_init(sc_fem *fem, const sc_model *m, int fixed_any_bones, sc_err *err)
 {
     memset(fem, 0, sizeof *fem);
     if (!m || m->ntets <= 0 || m->nnodes <= 0 || !m->tets || !m->rest_pos) return sc_fail(err, SC_EINPUT, "/tetmesh: the model has no tetrahedra");
@@ -466,7 +467,7 @@ int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
             sc_fem_free(fem);
             return rc;
         }
-        fem->slot[t] = rigid_tet(m, m->tets + 4 * t) ? -1 : nt++;
+        fem->slot[t] = rigid_tet(m, m->tets + 4 * t, fixed_any_bones) ? -1 : nt++;
     }
     fem->order = alloc64((size_t)m->nnodes * sizeof(int), err);
     fem->node_model = alloc64((size_t)m->nnodes * sizeof(int), err);
@@ -512,3 +513,6 @@ int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err)
     }
     return SC_OK;
 }
+
+int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err) { return fem_init(fem, m, 0, err); }
+int sc_fem_init_free_tets(sc_fem *fem, const sc_model *m, sc_err *err) { return fem_init(fem, m, 1, err); }

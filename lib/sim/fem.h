@@ -84,6 +84,9 @@ typedef struct sc_fem {
  * SC_EINPUT names the offending tet or material value, or a bad SOFTCON_FEM_KERNEL; SC_EIO on
  * allocation failure. */
 int sc_fem_init(sc_fem *fem, const sc_model *m, sc_err *err);
+/* As sc_fem_init, leaving out every tet whose four nodes are fixed, to one bone or several: for
+ * a model whose fixed nodes are carried flesh (the soft contact layer), not flesh between bones. */
+int sc_fem_init_free_tets(sc_fem *fem, const sc_model *m, sc_err *err);
 void sc_fem_free(sc_fem *fem);
 
 /* Overrides the choice of sc_fem_kernel_id and sc_fem_kernel_id_single in this process:

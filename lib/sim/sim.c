@@ -5,6 +5,7 @@
 #include "core/blob.h"
 #include "core/hash.h"
 #include "core/log.h"
+#include "core/rng.h"
 #include "sim/sim.h"
 #include "skin/lbs.h"
 
@@ -48,6 +49,8 @@ void sc_sim_free(sc_sim *s)
     free(s);
 }
 
+static int is_rigid(const sc_sim *s) { return s->o.contact_model == SC_CONTACT_RIGID; }
+
 /* fixed nodes follow their bones ([L13] 4.3); with rigid contact every node does */
 static void sync_fixed(sc_sim *s)
 {
@@ -55,7 +58,7 @@ static void sync_fixed(sc_sim *s)
     sc_skeleton_get_state(s->skel, s->pose, s->lin_vel, s->ang_vel);
     sc_mat3 rot[SC_SIM_MAX_BONES];
     for (int b = 0; b < s->nb; b++) rot[b] = sc_q_to_m3(s->pose[b].q);
-    const int rigid = s->lumped != NULL, count = rigid ? s->nn : m->nfixed;
+    const int rigid = is_rigid(s), count = rigid ? s->nn : m->nfixed;
     for (int i = 0; i < count; i++) {
         const int n = rigid ? i : m->fixed_node[i], b = rigid ? s->node_owner[i] : m->fixed_bone[i];
         const double *l = rigid ? s->node_local + 3 * i : m->fixed_local + 3 * i, *w = s->ang_vel + 3 * b, *v = s->lin_vel + 3 * b;
@@ -91,24 +94,93 @@ static int node_owner(const sc_model *m, int i)
     return best >= 0 ? best : sc_model_nearest_bone(m, m->rest_pos + 3 * i);
 }
 
-/* RIGID: the flesh's mass lumped into the bone that carries it (mass, centre of mass and inertia
-   of its nodes as point masses), in a copy of the model the skeleton is built from. */
+/* LAYER: 1 for the nodes that stay soft: free flesh of a layer bone within the layer's thickness
+   of that bone's skin (the fine-surface vertices it moves most). */
+static void layer_nodes(const sc_sim *s, unsigned char *soft)
+{
+    const sc_model *m = s->m;
+    const sc_layer_opts *l = &s->o.layer;
+    for (int i = 0; i < m->nnodes; i++) {
+        soft[i] = 0;
+        const int b = s->node_owner[i];
+        if (m->node_bone[i] >= 0 || !(l->bones >> b & 1)) continue;
+        const double *x = m->rest_pos + 3 * i;
+        for (int v = 0; v < m->nsurf_verts && !soft[i]; v++) {
+            const double *p = m->surf_rest + 3 * v;
+            const double d0 = p[0] - x[0], d1 = p[1] - x[1], d2 = p[2] - x[2];
+            soft[i] = s->vert_bone[v] == b && d0 * d0 + d1 * d1 + d2 * d2 <= l->thickness * l->thickness;
+        }
+    }
+}
+
+/* LAYER: the carried nodes become fixed nodes of their bones in the lumped copy, skinned to that
+   bone alone: their pose-based rest shape is where they are carried, so the layer's tets that
+   reach them see no strain and no damping from a bone they do not follow. */
+static int fix_carried(sc_model *l, const sc_sim *s, const unsigned char *soft, sc_err *err)
+{
+    int n = 0;
+    for (int i = 0; i < l->nnodes; i++) n += !soft[i];
+    int *node = malloc(((size_t)n + 1) * sizeof(int)), *bone = malloc(((size_t)n + 1) * sizeof(int));
+    double *local = malloc((3 * (size_t)n + 1) * sizeof(double));
+    if (!node || !bone || !local) {
+        free(node);
+        free(bone);
+        free(local);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    n = 0;
+    for (int i = 0; i < l->nnodes; i++) {
+        l->node_bone[i] = soft[i] ? -1 : s->node_owner[i];
+        if (soft[i]) continue;
+        for (int k = 0; k < l->skin_k; k++) {
+            l->skin_bone[(size_t)i * l->skin_k + k] = k ? -1 : s->node_owner[i];
+            l->skin_w[(size_t)i * l->skin_k + k] = !k;
+        }
+        node[n] = i;
+        bone[n] = s->node_owner[i];
+        memcpy(local + 3 * n, s->node_local + 3 * i, 3 * sizeof(double));
+        n++;
+    }
+    free(l->fixed_node);
+    free(l->fixed_bone);
+    free(l->fixed_local);
+    l->fixed_node = node;
+    l->fixed_bone = bone;
+    l->fixed_local = local;
+    l->nfixed = n;
+    return SC_OK;
+}
+
+/* RIGID and LAYER: the carried flesh's mass lumped into the bone that carries it (mass, centre
+   of mass and inertia of its nodes as point masses), in a copy of the model the skeleton is built
+   from. RIGID carries every node; LAYER all but the layer's (layer_nodes). */
 static int lump_flesh(sc_sim *s, sc_err *err)
 {
     const sc_model *m = s->m;
     int rc;
+    unsigned char *soft = calloc((size_t)m->nnodes + 1, 1);
     s->lumped = calloc(1, sizeof *s->lumped);
     s->node_owner = malloc(((size_t)m->nnodes + 1) * sizeof(int));
     s->node_local = malloc((3 * (size_t)m->nnodes + 1) * sizeof(double));
-    if (!s->lumped || !s->node_owner || !s->node_local) return sc_fail(err, SC_EIO, "out of memory");
-    if ((rc = sc_model_clone(m, s->lumped, err))) return rc;
+    if (!soft || !s->lumped || !s->node_owner || !s->node_local) {
+        free(soft);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    if ((rc = sc_model_clone(m, s->lumped, err))) {
+        free(soft);
+        return rc;
+    }
     sc_model *l = s->lumped;
+    for (int i = 0; i < m->nnodes; i++) {
+        const int b = s->node_owner[i] = node_owner(m, i);
+        for (int k = 0; k < 3; k++) s->node_local[3 * i + k] = m->rest_pos[3 * i + k] - m->joint_pos[3 * b + k];
+    }
+    if (s->o.contact_model == SC_CONTACT_LAYER) layer_nodes(s, soft);
     double mass[SC_SIM_MAX_BONES] = {0}, first[SC_SIM_MAX_BONES][3] = {{0}}, second[SC_SIM_MAX_BONES][9] = {{0}};
     for (int i = 0; i < m->nnodes; i++) {
-        const int b = node_owner(m, i);
+        if (soft[i]) continue;
+        const int b = s->node_owner[i];
         const double *x = m->rest_pos + 3 * i, mi = m->node_mass[i];
-        s->node_owner[i] = b;
-        for (int k = 0; k < 3; k++) s->node_local[3 * i + k] = x[k] - m->joint_pos[3 * b + k];
         mass[b] += mi;
         for (int k = 0; k < 3; k++) {
             first[b][k] += mi * x[k];
@@ -127,7 +199,9 @@ static int lump_flesh(sc_sim *s, sc_err *err)
         l->bone_mass[b] = mass[b];
         memcpy(l->bone_com + 3 * b, c, sizeof c);
     }
-    return SC_OK;
+    rc = s->o.contact_model == SC_CONTACT_LAYER ? fix_carried(l, s, soft, err) : SC_OK;
+    free(soft);
+    return rc;
 }
 
 /* RIGID: each bone's box bounds the fine surface it carries (in the rest frame, which is the
@@ -172,12 +246,14 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
 {
     *out = NULL;
     if (!(o->dt > 0 && o->dt < 0.1)) return sc_fail(err, SC_EINPUT, "simulation: dt = %g s is outside (0, 0.1)", o->dt);
-    int needs_skin = o->contact_model == SC_CONTACT_SOFT && (o->plasticity || o->damping == SC_DAMP_POSE);
+    int needs_skin = o->contact_model != SC_CONTACT_RIGID && (o->plasticity || o->damping == SC_DAMP_POSE);
     if (needs_skin && m->skin_k == 0)
         return sc_fail(err, SC_EINPUT,
                        "the character has no /skin weights, which pose-based plasticity and damping need: run skin-weights first "
                        "(or set simulation.plasticity: false and simulation.damping: rayleigh|none)");
     if (m->nbones > SC_SIM_MAX_BONES) return sc_fail(err, SC_EINPUT, "simulation: %d bones (at most %d)", m->nbones, SC_SIM_MAX_BONES);
+    if (o->contact_model == SC_CONTACT_LAYER && !(o->layer.thickness > 0 && o->layer.bones))
+        return sc_fail(err, SC_EINPUT, "simulation: the soft contact layer needs a thickness > 0 (got %g m) and at least one bone", o->layer.thickness);
     sc_sim *s = calloc(1, sizeof *s);
     if (!s) return sc_fail(err, SC_EIO, "out of memory");
     s->m = m;
@@ -189,23 +265,25 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->nb = m->nbones;
     s->nv = m->nsurf_verts;
     s->start_sink = NAN;
-    int rc = sc_fem_init(&s->fem, m, err);
-    if (!rc && o->fem_single && (rc = sc_fem_set_kernel(&s->fem, sc_sim_fem_kernel(o), err))) sc_fem_free(&s->fem);
-    if (rc) {
-        free(s);
-        return rc;
-    }
+    int rc;
     if (!(s->vert_bone = malloc(((size_t)s->nv + 1) * sizeof(int)))) {
         sc_sim_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the simulation");
     }
     sc_model_surface_bones(m, s->vert_bone);
-    if (o->contact_model == SC_CONTACT_RIGID && (rc = lump_flesh(s, err))) {
+    if (o->contact_model != SC_CONTACT_SOFT && (rc = lump_flesh(s, err))) {
+        sc_sim_free(s);
+        return rc;
+    }
+    if (o->contact_model == SC_CONTACT_LAYER) s->m = m = s->lumped; /* the layer is the model's only free flesh */
+    rc = o->contact_model == SC_CONTACT_LAYER ? sc_fem_init_free_tets(&s->fem, m, err) : sc_fem_init(&s->fem, m, err);
+    if (!rc && o->fem_single && (rc = sc_fem_set_kernel(&s->fem, sc_sim_fem_kernel(o), err))) sc_fem_free(&s->fem);
+    if (rc) {
         sc_sim_free(s);
         return rc;
     }
     if ((rc = sc_skeleton_create(s->lumped ? s->lumped : m, &s->o.skeleton, &s->skel, err)) ||
-        (s->lumped && o->contact.enabled && (rc = rigid_colliders(s, err)))) { /* contact.enabled: false: no ground, as for soft */
+        (is_rigid(s) && o->contact.enabled && (rc = rigid_colliders(s, err)))) { /* contact.enabled: false: no ground, as for soft */
         sc_sim_free(s);
         return rc;
     }
@@ -604,10 +682,34 @@ static int check_blow_up(const sc_sim *s, int bad, sc_err *err)
     return SC_OK;
 }
 
+/* Motor noise (sc_motor_noise_opts): a torque pair on each servo's joint, drawn from a stream
+ * keyed by the step, so a restored snapshot draws the same. */
+static void step_motor_noise(sc_sim *s)
+{
+    const sc_motor_noise_opts *n = &s->o.motor_noise;
+    if (!(n->b > 0)) return;
+    double tau[3 * SC_SIM_MAX_BONES];
+    sc_skeleton_motor_torques(s->skel, tau);
+    sc_rng rng;
+    sc_rng_init(&rng, n->seed, (uint32_t)s->step, (uint32_t)((uint64_t)s->step >> 32));
+    for (int b = 1; b < s->nb; b++) {
+        const double limit = s->m->torque_limit ? s->m->torque_limit[b] : 0, *t = tau + 3 * b;
+        const double sigma = limit > 0 && isfinite(limit) ? n->b * sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]) / limit : 0;
+        double e[3], minus[3];
+        for (int k = 0; k < 3; k++) {
+            e[k] = sigma * sc_rng_normal(&rng);
+            minus[k] = -e[k];
+        }
+        sc_skeleton_add_torque(s->skel, b, e);
+        sc_skeleton_add_torque(s->skel, s->m->parent[b], minus);
+    }
+}
+
 /* RIGID: the skeleton alone meets the ground; the flesh rides on it (no FEM step). */
 static int step_rigid(sc_sim *s, sc_err *err)
 {
     const double t0 = sc_wall_time();
+    step_motor_noise(s);
     for (int b = 0; b < s->nb; b++) {
         double com[3];
         sc_skeleton_bone_com(s->skel, b, com, NULL);
@@ -618,7 +720,7 @@ static int step_rigid(sc_sim *s, sc_err *err)
     s->t += s->o.dt;
     s->step++;
     if (rc) return sc_err_prefix(err, "step %ld, t = %.4f s: ", s->step, s->t);
-    sc_skeleton_rigid_contact(s->skel, &s->contact, s->cop);
+    sc_skeleton_rigid_contact(s->skel, &s->contact);
     sync_fixed(s);
     const double t2 = sc_wall_time();
     s->timing.ode += t1 - t0;
@@ -630,7 +732,7 @@ static int step_rigid(sc_sim *s, sc_err *err)
 
 int sc_sim_step(sc_sim *s, sc_err *err)
 {
-    if (s->lumped) return step_rigid(s, err);
+    if (is_rigid(s)) return step_rigid(s, err);
     const sc_sim_opts *o = &s->o;
     double t0 = sc_wall_time(), t1;
     step_kinematics(s);
@@ -653,6 +755,7 @@ int sc_sim_step(sc_sim *s, sc_err *err)
 
     /* 4. integrate: free nodes (symplectic Euler), then the skeleton */
     step_nodes(s);
+    step_motor_noise(s);
     double t6 = sc_wall_time();
     int rc = sc_skeleton_step(s->skel, o->dt, err);
     double t7 = sc_wall_time();
@@ -672,7 +775,7 @@ int sc_sim_step(sc_sim *s, sc_err *err)
 void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d)
 {
     const sc_model *m = s->lumped ? s->lumped : s->m; /* RIGID: every node is in a bone's mass */
-    const int rigid = s->lumped != NULL;
+    const int rigid = is_rigid(s);
     memset(d, 0, sizeof *d);
     sc_xform *pose = s->pose;
     double g[3] = {s->o.gravity[0], s->o.gravity[1], s->o.gravity[2]};
@@ -727,7 +830,7 @@ void sc_sim_diagnostics(const sc_sim *s, sc_sim_diag *d)
 
 int sc_sim_bone_touches(const sc_sim *s, int bone)
 {
-    if (s->lumped) return sc_skeleton_bone_contact_force(s->skel, bone) > 0;
+    if (is_rigid(s)) return sc_skeleton_bone_contact_force(s->skel, bone) > 0;
     for (int i = 0; i < s->nv; i++)
         if (s->in_contact[i] && s->vert_bone[i] == bone) return 1;
     return 0;
@@ -805,6 +908,8 @@ static uint64_t options_hash(const sc_sim_opts *o)
         h = sc_hash_i64(h, o->contact_model);
         h = sc_hash_f64(sc_hash_f64(sc_hash_f64(h, o->rigid.erp), o->rigid.cfm), o->rigid.spacing);
     }
+    if (o->contact_model == SC_CONTACT_LAYER) h = sc_hash_i64(sc_hash_f64(h, o->layer.thickness), (int64_t)o->layer.bones);
+    if (o->motor_noise.b > 0) h = sc_hash_i64(sc_hash_f64(h, o->motor_noise.b), (int64_t)o->motor_noise.seed);
     /* likewise: a floor without tiles keeps its hash */
     if (c->ground.tile_size > 0) {
         h = sc_hash_f64(h, c->ground.tile_size);

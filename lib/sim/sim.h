@@ -28,8 +28,26 @@ typedef enum { SC_DAMP_POSE = 0, SC_DAMP_RAYLEIGH = 1, SC_DAMP_NONE = 2 } sc_dam
  * SOFT: the whole body is FEM flesh with penalty contact ([L13] 4, the default);
  * RIGID: the flesh is carried rigidly by the bone that moves it most, its mass lumped into
  *   that bone, and the bones' boxes (their flesh's bounds) touch the ground through ODE contact
- *   joints (sc_skeleton_set_colliders): [J11]'s rigid baseline, and no FEM step at all. */
-typedef enum { SC_CONTACT_SOFT = 0, SC_CONTACT_RIGID = 1 } sc_contact_model;
+ *   joints (sc_skeleton_set_colliders): [J11]'s rigid baseline, and no FEM step at all;
+ * LAYER: [J11] 3-4's soft contact layer: the flesh within `thickness` of the skin of the layer
+ *   bones (feet, hands) stays FEM flesh coupled two ways; every other node is carried rigidly by
+ *   its bone as in RIGID, its mass lumped into it, and the tets between carried nodes are not
+ *   simulated. Contact is softcon's penalty contact on the whole surface (in place of [J11]'s
+ *   LCP; docs/tools/simulate.md compares them). */
+typedef enum { SC_CONTACT_SOFT = 0, SC_CONTACT_RIGID = 1, SC_CONTACT_LAYER = 2 } sc_contact_model;
+
+typedef struct sc_layer_opts {
+    double thickness; /* m of flesh under the skin that stays soft */
+    uint64_t bones;   /* bit b: bone b has a soft layer */
+} sc_layer_opts;
+
+/* Wang et al. 2010's motor noise as [J11] 6 uses it: every step, each servo's torque gets a
+ * Gaussian torque of standard deviation b |tau| / tau_max per axis (tau: the servo's torque of
+ * the step before, tau_max: the joint's torque limit, its strength). b = 0: none. */
+typedef struct sc_motor_noise_opts {
+    double b;
+    uint64_t seed;
+} sc_motor_noise_opts;
 
 typedef struct sc_sim_opts {
     double dt;             /* s */
@@ -43,6 +61,8 @@ typedef struct sc_sim_opts {
     int contact_model;     /* sc_contact_model */
     sc_contact_opts contact;
     sc_rigid_contact_opts rigid; /* RIGID: friction is contact.mu, the ground contact.ground */
+    sc_layer_opts layer;
+    sc_motor_noise_opts motor_noise;
     sc_skeleton_opts skeleton;
     double max_speed;    /* m/s; a node faster than this is a blow-up */
     double max_inverted; /* fraction of tets allowed inverted at once */
@@ -102,10 +122,10 @@ typedef struct sc_sim {
     sc_lbs_plan lbs;      /* skinning by bone (when the model has weights) */
     sc_fem_stats fem_stats;
     sc_contact_result contact;
-    double cop[3]; /* RIGID: centre of pressure of the last step (NAN without load) */
     sc_sim_timing timing;
     /* RIGID: the model with the flesh lumped into the bones (what the skeleton was built from),
-       and each node's bone and bone-frame rest offset */
+       and each node's bone and bone-frame rest offset; LAYER: the model whose carried nodes are
+       fixed to their bones, which m then points to */
     sc_model *lumped;
     int *node_owner;
     double *node_local;

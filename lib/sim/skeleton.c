@@ -736,28 +736,23 @@ double sc_skeleton_bone_contact_force(const sc_skeleton *s, int bone)
     return fn;
 }
 
-void sc_skeleton_rigid_contact(const sc_skeleton *s, sc_contact_result *res, double cop[3])
+void sc_skeleton_rigid_contact(const sc_skeleton *s, sc_contact_result *res)
 {
     memset(res, 0, sizeof *res);
-    sc_vec3 f = {0, 0, 0}, p = {0, 0, 0};
-    double fn_sum = 0;
     for (int q = 0; q < s->ncontacts; q++) {
         const sc_vec3 fq = v3d(s->contact_fb[q].f1);
         const double fn = sc_v3_dot(fq, s->contact_normal[q]);
-        f = sc_v3_add(f, fq);
+        res->total_force = sc_v3_add(res->total_force, fq);
         if (fn > 0) {
             res->count++;
-            fn_sum += fn;
-            p = sc_v3_axpy(fn, s->contact_pos[q], p);
+            res->normal_force += fn;
+            res->load_moment = sc_v3_axpy(fn, s->contact_pos[q], res->load_moment);
             /* at the friction pyramid's edge: sliding */
             const sc_vec3 ft = sc_v3_sub(fq, sc_v3_scale(s->contact_normal[q], fn));
             if (sc_v3_norm(ft) > 0.99 * s->contact.mu * fn) res->sliding++;
         }
     }
-    res->total_force = f;
     res->max_depth = s->contact_depth;
-    if (fn_sum > 0) sc_v3_store(cop, sc_v3_scale(p, 1 / fn_sum));
-    else cop[0] = cop[1] = cop[2] = NAN;
 }
 
 /* ---- step ------------------------------------------------------------------------------- */

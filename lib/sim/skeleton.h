@@ -106,9 +106,9 @@ typedef struct sc_rigid_contact_opts {
 /* Gives the skeleton collision boxes against the ground g (copied). SC_EINPUT for a bone out of
  * range or a box without volume; replaces any earlier boxes. */
 int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxes, const sc_ground *g, const sc_rigid_contact_opts *o, sc_err *err);
-/* The contact forces of the last step (total force on the bones, contacts pressing, deepest
- * penetration at the step's start) and the centre of pressure (NAN without load). */
-void sc_skeleton_rigid_contact(const sc_skeleton *s, sc_contact_result *res, double cop[3]);
+/* The contact forces of the last step: total force on the bones, contacts pressing, their loads
+ * for the centre of pressure (sc_contact_cop), deepest penetration at the step's start. */
+void sc_skeleton_rigid_contact(const sc_skeleton *s, sc_contact_result *res);
 /* The ground's normal force on one bone in the last step (N; 0 without contact). */
 double sc_skeleton_bone_contact_force(const sc_skeleton *s, int bone);
 

@@ -20,7 +20,7 @@
 
 /* the time series of sim.h5 */
 struct sc_sim_series {
-    sc_h5_series *time, *bpos, *bquat, *blin, *bang, *nodes, *ke, *ee, *pe, *te, *lin, *ang, *com, *cf, *cn, *depth, *inv, *track, *push, *steptime,
+    sc_h5_series *time, *bpos, *bquat, *blin, *bang, *nodes, *ke, *ee, *pe, *te, *lin, *ang, *com, *cf, *cop, *cn, *depth, *inv, *track, *push, *steptime,
         *reftime;
 };
 
@@ -51,6 +51,7 @@ static int create_series(sc_h5 *f, const sc_model *m, int store_nodes, int follo
     S(com, "/momentum/com", 1, ((size_t[]){3}), "m", "centre of mass");
     if ((rc = sc_h5_group(f, "/contact", "ground contact on the fine surface", err))) return rc;
     S(cf, "/contact/force", 1, ((size_t[]){3}), "N", "total contact force on the body");
+    S(cop, "/contact/cop", 1, ((size_t[]){3}), "m", "centre of pressure: the contacts' points weighted by their normal loads (NaN without load)");
     S(depth, "/contact/max_depth", 0, NULL, "m", "deepest ground penetration of a surface vertex");
     if ((rc = sc_h5_series_create_i32(f, "/contact/count", s->time, 0, NULL, "surface vertices in contact", &s->cn, err))) return rc;
     if ((rc = sc_h5_group(f, "/fem", "soft body", err))) return rc;
@@ -140,7 +141,8 @@ int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targ
         q[3] = sim->pose[b].q.z;
     }
     int inv = d.inverted, cnt = d.contacts;
-    double depth = sim->contact.max_depth, t = sim->t;
+    double depth = sim->contact.max_depth, t = sim->t, cop[3];
+    sc_contact_cop(&sim->contact, cop);
     w->max_depth = fmax(w->max_depth, depth);
     sc_sim_series *s = w->s;
     int rc = sc_h5_series_append(s->time, &t, err) || sc_h5_series_append(s->bpos, bp, err) ||
@@ -148,7 +150,7 @@ int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targ
         sc_h5_series_append(s->bang, sim->ang_vel, err) || (s->nodes && sc_h5_series_append(s->nodes, sim->x, err)) ||
         sc_h5_series_append(s->ke, &d.kinetic, err) || sc_h5_series_append(s->ee, &d.elastic, err) || sc_h5_series_append(s->pe, &d.potential, err) ||
         sc_h5_series_append(s->te, &total, err) || sc_h5_series_append(s->lin, d.linear, err) || sc_h5_series_append(s->ang, d.angular, err) ||
-        sc_h5_series_append(s->com, d.com, err) || sc_h5_series_append(s->cf, d.contact_force, err) || sc_h5_series_append(s->depth, &depth, err) ||
+        sc_h5_series_append(s->com, d.com, err) || sc_h5_series_append(s->cf, d.contact_force, err) || sc_h5_series_append(s->cop, cop, err) || sc_h5_series_append(s->depth, &depth, err) ||
         sc_h5_series_append_i32(s->cn, &cnt, err) || sc_h5_series_append_i32(s->inv, &inv, err) || sc_h5_series_append(s->track, &track, err) ||
         sc_h5_series_append(s->push, push_total, err) || sc_h5_series_append(s->steptime, &per, err);
     if (!rc && s->reftime) rc = sc_h5_series_append(s->reftime, &reference_time, err);
