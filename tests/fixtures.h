@@ -3,6 +3,7 @@
  * when building failed (the tool's output is then in sc_fixture_log()). */
 #ifndef SC_FIXTURES_H
 #define SC_FIXTURES_H
+#include "model/model.h"
 
 /* The built-in Michelin of configs/michelin.yaml, with skin weights. */
 const char *sc_fixture_michelin(void);
@@ -11,6 +12,10 @@ const char *sc_fixture_march_reference(void);
 /* The Michelin with the CMU walk's skeleton (configs/michelin_cmu.yaml), with skin weights. */
 const char *sc_fixture_michelin_cmu(void);
 const char *sc_fixture_log(void);
+/* A soft cube (n x n x n nodes, spacing h, 6 tets per cell, density 1000, Poisson 0.3) with one
+ * free bone whose fixed nodes are the middle cell's corners; its boundary nodes are the fine
+ * surface. Returns 0 on failure. */
+int sc_fixture_block(sc_model *m, int n, double h, double youngs);
 /* A copy of path that outlives sc_test_tmp's ring of 32 buffers (a ring of 64 of its own). */
 const char *sc_fixture_keep(const char *path);
 

@@ -7,6 +7,7 @@
 #include "io/h5.h"
 #include "mesh/tetmesh.h"
 #include "sim/sim.h"
+#include "fixtures.h"
 #include "test.h"
 
 static char out[8192];
@@ -164,130 +165,13 @@ TEST(sim_plasticity_lets_the_elbow_bend)
     sc_model_free(&m);
 }
 
-/* A soft cube (n x n x n nodes, spacing h, 6 tets per cell) with one bone whose fixed nodes
- * are the middle cell's corners; its boundary nodes are the fine surface. */
-static int block_model(sc_model *m, int n, double h, double youngs)
-{
-    memset(m, 0, sizeof *m);
-    int nn = n * n * n, nc = (n - 1) * (n - 1) * (n - 1);
-    m->nnodes = nn;
-    m->ntets = 6 * nc;
-    m->rest_pos = malloc(sizeof(double) * 3 * nn);
-    m->tets = malloc(sizeof(int) * 4 * m->ntets);
-#define ID(i, j, k) (((k)*n + (j)) * n + (i))
-    for (int k = 0; k < n; k++)
-        for (int j = 0; j < n; j++)
-            for (int i = 0; i < n; i++) {
-                double *p = m->rest_pos + 3 * ID(i, j, k);
-                p[0] = (i - 0.5 * (n - 1)) * h;
-                p[1] = j * h;
-                p[2] = (k - 0.5 * (n - 1)) * h;
-            }
-    int t = 0;
-    for (int k = 0; k + 1 < n; k++)
-        for (int j = 0; j + 1 < n; j++)
-            for (int i = 0; i + 1 < n; i++) {
-                int c[8];
-                for (int q = 0; q < 8; q++) c[q] = ID(i + (q & 1), j + ((q >> 1) & 1), k + ((q >> 2) & 1));
-                static const int split[6][4] = {{0, 1, 3, 7}, {0, 3, 2, 7}, {0, 2, 6, 7}, {0, 6, 4, 7}, {0, 4, 5, 7}, {0, 5, 1, 7}};
-                for (int s = 0; s < 6; s++, t++)
-                    for (int q = 0; q < 4; q++) m->tets[4 * t + q] = c[split[s][q]];
-            }
-    sc_tetmesh tm = {nn, m->ntets, m->rest_pos, m->tets};
-    sc_tetmesh_orient(&tm);
-    m->tet_volume = malloc(sizeof(double) * m->ntets);
-    m->bm_inv = malloc(sizeof(double) * 9 * m->ntets);
-    m->node_mass = malloc(sizeof(double) * nn);
-    m->density = 1000;
-    m->youngs = youngs;
-    m->poisson = 0.3;
-    if (sc_tetmesh_geometry(&tm, m->density, m->tet_volume, m->bm_inv, m->node_mass, NULL)) return 0;
-    /* one free-root bone holding the middle cell */
-    int mid = (n - 1) / 2;
-    m->nbones = 1;
-    m->bone_name = calloc(1, sizeof *m->bone_name);
-    strcpy(m->bone_name[0], "block");
-    m->parent = calloc(1, sizeof(int));
-    m->parent[0] = -1;
-    m->joint_type = calloc(1, sizeof(int));
-    m->joint_pos = calloc(3, sizeof(double));
-    m->bone_end = calloc(3, sizeof(double));
-    m->hinge_axis = calloc(3, sizeof(double));
-    m->joint_lo = calloc(3, sizeof(double));
-    m->joint_hi = calloc(3, sizeof(double));
-    m->kp = calloc(1, sizeof(double));
-    m->kd = calloc(1, sizeof(double));
-    m->torque_limit = calloc(1, sizeof(double));
-    m->kd[0] = 1;
-    m->nfixed = 8;
-    m->fixed_node = malloc(sizeof(int) * 8);
-    m->fixed_bone = calloc(8, sizeof(int));
-    m->fixed_local = malloc(sizeof(double) * 24);
-    m->node_bone = malloc(sizeof(int) * nn);
-    for (int i = 0; i < nn; i++) m->node_bone[i] = -1;
-    double mass = 0, com[3] = {0, 0, 0};
-    for (int q = 0; q < 8; q++) {
-        int node = ID(mid + (q & 1), mid + ((q >> 1) & 1), mid + ((q >> 2) & 1));
-        m->fixed_node[q] = node;
-        m->node_bone[node] = 0;
-        mass += m->node_mass[node];
-        for (int d = 0; d < 3; d++) com[d] += m->node_mass[node] * m->rest_pos[3 * node + d];
-    }
-    for (int d = 0; d < 3; d++) {
-        com[d] /= mass;
-        m->joint_pos[d] = com[d];
-        m->bone_end[d] = com[d];
-    }
-    m->bone_end[1] += h;
-    m->bone_mass = malloc(sizeof(double));
-    m->bone_mass[0] = mass;
-    m->bone_com = malloc(sizeof(double) * 3);
-    memcpy(m->bone_com, com, sizeof com);
-    m->bone_inertia = calloc(9, sizeof(double));
-    for (int q = 0; q < 8; q++) {
-        int node = m->fixed_node[q];
-        double r[3];
-        for (int d = 0; d < 3; d++) {
-            r[d] = m->rest_pos[3 * node + d] - com[d];
-            m->fixed_local[3 * q + d] = r[d];
-        }
-        double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++) m->bone_inertia[3 * a + b] += m->node_mass[node] * ((a == b) * r2 - r[a] * r[b]);
-    }
-    /* the fine surface: the boundary nodes, each embedded in a tet that holds it */
-    m->surf_tet = malloc(sizeof(int) * nn);
-    m->surf_bary = calloc((size_t)nn * 4, sizeof(double));
-    m->surf_rest = malloc(sizeof(double) * 3 * nn);
-    m->surf_tris = calloc(3, sizeof(int));
-    m->nsurf_tris = 0;
-    int nv = 0;
-    for (int v = 0; v < nn; v++) {
-        int i = v % n, j = (v / n) % n, k = v / (n * n);
-        if (i && j && k && i < n - 1 && j < n - 1 && k < n - 1) continue;
-        for (int tt = 0; tt < m->ntets; tt++)
-            for (int q = 0; q < 4; q++)
-                if (m->tets[4 * tt + q] == v) {
-                    m->surf_tet[nv] = tt;
-                    m->surf_bary[4 * nv + q] = 1;
-                    tt = m->ntets;
-                    break;
-                }
-        memcpy(m->surf_rest + 3 * nv, m->rest_pos + 3 * v, 3 * sizeof(double));
-        nv++;
-    }
-    m->nsurf_verts = nv;
-#undef ID
-    return 1;
-}
-
 /* block on a slope of `deg` degrees (gravity tilted instead of the ground) with friction mu:
    returns the distance moved along the slope during `secs`, measured from 0.3 s after the
    tilt (when the elastic shear of the soft block has settled) */
 static double slide_distance(double deg, double mu, double secs, double *accel)
 {
     sc_model m;
-    if (!block_model(&m, 4, 0.05, 1e5)) return -1;
+    if (!sc_fixture_block(&m, 4, 0.05, 1e5)) return -1;
     sc_sim_opts o;
     sc_sim_default_opts(&o);
     o.plasticity = 0;
@@ -547,7 +431,7 @@ TEST(sim_heightfield_supports_weight)
 {
     /* a soft block dropped on a sinusoidal height field comes to rest carried by it */
     sc_model m;
-    ENSURE(block_model(&m, 4, 0.05, 1e5));
+    ENSURE(sc_fixture_block(&m, 4, 0.05, 1e5));
     sc_sim_opts o;
     sc_sim_default_opts(&o);
     o.plasticity = 0;
@@ -586,7 +470,7 @@ TEST(sim_tiles_support_weight)
     /* a soft block dropped on [J11]'s bumpy tiles (5 cm, raised up to 2 cm) comes to rest carried
      * by them: the contact force balances the weight; a snapshot of it is refused on another floor */
     sc_model m;
-    ENSURE(block_model(&m, 4, 0.05, 1e5));
+    ENSURE(sc_fixture_block(&m, 4, 0.05, 1e5));
     sc_sim_opts o;
     sc_sim_default_opts(&o);
     o.plasticity = 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "fixtures.h"
 #include "sampling/rollout.h"
+#include "settings/scenario.h"
 #include "settings/simbicon.h"
 #include "simbicon/simbicon.h"
 #include "sim/sim.h"
@@ -105,13 +106,17 @@ static int watch(void *ctx, const sc_sim *s, const sc_quat *targets, const doubl
     return 0;
 }
 
-/* The walker of configs/simbicon/walk_rigid.yaml for `seconds`, in *made. */
-static void walk(const sc_model *loaded, int contact_model, double seconds, sc_simbicon *c, fsm_watch *w, sc_model *m, sc_sim **made)
+/* The walker of configs/simbicon/NAME.yaml (its contact model and options) for `seconds`, in *made. */
+static void walk(const sc_model *loaded, const char *name, double seconds, sc_simbicon *c, fsm_watch *w, sc_model *m, sc_sim **made)
 {
     sc_err err = {0};
     sc_cfg *cfg;
     sc_cfg_node *ctl;
-    ENSURE_OK(sc_cfg_load_file(sc_test_repo("configs/simbicon/walk_rigid.yaml"), &cfg, &err), &err);
+    char path[256];
+    snprintf(path, sizeof path, "configs/simbicon/%s.yaml", name);
+    ENSURE_OK(sc_cfg_load_file(sc_test_repo(path), &cfg, &err), &err);
+    sc_scenario sc;
+    ENSURE_OK(sc_scenario_read(cfg, loaded, &sc, &err), &err);
     ENSURE_OK(sc_cfg_section(sc_cfg_root(cfg), "controller", &ctl, &err), &err);
     sc_simbicon_params p;
     ENSURE_OK(sc_simbicon_read(ctl, &p, &err), &err);
@@ -119,20 +124,15 @@ static void walk(const sc_model *loaded, int contact_model, double seconds, sc_s
     ENSURE_OK(sc_simbicon_init(c, loaded, &p, &err), &err);
     ENSURE_OK(sc_model_clone(loaded, m, &err), &err);
     ENSURE_OK(sc_simbicon_set_gains(&p, m, &err), &err);
-    sc_sim_opts o;
-    sc_sim_default_opts(&o);
-    o.contact_model = contact_model;
-    o.settle = 0.3;
     sc_sim *s;
-    ENSURE_OK(sc_sim_create(m, &o, &s, &err), &err);
-    const double v[3] = {0, 0, 0.6}; /* under way, as the config starts it */
-    ENSURE_OK(sc_simbicon_start(c, s, 0, v, &err), &err);
+    ENSURE_OK(sc_sim_create(m, &sc.sim, &s, &err), &err);
+    ENSURE_OK(sc_simbicon_start(c, s, sc.drop_height, sc.init_vel, &err), &err);
     ENSURE_OK(sc_sim_settle(s, &err), &err);
     *w = (fsm_watch){c, s, c->state, c->stance, 0, 0, s->t, ""};
     sc_quat *targets = malloc((size_t)m->nbones * sizeof *targets);
     sc_rollout_result res;
     *made = s;
-    ENSURE_OK(sc_rollout(s, sc_simbicon_source(c), NULL, lround(seconds / o.dt), watch, w, targets, &res, &err), &err);
+    ENSURE_OK(sc_rollout(s, sc_simbicon_source(c), NULL, lround(seconds / sc.sim.dt), watch, w, targets, &res, &err), &err);
     free(targets);
 }
 
@@ -143,8 +143,8 @@ TEST(simbicon_switches_on_touchdown_and_walks_rigid)
     sc_simbicon c1, c2;
     fsm_watch w1, w2;
     sc_sim *a, *b;
-    walk(&loaded, SC_CONTACT_RIGID, 6, &c1, &w1, &m1, &a);
-    walk(&loaded, SC_CONTACT_RIGID, 6, &c2, &w2, &m2, &b);
+    walk(&loaded, "walk_rigid", 6, &c1, &w1, &m1, &a);
+    walk(&loaded, "walk_rigid", 6, &c2, &w2, &m2, &b);
     sc_sim_diag d;
     sc_sim_diagnostics(a, &d);
     const size_t cap = sc_sim_snapshot_capacity(a);
@@ -171,21 +171,25 @@ TEST(simbicon_switches_on_touchdown_and_walks_rigid)
 /* [J11]: "control strategies, model coefficients and numerical parameters all remain intact" */
 TEST(simbicon_unchanged_walks_on_soft_contact)
 {
-    sc_model loaded, m;
+    sc_model loaded;
     load(&loaded);
-    sc_simbicon c;
-    fsm_watch w;
-    sc_sim *s;
-    walk(&loaded, SC_CONTACT_SOFT, 3, &c, &w, &m, &s);
-    sc_sim_diag d;
-    sc_sim_diagnostics(s, &d);
-    sc_test_report("soft SIMBICON, 3 s: %ld foot strikes, centre of mass at (%.3f, %.3f, %.3f) m, %d of %d tets inverted", c.steps, d.com[0],
-                   d.com[1], d.com[2], d.inverted, m.ntets);
-    ENSURE_MSG(!w.bad, "%s", w.why);
-    ENSURE(c.steps >= 4 && d.com[2] > 0.8 && d.com[1] > 0.7 && d.inverted < 0.01 * m.ntets);
-    sc_sim_free(s);
-    sc_simbicon_free(&c);
-    sc_model_free(&m);
+    static const char *const configs[2] = {"walk_softlayer", "walk_soft"}, *const names[2] = {"soft layer", "soft body"};
+    for (int k = 0; k < 2; k++) {
+        sc_model m;
+        sc_simbicon c;
+        fsm_watch w;
+        sc_sim *s;
+        walk(&loaded, configs[k], 3, &c, &w, &m, &s);
+        sc_sim_diag d;
+        sc_sim_diagnostics(s, &d);
+        sc_test_report("SIMBICON on the %s, 3 s: %ld foot strikes, centre of mass at (%.3f, %.3f, %.3f) m, %d of %d tets inverted", names[k],
+                       c.steps, d.com[0], d.com[1], d.com[2], d.inverted, m.ntets);
+        ENSURE_MSG(!w.bad, "%s: %s", names[k], w.why);
+        ENSURE(c.steps >= 4 && d.com[2] > 0.8 && d.com[1] > 0.7 && d.inverted < 0.01 * m.ntets);
+        sc_sim_free(s);
+        sc_simbicon_free(&c);
+        sc_model_free(&m);
+    }
     sc_model_free(&loaded);
 }
 
@@ -216,4 +220,22 @@ TEST(simbicon_bad_configs_exit_2)
                    bad[k].simbicon, rc, out);
     }
     sc_test_report("%zu bad controller.simbicon: exit 2 naming the config, no output; e.g. %s", sizeof bad / sizeof *bad, out);
+    /* the soft layer's and the motor noise's keys */
+    static const struct {
+        const char *yaml, *want;
+    } keys[] = {
+        {"contact: {model: layer, layer: {bones: [l_foot, l_toe]}}", "contact.layer.bones: 'l_toe' is not a bone"},
+        {"contact: {model: layer, layer: {bones: []}}", "contact.layer.bones is empty"},
+        {"contact: {model: layer, layer: {thickness: -0.01}}", "'contact.layer.thickness' = -0.01 is outside"},
+        {"contact: {model: lcp}", "lcp"},
+        {"simulation: {duration: 0.01, motor_noise: {b: -75}}", "'simulation.motor_noise.b' = -75 is outside"},
+    };
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        snprintf(text, sizeof text, "%s\ncontroller: {type: hold}\n", keys[k].yaml);
+        const char *cfg = sc_test_write("layer_bad.yaml", text), *o = sc_test_tmp("layer_bad.h5");
+        int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, ch);
+        ENSURE_MSG(rc == 2 && strstr(out, "layer_bad.yaml:1") && strstr(out, keys[k].want) && !sc_test_file_exists(o), "%s: exit %d: %s",
+                   keys[k].yaml, rc, out);
+    }
+    sc_test_report("%zu bad contact.layer / motor_noise keys: exit 2 naming the line; e.g. %s", sizeof keys / sizeof *keys, out);
 }

@@ -94,23 +94,38 @@ static int node_owner(const sc_model *m, int i)
     return best >= 0 ? best : sc_model_nearest_bone(m, m->rest_pos + 3 * i);
 }
 
-/* LAYER: 1 for the nodes that stay soft: free flesh of a layer bone within the layer's thickness
-   of that bone's skin (the fine-surface vertices it moves most). */
+/* LAYER: 1 for the nodes that stay soft: the free flesh within the layer's thickness of the skin
+   the layer bones move (their fine-surface vertices), whichever bone the node itself follows
+   most (a heel's flesh may follow the shin), and the free nodes that such skin is embedded in, so
+   that all of it rests on soft flesh however coarse the tets. */
 static void layer_nodes(const sc_sim *s, unsigned char *soft)
 {
     const sc_model *m = s->m;
     const sc_layer_opts *l = &s->o.layer;
+    const double r2 = l->thickness * l->thickness;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int v = 0; v < m->nsurf_verts; v++)
+        if (l->bones >> s->vert_bone[v] & 1)
+            for (int k = 0; k < 3; k++) {
+                lo[k] = fmin(lo[k], m->surf_rest[3 * v + k] - l->thickness);
+                hi[k] = fmax(hi[k], m->surf_rest[3 * v + k] + l->thickness);
+            }
     for (int i = 0; i < m->nnodes; i++) {
-        soft[i] = 0;
-        const int b = s->node_owner[i];
-        if (m->node_bone[i] >= 0 || !(l->bones >> b & 1)) continue;
         const double *x = m->rest_pos + 3 * i;
+        soft[i] = 0;
+        if (m->node_bone[i] >= 0 || x[0] < lo[0] || x[0] > hi[0] || x[1] < lo[1] || x[1] > hi[1] || x[2] < lo[2] || x[2] > hi[2]) continue;
         for (int v = 0; v < m->nsurf_verts && !soft[i]; v++) {
             const double *p = m->surf_rest + 3 * v;
             const double d0 = p[0] - x[0], d1 = p[1] - x[1], d2 = p[2] - x[2];
-            soft[i] = s->vert_bone[v] == b && d0 * d0 + d1 * d1 + d2 * d2 <= l->thickness * l->thickness;
+            soft[i] = (l->bones >> s->vert_bone[v] & 1) && d0 * d0 + d1 * d1 + d2 * d2 <= r2;
         }
     }
+    for (int v = 0; v < m->nsurf_verts; v++)
+        if (l->bones >> s->vert_bone[v] & 1)
+            for (int k = 0; k < 4; k++) {
+                const int n = m->tets[4 * m->surf_tet[v] + k];
+                soft[n] |= m->node_bone[n] < 0 && m->surf_bary[4 * v + k] != 0;
+            }
 }
 
 /* LAYER: the carried nodes become fixed nodes of their bones in the lumped copy, skinned to that
