@@ -5,7 +5,9 @@
 #
 #   1. mesh-prep and skin-weights on the built-in Michelin (median of 3), inverse-dynamics of
 #      the march clip (the reference of the rollout benchmark);
-#   2. every benchmark program on that character ("@ metric value unit" lines are recorded);
+#   2. every benchmark program on that character ("@ metric value unit" lines are recorded;
+#      bench_contact on the CMU Michelin of configs/michelin_cmu.yaml, whose skeleton SIMBICON's
+#      configs name);
 #   3. the step side by side with a baseline build of softcon (BASELINE, default the code
 #      before the performance work of issue 11): bench/bench_pair.c is compiled against both
 #      libraries and run alternately PAIRS times (the current one with the FEM pass in double,
@@ -95,12 +97,22 @@ if [ "${BENCH_ONLY:-}" = sampling ]; then
   exit 0
 fi
 
+# bench_contact walks SIMBICON on the CMU Michelin (its skeleton comes from a CMU clip)
+cmu_ok=0
+if SOFTCON_MOCAP_PATH="${SOFTCON_MOCAP_PATH:-../shared/mocap}" bin/mesh-prep -q -c configs/michelin_cmu.yaml -o "$out/character_cmu.h5" &&
+  bin/skin-weights -q -c configs/michelin_cmu.yaml -o "$out/character_cmu.h5" "$out/character_cmu.h5"; then cmu_ok=1; fi
+
 for prog in "$@"; do
   name=$(basename "$prog")
   [[ "$name" == bench_pair ]] && continue # run below, against the baseline
+  char="$out/character.h5"
+  if [[ "$name" == bench_contact ]]; then
+    [[ $cmu_ok == 1 ]] || { echo "== $name: skipped (the CMU Michelin could not be built: set SOFTCON_MOCAP_PATH to the CMU clips)"; continue; }
+    char="$out/character_cmu.h5"
+  fi
   echo "== $name"
   # programs print their report; lines "@ metric value unit" are the figures to record
-  "$prog" "$out/character.h5" > "$out/$name.txt"
+  "$prog" "$char" > "$out/$name.txt"
   grep -v '^@ ' "$out/$name.txt" || true
   { grep '^@ ' "$out/$name.txt" || true; } | while read -r _ metric value unit; do record "$name" "$metric" "$value" "$unit"; done
 done

@@ -14,7 +14,7 @@ PACKAGES=(
   mpich libmpich-dev               # sample-openloop across ranks (mpicc.mpich / mpiexec.mpich)
   libyaml-dev                      # configs
   libhdf5-dev hdf5-tools           # all data files (pkg-config hdf5-serial), h5dump
-  python3 python3-h5py python3-numpy  # tests read outputs the way users do
+  python3 python3-h5py python3-numpy python3-yaml  # tests read outputs the way users do; the experiment runner
   gnuplot-nox ffmpeg               # plots and movies (optional at run time)
   clang libclang-rt-14-dev llvm    # make fuzz: libFuzzer harnesses (tests/fuzz), llvm-cov for their coverage
   cppcheck clang-format            # make lint (static analysis, scripts/cppcheck-baseline.txt), make check-format

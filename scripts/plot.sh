@@ -5,6 +5,10 @@
 #   openloop.h5 (softcon.openloop/1):   NAME_segments.png (cost terms, time scale) NAME_tracking.png
 #   policy.h5 (softcon.policy/2):       NAME_pushes.png (success rate by push, open vs closed loop)
 #                                       NAME_stiffness.png NAME_learning.png
+#   experiment.h5 (softcon.experiment/1, scripts/softcontact-experiment.py): NAME_pushes.png (largest push
+#                                       survived per direction and contact model) or NAME_drift.png (lateral
+#                                       drift per seed), NAME_cop.png ([J11] Fig. 5), NAME_force.png (Fig. 6),
+#                                       NAME_contacts.png
 # Usage: scripts/plot.sh [-o OUTDIR] FILE.h5 [FILE.h5 ...]   (OUTDIR defaults to each file's folder)
 # Data are read with python3 + h5py (Debian: python3-h5py, installed by scripts/install-deps.sh).
 # Exit codes: 0 ok, 1 usage, 2 not a sim/reference file or a dataset missing, 3 I/O, 5 gnuplot or
@@ -67,8 +71,45 @@ elif schema.startswith("softcon.openloop/"):
     kind = "openloop"
 elif schema.startswith("softcon.policy/"):
     kind = "policy"
+elif schema.startswith("softcon.experiment/"):
+    kind = "experiment"
 else:
-    fail(2, f"schema '{schema}': expected softcon.sim/1, softcon.reference/1, softcon.openloop/1 or softcon.policy/2")
+    fail(2, f"schema '{schema}': expected softcon.sim/1, softcon.reference/1, softcon.openloop/1, softcon.policy/2 or softcon.experiment/1")
+if kind == "experiment":
+    def strings(p):
+        if p not in f:
+            fail(2, f"{p}: missing")
+        return [x.decode() if isinstance(x, bytes) else str(x) for x in f[p][()]]
+    model, direction = strings("/trials/model"), strings("/trials/direction")
+    models = [m for m in ("rigid", "layer", "soft") if m in model]
+    with open(f"{work}/models.txt", "w") as out:
+        out.write("\n".join(models) + "\n")
+    exp = f.attrs["experiment"]
+    exp = exp.decode() if isinstance(exp, bytes) else str(exp)
+    if exp == "push":
+        largest = get("/trials/largest", 1)
+        dirs = list(dict.fromkeys(direction))
+        rows = []
+        for i, d in enumerate(dirs):
+            row = [i]
+            for m in models:
+                v = np.array([largest[k] for k in range(largest.size) if model[k] == m and direction[k] == d])
+                row += [v.mean(), v.min(), v.max()]
+            rows.append(row)
+        np.savetxt(f"{work}/pushes.dat", np.array(rows), fmt="%.9g")
+        with open(f"{work}/directions.txt", "w") as out:
+            out.write(", ".join(f'"{d}" {i}' for i, d in enumerate(dirs)))
+    else:
+        drift, seed = np.abs(get("/trials/drift_10s", 1)), get("/trials/seed", 1)
+        seeds = sorted(set(seed))
+        cols = [np.array(seeds)] + [np.array([next((drift[k] for k in range(seed.size) if model[k] == m and seed[k] == s_), np.nan) for s_ in seeds]) for m in models]
+        save("drift", cols, "seed " + " ".join(models))
+    for m in models:
+        g = f"/series/{m}"
+        save(f"series_{m}", [get(g + "/time", 1), get(g + "/cop", 1), get(g + "/force", 1), get(g + "/contacts", 1)], "t cop_m force_N contacts")
+    with open(f"{work}/experiment.txt", "w") as out:
+        out.write(exp)
+    print("experiment"); sys.exit(0)
 if kind == "openloop":
     c = get("/segments/cost_terms", 2)
     w = np.asarray(f["/segments/cost_terms"].attrs["weights"], dtype=float)
@@ -155,7 +196,37 @@ for file in "$@"; do
   stem=$(basename "$file"); stem=${stem%.*}
   d=$work
   name=$(basename "$file")
-  if [ "$kind" = openloop ]; then
+  if [ "$kind" = experiment ]; then
+    mapfile -t models < "$d/models.txt"
+    span="set xrange [$(awk 'NR==2{print $1; exit}' "$d/series_${models[0]}.dat"):$(awk 'NR==2{print $1 + 2; exit}' "$d/series_${models[0]}.dat")]"
+    cop="plot"; force="plot"; contacts="plot"
+    for m in "${models[@]}"; do
+      cop="$cop '$d/series_$m.dat' u 1:(100*\$2) w l lw 2 t '$m',"
+      force="$force '$d/series_$m.dat' u 1:3 w l lw 2 t '$m',"
+      contacts="$contacts '$d/series_$m.dat' u 1:4 w l lw 2 t '$m',"
+    done
+    plot "$dir/${stem}_cop.png" "$name: centre of pressure along the stance foot, 2 s of the first seed ([J11] Fig. 5)" "cm from the foot bone's origin" "$span; ${cop%,}"
+    plot "$dir/${stem}_force.png" "$name: |total contact force|, 2 s of the first seed ([J11] Fig. 6)" "N" "$span; ${force%,}"
+    plot "$dir/${stem}_contacts.png" "$name: contacts (rigid: contact points; layer, soft: skin vertices)" "contacts" "$span; ${contacts%,}"
+    if [ "$(cat "$d/experiment.txt")" = push ]; then
+      cmd="plot"
+      i=0
+      for m in "${models[@]}"; do
+        cmd="$cmd '$d/pushes.dat' u (\$1+0.2*($i-1)):$((3 * i + 2)):$((3 * i + 3)):$((3 * i + 4)) w yerrorbars pt 7 ps 1.5 lw 2 t '$m (mean, min-max over seeds)',"
+        i=$((i + 1))
+      done
+      plot "$dir/${stem}_pushes.png" "$name: largest push survived" "N" \
+        "set xlabel 'direction'; set xtics ($(cat "$d/directions.txt")); set xrange [-0.5:$(wc -l < "$d/pushes.dat")-0.5]; set yrange [0:*]; ${cmd%,}"
+    else
+      cmd="plot"
+      i=0
+      for m in "${models[@]}"; do
+        cmd="$cmd '$d/drift.dat' u 1:$((i + 2)) w p pt 7 ps 1.5 t '$m',"
+        i=$((i + 1))
+      done
+      plot "$dir/${stem}_drift.png" "$name: |lateral drift| after 10 s per seed (a fall: no point)" "m" "set xlabel 'seed'; set yrange [0:*]; ${cmd%,}"
+    fi
+  elif [ "$kind" = openloop ]; then
     plot "$dir/${stem}_segments.png" "$name: weighted cost of each segment, and its time scale" "cost" \
       "set xlabel 'reference time at the segment end (s)'; set y2label 'time scale'; set y2tics; set ytics nomirror; \
        plot '$d/segments.dat' u 1:2 w lp lw 2 lc rgb 'black' t 'cost', '' u 1:3 w l t 'pose', '' u 1:4 w l t 'root', \

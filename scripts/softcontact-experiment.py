@@ -19,7 +19,7 @@ the configs and provenance; --plots DIR writes PNGs of it (gnuplot). Results do 
 Exit codes: 0 ok, 1 usage, 2 bad config (named with its key), 3 I/O, 4 a simulation failed
 numerically before its fall (the message names the trial), 5 gnuplot, h5py or yaml missing.
 """
-import argparse, math, os, shutil, subprocess, sys, tempfile
+import argparse, datetime, math, os, shutil, socket, subprocess, sys, tempfile
 from multiprocessing import Pool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -132,7 +132,9 @@ def measure(path, c, until):
     i10 = np.searchsorted(t, 10.0 - 1e-9)
     r['drift_10s'] = float(com[i10, 0] - com[0, 0]) if i10 < len(t) and fall > 10 else math.nan
     win = (t >= c['analysis_start']) & (t < min(until, fall))
-    force = np.linalg.norm(f['contact/force'][:], axis=1)[win]
+    fvec = f['contact/force'][:][win]
+    force = np.linalg.norm(fvec, axis=1)
+    r['force_y_mean'] = float(fvec[:, 1].mean()) if force.size else math.nan
     r['force_mean'] = float(force.mean()) if force.size else math.nan
     r['force_std'] = float(force.std()) if force.size else math.nan
     r['contacts_mean'] = float(f['contact/count'][:][win].mean()) if force.size else math.nan
@@ -227,13 +229,16 @@ def write(out, c, rows, argv):
             f.attrs['schema'] = 'softcon.experiment/1'
             f.attrs['experiment'] = c['experiment']
             f.attrs['config'] = c['text']
-            f.attrs['command'] = ' '.join(argv)
+            f.attrs['created_by'] = ' '.join(argv)
+            f.attrs['created_at'] = datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+            f.attrs['host'] = socket.gethostname()
             f.attrs['motor_noise_b'] = float(c['motor_noise'])
             f.attrs['fall_height_m'] = float(c['fall_height'])
             f.attrs['duration_s'] = float(c['duration'])
             with open(os.path.join(ROOT, 'VERSION')) as fh:
                 f.attrs['softcon_version'] = fh.read().strip()
             g = f.create_group('walkers')
+            g.attrs['description'] = "each contact model's walker config (its text), which every trial ran with the experiment's changes"
             for m, text in c['walker_text'].items():
                 g.attrs[m] = text
             t = f.create_group('trials')
@@ -245,6 +250,7 @@ def write(out, c, rows, argv):
                     ('distance', 'm', 'centre of mass travel along +z (the walk forward) over the unpushed walk'),
                     ('drift', 'm', 'lateral (x) centre of mass displacement at the end of the unpushed walk'),
                     ('drift_10s', 'm', 'lateral displacement after 10 s (NaN: fell before, or shorter)'),
+                    ('force_y_mean', 'N', 'mean vertical contact force over the analysis window (the weight, over whole steps)'),
                     ('force_mean', 'N', 'mean |total contact force| over the analysis window'),
                     ('force_std', 'N', 'its standard deviation'),
                     ('contacts_mean', '', 'mean contacts (rigid: contact points; layer, soft: surface vertices)'),
@@ -286,9 +292,10 @@ def summary(c, rows):
             fell = sum(r['fall_time'] <= c['duration'] for r in mine)
             drift = np.array([abs(r['drift_10s']) for r in mine if math.isfinite(r['drift_10s'])])
             lines.append('%-5s falls %d of %d; |lateral drift| after 10 s mean %.3f m (max %.3f); distance %.2f m; '
-                         'contact force %.1f +- %.1f N; contacts %.1f; CoP variation per step %.4f m'
+                         'vertical force %.1f N, |force| %.1f +- %.1f N; contacts %.1f; CoP variation per step %.4f m'
                          % (m, fell, len(mine), drift.mean() if drift.size else math.nan, drift.max() if drift.size else math.nan,
-                            np.mean([r['distance'] for r in mine]), np.nanmean([r['force_mean'] for r in mine]),
+                            np.mean([r['distance'] for r in mine]), np.nanmean([r['force_y_mean'] for r in mine]),
+                            np.nanmean([r['force_mean'] for r in mine]),
                             np.nanmean([r['force_std'] for r in mine]), np.nanmean([r['contacts_mean'] for r in mine]),
                             np.nanmean([r['cop_tv_per_step'] for r in mine])))
     return lines

@@ -234,3 +234,35 @@ TEST(motor_noise_is_internal_and_seeded)
     free(q0);
     sc_model_free(&m);
 }
+
+/* scripts/softcontact-experiment.py as a user runs it: one push bisection per seed on the rigid
+   walker (0, 1200 N, then 600 N), the same rows whatever the number of processes, and a bad
+   config exit 2 naming its key. */
+TEST(softcontact_experiment_runner)
+{
+    const char *ch = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    static char out[8192], cfg[1024];
+    snprintf(cfg, sizeof cfg,
+             "experiment: push\nwalkers: {rigid: %s}\nseeds: 2\nduration: 3.0\n"
+             "push: {window: [1.5, 1.7], directions: {forward: [0, 0, 1]}, max: 1200, resolution: 700}\n",
+             sc_test_repo("configs/simbicon/walk_rigid.yaml"));
+    const char *c = sc_test_write("exp.yaml", cfg), *h1 = sc_test_tmp("exp1.h5"), *h2 = sc_test_tmp("exp2.h5");
+    const char *script = sc_test_repo("scripts/softcontact-experiment.py");
+    int rc = sc_test_sh(out, sizeof out, "%s -j 1 -o %s %s %s && %s -j 2 -o %s %s %s", script, h1, c, ch, script, h2, c, ch);
+    ENSURE_MSG(rc == 0, "exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out,
+                    "/usr/bin/python3 -c \"import h5py, numpy as np; a, b = h5py.File('%s'), h5py.File('%s'); t = a['trials']; "
+                    "assert a.attrs['schema'] == 'softcon.experiment/1' and t['largest'].shape == (2,), t['largest'][:]; "
+                    "assert all(np.array_equal(t[k][:], b['trials'][k][:], equal_nan=True) for k in ('largest', 'fall_time', 'distance', 'cop_tv_per_step')); "
+                    "assert (t['trials'][:] == 3).all() and (t['largest'][:] %% 600 == 0).all() and np.isinf(t['fall_time'][:]).all() and (t['distance'][:] > 0.5).all(); "
+                    "assert t['force_y_mean'].attrs['units'] == 'N' and abs(t['force_y_mean'][0] / 638.4 - 1) < 0.2, t['force_y_mean'][:]; "
+                    "print('largest', t['largest'][:], 'N; distance', t['distance'][:], 'm')\"",
+                    h1, h2);
+    ENSURE_MSG(rc == 0, "%s", out);
+    sc_test_report("2 seeds, 3 simulations each, -j 1 and -j 2 give the same rows: %s", out);
+    const char *bad = sc_test_write("exp_bad.yaml", "experiment: jump\nwalkers: {}\n");
+    rc = sc_test_sh(out, sizeof out, "%s -o %s %s %s", script, sc_test_tmp("exp_bad.h5"), bad, ch);
+    ENSURE_MSG(rc == 2 && strstr(out, "exp_bad.yaml: experiment: push, floor or gait") && !sc_test_file_exists(sc_test_tmp("exp_bad.h5")),
+               "exit %d: %s", rc, out);
+}
