@@ -268,7 +268,8 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
                        "(or set simulation.plasticity: false and simulation.damping: rayleigh|none)");
     if (m->nbones > SC_SIM_MAX_BONES) return sc_fail(err, SC_EINPUT, "simulation: %d bones (at most %d)", m->nbones, SC_SIM_MAX_BONES);
     if (o->contact_model == SC_CONTACT_LAYER && !(o->layer.thickness > 0 && o->layer.bones))
-        return sc_fail(err, SC_EINPUT, "simulation: the soft contact layer needs a thickness > 0 (got %g m) and at least one bone", o->layer.thickness);
+        return sc_fail(err, SC_EINPUT, "simulation: the soft contact layer needs a thickness > 0 (got %g m) and at least one bone",
+                       o->layer.thickness);
     sc_sim *s = calloc(1, sizeof *s);
     if (!s) return sc_fail(err, SC_EIO, "out of memory");
     s->m = m;

@@ -20,8 +20,8 @@
 
 /* the time series of sim.h5 */
 struct sc_sim_series {
-    sc_h5_series *time, *bpos, *bquat, *blin, *bang, *nodes, *ke, *ee, *pe, *te, *lin, *ang, *com, *cf, *cop, *cn, *depth, *inv, *track, *push, *steptime,
-        *reftime;
+    sc_h5_series *time, *bpos, *bquat, *blin, *bang, *nodes, *ke, *ee, *pe, *te, *lin, *ang, *com, *cf, *cop, *cn, *depth, *inv, *track, *push,
+        *steptime, *reftime;
 };
 
 static int create_series(sc_h5 *f, const sc_model *m, int store_nodes, int follows_reference, sc_sim_series *s, sc_err *err)
@@ -150,9 +150,9 @@ int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targ
         sc_h5_series_append(s->bang, sim->ang_vel, err) || (s->nodes && sc_h5_series_append(s->nodes, sim->x, err)) ||
         sc_h5_series_append(s->ke, &d.kinetic, err) || sc_h5_series_append(s->ee, &d.elastic, err) || sc_h5_series_append(s->pe, &d.potential, err) ||
         sc_h5_series_append(s->te, &total, err) || sc_h5_series_append(s->lin, d.linear, err) || sc_h5_series_append(s->ang, d.angular, err) ||
-        sc_h5_series_append(s->com, d.com, err) || sc_h5_series_append(s->cf, d.contact_force, err) || sc_h5_series_append(s->cop, cop, err) || sc_h5_series_append(s->depth, &depth, err) ||
-        sc_h5_series_append_i32(s->cn, &cnt, err) || sc_h5_series_append_i32(s->inv, &inv, err) || sc_h5_series_append(s->track, &track, err) ||
-        sc_h5_series_append(s->push, push_total, err) || sc_h5_series_append(s->steptime, &per, err);
+        sc_h5_series_append(s->com, d.com, err) || sc_h5_series_append(s->cf, d.contact_force, err) || sc_h5_series_append(s->cop, cop, err) ||
+        sc_h5_series_append(s->depth, &depth, err) || sc_h5_series_append_i32(s->cn, &cnt, err) || sc_h5_series_append_i32(s->inv, &inv, err) ||
+        sc_h5_series_append(s->track, &track, err) || sc_h5_series_append(s->push, push_total, err) || sc_h5_series_append(s->steptime, &per, err);
     if (!rc && s->reftime) rc = sc_h5_series_append(s->reftime, &reference_time, err);
     if (rc) return 1;
     w->frame_times[w->nframes++] = t;
