@@ -193,6 +193,34 @@ TEST(simbicon_unchanged_walks_on_soft_contact)
     sc_model_free(&loaded);
 }
 
+/* The same configs on another body: the built-in Michelin (92 kg, longer legs, its own mesh) */
+TEST(simbicon_walks_another_body)
+{
+    const char *ch = sc_fixture_michelin();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    sc_model loaded;
+    sc_err err = {0};
+    ENSURE_OK(sc_character_read(ch, &loaded, 0, &err), &err);
+    static const char *const configs[2] = {"walk_rigid", "walk_softlayer"};
+    for (int k = 0; k < 2; k++) {
+        sc_model m;
+        sc_simbicon c;
+        fsm_watch w;
+        sc_sim *s;
+        walk(&loaded, configs[k], 3, &c, &w, &m, &s);
+        sc_sim_diag d;
+        sc_sim_diagnostics(s, &d);
+        sc_test_report("built-in Michelin, %s.yaml, 3 s: %ld foot strikes, centre of mass at (%.3f, %.3f, %.3f) m", configs[k], c.steps, d.com[0],
+                       d.com[1], d.com[2]);
+        ENSURE_MSG(!w.bad, "%s: %s", configs[k], w.why);
+        ENSURE(c.steps >= 4 && d.com[2] > 0.8 && d.com[1] > 0.75 && fabs(d.com[0]) < 0.3);
+        sc_sim_free(s);
+        sc_simbicon_free(&c);
+        sc_model_free(&m);
+    }
+    sc_model_free(&loaded);
+}
+
 TEST(simbicon_bad_configs_exit_2)
 {
     const char *ch = sc_fixture_michelin_cmu();
