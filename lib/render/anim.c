@@ -267,8 +267,9 @@ static int open_sim(sc_sim_data *d, sc_anim *a, sc_err *err)
     if (d->config) {
         sc_render_scene scene;
         sc_render_scene_read(d->config, a->path, (const char(*)[SC_NAME_LEN])a->bone_name, a->nbones, &scene);
-        memcpy(a->ground_n, scene.ground_n, sizeof a->ground_n);
-        a->ground_off = scene.ground_off;
+        sc_v3_store(a->ground_n, scene.ground.normal);
+        a->ground_off = scene.ground.offset;
+        a->relief = scene.ground;
         a->npush = scene.npush;
         memcpy(a->push, scene.push, sizeof a->push);
     }

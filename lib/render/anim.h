@@ -42,6 +42,7 @@ typedef struct sc_anim {
     double *com, *contact_force, *push_force; /* [nframes*3] m, N, N */
     /* scene from the simulation's config (root attribute `config`), when readable */
     double ground_n[3], ground_off; /* ground: n . x = off (flat y = 0 by default) */
+    sc_ground relief;               /* and its bumps and tiles, drawn as shading of that plane */
     int npush;
     sc_anim_push push[SC_ANIM_MAX_PUSH];
     double height;          /* rest surface height (m) */

@@ -27,6 +27,8 @@ struct sc_renderer {
     float *tex_shadow, *tex_contact, *tex_tmp; /* TEX_N x TEX_N */
     double tex_u0, tex_v0, tex_res;
     sc_vec3 gn, gu, gv; /* ground normal and in-plane axes */
+    sc_ground relief;   /* its bumps and tiles (shading only) */
+    int has_relief;
     double goff;
     sc_vec3 light;
     float albedo[3]; /* linear */
@@ -102,6 +104,8 @@ int sc_renderer_create(const sc_render_opts *o, const sc_anim *a, sc_renderer **
     }
     r->gn = sc_v3_normalize(sc_v3_load(a->ground_n));
     r->goff = a->ground_off;
+    r->relief = a->relief;
+    r->has_relief = (a->relief.tile_size > 0 && a->relief.tile_height > 0) || (a->relief.bump_length > 0 && a->relief.bump_height != 0);
     sc_vec3 x = sc_v3(1, 0, 0);
     r->gu = sc_v3_normalize(sc_v3_sub(x, sc_v3_scale(r->gn, sc_v3_dot(x, r->gn))));
     r->gv = sc_v3_cross(r->gu, r->gn);
@@ -384,11 +388,20 @@ static void ground_row(sc_renderer *r, const sc_camera *c, int y)
             float s = tex_lookup(r->tex_shadow, tx, ty), k = tex_lookup(r->tex_contact, tx, ty);
             shadow = (1 - 0.42 * (s > 1 ? 1 : s)) * (1 - 0.55 * (k > 1 ? 1 : k));
         }
-        double dist = q[2], fog = dist * dist / (dist * dist + 28.0 * 28.0);
+        double dist = q[2], fog = dist * dist / (dist * dist + 28.0 * 28.0), relief = 1;
+        if (r->has_relief) { /* the bumps and tiles lit by their own normals on the base plane */
+            sc_vec3 n, p = sc_v3_add(sc_v3_scale(r->gn, r->goff), sc_v3_add(sc_v3_scale(r->gu, q[0]), sc_v3_scale(r->gv, q[1])));
+            sc_ground_height(&r->relief, p, &n);
+            const double flat = maxd_(sc_v3_dot(r->gn, r->light), 0.1), lit = maxd_(sc_v3_dot(n, r->light), 0.05) / flat;
+            /* faded out where a pixel covers a tile or a quarter of a bump (it would alias) */
+            const double scale = r->relief.tile_size > 0 ? r->relief.tile_size : 0.25 * r->relief.bump_length;
+            const double fade = maxd_(0, 1 - maxd_(wu, wv) / scale);
+            relief = 1 + fade * (mind_(maxd_(lit, 0.6), 1.4) - 1);
+        }
         for (int k = 0; k < 3; k++) {
             double base = dark_tile[k] + (0.5 + 0.5 * chk) * (light_tile[k] - dark_tile[k]);
             base += ln * (line[k] - base);
-            base *= shadow;
+            base *= shadow * relief;
             bg[k] = (float)(base + fog * (horizon[k] - base));
         }
     }

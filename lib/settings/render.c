@@ -5,6 +5,7 @@
 #include "core/log.h"
 #include "core/mathx.h"
 #include "settings/render.h"
+#include "settings/scenario.h"
 
 static const char *const camera_names[] = {"side", "front", "orbit"};
 
@@ -115,7 +116,7 @@ int sc_render_settings_read(sc_cfg *cfg, sc_render_settings *c, sc_err *err)
 void sc_render_scene_read(const char *config_text, const char *file, const char (*bone_name)[SC_NAME_LEN], int nbones, sc_render_scene *s)
 {
     memset(s, 0, sizeof *s);
-    s->ground_n[1] = 1;
+    s->ground.normal = sc_v3(0, 1, 0);
     sc_cfg *cfg = NULL;
     sc_err e;
     char name[1200];
@@ -124,16 +125,12 @@ void sc_render_scene_read(const char *config_text, const char *file, const char 
         sc_log_warn("%s: flat ground at y = 0 and no push arrows by bone (%s)", file, e.msg);
         return;
     }
-    sc_cfg_node *root = sc_cfg_root(cfg), *g = sc_cfg_get(root, "ground");
-    double slope = 0, height = 0;
-    if (g && sc_cfg_is_map(g)) {
-        if (sc_cfg_double(g, "slope", 0, &slope, &e) || sc_cfg_double(g, "height", 0, &height, &e)) slope = height = 0;
+    sc_cfg_node *root = sc_cfg_root(cfg);
+    if (sc_ground_read(root, &s->ground, &e)) {
+        sc_log_warn("%s: flat ground at y = 0 (%s)", file, e.msg);
+        memset(&s->ground, 0, sizeof s->ground);
+        s->ground.normal = sc_v3(0, 1, 0);
     }
-    double ang = slope * SC_PI / 180; /* as simulate: a slope tilts the ground about z */
-    s->ground_n[0] = -sin(ang);
-    s->ground_n[1] = cos(ang);
-    s->ground_n[2] = 0;
-    s->ground_off = height * cos(ang);
     sc_cfg_node *list = sc_cfg_get(root, "perturbations");
     for (int i = 0; list && sc_cfg_is_seq(list) && i < sc_cfg_len(list) && s->npush < SC_SCENE_MAX_PUSH; i++) {
         sc_cfg_node *it = sc_cfg_at(list, i);

@@ -6,6 +6,7 @@
 #include "core/status.h"
 #include "io/config.h"
 #include "model/model.h"
+#include "sim/contact.h"
 
 enum { SC_CAM_SIDE = 0, SC_CAM_FRONT = 1, SC_CAM_ORBIT = 2 };
 
@@ -54,12 +55,12 @@ typedef struct sc_scene_push {
 } sc_scene_push;
 
 typedef struct sc_render_scene {
-    double ground_n[3], ground_off;
+    sc_ground ground; /* the simulation's: plane, bumps and tiles */
     int npush;
     sc_scene_push push[SC_SCENE_MAX_PUSH];
 } sc_render_scene;
 
-/* Best effort: a config that does not parse leaves a flat ground and no pushes (with a warning
+/* Best effort: a config that does not parse (or whose ground does not) leaves a flat ground and no pushes (with a warning
    naming `file`); pushes on bones not in bone_name are left out. */
 void sc_render_scene_read(const char *config_text, const char *file, const char (*bone_name)[SC_NAME_LEN], int nbones, sc_render_scene *s);
 

@@ -141,7 +141,7 @@ static int read_tiles(sc_cfg_node *gr, sc_ground *g, sc_err *err)
     return SC_OK;
 }
 
-static int read_ground(sc_cfg_node *root, sc_sim_opts *so, sc_err *err)
+int sc_ground_read(sc_cfg_node *root, sc_ground *g, sc_err *err)
 {
     sc_cfg_node *gr, *bumps;
     double slope, height;
@@ -150,14 +150,14 @@ static int read_ground(sc_cfg_node *root, sc_sim_opts *so, sc_err *err)
     TRY(sc_cfg_double_range(gr, "slope", 0, -80, 80, &slope, err));
     TRY(sc_cfg_double_range(gr, "height", 0, -100, 100, &height, err));
     TRY(sc_cfg_section(gr, "bumps", &bumps, err));
-    TRY(sc_cfg_double_range(bumps, "height", 0, 0, 10, &so->contact.ground.bump_height, err));
-    TRY(sc_cfg_double_range(bumps, "wavelength", 1, 1e-3, 1e3, &so->contact.ground.bump_length, err));
-    if (so->contact.ground.bump_height == 0) so->contact.ground.bump_length = 0;
-    TRY(read_tiles(gr, &so->contact.ground, err));
+    TRY(sc_cfg_double_range(bumps, "height", 0, 0, 10, &g->bump_height, err));
+    TRY(sc_cfg_double_range(bumps, "wavelength", 1, 1e-3, 1e3, &g->bump_length, err));
+    if (g->bump_height == 0) g->bump_length = 0;
+    TRY(read_tiles(gr, g, err));
     /* a slope tilts the ground about z: it rises along +x */
     double a = slope * SC_PI / 180;
-    so->contact.ground.normal = sc_v3(-sin(a), cos(a), 0);
-    so->contact.ground.offset = height * cos(a);
+    g->normal = sc_v3(-sin(a), cos(a), 0);
+    g->offset = height * cos(a);
     return SC_OK;
 }
 
@@ -192,7 +192,7 @@ int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *er
     sc_sim_default_opts(&sc->sim);
     TRY(read_simulation(cfg, m, sc, err));
     TRY(read_contact(cfg, m, &sc->sim, err));
-    TRY(read_ground(root, &sc->sim, err));
+    TRY(sc_ground_read(root, &sc->sim.contact.ground, err));
     TRY(sc_cfg_section(root, "controller", &ctl, err));
     TRY(sc_cfg_double_range(ctl, "kp_scale", 1, 0, 1e3, &sc->kp_scale, err));
     TRY(sc_cfg_double_range(ctl, "kd_scale", 1, 1e-6, 1e3, &sc->kd_scale, err));
