@@ -16,8 +16,10 @@ contact model, and the experiment:
 Every trial is a run of bin/simulate; each trial's gait measures are taken before any push.
 OUT.h5 (schema softcon.experiment/1) holds every trial and the per-model summary, with units,
 the configs and provenance; --plots DIR writes PNGs of it (gnuplot). Results do not depend on -j.
-Exit codes: 0 ok, 1 usage, 2 bad config (named with its key), 3 I/O, 4 a simulation failed
-numerically before its fall (the message names the trial), 5 gnuplot, h5py or yaml missing.
+Exit codes: 0 ok, 1 usage, 2 bad config (named with its key), 3 I/O, 4 a simulation could not
+run (the message names the trial), 5 gnuplot, h5py or yaml missing. A trial that ends in a
+numerical failure (simulate's exit 4, e.g. flesh crushed by a fall) counts as a fall at its last
+frame, and /trials/failures counts them.
 """
 import argparse, datetime, math, os, shutil, socket, subprocess, sys, tempfile
 from multiprocessing import Pool
@@ -47,7 +49,7 @@ def read_config(path):
         fail(2, '%s: %s' % (path, e))
     if not isinstance(c, dict):
         fail(2, '%s: expected a map of settings' % path)
-    known = {'experiment', 'walkers', 'seeds', 'duration', 'fall_height', 'motor_noise', 'push', 'floor', 'analysis_start'}
+    known = {'experiment', 'walkers', 'seeds', 'duration', 'fall_height', 'motor_noise', 'push', 'floor', 'analysis_start', 'every'}
     for k in c:
         if k not in known:
             fail(2, '%s: unknown key %r (known: %s)' % (path, k, ', '.join(sorted(known))))
@@ -77,6 +79,8 @@ def read_config(path):
     c.setdefault('fall_height', 0.55)
     need(isinstance(c['fall_height'], (int, float)) and c['fall_height'] > 0, 'fall_height', 'metres > 0')
     c.setdefault('analysis_start', 1.0)
+    c.setdefault('every', 20)
+    need(isinstance(c['every'], int) and c['every'] >= 1, 'every', 'steps between the frames measured (an integer >= 1)')
     c.setdefault('motor_noise', 0)
     need(isinstance(c['motor_noise'], (int, float)) and c['motor_noise'] >= 0, 'motor_noise', "Wang et al. 2010's b >= 0")
     if c['experiment'] == 'push':
@@ -107,7 +111,7 @@ def trial_config(c, model, seed, push=None):
     sim['duration'] = float(c['duration'])
     if c['motor_noise'] > 0:
         sim['motor_noise'] = {'b': float(c['motor_noise']), 'seed': seed}
-    w['output'] = {'every': 20, 'nodes': False}
+    w['output'] = {'every': c['every'], 'nodes': False}
     if c['experiment'] == 'floor':
         w.setdefault('ground', {})['tiles'] = {'size': float(c['floor']['size']), 'height': float(c['floor']['height']), 'seed': seed}
     if push:
@@ -125,10 +129,11 @@ def measure(path, c, until):
     com = f['momentum/com'][:]
     low = np.nonzero(com[:, 1] < c['fall_height'])[0]
     fall = float(t[low[0]]) if len(low) else math.inf
-    if status != 'completed' and not len(low):
-        return None, status
+    failed = status != 'completed'
+    if failed and not len(low):  # a numerical failure ends the walk: a fall at its last frame
+        fall = float(t[-1]) if len(t) else 0.0
     names = [n.decode() if isinstance(n, bytes) else n for n in f['bones/names'][:]]
-    r = {'fall_time': fall, 'distance': float(com[-1, 2] - com[0, 2]), 'drift': float(com[-1, 0] - com[0, 0])}
+    r = {'fall_time': fall, 'failed': int(failed), 'distance': float(com[-1, 2] - com[0, 2]), 'drift': float(com[-1, 0] - com[0, 0])}
     i10 = np.searchsorted(t, 10.0 - 1e-9)
     r['drift_10s'] = float(com[i10, 0] - com[0, 0]) if i10 < len(t) and fall > 10 else math.nan
     win = (t >= c['analysis_start']) & (t < min(until, fall))
@@ -178,12 +183,10 @@ def run_trial(c, character, tmp, tag, model, seed, push=None):
     p = subprocess.run([os.path.join(ROOT, 'bin', 'simulate'), '-q', '-c', cfg, '-o', out, character], capture_output=True, text=True)
     if p.returncode not in (0, 4) or not os.path.exists(out):
         raise RuntimeError('%s (seed %d): simulate exited %d: %s' % (model, seed, p.returncode, p.stderr.strip()[-400:]))
-    r, status = measure(out, c, push[0] if push else math.inf)
+    r, _ = measure(out, c, push[0] if push else math.inf)
     for ext in ('.yaml', '.h5', '.xdmf'):
         if os.path.exists(os.path.join(tmp, tag + ext)):
             os.remove(os.path.join(tmp, tag + ext))
-    if r is None:
-        raise RuntimeError('%s (seed %d): the simulation failed before any fall: %s' % (model, seed, status))
     return r
 
 
@@ -198,28 +201,28 @@ def job(args):
     tag = '%s_%d_%s' % (model, seed, direction or 'walk')
     if c['experiment'] != 'push':
         r = run_trial(c, character, tmp, tag, model, seed)
-        return dict(model=model, seed=seed, direction='', largest=math.nan, trials=1, **r)
+        return dict(model=model, seed=seed, direction='', largest=math.nan, trials=1, failures=r['failed'], **r)
     d = np.array(c['push']['directions'][direction], float)
     d /= np.linalg.norm(d)
     t0 = push_time(c, seed)
-    lo, hi, n = 0.0, float(c['push']['max']), 0
+    lo, hi = 0.0, float(c['push']['max'])
     first = run_trial(c, character, tmp, tag, model, seed, (t0, 0 * d))
-    n += 1
+    n, failures = 1, first['failed']
     if first['fall_time'] <= c['duration']:
-        return dict(model=model, seed=seed, direction=direction, largest=0.0, trials=n, **first)
+        return dict(model=model, seed=seed, direction=direction, largest=0.0, trials=n, failures=failures, **first)
     top = run_trial(c, character, tmp, tag, model, seed, (t0, hi * d))
-    n += 1
+    n, failures = n + 1, failures + top['failed']
     if top['fall_time'] > c['duration']:
         lo = hi
     while hi - lo > c['push']['resolution']:
         mid = 0.5 * (lo + hi)
         r = run_trial(c, character, tmp, tag, model, seed, (t0, mid * d))
-        n += 1
+        n, failures = n + 1, failures + r['failed']
         if r['fall_time'] > c['duration']:
             lo = mid
         else:
             hi = mid
-    return dict(model=model, seed=seed, direction=direction, largest=lo, trials=n, **first)
+    return dict(model=model, seed=seed, direction=direction, largest=lo, trials=n, failures=failures, **first)
 
 
 def write(out, c, rows, argv):
@@ -246,6 +249,7 @@ def write(out, c, rows, argv):
             cols = [('model', None, ''), ('seed', None, ''), ('direction', None, ''),
                     ('largest', 'N', 'largest push survived, bisected to push.resolution (push.max: the largest tried)'),
                     ('trials', '', 'simulations run for this row'),
+                    ('failures', '', 'of them, ended by a numerical failure (counted as a fall at its last frame)'),
                     ('fall_time', 's', 'first time the centre of mass is below fall_height, in the unpushed walk (inf: never)'),
                     ('distance', 'm', 'centre of mass travel along +z (the walk forward) over the unpushed walk'),
                     ('drift', 'm', 'lateral (x) centre of mass displacement at the end of the unpushed walk'),
@@ -287,7 +291,8 @@ def summary(c, rows):
             for d in c['push']['directions']:
                 v = np.array([r['largest'] for r in mine if r['direction'] == d])
                 parts.append('%s %.0f N (min %.0f, max %.0f)' % (d, v.mean(), v.min(), v.max()))
-            lines.append('%-5s largest push survived, mean over %d seeds: %s' % (m, c['seeds'], '; '.join(parts)))
+            lines.append('%-5s largest push survived, mean over %d seeds: %s (%d numerical failures in %d simulations)'
+                         % (m, c['seeds'], '; '.join(parts), sum(r['failures'] for r in mine), sum(r['trials'] for r in mine)))
         else:
             fell = sum(r['fall_time'] <= c['duration'] for r in mine)
             drift = np.array([abs(r['drift_10s']) for r in mine if math.isfinite(r['drift_10s'])])
