@@ -144,16 +144,19 @@ def measure(path, c, until):
     r['force_std'] = float(force.std()) if force.size else math.nan
     r['contacts_mean'] = float(f['contact/count'][:][win].mean()) if force.size else math.nan
     # the centre of pressure under the stance foot (the foot nearest to it), along that foot's
-    # forward: one stance = one step; its total variation per step ([J11] Fig. 5)
+    # forward; its total variation ([J11] Fig. 5) summed between frames on the same foot, per
+    # stance: a run of frames on one foot lasting 0.1 s or more (shorter runs are double-support
+    # flicker between the feet, not steps)
     feet = [names.index(b) for b in ('l_foot', 'r_foot') if b in names]
     cop = f['contact/cop'][:][win]
     pos = f['bones/position'][:][win]
     quat = f['bones/orientation'][:][win]
-    tv, steps, cur, last = 0.0, 0, None, None
+    tw = t[win]
+    tv, steps, cur, last, run_start = 0.0, 0, None, None, None
     series = []
     for k in range(len(cop)):
-        if not np.all(np.isfinite(cop[k])) or len(feet) < 2:
-            cur = None
+        if not np.all(np.isfinite(cop[k])) or len(feet) < 2:  # no load: no variation across the gap
+            last = None
             series.append(math.nan)
             continue
         d = [np.hypot(*(cop[k] - pos[k, b])[[0, 2]]) for b in feet]
@@ -164,11 +167,14 @@ def measure(path, c, until):
         s = float(np.dot(cop[k] - pos[k, b], fwd))
         series.append(s)
         if b != cur:
-            steps += 1
-            cur = b
-        elif last is not None:
+            if cur is not None and run_start is not None and tw[k] - run_start >= 0.1:
+                steps += 1
+            cur, run_start, last = b, tw[k], None
+        if last is not None:
             tv += abs(s - last)
         last = s
+    if cur is not None and run_start is not None and tw[-1] - run_start >= 0.1:
+        steps += 1
     r['cop_tv_per_step'] = tv / steps if steps else math.nan
     r['steps'] = steps
     r['series'] = {'time': t[win], 'cop': np.array(series), 'force': force, 'contacts': f['contact/count'][:][win]}
@@ -258,8 +264,8 @@ def write(out, c, rows, argv):
                     ('force_mean', 'N', 'mean |total contact force| over the analysis window'),
                     ('force_std', 'N', 'its standard deviation'),
                     ('contacts_mean', '', 'mean contacts (rigid: contact points; layer, soft: surface vertices)'),
-                    ('cop_tv_per_step', 'm', 'total variation of the centre of pressure along the stance foot per step'),
-                    ('steps', '', 'stances in the analysis window')]
+                    ('cop_tv_per_step', 'm', 'total variation of the centre of pressure along the stance foot (between frames on the same foot) per stance'),
+                    ('steps', '', 'stances (runs of frames on one foot of 0.1 s or more) in the analysis window')]
             for name, unit, desc in cols:
                 vals = [r[name] for r in rows]
                 ds = t.create_dataset(name, data=np.array(vals, dtype=h5py.string_dtype()) if isinstance(vals[0], str) else np.array(vals))
