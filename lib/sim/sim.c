@@ -103,17 +103,22 @@ static void layer_nodes(const sc_sim *s, unsigned char *soft)
     const sc_model *m = s->m;
     const sc_layer_opts *l = &s->o.layer;
     const double r2 = l->thickness * l->thickness;
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double lo[SC_SIM_MAX_BONES][3], hi[SC_SIM_MAX_BONES][3]; /* each layer bone's skin, grown by the thickness */
+    for (int b = 0; b < s->nb; b++)
+        for (int k = 0; k < 3; k++) lo[b][k] = INFINITY, hi[b][k] = -INFINITY;
     for (int v = 0; v < m->nsurf_verts; v++)
-        if (l->bones >> s->vert_bone[v] & 1)
-            for (int k = 0; k < 3; k++) {
-                lo[k] = fmin(lo[k], m->surf_rest[3 * v + k] - l->thickness);
-                hi[k] = fmax(hi[k], m->surf_rest[3 * v + k] + l->thickness);
-            }
+        for (int k = 0, b = s->vert_bone[v]; k < 3; k++) {
+            lo[b][k] = fmin(lo[b][k], m->surf_rest[3 * v + k] - l->thickness);
+            hi[b][k] = fmax(hi[b][k], m->surf_rest[3 * v + k] + l->thickness);
+        }
     for (int i = 0; i < m->nnodes; i++) {
         const double *x = m->rest_pos + 3 * i;
+        int near = 0;
+        for (int b = 0; b < s->nb && !near; b++)
+            near = (l->bones >> b & 1) && x[0] >= lo[b][0] && x[0] <= hi[b][0] && x[1] >= lo[b][1] && x[1] <= hi[b][1] && x[2] >= lo[b][2] &&
+                x[2] <= hi[b][2];
         soft[i] = 0;
-        if (m->node_bone[i] >= 0 || x[0] < lo[0] || x[0] > hi[0] || x[1] < lo[1] || x[1] > hi[1] || x[2] < lo[2] || x[2] > hi[2]) continue;
+        if (m->node_bone[i] >= 0 || !near) continue;
         for (int v = 0; v < m->nsurf_verts && !soft[i]; v++) {
             const double *p = m->surf_rest + 3 * v;
             const double d0 = p[0] - x[0], d1 = p[1] - x[1], d2 = p[2] - x[2];
