@@ -11,11 +11,12 @@ contact model, and the experiment:
          noise stream);
   floor  per model and seed: a walk on a tile floor of that seed (lateral drift, distance, falls);
   gait   per model and seed: an unperturbed walk (the seed sets the noise stream when there is
-         noise): the centre of pressure's total variation per step under the stance foot
+         noise): the centre of pressure's total variation per stance along the stance foot
          ([J11] Fig. 5), the total contact force's mean and spread (Fig. 6), contacts over time.
 Every trial is a run of bin/simulate; each trial's gait measures are taken before any push.
-OUT.h5 (schema softcon.experiment/1) holds every trial and the per-model summary, with units,
-the configs and provenance; --plots DIR writes PNGs of it (gnuplot). Results do not depend on -j.
+OUT.h5 (schema softcon.experiment/1) holds every trial and the first seed's series, with units,
+the configs and provenance (the per-model summary is printed); --plots DIR writes PNGs of it
+(gnuplot). Results do not depend on -j. The walk is taken to go along +z (drift: along x).
 Exit codes: 0 ok, 1 usage, 2 bad config (named with its key), 3 I/O, 4 a simulation could not
 run (the message names the trial), 5 gnuplot, h5py or yaml missing. A trial that ends in a
 numerical failure (simulate's exit 4, e.g. flesh crushed by a fall) counts as a fall at its last
