@@ -17,6 +17,7 @@ Every trial is a run of bin/simulate; each trial's gait measures are taken befor
 OUT.h5 (schema softcon.experiment/1) holds every trial and the first seed's series, with units,
 the configs and provenance (the per-model summary is printed); --plots DIR writes PNGs of it
 (gnuplot). Results do not depend on -j. The walk is taken to go along +z (drift: along x).
+Environment: SOFTCON_BIN, the folder of the simulate to run (default: bin/ of this checkout).
 Exit codes: 0 ok, 1 usage, 2 bad config (named with its key), 3 I/O, 4 a simulation could not
 run (the message names the trial), 5 gnuplot, h5py or yaml missing. A trial that ends in a
 numerical failure (simulate's exit 4, e.g. flesh crushed by a fall) counts as a fall at its last
@@ -26,6 +27,7 @@ import argparse, datetime, math, os, shutil, socket, subprocess, sys, tempfile
 from multiprocessing import Pool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIMULATE = os.path.join(os.environ.get('SOFTCON_BIN') or os.path.join(ROOT, 'bin'), 'simulate')
 try:
     import h5py, numpy as np, yaml
 except ImportError as e:
@@ -187,7 +189,7 @@ def run_trial(c, character, tmp, tag, model, seed, push=None):
     out = os.path.join(tmp, tag + '.h5')
     with open(cfg, 'w') as fh:
         fh.write(trial_config(c, model, seed, push))
-    p = subprocess.run([os.path.join(ROOT, 'bin', 'simulate'), '-q', '-c', cfg, '-o', out, character], capture_output=True, text=True)
+    p = subprocess.run([SIMULATE, '-q', '-c', cfg, '-o', out, character], capture_output=True, text=True)
     if p.returncode not in (0, 4) or not os.path.exists(out):
         raise RuntimeError('%s (seed %d): simulate exited %d: %s' % (model, seed, p.returncode, p.stderr.strip()[-400:]))
     r, _ = measure(out, c, push[0] if push else math.inf)
