@@ -47,12 +47,13 @@ static int start(const sc_model *loaded, const char *name, walker *w, sc_err *er
     sc_simbicon_params p;
     int rc;
     if ((rc = sc_cfg_load_file(path, &cfg, err))) return rc;
-    rc = sc_scenario_read(cfg, loaded, &sc, err) || sc_cfg_section(sc_cfg_root(cfg), "controller", &ctl, err) || sc_simbicon_read(ctl, &p, err);
+    (void)((rc = sc_scenario_read(cfg, loaded, &sc, err)) || (rc = sc_cfg_section(sc_cfg_root(cfg), "controller", &ctl, err)) ||
+           (rc = sc_simbicon_read(ctl, &p, err)));
     sc_cfg_free(cfg);
     if (rc || (rc = sc_simbicon_init(&w->c, loaded, &p, err)) || (rc = sc_model_clone(loaded, &w->m, err)) ||
         (rc = sc_simbicon_set_gains(&p, &w->m, err)) || (rc = sc_sim_create(&w->m, &sc.sim, &w->s, err)) ||
         (rc = sc_simbicon_start(&w->c, w->s, sc.drop_height, sc.init_vel, err)) || (rc = sc_sim_settle(w->s, err)))
-        return rc ? rc : SC_EINPUT;
+        return rc;
     w->src = sc_simbicon_source(&w->c);
     w->targets = malloc((size_t)w->m.nbones * sizeof *w->targets);
     if (!w->targets) return sc_fail(err, SC_EIO, "out of memory");
@@ -100,7 +101,7 @@ int main(int argc, char **argv)
            "(the soft layer: %d nodes, %d DoFs simulated)\n",
            path, loaded.nnodes, loaded.nbones, steps, BLOCK, soft_nodes, 3 * soft_nodes + 6 * loaded.nbones);
     for (int k = 0; k < NMODELS; k++) {
-        const double med = bench_median(t[k], steps), frame = med * 0.5e-3 > 0 ? med * (1.0 / 30) / 0.5e-3 : 0;
+        const double med = bench_median(t[k], steps), frame = med * (1.0 / 30) / 0.5e-3; /* steps of 0.5 ms in a frame */
         printf("bench_contact: %-9s median step %7.1f us, a 1/30 s frame %6.2f ms: %6.1f frames/s ([J11]: 18.5)\n@ contact_%s_step_median %.1f us\n"
                "@ contact_%s_frames_per_second %.1f 1/s\n",
                names[k], 1e6 * med, 1e3 * frame, 1 / frame, names[k], 1e6 * med, names[k], 1 / frame);

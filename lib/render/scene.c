@@ -105,7 +105,7 @@ int sc_renderer_create(const sc_render_opts *o, const sc_anim *a, sc_renderer **
     r->gn = sc_v3_normalize(sc_v3_load(a->ground_n));
     r->goff = a->ground_off;
     r->relief = a->relief;
-    r->has_relief = (a->relief.tile_size > 0 && a->relief.tile_height > 0) || (a->relief.bump_length > 0 && a->relief.bump_height != 0);
+    r->has_relief = !sc_ground_is_flat(&a->relief);
     sc_vec3 x = sc_v3(1, 0, 0);
     r->gu = sc_v3_normalize(sc_v3_sub(x, sc_v3_scale(r->gn, sc_v3_dot(x, r->gn))));
     r->gv = sc_v3_cross(r->gu, r->gn);
