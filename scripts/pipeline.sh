@@ -3,7 +3,7 @@
 # newer than all its inputs (configs, input files, the tool itself) is skipped, so re-running
 # after an edit redoes only what changed.
 #
-#   scripts/pipeline.sh [-o OUTDIR] [-n RANKS] CONFIG
+#   scripts/pipeline.sh [-o OUTDIR] [-n RANKS] [-c CHARACTER_CONFIG] CONFIG
 #
 # Stages (each when the config, or the character config it names, has the sections):
 #   mesh-prep + skin-weights  character.h5     (sections skeleton/body...; or pipeline.character)
@@ -16,18 +16,22 @@
 # The config's optional `pipeline:` section: character (the config the character is built
 # from, next to CONFIG; default CONFIG itself), reference (the config whose inverse-dynamics
 # reference is tracked; default CONFIG itself) and name (default: CONFIG's file name).
+# -c builds the character from CHARACTER_CONFIG instead (the same SIMBICON walker on another
+# body: -c configs/biped.yaml configs/simbicon/walk_rigid.yaml). OUTDIR/character.h5 is rebuilt
+# whenever the config it was built from changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=results/pipeline ranks=$(nproc)
-while getopts "o:n:h" opt; do
+out=results/pipeline ranks=$(nproc) chcfg=
+while getopts "o:n:c:h" opt; do
   case $opt in
     o) out=$OPTARG ;;
     n) ranks=$OPTARG ;;
-    *) sed -n '2,19p' "$0"; exit 1 ;;
+    c) chcfg=$OPTARG; [ -f "$chcfg" ] || { echo "pipeline: $chcfg: no such file" >&2; exit 3; } ;;
+    *) sed -n '2,21p' "$0"; exit 1 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { sed -n '2,19p' "$0"; exit 1; }
+[ $# -eq 1 ] || { sed -n '2,21p' "$0"; exit 1; }
 cfg=$1
 [ -f "$cfg" ] || { echo "pipeline: $cfg: no such file" >&2; exit 3; }
 export SOFTCON_MOCAP_PATH="${SOFTCON_MOCAP_PATH:-$PWD/../shared/mocap}"
@@ -44,15 +48,21 @@ stage() { echo "== $*"; }
 skip() { echo "== $1: $2 is up to date"; }
 
 name=$(key "$cfg" name); name=${name:-$(basename "$cfg" .yaml)}
-chcfg=$(key "$cfg" character)
-if [ -n "$chcfg" ]; then chcfg="$(dirname "$cfg")/$chcfg"; else chcfg=$cfg; fi
-character=$out/character.h5
+if [ -z "$chcfg" ]; then
+  chcfg=$(key "$cfg" character)
+  if [ -n "$chcfg" ]; then chcfg="$(dirname "$cfg")/$chcfg"; else chcfg=$cfg; fi
+fi
+character=$out/character.h5 built_from=$out/character.h5.config
 
 if has "$chcfg" skeleton || has "$chcfg" body; then
-  if newer "$character" "$chcfg" bin/mesh-prep bin/skin-weights; then skip mesh-prep "$character"; else
+  if newer "$character" "$chcfg" bin/mesh-prep bin/skin-weights && [ "$(cat "$built_from" 2>/dev/null)" = "$(realpath "$chcfg")" ]; then
+    skip mesh-prep "$character"
+  else
     stage "mesh-prep + skin-weights: $chcfg"
+    rm -f "$built_from"
     bin/mesh-prep -c "$chcfg" -o "$character"
     bin/skin-weights -c "$chcfg" -o "$character" "$character"
+    realpath "$chcfg" > "$built_from"
   fi
 fi
 [ -e "$character" ] || { echo "pipeline: no character: $cfg has no mesh-prep sections and no pipeline.character" >&2; exit 2; }
