@@ -52,6 +52,13 @@ const char *sc_fixture_michelin_cmu(void)
     return skinned("fixture_michelin_cmu.h5", "configs/michelin_cmu.yaml", &state, path, sizeof path);
 }
 
+const char *sc_fixture_biped(void)
+{
+    static int state;
+    static char path[1024];
+    return skinned("fixture_biped.h5", "configs/biped.yaml", &state, path, sizeof path);
+}
+
 const char *sc_fixture_march_reference(void)
 {
     static int state;

@@ -11,6 +11,8 @@ const char *sc_fixture_michelin(void);
 const char *sc_fixture_march_reference(void);
 /* The Michelin with the CMU walk's skeleton (configs/michelin_cmu.yaml), with skin weights. */
 const char *sc_fixture_michelin_cmu(void);
+/* The SIMBICON-sized biped of configs/biped.yaml, with skin weights. */
+const char *sc_fixture_biped(void);
 const char *sc_fixture_log(void);
 /* A soft cube (n x n x n nodes, spacing h, 6 tets per cell, density 1000, Poisson 0.3) with one
  * free bone whose fixed nodes are the middle cell's corners; its boundary nodes are the fine

@@ -203,22 +203,31 @@ TEST(simbicon_unchanged_walks_on_soft_contact)
     sc_model_free(&loaded);
 }
 
-/* The same configs on another body: the built-in Michelin (92 kg, longer legs, its own mesh) */
-TEST(simbicon_walks_another_body)
+/* The same configs on other bodies: the built-in Michelin (92 kg, longer legs, its own mesh) and
+ * the SIMBICON-sized biped (86 kg, 15 bones, a coarse mesh), which walks on all three models */
+TEST(simbicon_walks_other_bodies)
 {
-    const char *ch = sc_fixture_michelin();
-    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
-    sc_model loaded;
-    sc_err err = {0};
-    ENSURE_OK(sc_character_read(ch, &loaded, 0, &err), &err);
-    static const char *const configs[2] = {"walk_rigid", "walk_softlayer"};
-    for (int k = 0; k < 2; k++) {
-        sc_sim_diag d;
-        int ntets;
-        walk_3s(&loaded, configs[k], "built-in Michelin", &d, &ntets);
-        ENSURE(d.com[1] > 0.75 && fabs(d.com[0]) < 0.3);
+    static const struct {
+        const char *(*fixture)(void), *name;
+        int nconfigs;
+    } bodies[] = {{sc_fixture_michelin, "built-in Michelin", 2}, {sc_fixture_biped, "biped", 3}};
+    static const char *const configs[3] = {"walk_rigid", "walk_softlayer", "walk_soft"};
+    for (int b = 0; b < 2; b++) {
+        const char *ch = bodies[b].fixture();
+        ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+        sc_model loaded;
+        sc_err err = {0};
+        ENSURE_OK(sc_character_read(ch, &loaded, 0, &err), &err);
+        for (int k = 0; k < bodies[b].nconfigs; k++) {
+            sc_sim_diag d;
+            int ntets;
+            walk_3s(&loaded, configs[k], bodies[b].name, &d, &ntets);
+            ENSURE_MSG(d.com[1] > 0.75 && fabs(d.com[0]) < 0.3 && d.inverted <= 0.01 * ntets,
+                       "%s on the %s after 3 s: centre of mass at (%.3f, %.3f, %.3f) m, %d tets inverted", configs[k], bodies[b].name, d.com[0],
+                       d.com[1], d.com[2], d.inverted);
+        }
+        sc_model_free(&loaded);
     }
-    sc_model_free(&loaded);
 }
 
 TEST(simbicon_bad_configs_exit_2)
