@@ -1,10 +1,11 @@
 /* [J11] Table 1's cost for the biped walk, softcon's way: the SIMBICON walker of
  * configs/simbicon/walk_{rigid,softlayer,soft}.yaml on the CMU Michelin (scripts/bench.sh builds
- * results/bench/character_cmu.h5 from configs/michelin_cmu.yaml), the three contact models
+ * results/bench/character_cmu.h5 from configs/michelin_cmu.yaml; and biped.h5 from
+ * configs/biped.yaml, recorded under --label biped), the three contact models
  * stepping in turn, 100 steps each, so that all three see the same machine; one thread. The
  * median step, and a 30 frames/s frame's cost (66.7 steps of 0.5 ms) as frames computed per
  * second of wall time ([J11]: 18.5 +- 4.5 frames/s, 4 ms LCP steps every 8 of SIMBICON's 0.5 ms).
- * Usage: bench_contact [character_cmu.h5] [--steps N] */
+ * Usage: bench_contact [character_cmu.h5] [--steps N] [--label NAME] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,11 +69,15 @@ static int start(const sc_model *loaded, const char *name, walker *w, sc_err *er
 int main(int argc, char **argv)
 {
     const char *path = "results/bench/character_cmu.h5";
+    const char *label = ""; /* metrics contact_<label>_<model>_...: one character's rows apart from another's */
+    char prefix[64] = "";
     int steps = 20000;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
         else path = argv[i];
     }
+    if (*label) snprintf(prefix, sizeof prefix, "%s_", label);
     if (steps < BLOCK) steps = BLOCK;
     steps -= steps % BLOCK;
     sc_log_set_level(SC_LOG_WARN);
@@ -102,9 +107,9 @@ int main(int argc, char **argv)
            path, loaded.nnodes, loaded.nbones, steps, BLOCK, soft_nodes, 3 * soft_nodes + 6 * loaded.nbones);
     for (int k = 0; k < NMODELS; k++) {
         const double med = bench_median(t[k], steps), frame = med * (1.0 / 30) / 0.5e-3; /* steps of 0.5 ms in a frame */
-        printf("bench_contact: %-9s median step %7.1f us, a 1/30 s frame %6.2f ms: %6.1f frames/s ([J11]: 18.5)\n@ contact_%s_step_median %.1f us\n"
-               "@ contact_%s_frames_per_second %.1f 1/s\n",
-               names[k], 1e6 * med, 1e3 * frame, 1 / frame, names[k], 1e6 * med, names[k], 1 / frame);
+        printf("bench_contact: %-9s median step %7.1f us, a 1/30 s frame %6.2f ms: %6.1f frames/s ([J11]: 18.5)\n@ contact_%s%s_step_median %.1f us\n"
+               "@ contact_%s%s_frames_per_second %.1f 1/s\n",
+               names[k], 1e6 * med, 1e3 * frame, 1 / frame, prefix, names[k], 1e6 * med, prefix, names[k], 1 / frame);
         free(t[k]);
         free(w[k].targets);
         sc_sim_free(w[k].s);

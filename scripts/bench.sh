@@ -7,7 +7,7 @@
 #      the march clip (the reference of the rollout benchmark);
 #   2. every benchmark program on that character ("@ metric value unit" lines are recorded;
 #      bench_contact on the CMU Michelin of configs/michelin_cmu.yaml, whose skeleton SIMBICON's
-#      configs name);
+#      configs name, and again on the biped of configs/biped.yaml, its figures named contact_biped_*);
 #   3. the step side by side with a baseline build of softcon (BASELINE, default the code
 #      before the performance work of issue 11): bench/bench_pair.c is compiled against both
 #      libraries and run alternately PAIRS times (the current one with the FEM pass in double,
@@ -113,6 +113,10 @@ for prog in "$@"; do
   echo "== $name"
   # programs print their report; lines "@ metric value unit" are the figures to record
   "$prog" "$char" > "$out/$name.txt"
+  if [[ "$name" == bench_contact ]] && bin/mesh-prep -q -c configs/biped.yaml -o "$out/biped.h5" &&
+    bin/skin-weights -q -c configs/biped.yaml -o "$out/biped.h5" "$out/biped.h5"; then
+    "$prog" "$out/biped.h5" --label biped >> "$out/$name.txt"
+  fi
   grep -v '^@ ' "$out/$name.txt" || true
   { grep '^@ ' "$out/$name.txt" || true; } | while read -r _ metric value unit; do record "$name" "$metric" "$value" "$unit"; done
 done
