@@ -46,8 +46,8 @@ TEST(rigid_contact_carries_the_weight)
     const double fy = d.contact_force[1], fh = hypot(d.contact_force[0], d.contact_force[2]);
     sc_test_report("rigid, 3 s after a 1 cm drop: mass %.3f kg (flesh %.3f kg), ground force %.2f N against the weight %.2f N (%.4f %%), "
                    "sideways %.3g N, %d contacts, penetration %.2g m, momentum %.2g kg m/s, centre of pressure (%.3f, %.3f, %.3f)",
-                   d.mass, total, fy, weight, 100 * (fy / weight - 1), fh, d.contacts, s->contact.max_depth, hypot(d.linear[0], hypot(d.linear[1], d.linear[2])),
-                   cop[0], cop[1], cop[2]);
+                   d.mass, total, fy, weight, 100 * (fy / weight - 1), fh, d.contacts, s->contact.max_depth,
+                   hypot(d.linear[0], hypot(d.linear[1], d.linear[2])), cop[0], cop[1], cop[2]);
     /* the flesh's whole mass is lumped into the bones, and the ground carries it */
     ENSURE(fabs(d.mass - total) < 1e-9 * total);
     ENSURE(fabs(fy / weight - 1) < 2e-3 && fh < 5e-3 * weight);
@@ -152,7 +152,8 @@ TEST(simbicon_switches_on_touchdown_and_walks_rigid)
     const size_t na = sc_sim_snapshot_save(a, sa, cap), nb = sc_sim_snapshot_save(b, sb, cap);
     sc_test_report("rigid SIMBICON, 6 s: %ld foot strikes, %d state switches, centre of mass at (%.3f, %.3f, %.3f) m (%.2f m/s forward); "
                    "a second run %s",
-                   c1.steps, w1.switches, d.com[0], d.com[1], d.com[2], d.linear[2] / d.mass, na == nb && !memcmp(sa, sb, na) ? "bit-identical" : "DIFFERS");
+                   c1.steps, w1.switches, d.com[0], d.com[1], d.com[2], d.linear[2] / d.mass,
+                   na == nb && !memcmp(sa, sb, na) ? "bit-identical" : "DIFFERS");
     ENSURE_MSG(!w1.bad, "%s", w1.why);
     ENSURE(c1.steps >= 8 && w1.switches == 2 * c1.steps + (c1.state == 1));
     ENSURE(d.com[2] > 1.5 && d.com[1] > 0.7 && fabs(d.com[0]) < 0.5); /* walks forward, upright, near its line */

@@ -92,6 +92,7 @@ static const char *pipeline(void)
     const char *cfg = sc_test_write("viewers_push.yaml",
                                     "simulation: {duration: 0.3, solver: exact}\n"
                                     "output: {every: 20, nodes: true}\n"
+                                    "ground: {tiles: {size: 0.05, height: 0.02, seed: 3}}\n"
                                     "perturbations:\n  - {type: push, bone: spine, time: 0.05, duration: 0.1, force: [300, 0, 0]}\n");
     if (sc_test_sh(
             out, sizeof out,
@@ -251,6 +252,7 @@ TEST(viewers_html_and_gltf_stand_alone)
     /* nothing fetched: no script, link or image from a URL */
     ENSURE(!strstr(html, "<script src") && !strstr(html, "<link") && !strstr(html, "<img"));
     ENSURE(strstr(html, "\"format\":\"softcon.viewer/1\"") && strstr(html, "\"frames\":10,") && strstr(html, "\"vertices\":5184,"));
+    ENSURE(strstr(html, "\"relief\":{\"x0\":") && strstr(html, "\"dx\":0.05,")); /* the tiles, drawn over the ground track */
     const unsigned char *g = (const unsigned char *)glb;
     unsigned len = g[8] | g[9] << 8 | g[10] << 16 | (unsigned)g[11] << 24, jlen = g[12] | g[13] << 8 | g[14] << 16 | (unsigned)g[15] << 24;
     ENSURE(!memcmp(g, "glTF", 4) && g[4] == 2 && len == gn && !memcmp(g + 16, "JSON", 4) && 20 + jlen + 8 <= gn &&
