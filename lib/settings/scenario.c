@@ -94,7 +94,7 @@ static int read_contact(sc_cfg *cfg, const sc_model *m, sc_sim_opts *so, sc_err 
 {
     sc_cfg_node *con;
     int rc;
-    static const char *const models[] = {"soft", "rigid", "layer"};
+    static const char *const models[] = {"soft", "rigid", "layer"}, *const shapes[] = {"box", "skin"};
     sc_cfg_node *rigid;
     TRY(sc_cfg_section(sc_cfg_root(cfg), "contact", &con, err));
     TRY(sc_cfg_bool(con, "enabled", 1, &so->contact.enabled, err));
@@ -104,6 +104,7 @@ static int read_contact(sc_cfg *cfg, const sc_model *m, sc_sim_opts *so, sc_err 
     TRY(sc_cfg_double_range(rigid, "erp", so->rigid.erp, 0, 1, &so->rigid.erp, err));
     TRY(sc_cfg_double_range(rigid, "cfm", so->rigid.cfm, 0, 1, &so->rigid.cfm, err));
     TRY(sc_cfg_double_range(rigid, "spacing", so->rigid.spacing, 0, 1, &so->rigid.spacing, err));
+    TRY(sc_cfg_enum(rigid, "shape", shapes, 2, SC_RIGID_BOX, &so->rigid_shape, err));
     TRY(sc_cfg_double_range(con, "stiffness", so->contact.stiffness, 0, 1e9, &so->contact.stiffness, err));
     TRY(sc_cfg_double_range(con, "damping", so->contact.damping, 0, 1e7, &so->contact.damping, err));
     TRY(sc_world_read_friction(cfg, &so->contact.mu, err));

@@ -224,12 +224,48 @@ static int lump_flesh(sc_sim *s, sc_err *err)
     return rc;
 }
 
+/* RIGID, shape skin: each bone's own skin vertices (those it carries), thinned to one per
+   `spacing` cube (default 1 cm; the first in the surface's order), meet the ground: the same
+   shape as the soft models' skin, rounded heel and toe included. */
+static int rigid_skin_colliders(sc_sim *s, const sc_rigid_contact_opts *o, sc_err *err)
+{
+    const sc_model *m = s->m;
+    const double cell = o->spacing > 0 ? o->spacing : 0.01;
+    int *bone = sc_alloc(err, (size_t)s->nb + 1, sizeof(int)), *first = sc_alloc(err, (size_t)s->nb + 1, sizeof(int));
+    double *pts = sc_alloc(err, 3 * (size_t)m->nsurf_verts + 1, sizeof(double));
+    int64_t *keys = sc_alloc(err, (size_t)m->nsurf_verts + 1, sizeof(int64_t));
+    int rc = bone && first && pts && keys ? SC_OK : SC_EIO, n = 0, at = 0;
+    for (int b = 0; b < s->nb && !rc; b++) {
+        const int start = at;
+        for (int i = 0; i < m->nsurf_verts; i++) {
+            if (s->vert_bone[i] != b) continue;
+            int64_t key = 0;
+            for (int k = 0; k < 3; k++) key = key * 2097152 + ((int64_t)floor((m->surf_rest[3 * i + k] - m->joint_pos[3 * b + k]) / cell) & 2097151);
+            int seen = 0;
+            for (int j = start; j < at && !seen; j++) seen = keys[j] == key;
+            if (seen) continue;
+            keys[at] = key;
+            for (int k = 0; k < 3; k++) pts[3 * at + k] = m->surf_rest[3 * i + k] - m->joint_pos[3 * b + k];
+            at++;
+        }
+        if (at > start) bone[n] = b, first[n++] = start;
+    }
+    first[n] = at;
+    if (!rc) rc = sc_skeleton_set_point_colliders(s->skel, n, bone, first, pts, &s->o.contact.ground, o, err);
+    free(bone), free(first), free(pts), free(keys);
+    return rc;
+}
+
 /* RIGID: each bone's box bounds the fine surface it carries (in the rest frame, which is the
    bone's); tested at points spaced to resolve the ground's bumps or tiles. */
 static int rigid_colliders(sc_sim *s, sc_err *err)
 {
     const sc_model *m = s->m;
     const int *owner = s->vert_bone;
+    sc_rigid_contact_opts o = s->o.rigid;
+    const sc_ground *g = &s->o.contact.ground;
+    o.mu = s->o.contact.mu;
+    if (s->o.rigid_shape == SC_RIGID_SKIN) return rigid_skin_colliders(s, &o, err);
     double lo[SC_SIM_MAX_BONES][3], hi[SC_SIM_MAX_BONES][3];
     for (int b = 0; b < s->nb; b++)
         for (int k = 0; k < 3; k++) lo[b][k] = INFINITY, hi[b][k] = -INFINITY;
@@ -250,9 +286,6 @@ static int rigid_colliders(sc_sim *s, sc_err *err)
         }
         n++;
     }
-    sc_rigid_contact_opts o = s->o.rigid;
-    const sc_ground *g = &s->o.contact.ground;
-    o.mu = s->o.contact.mu;
     if (!(o.spacing > 0)) { /* auto: fine enough for the bumps and tiles, corners on a plane */
         double auto_spacing = INFINITY;
         if (g->bump_length > 0 && g->bump_height != 0) auto_spacing = g->bump_length / 8;
@@ -928,6 +961,7 @@ static uint64_t options_hash(const sc_sim_opts *o)
     if (o->contact_model != SC_CONTACT_SOFT) {
         h = sc_hash_i64(h, o->contact_model);
         h = sc_hash_f64(sc_hash_f64(sc_hash_f64(h, o->rigid.erp), o->rigid.cfm), o->rigid.spacing);
+        if (o->rigid_shape != SC_RIGID_BOX) h = sc_hash_i64(h, o->rigid_shape); /* box keeps its hashes */
     }
     if (o->contact_model == SC_CONTACT_LAYER) h = sc_hash_i64(sc_hash_f64(h, o->layer.thickness), (int64_t)o->layer.bones);
     if (o->motor_noise.b > 0) h = sc_hash_i64(sc_hash_f64(h, o->motor_noise.b), (int64_t)o->motor_noise.seed);

@@ -35,6 +35,8 @@ typedef enum { SC_DAMP_POSE = 0, SC_DAMP_RAYLEIGH = 1, SC_DAMP_NONE = 2 } sc_dam
  *   simulated. Contact is softcon's penalty contact on the whole surface (in place of [J11]'s
  *   LCP; docs/tools/simulate.md compares them). */
 typedef enum { SC_CONTACT_SOFT = 0, SC_CONTACT_RIGID = 1, SC_CONTACT_LAYER = 2 } sc_contact_model;
+/* RIGID: what of a bone meets the ground: the box bounding its skin, or its skin's vertices */
+typedef enum { SC_RIGID_BOX = 0, SC_RIGID_SKIN = 1 } sc_rigid_shape;
 
 typedef struct sc_layer_opts {
     double thickness; /* m of flesh under the skin that stays soft */
@@ -61,6 +63,7 @@ typedef struct sc_sim_opts {
     int contact_model;     /* sc_contact_model */
     sc_contact_opts contact;
     sc_rigid_contact_opts rigid; /* RIGID: friction is contact.mu, the ground contact.ground */
+    int rigid_shape;             /* sc_rigid_shape */
     sc_layer_opts layer;
     sc_motor_noise_opts motor_noise;
     sc_skeleton_opts skeleton;

@@ -79,7 +79,8 @@ struct sc_skeleton {
     long tree_steps;             /* exact steps taken by the tree solver */
     /* rigid contact (sc_skeleton_set_colliders) */
     int ncoll, npts;
-    int *coll_bone, *coll_first; /* [ncoll], [ncoll + 1]: box c's points are coll_first[c] .. */
+    int *coll_bone, *coll_first; /* [ncoll], [ncoll + 1]: collider c's points are coll_first[c] .. */
+    double *coll_reach;          /* [ncoll] m: the farthest of its points from the body's centre of mass */
     double *coll_pts;            /* [3 npts] from the body's centre of mass, body frame */
     sc_vec3 *coll_world, *coll_normal;
     double *coll_depth; /* [npts] scratch of the contact search */
@@ -252,6 +253,7 @@ static void colliders_free(sc_skeleton *s)
 {
     free(s->coll_bone);
     free(s->coll_first);
+    free(s->coll_reach);
     free(s->coll_pts);
     free(s->coll_world);
     free(s->coll_normal);
@@ -614,11 +616,64 @@ static void box_divisions(const sc_box_collider *b, double spacing, int k[3])
     for (int a = 0; a < 3; a++) k[a] = spacing > 0 ? (int)fmin(64, ceil(2 * b->half[a] / spacing)) : 1;
 }
 
-int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxes, const sc_ground *g, const sc_rigid_contact_opts *o, sc_err *err)
+static int check_rigid_opts(const sc_rigid_contact_opts *o, sc_err *err)
 {
     if (!(o->mu >= 0) || !(o->spacing >= 0) || !(o->erp >= 0 && o->erp <= 1) || !(o->cfm >= 0))
         return sc_fail(err, SC_EINPUT, "rigid contact: friction %g, spacing %g m, erp %g, cfm %g (need >= 0, erp <= 1)", o->mu, o->spacing, o->erp,
                        o->cfm);
+    return SC_OK;
+}
+
+int sc_skeleton_set_point_colliders(sc_skeleton *s, int n, const int *bone, const int *first, const double *pts, const sc_ground *g,
+                                    const sc_rigid_contact_opts *o, sc_err *err)
+{
+    int rc = check_rigid_opts(o, err);
+    if (rc) return rc;
+    for (int c = 0; c < n; c++)
+        if (bone[c] < 0 || bone[c] >= s->nb || first[c + 1] <= first[c])
+            return sc_fail(err, SC_EINPUT, "collider %d: bone %d of %d, %d points (need a bone and a point)", c, bone[c], s->nb,
+                           first[c + 1] - first[c]);
+    const int npts = first[n];
+    colliders_free(s);
+    s->coll_bone = sc_alloc(err, (size_t)n + 1, sizeof(int));
+    s->coll_first = sc_alloc(err, (size_t)n + 1, sizeof(int));
+    s->coll_reach = sc_alloc(err, (size_t)n + 1, sizeof(double));
+    s->coll_pts = sc_alloc(err, 3 * (size_t)npts + 1, sizeof(double));
+    s->coll_world = sc_alloc(err, (size_t)npts + 1, sizeof(sc_vec3));
+    s->coll_normal = sc_alloc(err, (size_t)npts + 1, sizeof(sc_vec3));
+    s->coll_depth = sc_alloc(err, (size_t)npts + 1, sizeof(double));
+    s->contact_fb = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(dJointFeedback));
+    s->contact_pos = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(sc_vec3));
+    s->contact_normal = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(sc_vec3));
+    s->contact_bone = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(int));
+    if (!s->contact_group) s->contact_group = dJointGroupCreate(0);
+    if (!s->coll_bone || !s->coll_first || !s->coll_reach || !s->coll_pts || !s->coll_world || !s->coll_normal || !s->coll_depth || !s->contact_fb ||
+        !s->contact_pos || !s->contact_normal || !s->contact_bone || !s->contact_group)
+        return SC_EIO;
+    for (int c = 0; c <= n; c++) s->coll_first[c] = first[c];
+    for (int c = 0; c < n; c++) {
+        s->coll_bone[c] = bone[c];
+        s->coll_reach[c] = 0;
+        for (int i = first[c]; i < first[c + 1]; i++) {
+            double r2 = 0;
+            for (int a = 0; a < 3; a++) {
+                s->coll_pts[3 * i + a] = pts[3 * i + a] - s->com_local[3 * bone[c] + a];
+                r2 += s->coll_pts[3 * i + a] * s->coll_pts[3 * i + a];
+            }
+            s->coll_reach[c] = fmax(s->coll_reach[c], sqrt(r2));
+        }
+    }
+    s->ncoll = n;
+    s->npts = npts;
+    s->ground = *g;
+    s->contact = *o;
+    return SC_OK;
+}
+
+int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxes, const sc_ground *g, const sc_rigid_contact_opts *o, sc_err *err)
+{
+    int rc = check_rigid_opts(o, err);
+    if (rc) return rc;
     int npts = 0;
     for (int c = 0; c < n; c++) {
         const sc_box_collider *b = &boxes[c];
@@ -629,44 +684,32 @@ int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxe
         box_divisions(b, o->spacing, k);
         npts += (k[0] + 1) * (k[1] + 1) * (k[2] + 1) - (k[0] - 1) * (k[1] - 1) * (k[2] - 1); /* the grid's surface */
     }
-    colliders_free(s);
-    s->coll_bone = sc_alloc(err, (size_t)n + 1, sizeof(int));
-    s->coll_first = sc_alloc(err, (size_t)n + 1, sizeof(int));
-    s->coll_pts = sc_alloc(err, 3 * (size_t)npts + 1, sizeof(double));
-    s->coll_world = sc_alloc(err, (size_t)npts + 1, sizeof(sc_vec3));
-    s->coll_normal = sc_alloc(err, (size_t)npts + 1, sizeof(sc_vec3));
-    s->coll_depth = sc_alloc(err, (size_t)npts + 1, sizeof(double));
-    s->contact_fb = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(dJointFeedback));
-    s->contact_pos = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(sc_vec3));
-    s->contact_normal = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(sc_vec3));
-    s->contact_bone = sc_alloc(err, (size_t)n * SC_BOX_CONTACTS + 1, sizeof(int));
-    if (!s->contact_group) s->contact_group = dJointGroupCreate(0);
-    if (!s->coll_bone || !s->coll_first || !s->coll_pts || !s->coll_world || !s->coll_normal || !s->coll_depth || !s->contact_fb || !s->contact_pos ||
-        !s->contact_normal || !s->contact_bone || !s->contact_group)
+    int *bone = sc_alloc(err, (size_t)n + 1, sizeof(int)), *first = sc_alloc(err, (size_t)n + 1, sizeof(int));
+    double *pts = sc_alloc(err, 3 * (size_t)npts + 1, sizeof(double));
+    if (!bone || !first || !pts) {
+        free(bone), free(first), free(pts);
         return SC_EIO;
+    }
     int at = 0;
     for (int c = 0; c < n; c++) {
         const sc_box_collider *b = &boxes[c];
         int k[3];
         box_divisions(b, o->spacing, k);
-        s->coll_bone[c] = b->bone;
-        s->coll_first[c] = at;
+        bone[c] = b->bone;
+        first[c] = at;
         for (int i = 0; i <= k[0]; i++)
             for (int j = 0; j <= k[1]; j++)
                 for (int l = 0; l <= k[2]; l++) {
                     if (i > 0 && i < k[0] && j > 0 && j < k[1] && l > 0 && l < k[2]) continue; /* inside */
                     const int u[3] = {i, j, l};
-                    for (int a = 0; a < 3; a++)
-                        s->coll_pts[3 * at + a] = b->center[a] + b->half[a] * (2.0 * u[a] / k[a] - 1) - s->com_local[3 * b->bone + a];
+                    for (int a = 0; a < 3; a++) pts[3 * at + a] = b->center[a] + b->half[a] * (2.0 * u[a] / k[a] - 1);
                     at++;
                 }
     }
-    s->coll_first[n] = at;
-    s->ncoll = n;
-    s->npts = at;
-    s->ground = *g;
-    s->contact = *o;
-    return SC_OK;
+    first[n] = at;
+    rc = sc_skeleton_set_point_colliders(s, n, bone, first, pts, g, o, err);
+    free(bone), free(first), free(pts);
+    return rc;
 }
 
 /* The step's contact joints from the bodies' positions (see skeleton.h). */
@@ -679,8 +722,9 @@ static void make_contacts(sc_skeleton *s)
     for (int c = 0; c < s->ncoll; c++) {
         const int first = s->coll_first[c], np = s->coll_first[c + 1] - first;
         dBodyID bd = s->body[s->coll_bone[c]];
-        const sc_mat3 r = body_R(bd);
         const sc_vec3 x = v3d(dBodyGetPosition(bd));
+        if (sc_v3_dot(s->ground.normal, x) - s->ground.offset - sc_ground_max_rise(&s->ground) > s->coll_reach[c]) continue; /* all above it */
+        const sc_mat3 r = body_R(bd);
         sc_vec3 *wp = s->coll_world + first, *nrm = s->coll_normal + first;
         double *depth = s->coll_depth + first;
         int chosen[SC_BOX_CONTACTS], nch = 0, deepest = -1;

@@ -98,7 +98,7 @@ typedef struct sc_box_collider {
 
 typedef struct sc_rigid_contact_opts {
     double mu;      /* Coulomb friction coefficient */
-    double spacing; /* m between tested points on a face; 0: corners only */
+    double spacing; /* m between tested points on a face (0: corners only), or of a skin's thinned vertices */
     double erp;     /* fraction of the penetration corrected per step */
     double cfm;     /* contact softness (m/N per step); 0: hard */
 } sc_rigid_contact_opts;
@@ -106,6 +106,10 @@ typedef struct sc_rigid_contact_opts {
 /* Gives the skeleton collision boxes against the ground g (copied). SC_EINPUT for a bone out of
  * range or a box without volume; replaces any earlier boxes. */
 int sc_skeleton_set_colliders(sc_skeleton *s, int n, const sc_box_collider *boxes, const sc_ground *g, const sc_rigid_contact_opts *o, sc_err *err);
+/* The same with each collider a set of points instead of a box's: collider c is bone[c]'s
+ * points first[c] .. first[c + 1] - 1 of pts (m, from the bone's origin, bone frame). */
+int sc_skeleton_set_point_colliders(sc_skeleton *s, int n, const int *bone, const int *first, const double *pts, const sc_ground *g,
+                                    const sc_rigid_contact_opts *o, sc_err *err);
 /* The contact forces of the last step: total force on the bones, contacts pressing, their loads
  * for the centre of pressure (sc_contact_cop), deepest penetration at the step's start. */
 void sc_skeleton_rigid_contact(const sc_skeleton *s, sc_contact_result *res);
