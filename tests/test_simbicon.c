@@ -23,42 +23,56 @@ static void load(sc_model *m)
     ENSURE_OK(sc_character_read(ch, m, 0, &err), &err);
 }
 
+/* Both shapes of a rigid bone (the box bounding its skin, its skin's vertices) carry the body at
+ * rest on its soles, at the same height: the soles are flat where they touch */
 TEST(rigid_contact_carries_the_weight)
 {
     sc_model m;
     sc_err err = {0};
     load(&m);
+    double pelvis_y[2];
+    for (int shape = SC_RIGID_BOX; shape <= SC_RIGID_SKIN; shape++) {
+        sc_sim_opts o;
+        sc_sim_default_opts(&o);
+        o.contact_model = SC_CONTACT_RIGID;
+        o.rigid_shape = shape;
+        sc_sim *s;
+        ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+        const double lift[3] = {0, 0.01, 0}, still[3] = {0, 0, 0};
+        sc_sim_translate(s, lift, still); /* dropped from 1 cm */
+        for (long k = 0; k < 6000; k++) ENSURE_OK(sc_sim_step(s, &err), &err);
+        sc_sim_diag d;
+        sc_sim_diagnostics(s, &d);
+        const double weight = d.mass * 9.81;
+        double total = 0;
+        for (int i = 0; i < m.nnodes; i++) total += m.node_mass[i];
+        double cop[3];
+        sc_contact_cop(&s->contact, cop);
+        const double fy = d.contact_force[1], fh = hypot(d.contact_force[0], d.contact_force[2]);
+        pelvis_y[shape] = s->pose[0].p.y;
+        sc_test_report("rigid %s, 3 s after a 1 cm drop: mass %.3f kg (flesh %.3f kg), ground force %.2f N against the weight %.2f N (%.4f %%), "
+                       "sideways %.3g N, %d contacts, penetration %.2g m, momentum %.2g kg m/s, centre of pressure (%.3f, %.3f, %.3f), pelvis at "
+                       "%.4f m",
+                       shape == SC_RIGID_BOX ? "box" : "skin", d.mass, total, fy, weight, 100 * (fy / weight - 1), fh, d.contacts,
+                       s->contact.max_depth, hypot(d.linear[0], hypot(d.linear[1], d.linear[2])), cop[0], cop[1], cop[2], pelvis_y[shape]);
+        /* the flesh's whole mass is lumped into the bones, and the ground carries it */
+        ENSURE(fabs(d.mass - total) < 1e-9 * total);
+        ENSURE(fabs(fy / weight - 1) < 2e-3 && fh < 5e-3 * weight);
+        ENSURE(d.contacts >= 6 && s->contact.max_depth < 1e-3);
+        ENSURE(hypot(d.linear[0], hypot(d.linear[1], d.linear[2])) < 5e-3 * d.mass); /* 5 mm/s */
+        /* the centre of pressure lies between the feet */
+        const int lf = sc_model_bone_index(&m, "l_foot"), rf = sc_model_bone_index(&m, "r_foot");
+        ENSURE(cop[0] > s->pose[rf].p.x && cop[0] < s->pose[lf].p.x && fabs(cop[1]) < 1e-3);
+        sc_sim_free(s);
+    }
+    ENSURE(fabs(pelvis_y[SC_RIGID_SKIN] - pelvis_y[SC_RIGID_BOX]) < 2e-3);
+    /* contact.enabled: false takes the ground away, as for the soft model: 0.1 s of free fall */
     sc_sim_opts o;
     sc_sim_default_opts(&o);
     o.contact_model = SC_CONTACT_RIGID;
-    sc_sim *s;
-    ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
-    const double lift[3] = {0, 0.01, 0}, still[3] = {0, 0, 0};
-    sc_sim_translate(s, lift, still); /* dropped from 1 cm */
-    for (long k = 0; k < 6000; k++) ENSURE_OK(sc_sim_step(s, &err), &err);
-    sc_sim_diag d;
-    sc_sim_diagnostics(s, &d);
-    const double weight = d.mass * 9.81;
-    double total = 0;
-    for (int i = 0; i < m.nnodes; i++) total += m.node_mass[i];
-    double cop[3];
-    sc_contact_cop(&s->contact, cop);
-    const double fy = d.contact_force[1], fh = hypot(d.contact_force[0], d.contact_force[2]);
-    sc_test_report("rigid, 3 s after a 1 cm drop: mass %.3f kg (flesh %.3f kg), ground force %.2f N against the weight %.2f N (%.4f %%), "
-                   "sideways %.3g N, %d contacts, penetration %.2g m, momentum %.2g kg m/s, centre of pressure (%.3f, %.3f, %.3f)",
-                   d.mass, total, fy, weight, 100 * (fy / weight - 1), fh, d.contacts, s->contact.max_depth,
-                   hypot(d.linear[0], hypot(d.linear[1], d.linear[2])), cop[0], cop[1], cop[2]);
-    /* the flesh's whole mass is lumped into the bones, and the ground carries it */
-    ENSURE(fabs(d.mass - total) < 1e-9 * total);
-    ENSURE(fabs(fy / weight - 1) < 2e-3 && fh < 5e-3 * weight);
-    ENSURE(d.contacts >= 6 && s->contact.max_depth < 1e-3);
-    ENSURE(hypot(d.linear[0], hypot(d.linear[1], d.linear[2])) < 5e-3 * d.mass); /* 5 mm/s */
-    /* the centre of pressure lies between the feet */
-    const int lf = sc_model_bone_index(&m, "l_foot"), rf = sc_model_bone_index(&m, "r_foot");
-    ENSURE(cop[0] > s->pose[rf].p.x && cop[0] < s->pose[lf].p.x && fabs(cop[1]) < 1e-3);
-    sc_sim_free(s);
-    /* contact.enabled: false takes the ground away, as for the soft model: 0.1 s of free fall */
     o.contact.enabled = 0;
+    sc_sim *s;
+    sc_sim_diag d;
     ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
     for (long k = 0; k < 200; k++) ENSURE_OK(sc_sim_step(s, &err), &err);
     sc_sim_diagnostics(s, &d);
@@ -266,6 +280,7 @@ TEST(simbicon_bad_configs_exit_2)
         {"contact: {model: layer, layer: {bones: []}}", "contact.layer.bones is empty"},
         {"contact: {model: layer, layer: {thickness: -0.01}}", "'contact.layer.thickness' = -0.01 is outside"},
         {"contact: {model: lcp}", "lcp"},
+        {"contact: {model: rigid, rigid: {shape: ball}}", "ball"},
         {"simulation: {duration: 0.01, motor_noise: {b: -75}}", "'simulation.motor_noise.b' = -75 is outside"},
     };
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
@@ -275,5 +290,5 @@ TEST(simbicon_bad_configs_exit_2)
         ENSURE_MSG(rc == 2 && strstr(out, "layer_bad.yaml:1") && strstr(out, keys[k].want) && !sc_test_file_exists(o), "%s: exit %d: %s",
                    keys[k].yaml, rc, out);
     }
-    sc_test_report("%zu bad contact.layer / motor_noise keys: exit 2 naming the line; e.g. %s", sizeof keys / sizeof *keys, out);
+    sc_test_report("%zu bad contact.layer / contact.rigid / motor_noise keys: exit 2 naming the line; e.g. %s", sizeof keys / sizeof *keys, out);
 }
