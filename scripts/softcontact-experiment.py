@@ -52,7 +52,7 @@ def read_config(path):
         fail(2, '%s: %s' % (path, e))
     if not isinstance(c, dict):
         fail(2, '%s: expected a map of settings' % path)
-    known = {'experiment', 'walkers', 'seeds', 'duration', 'fall_height', 'motor_noise', 'push', 'floor', 'analysis_start', 'every'}
+    known = {'experiment', 'walkers', 'seeds', 'duration', 'fall_height', 'motor_noise', 'push', 'floor', 'analysis_start', 'every', 'rigid_shape'}
     for k in c:
         if k not in known:
             fail(2, '%s: unknown key %r (known: %s)' % (path, k, ', '.join(sorted(known))))
@@ -86,6 +86,7 @@ def read_config(path):
     need(isinstance(c['every'], int) and c['every'] >= 1, 'every', 'steps between the frames measured (an integer >= 1)')
     c.setdefault('motor_noise', 0)
     need(isinstance(c['motor_noise'], (int, float)) and c['motor_noise'] >= 0, 'motor_noise', "Wang et al. 2010's b >= 0")
+    need(c.get('rigid_shape') in (None, 'box', 'skin'), 'rigid_shape', "box or skin (the rigid walker's contact.rigid.shape)")
     if c['experiment'] == 'push':
         p = c.get('push')
         need(isinstance(p, dict), 'push', 'a map (bone, duration, window, directions, max, resolution)')
@@ -115,6 +116,8 @@ def trial_config(c, model, seed, push=None):
     if c['motor_noise'] > 0:
         sim['motor_noise'] = {'b': float(c['motor_noise']), 'seed': seed}
     w['output'] = {'every': c['every'], 'nodes': False}
+    if c.get('rigid_shape'):
+        w.setdefault('contact', {}).setdefault('rigid', {})['shape'] = c['rigid_shape']
     if c['experiment'] == 'floor':
         w.setdefault('ground', {})['tiles'] = {'size': float(c['floor']['size']), 'height': float(c['floor']['height']), 'seed': seed}
     if push:

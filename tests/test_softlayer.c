@@ -62,7 +62,7 @@ TEST(softlayer_carries_the_weight_with_the_expected_deflection)
 {
     sc_model block, m;
     sc_err err = {0};
-    const double h = 0.05, E = 2e4, nu = 0.3; /* nodes heavy enough for the contact's explicit damping */
+    const double h = 0.05, E = 2e4, nu = 0.3;  /* nodes heavy enough for the contact's explicit damping */
     ENSURE(sc_fixture_block(&block, 6, h, E)); /* 25 cm */
     sc_sim_opts o;
     sc_sim_default_opts(&o);
@@ -226,9 +226,10 @@ TEST(motor_noise_is_internal_and_seeded)
     noisy_float(&m, 75, 1, l3, a3, q2); /* seed 1 again */
     const int same = !memcmp(q1, q2, (size_t)m.nbones * sizeof *q1) && !memcmp(l1, l3, sizeof l1) && !memcmp(a1, a3, sizeof a1);
     const double dl = hypot(l1[0], hypot(l1[1], l1[2])), da = hypot(a1[0] - a0[0], hypot(a1[1] - a0[1], a1[2] - a0[2]));
-    sc_test_report("0.5 s in free space with b = 75: linear momentum %.2g kg m/s, angular %.2g kg m^2/s from the noiseless run's (which has %.2g, %.2g); "
-                   "the pose differs from the noiseless one by up to %.2e rad and between seeds by %.2e rad; the same seed again %s",
-                   dl, da, hypot(l0[0], hypot(l0[1], l0[2])), hypot(a0[0], hypot(a0[1], a0[2])), diff, dseed, same ? "bit-identical" : "DIFFERS");
+    sc_test_report(
+        "0.5 s in free space with b = 75: linear momentum %.2g kg m/s, angular %.2g kg m^2/s from the noiseless run's (which has %.2g, %.2g); "
+        "the pose differs from the noiseless one by up to %.2e rad and between seeds by %.2e rad; the same seed again %s",
+        dl, da, hypot(l0[0], hypot(l0[1], l0[2])), hypot(a0[0], hypot(a0[1], a0[2])), diff, dseed, same ? "bit-identical" : "DIFFERS");
     ENSURE(dl < 1e-9 && da < 1e-5); /* the noise adds none (ODE's own drift: 2e-4) */
     ENSURE(diff > 1e-5 && dseed > 1e-5 && same);
     free(q0);
@@ -251,18 +252,25 @@ TEST(softcontact_experiment_runner)
     const char *script = sc_test_repo("scripts/softcontact-experiment.py");
     int rc = sc_test_sh(out, sizeof out, "%s -j 1 -o %s %s %s && %s -j 2 -o %s %s %s", script, h1, c, ch, script, h2, c, ch);
     ENSURE_MSG(rc == 0, "exit %d: %s", rc, out);
-    rc = sc_test_sh(out, sizeof out,
-                    "/usr/bin/python3 -c \"import h5py, numpy as np; a, b = h5py.File('%s'), h5py.File('%s'); t = a['trials']; "
-                    "assert a.attrs['schema'] == 'softcon.experiment/1' and t['largest'].shape == (2,), t['largest'][:]; "
-                    "assert all(np.array_equal(t[k][:], b['trials'][k][:], equal_nan=True) for k in ('largest', 'fall_time', 'distance', 'cop_tv_per_step')); "
-                    "assert (t['trials'][:] == 3).all() and (t['largest'][:] %% 600 == 0).all() and np.isinf(t['fall_time'][:]).all() and (t['distance'][:] > 0.5).all(); "
-                    "assert t['force_y_mean'].attrs['units'] == 'N' and abs(t['force_y_mean'][0] / 638.4 - 1) < 0.2, t['force_y_mean'][:]; "
-                    "print('largest', t['largest'][:], 'N; distance', t['distance'][:], 'm')\"",
-                    h1, h2);
+    rc = sc_test_sh(
+        out, sizeof out,
+        "/usr/bin/python3 -c \"import h5py, numpy as np; a, b = h5py.File('%s'), h5py.File('%s'); t = a['trials']; "
+        "assert a.attrs['schema'] == 'softcon.experiment/1' and t['largest'].shape == (2,), t['largest'][:]; "
+        "assert all(np.array_equal(t[k][:], b['trials'][k][:], equal_nan=True) for k in ('largest', 'fall_time', 'distance', 'cop_tv_per_step')); "
+        "assert (t['trials'][:] == 3).all() and (t['largest'][:] %% 600 == 0).all() and np.isinf(t['fall_time'][:]).all() and (t['distance'][:] > "
+        "0.5).all(); "
+        "assert t['force_y_mean'].attrs['units'] == 'N' and abs(t['force_y_mean'][0] / 638.4 - 1) < 0.2, t['force_y_mean'][:]; "
+        "print('largest', t['largest'][:], 'N; distance', t['distance'][:], 'm')\"",
+        h1, h2);
     ENSURE_MSG(rc == 0, "%s", out);
     sc_test_report("2 seeds, 3 simulations each, -j 1 and -j 2 give the same rows: %s", out);
     const char *bad = sc_test_write("exp_bad.yaml", "experiment: jump\nwalkers: {}\n");
     rc = sc_test_sh(out, sizeof out, "%s -o %s %s %s", script, sc_test_tmp("exp_bad.h5"), bad, ch);
     ENSURE_MSG(rc == 2 && strstr(out, "exp_bad.yaml: experiment: push, floor or gait") && !sc_test_file_exists(sc_test_tmp("exp_bad.h5")),
                "exit %d: %s", rc, out);
+    snprintf(cfg, sizeof cfg, "experiment: floor\nwalkers: {rigid: %s}\nrigid_shape: ball\n", sc_test_repo("configs/simbicon/walk_rigid.yaml"));
+    bad = sc_test_write("exp_bad.yaml", cfg);
+    rc = sc_test_sh(out, sizeof out, "%s -o %s %s %s", script, sc_test_tmp("exp_bad.h5"), bad, ch);
+    ENSURE_MSG(rc == 2 && strstr(out, "exp_bad.yaml: rigid_shape: box or skin") && !sc_test_file_exists(sc_test_tmp("exp_bad.h5")), "exit %d: %s", rc,
+               out);
 }
