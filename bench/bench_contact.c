@@ -18,7 +18,7 @@
 #include "store/character.h"
 
 #define NMODELS 3
-#define BLOCK 100
+#define BLOCK   100
 
 static const char *const names[NMODELS] = {"rigid", "softlayer", "soft"};
 
