@@ -836,6 +836,10 @@ int sc_bbw_solve(int nnodes, const double *rest_pos, int ntets, const int *tets,
     threads_saved threads = threads_serialize();
     cholmod_start(&cx.cm);
     cx.cm.print = 0;
+    /* simplicial factors only: a supernodal one hands dense blocks to BLAS, whose kernels
+       OpenBLAS picks per CPU (Haswell, SkylakeX, ...) and which round differently, so the
+       weights, and every simulation of the character, would differ from machine to machine */
+    cx.cm.supernodal = CHOLMOD_SIMPLICIAL;
     cx.tol = o.tol;
     if (!mass || !fid) {
         rc = SC_EIO;
