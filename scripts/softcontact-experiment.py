@@ -19,11 +19,12 @@ the configs and provenance (the per-model summary is printed); --plots DIR write
 (gnuplot). Results do not depend on -j. The walk is taken to go along +z (drift: along x).
 Environment: SOFTCON_BIN, the folder of the simulate to run (default: bin/ of this checkout).
 Exit codes: 0 ok, 1 usage, 2 bad config (named with its key), 3 I/O, 4 a simulation could not
-run (the message names the trial), 5 gnuplot, h5py or yaml missing. A trial that ends in a
+run (the message names the trial), 5 gnuplot, h5py or yaml missing; SIGINT, SIGTERM, SIGHUP:
+128 + the signal, its simulations stopped and its temporary folder removed, nothing written. A trial that ends in a
 numerical failure (simulate's exit 4, e.g. flesh crushed by a fall) counts as a fall at its last
 frame, and /trials/failures counts them.
 """
-import argparse, datetime, math, os, shutil, socket, subprocess, sys, tempfile
+import argparse, datetime, math, os, shutil, signal, socket, subprocess, sys, tempfile
 from multiprocessing import Pool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -192,9 +193,13 @@ def run_trial(c, character, tmp, tag, model, seed, push=None):
     out = os.path.join(tmp, tag + '.h5')
     with open(cfg, 'w') as fh:
         fh.write(trial_config(c, model, seed, push))
-    p = subprocess.run([SIMULATE, '-q', '-c', cfg, '-o', out, character], capture_output=True, text=True)
+    global RUNNING
+    RUNNING = subprocess.Popen([SIMULATE, '-q', '-c', cfg, '-o', out, character], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = RUNNING
+    p.stderr_text = p.communicate()[1]
+    RUNNING = None
     if p.returncode not in (0, 4) or not os.path.exists(out):
-        raise RuntimeError('%s (seed %d): simulate exited %d: %s' % (model, seed, p.returncode, p.stderr.strip()[-400:]))
+        raise RuntimeError('%s (seed %d): simulate exited %d: %s' % (model, seed, p.returncode, p.stderr_text.strip()[-400:]))
     r, _ = measure(out, c, push[0] if push else math.inf)
     for ext in ('.yaml', '.h5', '.xdmf'):
         if os.path.exists(os.path.join(tmp, tag + ext)):
@@ -205,6 +210,28 @@ def run_trial(c, character, tmp, tag, model, seed, push=None):
 def push_time(c, seed):
     a, b = c['push']['window']
     return a + (b - a) * (seed - 1) / c['seeds']
+
+
+RUNNING = None  # a worker's simulate in progress
+
+
+def worker_init():
+    """A worker stopped by the pool (SIGTERM) stops its simulate first, which removes its own
+    temporary files; the main process then removes the folder."""
+    def stop(signum, frame):
+        if RUNNING is not None:  # waitpid itself: Popen.wait's lock may be held by the communicate interrupted
+            try:
+                os.kill(RUNNING.pid, signal.SIGTERM)
+                os.waitpid(RUNNING.pid, 0)
+            except OSError:
+                pass
+        os._exit(128 + signum)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles ^C and stops the pool
+
+
+def interrupted(signum, frame):
+    raise KeyboardInterrupt(signum)
 
 
 def job(args):
@@ -335,16 +362,20 @@ def main():
         fail(1, '-o %s would overwrite an input' % a.output)
     if a.plots and not shutil.which('gnuplot'):
         fail(5, 'the gnuplot program is missing (apt-get install gnuplot-nox)')
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupted)
     tmp = tempfile.mkdtemp(prefix='softcon-exp.')
     dirs = list(c['push']['directions']) if c['experiment'] == 'push' else [None]
     tasks = [(c, a.character, tmp, m, s, d) for m in c['walkers'] for d in dirs for s in range(1, c['seeds'] + 1)]
     try:
-        with Pool(a.jobs) as pool:
+        with Pool(a.jobs, initializer=worker_init) as pool:  # leaving it (also by a signal) terminates the workers
             rows = pool.map(job, tasks, chunksize=1)
     except RuntimeError as e:
         fail(4, str(e))
-    except KeyboardInterrupt:
-        fail(6, 'interrupted: nothing written')
+    except KeyboardInterrupt as e:
+        signum = e.args[0] if e.args else signal.SIGINT
+        shutil.rmtree(tmp, ignore_errors=True)
+        fail(128 + signum, 'stopped by signal %d: nothing written' % signum)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     write(a.output, c, rows, sys.argv)

@@ -273,4 +273,17 @@ TEST(softcontact_experiment_runner)
     rc = sc_test_sh(out, sizeof out, "%s -o %s %s %s", script, sc_test_tmp("exp_bad.h5"), bad, ch);
     ENSURE_MSG(rc == 2 && strstr(out, "exp_bad.yaml: rigid_shape: box or skin") && !sc_test_file_exists(sc_test_tmp("exp_bad.h5")), "exit %d: %s", rc,
                out);
+    /* SIGTERM while a simulation runs: its simulate stopped, the temporary folder gone, no output */
+    snprintf(cfg, sizeof cfg, "experiment: floor\nwalkers: {soft: %s}\nseeds: 2\nduration: 20.0\nfloor: {size: 0.05, height: 0.02}\n",
+             sc_test_repo("configs/simbicon/walk_soft.yaml"));
+    c = sc_test_write("exp_term.yaml", cfg);
+    const char *tdir = sc_test_tmp("exp_term_tmp"), *term = sc_test_tmp("exp_term.h5");
+    rc = sc_test_sh(
+        out, sizeof out,
+        "mkdir -p %s && (TMPDIR=%s exec %s -j 2 -o %s %s %s) & p=$!; "
+        "for i in $(seq 600); do ls %s/softcon-exp.*/*.yaml >/dev/null 2>&1 && break; sleep 0.1; done; sleep 0.5; "
+        "kill -TERM $p; wait $p; echo \"rc=$? left=$(ls -A %s | wc -l) running=$(pgrep -f '^[^ ]*(python3|simulate) .*exp_term' | wc -l)\"",
+        tdir, tdir, script, term, c, ch, tdir, tdir);
+    ENSURE_MSG(strstr(out, "rc=143 left=0 running=0") && !sc_test_file_exists(term), "%s", out);
+    sc_test_report("SIGTERM during the trials: %s", out);
 }
