@@ -83,11 +83,13 @@ void sc_skeleton_restore(sc_skeleton *s, const double *buf);
 long sc_skeleton_ode_messages(const sc_skeleton *s, const char **last);
 
 /* ---- rigid contact ([J11]'s baseline: the bones themselves touch the ground) ----
- * Boxes fixed to bones meet the ground (sc_ground_height: plane, slope, bumps, tiles) through ODE
- * contact joints with Coulomb friction (ODE's friction pyramid, dContactApprox1). Each box is
- * tested at its corners and at points on its faces no further apart than `spacing` (0: corners
- * only, enough on a plane); of its points under the ground the deepest, then repeatedly the one
- * farthest from those chosen, up to SC_BOX_CONTACTS, become contacts. The contacts are made
+ * Boxes (or point sets) fixed to bones meet the ground (sc_ground_height: plane, slope, bumps,
+ * tiles) through ODE contact joints with Coulomb friction (ODE's friction pyramid,
+ * dContactApprox1). Each box is tested at its corners and at points on its faces no further
+ * apart than `spacing` (0: corners only, enough on a plane); of a collider's points under the
+ * ground the deepest, then repeatedly the one farthest from those chosen, up to
+ * SC_BOX_CONTACTS, become contacts; a collider wholly above the ground's highest point is
+ * skipped. The contacts are made
  * afresh at the start of every step from the bodies' positions, so they are not state. */
 #define SC_BOX_CONTACTS 4
 typedef struct sc_box_collider {
