@@ -20,9 +20,9 @@ the configs and provenance (the per-model summary is printed); --plots DIR write
 Environment: SOFTCON_BIN, the folder of the simulate to run (default: bin/ of this checkout).
 Exit codes: 0 ok, 1 usage, 2 bad config (named with its key), 3 I/O, 4 a simulation could not
 run (the message names the trial), 5 gnuplot, h5py or yaml missing; SIGINT, SIGTERM, SIGHUP:
-128 + the signal, its simulations stopped and its temporary folder removed, nothing written. A trial that ends in a
-numerical failure (simulate's exit 4, e.g. flesh crushed by a fall) counts as a fall at its last
-frame, and /trials/failures counts them.
+128 + the signal, its simulations stopped and its temporary folder removed, nothing written.
+A trial that ends in a numerical failure (simulate's exit 4, e.g. flesh crushed by a fall)
+counts as a fall at its last frame, and /trials/failures counts them.
 """
 import argparse, datetime, math, os, shutil, signal, socket, subprocess, sys, tempfile
 from multiprocessing import Pool
@@ -194,12 +194,11 @@ def run_trial(c, character, tmp, tag, model, seed, push=None):
     with open(cfg, 'w') as fh:
         fh.write(trial_config(c, model, seed, push))
     global RUNNING
-    RUNNING = subprocess.Popen([SIMULATE, '-q', '-c', cfg, '-o', out, character], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    p = RUNNING
-    p.stderr_text = p.communicate()[1]
+    p = RUNNING = subprocess.Popen([SIMULATE, '-q', '-c', cfg, '-o', out, character], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, stderr = p.communicate()
     RUNNING = None
     if p.returncode not in (0, 4) or not os.path.exists(out):
-        raise RuntimeError('%s (seed %d): simulate exited %d: %s' % (model, seed, p.returncode, p.stderr_text.strip()[-400:]))
+        raise RuntimeError('%s (seed %d): simulate exited %d: %s' % (model, seed, p.returncode, stderr.strip()[-400:]))
     r, _ = measure(out, c, push[0] if push else math.inf)
     for ext in ('.yaml', '.h5', '.xdmf'):
         if os.path.exists(os.path.join(tmp, tag + ext)):
@@ -374,7 +373,6 @@ def main():
         fail(4, str(e))
     except KeyboardInterrupt as e:
         signum = e.args[0] if e.args else signal.SIGINT
-        shutil.rmtree(tmp, ignore_errors=True)
         fail(128 + signum, 'stopped by signal %d: nothing written' % signum)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
