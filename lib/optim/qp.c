@@ -1,0 +1,253 @@
+/* Goldfarb-Idnani dual active-set QP (see qp.h). With L the Cholesky factor of H, the active
+ * rows' normals are kept as W = L^-1 N (one row of Wa per active row) and the Gram matrix
+ * W'W by its own Cholesky factor, extended in O(nq) when a row is added and refactored when one
+ * is dropped. For a row n to add, w = L^-1 n, r = (W'W)^-1 W'w is the dual step and
+ * z = L^-T (w - W r) = H^-1 (n - N r) the primal step; z.n = |w - W r|^2. */
+#include "optim/qp.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sc_qp_work {
+    int nmax, mmax;
+    double *L;         /* [nmax*nmax] Cholesky factor of H, lower, row-major */
+    double *Wa;        /* [nmax*nmax] row i = L^-1 (normal of active row i) */
+    double *LG;        /* [nmax*nmax] Cholesky factor of the active Gram matrix Wa Wa' */
+    double *u;         /* [nmax] multipliers of the active rows */
+    int *active;       /* [nmax] row index (0..neq-1 equalities, then inequalities) */
+    signed char *sign; /* [nmax] +1, or -1 for an equality added with its sign flipped */
+    double *w, *c, *r, *res, *z;
+};
+
+int sc_qp_work_create(int nmax, int mmax, sc_qp_work **out, sc_err *err)
+{
+    *out = NULL;
+    if (nmax < 1 || mmax < 0) return sc_fail(err, SC_EINPUT, "qp: workspace of %d variables and %d rows", nmax, mmax);
+    sc_qp_work *w = sc_alloc(err, 1, sizeof *w);
+    if (!w) return SC_EIO;
+    size_t nn = (size_t)nmax * (size_t)nmax;
+    w->nmax = nmax;
+    w->mmax = mmax;
+    w->L = sc_alloc(err, nn, sizeof(double));
+    w->Wa = sc_alloc(err, nn, sizeof(double));
+    w->LG = sc_alloc(err, nn, sizeof(double));
+    w->u = sc_alloc(err, (size_t)nmax, sizeof(double));
+    w->active = sc_alloc(err, (size_t)nmax, sizeof(int));
+    w->sign = sc_alloc(err, (size_t)nmax, 1);
+    w->w = sc_alloc(err, (size_t)nmax * 5, sizeof(double));
+    if (!w->L || !w->Wa || !w->LG || !w->u || !w->active || !w->sign || !w->w) {
+        sc_qp_work_free(w);
+        return SC_EIO;
+    }
+    w->c = w->w + nmax;
+    w->r = w->c + nmax;
+    w->res = w->r + nmax;
+    w->z = w->res + nmax;
+    *out = w;
+    return SC_OK;
+}
+
+void sc_qp_work_free(sc_qp_work *w)
+{
+    if (!w) return;
+    free(w->L);
+    free(w->Wa);
+    free(w->LG);
+    free(w->u);
+    free(w->active);
+    free(w->sign);
+    free(w->w);
+    free(w);
+}
+
+static double dot(int n, const double *a, const double *b)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+/* In-place Cholesky of the leading n x n block of a (row stride ld): lower factor. 0 when not
+ * positive definite. */
+static int cholesky(int n, int ld, double *a)
+{
+    for (int j = 0; j < n; j++) {
+        double d = a[j * ld + j] - dot(j, a + j * ld, a + j * ld);
+        if (!(d > 0)) return 0;
+        d = sqrt(d);
+        a[j * ld + j] = d;
+        for (int i = j + 1; i < n; i++) a[i * ld + j] = (a[i * ld + j] - dot(j, a + i * ld, a + j * ld)) / d;
+        for (int i = 0; i < j; i++) a[i * ld + j] = 0;
+    }
+    return 1;
+}
+
+/* y = L^-1 b (forward) and y = L^-T b (backward), L lower with row stride ld; y may be b. */
+static void solve_lower(int n, int ld, const double *L, const double *b, double *y)
+{
+    for (int i = 0; i < n; i++) y[i] = (b[i] - dot(i, L + i * ld, y)) / L[i * ld + i];
+}
+static void solve_upper_t(int n, int ld, const double *L, const double *b, double *y)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        double s = b[i];
+        for (int k = i + 1; k < n; k++) s -= L[k * ld + i] * y[k];
+        y[i] = s / L[i * ld + i];
+    }
+}
+
+static const double *row_of(const sc_qp *p, int j) { return j < p->neq ? p->Aeq + (size_t)j * p->n : p->Ain + (size_t)(j - p->neq) * p->n; }
+static double rhs_of(const sc_qp *p, int j) { return j < p->neq ? p->beq[j] : p->bin[j - p->neq]; }
+/* A row holds when its slack, divided by the row's norm, is within this of 0 (or above). */
+static double row_tol(double b, double anorm) { return 1e-9 * (1 + fabs(b) / (anorm > 0 ? anorm : 1)); }
+
+/* Refactors the Gram matrix of the q active rows. 0 when it is singular (cannot happen for rows
+ * that were independent when added, short of rounding). */
+static int refactor_gram(sc_qp_work *w, int n, int q)
+{
+    const int ld = w->nmax;
+    for (int i = 0; i < q; i++)
+        for (int j = 0; j <= i; j++) w->LG[i * ld + j] = dot(n, w->Wa + (size_t)i * ld, w->Wa + (size_t)j * ld);
+    return cholesky(q, ld, w->LG);
+}
+
+static void drop(sc_qp_work *w, int n, int *q, int k)
+{
+    const int ld = w->nmax;
+    for (int i = k; i + 1 < *q; i++) {
+        w->active[i] = w->active[i + 1];
+        w->sign[i] = w->sign[i + 1];
+        w->u[i] = w->u[i + 1];
+        memcpy(w->Wa + (size_t)i * ld, w->Wa + (size_t)(i + 1) * ld, (size_t)n * sizeof(double));
+    }
+    (*q)--;
+    refactor_gram(w, n, *q);
+}
+
+/* Makes row j (with sign s) active, stepping x and the multipliers; 1 on success, 0 when the
+ * problem is infeasible, -1 when the iterations ran out. */
+static int add_row(const sc_qp *p, sc_qp_work *w, double *x, int *q, int j, int s, int *iters, int max_iters)
+{
+    const int n = p->n, ld = w->nmax;
+    const double *a = row_of(p, j);
+    const double b = s * rhs_of(p, j);
+    double up = 0; /* the new row's multiplier, grown by partial steps */
+    const double anorm = sqrt(dot(n, a, a));
+    for (;;) {
+        if (++*iters > max_iters) return -1;
+        double slack = s * dot(n, a, x) - b;
+        for (int i = 0; i < n; i++) w->res[i] = s * a[i];
+        solve_lower(n, ld, w->L, w->res, w->w);
+        for (int i = 0; i < *q; i++) w->c[i] = dot(n, w->Wa + (size_t)i * ld, w->w);
+        solve_lower(*q, ld, w->LG, w->c, w->r);
+        solve_upper_t(*q, ld, w->LG, w->r, w->r);
+        memcpy(w->res, w->w, (size_t)n * sizeof(double));
+        for (int i = 0; i < *q; i++)
+            for (int k = 0; k < n; k++) w->res[k] -= w->r[i] * w->Wa[(size_t)i * ld + k];
+        const double delta2 = dot(n, w->res, w->res), w2 = dot(n, w->w, w->w);
+        const int dependent = !(delta2 > 1e-24 * w2);
+        double t2 = dependent ? INFINITY : -slack / delta2;
+        double t1 = INFINITY;
+        int k = -1;
+        for (int i = 0; i < *q; i++)
+            if (w->active[i] >= p->neq && w->r[i] > 0 && w->u[i] / w->r[i] < t1) {
+                t1 = w->u[i] / w->r[i];
+                k = i;
+            }
+        if (dependent && -slack / (anorm > 0 ? anorm : 1) <= row_tol(b, anorm)) return 1; /* implied by the active rows */
+        if (!isfinite(t1) && !isfinite(t2)) return 0;
+        const double t = t1 < t2 ? t1 : t2;
+        if (!dependent) {
+            solve_upper_t(n, ld, w->L, w->res, w->z);
+            for (int i = 0; i < n; i++) x[i] += t * w->z[i];
+        }
+        for (int i = 0; i < *q; i++) w->u[i] -= t * w->r[i];
+        up += t;
+        if (t2 <= t1) {
+            /* extend the Gram factor by the new row: l = LG^-1 c, diagonal sqrt(|w|^2 - |l|^2) */
+            double *lg = w->LG + (size_t)*q * ld;
+            solve_lower(*q, ld, w->LG, w->c, lg);
+            double d2 = w2 - dot(*q, lg, lg);
+            lg[*q] = sqrt(d2 > delta2 ? d2 : delta2);
+            memcpy(w->Wa + (size_t)*q * ld, w->w, (size_t)n * sizeof(double));
+            w->active[*q] = j;
+            w->sign[*q] = (signed char)s;
+            w->u[*q] = up;
+            (*q)++;
+            return 1;
+        }
+        w->u[k] = 0;
+        drop(w, n, q, k);
+    }
+}
+
+int sc_qp_solve(const sc_qp *p, sc_qp_work *w, double *x, double *ueq, double *uin, sc_qp_result *res, sc_err *err)
+{
+    const int n = p->n, m = p->neq + p->nin, ld = w->nmax;
+    if (n < 1 || n > w->nmax || p->neq < 0 || p->nin < 0 || m > w->mmax)
+        return sc_fail(err, SC_EINPUT, "qp: %d variables and %d rows exceed the workspace (%d, %d)", n, m, w->nmax, w->mmax);
+    for (int i = 0; i < n; i++) memcpy(w->L + (size_t)i * ld, p->H + (size_t)i * n, (size_t)n * sizeof(double));
+    if (!cholesky(n, ld, w->L)) return sc_fail(err, SC_EINPUT, "qp: the Hessian is not positive definite");
+    /* unconstrained minimum x = -H^-1 g */
+    for (int i = 0; i < n; i++) w->res[i] = -p->g[i];
+    solve_lower(n, ld, w->L, w->res, x);
+    solve_upper_t(n, ld, w->L, x, x);
+    int q = 0, iters = 0;
+    const int max_iters = 10 * (n + m) + 50;
+    for (int j = 0; j < p->neq; j++) {
+        const double *a = row_of(p, j);
+        int rc = add_row(p, w, x, &q, j, dot(n, a, x) - p->beq[j] > 0 ? -1 : 1, &iters, max_iters);
+        if (rc <= 0)
+            return sc_fail(err, SC_ENUMERIC, rc < 0 ? "qp: no solution after %d iterations" : "qp: the equality rows contradict each other (row %d)",
+                           rc < 0 ? iters : j);
+    }
+    for (;;) {
+        int worst = -1;
+        double worst_slack = 0;
+        for (int j = 0; j < p->nin; j++) {
+            const double *a = p->Ain + (size_t)j * n;
+            const double an = sqrt(dot(n, a, a));
+            const double s = (dot(n, a, x) - p->bin[j]) / (an > 0 ? an : 1);
+            if (s < -row_tol(p->bin[j], an) && s < worst_slack) {
+                int is_active = 0;
+                for (int i = 0; i < q && !is_active; i++) is_active = w->active[i] == p->neq + j;
+                if (is_active) continue;
+                worst_slack = s;
+                worst = j;
+            }
+        }
+        if (worst < 0) break;
+        int rc = add_row(p, w, x, &q, p->neq + worst, 1, &iters, max_iters);
+        if (rc < 0) return sc_fail(err, SC_ENUMERIC, "qp: no solution after %d iterations", iters);
+        if (rc == 0) return sc_fail(err, SC_ENUMERIC, "qp: infeasible (inequality row %d cannot hold with the active rows)", worst);
+    }
+    if (ueq) memset(ueq, 0, (size_t)p->neq * sizeof(double));
+    if (uin) memset(uin, 0, (size_t)p->nin * sizeof(double));
+    for (int i = 0; i < q; i++) {
+        const int j = w->active[i];
+        if (j < p->neq) {
+            if (ueq) ueq[j] = w->sign[i] * w->u[i];
+        } else if (uin) uin[j - p->neq] = w->u[i];
+    }
+    if (res) {
+        double f = dot(n, p->g, x);
+        for (int i = 0; i < n; i++) f += 0.5 * x[i] * dot(n, p->H + (size_t)i * n, x);
+        res->objective = f;
+        res->iterations = iters;
+        res->nactive = q;
+    }
+    return SC_OK;
+}
+
+double sc_qp_violation(const sc_qp *p, const double *x)
+{
+    double v = 0;
+    for (int j = 0; j < p->neq + p->nin; j++) {
+        const double *a = row_of(p, j);
+        const double an = sqrt(dot(p->n, a, a));
+        double s = (dot(p->n, a, x) - rhs_of(p, j)) / (an > 0 ? an : 1);
+        s = j < p->neq ? fabs(s) : -s;
+        if (s > v) v = s;
+    }
+    return v;
+}

@@ -1,0 +1,172 @@
+/* The dense QP solver against the optimality conditions (which certify a convex QP's global
+ * minimum), and the QPCC solver of [T12] 6 on problems whose solutions are known. */
+#include <string.h>
+#include "core/rng.h"
+#include "optim/qp.h"
+#include "optim/qpcc.h"
+#include "test.h"
+
+#define QN 30
+#define QM 50
+
+static double dotn(int n, const double *a, const double *b)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+TEST(qp_random_problems_meet_the_optimality_conditions)
+{
+    static double H[QN * QN], g[QN], A[QM * QN], b[QM], x0[QN], x[QN], u[QM], grad[QN];
+    sc_qp_work *w = NULL;
+    sc_err err;
+    ENSURE_OK(sc_qp_work_create(QN, QM, &w, &err), &err);
+    double worst_kkt = 0, worst_viol = 0, worst_comp = 0;
+    int active_total = 0;
+    for (int trial = 0; trial < 60; trial++) {
+        sc_rng r;
+        sc_rng_init(&r, 7, (uint32_t)trial, 0);
+        const int n = 2 + (int)(sc_rng_uniform(&r) * (QN - 1)), neq = (int)(sc_rng_uniform(&r) * (n < 6 ? n / 2 : 5));
+        const int nin = (int)(sc_rng_uniform(&r) * (QM - neq));
+        /* H = B B' + 0.01 I, rows through a feasible point x0 (some tight, some slack) */
+        static double B[QN * QN];
+        for (int i = 0; i < n * n; i++) B[i] = sc_rng_normal(&r);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) H[i * n + j] = dotn(n, B + i * n, B + j * n) / n + (i == j ? 0.01 : 0);
+        for (int i = 0; i < n; i++) {
+            g[i] = 3 * sc_rng_normal(&r);
+            x0[i] = sc_rng_normal(&r);
+        }
+        for (int j = 0; j < neq + nin; j++) {
+            for (int i = 0; i < n; i++) A[j * n + i] = sc_rng_normal(&r);
+            b[j] = dotn(n, A + j * n, x0) - (j < neq ? 0 : (sc_rng_uniform(&r) < 0.3 ? 0 : sc_rng_uniform(&r)));
+        }
+        sc_qp p = {.n = n, .neq = neq, .nin = nin, .H = H, .g = g, .Aeq = A, .beq = b, .Ain = A + neq * n, .bin = b + neq};
+        sc_qp_result res;
+        ENSURE_OK(sc_qp_solve(&p, w, x, u, u + neq, &res, &err), &err);
+        /* stationarity H x + g = A' u, dual feasibility, complementary slackness, primal feasibility */
+        for (int i = 0; i < n; i++) grad[i] = dotn(n, H + i * n, x) + g[i];
+        for (int j = 0; j < neq + nin; j++)
+            for (int i = 0; i < n; i++) grad[i] -= A[j * n + i] * u[j];
+        double gnorm = 0;
+        for (int i = 0; i < n; i++) gnorm = fmax(gnorm, fabs(grad[i]));
+        worst_kkt = fmax(worst_kkt, gnorm);
+        worst_viol = fmax(worst_viol, sc_qp_violation(&p, x));
+        for (int j = neq; j < neq + nin; j++) {
+            ENSURE_MSG(u[j] >= 0, "trial %d: multiplier %d = %g < 0", trial, j, u[j]);
+            worst_comp = fmax(worst_comp, u[j] * fabs(dotn(n, A + j * n, x) - b[j]));
+        }
+        double f = dotn(n, g, x);
+        for (int i = 0; i < n; i++) f += 0.5 * x[i] * dotn(n, H + i * n, x);
+        ENSURE_NEAR(res.objective, f, 1e-9 * (1 + fabs(f)));
+        active_total += res.nactive;
+    }
+    sc_test_report("60 random QPs (n <= 30, <= 50 rows, %d rows active in all): stationarity %.1e, violation %.1e, complementarity %.1e",
+                   active_total, worst_kkt, worst_viol, worst_comp);
+    ENSURE(worst_kkt < 1e-8 && worst_viol < 1e-8 && worst_comp < 1e-8);
+    ENSURE(active_total > 100); /* the problems do bind */
+    /* x >= 1 and -x >= 0 cannot both hold */
+    const double h1 = 1, g1 = 0, a2[2] = {1, -1}, b2[2] = {1, 0};
+    sc_qp bad = {.n = 1, .nin = 2, .H = &h1, .g = &g1, .Ain = a2, .bin = b2};
+    ENSURE(sc_qp_solve(&bad, w, x, NULL, NULL, NULL, &err) == SC_ENUMERIC);
+    const double hneg = -1;
+    bad.H = &hneg;
+    ENSURE(sc_qp_solve(&bad, w, x, NULL, NULL, NULL, &err) == SC_EINPUT);
+    sc_qp_work_free(w);
+}
+
+/* [T12] Figure 3: 0 <= x _|_ x - y - 2 >= 0, here with the objective 1/2 ((x-3)^2 + y^2). From
+ * x = 0 the minimizer (0, -2) lies on x - y - 2 >= 0's boundary (objective 6.5); one pivot
+ * reaches the global minimizer (2.5, 0.5), objective 0.25 - 4.5 + 4.5 = 0.25. */
+TEST(qpcc_pivots_to_the_global_minimizer_of_figure_3)
+{
+    const double H[4] = {1, 0, 0, 1}, g[2] = {-3, 0}, row[2] = {1, -1}, off = -2;
+    const int var = 0;
+    sc_qpcc p = {.base = {.n = 2, .H = H, .g = g}, .npairs = 1, .var = &var, .row = row, .off = &off};
+    sc_qpcc_work *w = NULL;
+    sc_err err;
+    ENSURE_OK(sc_qpcc_work_create(2, 0, 1, 16, &w, &err), &err);
+    double x[2];
+    unsigned char start = 0, state = 9;
+    sc_qpcc_result r;
+    ENSURE_OK(sc_qpcc_solve_state(&p, w, &start, x, &r, &err), &err);
+    ENSURE_NEAR(x[0], 0, 1e-12);
+    ENSURE_NEAR(x[1], -2, 1e-12);
+    ENSURE_NEAR(r.objective + 4.5, 6.5, 1e-12); /* the constant 9/2 is not in the QP */
+    ENSURE_OK(sc_qpcc_solve(&p, w, &start, x, &state, &r, &err), &err);
+    ENSURE_NEAR(x[0], 2.5, 1e-12);
+    ENSURE_NEAR(x[1], 0.5, 1e-12);
+    ENSURE_NEAR(r.objective + 4.5, 0.25, 1e-12);
+    ENSURE(state == 1 && r.nodes == 2);
+    ENSURE_OK(sc_qpcc_exact(&p, 100, x, &r, &err), &err);
+    ENSURE(r.proven);
+    ENSURE_NEAR(x[0], 2.5, 1e-9);
+    ENSURE_NEAR(r.objective + 4.5, 0.25, 1e-9);
+    sc_qpcc_work_free(w);
+}
+
+/* One contact of [T12] eq. 11 in impulse form: a unit mass meets the ground at normal velocity
+ * -1 with tangential velocity vt along x; after the step v = v0 + f (f the contact impulse).
+ * Coulomb with mu = 0.5 on 8 directions: for vt = 0.3 the point sticks (friction 0.3), for
+ * vt = 2 it slides on at 2 - 0.5 = 1.5 with lambda its slip speed. The objective is a tiny
+ * ridge, so the minimizer is the contact's own solution. */
+static int one_contact(double vt, double *vx_after, double *lambda, int *sliding)
+{
+    enum { NT = 8, NV = NT + 2 }; /* f_n, f_t[8], lambda */
+    double H[NV * NV] = {0}, g[NV] = {0}, row[NV * NV] = {0}, off[NV];
+    int var[NV];
+    for (int i = 0; i < NV; i++) H[i * NV + i] = 1e-6;
+    const double mu = 0.5, v0[3] = {vt, -1, 0};
+    double d[NT][3];
+    for (int j = 0; j < NT; j++) {
+        d[j][0] = cos(2 * M_PI * j / NT);
+        d[j][1] = 0;
+        d[j][2] = sin(2 * M_PI * j / NT);
+    }
+    /* pair 0: f_n against v_y; pairs 1-8: f_t,j against d_j.v + lambda; pair 9: lambda against mu f_n - sum f_t */
+    var[0] = 0;
+    row[0] = 1;
+    off[0] = v0[1];
+    for (int j = 0; j < NT; j++) {
+        var[1 + j] = 1 + j;
+        for (int k = 0; k < NT; k++) row[(1 + j) * NV + 1 + k] = d[j][0] * d[k][0] + d[j][2] * d[k][2];
+        row[(1 + j) * NV + NV - 1] = 1;
+        off[1 + j] = d[j][0] * v0[0] + d[j][2] * v0[2];
+    }
+    var[NV - 1] = NV - 1;
+    row[(NV - 1) * NV] = mu;
+    for (int k = 0; k < NT; k++) row[(NV - 1) * NV + 1 + k] = -1;
+    off[NV - 1] = 0;
+    const sc_qpcc_contact c = {.normal = 0, .tangent = 1, .ntangent = NT, .slide = NV - 1};
+    sc_qpcc p = {.base = {.n = NV, .H = H, .g = g}, .npairs = NV, .var = var, .row = row, .off = off, .ncontacts = 1, .contacts = &c};
+    sc_qpcc_work *w = NULL;
+    sc_err err;
+    CHECK(sc_qpcc_work_create(NV, 0, NV, 64, &w, &err) == SC_OK, "%s", err.msg);
+    unsigned char start[NV], state[NV];
+    sc_qpcc_static_state(&p, start);
+    double x[NV];
+    sc_qpcc_result r;
+    CHECK(sc_qpcc_solve(&p, w, start, x, state, &r, &err) == SC_OK, "%s", err.msg);
+    sc_qpcc_work_free(w);
+    double vx = v0[0];
+    for (int k = 0; k < NT; k++) vx += x[1 + k] * d[k][0];
+    CHECK(fabs(x[0] - 1) < 1e-6, "normal impulse %g, not 1", x[0]);
+    *vx_after = vx;
+    *lambda = x[NV - 1];
+    *sliding = state[NV - 1];
+    return 1;
+}
+
+TEST(qpcc_contact_sticks_below_the_friction_cone_and_slides_above_it)
+{
+    double vx, lambda;
+    int sliding;
+    ENSURE(one_contact(0.3, &vx, &lambda, &sliding));
+    ENSURE_NEAR(vx, 0, 1e-6);
+    ENSURE(!sliding);
+    ENSURE(one_contact(2.0, &vx, &lambda, &sliding));
+    ENSURE_NEAR(vx, 1.5, 1e-6);
+    ENSURE_NEAR(lambda, 1.5, 1e-6);
+    ENSURE(sliding);
+}
