@@ -1,0 +1,181 @@
+/* The boneless soft body (softbody.h). */
+#include "muscle/softbody.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sc_softbody_default_opts(sc_softbody_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dt = 5e-4;
+    o->gravity[1] = -9.81;
+    o->rayleigh_alpha = 0.5;
+    o->rayleigh_beta = 2e-4;
+    sc_contact_default_opts(&o->contact);
+    o->max_speed = 50;
+}
+
+void sc_softbody_free(sc_softbody *s)
+{
+    if (!s) return;
+    sc_fem_free(&s->fem);
+    sc_contact_cull_free(&s->cull);
+    free(s->x);
+    free(s->v);
+    free(s->warm);
+    free(s->anchor);
+    free(s->in_contact);
+    free(s->ld);
+    free(s->ext);
+    free(s->f);
+    free(s->rot);
+    free(s->len);
+    free(s);
+}
+
+int sc_softbody_create(const sc_model *m, const sc_muscles *mu, const sc_softbody_opts *o, sc_softbody **out, sc_err *err)
+{
+    *out = NULL;
+    if (m->nbones != 0 || m->nfixed != 0)
+        return sc_fail(err, SC_EINPUT, "soft body: the character has %d bones and %d fixed nodes: a boneless one is needed", m->nbones, m->nfixed);
+    if (!(o->dt > 0)) return sc_fail(err, SC_EINPUT, "soft body: dt %g s must be > 0", o->dt);
+    sc_softbody *s = sc_alloc(err, 1, sizeof *s);
+    if (!s) return SC_EIO;
+    s->m = m;
+    s->mu = mu;
+    s->o = *o;
+    int rc = sc_fem_init(&s->fem, m, err);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    const size_t n3 = 3 * (size_t)m->nnodes, nseg = mu ? (size_t)mu->nsegs : 0;
+    s->x = malloc(n3 * sizeof(double));
+    s->v = calloc(n3, sizeof(double));
+    s->warm = malloc(sc_fem_warm_size(&s->fem) * sizeof(double));
+    s->anchor = calloc(3 * (size_t)m->nsurf_verts + 1, sizeof(double));
+    s->in_contact = calloc((size_t)m->nsurf_verts + 1, 1);
+    s->ld = malloc((nseg + 1) * sizeof(double));
+    s->ext = calloc(n3, sizeof(double));
+    s->f = malloc(n3 * sizeof(double));
+    s->rot = malloc(9 * (size_t)m->ntets * sizeof(double));
+    s->len = malloc((nseg + 1) * sizeof(double));
+    if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->ld || !s->ext || !s->f || !s->rot || !s->len) {
+        sc_softbody_free(s);
+        return sc_fail(err, SC_EIO, "out of memory creating the soft body");
+    }
+    sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
+    if ((rc = sc_contact_cull_init(&s->cull, &e, m->ntets, m->nnodes, err))) {
+        sc_softbody_free(s);
+        return rc;
+    }
+    memcpy(s->x, m->rest_pos, n3 * sizeof(double));
+    sc_fem_warm_reset(&s->fem, s->warm);
+    if (mu) memcpy(s->ld, mu->rest_len, nseg * sizeof(double));
+    *out = s;
+    return SC_OK;
+}
+
+void sc_softbody_rotations(const sc_softbody *s, double *rot)
+{
+    for (int t = 0; t < s->m->ntets; t++) {
+        sc_mat3 R = sc_q_to_m3(sc_fem_warm_get(&s->fem, s->warm, t, 0));
+        memcpy(rot + 9 * t, R.m, 9 * sizeof(double));
+    }
+}
+
+int sc_softbody_step(sc_softbody *s, sc_err *err)
+{
+    const sc_model *m = s->m;
+    const sc_softbody_opts *o = &s->o;
+    const int nn = m->nnodes;
+    memcpy(s->f, s->ext, 3 * (size_t)nn * sizeof(double));
+    sc_fem_elastic_forces(&s->fem, s->x, NULL, s->warm, s->f, &s->fem_stats);
+    if (o->rayleigh_alpha > 0 || o->rayleigh_beta > 0)
+        sc_fem_rayleigh_damping(&s->fem, m->node_mass, s->v, s->warm, o->rayleigh_alpha, o->rayleigh_beta, s->f);
+    if (s->mu) {
+        sc_softbody_rotations(s, s->rot);
+        sc_muscle_forces(s->mu, m, s->x, s->rot, s->ld, s->len, s->f);
+    }
+    if (o->contact.enabled) {
+        sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
+        sc_contact_forces_culled(&o->contact, &e, &s->cull, s->x, s->v, s->anchor, s->in_contact, s->f, &s->contact);
+    } else memset(&s->contact, 0, sizeof s->contact);
+    const double dt = o->dt, vmax2 = o->max_speed * o->max_speed;
+    for (int i = 0; i < nn; i++) {
+        const double k = dt / m->node_mass[i];
+        double sp2 = 0;
+        for (int c = 0; c < 3; c++) {
+            double *v = s->v + 3 * i + c;
+            *v += k * s->f[3 * i + c] + dt * o->gravity[c];
+            s->x[3 * i + c] += dt * *v;
+            sp2 += *v * *v;
+        }
+        if (!(sp2 <= vmax2))
+            return sc_fail(err, SC_ENUMERIC, "soft body: step %ld (t = %.4f s): node %d moves at %.3g m/s (max_speed %g)", s->step, s->t, i,
+                           sqrt(sp2), o->max_speed);
+    }
+    s->t += dt;
+    s->step++;
+    return SC_OK;
+}
+
+static double det3(const double *a, const double *b, const double *c, const double *d)
+{
+    double e1[3], e2[3], e3[3];
+    for (int k = 0; k < 3; k++) {
+        e1[k] = b[k] - a[k];
+        e2[k] = c[k] - a[k];
+        e3[k] = d[k] - a[k];
+    }
+    return e1[0] * (e2[1] * e3[2] - e2[2] * e3[1]) - e1[1] * (e2[0] * e3[2] - e2[2] * e3[0]) + e1[2] * (e2[0] * e3[1] - e2[1] * e3[0]);
+}
+
+void sc_softbody_diagnostics(const sc_softbody *s, sc_softbody_diag *d)
+{
+    const sc_model *m = s->m;
+    memset(d, 0, sizeof *d);
+    for (int i = 0; i < m->nnodes; i++) {
+        const double mi = m->node_mass[i], *x = s->x + 3 * i, *v = s->v + 3 * i;
+        d->mass += mi;
+        for (int c = 0; c < 3; c++) {
+            d->com[c] += mi * x[c];
+            d->linear[c] += mi * v[c];
+            d->kinetic += 0.5 * mi * v[c] * v[c];
+            d->potential -= mi * s->o.gravity[c] * x[c];
+        }
+    }
+    for (int c = 0; c < 3; c++) d->com[c] /= d->mass;
+    for (int i = 0; i < m->nnodes; i++) {
+        const double mi = m->node_mass[i], *x = s->x + 3 * i, *v = s->v + 3 * i;
+        const double r[3] = {x[0] - d->com[0], x[1] - d->com[1], x[2] - d->com[2]};
+        d->angular[0] += mi * (r[1] * v[2] - r[2] * v[1]);
+        d->angular[1] += mi * (r[2] * v[0] - r[0] * v[2]);
+        d->angular[2] += mi * (r[0] * v[1] - r[1] * v[0]);
+    }
+    double vol = 0, vol0 = 0;
+    d->min_det = INFINITY;
+    d->max_det = -INFINITY;
+    for (int t = 0; t < m->ntets; t++) {
+        const int *n = m->tets + 4 * t;
+        const double v6 = det3(s->x + 3 * n[0], s->x + 3 * n[1], s->x + 3 * n[2], s->x + 3 * n[3]);
+        const double r = v6 / 6 / m->tet_volume[t];
+        vol += v6 / 6;
+        vol0 += m->tet_volume[t];
+        d->min_det = fmin(d->min_det, r);
+        d->max_det = fmax(d->max_det, r);
+    }
+    d->volume_ratio = vol / vol0;
+    d->elastic = s->fem_stats.elastic_energy;
+}
+
+void sc_softbody_surface(const sc_softbody *s, double *out)
+{
+    const sc_model *m = s->m;
+    for (int i = 0; i < m->nsurf_verts; i++) {
+        const int *n = m->tets + 4 * m->surf_tet[i];
+        const double *b = m->surf_bary + 4 * i;
+        for (int c = 0; c < 3; c++)
+            out[3 * i + c] = b[0] * s->x[3 * n[0] + c] + b[1] * s->x[3 * n[1] + c] + b[2] * s->x[3 * n[2] + c] + b[3] * s->x[3 * n[3] + c];
+    }
+}

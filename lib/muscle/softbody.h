@@ -1,0 +1,68 @@
+/* A boneless soft body ([T12] 4): a corotated FEM tet mesh with no skeleton and no fixed
+ * nodes, moved by its muscle fibres (fibre.h), touching the ground through softcon's penalty
+ * contact with Coulomb friction. The state is mutable and separate from the immutable model
+ * and muscles (MuJoCo's mjData); a step never allocates.
+ *
+ * Step (dt, symplectic Euler, as sim.h's flesh): corotated elastic forces ([L13] eq. 7-11;
+ * [T12] eq. 2 is the same element force), Rayleigh damping (alpha M + beta K_R, the C of
+ * [T12] eq. 7), muscle forces for the desired lengths ld (eq. 3-6), ground contact, gravity
+ * and the external forces `ext`; then v += dt f / m, x += dt v. [T12] integrates implicitly
+ * with the contact forces from its LCP; here the controller (control.h) plans with that
+ * implicit model and the simulation integrates explicitly with penalty contact. */
+#ifndef SC_SOFTBODY_H
+#define SC_SOFTBODY_H
+#include "model/model.h"
+#include "muscle/fibre.h"
+#include "sim/contact.h"
+#include "sim/fem.h"
+
+typedef struct sc_softbody_opts {
+    double dt;                            /* s */
+    double gravity[3];                    /* m/s^2 */
+    double rayleigh_alpha, rayleigh_beta; /* 1/s, s */
+    sc_contact_opts contact;
+    double max_speed; /* m/s: a node faster than this is a blow-up */
+} sc_softbody_opts;
+
+void sc_softbody_default_opts(sc_softbody_opts *o);
+
+typedef struct sc_softbody_diag {
+    double com[3], mass;                /* m, kg */
+    double linear[3];                   /* kg m/s */
+    double angular[3];                  /* kg m^2/s about the centre of mass */
+    double kinetic, elastic, potential; /* J */
+    double volume_ratio;                /* current volume / rest volume */
+    double min_det, max_det;            /* the smallest and largest tet volume ratio det F */
+} sc_softbody_diag;
+
+typedef struct sc_softbody {
+    const sc_model *m;
+    const sc_muscles *mu; /* may be NULL: a passive body */
+    sc_softbody_opts o;
+    sc_fem fem;
+    sc_contact_cull cull;
+    double t;
+    long step;
+    double *x, *v; /* [3 nn] */
+    double *warm;
+    double *anchor; /* [3 nv] friction anchors */
+    unsigned char *in_contact;
+    double *ld;            /* [nsegs] input: desired muscle lengths (rest lengths at creation) */
+    double *ext;           /* [3 nn] input: external forces on the nodes (N) */
+    double *f, *rot, *len; /* scratch: forces, tet rotations [9 ntets], segment lengths */
+    sc_fem_stats fem_stats;
+    sc_contact_result contact;
+} sc_softbody;
+
+int sc_softbody_create(const sc_model *m, const sc_muscles *mu, const sc_softbody_opts *o, sc_softbody **out, sc_err *err);
+void sc_softbody_free(sc_softbody *s);
+/* One step; SC_ENUMERIC naming the step, time and node on a blow-up (non-finite or faster
+ * than max_speed). */
+int sc_softbody_step(sc_softbody *s, sc_err *err);
+/* Each tet's rotation R (row-major, 9 per tet) from the last elastic pass. */
+void sc_softbody_rotations(const sc_softbody *s, double *rot);
+void sc_softbody_diagnostics(const sc_softbody *s, sc_softbody_diag *d);
+/* Fine-surface vertex positions (3 per vertex). */
+void sc_softbody_surface(const sc_softbody *s, double *out);
+
+#endif
