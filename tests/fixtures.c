@@ -187,3 +187,65 @@ int sc_fixture_block(sc_model *m, int n, double h, double youngs)
 #undef ID
     return 1;
 }
+
+int sc_fixture_column(sc_model *m, int nx, int ny, int nz, double h, double youngs, double poisson)
+{
+    memset(m, 0, sizeof *m);
+    const int nn = nx * ny * nz;
+    m->nnodes = nn;
+    m->ntets = 6 * (nx - 1) * (ny - 1) * (nz - 1);
+    m->rest_pos = malloc(sizeof(double) * 3 * nn);
+    m->tets = malloc(sizeof(int) * 4 * m->ntets);
+    m->node_bone = malloc(sizeof(int) * nn);
+#define ID(i, j, k) (((k)*ny + (j)) * nx + (i))
+    for (int k = 0; k < nz; k++)
+        for (int j = 0; j < ny; j++)
+            for (int i = 0; i < nx; i++) {
+                double *p = m->rest_pos + 3 * ID(i, j, k);
+                p[0] = (i - 0.5 * (nx - 1)) * h;
+                p[1] = j * h;
+                p[2] = (k - 0.5 * (nz - 1)) * h;
+                m->node_bone[ID(i, j, k)] = -1;
+            }
+    int t = 0;
+    for (int k = 0; k + 1 < nz; k++)
+        for (int j = 0; j + 1 < ny; j++)
+            for (int i = 0; i + 1 < nx; i++) {
+                int c[8];
+                for (int q = 0; q < 8; q++) c[q] = ID(i + (q & 1), j + ((q >> 1) & 1), k + ((q >> 2) & 1));
+                static const int split[6][4] = {{0, 1, 3, 7}, {0, 3, 2, 7}, {0, 2, 6, 7}, {0, 6, 4, 7}, {0, 4, 5, 7}, {0, 5, 1, 7}};
+                for (int s = 0; s < 6; s++, t++)
+                    for (int q = 0; q < 4; q++) m->tets[4 * t + q] = c[split[s][q]];
+            }
+    sc_tetmesh tm = {nn, m->ntets, m->rest_pos, m->tets};
+    sc_tetmesh_orient(&tm);
+    m->tet_volume = malloc(sizeof(double) * m->ntets);
+    m->bm_inv = malloc(sizeof(double) * 9 * m->ntets);
+    m->node_mass = malloc(sizeof(double) * nn);
+    m->density = 1000;
+    m->youngs = youngs;
+    m->poisson = poisson;
+    if (sc_tetmesh_geometry(&tm, m->density, m->tet_volume, m->bm_inv, m->node_mass, NULL)) return 0;
+    m->surf_tet = malloc(sizeof(int) * nn);
+    m->surf_bary = calloc((size_t)nn * 4, sizeof(double));
+    m->surf_rest = malloc(sizeof(double) * 3 * nn);
+    m->surf_tris = calloc(3, sizeof(int));
+    int nv = 0;
+    for (int v = 0; v < nn; v++) {
+        int i = v % nx, j = (v / nx) % ny, k = v / (nx * ny);
+        if (i && j && k && i < nx - 1 && j < ny - 1 && k < nz - 1) continue;
+        for (int tt = 0; tt < m->ntets; tt++)
+            for (int q = 0; q < 4; q++)
+                if (m->tets[4 * tt + q] == v) {
+                    m->surf_tet[nv] = tt;
+                    m->surf_bary[4 * nv + q] = 1;
+                    tt = m->ntets;
+                    break;
+                }
+        memcpy(m->surf_rest + 3 * nv, m->rest_pos + 3 * v, 3 * sizeof(double));
+        nv++;
+    }
+    m->nsurf_verts = nv;
+#undef ID
+    return 1;
+}

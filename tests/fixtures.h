@@ -18,6 +18,10 @@ const char *sc_fixture_log(void);
  * free bone whose fixed nodes are the middle cell's corners; its boundary nodes are the fine
  * surface. Returns 0 on failure. */
 int sc_fixture_block(sc_model *m, int n, double h, double youngs);
+/* A boneless column (nx x ny x nz nodes, spacing h, 6 tets per cell, density 1000) standing on
+ * y = 0 and centred on the y axis, as [T12]'s letter I is: no bones, no fixed nodes; its
+ * boundary nodes are the fine surface. Returns 0 on failure. */
+int sc_fixture_column(sc_model *m, int nx, int ny, int nz, double h, double youngs, double poisson);
 /* A copy of path that outlives sc_test_tmp's ring of 32 buffers (a ring of 64 of its own). */
 const char *sc_fixture_keep(const char *path);
 

@@ -101,3 +101,188 @@ TEST(skyline_solves_like_a_dense_cholesky)
     ENSURE(worst < 1e-9 * scale);
     sc_skyline_free(&s);
 }
+
+#include "fixtures.h"
+#include "muscle/control.h"
+#include "muscle/letter_fibres.h"
+
+/* [T12] Table 1's muscle degrees of freedom from the built-in letters' fibres as the shipped
+ * configs lay them out: balance(I) 48, roll(O) 40, exercise(H) 52 (four longitudinal fibres of
+ * 5 segments and one radial loop of 6 per leg), walk(X) 112 (per leg four of 4 and two loops
+ * of 6); every fibre point lies inside its letter. */
+TEST(letter_fibres_give_table_1s_muscle_counts)
+{
+    struct {
+        const char *letter;
+        unsigned strokes;
+        int lon, radial, radial_segs, dofs;
+    } cases[] = {{"I", 0, 12, 0, 6, 48}, {"O", 0, 12, 0, 6, 40}, {"H", 3, 5, 1, 6, 52}, {"X", 0, 4, 2, 6, 112}};
+    for (int k = 0; k < 4; k++) {
+        sc_letter l;
+        sc_err err;
+        ENSURE_OK(sc_letter_get(cases[k].letter, &l, &err), &err);
+        sc_letter_muscle_opts o;
+        sc_letter_muscle_default_opts(&o);
+        o.strokes = cases[k].strokes;
+        o.longitudinal_segments = cases[k].lon;
+        o.radial_count = cases[k].radial;
+        o.radial_segments = cases[k].radial_segs;
+        sc_muscle_defs d;
+        ENSURE_OK(sc_letter_muscles(&l, &o, &d, &err), &err);
+        int segs = 0;
+        double worst = -1;
+        for (int f = 0; f < d.nfibres; f++) {
+            segs += d.fibres[f].npoints - 1;
+            for (int i = 0; i < d.fibres[f].npoints; i++) worst = fmax(worst, sc_letter_eval(&l, sc_v3_load(d.fibres[f].points + 3 * i)));
+        }
+        sc_muscle_defs_free(&d);
+        ENSURE_MSG(segs == cases[k].dofs, "%s: %d segments, [T12] Table 1 has %d", cases[k].letter, segs, cases[k].dofs);
+        ENSURE_MSG(worst < -0.01, "%s: a fibre point lies %.3f m from the surface", cases[k].letter, worst);
+    }
+    sc_letter bad;
+    sc_err err;
+    ENSURE(sc_letter_get("Q", &bad, &err) == SC_EINPUT && strstr(err.msg, "I, H, F"));
+}
+
+static int make_body(sc_model *m, int nx, int ny, int nz, double youngs, sc_muscles *mu, sc_muscle_defs *defs, sc_softbody **s)
+{
+    sc_err err;
+    CHECK(sc_fixture_column(m, nx, ny, nz, 0.1, youngs, 0.45), "column");
+    sc_letter l;
+    CHECK(sc_letter_get("I", &l, &err) == SC_OK, "%s", err.msg);
+    sc_letter_muscle_opts lo;
+    sc_letter_muscle_default_opts(&lo);
+    lo.stiffness = youngs;
+    lo.sigma = 0.08;
+    CHECK(sc_letter_muscles(&l, &lo, defs, &err) == SC_OK, "%s", err.msg);
+    if (ny < 11) { /* a short body: the fibres cut to its height */
+        for (int f = 0; f < defs->nfibres; f++)
+            for (int i = 0; i < defs->fibres[f].npoints; i++) defs->fibres[f].points[3 * i + 1] *= (ny - 1) * 0.1;
+    }
+    CHECK(sc_muscles_build(m, defs, mu, &err) == SC_OK, "%s", err.msg);
+    sc_softbody_opts so;
+    sc_softbody_default_opts(&so);
+    so.contact.mu = 0.5;
+    CHECK(sc_softbody_create(m, mu, &so, s, &err) == SC_OK, "%s", err.msg);
+    return 1;
+}
+
+static void free_body(sc_model *m, sc_muscles *mu, sc_muscle_defs *defs, sc_softbody *s)
+{
+    sc_softbody_free(s);
+    sc_muscles_free(mu);
+    sc_muscle_defs_free(defs);
+    sc_model_free(m);
+}
+
+/* [T12]'s rigid contact, per node: a 0.2 m cube slid at 1 m/s on ground with mu = 0.5
+ * stops after v^2 / (2 mu g) = 0.102 m in v / (mu g) = 0.204 s, never sinks below the ground,
+ * and keeps its volume (Poisson 0.45). Dropped from 5 cm, it falls freely (momentum -m g t)
+ * until it lands. */
+TEST(softbody_rigid_contact_obeys_coulomb_friction)
+{
+    sc_model m;
+    sc_muscles mu;
+    sc_muscle_defs defs;
+    sc_softbody *s;
+    ENSURE(make_body(&m, 3, 3, 3, 3e5, &mu, &defs, &s));
+    sc_softbody_diag d0, d;
+    sc_softbody_diagnostics(s, &d0);
+    const double v0 = 1, g = 9.81;
+    for (int i = 0; i < m.nnodes; i++) s->v[3 * i] = v0;
+    double stop_t = -1, lowest = 0, worst_vol = 0;
+    sc_err err;
+    for (int k = 0; k < 800; k++) {
+        ENSURE_OK(sc_softbody_step(s, &err), &err);
+        sc_softbody_diagnostics(s, &d);
+        for (int i = 0; i < m.nnodes; i++) lowest = fmin(lowest, s->x[3 * i + 1]);
+        worst_vol = fmax(worst_vol, fabs(d.volume_ratio - 1));
+        if (stop_t < 0 && d.linear[0] / d.mass < 1e-3) stop_t = s->t;
+    }
+    const double travel = d.com[0] - d0.com[0];
+    sc_test_report("slide: %.4f m in %.3f s (Coulomb: %.4f m, %.3f s), lowest node %.2e m, volume change %.2f %%", travel, stop_t, v0 * v0 / (2 * 0.5 * g),
+                   v0 / (0.5 * g), lowest, 100 * worst_vol);
+    ENSURE_NEAR(travel, v0 * v0 / (2 * 0.5 * g), 0.05 * v0 * v0 / (2 * 0.5 * g));
+    ENSURE_NEAR(stop_t, v0 / (0.5 * g), 0.05 * v0 / (0.5 * g));
+    ENSURE(lowest > -1e-9);
+    ENSURE(worst_vol < 0.01);
+    /* the drop: free fall until touchdown */
+    for (int i = 0; i < m.nnodes; i++) {
+        s->x[3 * i + 1] += 0.05;
+        for (int c = 0; c < 3; c++) s->v[3 * i + c] = 0;
+    }
+    const double t0 = s->t;
+    ENSURE_OK(sc_softbody_step(s, &err), &err);
+    for (int k = 0; k < 150; k++) ENSURE_OK(sc_softbody_step(s, &err), &err); /* 0.075 s: it lands at 0.101 s */
+    sc_softbody_diagnostics(s, &d);
+    ENSURE_NEAR(d.linear[1], -d.mass * g * (s->t - t0), 1e-9 * d.mass);
+    ENSURE(s->contact.count == 0);
+    free_body(&m, &mu, &defs, s);
+}
+
+/* The controller plans with the simulation's own contact, so its prediction of the momentum
+ * one period ahead holds: a settled I asked for a COM velocity of +-5 cm/s gets the vertical
+ * impulse it planned (the weight's, within 3 %) and a horizontal one of the planned sign; the
+ * QPCC's plan is no worse than the static-contact QP's ([T12] 6: it starts from it). */
+TEST(muscle_plan_predicts_the_next_momentum)
+{
+    sc_model m;
+    sc_muscles mu;
+    sc_muscle_defs defs;
+    sc_softbody *s;
+    ENSURE(make_body(&m, 4, 11, 4, 3e5, &mu, &defs, &s));
+    sc_err err;
+    for (int k = 0; k < 1000; k++) ENSURE_OK(sc_softbody_step(s, &err), &err); /* settle 0.5 s */
+    const size_t n3 = 3 * (size_t)m.nnodes;
+    double *x0 = malloc(n3 * sizeof(double)), *v0 = malloc(n3 * sizeof(double)), *w0 = malloc(sc_fem_warm_size(&s->fem) * sizeof(double));
+    double *fe0 = malloc(n3 * sizeof(double));
+    memcpy(x0, s->x, n3 * sizeof(double));
+    memcpy(v0, s->v, n3 * sizeof(double));
+    memcpy(w0, s->warm, sc_fem_warm_size(&s->fem) * sizeof(double));
+    memcpy(fe0, s->f_elastic, n3 * sizeof(double));
+    const double t0 = s->t;
+    double objective[2][2];
+    for (int sign = 0; sign < 2; sign++)
+        for (int qpcc = 0; qpcc < 2; qpcc++) {
+            memcpy(s->x, x0, n3 * sizeof(double));
+            memcpy(s->v, v0, n3 * sizeof(double));
+            memcpy(s->warm, w0, sc_fem_warm_size(&s->fem) * sizeof(double));
+            memcpy(s->f_elastic, fe0, n3 * sizeof(double));
+            memcpy(s->ld, mu.rest_len, (size_t)mu.nsegs * sizeof(double));
+            s->t = t0;
+            sc_objective ob[2] = {{.type = SC_OBJ_COM_VELOCITY, .weight = 1e4, .to = 1e9, .axes = {1, 0, 0}, .target = {sign ? -0.05 : 0.05, 0, 0}},
+                                  {.type = SC_OBJ_REGULARISE, .weight = 1, .to = 1e9}};
+            sc_control_opts co;
+            sc_control_default_opts(&co);
+            co.qpcc = qpcc;
+            co.nobjectives = 2;
+            co.objectives = ob;
+            sc_control *c;
+            ENSURE_OK(sc_control_create(s, &co, &c, &err), &err);
+            sc_control_report rep;
+            sc_softbody_diag before, after;
+            sc_softbody_diagnostics(s, &before);
+            ENSURE_OK(sc_control_plan(c, s, &rep, &err), &err);
+            ENSURE(!rep.failed && rep.patches == 4);
+            objective[sign][qpcc] = rep.objective;
+            double lmin = 9, lmax = 0;
+            for (int j = 0; j < mu.nsegs; j++) {
+                lmin = fmin(lmin, s->ld[j] / mu.rest_len[j]);
+                lmax = fmax(lmax, s->ld[j] / mu.rest_len[j]);
+            }
+            for (int k = 0; k < 20; k++) ENSURE_OK(sc_softbody_step(s, &err), &err);
+            sc_softbody_diagnostics(s, &after);
+            const double dLx = after.linear[0] - before.linear[0], dLy = after.linear[1] - before.linear[1];
+            sc_test_report("%s, asked %+.2f m/s: planned dL (%.3f, %.3f), simulated (%.3f, %.3f) kg m/s, %d QPs", qpcc ? "QPCC" : "static QP",
+                           sign ? -0.05 : 0.05, rep.planned_dL[0], rep.planned_dL[1], dLx, dLy, rep.nodes);
+
+            sc_control_free(c);
+        }
+    ENSURE(objective[0][1] <= objective[0][0] + 1e-9 * fabs(objective[0][0]));
+    ENSURE(objective[1][1] <= objective[1][0] + 1e-9 * fabs(objective[1][0]));
+    free(x0);
+    free(v0);
+    free(w0);
+    free(fe0);
+    free_body(&m, &mu, &defs, s);
+}

@@ -170,3 +170,40 @@ TEST(qpcc_contact_sticks_below_the_friction_cone_and_slides_above_it)
     ENSURE_NEAR(lambda, 1.5, 1e-6);
     ENSURE(sliding);
 }
+
+#include "optim/lcp.h"
+
+/* Lemke's method on random monotone LCPs (M = G G' + S, S skew: positive semi-definite, so
+ * Lemke solves every feasible one): z >= 0, w = M z + q >= 0, z'w = 0. */
+TEST(lcp_lemke_solves_random_monotone_problems)
+{
+    enum { N = 24 };
+    static double M[N * N], G[N * N], q[N], z[N];
+    double worst = 0;
+    int nonzero = 0;
+    for (int trial = 0; trial < 40; trial++) {
+        sc_rng r;
+        sc_rng_init(&r, 11, (uint32_t)trial, 0);
+        const int n = 2 + trial % (N - 1);
+        for (int i = 0; i < n * n; i++) G[i] = sc_rng_normal(&r);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) M[i * n + j] = dotn(n, G + i * n, G + j * n) / n + 0.01 * (i == j);
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++) { /* a skew part */
+                const double s = 0.5 * sc_rng_normal(&r);
+                M[i * n + j] += s;
+                M[j * n + i] -= s;
+            }
+        for (int i = 0; i < n; i++) q[i] = sc_rng_normal(&r);
+        sc_err err;
+        ENSURE_OK(sc_lcp_lemke(n, M, q, z, 100 * n, &err), &err); /* positive definite: always solvable */
+        for (int i = 0; i < n; i++) {
+            const double w = dotn(n, M + i * n, z) + q[i];
+            ENSURE_MSG(z[i] >= 0 && w >= -1e-9, "trial %d: z %g w %g", trial, z[i], w);
+            worst = fmax(worst, fabs(z[i] * w));
+            nonzero += z[i] > 0;
+        }
+    }
+    sc_test_report("40 monotone LCPs: complementarity %.1e, %d positive z", worst, nonzero);
+    ENSURE(worst < 1e-9 && nonzero > 50);
+}

@@ -6,7 +6,8 @@
 
 static sc_stroke box(double ax, double ay, double az, double bx, double by, double bz, double width, double depth)
 {
-    return (sc_stroke){.type = SC_STROKE_BOX, .a = sc_v3(ax, ay, az), .b = sc_v3(bx, by, bz), .width = width, .depth = depth, .across = sc_v3(0, 0, 1)};
+    return (sc_stroke){
+        .type = SC_STROKE_BOX, .a = sc_v3(ax, ay, az), .b = sc_v3(bx, by, bz), .width = width, .depth = depth, .across = sc_v3(0, 0, 1)};
 }
 
 const char *sc_letter_names(void) { return "I, H, F, T, O, X, I_flat"; }
@@ -33,7 +34,8 @@ int sc_letter_get(const char *name, sc_letter *l, sc_err *err)
         s[l->nstrokes++] = box(0, 0, 0, 0, 0.8, 0, 0.25, 0.25);
         s[l->nstrokes++] = box(-0.45, 0.9, 0, 0.45, 0.9, 0, 0.2, 0.25);
     } else if (!strcmp(name, "O")) { /* [T12] Figure 10c: an annulus rolling in its plane */
-        s[l->nstrokes++] = (sc_stroke){.type = SC_STROKE_RING, .a = sc_v3(0, 0.5, 0), .radius = 0.4, .width = 0.2, .depth = 0.3, .across = sc_v3(0, 0, 1)};
+        s[l->nstrokes++] =
+            (sc_stroke){.type = SC_STROKE_RING, .a = sc_v3(0, 0.5, 0), .radius = 0.4, .width = 0.2, .depth = 0.3, .across = sc_v3(0, 0, 1)};
     } else if (!strcmp(name, "X")) { /* [T12] Figure 9: a quadruped, four legs from a raised centre */
         const double h = 0.35, f = 0.42;
         for (int k = 0; k < 4; k++) {
@@ -43,8 +45,7 @@ int sc_letter_get(const char *name, sc_letter *l, sc_err *err)
             leg.across = sc_v3_normalize(sc_v3_cross(axis, sc_v3(sz, 0, -sx))); /* depth in the leg's vertical plane */
             s[l->nstrokes++] = leg;
         }
-    } else
-        return sc_fail(err, SC_EINPUT, "unknown letter '%s' (built-in letters: %s)", name, sc_letter_names());
+    } else return sc_fail(err, SC_EINPUT, "unknown letter '%s' (built-in letters: %s)", name, sc_letter_names());
     /* bounds: every stroke's corners (the ring's box) */
     l->lo = sc_v3(INFINITY, INFINITY, INFINITY);
     l->hi = sc_v3(-INFINITY, -INFINITY, -INFINITY);

@@ -9,10 +9,57 @@ void sc_softbody_default_opts(sc_softbody_opts *o)
     memset(o, 0, sizeof *o);
     o->dt = 5e-4;
     o->gravity[1] = -9.81;
-    o->rayleigh_alpha = 0.5;
+    o->rayleigh_alpha = 0; /* mass damping would drag the whole body (a fall, a slide) */
     o->rayleigh_beta = 2e-4;
     sc_contact_default_opts(&o->contact);
     o->max_speed = 50;
+}
+
+static int cmp_face(const void *a, const void *b) { return memcmp(a, b, 3 * sizeof(int)); }
+
+int sc_tet_boundary_nodes(const sc_model *m, int **out, int *count, sc_err *err)
+{
+    int *faces = malloc((size_t)m->ntets * 4 * 3 * sizeof(int));
+    char *on = calloc((size_t)m->nnodes, 1);
+    if (!faces || !on) {
+        free(faces);
+        free(on);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    static const int fv[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
+    for (int t = 0; t < m->ntets; t++)
+        for (int f = 0; f < 4; f++) {
+            int *q = faces + 3 * (4 * t + f);
+            for (int k = 0; k < 3; k++) q[k] = m->tets[4 * t + fv[f][k]];
+            for (int a = 0; a < 2; a++) /* sort the three */
+                for (int b = 0; b < 2 - a; b++)
+                    if (q[b] > q[b + 1]) {
+                        int x = q[b];
+                        q[b] = q[b + 1];
+                        q[b + 1] = x;
+                    }
+        }
+    const int nf = 4 * m->ntets;
+    qsort(faces, (size_t)nf, 3 * sizeof(int), cmp_face);
+    for (int i = 0; i < nf;) {
+        int j = i + 1;
+        while (j < nf && !cmp_face(faces + 3 * i, faces + 3 * j)) j++;
+        if (j - i == 1)
+            for (int k = 0; k < 3; k++) on[faces[3 * i + k]] = 1;
+        i = j;
+    }
+    int n = 0;
+    for (int i = 0; i < m->nnodes; i++) n += on[i];
+    *out = malloc((size_t)(n ? n : 1) * sizeof(int));
+    if (*out) {
+        n = 0;
+        for (int i = 0; i < m->nnodes; i++)
+            if (on[i]) (*out)[n++] = i;
+    }
+    free(faces);
+    free(on);
+    *count = n;
+    return *out ? SC_OK : sc_fail(err, SC_EIO, "out of memory");
 }
 
 void sc_softbody_free(sc_softbody *s)
@@ -28,6 +75,8 @@ void sc_softbody_free(sc_softbody *s)
     free(s->ld);
     free(s->ext);
     free(s->f);
+    free(s->f_elastic);
+    free(s->bound);
     free(s->rot);
     free(s->len);
     free(s);
@@ -58,14 +107,19 @@ int sc_softbody_create(const sc_model *m, const sc_muscles *mu, const sc_softbod
     s->ld = malloc((nseg + 1) * sizeof(double));
     s->ext = calloc(n3, sizeof(double));
     s->f = malloc(n3 * sizeof(double));
+    s->f_elastic = calloc(n3, sizeof(double));
     s->rot = malloc(9 * (size_t)m->ntets * sizeof(double));
     s->len = malloc((nseg + 1) * sizeof(double));
-    if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->ld || !s->ext || !s->f || !s->rot || !s->len) {
+    if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->ld || !s->ext || !s->f || !s->f_elastic || !s->rot || !s->len) {
         sc_softbody_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the soft body");
     }
     sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
     if ((rc = sc_contact_cull_init(&s->cull, &e, m->ntets, m->nnodes, err))) {
+        sc_softbody_free(s);
+        return rc;
+    }
+    if ((rc = sc_tet_boundary_nodes(m, &s->bound, &s->nbound, err))) {
         sc_softbody_free(s);
         return rc;
     }
@@ -84,32 +138,69 @@ void sc_softbody_rotations(const sc_softbody *s, double *rot)
     }
 }
 
+/* [T12]'s contact, per boundary node (see softbody.h): v is the velocity after the forces. */
+static void rigid_contact(sc_softbody *s)
+{
+    const sc_model *m = s->m;
+    const double dt = s->o.dt, mu = s->o.contact.mu;
+    sc_contact_result *r = &s->contact;
+    for (int k = 0; k < s->nbound; k++) {
+        const int i = s->bound[k];
+        double *x = s->x + 3 * i, *v = s->v + 3 * i;
+        sc_vec3 n;
+        const double gap = sc_ground_height(&s->o.contact.ground, sc_v3_load(x), &n);
+        double vn = v[0] * n.x + v[1] * n.y + v[2] * n.z;
+        /* reach the ground at the end of the step, never pull: a node already below is not pushed out faster than it sank */
+        const double want = -fmax(gap, 0) / dt;
+        if (vn >= want) continue;
+        const double mi = m->node_mass[i], pn = mi * (want - vn); /* normal impulse */
+        double vt[3] = {v[0] - vn * n.x, v[1] - vn * n.y, v[2] - vn * n.z};
+        const double st = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
+        const double slow = st > 0 ? fmin(1, mu * pn / (mi * st)) : 0; /* stick when the cone allows it */
+        double p[3];
+        for (int c = 0; c < 3; c++) {
+            const double nc = c == 0 ? n.x : c == 1 ? n.y : n.z;
+            p[c] = pn * nc - mi * slow * vt[c];
+            v[c] += p[c] / mi;
+        }
+        r->count++;
+        r->sliding += slow < 1;
+        r->max_depth = fmax(r->max_depth, -gap);
+        r->total_force = sc_v3_add(r->total_force, sc_v3(p[0] / dt, p[1] / dt, p[2] / dt));
+        r->normal_force += pn / dt;
+        r->load_moment = sc_v3_add(r->load_moment, sc_v3_scale(sc_v3_load(x), pn / dt));
+    }
+}
+
 int sc_softbody_step(sc_softbody *s, sc_err *err)
 {
     const sc_model *m = s->m;
     const sc_softbody_opts *o = &s->o;
     const int nn = m->nnodes;
-    memcpy(s->f, s->ext, 3 * (size_t)nn * sizeof(double));
-    sc_fem_elastic_forces(&s->fem, s->x, NULL, s->warm, s->f, &s->fem_stats);
+    memset(s->f_elastic, 0, 3 * (size_t)nn * sizeof(double));
+    sc_fem_elastic_forces(&s->fem, s->x, NULL, s->warm, s->f_elastic, &s->fem_stats);
+    for (int i = 0; i < 3 * nn; i++) s->f[i] = s->ext[i] + s->f_elastic[i];
     if (o->rayleigh_alpha > 0 || o->rayleigh_beta > 0)
         sc_fem_rayleigh_damping(&s->fem, m->node_mass, s->v, s->warm, o->rayleigh_alpha, o->rayleigh_beta, s->f);
     if (s->mu) {
         sc_softbody_rotations(s, s->rot);
         sc_muscle_forces(s->mu, m, s->x, s->rot, s->ld, s->len, s->f);
     }
-    if (o->contact.enabled) {
+    const double dt = o->dt, vmax2 = o->max_speed * o->max_speed;
+    if (o->contact.enabled && o->contact_model == SC_SOFT_CONTACT_PENALTY) {
         sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
         sc_contact_forces_culled(&o->contact, &e, &s->cull, s->x, s->v, s->anchor, s->in_contact, s->f, &s->contact);
     } else memset(&s->contact, 0, sizeof s->contact);
-    const double dt = o->dt, vmax2 = o->max_speed * o->max_speed;
     for (int i = 0; i < nn; i++) {
         const double k = dt / m->node_mass[i];
+        for (int c = 0; c < 3; c++) s->v[3 * i + c] += k * s->f[3 * i + c] + dt * o->gravity[c];
+    }
+    if (o->contact.enabled && o->contact_model == SC_SOFT_CONTACT_RIGID) rigid_contact(s);
+    for (int i = 0; i < nn; i++) {
         double sp2 = 0;
         for (int c = 0; c < 3; c++) {
-            double *v = s->v + 3 * i + c;
-            *v += k * s->f[3 * i + c] + dt * o->gravity[c];
-            s->x[3 * i + c] += dt * *v;
-            sp2 += *v * *v;
+            s->x[3 * i + c] += dt * s->v[3 * i + c];
+            sp2 += s->v[3 * i + c] * s->v[3 * i + c];
         }
         if (!(sp2 <= vmax2))
             return sc_fail(err, SC_ENUMERIC, "soft body: step %ld (t = %.4f s): node %d moves at %.3g m/s (max_speed %g)", s->step, s->t, i,

@@ -5,10 +5,16 @@
  *
  * Step (dt, symplectic Euler, as sim.h's flesh): corotated elastic forces ([L13] eq. 7-11;
  * [T12] eq. 2 is the same element force), Rayleigh damping (alpha M + beta K_R, the C of
- * [T12] eq. 7), muscle forces for the desired lengths ld (eq. 3-6), ground contact, gravity
- * and the external forces `ext`; then v += dt f / m, x += dt v. [T12] integrates implicitly
- * with the contact forces from its LCP; here the controller (control.h) plans with that
- * implicit model and the simulation integrates explicitly with penalty contact. */
+ * [T12] eq. 7), muscle forces for the desired lengths ld (eq. 3-6), gravity and the external
+ * forces `ext` give v* = v + dt f / m; then ground contact, and x += dt v.
+ *
+ * Contact (RIGID, the default) is [T12]'s: inelastic, non-penetrating, Coulomb friction,
+ * solved exactly. With lumped masses and an explicit step the contact LCP of [T12] eq. 11
+ * decouples per node (an impulse on node i changes v_i only), so each boundary node that
+ * would end the step below the ground gets the normal impulse that brings it to the ground
+ * and the friction impulse that stops its sliding, or, beyond mu times the normal impulse,
+ * slows it by that much (Moreau's time stepping). The controller (control.h) plans with the
+ * same contact. PENALTY is softcon's spring contact on the fine surface (contact.h). */
 #ifndef SC_SOFTBODY_H
 #define SC_SOFTBODY_H
 #include "model/model.h"
@@ -16,12 +22,15 @@
 #include "sim/contact.h"
 #include "sim/fem.h"
 
+typedef enum { SC_SOFT_CONTACT_RIGID = 0, SC_SOFT_CONTACT_PENALTY = 1 } sc_soft_contact;
+
 typedef struct sc_softbody_opts {
     double dt;                            /* s */
+    int contact_model;                    /* sc_soft_contact */
     double gravity[3];                    /* m/s^2 */
     double rayleigh_alpha, rayleigh_beta; /* 1/s, s */
-    sc_contact_opts contact;
-    double max_speed; /* m/s: a node faster than this is a blow-up */
+    sc_contact_opts contact;              /* PENALTY: all of it; RIGID: enabled, mu and the ground */
+    double max_speed;                     /* m/s: a node faster than this is a blow-up */
 } sc_softbody_opts;
 
 void sc_softbody_default_opts(sc_softbody_opts *o);
@@ -49,10 +58,15 @@ typedef struct sc_softbody {
     unsigned char *in_contact;
     double *ld;            /* [nsegs] input: desired muscle lengths (rest lengths at creation) */
     double *ext;           /* [3 nn] input: external forces on the nodes (N) */
+    double *f_elastic;     /* [3 nn] the last step's elastic forces (the controller's f_e) */
+    int nbound, *bound;    /* the tet mesh's boundary nodes (RIGID contact) */
     double *f, *rot, *len; /* scratch: forces, tet rotations [9 ntets], segment lengths */
     sc_fem_stats fem_stats;
     sc_contact_result contact;
 } sc_softbody;
+
+/* The nodes on the tet mesh's boundary (on faces of one tet only), ascending (malloc'd). */
+int sc_tet_boundary_nodes(const sc_model *m, int **nodes, int *count, sc_err *err);
 
 int sc_softbody_create(const sc_model *m, const sc_muscles *mu, const sc_softbody_opts *o, sc_softbody **out, sc_err *err);
 void sc_softbody_free(sc_softbody *s);

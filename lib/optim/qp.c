@@ -17,6 +17,7 @@ struct sc_qp_work {
     int *active;       /* [nmax] row index (0..neq-1 equalities, then inequalities) */
     signed char *sign; /* [nmax] +1, or -1 for an equality added with its sign flipped */
     double *w, *c, *r, *res, *z;
+    double *Hs, *As, *bs, *gs, *d, *rs; /* the problem equilibrated (see sc_qp_solve) */
 };
 
 int sc_qp_work_create(int nmax, int mmax, sc_qp_work **out, sc_err *err)
@@ -35,7 +36,12 @@ int sc_qp_work_create(int nmax, int mmax, sc_qp_work **out, sc_err *err)
     w->active = sc_alloc(err, (size_t)nmax, sizeof(int));
     w->sign = sc_alloc(err, (size_t)nmax, 1);
     w->w = sc_alloc(err, (size_t)nmax * 5, sizeof(double));
-    if (!w->L || !w->Wa || !w->LG || !w->u || !w->active || !w->sign || !w->w) {
+    w->Hs = sc_alloc(err, nn, sizeof(double));
+    w->As = sc_alloc(err, (size_t)(mmax > 0 ? mmax : 1) * (size_t)nmax, sizeof(double));
+    w->bs = sc_alloc(err, (size_t)mmax + 1, sizeof(double));
+    w->rs = sc_alloc(err, (size_t)mmax + 1, sizeof(double));
+    w->gs = sc_alloc(err, 2 * (size_t)nmax, sizeof(double));
+    if (!w->L || !w->Wa || !w->LG || !w->u || !w->active || !w->sign || !w->w || !w->Hs || !w->As || !w->bs || !w->rs || !w->gs) {
         sc_qp_work_free(w);
         return SC_EIO;
     }
@@ -43,6 +49,7 @@ int sc_qp_work_create(int nmax, int mmax, sc_qp_work **out, sc_err *err)
     w->r = w->c + nmax;
     w->res = w->r + nmax;
     w->z = w->res + nmax;
+    w->d = w->gs + nmax;
     *out = w;
     return SC_OK;
 }
@@ -57,6 +64,11 @@ void sc_qp_work_free(sc_qp_work *w)
     free(w->active);
     free(w->sign);
     free(w->w);
+    free(w->Hs);
+    free(w->As);
+    free(w->bs);
+    free(w->rs);
+    free(w->gs);
     free(w);
 }
 
@@ -99,7 +111,7 @@ static void solve_upper_t(int n, int ld, const double *L, const double *b, doubl
 static const double *row_of(const sc_qp *p, int j) { return j < p->neq ? p->Aeq + (size_t)j * p->n : p->Ain + (size_t)(j - p->neq) * p->n; }
 static double rhs_of(const sc_qp *p, int j) { return j < p->neq ? p->beq[j] : p->bin[j - p->neq]; }
 /* A row holds when its slack, divided by the row's norm, is within this of 0 (or above). */
-static double row_tol(double b, double anorm) { return 1e-9 * (1 + fabs(b) / (anorm > 0 ? anorm : 1)); }
+static double row_tol(double b, double anorm) { return 1e-8 * (1 + fabs(b) / (anorm > 0 ? anorm : 1)); }
 
 /* Refactors the Gram matrix of the q active rows. 0 when it is singular (cannot happen for rows
  * that were independent when added, short of rounding). */
@@ -145,7 +157,7 @@ static int add_row(const sc_qp *p, sc_qp_work *w, double *x, int *q, int j, int 
         for (int i = 0; i < *q; i++)
             for (int k = 0; k < n; k++) w->res[k] -= w->r[i] * w->Wa[(size_t)i * ld + k];
         const double delta2 = dot(n, w->res, w->res), w2 = dot(n, w->w, w->w);
-        const int dependent = !(delta2 > 1e-24 * w2);
+        const int dependent = *q >= n || !(delta2 > 1e-18 * w2); /* in the active rows' span */
         double t2 = dependent ? INFINITY : -slack / delta2;
         double t1 = INFINITY;
         int k = -1;
@@ -181,11 +193,9 @@ static int add_row(const sc_qp *p, sc_qp_work *w, double *x, int *q, int j, int 
     }
 }
 
-int sc_qp_solve(const sc_qp *p, sc_qp_work *w, double *x, double *ueq, double *uin, sc_qp_result *res, sc_err *err)
+static int solve_scaled(const sc_qp *p, sc_qp_work *w, double *x, double *ueq, double *uin, int *iterations, int *nactive, sc_err *err)
 {
     const int n = p->n, m = p->neq + p->nin, ld = w->nmax;
-    if (n < 1 || n > w->nmax || p->neq < 0 || p->nin < 0 || m > w->mmax)
-        return sc_fail(err, SC_EINPUT, "qp: %d variables and %d rows exceed the workspace (%d, %d)", n, m, w->nmax, w->mmax);
     for (int i = 0; i < n; i++) memcpy(w->L + (size_t)i * ld, p->H + (size_t)i * n, (size_t)n * sizeof(double));
     if (!cholesky(n, ld, w->L)) return sc_fail(err, SC_EINPUT, "qp: the Hessian is not positive definite");
     /* unconstrained minimum x = -H^-1 g */
@@ -201,25 +211,32 @@ int sc_qp_solve(const sc_qp *p, sc_qp_work *w, double *x, double *ueq, double *u
             return sc_fail(err, SC_ENUMERIC, rc < 0 ? "qp: no solution after %d iterations" : "qp: the equality rows contradict each other (row %d)",
                            rc < 0 ? iters : j);
     }
+    /* then the most violated row until none is: inequalities, and equalities found implied by
+       the others at the start that the steps since have moved off (rounding) */
     for (;;) {
-        int worst = -1;
+        int worst = -1, worst_sign = 1;
         double worst_slack = 0;
-        for (int j = 0; j < p->nin; j++) {
-            const double *a = p->Ain + (size_t)j * n;
+        for (int j = 0; j < m; j++) {
+            const double *a = row_of(p, j), b = rhs_of(p, j);
             const double an = sqrt(dot(n, a, a));
-            const double s = (dot(n, a, x) - p->bin[j]) / (an > 0 ? an : 1);
-            if (s < -row_tol(p->bin[j], an) && s < worst_slack) {
+            double s = (dot(n, a, x) - b) / (an > 0 ? an : 1);
+            const int sign = j < p->neq && s > 0 ? -1 : 1;
+            s *= sign;
+            if (s < -row_tol(b, an) && s < worst_slack) {
                 int is_active = 0;
-                for (int i = 0; i < q && !is_active; i++) is_active = w->active[i] == p->neq + j;
+                for (int i = 0; i < q && !is_active; i++) is_active = w->active[i] == j;
                 if (is_active) continue;
                 worst_slack = s;
                 worst = j;
+                worst_sign = sign;
             }
         }
         if (worst < 0) break;
-        int rc = add_row(p, w, x, &q, p->neq + worst, 1, &iters, max_iters);
+        int rc = add_row(p, w, x, &q, worst, worst_sign, &iters, max_iters);
         if (rc < 0) return sc_fail(err, SC_ENUMERIC, "qp: no solution after %d iterations", iters);
-        if (rc == 0) return sc_fail(err, SC_ENUMERIC, "qp: infeasible (inequality row %d cannot hold with the active rows)", worst);
+        if (rc == 0)
+            return sc_fail(err, SC_ENUMERIC, "qp: infeasible (%s row %d cannot hold with the active rows)",
+                           worst < p->neq ? "equality" : "inequality", worst < p->neq ? worst : worst - p->neq);
     }
     if (ueq) memset(ueq, 0, (size_t)p->neq * sizeof(double));
     if (uin) memset(uin, 0, (size_t)p->nin * sizeof(double));
@@ -229,12 +246,64 @@ int sc_qp_solve(const sc_qp *p, sc_qp_work *w, double *x, double *ueq, double *u
             if (ueq) ueq[j] = w->sign[i] * w->u[i];
         } else if (uin) uin[j - p->neq] = w->u[i];
     }
+    *iterations = iters;
+    *nactive = q;
+    return SC_OK;
+}
+
+/* The problem is equilibrated first: variables scaled by D = diag(H)^-1/2 (so the scaled H
+ * has a unit diagonal) and each row to unit norm, which keeps the active-set decisions sound
+ * when the variables differ by orders of magnitude in scale (muscle lengths in metres against
+ * contact impulses in N s); x and the multipliers are scaled back. */
+int sc_qp_solve(const sc_qp *p, sc_qp_work *w, double *x, double *ueq, double *uin, sc_qp_result *res, sc_err *err)
+{
+    const int n = p->n, m = p->neq + p->nin;
+    if (n < 1 || n > w->nmax || p->neq < 0 || p->nin < 0 || m > w->mmax)
+        return sc_fail(err, SC_EINPUT, "qp: %d variables and %d rows exceed the workspace (%d, %d)", n, m, w->nmax, w->mmax);
+    for (int i = 0; i < n; i++) {
+        const double hii = p->H[(size_t)i * n + i];
+        if (!(hii > 0)) return sc_fail(err, SC_EINPUT, "qp: the Hessian is not positive definite (diagonal %d is %g)", i, hii);
+        w->d[i] = 1 / sqrt(hii);
+    }
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) w->Hs[(size_t)i * n + j] = w->d[i] * p->H[(size_t)i * n + j] * w->d[j];
+        w->gs[i] = w->d[i] * p->g[i];
+    }
+    for (int j = 0; j < m; j++) {
+        const double *a = row_of(p, j);
+        double *as = w->As + (size_t)j * n, nrm = 0;
+        for (int i = 0; i < n; i++) {
+            as[i] = a[i] * w->d[i];
+            nrm += as[i] * as[i];
+        }
+        nrm = sqrt(nrm);
+        w->rs[j] = nrm > 0 ? 1 / nrm : 1;
+        for (int i = 0; i < n; i++) as[i] *= w->rs[j];
+        w->bs[j] = rhs_of(p, j) * w->rs[j];
+    }
+    sc_qp sp = {.n = n,
+                .neq = p->neq,
+                .nin = p->nin,
+                .H = w->Hs,
+                .g = w->gs,
+                .Aeq = w->As,
+                .beq = w->bs,
+                .Ain = w->As + (size_t)p->neq * n,
+                .bin = w->bs + p->neq};
+    int iters = 0, nactive = 0;
+    int rc = solve_scaled(&sp, w, x, ueq, uin, &iters, &nactive, err);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) x[i] *= w->d[i];
+    if (ueq)
+        for (int j = 0; j < p->neq; j++) ueq[j] *= w->rs[j];
+    if (uin)
+        for (int j = 0; j < p->nin; j++) uin[j] *= w->rs[p->neq + j];
     if (res) {
         double f = dot(n, p->g, x);
         for (int i = 0; i < n; i++) f += 0.5 * x[i] * dot(n, p->H + (size_t)i * n, x);
         res->objective = f;
         res->iterations = iters;
-        res->nactive = q;
+        res->nactive = nactive;
     }
     return SC_OK;
 }

@@ -1,5 +1,6 @@
 /* QPCC by pivoting ([T12] 6) and by branch and bound (see qpcc.h). */
 #include "optim/qpcc.h"
+#include "optim/lcp.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -76,10 +77,14 @@ static sc_qp node_qp(const sc_qpcc *p, sc_qpcc_work *w, const unsigned char *sta
 {
     const int n = p->base.n;
     sc_qp q = p->base;
-    memcpy(w->Aeq, p->base.Aeq, (size_t)p->base.neq * n * sizeof(double));
-    memcpy(w->beq, p->base.beq, (size_t)p->base.neq * sizeof(double));
-    memcpy(w->Ain, p->base.Ain, (size_t)p->base.nin * n * sizeof(double));
-    memcpy(w->bin, p->base.bin, (size_t)p->base.nin * sizeof(double));
+    if (p->base.neq > 0) {
+        memcpy(w->Aeq, p->base.Aeq, (size_t)p->base.neq * n * sizeof(double));
+        memcpy(w->beq, p->base.beq, (size_t)p->base.neq * sizeof(double));
+    }
+    if (p->base.nin > 0) {
+        memcpy(w->Ain, p->base.Ain, (size_t)p->base.nin * n * sizeof(double));
+        memcpy(w->bin, p->base.bin, (size_t)p->base.nin * sizeof(double));
+    }
     q.Aeq = w->Aeq;
     q.beq = w->beq;
     q.Ain = w->Ain;
@@ -304,6 +309,38 @@ static void expand(search *s, int id)
         }
 }
 
+/* [T12] 6's fallback for an infeasible start: hold the variables outside the pairs (the
+ * controls) at the relaxed problem's minimizer and solve the pairs' LCP by Lemke's method; the
+ * state it lies in (ties to state 1) contains that point, so its QP is feasible as long as the
+ * base rows do not bind the pairs' variables. Leaves the state in w->child. */
+static int lcp_start(const sc_qpcc *p, sc_qpcc_work *w, double *x, sc_err *err)
+{
+    const int n = p->base.n, np = p->npairs;
+    memset(w->child, RELAXED, (size_t)np);
+    double f;
+    if (solve_node(p, w, w->child, x, &f, err) != SC_OK) return sc_err_prefix(err, "qpcc: the start state and the relaxed problem are infeasible: ");
+    double *M = malloc(((size_t)np * np + 2 * (size_t)np + 1) * sizeof(double));
+    if (!M) return sc_fail(err, SC_EIO, "qpcc: out of memory");
+    double *q = M + (size_t)np * np, *z = q + np;
+    for (int k = 0; k < np; k++) {
+        const double *row = p->row + (size_t)k * n;
+        q[k] = row_value(p, k, x);
+        for (int j = 0; j < np; j++) {
+            M[(size_t)k * np + j] = row[p->var[j]];
+            q[k] -= row[p->var[j]] * x[p->var[j]]; /* only the held variables stay in q */
+        }
+    }
+    int rc = sc_lcp_lemke(np, M, q, z, 50 * np + 50, err);
+    if (rc == SC_OK)
+        for (int k = 0; k < np; k++) {
+            double wk = q[k];
+            for (int j = 0; j < np; j++) wk += M[(size_t)k * np + j] * z[j];
+            w->child[k] = (unsigned char)(z[k] >= wk);
+        }
+    free(M);
+    return rc ? sc_err_prefix(err, "qpcc: the start state is infeasible and ") : SC_OK;
+}
+
 int sc_qpcc_solve(const sc_qpcc *p, sc_qpcc_work *w, const unsigned char *start, double *x, unsigned char *state, sc_qpcc_result *res, sc_err *err)
 {
     if (p->base.n > w->nmax || p->base.neq + p->base.nin > w->mmax || p->npairs > w->pmax)
@@ -312,17 +349,10 @@ int sc_qpcc_solve(const sc_qpcc *p, sc_qpcc_work *w, const unsigned char *start,
     w->nheap = 0;
     visit(&s, start);
     if (s.best < 0) {
-        /* [T12] 6 falls back to a pure LCP; here: the state the minimizer of the relaxed problem
-           (every pair's two sides >= 0) lies closest to, ties to state 1 */
-        memset(w->child, RELAXED, (size_t)p->npairs);
-        double f;
-        if (solve_node(p, w, w->child, x, &f, err) != SC_OK) return sc_err_prefix(err, "qpcc: even the relaxed problem is infeasible: ");
-        for (int k = 0; k < p->npairs; k++) {
-            const double rn = row_norm(p, k);
-            w->child[k] = (unsigned char)(x[p->var[k]] >= row_value(p, k, x) / (rn > 0 ? rn : 1));
-        }
+        int rc = lcp_start(p, w, x, err);
+        if (rc) return rc;
         visit(&s, w->child);
-        if (s.best < 0) return sc_fail(err, SC_ENUMERIC, "qpcc: neither the start state nor the relaxed problem's state is feasible");
+        if (s.best < 0) return sc_fail(err, SC_ENUMERIC, "qpcc: neither the start state nor the LCP's state is feasible");
     }
     while (w->nheap > 0 && s.nodes < w->max_nodes) expand(&s, heap_pop(w));
     memcpy(x, w->xs + (size_t)s.best * w->nmax, (size_t)p->base.n * sizeof(double));

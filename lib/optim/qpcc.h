@@ -61,8 +61,9 @@ int sc_qpcc_solve_state(const sc_qpcc *p, sc_qpcc_work *w, const unsigned char *
 
 /* [T12] 6's pivoting solver from `start` (npairs states). x[n] and state (may be NULL: the
  * state of the returned minimizer, a warm start for the next step) receive the best node.
- * When the start is infeasible, the search starts from the state the minimizer of the relaxed
- * problem (both sides of every pair >= 0) lies nearest to; SC_ENUMERIC when that one is too.
+ * When the start is infeasible, it starts from the state of the pairs' LCP with the other
+ * variables held at the relaxed problem's minimizer ([T12] 6's fallback; lcp.h); SC_ENUMERIC
+ * when that fails too.
  * Deterministic. */
 int sc_qpcc_solve(const sc_qpcc *p, sc_qpcc_work *w, const unsigned char *start, double *x, unsigned char *state, sc_qpcc_result *res, sc_err *err);
 
