@@ -21,6 +21,7 @@ typedef struct {
 
 typedef struct {
     sc_trimesh *m;
+    int nverts;    /* the input's vertex count (of the arrays below) */
     double *q;     /* [nverts * QN] quadric per vertex: the upper triangle of a symmetric 4x4, then
                        the area of the triangles it stands for */
     tri_list *adj; /* [nverts] the live triangles around each vertex */
@@ -334,7 +335,7 @@ static int heap_fill(dec *d)
 static void dec_free(dec *d)
 {
     if (d->adj)
-        for (int v = 0; v < d->m->nverts; v++) free(d->adj[v].t);
+        for (int v = 0; v < d->nverts; v++) free(d->adj[v].t);
     free(d->adj);
     free(d->q);
     free(d->tri_alive);
@@ -403,22 +404,13 @@ int sc_trimesh_decimate(sc_trimesh *m, const sc_decimate_opts *o, sc_decimate_in
                        "decimate: the surface is not closed and manifold (%d edges not shared by two triangles; first at triangle %d)", open, first);
     if (target_verts < 4) target_verts = 4;
     int nv = m->nverts, nt = m->ntris, rc = SC_OK;
-    dec d = {m,
-             NULL,
-             NULL,
-             NULL,
-             NULL,
-             NULL,
-             NULL,
-             0,
-             NULL,
-             0,
-             0,
-             cos(45 * SC_PI / 180),
-             cos(o->min_angle_deg * SC_PI / 180),
-             o->max_error,
-             o->max_inside,
-             surface};
+    dec d = {.m = m,
+             .nverts = nv,
+             .cos_turn = cos(45 * SC_PI / 180),
+             .cos_min_angle = cos(o->min_angle_deg * SC_PI / 180),
+             .max_error = o->max_error,
+             .max_inside = o->max_inside,
+             .surface = surface};
     d.q = calloc((size_t)nv * QN, sizeof *d.q);
     d.adj = calloc((size_t)nv, sizeof *d.adj);
     d.tri_alive = malloc((size_t)nt + 1);
