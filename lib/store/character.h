@@ -1,5 +1,7 @@
 /* character.h5 (schema softcon.character/1): the sc_model on disk, and character.xdmf beside
- * it so ParaView opens the tet mesh with per-node labels (and skin weights when present). */
+ * it so ParaView opens the tet mesh with per-node labels (and skin weights when present). A
+ * boneless character ([T12], nbones 0) keeps every group: /skeleton's and /fixed's datasets have
+ * 0 rows (docs/formats.md). */
 #ifndef SC_CHARACTER_H
 #define SC_CHARACTER_H
 #include <stdint.h>
