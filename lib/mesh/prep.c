@@ -193,36 +193,54 @@ static double sharp_eval(const void *ctx, sc_vec3 p)
 
 /* A boneless body's conforming envelope (envelope.offset 0): the body's own surface decimated
    to about nverts vertices (quadric error collapses keep its flat faces, edges and base), so the
-   tet mesh is the body and stands where it stands. A letter's collapses keep to the planes of its
-   strokes without the rounded edges: the envelope's edges are sharp, the letter inside it. */
-static int conforming_envelope(const sc_prep_opts *o, const sc_trimesh *fine, double dy, int nverts, sc_trimesh *env, double *spacing, sc_err *err)
+   tet mesh is the body and stands where it stands. A letter's is its strokes *without* the
+   rounded edges (extracted as the fine surface was, at spacing h), decimated on their planes:
+   the envelope's edges are sharp and the rounded letter inside it, and where strokes meet (they
+   touch, face to face) there is a plain concave edge, not the rounded strokes' narrow groove. The
+   collapses are checked locally only: where the result intersects itself it is made again with
+   15 % more vertices (and a letter's on a shifted grid), up to 3 times. */
+static int conforming_envelope_once(const sc_prep_opts *o, const sc_trimesh *fine, double dy, double h, int attempt, int nverts, sc_trimesh *env,
+                                    sc_err *err)
 {
-    env->nverts = fine->nverts;
-    env->ntris = fine->ntris;
-    env->verts = malloc((size_t)fine->nverts * 3 * sizeof *env->verts);
-    env->tris = malloc((size_t)fine->ntris * 3 * sizeof *env->tris);
-    if (!env->verts || !env->tris) {
-        sc_trimesh_free(env);
-        return sc_fail(err, SC_EIO, "out of memory");
-    }
-    memcpy(env->verts, fine->verts, (size_t)fine->nverts * 3 * sizeof *env->verts);
-    memcpy(env->tris, fine->tris, (size_t)fine->ntris * 3 * sizeof *env->tris);
     sharp_letter sl = {o->letter, dy};
     sl.sharp.round = 0;
-    sc_field sharp = {sharp_eval, &sl, o->letter.lo, o->letter.hi};
-    /* a letter's rounded edges lie up to 0.29 x their radius inside the sharp one's faces (0.42 at
-       its corners): a chord across one may reach as deep */
+    sc_field sharp = {sharp_eval, &sl, sc_v3_add(o->letter.lo, sc_v3(0, dy, 0)), sc_v3_add(o->letter.hi, sc_v3(0, dy, 0))};
     sc_decimate_opts dopt = {nverts, SC_CONFORMING_MIN_ANGLE, SC_CONFORMING_MAX_ERROR, NULL, 0};
+    int rc;
     if (o->body_kind == SC_PREP_BODY_LETTER) {
+        sc_iso_opts io = {h, 0, 0.37 * attempt, 3, 2, 0};
+        if ((rc = sc_isosurface(&sharp, &io, env, err))) return rc;
         dopt.surface = &sharp;
-        dopt.max_inside = 0.3 * o->letter.round + SC_CONFORMING_MAX_ERROR;
+        /* its edges cut by the grid: the chords there reach inside by up to about h / 3 */
+        dopt.max_inside = h / 3 + SC_CONFORMING_MAX_ERROR;
+    } else {
+        env->nverts = fine->nverts;
+        env->ntris = fine->ntris;
+        env->verts = malloc((size_t)fine->nverts * 3 * sizeof *env->verts);
+        env->tris = malloc((size_t)fine->ntris * 3 * sizeof *env->tris);
+        if (!env->verts || !env->tris) {
+            sc_trimesh_free(env);
+            return sc_fail(err, SC_EIO, "out of memory");
+        }
+        memcpy(env->verts, fine->verts, (size_t)fine->nverts * 3 * sizeof *env->verts);
+        memcpy(env->tris, fine->tris, (size_t)fine->ntris * 3 * sizeof *env->tris);
     }
-    int rc = sc_trimesh_decimate(env, &dopt, NULL, err);
+    rc = sc_trimesh_decimate(env, &dopt, NULL, err);
     if (!rc) rc = sc_surface_validate(env, "the envelope (the body decimated)", err);
-    if (rc) {
-        sc_trimesh_free(env);
-        return sc_err_prefix(err, "envelope.offset 0 (the body itself): ");
+    if (rc) sc_trimesh_free(env);
+    return rc;
+}
+
+static int conforming_envelope(const sc_prep_opts *o, const sc_trimesh *fine, double dy, double h, int nverts, sc_trimesh *env, double *spacing,
+                               sc_err *err)
+{
+    int rc = SC_OK;
+    for (int attempt = 0; attempt < 4; attempt++, nverts = (int)lround(1.15 * nverts)) {
+        if (!(rc = conforming_envelope_once(o, fine, dy, h, attempt, nverts, env, err))) break;
+        if (rc != SC_EINPUT) return rc;
+        sc_log_debug("mesh-prep: %s; decimating again to %d vertices", err->msg, (int)lround(1.15 * nverts));
     }
+    if (rc) return sc_err_prefix(err, "envelope.offset 0 (the body itself): ");
     double len = 0; /* mean edge length */
     for (int t = 0; t < env->ntris; t++)
         for (int k = 0; k < 3; k++)
@@ -270,7 +288,7 @@ static int surfaces(const sc_prep_opts *o, sc_rig *rig, sc_trimesh *fine, sc_tri
         if ((rc = sc_surface_validate(env, o->envelope_obj, err))) goto fail;
     } else if (conforming(o)) {
         rep->env_conforming = 1;
-        if ((rc = conforming_envelope(o, fine, rep->shift_y, conforming_vertices(o), env, &rep->env_spacing, err))) goto fail;
+        if ((rc = conforming_envelope(o, fine, rep->shift_y, rep->surface_spacing, conforming_vertices(o), env, &rep->env_spacing, err))) goto fail;
     } else {
         if ((rc = sc_envelope_build(fine, &o->envelope, env, &rep->env_spacing, err))) goto fail;
         if ((rc = sc_surface_validate(env, "generated envelope", err))) goto fail;
@@ -423,7 +441,7 @@ static int tet_mesh_to_target(const sc_prep_opts *o, const sc_trimesh *fine, sc_
     int nverts = env->nverts, rc = SC_OK, last_verts = 0, last_count = 0;
     for (int run = 0; run < 6; run++) {
         sc_prep_report r = *rep;
-        if (run > 0 && (rc = conforming_envelope(o, fine, rep->shift_y, nverts, env, &r.env_spacing, err))) break;
+        if (run > 0 && (rc = conforming_envelope(o, fine, rep->shift_y, rep->surface_spacing, nverts, env, &r.env_spacing, err))) break;
         if ((rc = tet_mesh(o, env, f, tm, &r, err))) break;
         int count = tm->ntets, env_verts = env->nverts;
         double dev = fabs(log((double)count / o->target_tets));
@@ -457,6 +475,10 @@ static int tet_mesh_to_target(const sc_prep_opts *o, const sc_trimesh *fine, sc_
     *env = best_env;
     *tm = best_tm;
     *rep = best_rep;
+    if (best_dev > log(1.25))
+        sc_log_warn("mesh-prep: tetgen.target_tets %d not reached: the nearest mesh has %d tets (the body decimated to %d vertices); "
+                    "envelope.target_vertices sets the envelope's size directly",
+                    o->target_tets, tm->ntets, env->nverts);
     rep->env_verts = env->nverts;
     rep->env_tris = env->ntris;
     return SC_OK;
