@@ -3,8 +3,9 @@
  * triangles they stood for, so flat faces, sharp edges and a flat base stay where they are; a
  * collapse is refused when it would break the surface's manifold form (the link condition),
  * turn a triangle by more than 45 degrees or leave one with an angle below min_angle (or worse
- * than it was). mesh-prep makes a boneless body's envelope this way ([T12]: the tet mesh is the
- * body itself). */
+ * than it was); when no collapse is left, edges between two triangles in one plane are flipped
+ * where that makes the pair better, and the collapses go on. mesh-prep makes a boneless body's
+ * envelope this way ([T12]: the tet mesh is the body itself). */
 #ifndef SC_DECIMATE_H
 #define SC_DECIMATE_H
 #include "core/status.h"
@@ -22,8 +23,9 @@ typedef struct sc_decimate_opts {
                              the triangles a vertex stands for; with one, how far outside it
                              (surface > 0) a new triangle may reach */
     const sc_field *surface; /* NULL, or the surface the collapses keep to: the planes are its
-                                tangent planes at the vertices, and each new triangle's centre
-                                and edge middles keep within [-max_inside, max_error] of it */
+                                tangent planes at the vertices, and each new vertex and each new
+                                triangle's centre and edge middles keep within
+                                [-max_inside, max_error] of it */
     double max_inside;       /* m */
 } sc_decimate_opts;
 
