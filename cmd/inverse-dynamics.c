@@ -81,7 +81,9 @@ int main(int argc, char **argv)
     sc_reference ref;
     sc_id_report rep;
     sc_id_pipeline_info info;
-    if (sc_character_read(cli.inputs[0], &m, 0, &err) || sc_id_compute(&c, &m, &ref, &rep, &info, &err)) sc_cli_die(&cli, &err);
+    if (sc_character_read(cli.inputs[0], &m, 0, &err) || sc_character_require_bones(cli.inputs[0], &m, "inverse-dynamics", &err) ||
+        sc_id_compute(&c, &m, &ref, &rep, &info, &err))
+        sc_cli_die(&cli, &err);
     char *resolved = sc_cfg_resolved_text(cfg);
     sc_reference_source src = {argc, argv, resolved, cli.inputs[0], c.bvh, c.scheme};
     if (sc_reference_save(cli.output, &src, &m, &ref, &rep, &info, &err)) sc_cli_die(&cli, &err);

@@ -14,7 +14,9 @@
 
 static const char *usage_head = "-c CONFIG.yaml -o character.h5 [--surface-obj FILE] [--envelope-obj FILE]\n"
                                 "Builds the character: fine surface, coarse envelope, fixed nodes, TetGen tet mesh,\n"
-                                "embedding, masses. Writes character.h5 and character.xdmf (ParaView).\n"
+                                "embedding, masses. Writes character.h5 and character.xdmf (ParaView). Without `skeleton:`\n"
+                                "the character is boneless ([T12]): body.letter (%s) or body.obj,\n"
+                                "its tet mesh the body itself (envelope.offset 0) sized by tetgen.target_tets.\n"
                                 "  --surface-obj FILE   also write the fine surface (config frame) as OBJ\n"
                                 "  --envelope-obj FILE  also write the coarse envelope (config frame) as OBJ\n"
                                 "environment: SOFTCON_TETGEN=PROGRAM runs PROGRAM instead of the `tetgen` on PATH.\n"
@@ -41,15 +43,21 @@ static int extra_opt(const char *name, const char *value, int *used)
 static void log_report(const char *output, const sc_prep_report *r)
 {
     sc_log_info("mesh-prep: %s", output);
-    sc_log_info("  skeleton      %d bones, %d joints, %d fixed nodes (%.2f kg on the bones)", r->nbones, r->njoints, r->nfixed, r->bone_mass_total);
+    if (r->nbones)
+        sc_log_info("  skeleton      %d bones, %d joints, %d fixed nodes (%.2f kg on the bones)", r->nbones, r->njoints, r->nfixed,
+                    r->bone_mass_total);
+    else sc_log_info("  skeleton      none: a boneless character ([T12]), every node free");
     sc_log_info("  surface       %d vertices, %d faces (grid %.4f m)", r->nsurf_verts, r->nsurf_tris, r->surface_spacing);
     if (r->fitted)
         sc_log_info("  fit           skeleton fitted into the %.3f m body: scale %.4f; arms down %.1f / %.1f deg, forward %.1f / %.1f deg, "
                     "length x %.3f / %.3f; legs moved %.3f / %.3f m",
                     r->fit.body_height, r->fit.scale, r->fit.arm_down_deg[0], r->fit.arm_down_deg[1], r->fit.arm_forward_deg[0],
                     r->fit.arm_forward_deg[1], r->fit.arm_length_scale[0], r->fit.arm_length_scale[1], r->fit.leg_shift[0], r->fit.leg_shift[1]);
-    sc_log_info("  fixed nodes   %d boxes sized to the body (soles under the feet, every node inside the flesh)", r->fixed_fitted);
-    sc_log_info("  envelope      %d vertices, %d faces (grid %.4f m), %.4f m^3", r->env_verts, r->env_tris, r->env_spacing, r->volume);
+    if (r->nbones) sc_log_info("  fixed nodes   %d boxes sized to the body (soles under the feet, every node inside the flesh)", r->fixed_fitted);
+    if (r->env_conforming)
+        sc_log_info("  envelope      the body itself, decimated: %d vertices, %d faces (mean edge %.4f m), %.4f m^3", r->env_verts, r->env_tris,
+                    r->env_spacing, r->volume);
+    else sc_log_info("  envelope      %d vertices, %d faces (grid %.4f m), %.4f m^3", r->env_verts, r->env_tris, r->env_spacing, r->volume);
     sc_log_info("  tet mesh      %d nodes, %d tets (%d flipped to positive), tetgen %.2f s: %s", r->nnodes, r->ntets, r->flipped_tets,
                 r->seconds_tetgen, r->tetgen_command);
     sc_log_info("  slivers       %d peeled, %d node moves, %d nodes dropped; min dihedral %.2f -> %.2f deg", r->improve.peeled,
@@ -68,7 +76,8 @@ int main(int argc, char **argv)
 {
     sc_cli cli;
     static char usage[8192];
-    snprintf(usage, sizeof usage, "%s%s", usage_head, sc_rig_cmu_map_yaml());
+    int n = snprintf(usage, sizeof usage, usage_head, sc_letter_names());
+    snprintf(usage + n, sizeof usage - (size_t)n, "%s", sc_rig_cmu_map_yaml());
     sc_cli_parse(&cli, argc, argv, "mesh-prep", usage, 0, 0, 1, SC_CLI_OUTPUT, extra_opt);
     sc_err err = {0};
     sc_cfg *cfg = NULL;

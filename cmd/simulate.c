@@ -184,7 +184,8 @@ int main(int argc, char **argv)
     sc_cfg *cfg = NULL;
     sc_scenario sc;
     controller c = {0};
-    if (sc_character_read(cli.inputs[0], &loaded, 0, &err)) sc_cli_die(&cli, &err);
+    if (sc_character_read(cli.inputs[0], &loaded, 0, &err) || sc_character_require_bones(cli.inputs[0], &loaded, "simulate", &err))
+        sc_cli_die(&cli, &err);
     if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_scenario_read(cfg, &loaded, &sc, &err)) sc_cli_die(&cli, &err);
     if (setup_controller(cfg, &loaded, &sc, &c, &err) || sc_scenario_model(&loaded, &sc, &m, &err) ||
         (c.ctrl.kind == SC_CTRL_SIMBICON && sc_simbicon_set_gains(&c.simbicon.p, &m, &err)))

@@ -54,7 +54,8 @@ int main(int argc, char **argv)
 
     const char *input = cli.inputs[0];
     sc_model m;
-    if (sc_character_read(input, &m, 0, &err)) sc_cli_die(&cli, &err);
+    if (sc_character_read(input, &m, 0, &err) || sc_character_require_bones(input, &m, "skin-weights (its handles are the bones' fixed nodes)", &err))
+        sc_cli_die(&cli, &err);
     sc_bbw_opts opts = sc_bbw_default_opts();
     opts.tol = set.tol;
     opts.max_iter = (int)set.max_iter;

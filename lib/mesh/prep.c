@@ -4,8 +4,16 @@
 #include "core/log.h"
 #include "io/config.h"
 #include "io/paths.h"
+#include "mesh/decimate.h"
 #include "mesh/fit.h"
 #include "mesh/prep.h"
+
+/* A conforming envelope (a boneless body's own surface, decimated): the smallest angle its new
+   triangles may have (degrees), and the tets per envelope vertex of the first guess for
+   tetgen.target_tets (measured on [T12]'s letters: 4 to 6). */
+#define SC_CONFORMING_MIN_ANGLE     20
+#define SC_TETS_PER_ENVELOPE_VERTEX 5.0
+#define SC_CONFORMING_MAX_ERROR     0.003 /* m: see sc_decimate_opts */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -27,9 +35,24 @@ static void turn_to_face_z(sc_trimesh *m, int facing)
     for (int i = 0; i < m->nverts; i++) sc_v3_store(m->verts + 3 * i, sc_q_rotate(q, sc_v3_load(m->verts + 3 * i)));
 }
 
+/* The largest extent of a field's box: the probe spacing of a letter is a 40th of it. */
+static double field_size(const sc_field *f)
+{
+    sc_vec3 d = sc_v3_sub(f->hi, f->lo);
+    return fmax(d.x, fmax(d.y, d.z));
+}
+
 static int fine_surface(const sc_prep_opts *o, sc_trimesh *fine, double *spacing, sc_err *err)
 {
-    if (o->body_kind < 0) {
+    if (o->body_kind == SC_PREP_BODY_LETTER) { /* [T12]'s letters: the isosurface of the strokes' distance field */
+        sc_field f = sc_letter_field(&o->letter);
+        double h = sc_iso_spacing_for(&f, 0, o->surface_target, field_size(&f) / 40, err);
+        if (h < 0) return err->code;
+        sc_iso_opts io = {h, 0, 0, 3, 2, 0};
+        *spacing = h;
+        return sc_isosurface(&f, &io, fine, err);
+    }
+    if (o->body_kind == SC_PREP_BODY_OBJ) {
         sc_obj_info info;
         int rc = sc_obj_load_ex(o->body_obj, fine, &info, err);
         if (rc) return rc;
@@ -40,8 +63,10 @@ static int fine_surface(const sc_prep_opts *o, sc_trimesh *fine, double *spacing
            other units would otherwise run the whole build and fail far from the cause) */
         char where[sizeof o->body_obj + sizeof o->body_where + 8];
         snprintf(where, sizeof where, "%s (%s)", o->body_obj, o->body_where);
-        if ((rc = sc_surface_validate_closed(fine, o->body_obj, err)) || (rc = sc_body_size_check(fine, o->body_scale, where, err)))
-            sc_trimesh_free(fine);
+        rc = sc_surface_validate_closed(fine, o->body_obj, err);
+        /* a person's height is checked where a skeleton goes into the body; a boneless body may be any size */
+        if (!rc && o->rig.nbones > 0) rc = sc_body_size_check(fine, o->body_scale, where, err);
+        if (rc) sc_trimesh_free(fine);
         return rc;
     }
     sc_body_params bp = {o->body_kind, o->girth};
@@ -153,6 +178,87 @@ static int stiffness_mass_floor(const sc_model *m, double *youngs, double poisso
     return raised;
 }
 
+/* A letter without its rounded edges, stood where the fine surface was (dy): the surface a
+   letter's conforming envelope is made on. */
+typedef struct {
+    sc_letter sharp;
+    double dy;
+} sharp_letter;
+
+static double sharp_eval(const void *ctx, sc_vec3 p)
+{
+    const sharp_letter *s = ctx;
+    return sc_letter_eval(&s->sharp, sc_v3(p.x, p.y - s->dy, p.z));
+}
+
+/* A boneless body's conforming envelope (envelope.offset 0): the body's own surface decimated
+   to about nverts vertices (quadric error collapses keep its flat faces, edges and base), so the
+   tet mesh is the body and stands where it stands. A letter's is its strokes *without* the
+   rounded edges (extracted as the fine surface was, at spacing h), decimated on their planes:
+   the envelope's edges are sharp and the rounded letter inside it, and where strokes meet (they
+   touch, face to face) there is a plain concave edge, not the rounded strokes' narrow groove. The
+   collapses are checked locally only: where the result intersects itself it is made again with
+   15 % more vertices (and a letter's on a shifted grid), up to 3 times. */
+static int conforming_envelope_once(const sc_prep_opts *o, const sc_trimesh *fine, double dy, double h, int attempt, int nverts, sc_trimesh *env,
+                                    sc_err *err)
+{
+    sharp_letter sl = {o->letter, dy};
+    sl.sharp.round = 0;
+    sc_field sharp = {sharp_eval, &sl, sc_v3_add(o->letter.lo, sc_v3(0, dy, 0)), sc_v3_add(o->letter.hi, sc_v3(0, dy, 0))};
+    sc_decimate_opts dopt = {nverts, SC_CONFORMING_MIN_ANGLE, SC_CONFORMING_MAX_ERROR, NULL, 0};
+    int rc;
+    if (o->body_kind == SC_PREP_BODY_LETTER) {
+        sc_iso_opts io = {h, 0, 0.37 * attempt, 3, 2, 0};
+        if ((rc = sc_isosurface(&sharp, &io, env, err))) return rc;
+        dopt.surface = &sharp;
+        /* its edges cut by the grid: the chords there reach inside by up to about h / 3 */
+        dopt.max_inside = h / 3 + SC_CONFORMING_MAX_ERROR;
+    } else {
+        env->nverts = fine->nverts;
+        env->ntris = fine->ntris;
+        env->verts = malloc((size_t)fine->nverts * 3 * sizeof *env->verts);
+        env->tris = malloc((size_t)fine->ntris * 3 * sizeof *env->tris);
+        if (!env->verts || !env->tris) {
+            sc_trimesh_free(env);
+            return sc_fail(err, SC_EIO, "out of memory");
+        }
+        memcpy(env->verts, fine->verts, (size_t)fine->nverts * 3 * sizeof *env->verts);
+        memcpy(env->tris, fine->tris, (size_t)fine->ntris * 3 * sizeof *env->tris);
+    }
+    rc = sc_trimesh_decimate(env, &dopt, NULL, err);
+    if (!rc) rc = sc_surface_validate(env, "the envelope (the body decimated)", err);
+    if (rc) sc_trimesh_free(env);
+    return rc;
+}
+
+static int conforming_envelope(const sc_prep_opts *o, const sc_trimesh *fine, double dy, double h, int nverts, sc_trimesh *env, double *spacing,
+                               sc_err *err)
+{
+    int rc = SC_OK;
+    for (int attempt = 0; attempt < 4; attempt++, nverts = (int)lround(1.15 * nverts)) {
+        if (!(rc = conforming_envelope_once(o, fine, dy, h, attempt, nverts, env, err))) break;
+        if (rc != SC_EINPUT) return rc;
+        sc_log_debug("mesh-prep: %s; decimating again to %d vertices", err->msg, (int)lround(1.15 * nverts));
+    }
+    if (rc) return sc_err_prefix(err, "envelope.offset 0 (the body itself): ");
+    double len = 0; /* mean edge length */
+    for (int t = 0; t < env->ntris; t++)
+        for (int k = 0; k < 3; k++)
+            len += sc_v3_dist(sc_v3_load(env->verts + 3 * env->tris[3 * t + k]), sc_v3_load(env->verts + 3 * env->tris[3 * t + (k + 1) % 3]));
+    *spacing = len / (3.0 * env->ntris);
+    return SC_OK;
+}
+
+/* Whether the envelope is the body itself (a boneless body with envelope.offset 0). */
+static int conforming(const sc_prep_opts *o) { return o->rig.nbones == 0 && !o->envelope_obj[0] && o->envelope.offset == 0; }
+
+/* The first guess of a conforming envelope's vertices for target_tets tets (TetGen keeps the
+   boundary: the count follows its size). */
+static int conforming_vertices(const sc_prep_opts *o)
+{
+    return o->envelope.target_vertices > 0 ? o->envelope.target_vertices : (int)fmax(50, o->target_tets / SC_TETS_PER_ENVELOPE_VERTEX);
+}
+
 /* Stage 1: the fine surface (the skeleton fitted into it when asked), stood on y = 0, and the
    coarse envelope around it. On failure nothing is left allocated. */
 static int surfaces(const sc_prep_opts *o, sc_rig *rig, sc_trimesh *fine, sc_trimesh *env, sc_prep_report *rep, sc_err *err)
@@ -180,6 +286,9 @@ static int surfaces(const sc_prep_opts *o, sc_rig *rig, sc_trimesh *fine, sc_tri
         turn_to_face_z(env, o->facing);
         if (o->ground) shift_y(env, rep->shift_y);
         if ((rc = sc_surface_validate(env, o->envelope_obj, err))) goto fail;
+    } else if (conforming(o)) {
+        rep->env_conforming = 1;
+        if ((rc = conforming_envelope(o, fine, rep->shift_y, rep->surface_spacing, conforming_vertices(o), env, &rep->env_spacing, err))) goto fail;
     } else {
         if ((rc = sc_envelope_build(fine, &o->envelope, env, &rep->env_spacing, err))) goto fail;
         if ((rc = sc_surface_validate(env, "generated envelope", err))) goto fail;
@@ -214,7 +323,7 @@ static int place_fixed_nodes(const sc_prep_opts *o, sc_rig *rig, const sc_trimes
                              sc_err *err)
 {
     if (o->fixed_fit) rep->fixed_fitted = sc_rig_fit_fixed(rig, fine, o->fixed_radius, o->fixed_radius_min, o->fixed_radius_max, o->fixed_shape);
-    int cap = 64 * rig->nbones;
+    int cap = rig->nbones > 0 ? 64 * rig->nbones : 1; /* boneless: none */
     f->cap = cap;
     f->x = malloc((size_t)cap * 3 * sizeof *f->x);
     f->bone = malloc((size_t)cap * sizeof *f->bone);
@@ -247,6 +356,38 @@ static int place_fixed_nodes(const sc_prep_opts *o, sc_rig *rig, const sc_trimes
     return SC_OK;
 }
 
+/* A conforming envelope's edges and corners stay where they are: the envelope vertices where an
+   incident face turns more than 20 degrees from the vertex normal are pinned against the sliver
+   smoothing (which moves a boundary node in its tangent plane: off an edge, it would cut the
+   edge; slivers on them may still be peeled). TetGen keeps the input vertices first, in order;
+   one it moved is not pinned. */
+static void pin_features(const sc_trimesh *env, const sc_tetmesh *tm, unsigned char *locked)
+{
+    int nv = env->nverts;
+    double *nrm = calloc((size_t)nv * 3, sizeof *nrm);
+    if (!nrm || nv > tm->nnodes) {
+        free(nrm);
+        return;
+    }
+    for (int t = 0; t < env->ntris; t++) { /* area-weighted vertex normals */
+        const int *v = env->tris + 3 * t;
+        sc_vec3 a = sc_v3_load(env->verts + 3 * v[0]),
+                n = sc_v3_cross(sc_v3_sub(sc_v3_load(env->verts + 3 * v[1]), a), sc_v3_sub(sc_v3_load(env->verts + 3 * v[2]), a));
+        for (int k = 0; k < 3; k++) sc_v3_store(nrm + 3 * v[k], sc_v3_add(sc_v3_load(nrm + 3 * v[k]), n));
+    }
+    const double cos_limit = cos(20 * SC_PI / 180);
+    for (int t = 0; t < env->ntris; t++) {
+        const int *v = env->tris + 3 * t;
+        sc_vec3 a = sc_v3_load(env->verts + 3 * v[0]),
+                n = sc_v3_normalize(sc_v3_cross(sc_v3_sub(sc_v3_load(env->verts + 3 * v[1]), a), sc_v3_sub(sc_v3_load(env->verts + 3 * v[2]), a)));
+        for (int k = 0; k < 3; k++)
+            if (sc_v3_dot(n, sc_v3_normalize(sc_v3_load(nrm + 3 * v[k]))) < cos_limit &&
+                sc_v3_dist(sc_v3_load(env->verts + 3 * v[k]), sc_v3_load(tm->pos + 3 * v[k])) < 1e-9 && !locked[v[k]])
+                locked[v[k]] = 2;
+    }
+    free(nrm);
+}
+
 /* Stage 3: TetGen, with a volume bound from the target element count, then slivers peeled and
    smoothed; f->node gets the fixed nodes' indices. On failure tm is not left allocated. */
 static int tet_mesh(const sc_prep_opts *o, const sc_trimesh *env, fixed_nodes *f, sc_tetmesh *tm, sc_prep_report *rep, sc_err *err)
@@ -272,6 +413,7 @@ static int tet_mesh(const sc_prep_opts *o, const sc_trimesh *env, fixed_nodes *f
         return sc_fail(err, SC_EIO, "out of memory");
     }
     for (int i = 0; i < nf; i++) locked[f->node[i]] = 1;
+    if (conforming(o)) pin_features(env, tm, locked);
     rc = sc_tetmesh_improve(tm, locked, o->min_dihedral, remap, &rep->improve, err);
     for (int i = 0; i < nf && !rc; i++) f->node[i] = remap[f->node[i]];
     free(locked);
@@ -281,6 +423,64 @@ static int tet_mesh(const sc_prep_opts *o, const sc_trimesh *env, fixed_nodes *f
         return rc;
     }
     sc_tetmesh_quality(tm, &rep->quality);
+    return SC_OK;
+}
+
+/* Stage 3 for a conforming envelope sized from tetgen.target_tets (no envelope.target_vertices):
+   TetGen keeps the boundary, so the count follows the envelope's size, as a power of it (1 at
+   first, then the one the last two runs measured); the envelope is made again until the count is
+   within 10 % of the target (at most 6 runs, each a fraction of a second), and the nearest is
+   kept. */
+static int tet_mesh_to_target(const sc_prep_opts *o, const sc_trimesh *fine, sc_trimesh *env, fixed_nodes *f, sc_tetmesh *tm, sc_prep_report *rep,
+                              sc_err *err)
+{
+    sc_trimesh best_env = {0};
+    sc_tetmesh best_tm = {0};
+    sc_prep_report best_rep = *rep;
+    double best_dev = INFINITY;
+    int nverts = env->nverts, rc = SC_OK, last_verts = 0, last_count = 0;
+    for (int run = 0; run < 6; run++) {
+        sc_prep_report r = *rep;
+        if (run > 0 && (rc = conforming_envelope(o, fine, rep->shift_y, rep->surface_spacing, nverts, env, &r.env_spacing, err))) break;
+        if ((rc = tet_mesh(o, env, f, tm, &r, err))) break;
+        int count = tm->ntets, env_verts = env->nverts;
+        double dev = fabs(log((double)count / o->target_tets));
+        sc_log_debug("mesh-prep: envelope of %d vertices: %d tets (target %d)", env->nverts, count, o->target_tets);
+        if (dev < best_dev) {
+            sc_trimesh_free(&best_env);
+            sc_tetmesh_free(&best_tm);
+            best_env = *env;
+            best_tm = *tm;
+            best_rep = r;
+            best_dev = dev;
+        } else {
+            sc_trimesh_free(env);
+            sc_tetmesh_free(tm);
+        }
+        memset(env, 0, sizeof *env);
+        memset(tm, 0, sizeof *tm);
+        double power = 1;
+        if (last_verts > 0 && last_verts != env_verts && last_count != count) {
+            power = log((double)count / last_count) / log((double)env_verts / last_verts);
+            if (!(power >= 0.5 && power <= 3)) power = 1;
+        }
+        int next = (int)lround(env_verts * pow((double)o->target_tets / count, 1 / power));
+        last_verts = env_verts;
+        last_count = count;
+        if (dev < log(1.1) || next == nverts || next < 8) break;
+        nverts = next;
+    }
+    if (best_dev == INFINITY) return rc; /* the first run failed: nothing to keep */
+    sc_trimesh_free(env);
+    *env = best_env;
+    *tm = best_tm;
+    *rep = best_rep;
+    if (best_dev > log(1.25))
+        sc_log_warn("mesh-prep: tetgen.target_tets %d not reached: the nearest mesh has %d tets (the body decimated to %d vertices); "
+                    "envelope.target_vertices sets the envelope's size directly",
+                    o->target_tets, tm->ntets, env->nverts);
+    rep->env_verts = env->nverts;
+    rep->env_tris = env->ntris;
     return SC_OK;
 }
 
@@ -451,7 +651,8 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
     int rc = surfaces(o, &rig, &fine, env, rep, err);
     if (rc) return rc;
     if ((rc = place_fixed_nodes(o, &rig, &fine, env, rep, &fixed, err))) goto fail;
-    if ((rc = tet_mesh(o, env, &fixed, &tm, rep, err))) {
+    if (conforming(o) && o->envelope.target_vertices <= 0 ? (rc = tet_mesh_to_target(o, &fine, env, &fixed, &tm, rep, err))
+                                                          : (rc = tet_mesh(o, env, &fixed, &tm, rep, err))) {
         fixed_nodes_free(&fixed);
         goto fail;
     }
@@ -467,7 +668,7 @@ int sc_prep_run(const sc_prep_opts *o, sc_model *m, sc_trimesh *env, sc_prep_rep
     rep->nsurf_verts = m->nsurf_verts;
     rep->nsurf_tris = m->nsurf_tris;
     rep->nbones = m->nbones;
-    rep->njoints = m->nbones - 1;
+    rep->njoints = m->nbones > 0 ? m->nbones - 1 : 0;
     rep->nfixed = m->nfixed;
     rep->seconds = sc_wall_time() - t0;
     return SC_OK;

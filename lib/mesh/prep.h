@@ -1,6 +1,10 @@
 /* mesh-prep as a library call: skeleton + body -> simulation-ready sc_model ([L13] 3, 4.2,
  * 4.3, 6): fine surface, coarse envelope, fixed nodes on the bones, TetGen mesh, embedding,
- * lumped masses, bone masses and inertias from their fixed nodes. */
+ * lumped masses, bone masses and inertias from their fixed nodes. With no bones (rig.nbones 0)
+ * the character is boneless ([T12]): a built-in letter or a closed OBJ, no fixed nodes; with
+ * envelope.offset 0 (a letter's default) the envelope is the body's own surface decimated
+ * (mesh/decimate.h) to about the vertices that give tetgen.target_tets tets, so the tet mesh is
+ * the body itself and stands on y = 0. */
 #ifndef SC_PREP_H
 #define SC_PREP_H
 #include "io/obj.h"
@@ -8,20 +12,27 @@
 #include "mesh/embed.h"
 #include "mesh/envelope.h"
 #include "mesh/fit.h"
+#include "mesh/letters.h"
 #include "mesh/rig.h"
 #include "mesh/tetgen.h"
 
 struct sc_cfg;
 
+/* sc_prep_opts.body_kind besides the built-in sc_body_kind values */
+#define SC_PREP_BODY_OBJ    (-1) /* a user's OBJ (body.obj) */
+#define SC_PREP_BODY_LETTER (-2) /* a built-in letter (body.letter, [T12]): boneless */
+
 typedef struct sc_prep_opts {
-    sc_rig rig;
-    int body_kind; /* sc_body_kind, or -1 for an OBJ body */
+    sc_rig rig;       /* nbones 0: a boneless character (no fixed nodes, no skin) */
+    int body_kind;    /* sc_body_kind, SC_PREP_BODY_OBJ or SC_PREP_BODY_LETTER */
+    sc_letter letter; /* SC_PREP_BODY_LETTER */
     char body_obj[1024];
     double body_scale; /* OBJ units to metres */
     double girth;
-    int surface_target;      /* fine-surface vertices (built-in bodies) */
-    char envelope_obj[1024]; /* given envelope, "" = generate */
-    sc_envelope_opts envelope;
+    int surface_target;                        /* fine-surface vertices (built-in bodies) */
+    char envelope_obj[1024];                   /* given envelope, "" = generate */
+    sc_envelope_opts envelope;                 /* boneless and offset 0: the body itself, decimated to
+                                  target_vertices (0: as many as make target_tets tets) */
     double fixed_radius;                       /* fraction of bone length when a bone sets none */
     double fixed_radius_min, fixed_radius_max; /* m */
     int fixed_shape;
@@ -45,7 +56,8 @@ typedef struct sc_prep_opts {
 typedef struct sc_prep_report {
     int nnodes, ntets, nsurf_verts, nsurf_tris, nbones, njoints, nfixed;
     int env_verts, env_tris;
-    double env_spacing, surface_spacing;
+    double env_spacing, surface_spacing; /* env_spacing: the grid's, or a conforming envelope's mean edge */
+    int env_conforming;                  /* the envelope is the (boneless) body itself, decimated */
     sc_tet_quality quality;
     sc_embed_stats embed;
     double total_mass, bone_mass_total, volume; /* volume: enclosed by the envelope */

@@ -260,7 +260,7 @@ static int peel_slivers(sc_tetmesh *m, const unsigned char *locked, double min_a
                 face_key_make(&k, tri);
                 on_boundary = bsearch(&k, keys, (size_t)nb, sizeof *keys, cmp_face) != NULL;
             }
-            int lockedv = locked && (locked[v[0]] || locked[v[1]] || locked[v[2]] || locked[v[3]]);
+            int lockedv = locked && (locked[v[0]] == 1 || locked[v[1]] == 1 || locked[v[2]] == 1 || locked[v[3]] == 1); /* 2: pinned only */
             if (on_boundary && !lockedv && tet_angle(m, t) < min_angle) {
                 peeled++;
                 continue;

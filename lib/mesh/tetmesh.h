@@ -44,7 +44,8 @@ typedef struct sc_improve_stats {
 /* TetGen leaves slivers next to the boundary. Peels slivers (min dihedral < min_angle) that
  * have a boundary face, then moves free interior nodes (not locked, not on the boundary)
  * towards positions that raise the smallest dihedral angle around them. Unreferenced nodes
- * are dropped; remap[old] = new index or -1 (remap has the old node count). */
+ * are dropped; remap[old] = new index or -1 (remap has the old node count). locked[n] (may be
+ * NULL): 1 the node neither moves nor loses a tet to peeling; 2 (pinned) it does not move. */
 int sc_tetmesh_improve(sc_tetmesh *m, const unsigned char *locked, double min_angle, int *remap, sc_improve_stats *st, sc_err *err);
 double sc_tet_min_dihedral(const double *a, const double *b, const double *c, const double *d);
 #endif

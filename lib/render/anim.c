@@ -62,12 +62,17 @@ static int finish(sc_anim *a, sc_err *err)
     for (int b = nb - 1; b >= 1 && a->is_sim; b--) /* an inner bone's tip: its first child's joint */
         memcpy(a->tip_rest + 3 * a->parent[b], a->joint_rest + 3 * b, 3 * sizeof(double));
     free(nchild);
-    double lo = INFINITY, hi = -INFINITY;
+    double lo = INFINITY, hi = -INFINITY, xlo = INFINITY, xhi = -INFINITY, zlo = INFINITY, zhi = -INFINITY;
     for (int v = 0; v < a->nsv; v++) {
         lo = fmin(lo, a->surf_rest[3 * v + 1]);
         hi = fmax(hi, a->surf_rest[3 * v + 1]);
+        xlo = fmin(xlo, a->surf_rest[3 * v]);
+        xhi = fmax(xhi, a->surf_rest[3 * v]);
+        zlo = fmin(zlo, a->surf_rest[3 * v + 2]);
+        zhi = fmax(zhi, a->surf_rest[3 * v + 2]);
     }
     a->height = hi > lo ? hi - lo : 1.0;
+    a->span = xhi > xlo ? hypot(xhi - xlo, zhi - zlo) : 0;
     a->cache_k[0] = a->cache_k[1] = -1;
     for (int s = 0; s < 2; s++)
         if (!(a->cache[s] = malloc((size_t)a->nnodes * 3 * sizeof(double) + 1))) return sc_fail(err, SC_EIO, "out of memory");

@@ -46,6 +46,7 @@ typedef struct sc_anim {
     int npush;
     sc_anim_push push[SC_ANIM_MAX_PUSH];
     double height;          /* rest surface height (m) */
+    double span;            /* rest surface's horizontal extent: the diagonal of its x-z box (m) */
     char status[256];       /* the sim's root `status` attribute ("" if none) */
     double *ref_time;       /* [nframes] reference time the controller played (/control/reference_time), or NULL */
     double *tracking_error; /* [nframes] rad (/control/tracking_error), or NULL */

@@ -94,7 +94,8 @@ int sc_render_write_exports(const sc_render_settings *c, sc_anim *a, const char 
         sink->checkpoint(sink->ctx);
         sc_log_info("render: %s + %s: %d vertices, %d samples at %.4g fps (Blender: Mesh Cache modifier)", xp, h5p, a->nsv, en, efps);
     }
-    if (c->bvh) {
+    if (c->bvh && a->nbones == 0) sc_log_info("render: no %s_skeleton.bvh: a boneless character has no skeleton", stem);
+    if (c->bvh && a->nbones > 0) {
         snprintf(xp, sizeof xp, "%s/%s_skeleton.bvh", dir, stem);
         if ((rc = sc_export_bvh(a, et, en, xp, err))) goto done;
         sink->wrote(sink->ctx, xp);

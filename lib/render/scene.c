@@ -132,8 +132,9 @@ void sc_render_camera(const sc_renderer *r, const sc_anim *a, double t, double a
     double el = o->elevation * SC_PI / 180;
     double dist = o->distance;
     if (!(dist > 0)) {
-        /* the character's height fills about 70% of the image height */
-        double half = 0.5 * a->height / 0.70;
+        /* the character's height fills about 70% of the image height; a character wider than
+           tall (a letter X lying flat, [T12]) its horizontal extent as much of the width */
+        double half = fmax(0.5 * a->height / 0.70, 0.5 * a->span * o->height / (0.70 * o->width));
         dist = half / tan(0.5 * o->fov * SC_PI / 180) + 0.3;
     }
     sc_vec3 dir = sc_v3(cos(el) * sin(az), sin(el), cos(el) * cos(az));

@@ -215,20 +215,37 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
     const char *path = sc_cfg_path(cfg);
     char w[256], name[1024];
     int rc;
-    if ((rc = sc_cfg_require(root, "skeleton", &sk, err)) || (rc = sc_rig_from_config(sk, path, &o->rig, err))) return rc;
-    if (sc_cfg_get(sk, "bvh") && /* found again, as from_bvh did: the tool checks it is not the output */
+    if ((rc = sc_cfg_section(root, "body", &body, err))) return rc;
+    sc_cfg_node *letter = sc_cfg_get(body, "letter");
+    sk = sc_cfg_get(root, "skeleton");
+    if (!sk && !letter && !sc_cfg_get(body, "obj"))
+        return sc_fail(err, SC_EINPUT,
+                       "%s: no `skeleton:`: a built-in body (body.builtin: michelin | panda) is built around a skeleton; "
+                       "give `skeleton:`, or for a boneless character body.letter (%s) or body.obj (a closed OBJ)",
+                       path, sc_letter_names());
+    if (sk && letter)
+        return sc_fail(err, SC_EINPUT, "%s: body.letter makes a boneless character: remove `skeleton:` (or give body.obj or body.builtin)",
+                       sc_cfg_where(letter, w, sizeof w));
+    if (sk && (rc = sc_rig_from_config(sk, path, &o->rig, err))) return rc; /* no skeleton: o->rig.nbones 0, boneless */
+    if (sk && sc_cfg_get(sk, "bvh") &&                                      /* found again, as from_bvh did: the tool checks it is not the output */
         ((rc = sc_cfg_string(sk, "bvh", NULL, name, sizeof name, err)) ||
          (rc = sc_find_input(name, path, 1, sc_cfg_where(sc_cfg_get(sk, "bvh"), w, sizeof w), o->skeleton_bvh, sizeof o->skeleton_bvh, err))))
         return rc;
 
-    if ((rc = sc_cfg_section(root, "body", &body, err))) return rc;
     static const char *const kinds[] = {"michelin", "panda"};
     int kind;
-    if (sc_cfg_get(body, "obj")) {
+    if (letter) {
+        if (sc_cfg_get(body, "obj") || sc_cfg_get(body, "builtin"))
+            return sc_fail(err, SC_EINPUT, "%s: give one of body.letter, body.obj and body.builtin", sc_cfg_where(body, w, sizeof w));
+        char lname[sizeof o->letter.name];
+        if ((rc = sc_cfg_string(body, "letter", NULL, lname, sizeof lname, err))) return rc;
+        if ((rc = sc_letter_get(lname, &o->letter, err))) return sc_err_prefix(err, "%s: body.letter: ", sc_cfg_where(letter, w, sizeof w));
+        o->body_kind = SC_PREP_BODY_LETTER;
+    } else if (sc_cfg_get(body, "obj")) {
         if ((rc = sc_cfg_string(body, "obj", NULL, name, sizeof name, err)) ||
             (rc = sc_find_input(name, path, 0, sc_cfg_where(sc_cfg_get(body, "obj"), w, sizeof w), o->body_obj, sizeof o->body_obj, err)))
             return rc;
-        o->body_kind = -1;
+        o->body_kind = SC_PREP_BODY_OBJ;
         if (sc_cfg_get(body, "builtin"))
             return sc_fail(err, SC_EINPUT, "%s: give body.obj or body.builtin, not both", sc_cfg_where(body, w, sizeof w));
     } else {
@@ -238,23 +255,41 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
     long target;
     static const char *const poses[] = {"tpose", "apose"}, *const facings[] = {"+z", "-z", "+x", "-x"}, *const fits[] = {"auto", "true", "false"};
     int fit;
-    if ((rc = sc_cfg_double_range(body, "scale", 1.0, 1e-6, 1e6, &o->body_scale, err)) ||
-        (rc = sc_cfg_double_range(body, "girth", 1.0, 0.3, 3.0, &o->girth, err)) ||
-        (rc = sc_cfg_int(body, "target_vertices", 5000, 200, 200000, &target, err)) || (rc = sc_cfg_bool(body, "ground", 1, &o->ground, err)) ||
-        (rc = sc_cfg_enum(body, "pose", poses, 2, 0, &o->apose, err)) ||
-        (rc = sc_cfg_double_range(body, "arm_angle", 45, 0, 90, &o->arm_angle, err)) ||
-        (rc = sc_cfg_enum(body, "facing", facings, 4, 0, &o->facing, err)) || (rc = sc_cfg_enum(body, "fit_skeleton", fits, 3, 0, &fit, err)))
+    const int is_letter = o->body_kind == SC_PREP_BODY_LETTER, boneless = o->rig.nbones == 0;
+    if (is_letter) { /* a letter has its size, its place (on y = 0, facing +z) and no skeleton */
+        static const char *const not_for_letters[] = {"scale", "girth", "pose", "arm_angle", "facing", "fit_skeleton"};
+        for (int i = 0; i < 6; i++)
+            if (sc_cfg_get(body, not_for_letters[i]))
+                return sc_fail(err, SC_EINPUT, "%s: body.%s does not apply to a letter (body.letter takes target_vertices and ground)",
+                               sc_cfg_where(sc_cfg_get(body, not_for_letters[i]), w, sizeof w), not_for_letters[i]);
+        o->body_scale = 1;
+        o->girth = 1;
+        if ((rc = sc_cfg_int(body, "target_vertices", 5000, 200, 200000, &target, err)) || (rc = sc_cfg_bool(body, "ground", 1, &o->ground, err)))
+            return rc;
+        fit = 2;
+    } else if ((rc = sc_cfg_double_range(body, "scale", 1.0, 1e-6, 1e6, &o->body_scale, err)) ||
+               (rc = sc_cfg_double_range(body, "girth", 1.0, 0.3, 3.0, &o->girth, err)) ||
+               (rc = sc_cfg_int(body, "target_vertices", 5000, 200, 200000, &target, err)) ||
+               (rc = sc_cfg_bool(body, "ground", 1, &o->ground, err)) || (rc = sc_cfg_enum(body, "pose", poses, 2, 0, &o->apose, err)) ||
+               (rc = sc_cfg_double_range(body, "arm_angle", 45, 0, 90, &o->arm_angle, err)) ||
+               (rc = sc_cfg_enum(body, "facing", facings, 4, 0, &o->facing, err)) || (rc = sc_cfg_enum(body, "fit_skeleton", fits, 3, 0, &fit, err)))
         return rc;
     o->arm_angle *= SC_PI / 180;
     sc_cfg_where(sc_cfg_get(body, "obj") ? sc_cfg_get(body, "obj") : body, o->body_where, sizeof o->body_where);
-    if (o->body_kind < 0 && o->apose)
+    if (o->body_kind == SC_PREP_BODY_OBJ && o->apose)
         return sc_fail(err, SC_EINPUT,
                        "%s: body.pose is for the built-in bodies; an OBJ body has its own pose (the skeleton is fitted "
                        "into it)",
                        sc_cfg_where(sc_cfg_get(body, "pose"), w, sizeof w));
     /* a BVH skeleton (T-pose, its own proportions) is fitted into an OBJ body; an inline one is
        taken as placed */
-    o->fit_skeleton = fit == 1 || (fit == 0 && o->body_kind < 0 && o->rig.bone[0].source[0]);
+    if (boneless && fit == 1)
+        return sc_fail(err, SC_EINPUT, "%s: body.fit_skeleton: true needs a `skeleton:` to fit",
+                       sc_cfg_where(sc_cfg_get(body, "fit_skeleton"), w, sizeof w));
+    if (boneless && o->apose)
+        return sc_fail(err, SC_EINPUT, "%s: body.pose turns a skeleton's arms; this character has no `skeleton:`",
+                       sc_cfg_where(sc_cfg_get(body, "pose"), w, sizeof w));
+    o->fit_skeleton = !boneless && (fit == 1 || (fit == 0 && o->body_kind == SC_PREP_BODY_OBJ && o->rig.bone[0].source[0]));
     if (o->apose) sc_rig_arms_down(&o->rig, o->arm_angle);
     o->surface_target = (int)target;
 
@@ -264,19 +299,30 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
             (rc = sc_find_input(name, path, 0, sc_cfg_where(sc_cfg_get(env, "obj"), w, sizeof w), o->envelope_obj, sizeof o->envelope_obj, err)))
             return rc;
     }
-    if ((rc = sc_cfg_double_range(env, "offset", 0.025, 1e-4, 1.0, &o->envelope.offset, err)) ||
-        (rc = sc_cfg_int(env, "target_vertices", 700, 50, 100000, &target, err)) ||
-        (rc = sc_cfg_double_range(env, "spacing", 0, 0, 1.0, &o->envelope.spacing, err)))
-        return rc;
+    /* a boneless body's envelope may be the body itself (offset 0, a letter's default): its
+       surface decimated to target_vertices, by default as many as make tetgen.target_tets tets */
+    if ((rc = sc_cfg_double_range(env, "offset", is_letter ? 0 : 0.025, boneless ? 0 : 1e-4, 1.0, &o->envelope.offset, err))) return rc;
+    const int conform = boneless && o->envelope.offset == 0 && !o->envelope_obj[0];
+    if (conform && sc_cfg_get(env, "spacing"))
+        return sc_fail(err, SC_EINPUT,
+                       "%s: envelope.spacing is the grid of an offset envelope; with envelope.offset 0 the envelope is the body, "
+                       "decimated to envelope.target_vertices",
+                       sc_cfg_where(sc_cfg_get(env, "spacing"), w, sizeof w));
+    if (!conform && (rc = sc_cfg_double_range(env, "spacing", 0, 0, 1.0, &o->envelope.spacing, err))) return rc;
+    if (conform && !sc_cfg_get(env, "target_vertices")) target = 0;
+    else if ((rc = sc_cfg_int(env, "target_vertices", 700, conform ? 8 : 50, 100000, &target, err))) return rc;
     o->envelope.target_vertices = (int)target;
 
-    if ((rc = sc_cfg_section(root, "fixed", &fixed, err))) return rc;
+    if (boneless && sc_cfg_get(root, "fixed"))
+        return sc_fail(err, SC_EINPUT, "%s: `fixed:` places nodes on bones; this character has no `skeleton:`",
+                       sc_cfg_where(sc_cfg_get(root, "fixed"), w, sizeof w));
     static const char *const shapes[] = {"box", "capsule"};
-    if ((rc = sc_cfg_enum(fixed, "shape", shapes, 2, SC_FIXED_BOX, &o->fixed_shape, err)) ||
-        (rc = sc_cfg_double_range(fixed, "radius", 0.1, 0.01, 1.0, &o->fixed_radius, err)) ||
-        (rc = sc_cfg_double_range(fixed, "radius_min", 0.012, 0.001, 1.0, &o->fixed_radius_min, err)) ||
-        (rc = sc_cfg_double_range(fixed, "radius_max", 0.03, 0.001, 1.0, &o->fixed_radius_max, err)) ||
-        (rc = sc_cfg_bool(fixed, "fit", 1, &o->fixed_fit, err)))
+    if (!boneless &&
+        ((rc = sc_cfg_section(root, "fixed", &fixed, err)) || (rc = sc_cfg_enum(fixed, "shape", shapes, 2, SC_FIXED_BOX, &o->fixed_shape, err)) ||
+         (rc = sc_cfg_double_range(fixed, "radius", 0.1, 0.01, 1.0, &o->fixed_radius, err)) ||
+         (rc = sc_cfg_double_range(fixed, "radius_min", 0.012, 0.001, 1.0, &o->fixed_radius_min, err)) ||
+         (rc = sc_cfg_double_range(fixed, "radius_max", 0.03, 0.001, 1.0, &o->fixed_radius_max, err)) ||
+         (rc = sc_cfg_bool(fixed, "fit", 1, &o->fixed_fit, err))))
         return rc;
 
     if ((rc = sc_cfg_section(root, "tetgen", &tg, err))) return rc;

@@ -27,7 +27,10 @@ int sc_character_write(sc_h5 *f, const sc_model *m, sc_err *err)
     do {                           \
         if ((rc = (x))) return rc; \
     } while (0)
-    TRY(sc_h5_group(f, "/skeleton", "rigid skeleton; bone frames are world-aligned at rest with origin at the joint", err));
+    TRY(sc_h5_group(f, "/skeleton",
+                    nb ? "rigid skeleton; bone frames are world-aligned at rest with origin at the joint"
+                       : "no bones: a boneless character ([T12]); every dataset here has 0 rows, /fixed too",
+                    err));
     TRY(sc_h5_write_strings(f, "/skeleton/names", (size_t)nb, names, "bone names; bone 0 is the root", err));
     TRY(sc_h5_write_i32(f, "/skeleton/parents", 1, D1(nb), m->parent, "parent bone index, -1 for the root", err));
     TRY(sc_h5_write_i32(f, "/skeleton/joint_types", 1, D1(nb), m->joint_type, "0 free (root), 1 ball, 2 hinge", err));
@@ -78,16 +81,26 @@ int sc_character_write(sc_h5 *f, const sc_model *m, sc_err *err)
     return SC_OK;
 }
 
+/* The layer reads a 0 in dims as "any": a count of 0 (a boneless character's bones, no fixed
+   nodes) must find 0 rows too. */
+static int rows_are(sc_h5 *f, const char *path, size_t want, size_t got, sc_err *err)
+{
+    if (got == want) return SC_OK;
+    return sc_fail(err, SC_EINPUT, "%s:%s: %zu rows, expected %zu", sc_h5_filename(f), path, got, want);
+}
+
 static int read_f(sc_h5 *f, const char *path, int rank, size_t d0, size_t d1, size_t d2, double **out, sc_err *err)
 {
     size_t dims[3] = {d0, d1, d2};
-    return sc_h5_read_f64(f, path, rank, dims, out, err);
+    int rc = sc_h5_read_f64(f, path, rank, dims, out, err);
+    return rc ? rc : rows_are(f, path, d0, dims[0], err);
 }
 
 static int read_i(sc_h5 *f, const char *path, int rank, size_t d0, size_t d1, int **out, sc_err *err)
 {
     size_t dims[2] = {d0, d1};
-    return sc_h5_read_i32(f, path, rank, dims, out, err);
+    int rc = sc_h5_read_i32(f, path, rank, dims, out, err);
+    return rc ? rc : rows_are(f, path, d0, dims[0], err);
 }
 
 /* Plausibility bounds of what a character file may hold (SI units). */
@@ -110,17 +123,17 @@ static int check_schema(sc_h5 *f, sc_err *err)
         if ((rc = (x))) goto done; \
     } while (0)
 
-/* /skeleton: the bones' names and every per-bone dataset. */
+/* /skeleton: the bones' names and every per-bone dataset (0 rows each: a boneless character). */
 static int read_skeleton(sc_h5 *f, sc_model *m, sc_err *err)
 {
     int rc = SC_OK;
     size_t nb = 0;
     char **names = NULL;
     TRY(sc_h5_read_strings(f, "/skeleton/names", &nb, &names, err));
-    TRY(sc_h5_check_count(f, "/skeleton/names", nb, 1, 256, err));
+    TRY(sc_h5_check_count(f, "/skeleton/names", nb, 0, 256, err));
     TRY(sc_h5_check_names(f, "/skeleton/names", names, nb, SC_NAME_LEN, err));
     m->nbones = (int)nb;
-    m->bone_name = calloc(nb, sizeof *m->bone_name);
+    m->bone_name = calloc(nb ? nb : 1, sizeof *m->bone_name);
     if (!m->bone_name) {
         rc = sc_fail(err, SC_EIO, "out of memory");
         goto done;
@@ -197,6 +210,8 @@ static int read_surface_material_skin(sc_h5 *f, sc_model *m, int require_skin, s
         TRY(sc_h5_check_count(f, "/skin/topk_bone (columns)", dims[1], 1, 64, err));
         m->skin_k = (int)dims[1];
         TRY(read_f(f, "/skin/topk_weight", 2, nn, (size_t)m->skin_k, 0, &m->skin_w, err));
+    } else if (require_skin && m->nbones == 0) {
+        rc = sc_character_require_bones(sc_h5_filename(f), m, "this tool", err);
     } else if (require_skin) {
         rc = sc_fail(err, SC_EINPUT, "%s:/skin/topk_bone: missing (run skin-weights on this character first)", sc_h5_filename(f));
     }
@@ -288,6 +303,15 @@ int sc_character_read_image(const void *data, size_t size, const char *name, sc_
     memset(m, 0, sizeof *m);
     read_arg a = {m, require_skin};
     return sc_h5_read_image(data, size, name, reader, &a, err);
+}
+
+int sc_character_require_bones(const char *path, const sc_model *m, const char *tool, sc_err *err)
+{
+    if (m->nbones > 0) return SC_OK;
+    return sc_fail(err, SC_EINPUT,
+                   "%s: a boneless character (no skeleton: mesh-prep made it from body.letter or body.obj without `skeleton:`, "
+                   "[T12]); %s needs a character with a skeleton",
+                   path, tool);
 }
 
 void sc_character_weight_view_path(char *out, size_t n, int bone) { snprintf(out, n, "/skin/bone_weights/%03d", bone); }

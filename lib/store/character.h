@@ -1,5 +1,7 @@
 /* character.h5 (schema softcon.character/1): the sc_model on disk, and character.xdmf beside
- * it so ParaView opens the tet mesh with per-node labels (and skin weights when present). */
+ * it so ParaView opens the tet mesh with per-node labels (and skin weights when present). A
+ * boneless character ([T12], nbones 0) keeps every group: /skeleton's and /fixed's datasets have
+ * 0 rows (docs/formats.md). */
 #ifndef SC_CHARACTER_H
 #define SC_CHARACTER_H
 #include <stdint.h>
@@ -12,12 +14,19 @@
 
 /* Writes /skeleton, /tetmesh, /fixed, /surface, /material (and /skin/topk_* when m->skin_k). */
 int sc_character_write(sc_h5 *f, const sc_model *m, sc_err *err);
-/* Reads a character file; /skin is optional (m->skin_k = 0 when absent) unless require_skin.
+/* Reads a character file, a boneless one too (nbones 0); /skin is optional (m->skin_k = 0 when
+ * absent) unless require_skin.
  * Everything read is checked (counts, indices, finiteness, signs and ranges: masses, volumes,
  * density and Young's modulus > 0, Poisson ratio in [0, 0.5), coordinates within 1 km, skin
  * weights in [0, 1]): a bad value is SC_EINPUT "file:/path[i]: value v, must be ...". The
  * file is read through sc_h5_read_file (guarded against libhdf5 crashes and hangs). */
 int sc_character_read(const char *path, sc_model *m, int require_skin, sc_err *err);
+/* A boneless character (m->nbones 0: /skeleton's datasets and /fixed have 0 rows, every node is
+ * free, no /skin; mesh-prep's body.letter or body.obj without `skeleton:`, [T12]) is SC_EINPUT
+ * "path: a boneless character ...; TOOL needs a character with a skeleton" for the tools that
+ * drive bones (skin-weights, inverse-dynamics, sample-openloop, learn-feedback, simulate); the
+ * reader itself says so when require_skin. SC_OK for a character with bones. */
+int sc_character_require_bones(const char *path, const sc_model *m, const char *tool, sc_err *err);
 /* The same from an in-memory file image (name stands for it in messages). */
 int sc_character_read_image(const void *data, size_t size, const char *name, sc_model *m, int require_skin, sc_err *err);
 /* The reader itself, on an open file (for callers that hold one; unguarded). */

@@ -27,10 +27,16 @@ static int die(const sc_err *e)
     return 1;
 }
 
+/* skinned 1: with /skin; 0: without; -1: boneless ([T12]: 0 bones, no fixed nodes) */
 static int write_character(const char *path, int skinned, sc_err *err)
 {
     sc_model m;
-    sc_fuzz_tiny_character(&m, skinned);
+    sc_fuzz_tiny_character(&m, skinned > 0);
+    static int free_nodes[5] = {-1, -1, -1, -1, -1};
+    if (skinned < 0) {
+        m.nbones = m.nfixed = 0;
+        m.node_bone = free_nodes;
+    }
     sc_h5 *f;
     char *argv[] = {"fuzz_seeds"};
     int rc = sc_h5_create(path, &f, err);
@@ -299,6 +305,8 @@ int main(int argc, char **argv)
     if (write_character(p, 1, &err)) return die(&err);
     snprintf(p, sizeof p, "%s/fuzz_character/tiny_unskinned.h5", argv[1]);
     if (write_character(p, 0, &err)) return die(&err);
+    snprintf(p, sizeof p, "%s/fuzz_character/tiny_boneless.h5", argv[1]);
+    if (write_character(p, -1, &err)) return die(&err);
     snprintf(p, sizeof p, "%s/fuzz_reference/tiny_reference.h5", argv[1]);
     if (write_reference(p, 0, &err)) return die(&err);
     snprintf(p, sizeof p, "%s/fuzz_reference/minimal_reference.h5", argv[1]);
@@ -334,6 +342,10 @@ int main(int argc, char **argv)
     sc_reference r;
     snprintf(p, sizeof p, "%s/fuzz_character/tiny_skinned.h5", argv[1]);
     if (sc_character_read(p, &m, 1, &err)) return die(&err);
+    sc_model_free(&m);
+    snprintf(p, sizeof p, "%s/fuzz_character/tiny_boneless.h5", argv[1]);
+    if (sc_character_read(p, &m, 0, &err)) return die(&err);
+    if (m.nbones != 0) return die(&(sc_err){SC_EINPUT, "the boneless seed read back with bones"});
     sc_model_free(&m);
     snprintf(p, sizeof p, "%s/fuzz_reference/tiny_reference.h5", argv[1]);
     if (sc_reference_read(p, &r, &err)) return die(&err);

@@ -1,0 +1,217 @@
+/* [T12]'s boneless characters through mesh-prep, character.h5 and render: the letters I and O
+ * of configs/letters mesh to about [T12] Table 1's sizes with the letter's own mass and stand on
+ * the ground, a boneless file reads back (hash, clone), a boneless OBJ body works, a bad letter
+ * is exit 2 naming the config line, and the tools that drive bones refuse a boneless character. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/mathx.h"
+#include "store/character.h"
+#include "io/h5.h"
+#include "mesh/tetmesh.h"
+#include "test.h"
+
+static char out[16384];
+
+/* The letter's character from configs/letters/NAME.yaml, made once per run (NULL on failure,
+   mesh-prep's output in `out`). */
+static const char *letter_character(const char *name)
+{
+    char file[64], cfg[128];
+    snprintf(file, sizeof file, "letter_%s.h5", name);
+    snprintf(cfg, sizeof cfg, "configs/letters/%s.yaml", name);
+    const char *h5 = sc_test_tmp(file);
+    if (sc_test_file_exists(h5)) return h5;
+    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s", sc_test_tool("mesh-prep"), sc_test_repo(cfg), h5);
+    return rc == 0 ? h5 : NULL;
+}
+
+/* A box of outer sizes a x b x c with every edge rounded by r: the inner box grown by a ball of
+   radius r (Steiner's formula). */
+static double rounded_box_volume(double a, double b, double c, double r)
+{
+    double x = a - 2 * r, y = b - 2 * r, z = c - 2 * r;
+    return x * y * z + 2 * r * (x * y + y * z + z * x) + SC_PI * r * r * (x + y + z) + 4.0 / 3 * SC_PI * r * r * r;
+}
+
+/* The checks of a letter's character; 0 on failure (after reporting). */
+static int check_letter(const char *h5, int table_tets, double volume)
+{
+    sc_model m;
+    sc_err err;
+    if (sc_character_read(h5, &m, 0, &err)) {
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        return 0;
+    }
+    double mass = 0, lowest = INFINITY, vol_err = 0;
+    int nonpos = 0, fixed = 0;
+    for (int i = 0; i < m.nnodes; i++) {
+        mass += m.node_mass[i];
+        lowest = fmin(lowest, m.rest_pos[3 * i + 1]);
+        fixed += m.node_bone[i] != -1;
+    }
+    for (int t = 0; t < m.ntets; t++) {
+        const int *v = m.tets + 4 * t;
+        double vol = sc_tet_signed_volume(m.rest_pos + 3 * v[0], m.rest_pos + 3 * v[1], m.rest_pos + 3 * v[2], m.rest_pos + 3 * v[3]);
+        nonpos += !(vol > 0);
+        vol_err = fmax(vol_err, fabs(vol - m.tet_volume[t]) / fabs(vol));
+    }
+    double want = m.density * volume;
+    sc_test_report("%s: %d nodes, %d tets ([T12] Table 1: %d), %d surface vertices; mass %.3f kg = density x %.5f m^3 (analytic %.3f kg, "
+                   "%+.2f %%); lowest node y = %.2g m",
+                   h5, m.nnodes, m.ntets, table_tets, m.nsurf_verts, mass, mass / m.density, want, 100 * (mass / want - 1), lowest);
+    int nb = m.nbones, nf = m.nfixed, k = m.skin_k, nt = m.ntets;
+    double poisson = m.poisson;
+    sc_model_free(&m);
+    CHECK(nb == 0 && nf == 0 && k == 0 && fixed == 0, "boneless: %d bones, %d fixed nodes, skin k %d, %d nodes on a bone", nb, nf, k, fixed);
+    CHECK(nt >= 0.75 * table_tets && nt <= 1.25 * table_tets, "%d tets, [T12] Table 1: %d", nt, table_tets);
+    CHECK(fabs(mass / want - 1) < 0.03, "mass %.3f kg, density x analytic volume %.3f kg", mass, want);
+    CHECK(fabs(lowest) < 0.005, "lowest node at y = %g m: the letter does not stand on the ground", lowest);
+    CHECK(nonpos == 0 && vol_err < 1e-9, "%d tets not positively oriented; volumes off by %g", nonpos, vol_err);
+    CHECK(fabs(poisson - 0.45) < 1e-12, "poisson ratio %g, the config's 0.45", poisson);
+    /* the file says so for a newcomer: 0 bones in the report and an empty /skeleton */
+    sc_h5 *f;
+    if (sc_h5_open(h5, &f, &err)) {
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        return 0;
+    }
+    long long bones = -1;
+    size_t n = 7;
+    char **names = NULL;
+    sc_h5_read_attr_i64(f, "/report", "bones", &bones, NULL);
+    int rc = sc_h5_read_strings(f, "/skeleton/names", &n, &names, &err);
+    sc_h5_free_strings(names, n);
+    sc_h5_close(f);
+    CHECK(rc == 0 && n == 0 && bones == 0, "/skeleton/names %zu rows, /report bones %lld", n, bones);
+    return 1;
+}
+
+TEST(letters_meshprep_I_and_O)
+{
+    const char *i = letter_character("I");
+    ENSURE_MSG(i, "mesh-prep configs/letters/I.yaml: %s", out);
+    /* the I: a 0.3 x 1.0 x 0.3 m box, its edges rounded by 2 cm */
+    if (!check_letter(i, 1066, rounded_box_volume(0.3, 1.0, 0.3, 0.02))) return;
+    const char *o = letter_character("O");
+    ENSURE_MSG(o, "mesh-prep configs/letters/O.yaml: %s", out);
+    /* the O: a ring about a circle of radius 0.4 m, its cross-section a 0.2 x 0.3 m rectangle with
+       corners rounded by 2 cm (Pappus: 2 pi R times the cross-section's area) */
+    ENSURE(check_letter(o, 911, 2 * SC_PI * 0.4 * (0.2 * 0.3 - (4 - SC_PI) * 0.02 * 0.02)));
+}
+
+/* A boneless character in memory: the reader's arrays for 0 bones, hashed, cloned and freed. */
+TEST(letters_boneless_model_hash_clone)
+{
+    const char *i = letter_character("I");
+    ENSURE_MSG(i, "mesh-prep configs/letters/I.yaml: %s", out);
+    sc_model m, c, again;
+    sc_err err;
+    ENSURE_OK(sc_character_read(i, &m, 0, &err), &err);
+    ENSURE_OK(sc_model_clone(&m, &c, &err), &err);
+    ENSURE_OK(sc_character_read(i, &again, 0, &err), &err);
+    uint64_t hm = sc_model_hash(&m), hc = sc_model_hash(&c), ha = sc_model_hash(&again);
+    c.node_mass[0] *= 2;
+    uint64_t changed = sc_model_hash(&c);
+    ENSURE_MSG(sc_character_require_bones(i, &m, "simulate", &err) == SC_EINPUT && strstr(err.msg, "boneless"), "%s", err.msg);
+    sc_model_free(&m);
+    sc_model_free(&c);
+    sc_model_free(&again);
+    ENSURE(m.nbones == 0 && !m.bone_name && !c.rest_pos);
+    ENSURE_MSG(hm == hc && hm == ha && changed != hm, "hashes %016llx %016llx %016llx %016llx", (unsigned long long)hm, (unsigned long long)hc,
+               (unsigned long long)ha, (unsigned long long)changed);
+    /* the reader wants skin: a boneless character has none, and says why */
+    ENSURE(sc_character_read(i, &m, 1, &err) == SC_EINPUT && strstr(err.msg, "boneless"));
+}
+
+/* Any closed OBJ without a skeleton is a boneless character too: the I's own surface, meshed
+   through the offset envelope (the default for an OBJ) and as itself (envelope.offset 0). */
+TEST(letters_boneless_obj_body)
+{
+    const char *obj = sc_test_tmp("letter_I_surface.obj");
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s --surface-obj %s", sc_test_tool("mesh-prep"), sc_test_repo("configs/letters/I.yaml"),
+                        sc_test_tmp("letter_I_for_obj.h5"), obj);
+    ENSURE_MSG(rc == 0, "mesh-prep: %s", out);
+    static const char *const envelopes[2] = {"", "envelope: {offset: 0}\n"};
+    for (int e = 0; e < 2; e++) {
+        char cfg[1024], name[64], h5name[64];
+        snprintf(cfg, sizeof cfg, "body: {obj: %s}\ntetgen: {target_tets: 1500}\nmaterial: {density: 500}\n%s", obj, envelopes[e]);
+        snprintf(name, sizeof name, "obj_boneless_%d.yaml", e);
+        snprintf(h5name, sizeof h5name, "obj_boneless_%d.h5", e);
+        const char *h5 = sc_test_tmp(h5name);
+        rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s", sc_test_tool("mesh-prep"), sc_test_write(name, cfg), h5);
+        ENSURE_MSG(rc == 0, "mesh-prep (OBJ, %s): %s", e ? "conforming" : "offset envelope", out);
+        sc_model m;
+        sc_err err;
+        ENSURE_OK(sc_character_read(h5, &m, 0, &err), &err);
+        double mass = 0, lowest = INFINITY;
+        for (int i = 0; i < m.nnodes; i++) {
+            mass += m.node_mass[i];
+            lowest = fmin(lowest, m.rest_pos[3 * i + 1]);
+        }
+        int nb = m.nbones, nt = m.ntets;
+        sc_model_free(&m);
+        double want = 500 * rounded_box_volume(0.3, 1.0, 0.3, 0.02);
+        sc_test_report("OBJ body, %s: %d tets, mass %.3f kg (analytic %.3f), lowest node y = %.3g m", e ? "conforming" : "offset envelope", nt, mass,
+                       want, lowest);
+        ENSURE(nb == 0);
+        ENSURE_MSG(fabs(mass / want - 1) < 0.03, "mass %g, want %g", mass, want);
+        ENSURE_MSG(e ? fabs(lowest) < 0.005 : lowest < -0.01, "lowest node %g", lowest); /* the offset shell reaches below the ground */
+    }
+}
+
+/* A letter mesh-prep does not know is exit 2 naming the config's line; so are keys that make no
+   sense without bones, and a letter given a skeleton. Nothing is written. */
+TEST(letters_bad_config)
+{
+    static const struct {
+        const char *name, *yaml, *n1, *n2;
+    } cases[] = {
+        {"bad_letter", "# a letter softcon lacks\nbody: {letter: Q}\n", "bad_letter.yaml:2:", "unknown letter 'Q' (built-in letters: I, H, F, T, O, X, I_flat)"},
+        {"letter_scale", "body: {letter: I, scale: 2}\n", "letter_scale.yaml:1:", "body.scale does not apply to a letter"},
+        {"letter_fixed", "body: {letter: H}\nfixed: {radius: 0.1}\n", "letter_fixed.yaml:2:", "`fixed:` places nodes on bones"},
+        {"letter_skeleton", "skeleton: {bones: [{name: root, head: [0, 0, 0], tail: [0, 1, 0]}]}\nbody: {letter: I}\n", "letter_skeleton.yaml:2:",
+         "remove `skeleton:`"},
+        {"no_skeleton", "body: {builtin: panda}\n", "no_skeleton.yaml", "a built-in body (body.builtin: michelin | panda) is built around a skeleton"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char file[64], h5[64];
+        snprintf(file, sizeof file, "%s.yaml", cases[c].name);
+        snprintf(h5, sizeof h5, "%s.h5", cases[c].name);
+        const char *outp = sc_test_tmp(h5);
+        int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s", sc_test_tool("mesh-prep"), sc_test_write(file, cases[c].yaml), outp);
+        sc_test_report("%s: exit %d: %s", cases[c].name, rc, out);
+        ENSURE_MSG(rc == 2 && strstr(out, cases[c].n1) && strstr(out, cases[c].n2), "%s: exit %d: %s", cases[c].name, rc, out);
+        ENSURE_MSG(!sc_test_file_exists(outp) && !sc_test_temporary_left(outp), "%s left output", cases[c].name);
+    }
+}
+
+/* skin-weights, inverse-dynamics and simulate refuse a boneless character: exit 2 saying so,
+   nothing written; render draws it (a rest-pose PNG, the exports but a skeleton's BVH). */
+TEST(letters_boneless_tools)
+{
+    const char *i = letter_character("I");
+    ENSURE_MSG(i, "mesh-prep configs/letters/I.yaml: %s", out);
+    static const struct {
+        const char *tool, *config;
+    } refusing[] = {
+        {"skin-weights", "configs/michelin.yaml"},
+        {"inverse-dynamics", "configs/walk.yaml"},
+        {"simulate", "configs/stand.yaml"},
+    };
+    for (size_t k = 0; k < sizeof refusing / sizeof *refusing; k++) {
+        const char *outp = sc_test_tmp("boneless_refused.h5");
+        int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool(refusing[k].tool), sc_test_repo(refusing[k].config), outp, i);
+        sc_test_report("%s on a boneless character: exit %d: %s", refusing[k].tool, rc, out);
+        ENSURE_MSG(rc == 2 && strstr(out, "a boneless character") && strstr(out, refusing[k].tool) && strstr(out, "needs a character with a skeleton"),
+                   "%s: exit %d: %s", refusing[k].tool, rc, out);
+        ENSURE_MSG(!sc_test_file_exists(outp) && !sc_test_temporary_left(outp), "%s left output", refusing[k].tool);
+    }
+    const char *dir = sc_test_tmp("letter_I_render");
+    int rc = sc_test_sh(out, sizeof out, "%s --size 320x240 --no-movie -o %s %s", sc_test_tool("render"), dir, i);
+    ENSURE_MSG(rc == 0 && strstr(out, "no letter_I_skeleton.bvh"), "render: exit %d: %s", rc, out);
+    char png[1024], obj[1024], bvh[1024];
+    snprintf(png, sizeof png, "%s/frame_00000.png", dir);
+    snprintf(obj, sizeof obj, "%s/letter_I_surface.obj", dir);
+    snprintf(bvh, sizeof bvh, "%s/letter_I_skeleton.bvh", dir);
+    ENSURE(sc_test_file_exists(png) && sc_test_file_exists(obj) && !sc_test_file_exists(bvh));
+}
