@@ -1,6 +1,7 @@
 /* Muscle fibres (fibre.h). */
 #include "muscle/fibre.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,8 +65,16 @@ static double segment_distance(const double *a, const double *b, const double *p
     return sqrt(d2);
 }
 
+/* A fibre's config entry for messages, or "muscles" for a generated one. */
+static const char *where(const sc_fibre_def *d, char *buf)
+{
+    snprintf(buf, 200, "%s", d->where[0] ? d->where : "muscles");
+    return buf;
+}
+
 int sc_muscles_build(const sc_model *m, const sc_muscle_defs *defs, sc_muscles *mu, sc_err *err)
 {
+    char wbuf[200];
     memset(mu, 0, sizeof *mu);
     if (defs->nfibres < 1) return sc_fail(err, SC_EINPUT, "muscles: no fibres");
     if (!(defs->stiffness > 0) || !(defs->sigma > 0) || !(defs->min_ratio > 0 && defs->min_ratio < 1))
@@ -74,9 +83,9 @@ int sc_muscles_build(const sc_model *m, const sc_muscle_defs *defs, sc_muscles *
     int npoints = 0, nsegs = 0;
     for (int f = 0; f < defs->nfibres; f++) {
         const sc_fibre_def *d = &defs->fibres[f];
-        if (d->npoints < 2) return sc_fail(err, SC_EINPUT, "muscles: fibre %d (line %d) has %d point(s): at least 2", f, d->line, d->npoints);
+        if (d->npoints < 2) return sc_fail(err, SC_EINPUT, "%s: muscle fibre %d has %d point(s): at least 2", where(d, wbuf), f, d->npoints);
         if (d->group < 0 || d->group >= defs->ngroups)
-            return sc_fail(err, SC_EINPUT, "muscles: fibre %d (line %d): no group %d", f, d->line, d->group);
+            return sc_fail(err, SC_EINPUT, "%s: muscle fibre %d: no group %d", where(d, wbuf), f, d->group);
         npoints += d->npoints;
         nsegs += d->npoints - 1;
     }
@@ -127,8 +136,8 @@ int sc_muscles_build(const sc_model *m, const sc_muscle_defs *defs, sc_muscles *
             }
             if (best < 0 || best_min < -1e-6) {
                 sc_muscles_free(mu);
-                return sc_fail(err, SC_EINPUT, "muscles: fibre %d (line %d), point %d (%.3f, %.3f, %.3f) lies outside the body", f, d->line, i, x[0],
-                               x[1], x[2]);
+                return sc_fail(err, SC_EINPUT, "%s: point %d (%.3f, %.3f, %.3f) m of muscle fibre %d lies outside the body", where(d, wbuf), i, x[0],
+                               x[1], x[2], f);
             }
             mu->point_tet[p] = best;
             barycentric(m, best, x, mu->point_bary + 4 * p);
@@ -139,7 +148,8 @@ int sc_muscles_build(const sc_model *m, const sc_muscle_defs *defs, sc_muscles *
                 len = sqrt(len);
                 if (!(len > 1e-6)) {
                     sc_muscles_free(mu);
-                    return sc_fail(err, SC_EINPUT, "muscles: fibre %d (line %d), segment %d has zero length", f, d->line, i - 1);
+                    return sc_fail(err, SC_EINPUT, "%s: segment %d of muscle fibre %d has no length (points %d and %d coincide)", where(d, wbuf),
+                                   i - 1, f, i - 1, i);
                 }
                 mu->seg_a[s] = p - 1;
                 mu->seg_b[s] = p;

@@ -24,9 +24,9 @@ typedef enum { SC_MUSCLE_LONGITUDINAL = 0, SC_MUSCLE_RADIAL = 1, SC_MUSCLE_HELIC
  * coordinates. A closed fibre repeats its first point last. */
 typedef struct sc_fibre_def {
     int group;
-    int npoints;    /* >= 2: npoints - 1 segments */
-    double *points; /* [3 npoints] m */
-    int line;       /* the config line it came from (0: generated), for messages */
+    int npoints;     /* >= 2: npoints - 1 segments */
+    double *points;  /* [3 npoints] m */
+    char where[160]; /* its config entry ("file:line:col: muscles.fibres[i]"), "" when generated: for messages */
 } sc_fibre_def;
 
 typedef struct sc_muscle_defs {
@@ -62,8 +62,8 @@ typedef struct sc_muscles {
 } sc_muscles;
 
 /* Builds the muscles of defs in model m: embeds each polyline point in the tet that holds it
- * (SC_EINPUT naming the fibre, its point and the config line when a point lies outside the
- * body or a fibre has fewer than 2 points or a zero-length segment), then the weights of eq. 5
+ * (SC_EINPUT naming the fibre's config entry and its point when a point lies outside the body,
+ * a fibre has fewer than 2 points or a segment has no length), then the weights of eq. 5
  * (weights below 1e-4 are dropped). */
 int sc_muscles_build(const sc_model *m, const sc_muscle_defs *defs, sc_muscles *out, sc_err *err);
 void sc_muscles_free(sc_muscles *mu);

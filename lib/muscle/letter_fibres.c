@@ -33,7 +33,7 @@ static int push_fibre(sc_muscle_defs *d, int *cap, int group, int npoints, sc_er
     sc_fibre_def *f = &d->fibres[d->nfibres];
     f->group = group;
     f->npoints = npoints;
-    f->line = 0;
+    f->where[0] = 0;
     f->points = malloc(3 * (size_t)npoints * sizeof(double));
     if (!f->points) return sc_fail(err, SC_EIO, "letter muscles: out of memory");
     d->nfibres++;
