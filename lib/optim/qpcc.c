@@ -76,10 +76,14 @@ static sc_qp node_qp(const sc_qpcc *p, sc_qpcc_work *w, const unsigned char *sta
 {
     const int n = p->base.n;
     sc_qp q = p->base;
-    memcpy(w->Aeq, p->base.Aeq, (size_t)p->base.neq * n * sizeof(double));
-    memcpy(w->beq, p->base.beq, (size_t)p->base.neq * sizeof(double));
-    memcpy(w->Ain, p->base.Ain, (size_t)p->base.nin * n * sizeof(double));
-    memcpy(w->bin, p->base.bin, (size_t)p->base.nin * sizeof(double));
+    if (p->base.neq > 0) { /* (the base rows may be NULL when there are none) */
+        memcpy(w->Aeq, p->base.Aeq, (size_t)p->base.neq * n * sizeof(double));
+        memcpy(w->beq, p->base.beq, (size_t)p->base.neq * sizeof(double));
+    }
+    if (p->base.nin > 0) {
+        memcpy(w->Ain, p->base.Ain, (size_t)p->base.nin * n * sizeof(double));
+        memcpy(w->bin, p->base.bin, (size_t)p->base.nin * sizeof(double));
+    }
     q.Aeq = w->Aeq;
     q.beq = w->beq;
     q.Ain = w->Ain;
