@@ -7,7 +7,8 @@
 #      the march clip (the reference of the rollout benchmark);
 #   2. every benchmark program on that character ("@ metric value unit" lines are recorded;
 #      bench_contact on the CMU Michelin of configs/michelin_cmu.yaml, whose skeleton SIMBICON's
-#      configs name, and again on the biped of configs/biped.yaml, its figures named contact_biped_*);
+#      configs name, and again on the biped of configs/biped.yaml, its figures named contact_biped_*;
+#      bench_qpcc, [T12] Table 2's QPCC experiment, on its own random problems: no character);
 #   3. the step side by side with a baseline build of softcon (BASELINE, default the code
 #      before the performance work of issue 11): bench/bench_pair.c is compiled against both
 #      libraries and run alternately PAIRS times (the current one with the FEM pass in double,
@@ -17,7 +18,7 @@
 #      skin-weights, the step on each with the FEM pass in double and in single precision;
 #      plotted by gnuplot (when installed) into docs/perf_scaling.png.
 # Environment: BENCH_ONLY=sampling (only 1's preparation and the sampler's throughput: a few
-# minutes), BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING_ROUNDS
+# minutes), BENCH_ONLY=qpcc (only bench_qpcc: about a minute), BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING_ROUNDS
 # (default 3: the meshes are timed in turn that many times, medians), SCALING ("none"
 # skips 4; else levels "tetgen.target_tets:envelope.target_vertices:gains.fixed_spacing:
 # tetgen.radius_edge:tetgen.min_dihedral", or "default" for configs/michelin.yaml as it is).
@@ -49,6 +50,28 @@ rows="$out/rows.csv"
 : > "$rows"
 record() { echo "$now,$rev,$1,$2,$3,$4" >> "$rows"; printf '  %-28s %-40s %12s %s\n' "$1" "$2" "$3" "$4"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+# runs one benchmark program with its arguments: prints its report, records its "@ metric value unit" lines
+run_bench() {
+  local prog=$1 name
+  name=$(basename "$prog")
+  shift
+  "$prog" "$@" > "$out/$name.txt"
+  grep -v '^@ ' "$out/$name.txt" || true
+  { grep '^@ ' "$out/$name.txt" || true; } | while read -r _ metric value unit; do record "$name" "$metric" "$value" "$unit"; done
+}
+
+# bench_qpcc: [T12] 8 / Table 2, the QPCC pivoting solver against the static-contact QP and branch
+# and bound on ten random problems of 98 variables and 40 pairs (about a minute; no character)
+if [[ "${BENCH_ONLY:-}" == qpcc ]]; then
+  for prog in "$@"; do
+    [[ "$(basename "$prog")" == bench_qpcc ]] || continue
+    echo "== bench_qpcc"
+    run_bench "$prog"
+  done
+  cat "$rows" >> "$csv"
+  echo "appended $(wc -l < "$rows") rows to $csv"
+  exit 0
+fi
 
 echo "== mesh-prep + skin-weights on the built-in Michelin character (median of 3)"
 for i in 1 2 3; do
@@ -105,6 +128,11 @@ if SOFTCON_MOCAP_PATH="${SOFTCON_MOCAP_PATH:-../shared/mocap}" bin/mesh-prep -q 
 for prog in "$@"; do
   name=$(basename "$prog")
   [[ "$name" == bench_pair ]] && continue # run below, against the baseline
+  if [[ "$name" == bench_qpcc ]]; then    # its own problems, no character
+    echo "== $name"
+    run_bench "$prog"
+    continue
+  fi
   char="$out/character.h5"
   if [[ "$name" == bench_contact ]]; then
     [[ $cmu_ok == 1 ]] || { echo "== $name: skipped (the CMU Michelin could not be built: set SOFTCON_MOCAP_PATH to the CMU clips)"; continue; }

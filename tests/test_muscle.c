@@ -19,7 +19,7 @@ TEST(muscle_force_of_one_fibre_by_hand)
     double pts[6] = {0.1, 0.1, 0.1, 0.3, 0.1, 0.1};
     char names[1][SC_MUSCLE_NAME] = {"longitudinal"};
     int kind = SC_MUSCLE_LONGITUDINAL;
-    sc_fibre_def fd = {.group = 0, .npoints = 2, .points = pts, .line = 7};
+    sc_fibre_def fd = {.group = 0, .npoints = 2, .points = pts, .where = "bar.yaml:7:7: muscles.fibres[0]"};
     sc_muscle_defs defs = {.ngroups = 1, .group_name = names, .group_kind = &kind, .nfibres = 1, .fibres = &fd, .stiffness = 1200, .sigma = 1e4, .min_ratio = 0.5};
     sc_muscles mu;
     sc_err err;
@@ -47,10 +47,10 @@ TEST(muscle_force_of_one_fibre_by_hand)
     ENSURE_NEAR(f[4], -100, 1e-6);
     ENSURE_NEAR(f[0] + f[3], 0, 1e-9);
     sc_muscles_free(&mu);
-    /* a point outside the body names its fibre and line */
+    /* a point outside the body names its fibre's config entry */
     pts[3] = 2;
     ENSURE(sc_muscles_build(&m, &defs, &mu, &err) == SC_EINPUT);
-    ENSURE_MSG(strstr(err.msg, "line 7") && strstr(err.msg, "outside"), "%s", err.msg);
+    ENSURE_MSG(strstr(err.msg, "bar.yaml:7:7: muscles.fibres[0]: point 1") && strstr(err.msg, "outside"), "%s", err.msg);
 }
 
 /* The envelope Cholesky solves a random SPD system assembled from 3x3 node blocks of random

@@ -76,6 +76,128 @@ TEST(qp_random_problems_meet_the_optimality_conditions)
     sc_qp_work_free(w);
 }
 
+/* A semi-definite objective made definite by a tiny ridge (what [T12]'s control QPs look like:
+ * a few tracked quantities of many variables), with every variable boxed and some equalities:
+ * the ridge pulls the variables onto their bounds, so nearly n rows end up active. H's
+ * condition number is about 1e8; the active rows must still hold to rounding (they drifted by
+ * up to 1.7e-5 before the solver's final refinement), and n active rows must never be exceeded. */
+TEST(qp_tiny_ridge_keeps_its_active_rows)
+{
+    enum { N = 40, R = 5, NE = 8, M = NE + 2 * N };
+    static double H[N * N], g[N], A[M * N], b[M], T[R * N], x[N], u[M];
+    sc_qp_work *w = NULL;
+    sc_err err;
+    ENSURE_OK(sc_qp_work_create(N, M, &w, &err), &err);
+    double worst_viol = 0, worst_kkt = 0;
+    int most_active = 0;
+    for (int trial = 0; trial < 20; trial++) {
+        sc_rng r;
+        sc_rng_init(&r, 11, (uint32_t)trial, 0);
+        for (int i = 0; i < R * N; i++) T[i] = sc_rng_normal(&r);
+        for (int i = 0; i < N; i++) {
+            g[i] = 0;
+            for (int k = 0; k < R; k++) g[i] -= 2 * T[k * N + i] * sc_rng_normal(&r);
+            for (int j = 0; j < N; j++) {
+                double h = 0;
+                for (int k = 0; k < R; k++) h += T[k * N + i] * T[k * N + j];
+                H[i * N + j] = 2 * h + (i == j ? 2e-6 : 0);
+            }
+        }
+        memset(A, 0, sizeof A);
+        for (int j = 0; j < NE; j++) { /* equalities through x0 = 0.75 of each box */
+            b[j] = 0;
+            for (int i = 0; i < N; i++) {
+                A[j * N + i] = sc_rng_normal(&r);
+                b[j] += A[j * N + i] * 0.75 * (1 + i % 3);
+            }
+        }
+        for (int i = 0; i < N; i++) { /* 0.5 (1 + i % 3) <= x_i <= 1 + i % 3 */
+            A[(NE + 2 * i) * N + i] = 1;
+            b[NE + 2 * i] = 0.5 * (1 + i % 3);
+            A[(NE + 2 * i + 1) * N + i] = -1;
+            b[NE + 2 * i + 1] = -(1.0 + i % 3);
+        }
+        sc_qp p = {.n = N, .neq = NE, .nin = 2 * N, .H = H, .g = g, .Aeq = A, .beq = b, .Ain = A + NE * N, .bin = b + NE};
+        sc_qp_result res;
+        ENSURE_OK(sc_qp_solve(&p, w, x, u, u + NE, &res, &err), &err);
+        worst_viol = fmax(worst_viol, sc_qp_violation(&p, x));
+        double gmax = 0, gscale = 1;
+        for (int i = 0; i < N; i++) {
+            double gr = dotn(N, H + i * N, x) + g[i];
+            for (int j = 0; j < M; j++) gr -= A[j * N + i] * u[j];
+            gmax = fmax(gmax, fabs(gr));
+            gscale = fmax(gscale, fabs(g[i]));
+        }
+        worst_kkt = fmax(worst_kkt, gmax / gscale);
+        ENSURE(res.nactive <= N);
+        if (res.nactive > most_active) most_active = res.nactive;
+    }
+    sc_test_report("20 QPs of 40 variables, rank-5 objective + 1e-6 ridge, 8 equalities and 80 bounds: violation %.1e, stationarity %.1e "
+                   "(relative), up to %d rows active",
+                   worst_viol, worst_kkt, most_active);
+    ENSURE(worst_viol < 1e-9);
+    ENSURE(worst_kkt < 1e-6);
+    ENSURE(most_active >= N - R - 2);
+    sc_qp_work_free(w);
+}
+
+/* The same objectives with 40 more inequalities through the feasible point x0 (0.75 of each box;
+ * some tight, some slack): crowded, degenerate vertices where more rows pass than there are
+ * variables. Every problem is feasible by construction. Before the refinement and the looser
+ * test of dependence, 187 of these 200 ended with rows violated by up to 1.3e-3; at a ridge of
+ * 1e-8 the solver wrote an (n+1)-th active row past its arrays (trial 181). Below a ridge of
+ * about 1e-6 of H's scale the Gram factor of the active rows still loses its digits: rows
+ * violated by up to 5e-2 at ridges of 1e-7 and 1e-8 (see qp.h). */
+TEST(qp_degenerate_vertices_are_not_infeasible)
+{
+    enum { N = 40, R = 5, NE = 8, NX = 40, M = NE + 2 * N + NX };
+    static double H[N * N], g[N], A[M * N], b[M], T[R * N], x[N];
+    sc_qp_work *w = NULL;
+    sc_err err;
+    ENSURE_OK(sc_qp_work_create(N, M, &w, &err), &err);
+    double worst_viol = 0;
+    int most_active = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        sc_rng r;
+        sc_rng_init(&r, 11, (uint32_t)trial, 0);
+        for (int i = 0; i < R * N; i++) T[i] = sc_rng_normal(&r);
+        for (int i = 0; i < N; i++) {
+            g[i] = 0;
+            for (int k = 0; k < R; k++) g[i] -= 2 * T[k * N + i] * sc_rng_normal(&r);
+            for (int j = 0; j < N; j++) {
+                double h = 0;
+                for (int k = 0; k < R; k++) h += T[k * N + i] * T[k * N + j];
+                H[i * N + j] = 2 * h + (i == j ? 2e-6 : 0);
+            }
+        }
+        memset(A, 0, sizeof A);
+        for (int j = 0; j < M; j++) {
+            if (j >= NE && j < NE + 2 * N) continue;
+            b[j] = 0;
+            for (int i = 0; i < N; i++) {
+                A[j * N + i] = sc_rng_normal(&r);
+                b[j] += A[j * N + i] * 0.75 * (1 + i % 3);
+            }
+            if (j >= NE + 2 * N) b[j] -= 0.1 * sc_rng_uniform(&r);
+        }
+        for (int i = 0; i < N; i++) {
+            A[(NE + 2 * i) * N + i] = 1;
+            b[NE + 2 * i] = 0.5 * (1 + i % 3);
+            A[(NE + 2 * i + 1) * N + i] = -1;
+            b[NE + 2 * i + 1] = -(1.0 + i % 3);
+        }
+        sc_qp p = {.n = N, .neq = NE, .nin = M - NE, .H = H, .g = g, .Aeq = A, .beq = b, .Ain = A + NE * N, .bin = b + NE};
+        sc_qp_result res;
+        ENSURE_MSG(sc_qp_solve(&p, w, x, NULL, NULL, &res, &err) == SC_OK, "trial %d: %s", trial, err.msg);
+        worst_viol = fmax(worst_viol, sc_qp_violation(&p, x));
+        ENSURE(res.nactive <= N);
+        if (res.nactive > most_active) most_active = res.nactive;
+    }
+    sc_test_report("200 QPs of 40 variables and 128 rows at a ridge of 1e-6: violation %.1e, up to %d rows active", worst_viol, most_active);
+    ENSURE(worst_viol < 1e-9);
+    sc_qp_work_free(w);
+}
+
 /* [T12] Figure 3: 0 <= x _|_ x - y - 2 >= 0, here with the objective 1/2 ((x-3)^2 + y^2). From
  * x = 0 the minimizer (0, -2) lies on x - y - 2 >= 0's boundary (objective 6.5); one pivot
  * reaches the global minimizer (2.5, 0.5), objective 0.25 - 4.5 + 4.5 = 0.25. */

@@ -16,7 +16,7 @@ struct sc_qp_work {
     double *u;         /* [nmax] multipliers of the active rows */
     int *active;       /* [nmax] row index (0..neq-1 equalities, then inequalities) */
     signed char *sign; /* [nmax] +1, or -1 for an equality added with its sign flipped */
-    double *w, *c, *r, *res, *z;
+    double *w, *c, *r, *res, *z, *x0, *u0;
     double *Hs, *As, *bs, *gs, *d, *rs; /* the problem equilibrated (see sc_qp_solve) */
 };
 
@@ -35,7 +35,7 @@ int sc_qp_work_create(int nmax, int mmax, sc_qp_work **out, sc_err *err)
     w->u = sc_alloc(err, (size_t)nmax, sizeof(double));
     w->active = sc_alloc(err, (size_t)nmax, sizeof(int));
     w->sign = sc_alloc(err, (size_t)nmax, 1);
-    w->w = sc_alloc(err, (size_t)nmax * 5, sizeof(double));
+    w->w = sc_alloc(err, (size_t)nmax * 7, sizeof(double));
     w->Hs = sc_alloc(err, nn, sizeof(double));
     w->As = sc_alloc(err, (size_t)(mmax > 0 ? mmax : 1) * (size_t)nmax, sizeof(double));
     w->bs = sc_alloc(err, (size_t)mmax + 1, sizeof(double));
@@ -49,6 +49,8 @@ int sc_qp_work_create(int nmax, int mmax, sc_qp_work **out, sc_err *err)
     w->r = w->c + nmax;
     w->res = w->r + nmax;
     w->z = w->res + nmax;
+    w->x0 = w->z + nmax;
+    w->u0 = w->x0 + nmax;
     w->d = w->gs + nmax;
     *out = w;
     return SC_OK;
@@ -136,6 +138,53 @@ static void drop(sc_qp_work *w, int n, int *q, int k)
     refactor_gram(w, n, *q);
 }
 
+/* The largest residual of the q active rows at x, each row's into w->c. */
+static double active_residual(const sc_qp *p, sc_qp_work *w, const double *x, int q)
+{
+    double worst = 0;
+    for (int i = 0; i < q; i++) {
+        const int j = w->active[i];
+        w->c[i] = w->sign[i] * (dot(p->n, row_of(p, j), x) - rhs_of(p, j));
+        worst = fmax(worst, fabs(w->c[i]));
+    }
+    return worst;
+}
+
+/* The active rows drift off 0 by rounding where H is ill-conditioned (a tiny ridge on a
+ * semi-definite H: 1.6e-4 of a row's scale was seen with a ridge of 1e-6). Up to two steps of
+ * least H-norm back onto them: x -= H^-1 N r with (N'H^-1 N) r = N'x - b, which keeps
+ * H x + g = N u with u -= r (up to rounding where an inequality's multiplier would dip below 0).
+ * A step that does not reduce the residual, or (at a feasible x) that violates any row more, is
+ * undone (the Gram factor itself has lost its digits when H is much worse conditioned). */
+static void refine(const sc_qp *p, sc_qp_work *w, double *x, int q, int feasible)
+{
+    const int n = p->n, ld = w->nmax;
+    double before = active_residual(p, w, x, q), violation = feasible && q > 0 ? sc_qp_violation(p, x) : 0;
+    for (int step = 0; step < 2 && q > 0 && before > 0; step++) {
+        memcpy(w->x0, x, (size_t)n * sizeof(double));
+        memcpy(w->u0, w->u, (size_t)q * sizeof(double));
+        solve_lower(q, ld, w->LG, w->c, w->r);
+        solve_upper_t(q, ld, w->LG, w->r, w->r);
+        memset(w->res, 0, (size_t)n * sizeof(double));
+        for (int i = 0; i < q; i++)
+            for (int k = 0; k < n; k++) w->res[k] += w->r[i] * w->Wa[(size_t)i * ld + k];
+        solve_upper_t(n, ld, w->L, w->res, w->z);
+        for (int i = 0; i < n; i++) x[i] -= w->z[i];
+        for (int i = 0; i < q; i++) {
+            w->u[i] -= w->r[i];
+            if (w->active[i] >= p->neq && w->u[i] < 0) w->u[i] = 0; /* an inequality's stays >= 0 */
+        }
+        const double after = active_residual(p, w, x, q), after_violation = feasible ? sc_qp_violation(p, x) : 0;
+        if (!(after < before) || !(after_violation <= fmax(violation, 1e-12))) {
+            memcpy(x, w->x0, (size_t)n * sizeof(double));
+            memcpy(w->u, w->u0, (size_t)q * sizeof(double));
+            return;
+        }
+        before = after;
+        violation = after_violation;
+    }
+}
+
 /* Makes row j (with sign s) active, stepping x and the multipliers; 1 on success, 0 when the
  * problem is infeasible, -1 when the iterations ran out. */
 static int add_row(const sc_qp *p, sc_qp_work *w, double *x, int *q, int j, int s, int *iters, int max_iters)
@@ -144,6 +193,7 @@ static int add_row(const sc_qp *p, sc_qp_work *w, double *x, int *q, int j, int 
     const double *a = row_of(p, j);
     const double b = s * rhs_of(p, j);
     double up = 0; /* the new row's multiplier, grown by partial steps */
+    int refined = 0;
     const double anorm = sqrt(dot(n, a, a));
     for (;;) {
         if (++*iters > max_iters) return -1;
@@ -157,7 +207,11 @@ static int add_row(const sc_qp *p, sc_qp_work *w, double *x, int *q, int j, int 
         for (int i = 0; i < *q; i++)
             for (int k = 0; k < n; k++) w->res[k] -= w->r[i] * w->Wa[(size_t)i * ld + k];
         const double delta2 = dot(n, w->res, w->res), w2 = dot(n, w->w, w->w);
-        const int dependent = *q >= n || !(delta2 > 1e-18 * w2); /* in the active rows' span */
+        /* a row within 1e-10 (relative) of the active rows' span counts as in it (at 1e-12 such
+           rows were added and left a Gram factor singular to rounding: a node of bench_qpcc, at a
+           degenerate vertex, was called infeasible); with n rows active, every row is (adding an
+           (n+1)-th wrote past the arrays) */
+        const int dependent = *q >= n || !(delta2 > 1e-20 * w2);
         double t2 = dependent ? INFINITY : -slack / delta2;
         double t1 = INFINITY;
         int k = -1;
@@ -167,7 +221,14 @@ static int add_row(const sc_qp *p, sc_qp_work *w, double *x, int *q, int j, int 
                 k = i;
             }
         if (dependent && -slack / (anorm > 0 ? anorm : 1) <= row_tol(b, anorm)) return 1; /* implied by the active rows */
-        if (!isfinite(t1) && !isfinite(t2)) return 0;
+        if (!isfinite(t1) && !isfinite(t2)) {
+            /* a dependent row that no drop makes room for: infeasible, unless its violation is the
+               active rows' drift (a degenerate vertex, more rows through it than variables) */
+            if (refined) return 0;
+            refine(p, w, x, *q, 0);
+            refined = 1;
+            continue;
+        }
         const double t = t1 < t2 ? t1 : t2;
         if (!dependent) {
             solve_upper_t(n, ld, w->L, w->res, w->z);
@@ -238,6 +299,7 @@ static int solve_scaled(const sc_qp *p, sc_qp_work *w, double *x, double *ueq, d
             return sc_fail(err, SC_ENUMERIC, "qp: infeasible (%s row %d cannot hold with the active rows)",
                            worst < p->neq ? "equality" : "inequality", worst < p->neq ? worst : worst - p->neq);
     }
+    refine(p, w, x, q, 1);
     if (ueq) memset(ueq, 0, (size_t)p->neq * sizeof(double));
     if (uin) memset(uin, 0, (size_t)p->nin * sizeof(double));
     for (int i = 0; i < q; i++) {

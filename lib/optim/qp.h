@@ -5,7 +5,10 @@
  *
  *   min 1/2 x'Hx + g'x   subject to   Aeq x = beq,   Ain x >= bin
  *
- * H must be symmetric positive definite (add a small ridge to a semi-definite one). Sized for
+ * H must be symmetric positive definite (add a small ridge to a semi-definite one: down to about
+ * 1e-6 of H's scale; the active rows are kept through the Cholesky factor of their Gram matrix
+ * N'H^-1 N, which squares H's condition number, and much below that ridge a solution may violate
+ * its rows by 1e-2 or a feasible problem be called infeasible: check sc_qp_violation). Sized for
  * the per-step problems of [T12] 5 (about 100 variables and 200 rows); everything is dense and
  * deterministic (no BLAS). A workspace is made once and reused: a solve never allocates. */
 #ifndef SC_QP_H

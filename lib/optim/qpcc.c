@@ -77,7 +77,7 @@ static sc_qp node_qp(const sc_qpcc *p, sc_qpcc_work *w, const unsigned char *sta
 {
     const int n = p->base.n;
     sc_qp q = p->base;
-    if (p->base.neq > 0) {
+    if (p->base.neq > 0) { /* (the base rows may be NULL when there are none) */
         memcpy(w->Aeq, p->base.Aeq, (size_t)p->base.neq * n * sizeof(double));
         memcpy(w->beq, p->base.beq, (size_t)p->base.neq * sizeof(double));
     }
@@ -159,7 +159,9 @@ static uint64_t state_hash(const unsigned char *s, int n)
 /* min-heap of node ids by objective (ties by id: deterministic) */
 static int heap_less(const sc_qpcc_work *w, int a, int b)
 {
-    return w->objective[a] < w->objective[b] || (w->objective[a] == w->objective[b] && a < b);
+    const double fa = w->objective[a], fb = w->objective[b];
+    if (fa != fb) return fa < fb;
+    return a < b;
 }
 static void heap_push(sc_qpcc_work *w, int id)
 {
@@ -378,12 +380,13 @@ int sc_qpcc_exact(const sc_qpcc *p, int max_nodes, double *x, sc_qpcc_result *re
     size_t cap = 1024, used = 0, nheap = 0;
     unsigned char *pool = malloc(cap * (size_t)np);
     bb_node *heap = malloc(cap * sizeof *heap);
-    double *xr = malloc((size_t)n * 2 * sizeof(double)), *xs = xr + n;
+    double *xr = malloc((size_t)n * 2 * sizeof(double));
     unsigned char *fixed = malloc((size_t)np + 1);
     if (!pool || !heap || !xr || !fixed) {
         rc = sc_fail(err, SC_EIO, "qpcc: out of memory");
         goto done;
     }
+    double *const xs = xr + n;
     memset(pool, RELAXED, (size_t)np);
     heap[nheap++] = (bb_node){-INFINITY, 0};
     used = 1;
