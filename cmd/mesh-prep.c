@@ -11,6 +11,7 @@
 #include "io/config.h"
 #include "mesh/prep.h"
 #include "settings/mesh.h"
+#include "settings/muscle.h"
 
 static const char *usage_head = "-c CONFIG.yaml -o character.h5 [--surface-obj FILE] [--envelope-obj FILE]\n"
                                 "Builds the character: fine surface, coarse envelope, fixed nodes, TetGen tet mesh,\n"
@@ -95,17 +96,32 @@ int main(int argc, char **argv)
     sc_cli_add_output(&cli, surface_obj);
     sc_cli_add_output(&cli, envelope_obj);
 
+    sc_muscle_defs muscle_defs;
+    int has_muscles;
+    if (sc_muscle_settings_read(cfg, opts.body_kind == SC_PREP_BODY_LETTER ? &opts.letter : NULL, &muscle_defs, &has_muscles, &err))
+        sc_cli_die(&cli, &err);
     sc_model model;
     sc_trimesh envelope;
     sc_prep_report rep;
     if (sc_prep_run(&opts, &model, &envelope, &rep, &err)) sc_cli_die(&cli, &err);
+    sc_muscles muscles = {0};
+    if (has_muscles) { /* the fibres are in the config's frame; the model was raised by shift_y */
+        if (model.nbones) {
+            sc_fail(&err, SC_EINPUT, "%s: `muscles:` are for a boneless character ([T12]); this one has a skeleton", cli.config);
+            sc_cli_die(&cli, &err);
+        }
+        for (int f = 0; f < muscle_defs.nfibres; f++)
+            for (int i = 0; i < muscle_defs.fibres[f].npoints; i++) muscle_defs.fibres[f].points[3 * i + 1] += rep.shift_y;
+        if (sc_muscles_build(&model, &muscle_defs, &muscles, &err)) sc_cli_die(&cli, &err);
+        sc_log_info("  muscles       %d fibres in %d groups, %d segments (control variables)", muscles.nfibres, muscles.ngroups, muscles.nsegs);
+    }
     if (rep.quality.min_dihedral < opts.min_dihedral)
         sc_log_warn("mesh-prep: tetgen.sliver_angle target %.1f deg not reached: the smallest dihedral angle is %.2f deg "
                     "(the explicit step may need a smaller dt; try a larger tetgen.min_dihedral or a finer envelope)",
                     opts.min_dihedral, rep.quality.min_dihedral);
 
     char *resolved = sc_cfg_resolved_text(cfg);
-    if (sc_character_save(cli.output, argc, argv, resolved, &model, &rep, &err)) sc_cli_die(&cli, &err);
+    if (sc_character_save(cli.output, argc, argv, resolved, &model, has_muscles ? &muscles : NULL, &rep, &err)) sc_cli_die(&cli, &err);
     sc_cleanup_add(cli.output, SC_CLEANUP_OUTPUT); /* removed again if a later output fails */
     if (sc_character_write_xdmf(xdmf, h5rel, &model, 0, &err)) sc_cli_die(&cli, &err);
     sc_cleanup_add(xdmf, SC_CLEANUP_OUTPUT);
@@ -122,6 +138,8 @@ int main(int argc, char **argv)
     log_report(cli.output, &rep);
     free(resolved);
     sc_trimesh_free(&envelope);
+    sc_muscles_free(&muscles);
+    sc_muscle_defs_free(&muscle_defs);
     sc_model_free(&model);
     sc_cfg_free(cfg);
     return 0;

@@ -172,6 +172,9 @@ TEST(letters_bad_config)
         {"letter_skeleton", "skeleton: {bones: [{name: root, head: [0, 0, 0], tail: [0, 1, 0]}]}\nbody: {letter: I}\n", "letter_skeleton.yaml:2:",
          "remove `skeleton:`"},
         {"no_skeleton", "body: {builtin: panda}\n", "no_skeleton.yaml", "a built-in body (body.builtin: michelin | panda) is built around a skeleton"},
+        {"fibre_outside", "body: {letter: I}\ntetgen: {target_tets: 300}\nmuscles:\n  fibres:\n    - {group: spine, points: [[0, 0.5, 0], [0, 1.6, 0]]}\n",
+         "fibre_outside.yaml:5:", "muscles.fibres[0]: point 1 (0.000, 1.600, 0.000) m of muscle fibre 0 lies outside the body"},
+        {"bounds_reversed", "body: {letter: I}\nmuscles: {min_ratio: 1.5, letter: {}}\n", "bounds_reversed.yaml:2:", "min_ratio l0 <= l_d <= l0 need 0 < min_ratio < 1"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char file[64], h5[64];
@@ -214,4 +217,35 @@ TEST(letters_boneless_tools)
     snprintf(obj, sizeof obj, "%s/letter_I_surface.obj", dir);
     snprintf(bvh, sizeof bvh, "%s/letter_I_skeleton.bvh", dir);
     ENSURE(sc_test_file_exists(png) && sc_test_file_exists(obj) && !sc_test_file_exists(bvh));
+}
+
+#include "store/muscles.h"
+
+/* mesh-prep stores the I's muscles of configs/letters/I.yaml ([T12] Table 1: 48 control
+ * variables) in /muscles, and they read back: every point embedded, and at rest lengths the
+ * fibres pull on nothing. */
+TEST(letters_muscles_stored_and_read_back)
+{
+    const char *i = letter_character("I");
+    ENSURE_MSG(i, "mesh-prep configs/letters/I.yaml: %s", out);
+    sc_model m;
+    sc_muscles mu;
+    sc_err err;
+    int present = 0;
+    ENSURE_OK(sc_character_read(i, &m, 0, &err), &err);
+    ENSURE_OK(sc_character_read_muscles(i, &m, &mu, &present, &err), &err);
+    ENSURE(present && mu.nfibres == 4 && mu.nsegs == 48 && mu.ngroups >= 1);
+    double *f = calloc(3 * (size_t)m.nnodes, sizeof(double)), *rot = malloc(9 * (size_t)m.ntets * sizeof(double)), *len = malloc(48 * sizeof(double));
+    for (int t = 0; t < m.ntets; t++)
+        for (int k = 0; k < 9; k++) rot[9 * t + k] = k % 4 == 0;
+    sc_muscle_forces(&mu, &m, m.rest_pos, rot, mu.rest_len, len, f);
+    double worst = 0;
+    for (int k = 0; k < 3 * m.nnodes; k++) worst = fmax(worst, fabs(f[k]));
+    sc_test_report("%s: %d fibres, %d segments, %d tet-segment weights; force at rest %.2e N", i, mu.nfibres, mu.nsegs, mu.inf_first[m.ntets], worst);
+    ENSURE(worst < 1e-9);
+    free(f);
+    free(rot);
+    free(len);
+    sc_muscles_free(&mu);
+    sc_model_free(&m);
 }

@@ -441,8 +441,8 @@ void sc_cli_die(const sc_cli *cli, const sc_err *err)
 
 /* The top-level config sections of all the tools. */
 static const char *const pipeline_sections[] = {"skeleton",   "body",       "envelope",      "fixed",
-                                                "tetgen",     "material", /* mesh-prep */
-                                                "skin",                   /* skin-weights */
+                                                "tetgen",     "material",   "muscles", /* mesh-prep */
+                                                "skin",                                /* skin-weights */
                                                 "motion",     "retarget",   "kinematics",    "contact_estimation",
                                                 "dynamics", /* inverse-dynamics */
                                                 "simulation", "controller", "perturbations", "contact",

@@ -40,6 +40,7 @@ static int read_letter(sc_cfg_node *sec, const sc_letter *letter, sc_muscle_defs
             o.strokes |= 1u << v;
         }
     }
+    const int has_radial = sc_cfg_get(sec, "radial") != NULL, has_helical = sc_cfg_get(sec, "helical") != NULL;
     long lon = o.longitudinal_segments, ring = o.ring_segments, rc_count = 0, rc_segs = o.radial_segments, h_fib = 0, h_segs = o.helical_segments;
     double turns = o.helical_turns;
     if ((rc = sc_cfg_int(sec, "longitudinal_segments", lon, 0, 200, &lon, err)) ||
@@ -47,10 +48,10 @@ static int read_letter(sc_cfg_node *sec, const sc_letter *letter, sc_muscle_defs
         (rc = sc_cfg_section(sec, "helical", &helical, err)) || (rc = sc_cfg_double_range(sec, "inset", o.inset, 0.05, 0.95, &o.inset, err)) ||
         (rc = sc_cfg_double_range(sec, "margin", o.margin, 0, 1, &o.margin, err)))
         return rc;
-    if (radial &&
+    if (has_radial &&
         ((rc = sc_cfg_int(radial, "count", 1, 0, 20, &rc_count, err)) || (rc = sc_cfg_int(radial, "segments", rc_segs, 3, 100, &rc_segs, err))))
         return rc;
-    if (helical &&
+    if (has_helical &&
         ((rc = sc_cfg_int(helical, "fibres", 4, 0, 32, &h_fib, err)) || (rc = sc_cfg_int(helical, "segments", h_segs, 1, 200, &h_segs, err)) ||
          (rc = sc_cfg_double_range(helical, "turns", turns, -10, 10, &turns, err))))
         return rc;
@@ -112,18 +113,19 @@ int sc_muscle_settings_read(sc_cfg *cfg, const sc_letter *letter, sc_muscle_defs
 {
     memset(d, 0, sizeof *d);
     *present = 0;
-    sc_cfg_node *sec = sc_cfg_get(sc_cfg_root(cfg), "muscles"), *lsec, *fibres;
+    sc_cfg_node *sec = sc_cfg_get(sc_cfg_root(cfg), "muscles"), *lsec = NULL, *fibres;
     if (!sec) return SC_OK;
     *present = 1;
     char w[256];
     sc_letter_muscle_opts base;
     sc_letter_muscle_default_opts(&base);
+    const int has_letter = sc_cfg_get(sec, "letter") != NULL;
     int rc;
     if ((rc = sc_cfg_section(sc_cfg_root(cfg), "muscles", &sec, err)) ||
         (rc = sc_cfg_double_range(sec, "stiffness", base.stiffness, 1, 1e9, &base.stiffness, err)) ||
         (rc = sc_cfg_double_range(sec, "sigma", base.sigma, 1e-4, 10, &base.sigma, err)) ||
-        (rc = sc_cfg_double(sec, "min_ratio", base.min_ratio, &base.min_ratio, err)) || (rc = sc_cfg_section(sec, "letter", &lsec, err)) ||
-        (rc = sc_cfg_list(sec, "fibres", 0, &fibres, err)))
+        (rc = sc_cfg_double(sec, "min_ratio", base.min_ratio, &base.min_ratio, err)) ||
+        (has_letter && (rc = sc_cfg_section(sec, "letter", &lsec, err))) || (rc = sc_cfg_list(sec, "fibres", 0, &fibres, err)))
         return rc;
     if (!(base.min_ratio > 0 && base.min_ratio < 1)) {
         sc_cfg_node *n = sc_cfg_get(sec, "min_ratio");
