@@ -35,6 +35,7 @@ struct sc_control {
     double *patch_gap, *patch_centre; /* [pmax], [3 pmax] */
     /* the QP */
     double *H, *g, *Ain, *bin, *prow, *poff, *row, *z, *vrow; /* vrow: [3 * nvar] a set's velocity rows */
+    double *mom;                                              /* [6 * nvar] linear and angular momentum rows */
     double vcst[3];
     int *pvar;
     sc_qpcc_contact *contacts;
@@ -67,6 +68,7 @@ void sc_control_free(sc_control *c)
     free(c->row);
     free(c->z);
     free(c->vrow);
+    free(c->mom);
     free(c->pvar);
     free(c->contacts);
     free(c->start);
@@ -161,9 +163,10 @@ int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control
     c->row = malloc((size_t)nv * sizeof(double));
     c->z = malloc((size_t)nv * sizeof(double));
     c->vrow = malloc(3 * (size_t)nv * sizeof(double));
+    c->mom = malloc(6 * (size_t)nv * sizeof(double));
     if (!c->A || !c->b || !c->rhs || !c->work || !c->rot || !c->Yv || !c->patch_first || !c->patch_nodes || !c->cand || !c->assign || !c->patch_gap ||
         !c->patch_centre || !c->H || !c->g || !c->Ain || !c->bin || !c->prow || !c->poff || !c->pvar || !c->contacts || !c->start || !c->state ||
-        !c->row || !c->z || !c->vrow) {
+        !c->row || !c->z || !c->vrow || !c->mom) {
         sc_control_free(c);
         return sc_fail(err, SC_EIO, "control: out of memory");
     }
@@ -380,16 +383,10 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
     /* momentum after the step (the rigid modes of M~): L+ = sum (b + h A l_d + J' f) / (1 + h alpha),
        H+ = sum r x (...) / (1 + h alpha) */
     const double damp = 1 / (1 + h * c->alpha);
-    double Lrow[3][64 + PER_PATCH * 32], Hrow[3][64 + PER_PATCH * 32];
     double *lrow[3], *hrow[3], Lc[3] = {0, 0, 0}, Hc[3] = {0, 0, 0};
-    double *dyn = NULL;
-    if (nv > 64 + PER_PATCH * 32) {
-        dyn = malloc(6 * (size_t)nv * sizeof(double));
-        if (!dyn) return sc_fail(err, SC_EIO, "control: out of memory");
-    }
     for (int a = 0; a < 3; a++) {
-        lrow[a] = dyn ? dyn + (size_t)a * nv : Lrow[a];
-        hrow[a] = dyn ? dyn + (size_t)(3 + a) * nv : Hrow[a];
+        lrow[a] = c->mom + (size_t)a * nv;
+        hrow[a] = c->mom + (size_t)(3 + a) * nv;
         memset(lrow[a], 0, (size_t)nv * sizeof(double));
         memset(hrow[a], 0, (size_t)nv * sizeof(double));
     }
@@ -569,12 +566,8 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
     sc_err qerr;
     int rc =
         c->o.qpcc ? sc_qpcc_solve(&q, c->qw, c->start, c->z, c->state, &res, &qerr) : sc_qpcc_solve_state(&q, c->qw, c->start, c->z, &res, &qerr);
-    if (rc == SC_EIO || rc == SC_EINPUT) {
-        free(dyn);
-        return sc_fail(err, rc, "control: %s", qerr.msg);
-    }
+    if (rc == SC_EIO || rc == SC_EINPUT) return sc_fail(err, rc, "control: %s", qerr.msg);
     if (rc) {
-        free(dyn);
         rep->failed = 1;
         return SC_OK;
     }
@@ -589,7 +582,6 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
         rep->broken += c->state[c->contacts[p].normal] == 0;
         rep->sliding += c->state[c->contacts[p].normal] == 1 && c->state[c->contacts[p].slide] == 1;
     }
-    free(dyn);
     for (int j = 0; j < S; j++) s->ld[j] = fmin(c->mu->rest_len[j], fmax(c->mu->min_ratio * c->mu->rest_len[j], c->z[j]));
     return SC_OK;
 }
