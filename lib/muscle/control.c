@@ -31,6 +31,7 @@ struct sc_control {
     int S, nvar_max, pmax;
     double *A, *b, *rhs, *work, *rot;
     double *Yv; /* [3 * 3nn] one set's three velocity functionals */
+    double *V;  /* [3nn * nvar_max] the velocities after the step per unit of each variable (SC_OBJ_KINETIC) */
     int npatch, *patch_first, *patch_nodes, *cand, *assign;
     double *patch_gap, *patch_centre; /* [pmax], [3 pmax] */
     /* the QP */
@@ -53,6 +54,7 @@ void sc_control_free(sc_control *c)
     free(c->work);
     free(c->rot);
     free(c->Yv);
+    free(c->V);
     free(c->patch_first);
     free(c->patch_nodes);
     free(c->cand);
@@ -144,6 +146,7 @@ int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control
     c->work = malloc((size_t)n3 * sizeof(double));
     c->rot = malloc(9 * (size_t)m->ntets * sizeof(double));
     c->Yv = malloc(3 * (size_t)n3 * sizeof(double));
+    c->V = malloc(((size_t)nv + 1) * n3 * sizeof(double));
     c->patch_first = malloc(((size_t)P + 2) * sizeof(int));
     c->patch_nodes = malloc(((size_t)nb + 1) * sizeof(int));
     c->cand = malloc(((size_t)nb + 1) * sizeof(int));
@@ -164,9 +167,9 @@ int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control
     c->z = malloc((size_t)nv * sizeof(double));
     c->vrow = malloc(3 * (size_t)nv * sizeof(double));
     c->mom = malloc(6 * (size_t)nv * sizeof(double));
-    if (!c->A || !c->b || !c->rhs || !c->work || !c->rot || !c->Yv || !c->patch_first || !c->patch_nodes || !c->cand || !c->assign || !c->patch_gap ||
-        !c->patch_centre || !c->H || !c->g || !c->Ain || !c->bin || !c->prow || !c->poff || !c->pvar || !c->contacts || !c->start || !c->state ||
-        !c->row || !c->z || !c->vrow || !c->mom) {
+    if (!c->A || !c->b || !c->rhs || !c->work || !c->rot || !c->Yv || !c->V || !c->patch_first || !c->patch_nodes || !c->cand || !c->assign ||
+        !c->patch_gap || !c->patch_centre || !c->H || !c->g || !c->Ain || !c->bin || !c->prow || !c->poff || !c->pvar || !c->contacts || !c->start ||
+        !c->state || !c->row || !c->z || !c->vrow || !c->mom) {
         sc_control_free(c);
         return sc_fail(err, SC_EIO, "control: out of memory");
     }
@@ -324,6 +327,69 @@ static void set_velocity_rows(sc_control *c, const int *nodes, int n, sc_mat3 R,
     }
 }
 
+/* y = R M~^-1 R' y in place (M~ the rest one, turned by the body's rotation R). */
+static void solve_turned(sc_control *c, sc_mat3 R, double *y)
+{
+    const int nn = c->m->nnodes;
+    for (int i = 0; i < nn; i++) {
+        const double a = y[3 * i], b = y[3 * i + 1], d = y[3 * i + 2];
+        for (int r = 0; r < 3; r++) y[3 * i + r] = R.m[0][r] * a + R.m[1][r] * b + R.m[2][r] * d;
+    }
+    sc_skyline_solve(&c->K, y, c->work);
+    for (int i = 0; i < nn; i++) {
+        const double a = y[3 * i], b = y[3 * i + 1], d = y[3 * i + 2];
+        for (int r = 0; r < 3; r++) y[3 * i + r] = R.m[r][0] * a + R.m[r][1] * b + R.m[r][2] * d;
+    }
+}
+
+/* SC_OBJ_KINETIC: weight * sum_i m_i |v_i+ - v_c+|^2 with v+ = M~^-1 (b + h A l_d + J' f) (eq. 8):
+   the columns V of M~^-1 [h A, J'] and v0 = M~^-1 b, then H += 2 w (V' M V - l l' / m),
+   g += 2 w (V' M v0 - l L0 / m) with l the linear momentum rows (lrow) and L0 = sum M v0. */
+static void add_kinetic(sc_control *c, sc_mat3 R, int nv, double *const lrow[3], const double Lc[3], double weight)
+{
+    const sc_model *m = c->m;
+    const int n3 = 3 * m->nnodes, S = c->S;
+    for (int j = 0; j < nv; j++) {
+        double *y = c->V + (size_t)j * n3;
+        if (j < S)
+            for (int i = 0; i < n3; i++) y[i] = c->h * c->A[(size_t)i * S + j];
+        else {
+            memset(y, 0, (size_t)n3 * sizeof(double));
+            const int p = (j - S) / PER_PATCH, v = (j - S) % PER_PATCH;
+            if (v > NDIR) continue; /* lambda: no impulse */
+            double f[3] = {0, 0, 0};
+            if (v == 0) f[1] = 1;
+            else {
+                const double ang = 2 * M_PI * (v - 1) / NDIR;
+                f[0] = cos(ang);
+                f[2] = sin(ang);
+            }
+            const int n0 = c->patch_first[p], n1 = c->patch_first[p + 1];
+            for (int k = n0; k < n1; k++)
+                for (int r = 0; r < 3; r++) y[3 * c->patch_nodes[k] + r] += f[r] / (n1 - n0);
+        }
+        solve_turned(c, R, y);
+    }
+    double *v0 = c->V + (size_t)nv * n3;
+    memcpy(v0, c->b, (size_t)n3 * sizeof(double));
+    solve_turned(c, R, v0);
+    for (int a = 0; a < nv; a++) {
+        const double *ya = c->V + (size_t)a * n3;
+        double ga = 0;
+        for (int i = 0; i < n3; i++) ga += m->node_mass[i / 3] * ya[i] * v0[i];
+        for (int k = 0; k < 3; k++) ga -= lrow[k][a] * Lc[k] / c->mass;
+        c->g[a] += 2 * weight * ga;
+        for (int b = 0; b <= a; b++) {
+            const double *yb = c->V + (size_t)b * n3;
+            double hab = 0;
+            for (int i = 0; i < n3; i++) hab += m->node_mass[i / 3] * ya[i] * yb[i];
+            for (int k = 0; k < 3; k++) hab -= lrow[k][a] * lrow[k][b] / c->mass;
+            c->H[(size_t)a * nv + b] += 2 * weight * hab;
+            if (b != a) c->H[(size_t)b * nv + a] += 2 * weight * hab;
+        }
+    }
+}
+
 /* Adds weight * (row . z + cst - target)^2 to the QP (H = 2 w row row', g = 2 w (cst - t) row). */
 static void add_square(sc_control *c, int nv, const double *row, double cst, double target, double weight)
 {
@@ -444,7 +510,7 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
         const sc_objective *ob = &c->o.objectives[k];
         if (s->t < ob->from || s->t >= ob->to) continue;
         if ((ob->when == SC_WHEN_CONTACT && !in_contact) || (ob->when == SC_WHEN_AIRBORNE && in_contact)) continue;
-        for (int a = 0; a < 3 && ob->type != SC_OBJ_REGULARISE; a++) {
+        for (int a = 0; a < 3 && ob->type != SC_OBJ_REGULARISE && ob->type != SC_OBJ_KINETIC; a++) {
             const double w = ob->weight * ob->axes[a];
             if (!(w > 0)) continue;
             double tg = objective_target(ob, a, s->t);
@@ -488,6 +554,7 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
                 } else add_square(c, nv, c->vrow + (size_t)a * nv, c->vcst[a], tg, w);
             }
         }
+        if (ob->type == SC_OBJ_KINETIC && ob->weight > 0) add_kinetic(c, R, nv, lrow, Lc, ob->weight);
         if (ob->type == SC_OBJ_REGULARISE) /* |(l_d - ref) / l0|^2, ref the rest lengths or (relative) the last plan's */
             for (int j = 0; j < S; j++) {
                 const double l0 = c->mu->rest_len[j], ref = ob->relative ? s->ld[j] : l0;
@@ -575,7 +642,11 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
     rep->objective = res.objective;
     for (int a = 0; a < 3; a++) {
         rep->planned_dL[a] = Lc[a] - L[a];
-        for (int v = 0; v < nv; v++) rep->planned_dL[a] += lrow[a][v] * c->z[v];
+        rep->planned_dH[a] = Hc[a] - Hm[a];
+        for (int v = 0; v < nv; v++) {
+            rep->planned_dL[a] += lrow[a][v] * c->z[v];
+            rep->planned_dH[a] += hrow[a][v] * c->z[v];
+        }
     }
     rep->nodes = res.nodes;
     for (int p = 0; p < P; p++) {

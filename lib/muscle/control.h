@@ -30,9 +30,10 @@ typedef enum {
     SC_OBJ_COM_VELOCITY = 3, /* eq. 18 for the centre of mass */
     SC_OBJ_POINT = 4,        /* eq. 17: the mean of a node set -> target */
     SC_OBJ_POINT_VELOCITY = 5,
-    SC_OBJ_REGULARISE = 6 /* |(l_d - l_ref) / l0|^2, l_ref the rest lengths */
+    SC_OBJ_REGULARISE = 6, /* |(l_d - l_ref) / l0|^2, l_ref the rest lengths */
+    SC_OBJ_KINETIC = 7     /* sum m_i |v_i+ - v_c+|^2: the motion about the centre of mass after the step (J x 2) */
 } sc_objective_type;
-#define SC_OBJ_TYPES 7
+#define SC_OBJ_TYPES 8
 
 typedef enum { SC_WHEN_ALWAYS = 0, SC_WHEN_CONTACT = 1, SC_WHEN_AIRBORNE = 2 } sc_objective_when;
 
@@ -76,6 +77,7 @@ typedef struct sc_control_report {
     int sliding, broken;  /* patches planned sliding and breaking */
     int failed;           /* 1: no feasible plan, l_d kept */
     double planned_dL[3]; /* the change of linear momentum the plan predicts over the period (kg m/s) */
+    double planned_dH[3]; /* the change of angular momentum about the centre of mass (kg m^2/s) */
 } sc_control_report;
 
 typedef struct sc_control sc_control;
