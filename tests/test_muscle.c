@@ -288,3 +288,71 @@ TEST(muscle_plan_predicts_the_next_momentum)
     free(fe0);
     free_body(&m, &mu, &defs, s);
 }
+
+/* The I of [T12] Figure 5 pushed at the head (300 N for 0.1 s at t = 0.5 s), 2 s: returns the
+ * largest tilt of its axis (degrees) under no control (mode 0), the static-contact QP (1) or the
+ * QPCC (2), both with the objectives that balance it: angular momentum damped (eq. 14, kd 30), the
+ * motion about the centre of mass after the step (SC_OBJ_KINETIC) and the muscles' rest. */
+static double pushed_i_tilt(int mode, double *com_y)
+{
+    sc_model m;
+    sc_muscles mu;
+    sc_muscle_defs defs;
+    sc_softbody *s;
+    if (!make_body(&m, 4, 11, 4, 3e5, &mu, &defs, &s)) return NAN;
+    s->o.contact.mu = 0.8;
+    sc_objective ob[3] = {{.type = SC_OBJ_REGULARISE, .weight = 1, .to = 1e9},
+                          {.type = SC_OBJ_ANGULAR, .weight = 1, .to = 1e9, .axes = {1, 1, 1}, .kd = 30},
+                          {.type = SC_OBJ_KINETIC, .weight = 1e3, .to = 1e9}};
+    sc_control_opts co;
+    sc_control_default_opts(&co);
+    co.qpcc = mode == 2;
+    co.nobjectives = 3;
+    co.objectives = ob;
+    sc_control *c = NULL;
+    sc_err err;
+    if (mode && sc_control_create(s, &co, &c, &err)) return NAN;
+    int top = -1, bottom = -1, nhead = 0;
+    for (int i = 0; i < m.nnodes; i++) {
+        const double *p = m.rest_pos + 3 * i;
+        if (fabs(p[0]) < 0.06 && fabs(p[2]) < 0.06) {
+            if (top < 0 || p[1] > m.rest_pos[3 * top + 1]) top = i;
+            if (bottom < 0 || p[1] < m.rest_pos[3 * bottom + 1]) bottom = i;
+        }
+        nhead += p[1] > 0.95;
+    }
+    const int every = (int)lround(co.period / s->o.dt);
+    double tilt = 0;
+    for (long k = 0; k < 4000; k++) {
+        sc_control_report rep;
+        if (c && k % every == 0 && sc_control_plan(c, s, &rep, &err)) tilt = NAN;
+        const double t = k * s->o.dt;
+        for (int i = 0; i < m.nnodes; i++) s->ext[3 * i] = t >= 0.5 && t < 0.6 && m.rest_pos[3 * i + 1] > 0.95 ? 300.0 / nhead : 0;
+        if (sc_softbody_step(s, &err)) {
+            tilt = NAN;
+            break;
+        }
+        const double *a = s->x + 3 * top, *b = s->x + 3 * bottom;
+        const double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+        tilt = fmax(tilt, acos(fmax(-1, fmin(1, d[1] / sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])))) * 180 / M_PI);
+    }
+    sc_softbody_diag dg;
+    sc_softbody_diagnostics(s, &dg);
+    *com_y = dg.com[1];
+    sc_control_free(c);
+    free_body(&m, &mu, &defs, s);
+    return tilt;
+}
+
+/* [T12] 7 and 8: the pushed I keeps its balance under the QPCC controller, and falls with the
+ * static-contact QP, as with no control at all. */
+TEST(muscle_qpcc_keeps_the_pushed_i_up)
+{
+    double com[3], tilt[3];
+    for (int mode = 0; mode < 3; mode++) tilt[mode] = pushed_i_tilt(mode, &com[mode]);
+    sc_test_report("300 N at the head for 0.1 s: largest tilt %.1f deg passive, %.1f with the static-contact QP, %.1f with the QPCC (its COM at %.3f m)",
+                   tilt[0], tilt[1], tilt[2], com[2]);
+    ENSURE(tilt[0] > 45);
+    ENSURE(tilt[1] > 45);
+    ENSURE(tilt[2] < 10);
+}
