@@ -7,19 +7,20 @@
 
 int sc_lcp_lemke(int n, const double *M, const double *q, double *z, int max_pivots, sc_err *err)
 {
+    double *T = malloc(SC_LCP_TABLEAU(n > 0 ? n : 1) * sizeof(double));
+    int *basic = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    int rc = T && basic ? sc_lcp_lemke_in(n, M, q, z, max_pivots, T, basic, err) : sc_fail(err, SC_EIO, "lcp: out of memory");
+    return rc;
+}
+
+int sc_lcp_lemke_in(int n, const double *M, const double *q, double *z, int max_pivots, double *T, int *basic, sc_err *err)
+{
     memset(z, 0, (size_t)n * sizeof(double));
     int t = -1;
     for (int i = 0; i < n; i++)
         if (q[i] < 0 && (t < 0 || q[i] < q[t])) t = i;
     if (t < 0) return SC_OK; /* z = 0 */
     const int cols = 2 * n + 2, rhs = 2 * n + 1, z0 = 2 * n;
-    double *T = malloc((size_t)n * cols * sizeof(double));
-    int *basic = malloc((size_t)n * sizeof(int));
-    if (!T || !basic) {
-        free(T);
-        free(basic);
-        return sc_fail(err, SC_EIO, "lcp: out of memory");
-    }
     double scale = 0;
     for (int i = 0; i < n; i++) {
         double *r = T + (size_t)i * cols;
@@ -98,7 +99,5 @@ int sc_lcp_lemke(int n, const double *M, const double *q, double *z, int max_piv
     } else
         rc = sc_fail(err, SC_ENUMERIC,
                      ray ? "lcp: Lemke's method ended on a ray after %d pivots (no solution found)" : "lcp: no solution in %d pivots", pivots);
-    free(T);
-    free(basic);
     return rc;
 }

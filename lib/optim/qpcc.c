@@ -16,6 +16,8 @@ struct sc_qpcc_work {
     uint64_t *hash;                /* [max_nodes] */
     double *objective;             /* [max_nodes] */
     double *xs;                    /* [max_nodes * nmax] each node's minimizer */
+    double *lcp;                   /* the fallback's LCP: M, q, z and Lemke's tableau */
+    int *lcp_basic;
     int *heap, nheap;
     unsigned char *child;
 };
@@ -39,9 +41,11 @@ int sc_qpcc_work_create(int nmax, int mmax, int pmax, int max_nodes, sc_qpcc_wor
     w->hash = sc_alloc(err, (size_t)max_nodes, sizeof(uint64_t));
     w->objective = sc_alloc(err, (size_t)max_nodes, sizeof(double));
     w->xs = sc_alloc(err, (size_t)max_nodes * n, sizeof(double));
+    w->lcp = sc_alloc(err, (size_t)pmax * pmax + 2 * (size_t)pmax + SC_LCP_TABLEAU(pmax) + 1, sizeof(double));
+    w->lcp_basic = sc_alloc(err, (size_t)pmax + 1, sizeof(int));
     w->heap = sc_alloc(err, (size_t)max_nodes, sizeof(int));
     w->child = sc_alloc(err, (size_t)pmax + 1, 1);
-    if (rc || !w->Aeq || !w->Ain || !w->states || !w->hash || !w->objective || !w->xs || !w->heap || !w->child) {
+    if (rc || !w->Aeq || !w->Ain || !w->states || !w->hash || !w->objective || !w->xs || !w->lcp || !w->lcp_basic || !w->heap || !w->child) {
         sc_qpcc_work_free(w);
         return rc ? rc : SC_EIO;
     }
@@ -61,6 +65,8 @@ void sc_qpcc_work_free(sc_qpcc_work *w)
     free(w->hash);
     free(w->objective);
     free(w->xs);
+    free(w->lcp);
+    free(w->lcp_basic);
     free(w->heap);
     free(w->child);
     free(w);
@@ -321,9 +327,7 @@ static int lcp_start(const sc_qpcc *p, sc_qpcc_work *w, double *x, sc_err *err)
     memset(w->child, RELAXED, (size_t)np);
     double f;
     if (solve_node(p, w, w->child, x, &f, err) != SC_OK) return sc_err_prefix(err, "qpcc: the start state and the relaxed problem are infeasible: ");
-    double *M = malloc(((size_t)np * np + 2 * (size_t)np + 1) * sizeof(double));
-    if (!M) return sc_fail(err, SC_EIO, "qpcc: out of memory");
-    double *q = M + (size_t)np * np, *z = q + np;
+    double *M = w->lcp, *q = M + (size_t)np * np, *z = q + np, *tableau = z + np;
     for (int k = 0; k < np; k++) {
         const double *row = p->row + (size_t)k * n;
         q[k] = row_value(p, k, x);
@@ -332,14 +336,13 @@ static int lcp_start(const sc_qpcc *p, sc_qpcc_work *w, double *x, sc_err *err)
             q[k] -= row[p->var[j]] * x[p->var[j]]; /* only the held variables stay in q */
         }
     }
-    int rc = sc_lcp_lemke(np, M, q, z, 50 * np + 50, err);
+    int rc = sc_lcp_lemke_in(np, M, q, z, 50 * np + 50, tableau, w->lcp_basic, err);
     if (rc == SC_OK)
         for (int k = 0; k < np; k++) {
             double wk = q[k];
             for (int j = 0; j < np; j++) wk += M[(size_t)k * np + j] * z[j];
             w->child[k] = (unsigned char)(z[k] >= wk);
         }
-    free(M);
     return rc ? sc_err_prefix(err, "qpcc: the start state is infeasible and ") : SC_OK;
 }
 
