@@ -10,6 +10,8 @@ int sc_lcp_lemke(int n, const double *M, const double *q, double *z, int max_piv
     double *T = malloc(SC_LCP_TABLEAU(n > 0 ? n : 1) * sizeof(double));
     int *basic = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
     int rc = T && basic ? sc_lcp_lemke_in(n, M, q, z, max_pivots, T, basic, err) : sc_fail(err, SC_EIO, "lcp: out of memory");
+    free(T);
+    free(basic);
     return rc;
 }
 
