@@ -75,40 +75,8 @@ const char *sc_fixture_march_reference(void)
 
 int sc_fixture_block(sc_model *m, int n, double h, double youngs)
 {
-    memset(m, 0, sizeof *m);
-    int nn = n * n * n, nc = (n - 1) * (n - 1) * (n - 1);
-    m->nnodes = nn;
-    m->ntets = 6 * nc;
-    m->rest_pos = malloc(sizeof(double) * 3 * nn);
-    m->tets = malloc(sizeof(int) * 4 * m->ntets);
+    if (!sc_fixture_column(m, n, n, n, h, youngs, 0.3)) return 0;
 #define ID(i, j, k) (((k)*n + (j)) * n + (i))
-    for (int k = 0; k < n; k++)
-        for (int j = 0; j < n; j++)
-            for (int i = 0; i < n; i++) {
-                double *p = m->rest_pos + 3 * ID(i, j, k);
-                p[0] = (i - 0.5 * (n - 1)) * h;
-                p[1] = j * h;
-                p[2] = (k - 0.5 * (n - 1)) * h;
-            }
-    int t = 0;
-    for (int k = 0; k + 1 < n; k++)
-        for (int j = 0; j + 1 < n; j++)
-            for (int i = 0; i + 1 < n; i++) {
-                int c[8];
-                for (int q = 0; q < 8; q++) c[q] = ID(i + (q & 1), j + ((q >> 1) & 1), k + ((q >> 2) & 1));
-                static const int split[6][4] = {{0, 1, 3, 7}, {0, 3, 2, 7}, {0, 2, 6, 7}, {0, 6, 4, 7}, {0, 4, 5, 7}, {0, 5, 1, 7}};
-                for (int s = 0; s < 6; s++, t++)
-                    for (int q = 0; q < 4; q++) m->tets[4 * t + q] = c[split[s][q]];
-            }
-    sc_tetmesh tm = {nn, m->ntets, m->rest_pos, m->tets};
-    sc_tetmesh_orient(&tm);
-    m->tet_volume = malloc(sizeof(double) * m->ntets);
-    m->bm_inv = malloc(sizeof(double) * 9 * m->ntets);
-    m->node_mass = malloc(sizeof(double) * nn);
-    m->density = 1000;
-    m->youngs = youngs;
-    m->poisson = 0.3;
-    if (sc_tetmesh_geometry(&tm, m->density, m->tet_volume, m->bm_inv, m->node_mass, NULL)) return 0;
     /* one free-root bone holding the middle cell */
     int mid = (n - 1) / 2;
     m->nbones = 1;
@@ -130,8 +98,6 @@ int sc_fixture_block(sc_model *m, int n, double h, double youngs)
     m->fixed_node = malloc(sizeof(int) * 8);
     m->fixed_bone = calloc(8, sizeof(int));
     m->fixed_local = malloc(sizeof(double) * 24);
-    m->node_bone = malloc(sizeof(int) * nn);
-    for (int i = 0; i < nn; i++) m->node_bone[i] = -1;
     double mass = 0, com[3] = {0, 0, 0};
     for (int q = 0; q < 8; q++) {
         int node = ID(mid + (q & 1), mid + ((q >> 1) & 1), mid + ((q >> 2) & 1));
@@ -162,28 +128,6 @@ int sc_fixture_block(sc_model *m, int n, double h, double youngs)
         for (int a = 0; a < 3; a++)
             for (int b = 0; b < 3; b++) m->bone_inertia[3 * a + b] += m->node_mass[node] * ((a == b) * r2 - r[a] * r[b]);
     }
-    /* the fine surface: the boundary nodes, each embedded in a tet that holds it */
-    m->surf_tet = malloc(sizeof(int) * nn);
-    m->surf_bary = calloc((size_t)nn * 4, sizeof(double));
-    m->surf_rest = malloc(sizeof(double) * 3 * nn);
-    m->surf_tris = calloc(3, sizeof(int));
-    m->nsurf_tris = 0;
-    int nv = 0;
-    for (int v = 0; v < nn; v++) {
-        int i = v % n, j = (v / n) % n, k = v / (n * n);
-        if (i && j && k && i < n - 1 && j < n - 1 && k < n - 1) continue;
-        for (int tt = 0; tt < m->ntets; tt++)
-            for (int q = 0; q < 4; q++)
-                if (m->tets[4 * tt + q] == v) {
-                    m->surf_tet[nv] = tt;
-                    m->surf_bary[4 * nv + q] = 1;
-                    tt = m->ntets;
-                    break;
-                }
-        memcpy(m->surf_rest + 3 * nv, m->rest_pos + 3 * v, 3 * sizeof(double));
-        nv++;
-    }
-    m->nsurf_verts = nv;
 #undef ID
     return 1;
 }

@@ -14,7 +14,7 @@ const char *sc_fixture_michelin_cmu(void);
 /* The SIMBICON-sized biped of configs/biped.yaml, with skin weights. */
 const char *sc_fixture_biped(void);
 const char *sc_fixture_log(void);
-/* A soft cube (n x n x n nodes, spacing h, 6 tets per cell, density 1000, Poisson 0.3) with one
+/* A soft cube (sc_fixture_column with n x n x n nodes, spacing h, Poisson 0.3) with one
  * free bone whose fixed nodes are the middle cell's corners; its boundary nodes are the fine
  * surface. Returns 0 on failure. */
 int sc_fixture_block(sc_model *m, int n, double h, double youngs);
