@@ -76,6 +76,22 @@ TEST(qp_random_problems_meet_the_optimality_conditions)
     sc_qp_work_free(w);
 }
 
+/* |T x - t|^2 with T (rank x n) and t standard normal, plus a ridge of 1e-6: H = 2 T'T + 2e-6 I,
+ * g = -2 T't (T is scratch). */
+static void rank_objective(sc_rng *r, int n, int rank, double *T, double *H, double *g)
+{
+    for (int i = 0; i < rank * n; i++) T[i] = sc_rng_normal(r);
+    for (int i = 0; i < n; i++) {
+        g[i] = 0;
+        for (int k = 0; k < rank; k++) g[i] -= 2 * T[k * n + i] * sc_rng_normal(r);
+        for (int j = 0; j < n; j++) {
+            double h = 0;
+            for (int k = 0; k < rank; k++) h += T[k * n + i] * T[k * n + j];
+            H[i * n + j] = 2 * h + (i == j ? 2e-6 : 0);
+        }
+    }
+}
+
 /* A semi-definite objective made definite by a tiny ridge (what [T12]'s control QPs look like:
  * a few tracked quantities of many variables), with every variable boxed and some equalities:
  * the ridge pulls the variables onto their bounds, so nearly n rows end up active. H's
@@ -93,16 +109,7 @@ TEST(qp_tiny_ridge_keeps_its_active_rows)
     for (int trial = 0; trial < 20; trial++) {
         sc_rng r;
         sc_rng_init(&r, 11, (uint32_t)trial, 0);
-        for (int i = 0; i < R * N; i++) T[i] = sc_rng_normal(&r);
-        for (int i = 0; i < N; i++) {
-            g[i] = 0;
-            for (int k = 0; k < R; k++) g[i] -= 2 * T[k * N + i] * sc_rng_normal(&r);
-            for (int j = 0; j < N; j++) {
-                double h = 0;
-                for (int k = 0; k < R; k++) h += T[k * N + i] * T[k * N + j];
-                H[i * N + j] = 2 * h + (i == j ? 2e-6 : 0);
-            }
-        }
+        rank_objective(&r, N, R, T, H, g);
         memset(A, 0, sizeof A);
         for (int j = 0; j < NE; j++) { /* equalities through x0 = 0.75 of each box */
             b[j] = 0;
@@ -160,16 +167,7 @@ TEST(qp_degenerate_vertices_are_not_infeasible)
     for (int trial = 0; trial < 200; trial++) {
         sc_rng r;
         sc_rng_init(&r, 11, (uint32_t)trial, 0);
-        for (int i = 0; i < R * N; i++) T[i] = sc_rng_normal(&r);
-        for (int i = 0; i < N; i++) {
-            g[i] = 0;
-            for (int k = 0; k < R; k++) g[i] -= 2 * T[k * N + i] * sc_rng_normal(&r);
-            for (int j = 0; j < N; j++) {
-                double h = 0;
-                for (int k = 0; k < R; k++) h += T[k * N + i] * T[k * N + j];
-                H[i * N + j] = 2 * h + (i == j ? 2e-6 : 0);
-            }
-        }
+        rank_objective(&r, N, R, T, H, g);
         memset(A, 0, sizeof A);
         for (int j = 0; j < M; j++) {
             if (j >= NE && j < NE + 2 * N) continue;
