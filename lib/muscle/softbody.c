@@ -1,5 +1,6 @@
 /* The boneless soft body (softbody.h). */
 #include "muscle/softbody.h"
+#include "mesh/tetmesh.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,39 +16,19 @@ void sc_softbody_default_opts(sc_softbody_opts *o)
     o->max_speed = 50;
 }
 
-static int cmp_face(const void *a, const void *b) { return memcmp(a, b, 3 * sizeof(int)); }
-
 int sc_tet_boundary_nodes(const sc_model *m, int **out, int *count, sc_err *err)
 {
-    int *faces = malloc((size_t)m->ntets * 4 * 3 * sizeof(int));
+    sc_tetmesh tm = {m->nnodes, m->ntets, m->rest_pos, m->tets};
+    int *faces = NULL;
+    const int nf = sc_tetmesh_boundary(&tm, &faces, err);
     char *on = calloc((size_t)m->nnodes, 1);
-    if (!faces || !on) {
+    if (nf < 0 || !on) {
         free(faces);
         free(on);
         return sc_fail(err, SC_EIO, "out of memory");
     }
-    static const int fv[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
-    for (int t = 0; t < m->ntets; t++)
-        for (int f = 0; f < 4; f++) {
-            int *q = faces + 3 * (4 * t + f);
-            for (int k = 0; k < 3; k++) q[k] = m->tets[4 * t + fv[f][k]];
-            for (int a = 0; a < 2; a++) /* sort the three */
-                for (int b = 0; b < 2 - a; b++)
-                    if (q[b] > q[b + 1]) {
-                        int x = q[b];
-                        q[b] = q[b + 1];
-                        q[b + 1] = x;
-                    }
-        }
-    const int nf = 4 * m->ntets;
-    qsort(faces, (size_t)nf, 3 * sizeof(int), cmp_face);
-    for (int i = 0; i < nf;) {
-        int j = i + 1;
-        while (j < nf && !cmp_face(faces + 3 * i, faces + 3 * j)) j++;
-        if (j - i == 1)
-            for (int k = 0; k < 3; k++) on[faces[3 * i + k]] = 1;
-        i = j;
-    }
+    for (int k = 0; k < 3 * nf; k++) on[faces[k]] = 1;
+    free(faces);
     int n = 0;
     for (int i = 0; i < m->nnodes; i++) n += on[i];
     *out = malloc((size_t)(n ? n : 1) * sizeof(int));
@@ -56,7 +37,6 @@ int sc_tet_boundary_nodes(const sc_model *m, int **out, int *count, sc_err *err)
         for (int i = 0; i < m->nnodes; i++)
             if (on[i]) (*out)[n++] = i;
     }
-    free(faces);
     free(on);
     *count = n;
     return *out ? SC_OK : sc_fail(err, SC_EIO, "out of memory");
