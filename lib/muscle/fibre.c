@@ -1,5 +1,6 @@
 /* Muscle fibres (fibre.h). */
 #include "muscle/fibre.h"
+#include "mesh/embed.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,21 +34,6 @@ void sc_muscles_free(sc_muscles *mu)
     free(mu->inf_seg);
     free(mu->inf_w);
     memset(mu, 0, sizeof *mu);
-}
-
-static void barycentric(const sc_model *m, int t, const double *p, double b[4])
-{
-    const int *v = m->tets + 4 * t;
-    const double *x0 = m->rest_pos + 3 * v[0];
-    double d[3], e[3];
-    for (int k = 0; k < 3; k++) d[k] = p[k] - x0[k];
-    /* Bm^-1 maps a rest offset from node 0 to the barycentrics of nodes 1-3 */
-    const double *bi = m->bm_inv + 9 * t;
-    for (int r = 0; r < 3; r++) e[r] = bi[3 * r] * d[0] + bi[3 * r + 1] * d[1] + bi[3 * r + 2] * d[2];
-    b[1] = e[0];
-    b[2] = e[1];
-    b[3] = e[2];
-    b[0] = 1 - e[0] - e[1] - e[2];
 }
 
 static double segment_distance(const double *a, const double *b, const double *p)
@@ -115,32 +101,29 @@ int sc_muscles_build(const sc_model *m, const sc_muscle_defs *defs, sc_muscles *
     }
     memcpy(mu->group_name, defs->group_name, (size_t)defs->ngroups * SC_MUSCLE_NAME);
     memcpy(mu->group_kind, defs->group_kind, (size_t)defs->ngroups * sizeof(int));
-    /* points: the tet whose smallest barycentric is largest holds it */
+    /* points: embedded by the mesh's own search (a point outside every tet gets the nearest one,
+       its barycentrics then negative) */
+    for (int f = 0, q = 0; f < defs->nfibres; f++)
+        for (int i = 0; i < defs->fibres[f].npoints; i++, q++) memcpy(mu->point_rest + 3 * q, defs->fibres[f].points + 3 * i, 3 * sizeof(double));
+    sc_tetmesh tm = {m->nnodes, m->ntets, m->rest_pos, m->tets};
+    sc_embed_stats est;
+    int rc = sc_embed_points(&tm, npoints, mu->point_rest, mu->point_tet, mu->point_bary, &est, err);
+    if (rc) {
+        sc_muscles_free(mu);
+        return rc;
+    }
     int p = 0, s = 0;
     for (int f = 0; f < defs->nfibres; f++) {
         const sc_fibre_def *d = &defs->fibres[f];
         mu->fibre_group[f] = d->group;
         mu->fibre_first[f] = s;
         for (int i = 0; i < d->npoints; i++, p++) {
-            const double *x = d->points + 3 * i;
-            memcpy(mu->point_rest + 3 * p, x, 3 * sizeof(double));
-            int best = -1;
-            double best_min = -INFINITY, b[4];
-            for (int t = 0; t < m->ntets; t++) {
-                barycentric(m, t, x, b);
-                double mn = fmin(fmin(b[0], b[1]), fmin(b[2], b[3]));
-                if (mn > best_min) {
-                    best_min = mn;
-                    best = t;
-                }
-            }
-            if (best < 0 || best_min < -1e-6) {
+            const double *x = d->points + 3 * i, *b = mu->point_bary + 4 * p;
+            if (fmin(fmin(b[0], b[1]), fmin(b[2], b[3])) < -1e-6) {
                 sc_muscles_free(mu);
                 return sc_fail(err, SC_EINPUT, "%s: point %d (%.3f, %.3f, %.3f) m of muscle fibre %d lies outside the body", where(d, wbuf), i, x[0],
                                x[1], x[2], f);
             }
-            mu->point_tet[p] = best;
-            barycentric(m, best, x, mu->point_bary + 4 * p);
             if (i > 0) {
                 const double *a = x - 3;
                 double len = 0;
