@@ -29,7 +29,7 @@ struct sc_control {
     int nbound;
     const int *bound; /* the body's */
     int S, nvar_max, pmax;
-    double *A, *b, *rhs, *work, *rot;
+    double *A, *b, *work, *rot;
     double *Yv; /* [3 * 3nn] one set's three velocity functionals */
     double *V;  /* [3nn * nvar_max] the velocities after the step per unit of each variable (SC_OBJ_KINETIC) */
     int npatch, *patch_first, *patch_nodes, *cand, *assign;
@@ -50,7 +50,6 @@ void sc_control_free(sc_control *c)
     sc_skyline_free(&c->K);
     free(c->A);
     free(c->b);
-    free(c->rhs);
     free(c->work);
     free(c->rot);
     free(c->Yv);
@@ -142,7 +141,6 @@ int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control
     c->nvar_max = nv;
     c->A = malloc((size_t)n3 * S * sizeof(double));
     c->b = malloc((size_t)n3 * sizeof(double));
-    c->rhs = malloc((size_t)n3 * sizeof(double));
     c->work = malloc((size_t)n3 * sizeof(double));
     c->rot = malloc(9 * (size_t)m->ntets * sizeof(double));
     c->Yv = malloc(3 * (size_t)n3 * sizeof(double));
@@ -167,7 +165,7 @@ int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control
     c->z = malloc((size_t)nv * sizeof(double));
     c->vrow = malloc(3 * (size_t)nv * sizeof(double));
     c->mom = malloc(6 * (size_t)nv * sizeof(double));
-    if (!c->A || !c->b || !c->rhs || !c->work || !c->rot || !c->Yv || !c->V || !c->patch_first || !c->patch_nodes || !c->cand || !c->assign ||
+    if (!c->A || !c->b || !c->work || !c->rot || !c->Yv || !c->V || !c->patch_first || !c->patch_nodes || !c->cand || !c->assign ||
         !c->patch_gap || !c->patch_centre || !c->H || !c->g || !c->Ain || !c->bin || !c->prow || !c->poff || !c->pvar || !c->contacts || !c->start ||
         !c->state || !c->row || !c->z || !c->vrow || !c->mom) {
         sc_control_free(c);
@@ -284,6 +282,21 @@ static void find_patches(sc_control *c, const sc_softbody *s)
 /* Variables of patch p's impulses. */
 static int var_fn(const sc_control *c, int p) { return c->S + PER_PATCH * p; }
 
+/* y = R M~^-1 R' y in place (M~ the rest one, turned by the body's rotation R). */
+static void solve_turned(sc_control *c, sc_mat3 R, double *y)
+{
+    const int nn = c->m->nnodes;
+    for (int i = 0; i < nn; i++) {
+        const double a = y[3 * i], b = y[3 * i + 1], d = y[3 * i + 2];
+        for (int r = 0; r < 3; r++) y[3 * i + r] = R.m[0][r] * a + R.m[1][r] * b + R.m[2][r] * d;
+    }
+    sc_skyline_solve(&c->K, y, c->work);
+    for (int i = 0; i < nn; i++) {
+        const double a = y[3 * i], b = y[3 * i + 1], d = y[3 * i + 2];
+        for (int r = 0; r < 3; r++) y[3 * i + r] = R.m[r][0] * a + R.m[r][1] * b + R.m[r][2] * d;
+    }
+}
+
 /* Rows over z and constants of the mean velocity after the step of a node set (three
  * functionals, each one solve): c->vrow[3 nv], c->vcst[3]. */
 static void set_velocity_rows(sc_control *c, const int *nodes, int n, sc_mat3 R, int nv)
@@ -291,14 +304,10 @@ static void set_velocity_rows(sc_control *c, const int *nodes, int n, sc_mat3 R,
     const sc_model *m = c->m;
     const int n3 = 3 * m->nnodes;
     for (int a = 0; a < 3; a++) {
-        double *y = c->Yv + (size_t)a * n3;
-        memset(c->rhs, 0, (size_t)n3 * sizeof(double));
-        /* the functional e_a / n on each node, turned into the rest frame: R' e_a */
-        for (int k = 0; k < n; k++)
-            for (int r = 0; r < 3; r++) c->rhs[3 * nodes[k] + r] += R.m[a][r] / n;
-        sc_skyline_solve(&c->K, c->rhs, c->work);
-        for (int i = 0; i < m->nnodes; i++) /* back to the world: y = R y' */
-            for (int r = 0; r < 3; r++) y[3 * i + r] = R.m[r][0] * c->rhs[3 * i] + R.m[r][1] * c->rhs[3 * i + 1] + R.m[r][2] * c->rhs[3 * i + 2];
+        double *y = c->Yv + (size_t)a * n3; /* the functional e_a / n on each node, through M~^-1 */
+        memset(y, 0, (size_t)n3 * sizeof(double));
+        for (int k = 0; k < n; k++) y[3 * nodes[k] + a] += 1.0 / n;
+        solve_turned(c, R, y);
     }
     for (int a = 0; a < 3; a++) {
         const double *y = c->Yv + (size_t)a * n3;
@@ -324,21 +333,6 @@ static void set_velocity_rows(sc_control *c, const int *nodes, int n, sc_mat3 R,
             }
         }
         c->vcst[a] = cst;
-    }
-}
-
-/* y = R M~^-1 R' y in place (M~ the rest one, turned by the body's rotation R). */
-static void solve_turned(sc_control *c, sc_mat3 R, double *y)
-{
-    const int nn = c->m->nnodes;
-    for (int i = 0; i < nn; i++) {
-        const double a = y[3 * i], b = y[3 * i + 1], d = y[3 * i + 2];
-        for (int r = 0; r < 3; r++) y[3 * i + r] = R.m[0][r] * a + R.m[1][r] * b + R.m[2][r] * d;
-    }
-    sc_skyline_solve(&c->K, y, c->work);
-    for (int i = 0; i < nn; i++) {
-        const double a = y[3 * i], b = y[3 * i + 1], d = y[3 * i + 2];
-        for (int r = 0; r < 3; r++) y[3 * i + r] = R.m[r][0] * a + R.m[r][1] * b + R.m[r][2] * d;
     }
 }
 
