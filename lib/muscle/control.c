@@ -165,9 +165,9 @@ int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control
     c->z = malloc((size_t)nv * sizeof(double));
     c->vrow = malloc(3 * (size_t)nv * sizeof(double));
     c->mom = malloc(6 * (size_t)nv * sizeof(double));
-    if (!c->A || !c->b || !c->work || !c->rot || !c->Yv || !c->V || !c->patch_first || !c->patch_nodes || !c->cand || !c->assign ||
-        !c->patch_gap || !c->patch_centre || !c->H || !c->g || !c->Ain || !c->bin || !c->prow || !c->poff || !c->pvar || !c->contacts || !c->start ||
-        !c->state || !c->row || !c->z || !c->vrow || !c->mom) {
+    if (!c->A || !c->b || !c->work || !c->rot || !c->Yv || !c->V || !c->patch_first || !c->patch_nodes || !c->cand || !c->assign || !c->patch_gap ||
+        !c->patch_centre || !c->H || !c->g || !c->Ain || !c->bin || !c->prow || !c->poff || !c->pvar || !c->contacts || !c->start || !c->state ||
+        !c->row || !c->z || !c->vrow || !c->mom) {
         sc_control_free(c);
         return sc_fail(err, SC_EIO, "control: out of memory");
     }
@@ -279,6 +279,19 @@ static void find_patches(sc_control *c, const sc_softbody *s)
     c->patch_first[c->npatch] = n;
 }
 
+/* The world impulse of one unit of a patch's variable k: 0 the normal impulse (+y, a flat
+ * ground), 1..NDIR the friction impulses along their directions. */
+static void unit_impulse(int k, double f[3])
+{
+    f[0] = f[1] = f[2] = 0;
+    if (k == 0) f[1] = 1;
+    else {
+        const double ang = 2 * M_PI * (k - 1) / NDIR;
+        f[0] = cos(ang);
+        f[2] = sin(ang);
+    }
+}
+
 /* Variables of patch p's impulses. */
 static int var_fn(const sc_control *c, int p) { return c->S + PER_PATCH * p; }
 
@@ -326,10 +339,10 @@ static void set_velocity_rows(sc_control *c, const int *nodes, int n, sc_mat3 R,
             for (int k = n0; k < n1; k++)
                 for (int r = 0; r < 3; r++) w[r] += y[3 * c->patch_nodes[k] + r] / (n1 - n0);
             const int fn = var_fn(c, p);
-            row[fn] += w[1];
-            for (int j = 0; j < NDIR; j++) {
-                const double ang = 2 * M_PI * j / NDIR;
-                row[fn + 1 + j] += w[0] * cos(ang) + w[2] * sin(ang);
+            for (int k = 0; k <= NDIR; k++) {
+                double f[3];
+                unit_impulse(k, f);
+                row[fn + k] += w[0] * f[0] + w[1] * f[1] + w[2] * f[2];
             }
         }
         c->vcst[a] = cst;
@@ -351,13 +364,8 @@ static void add_kinetic(sc_control *c, sc_mat3 R, int nv, double *const lrow[3],
             memset(y, 0, (size_t)n3 * sizeof(double));
             const int p = (j - S) / PER_PATCH, v = (j - S) % PER_PATCH;
             if (v > NDIR) continue; /* lambda: no impulse */
-            double f[3] = {0, 0, 0};
-            if (v == 0) f[1] = 1;
-            else {
-                const double ang = 2 * M_PI * (v - 1) / NDIR;
-                f[0] = cos(ang);
-                f[2] = sin(ang);
-            }
+            double f[3];
+            unit_impulse(v, f);
             const int n0 = c->patch_first[p], n1 = c->patch_first[p + 1];
             for (int k = n0; k < n1; k++)
                 for (int r = 0; r < 3; r++) y[3 * c->patch_nodes[k] + r] += f[r] / (n1 - n0);
@@ -472,13 +480,8 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
         const double r[3] = {c->patch_centre[3 * p] - com[0], c->patch_centre[3 * p + 1] - com[1], c->patch_centre[3 * p + 2] - com[2]};
         const int fn = var_fn(c, p);
         for (int v = fn; v < fn + NDIR + 1; v++) {
-            double f[3] = {0, 0, 0}; /* the impulse of a unit of variable v */
-            if (v == fn) f[1] = 1;
-            else {
-                const double ang = 2 * M_PI * (v - fn - 1) / NDIR;
-                f[0] = cos(ang);
-                f[2] = sin(ang);
-            }
+            double f[3];
+            unit_impulse(v - fn, f);
             for (int a = 0; a < 3; a++) lrow[a][v] += damp * f[a];
             hrow[0][v] += damp * (r[1] * f[2] - r[2] * f[1]);
             hrow[1][v] += damp * (r[2] * f[0] - r[0] * f[2]);
