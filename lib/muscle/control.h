@@ -33,7 +33,6 @@ typedef enum {
     SC_OBJ_REGULARISE = 6, /* |(l_d - l_ref) / l0|^2, l_ref the rest lengths */
     SC_OBJ_KINETIC = 7     /* sum m_i |v_i+ - v_c+|^2: the motion about the centre of mass after the step (J x 2) */
 } sc_objective_type;
-#define SC_OBJ_TYPES 8
 
 typedef enum { SC_WHEN_ALWAYS = 0, SC_WHEN_CONTACT = 1, SC_WHEN_AIRBORNE = 2 } sc_objective_when;
 
@@ -53,7 +52,6 @@ typedef struct sc_objective {
     int nnodes;    /* POINT*: the node set */
     int *nodes;
     int relative; /* POINT*: target is an offset from the set's rest centre (+ the body's COM drift) */
-    int line;     /* config line, for messages */
 } sc_objective;
 
 typedef struct sc_control_opts {

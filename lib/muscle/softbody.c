@@ -46,12 +46,9 @@ void sc_softbody_free(sc_softbody *s)
 {
     if (!s) return;
     sc_fem_free(&s->fem);
-    sc_contact_cull_free(&s->cull);
     free(s->x);
     free(s->v);
     free(s->warm);
-    free(s->anchor);
-    free(s->in_contact);
     free(s->ld);
     free(s->ext);
     free(s->f);
@@ -82,22 +79,15 @@ int sc_softbody_create(const sc_model *m, const sc_muscles *mu, const sc_softbod
     s->x = malloc(n3 * sizeof(double));
     s->v = calloc(n3, sizeof(double));
     s->warm = malloc(sc_fem_warm_size(&s->fem) * sizeof(double));
-    s->anchor = calloc(3 * (size_t)m->nsurf_verts + 1, sizeof(double));
-    s->in_contact = calloc((size_t)m->nsurf_verts + 1, 1);
     s->ld = malloc((nseg + 1) * sizeof(double));
     s->ext = calloc(n3, sizeof(double));
     s->f = malloc(n3 * sizeof(double));
     s->f_elastic = calloc(n3, sizeof(double));
     s->rot = malloc(9 * (size_t)m->ntets * sizeof(double));
     s->len = malloc((nseg + 1) * sizeof(double));
-    if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->ld || !s->ext || !s->f || !s->f_elastic || !s->rot || !s->len) {
+    if (!s->x || !s->v || !s->warm || !s->ld || !s->ext || !s->f || !s->f_elastic || !s->rot || !s->len) {
         sc_softbody_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the soft body");
-    }
-    sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
-    if ((rc = sc_contact_cull_init(&s->cull, &e, m->ntets, m->nnodes, err))) {
-        sc_softbody_free(s);
-        return rc;
     }
     if ((rc = sc_tet_boundary_nodes(m, &s->bound, &s->nbound, err))) {
         sc_softbody_free(s);
@@ -167,15 +157,12 @@ int sc_softbody_step(sc_softbody *s, sc_err *err)
         sc_muscle_forces(s->mu, m, s->x, s->rot, s->ld, s->len, s->f);
     }
     const double dt = o->dt, vmax2 = o->max_speed * o->max_speed;
-    if (o->contact.enabled && o->contact_model == SC_SOFT_CONTACT_PENALTY) {
-        sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
-        sc_contact_forces_culled(&o->contact, &e, &s->cull, s->x, s->v, s->anchor, s->in_contact, s->f, &s->contact);
-    } else memset(&s->contact, 0, sizeof s->contact);
+    memset(&s->contact, 0, sizeof s->contact);
     for (int i = 0; i < nn; i++) {
         const double k = dt / m->node_mass[i];
         for (int c = 0; c < 3; c++) s->v[3 * i + c] += k * s->f[3 * i + c] + dt * o->gravity[c];
     }
-    if (o->contact.enabled && o->contact_model == SC_SOFT_CONTACT_RIGID) rigid_contact(s);
+    if (o->contact.enabled) rigid_contact(s);
     for (int i = 0; i < nn; i++) {
         double sp2 = 0;
         for (int c = 0; c < 3; c++) {
@@ -238,15 +225,4 @@ void sc_softbody_diagnostics(const sc_softbody *s, sc_softbody_diag *d)
     }
     d->volume_ratio = vol / vol0;
     d->elastic = s->fem_stats.elastic_energy;
-}
-
-void sc_softbody_surface(const sc_softbody *s, double *out)
-{
-    const sc_model *m = s->m;
-    for (int i = 0; i < m->nsurf_verts; i++) {
-        const int *n = m->tets + 4 * m->surf_tet[i];
-        const double *b = m->surf_bary + 4 * i;
-        for (int c = 0; c < 3; c++)
-            out[3 * i + c] = b[0] * s->x[3 * n[0] + c] + b[1] * s->x[3 * n[1] + c] + b[2] * s->x[3 * n[2] + c] + b[3] * s->x[3 * n[3] + c];
-    }
 }

@@ -1,6 +1,5 @@
 /* A boneless soft body ([T12] 4): a corotated FEM tet mesh with no skeleton and no fixed
- * nodes, moved by its muscle fibres (fibre.h), touching the ground through softcon's penalty
- * contact with Coulomb friction. The state is mutable and separate from the immutable model
+ * nodes, moved by its muscle fibres (fibre.h), touching the ground with Coulomb friction. The state is mutable and separate from the immutable model
  * and muscles (MuJoCo's mjData); a step never allocates.
  *
  * Step (dt, symplectic Euler, as sim.h's flesh): corotated elastic forces ([L13] eq. 7-11;
@@ -8,13 +7,13 @@
  * [T12] eq. 7), muscle forces for the desired lengths ld (eq. 3-6), gravity and the external
  * forces `ext` give v* = v + dt f / m; then ground contact, and x += dt v.
  *
- * Contact (RIGID, the default) is [T12]'s: inelastic, non-penetrating, Coulomb friction,
+ * Contact is [T12]'s: inelastic, non-penetrating, Coulomb friction,
  * solved exactly. With lumped masses and an explicit step the contact LCP of [T12] eq. 11
  * decouples per node (an impulse on node i changes v_i only), so each boundary node that
  * would end the step below the ground gets the normal impulse that brings it to the ground
  * and the friction impulse that stops its sliding, or, beyond mu times the normal impulse,
  * slows it by that much (Moreau's time stepping). The controller (control.h) plans with the
- * same contact. PENALTY is softcon's spring contact on the fine surface (contact.h). */
+ * same contact. */
 #ifndef SC_SOFTBODY_H
 #define SC_SOFTBODY_H
 #include "model/model.h"
@@ -22,14 +21,11 @@
 #include "sim/contact.h"
 #include "sim/fem.h"
 
-typedef enum { SC_SOFT_CONTACT_RIGID = 0, SC_SOFT_CONTACT_PENALTY = 1 } sc_soft_contact;
-
 typedef struct sc_softbody_opts {
     double dt;                            /* s */
-    int contact_model;                    /* sc_soft_contact */
     double gravity[3];                    /* m/s^2 */
     double rayleigh_alpha, rayleigh_beta; /* 1/s, s */
-    sc_contact_opts contact;              /* PENALTY: all of it; RIGID: enabled, mu and the ground */
+    sc_contact_opts contact;              /* enabled, mu and the ground are read */
     double max_speed;                     /* m/s: a node faster than this is a blow-up */
 } sc_softbody_opts;
 
@@ -49,17 +45,14 @@ typedef struct sc_softbody {
     const sc_muscles *mu; /* may be NULL: a passive body */
     sc_softbody_opts o;
     sc_fem fem;
-    sc_contact_cull cull;
     double t;
     long step;
     double *x, *v; /* [3 nn] */
     double *warm;
-    double *anchor; /* [3 nv] friction anchors */
-    unsigned char *in_contact;
     double *ld;            /* [nsegs] input: desired muscle lengths (rest lengths at creation) */
     double *ext;           /* [3 nn] input: external forces on the nodes (N) */
     double *f_elastic;     /* [3 nn] the last step's elastic forces (the controller's f_e) */
-    int nbound, *bound;    /* the tet mesh's boundary nodes (RIGID contact) */
+    int nbound, *bound;    /* the tet mesh's boundary nodes (the contact's) */
     double *f, *rot, *len; /* scratch: forces, tet rotations [9 ntets], segment lengths */
     sc_fem_stats fem_stats;
     sc_contact_result contact;
@@ -76,7 +69,5 @@ int sc_softbody_step(sc_softbody *s, sc_err *err);
 /* Each tet's rotation R (row-major, 9 per tet) from the last elastic pass. */
 void sc_softbody_rotations(const sc_softbody *s, double *rot);
 void sc_softbody_diagnostics(const sc_softbody *s, sc_softbody_diag *d);
-/* Fine-surface vertex positions (3 per vertex). */
-void sc_softbody_surface(const sc_softbody *s, double *out);
 
 #endif
