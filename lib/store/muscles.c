@@ -130,6 +130,11 @@ static int read_h5(sc_h5 *f, void *arg, sc_err *err)
     if ((rc = sc_muscles_build(m, &d, c->mu, err))) goto done;
     dims[0] = (size_t)c->mu->npoints;
     if ((rc = sc_h5_read_i32(f, "/muscles/point_tet", 1, dims, &ptet, err))) goto done;
+    for (int i = 0; i < c->mu->npoints; i++)
+        if (ptet[i] != c->mu->point_tet[i]) {
+            rc = sc_fail(err, SC_EINPUT, "%s:/muscles/point_tet[%d]: tet %d, but the point lies in tet %d", fn, i, ptet[i], c->mu->point_tet[i]);
+            goto done;
+        }
     dims[0] = (size_t)c->mu->nsegs;
     if ((rc = sc_h5_read_f64(f, "/muscles/rest_length", 1, dims, &rest, err))) goto done;
     dims[0] = (size_t)c->mu->inf_first[m->ntets];
