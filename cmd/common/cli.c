@@ -440,14 +440,31 @@ void sc_cli_die(const sc_cli *cli, const sc_err *err)
 }
 
 /* The top-level config sections of all the tools. */
-static const char *const pipeline_sections[] = {"skeleton",   "body",       "envelope",      "fixed",
-                                                "tetgen",     "material",   "muscles", /* mesh-prep */
-                                                "skin",                                /* skin-weights */
-                                                "motion",     "retarget",   "kinematics",    "contact_estimation",
+static const char *const pipeline_sections[] = {"skeleton",
+                                                "body",
+                                                "envelope",
+                                                "fixed",
+                                                "tetgen",
+                                                "material",
+                                                "muscles", /* mesh-prep */
+                                                "skin",    /* skin-weights */
+                                                "motion",
+                                                "retarget",
+                                                "kinematics",
+                                                "contact_estimation",
                                                 "dynamics", /* inverse-dynamics */
-                                                "simulation", "controller", "perturbations", "contact",
-                                                "ground",     "output",                                  /* simulate */
-                                                "sampling",   "feedback",   "render",        "pipeline", /* later stages, scripts/pipeline.sh */
+                                                "simulation",
+                                                "controller",
+                                                "perturbations",
+                                                "contact",
+                                                "ground",
+                                                "output", /* simulate */
+                                                "muscle_control",
+                                                "forces", /* muscle-sim */
+                                                "sampling",
+                                                "feedback",
+                                                "render",
+                                                "pipeline", /* later stages, scripts/pipeline.sh */
                                                 NULL};
 
 void sc_cli_ignore_other_sections(sc_cfg *cfg)

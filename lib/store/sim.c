@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/log.h"
+#include "store/muscles.h"
 #include "store/reference.h"
 #include "store/sim.h"
 #include "store/xdmf.h"
@@ -22,6 +23,8 @@
 struct sc_sim_series {
     sc_h5_series *time, *bpos, *bquat, *blin, *bang, *nodes, *ke, *ee, *pe, *te, *lin, *ang, *com, *cf, *cop, *cn, *depth, *inv, *track, *push,
         *steptime, *reftime;
+    /* a boneless body's (muscle-sim) */
+    sc_h5_series *ld, *len, *vol, *dmin, *dmax, *obj, *qps, *sliding, *broken, *failed;
 };
 
 static int create_series(sc_h5 *f, const sc_model *m, int store_nodes, int follows_reference, sc_sim_series *s, sc_err *err)
@@ -31,11 +34,13 @@ static int create_series(sc_h5 *f, const sc_model *m, int store_nodes, int follo
 #define S(ptr, path, rank, dims, units, desc) \
     if ((rc = sc_h5_series_create(f, path, s->time, rank, dims, units, desc, &s->ptr, err))) return rc
     if ((rc = sc_h5_timeline_create(f, "/time", &s->time, err))) return rc;
-    if ((rc = sc_h5_group(f, "/bones", "rigid bones; position is the bone origin (its joint)", err))) return rc;
-    S(bpos, "/bones/position", 2, ((size_t[]){nb, 3}), "m", "bone origin positions");
-    S(bquat, "/bones/orientation", 2, ((size_t[]){nb, 4}), "1", "bone rotations (w, x, y, z) from the rest pose");
-    S(blin, "/bones/linear_velocity", 2, ((size_t[]){nb, 3}), "m/s", "velocity of each bone origin");
-    S(bang, "/bones/angular_velocity", 2, ((size_t[]){nb, 3}), "rad/s", "angular velocity, world frame");
+    if (nb) {
+        if ((rc = sc_h5_group(f, "/bones", "rigid bones; position is the bone origin (its joint)", err))) return rc;
+        S(bpos, "/bones/position", 2, ((size_t[]){nb, 3}), "m", "bone origin positions");
+        S(bquat, "/bones/orientation", 2, ((size_t[]){nb, 4}), "1", "bone rotations (w, x, y, z) from the rest pose");
+        S(blin, "/bones/linear_velocity", 2, ((size_t[]){nb, 3}), "m/s", "velocity of each bone origin");
+        S(bang, "/bones/angular_velocity", 2, ((size_t[]){nb, 3}), "rad/s", "angular velocity, world frame");
+    }
     if (store_nodes) {
         if ((rc = sc_h5_group(f, "/nodes", "tet node trajectories", err))) return rc;
         S(nodes, "/nodes/position", 2, ((size_t[]){nn, 3}), "m", "tet node positions");
@@ -57,7 +62,7 @@ static int create_series(sc_h5 *f, const sc_model *m, int store_nodes, int follo
     if ((rc = sc_h5_group(f, "/fem", "soft body", err))) return rc;
     if ((rc = sc_h5_series_create_i32(f, "/fem/inverted", s->time, 0, NULL, "inverted tets", &s->inv, err))) return rc;
     if ((rc = sc_h5_group(f, "/control", "controller", err))) return rc;
-    S(track, "/control/tracking_error", 0, NULL, "rad", "RMS over joints of the angle between local rotation and PD target");
+    if (nb) S(track, "/control/tracking_error", 0, NULL, "rad", "RMS over joints of the angle between local rotation and PD target");
     S(push, "/control/push_force", 1, ((size_t[]){3}), "N", "total external push force applied");
     if (follows_reference) S(reftime, "/control/reference_time", 0, NULL, "s", "reference time the controller plays (time scaling)");
     if ((rc = sc_h5_group(f, "/timing", "wall-clock cost", err))) return rc;
@@ -73,8 +78,10 @@ static int write_mesh(sc_h5 *f, const sc_model *m, sc_err *err)
     int rc;
 #define TRY(x) \
     if ((rc = (x))) return rc
-    TRY(sc_h5_write_strings(f, "/bones/names", (size_t)m->nbones, names, "bone names, in the order of every /bones dataset", err));
-    TRY(sc_h5_write_i32(f, "/bones/parents", 1, (size_t[]){(size_t)m->nbones}, m->parent, "parent bone, -1 for the root", err));
+    if (m->nbones) {
+        TRY(sc_h5_write_strings(f, "/bones/names", (size_t)m->nbones, names, "bone names, in the order of every /bones dataset", err));
+        TRY(sc_h5_write_i32(f, "/bones/parents", 1, (size_t[]){(size_t)m->nbones}, m->parent, "parent bone, -1 for the root", err));
+    }
     TRY(sc_h5_group(f, "/mesh", "the character's topology, so this file stands alone (copied from character.h5)", err));
     TRY(sc_h5_write_i32(f, "/mesh/tets", 2, (size_t[]){(size_t)m->ntets, 4}, m->tets, "tets (node indices)", err));
     TRY(sc_h5_write_f64(f, "/mesh/rest_pos", 2, (size_t[]){(size_t)m->nnodes, 3}, m->rest_pos, "m", "rest node positions", err));
@@ -203,6 +210,118 @@ void sc_sim_writer_free(sc_sim_writer *w)
     memset(w, 0, sizeof *w);
 }
 
+/* ---- the record of a boneless body (muscle-sim) ---- */
+
+static int create_soft_series(sc_h5 *f, const sc_muscles *mu, sc_sim_series *s, sc_err *err)
+{
+    int rc;
+#define S(ptr, path, rank, dims, units, desc) \
+    if ((rc = sc_h5_series_create(f, path, s->time, rank, dims, units, desc, &s->ptr, err))) return rc
+#define SI(ptr, path, desc) \
+    if ((rc = sc_h5_series_create_i32(f, path, s->time, 0, NULL, desc, &s->ptr, err))) return rc
+    S(vol, "/fem/volume_ratio", 0, NULL, "1", "the body's volume over its rest volume ([T12] 4.1 keeps |1 - ratio| under 0.15)");
+    S(dmin, "/fem/min_det", 0, NULL, "1", "the smallest tet volume ratio det F");
+    S(dmax, "/fem/max_det", 0, NULL, "1", "the largest tet volume ratio det F");
+    S(obj, "/control/objective", 0, NULL, "1", "objective value of the last plan ([T12] 5.2), 0 without control");
+    SI(qps, "/control/qps", "QPs the last plan solved ([T12] 6's pivoting search)");
+    SI(sliding, "/control/sliding", "contact patches the last plan made slide");
+    SI(broken, "/control/broken", "contact patches the last plan made break");
+    SI(failed, "/control/failed", "1: the last plan found no feasible solution (l_d kept)");
+    if (mu) {
+        S(ld, "/muscles/desired_length", 1, D1(mu->nsegs), "m", "l_d of each segment: the controller's output ([T12] 5.1)");
+        S(len, "/muscles/length", 1, D1(mu->nsegs), "m", "the current length of each segment");
+    }
+#undef S
+#undef SI
+    return SC_OK;
+}
+
+int sc_sim_writer_create_soft(const char *path, const sc_sim_file_info *info, const sc_muscle_run *r, const char *solver, sc_sim_writer *w,
+                              sc_err *err)
+{
+    const sc_model *m = r->s->m;
+    const sc_muscles *mu = r->s->mu;
+    memset(w, 0, sizeof *w);
+    w->m = m;
+    w->store_nodes = 1; /* a boneless body is its nodes */
+    w->last_wall = w->first_wall = sc_wall_time();
+    w->s = calloc(1, sizeof *w->s);
+    w->frame_times = malloc((size_t)(info->max_frames > 0 ? info->max_frames : 1) * sizeof *w->frame_times);
+    w->bp = malloc((size_t)(mu ? mu->nsegs : 1) * sizeof *w->bp);
+    if (!w->s || !w->frame_times || !w->bp) {
+        sc_sim_writer_free(w);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    int rc = sc_h5_create(path, &w->f, err);
+    if (rc) return rc;
+    sc_h5 *f = w->f;
+    if ((rc = sc_h5_provenance(f, SC_SIM_SCHEMA, info->argc, info->argv, info->config_text, err)) ||
+        (rc = sc_h5_attr_str(f, "/", "character", info->character, err)) || (rc = sc_h5_attr_f64(f, "/", "dt", info->dt, err)) ||
+        (rc = sc_h5_attr_str(f, "/", "fem_kernel", sc_fem_kernel_name(r->s->fem.kernel), err)) ||
+        (rc = sc_h5_attr_str(f, "/", "body", "boneless: a soft body moved by muscle fibres ([T12])", err)) ||
+        (rc = create_series(f, m, 1, 0, w->s, err)) || (rc = write_mesh(f, m, err)) || (mu && (rc = sc_character_write_muscles(f, mu, m, err))) ||
+        (rc = create_soft_series(f, mu, w->s, err)) || (rc = sc_h5_attr_str(f, "/control", "solver", solver, err)) ||
+        (rc = sc_h5_attr_f64(f, "/control", "period_s", r->o->control.period, err))) {
+        sc_sim_writer_abort(w);
+        return rc;
+    }
+    return SC_OK;
+}
+
+int sc_sim_writer_soft_frame(sc_sim_writer *w, const sc_muscle_run *r, const sc_softbody_diag *d, long k, sc_err *err)
+{
+    const sc_softbody *b = r->s;
+    const sc_control_report *rep = &r->report;
+    double now = sc_wall_time(), per = k > w->last_step ? (now - w->last_wall) / (double)(k - w->last_step) : 0;
+    w->last_wall = now;
+    w->last_step = k;
+    const double t = b->t, total = d->kinetic + d->elastic + d->potential, depth = b->contact.max_depth,
+                 force[3] = {b->contact.total_force.x, b->contact.total_force.y, b->contact.total_force.z};
+    double cop[3], obj = r->c ? rep->objective : 0;
+    sc_contact_cop(&b->contact, cop);
+    w->max_depth = fmax(w->max_depth, depth);
+    int cnt = b->contact.count, inv = b->fem_stats.inverted, qps = r->c ? rep->nodes : 0, sl = r->c ? rep->sliding : 0, br = r->c ? rep->broken : 0,
+        fl = r->c ? rep->failed : 0;
+    sc_sim_series *s = w->s;
+    int rc = sc_h5_series_append(s->time, &t, err) || sc_h5_series_append(s->nodes, b->x, err) || sc_h5_series_append(s->ke, &d->kinetic, err) ||
+        sc_h5_series_append(s->ee, &d->elastic, err) || sc_h5_series_append(s->pe, &d->potential, err) || sc_h5_series_append(s->te, &total, err) ||
+        sc_h5_series_append(s->lin, d->linear, err) || sc_h5_series_append(s->ang, d->angular, err) || sc_h5_series_append(s->com, d->com, err) ||
+        sc_h5_series_append(s->cf, force, err) || sc_h5_series_append(s->cop, cop, err) || sc_h5_series_append(s->depth, &depth, err) ||
+        sc_h5_series_append_i32(s->cn, &cnt, err) || sc_h5_series_append_i32(s->inv, &inv, err) || sc_h5_series_append(s->push, r->push, err) ||
+        sc_h5_series_append(s->steptime, &per, err) || sc_h5_series_append(s->vol, &d->volume_ratio, err) ||
+        sc_h5_series_append(s->dmin, &d->min_det, err) || sc_h5_series_append(s->dmax, &d->max_det, err) || sc_h5_series_append(s->obj, &obj, err) ||
+        sc_h5_series_append_i32(s->qps, &qps, err) || sc_h5_series_append_i32(s->sliding, &sl, err) || sc_h5_series_append_i32(s->broken, &br, err) ||
+        sc_h5_series_append_i32(s->failed, &fl, err);
+    if (!rc && s->ld) {
+        sc_muscle_lengths(b->mu, b->m, b->x, w->bp);
+        rc = sc_h5_series_append(s->ld, b->ld, err) || sc_h5_series_append(s->len, w->bp, err);
+    }
+    if (rc) return 1;
+    w->frame_times[w->nframes++] = t;
+    return 0;
+}
+
+int sc_sim_writer_soft_commit(sc_sim_writer *w, const sc_muscle_run *r, const char *status, sc_err *err)
+{
+    sc_h5 *f = w->f;
+    const sc_muscle_run_stats *st = &r->stats;
+    const long steps = r->s->step;
+    const double n = steps ? (double)steps : 1, plans = st->plans ? (double)st->plans : 1;
+    int rc = sc_h5_attr_str(f, "/", "status", status, err) || sc_h5_attr_i64(f, "/", "steps", steps, err) ||
+        sc_h5_attr_f64(f, "/timing", "mean_step_s", (sc_wall_time() - w->first_wall) / n, err) ||
+        sc_h5_attr_f64(f, "/timing", "mean_plan_s", st->plan_s / plans, err) || sc_h5_attr_i64(f, "/control", "plans", st->plans, err) ||
+        sc_h5_attr_i64(f, "/control", "failed_plans", st->failed_plans, err) ||
+        sc_h5_attr_f64(f, "/control", "mean_qps", (double)st->qps / plans, err) || sc_h5_attr_f64(f, "/contact", "max_depth_m", w->max_depth, err) ||
+        sc_h5_attr_f64(f, "/fem", "max_volume_change", st->max_volume_change, err) || sc_h5_attr_f64(f, "/fem", "min_det", st->min_det, err) ||
+        sc_h5_attr_f64(f, "/fem", "max_det", st->max_det, err) || sc_xdmf_sim_views(f, w->nframes, err);
+    if (rc) {
+        sc_sim_writer_abort(w);
+        return rc;
+    }
+    w->f = NULL;
+    return sc_h5_commit(f, err);
+}
+
 /* The rollout's hook: a frame every `every` steps, and the progress line. */
 typedef struct {
     sc_sim_writer *w;
@@ -250,8 +369,28 @@ struct sc_sim_file {
 
 void sc_sim_data_free(sc_sim_data *d)
 {
-    void *arrays[] = {d->time,     d->bone_name, d->parent, d->bone_pos,      d->bone_quat,  d->tets,     d->node_bone, d->faces,         d->surf_tet,
-                      d->rest_pos, d->surf_bary, d->com,    d->contact_force, d->push_force, d->ref_time, d->config,    d->tracking_error};
+    void *arrays[] = {d->time,
+                      d->bone_name,
+                      d->parent,
+                      d->bone_pos,
+                      d->bone_quat,
+                      d->tets,
+                      d->node_bone,
+                      d->faces,
+                      d->surf_tet,
+                      d->rest_pos,
+                      d->surf_bary,
+                      d->com,
+                      d->contact_force,
+                      d->push_force,
+                      d->ref_time,
+                      d->config,
+                      d->tracking_error,
+                      d->muscle_point_tet,
+                      d->muscle_point_bary,
+                      d->muscle_seg,
+                      d->muscle_rest_len,
+                      d->muscle_ld};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
     memset(d, 0, sizeof *d);
 }
@@ -294,6 +433,14 @@ static int read_time_and_bones(sc_h5 *f, const char *fn, sc_sim_data *a, sc_err 
             rc = sc_fail(err, SC_EINPUT, "%s:/time: element %d = %g is not finite and non-decreasing", fn, k, a->time[k]);
             goto done;
         }
+    if (!sc_h5_exists(f, "/bones")) { /* a boneless body's (its nodes are checked to be there) */
+        a->bone_name = calloc(1, sizeof *a->bone_name);
+        a->parent = calloc(1, sizeof *a->parent);
+        a->bone_pos = calloc(1, sizeof *a->bone_pos);
+        a->bone_quat = calloc(1, sizeof *a->bone_quat);
+        rc = a->bone_name && a->parent && a->bone_pos && a->bone_quat ? SC_OK : sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
     TRY(sc_h5_read_strings(f, "/bones/names", &nb, &names, err));
     if (nb < 1 || nb > 256) {
         rc = sc_fail(err, SC_EINPUT, "%s:/bones/names: expected 1..256 bones, found %zu", fn, nb);
@@ -406,6 +553,31 @@ static int check_node_frames(sc_h5 *f, const char *fn, sc_sim_data *a, sc_err *e
     return rc;
 }
 
+/* /muscles' segments as embedded points and their desired lengths, checked. */
+static int read_muscle_drawing(sc_h5 *f, const char *fn, sc_sim_data *a, sc_err *err)
+{
+    size_t np = 0, ns[2] = {0, 2};
+    int rc;
+    if ((rc = sc_h5_read_i32(f, "/muscles/point_tet", 1, &np, &a->muscle_point_tet, err)) ||
+        (rc = sc_h5_read_f64(f, "/muscles/point_bary", 2, D2(np, 4), &a->muscle_point_bary, err)) ||
+        (rc = sc_h5_read_i32(f, "/muscles/segments", 2, ns, &a->muscle_seg, err)) ||
+        (rc = sc_h5_read_f64(f, "/muscles/rest_length", 1, D1(ns[0]), &a->muscle_rest_len, err)) ||
+        (rc = sc_h5_read_f64(f, "/muscles/desired_length", 2, D2(a->nframes, ns[0]), &a->muscle_ld, err)) ||
+        (rc = sc_h5_check_range(f, "/muscles/point_bary", a->muscle_point_bary, 4 * np, 4, -1e3, 1e3, 0, err)) ||
+        (rc = sc_h5_check_range(f, "/muscles/rest_length", a->muscle_rest_len, ns[0], 1, 1e-9, 1e6, 0, err)) ||
+        (rc = sc_h5_check_range(f, "/muscles/desired_length", a->muscle_ld, (size_t)a->nframes * ns[0], ns[0], 0, 1e6, 0, err)))
+        return rc;
+    a->muscle_npoints = (int)np;
+    a->muscle_nsegs = (int)ns[0];
+    for (size_t i = 0; i < np; i++)
+        if (a->muscle_point_tet[i] < 0 || a->muscle_point_tet[i] >= a->ntets)
+            return sc_fail(err, SC_EINPUT, "%s:/muscles/point_tet: point %zu references tet %d of %d", fn, i, a->muscle_point_tet[i], a->ntets);
+    for (size_t i = 0; i < 2 * ns[0]; i++)
+        if (a->muscle_seg[i] < 0 || a->muscle_seg[i] >= (int)np)
+            return sc_fail(err, SC_EINPUT, "%s:/muscles/segments: segment %zu references point %d of %zu", fn, i / 2, a->muscle_seg[i], np);
+    return SC_OK;
+}
+
 static int read_sim(sc_h5 *f, const char *fn, sc_sim_data *a, sc_err *err)
 {
     int rc;
@@ -423,6 +595,8 @@ static int read_sim(sc_h5 *f, const char *fn, sc_sim_data *a, sc_err *err)
         if ((rc = sc_h5_read_f64(f, "/control/tracking_error", 1, &nt, &a->tracking_error, err))) return rc;
     }
     if ((rc = check_node_frames(f, fn, a, err))) return rc;
+    if (!a->nbones && !a->has_nodes) return sc_fail(err, SC_EINPUT, "%s:/nodes/position: missing; a record without /bones needs its nodes", fn);
+    if (sc_h5_exists(f, "/muscles/desired_length") && (rc = read_muscle_drawing(f, fn, a, err))) return rc;
     if (sc_h5_read_attr_str(f, "/", "config", &a->config, NULL)) a->config = NULL; /* best effort */
     char *status = NULL;
     if (!sc_h5_read_attr_str(f, "/", "status", &status, NULL)) {

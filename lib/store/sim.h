@@ -25,6 +25,7 @@
 #include "io/h5.h"
 #include "learn/evaluate.h"
 #include "model/model.h"
+#include "muscle/run.h"
 #include "sampling/controller.h"
 #include "sampling/rollout.h"
 #include "sim/sim.h"
@@ -56,7 +57,7 @@ typedef struct sc_sim_writer {
     int store_nodes;
     sc_sim_series *s;
     sc_quat *local;
-    double *bp, last_wall;
+    double *bp, last_wall, first_wall;
     long last_step;
 } sc_sim_writer;
 
@@ -81,13 +82,24 @@ void sc_sim_writer_free(sc_sim_writer *w);
 int sc_sim_record(sc_sim *sim, sc_target_source src, const sc_perturbations *pert, long nsteps, int every, const sc_controller *ctrl,
                   sc_sim_writer *w, sc_rollout_result *res, sc_err *step_err, sc_err *err);
 
+/* A boneless body's record (muscle-sim, [T12]): no /bones; /nodes/position always; the
+   character's /muscles (store/muscles.h) with the series /muscles/desired_length and
+   /muscles/length [T, nsegs] m; /fem/volume_ratio, min_det, max_det (attributes over the run:
+   max_volume_change, min_det, max_det); /control/objective, qps, sliding, broken, failed (of the
+   last plan; attributes solver, period_s, plans, failed_plans, mean_qps); /timing attribute
+   mean_plan_s. Frames as sc_sim_writer_frame's; the same commit and sim.xdmf. */
+int sc_sim_writer_create_soft(const char *path, const sc_sim_file_info *info, const sc_muscle_run *r, const char *solver, sc_sim_writer *w,
+                              sc_err *err);
+int sc_sim_writer_soft_frame(sc_sim_writer *w, const sc_muscle_run *r, const sc_softbody_diag *d, long k, sc_err *err);
+int sc_sim_writer_soft_commit(sc_sim_writer *w, const sc_muscle_run *r, const char *status, sc_err *err);
+
 /* ---- reading ---- */
 
 /* What render draws from a sim.h5, checked (shapes, indices, finiteness, ranges); every
    array malloc'd, taken over by the caller or freed by sc_sim_data_free. */
 typedef struct sc_sim_data {
-    int nframes, nbones;
-    double *time; /* [nframes] s, non-decreasing */
+    int nframes, nbones; /* nbones 0: a boneless body's record (then has_nodes) */
+    double *time;        /* [nframes] s, non-decreasing */
     char (*bone_name)[SC_NAME_LEN];
     int *parent;
     double *bone_pos, *bone_quat; /* [nframes*nbones*3], [nframes*nbones*4] (normalized) */
@@ -98,6 +110,10 @@ typedef struct sc_sim_data {
     double *ref_time;                         /* [nframes] or NULL */
     double *tracking_error;                   /* [nframes] rad (/control/tracking_error) or NULL */
     int has_nodes;                            /* /nodes/position, every frame readable */
+    int muscle_npoints, muscle_nsegs;         /* a boneless body's muscles (0 when none) */
+    int *muscle_point_tet, *muscle_seg;       /* [npoints], [2 nsegs] */
+    double *muscle_point_bary;                /* [4 npoints] */
+    double *muscle_rest_len, *muscle_ld;      /* [nsegs] l0, [nframes * nsegs] l_d (m) */
     char *config;                             /* the root `config` attribute, or NULL */
     char status[256];                         /* the root `status` attribute, "" if none */
 } sc_sim_data;
