@@ -26,7 +26,8 @@ void sc_anim_close(sc_anim *a)
     void *arrays[] = {a->time,       a->bone_name,     a->parent,     a->joint_rest,    a->tip_rest, a->bone_pos,  a->bone_quat,
                       a->tets,       a->rest_pos,      a->node_bone,  a->faces,         a->surf_tet, a->surf_bary, a->surf_rest,
                       a->com,        a->contact_force, a->push_force, a->rigid_bone,    a->cache[0], a->cache[1],  a->ref_time,
-                      a->ghost_time, a->ghost_pos,     a->ghost_quat, a->tracking_error};
+                      a->ghost_time, a->ghost_pos,     a->ghost_quat, a->tracking_error, a->muscle_point_tet, a->muscle_seg,
+                      a->muscle_point_bary, a->muscle_rest_len, a->muscle_ld};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
     memset(a, 0, sizeof *a);
 }
@@ -253,6 +254,18 @@ static int open_sim(sc_sim_data *d, sc_anim *a, sc_err *err)
     d->ref_time = NULL;
     a->tracking_error = d->tracking_error;
     d->tracking_error = NULL;
+    a->muscle_npoints = d->muscle_npoints;
+    a->muscle_nsegs = d->muscle_nsegs;
+    a->muscle_point_tet = d->muscle_point_tet;
+    d->muscle_point_tet = NULL;
+    a->muscle_point_bary = d->muscle_point_bary;
+    d->muscle_point_bary = NULL;
+    a->muscle_seg = d->muscle_seg;
+    d->muscle_seg = NULL;
+    a->muscle_rest_len = d->muscle_rest_len;
+    d->muscle_rest_len = NULL;
+    a->muscle_ld = d->muscle_ld;
+    d->muscle_ld = NULL;
     snprintf(a->status, sizeof a->status, "%s", d->status);
     size_t nb = (size_t)a->nbones;
     a->joint_rest = calloc(nb * 3, sizeof(double));

@@ -50,6 +50,10 @@ typedef struct sc_anim {
     char status[256];       /* the sim's root `status` attribute ("" if none) */
     double *ref_time;       /* [nframes] reference time the controller played (/control/reference_time), or NULL */
     double *tracking_error; /* [nframes] rad (/control/tracking_error), or NULL */
+    int muscle_npoints, muscle_nsegs;    /* a boneless body's muscles ([T12]; 0 when none) */
+    int *muscle_point_tet, *muscle_seg;  /* [npoints], [2 nsegs] */
+    double *muscle_point_bary;           /* [4 npoints] */
+    double *muscle_rest_len, *muscle_ld; /* [nsegs] l0, [nframes * nsegs] l_d (m) */
     /* the reference's skeleton, drawn as a ghost (sc_anim_attach_reference) */
     int ghost_n;                                 /* reference samples; 0: no ghost */
     int ghost_sim_time;                          /* 1: ghost_time is the simulation's time (an openloop.h5's achieved frames) */

@@ -453,6 +453,32 @@ static sc_vec3 bone_point(const sc_anim *a, const sc_anim_pose *p, int b, const 
     return sc_v3_add(sc_q_rotate(p->bone[b].q, l), p->bone[b].p);
 }
 
+static sc_vec3 muscle_point(const sc_anim *a, const sc_anim_pose *p, int i)
+{
+    const int *t4 = a->tets + 4 * a->muscle_point_tet[i];
+    const double *w = a->muscle_point_bary + 4 * i;
+    sc_vec3 x = sc_v3(0, 0, 0);
+    for (int k = 0; k < 4; k++) x = sc_v3_axpy(w[k], sc_v3_load(p->nodes + 3 * t4[k]), x);
+    return x;
+}
+
+/* A boneless body's muscle segments over everything: pale at rest length, deep red at the
+   strongest contraction l_d = 0.5 l0 ([T12] 5.1), as the frame's plan asked. */
+static void draw_muscles(const sc_anim *a, const sc_anim_pose *p, const sc_camera *c, uint8_t *rgb, int w, int h, double px)
+{
+    static const float dark[3] = {0.08f, 0.05f, 0.05f};
+    const double *ld = a->muscle_ld + (size_t)p->frame * a->muscle_nsegs;
+    for (int j = 0; j < a->muscle_nsegs; j++) {
+        double x0, y0, x1, y1;
+        if (!project(c, muscle_point(a, p, a->muscle_seg[2 * j]), &x0, &y0) || !project(c, muscle_point(a, p, a->muscle_seg[2 * j + 1]), &x1, &y1))
+            continue;
+        const double u = fmin(1, fmax(0, 2 * (1 - ld[j] / a->muscle_rest_len[j]))); /* 0 at rest, 1 at 0.5 l0 */
+        const float col[3] = {(float)(1.0 - 0.25 * u), (float)(0.85 - 0.75 * u), (float)(0.55 - 0.5 * u)};
+        sc_draw_line(rgb, w, h, x0, y0, x1, y1, 4.5 * px, dark, 0.5);
+        sc_draw_line(rgb, w, h, x0, y0, x1, y1, 2.5 * px, col, 1.0);
+    }
+}
+
 static void overlays(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, const sc_camera *c, uint8_t *rgb)
 {
     const sc_render_opts *o = &r->o;
@@ -484,6 +510,7 @@ static void overlays(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, co
             sc_draw_disc(rgb, w, h, x0, y0, 3.0 * px, joint, 1.0);
         }
     }
+    if (o->muscles && a->muscle_nsegs) draw_muscles(a, p, c, rgb, w, h, px);
     if (o->contacts) {
         static const float red[3] = {0.90f, 0.12f, 0.08f}, green[3] = {0.10f, 0.70f, 0.25f};
         sc_vec3 cen = sc_v3(0, 0, 0);

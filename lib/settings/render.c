@@ -24,6 +24,7 @@ void sc_render_default_opts(sc_render_opts *o)
     o->antialias = 1;
     o->flat = 0;
     o->skeleton = 0;
+    o->muscles = 1;
     o->contacts = 1;
     o->pushes = 1;
     o->shadow = 1;
@@ -74,6 +75,7 @@ int sc_render_settings_read(sc_cfg *cfg, sc_render_settings *c, sc_err *err)
     TRY(sc_cfg_enum(r, "shading", shading, 2, 0, &flat, err));
     o->flat = flat;
     TRY(sc_cfg_bool(r, "skeleton", 0, &o->skeleton, err));
+    TRY(sc_cfg_bool(r, "muscles", 1, &o->muscles, err));
     TRY(sc_cfg_bool(r, "contacts", 1, &o->contacts, err));
     TRY(sc_cfg_bool(r, "pushes", 1, &o->pushes, err));
     TRY(sc_cfg_bool(r, "shadow", 1, &o->shadow, err));

@@ -21,7 +21,7 @@ typedef struct sc_render_opts {
     int follow;          /* the target follows the centre of mass (averaged over +-0.5 s) */
     int antialias;       /* 2 x 2 samples per pixel */
     int flat;            /* flat shading instead of Gouraud */
-    int skeleton, contacts, pushes, shadow, labels;
+    int skeleton, muscles, contacts, pushes, shadow, labels; /* muscles: a boneless body's fibres ([T12]) */
     double tile;              /* ground checker size (m) */
     double contact_threshold; /* surface vertices this close to the ground are contact points (m) */
     double push_scale;        /* push arrow length per newton (m/N) */
