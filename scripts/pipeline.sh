@@ -6,12 +6,14 @@
 #   scripts/pipeline.sh [-o OUTDIR] [-n RANKS] [-c CHARACTER_CONFIG] CONFIG
 #
 # Stages (each when the config, or the character config it names, has the sections):
-#   mesh-prep + skin-weights  character.h5     (sections skeleton/body...; or pipeline.character)
+#   mesh-prep + skin-weights  character.h5     (sections skeleton/body...; or pipeline.character;
+#                                               a boneless character: mesh-prep alone)
 #   inverse-dynamics          NAME_ref.h5      (motion)
 #   sample-openloop           NAME_openloop.h5 (sampling; mpiexec.mpich -n RANKS, --resume)
 #   learn-feedback            NAME_policy.h5   (feedback; when bin/learn-feedback exists)
 #   simulate                  NAME_sim.h5      (the policy for 20 s, else the open loop replayed;
 #                                               a config without sampling: its own controller)
+#   muscle-sim                NAME_sim.h5      (muscle_control: a boneless character, [T12])
 #   render                    NAME_render/     (an open loop with the tracked reference as a ghost)
 # The config's optional `pipeline:` section: character (the config the character is built
 # from, next to CONFIG; default CONFIG itself), reference (the config whose inverse-dynamics
@@ -27,11 +29,11 @@ while getopts "o:n:c:h" opt; do
     o) out=$OPTARG ;;
     n) ranks=$OPTARG ;;
     c) chcfg=$OPTARG; [ -f "$chcfg" ] || { echo "pipeline: $chcfg: no such file" >&2; exit 3; } ;;
-    *) sed -n '2,21p' "$0"; exit 1 ;;
+    *) sed -n '2,23p' "$0"; exit 1 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { sed -n '2,21p' "$0"; exit 1; }
+[ $# -eq 1 ] || { sed -n '2,23p' "$0"; exit 1; }
 cfg=$1
 [ -f "$cfg" ] || { echo "pipeline: $cfg: no such file" >&2; exit 3; }
 export SOFTCON_MOCAP_PATH="${SOFTCON_MOCAP_PATH:-$PWD/../shared/mocap}"
@@ -61,7 +63,7 @@ if has "$chcfg" skeleton || has "$chcfg" body; then
     stage "mesh-prep + skin-weights: $chcfg"
     rm -f "$built_from"
     bin/mesh-prep -c "$chcfg" -o "$character"
-    bin/skin-weights -c "$chcfg" -o "$character" "$character"
+    has "$chcfg" skeleton && bin/skin-weights -c "$chcfg" -o "$character" "$character"
     realpath "$chcfg" > "$built_from"
   fi
 fi
@@ -109,6 +111,17 @@ if [ -n "$controller" ] || { has "$cfg" controller && ! has "$cfg" sampling; }; 
   if newer "$rdir/contact_sheet.png" "$sim" bin/render; then skip render "$rdir"; else
     stage "render: $rdir"
     if [ -e "$policy" ] || [ -z "$controller" ]; then bin/render -o "$rdir" "$sim"; else bin/render --reference "$controller" -o "$rdir" "$sim"; fi
+  fi
+fi
+if has "$cfg" muscle_control; then
+  sim=$out/${name}_sim.h5 rdir=$out/${name}_render
+  if newer "$sim" "$cfg" "$character" bin/muscle-sim; then skip muscle-sim "$sim"; else
+    stage "muscle-sim: $cfg"
+    bin/muscle-sim -c "$cfg" -o "$sim" "$character"
+  fi
+  if newer "$rdir/contact_sheet.png" "$sim" bin/render; then skip render "$rdir"; else
+    stage "render: $rdir"
+    bin/render -o "$rdir" "$sim"
   fi
 fi
 echo "pipeline: done; outputs in $out"

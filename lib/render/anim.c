@@ -23,11 +23,36 @@ void sc_anim_close(sc_anim *a)
 {
     if (!a) return;
     sc_sim_close(a->file);
-    void *arrays[] = {a->time,       a->bone_name,     a->parent,     a->joint_rest,    a->tip_rest, a->bone_pos,  a->bone_quat,
-                      a->tets,       a->rest_pos,      a->node_bone,  a->faces,         a->surf_tet, a->surf_bary, a->surf_rest,
-                      a->com,        a->contact_force, a->push_force, a->rigid_bone,    a->cache[0], a->cache[1],  a->ref_time,
-                      a->ghost_time, a->ghost_pos,     a->ghost_quat, a->tracking_error, a->muscle_point_tet, a->muscle_seg,
-                      a->muscle_point_bary, a->muscle_rest_len, a->muscle_ld};
+    void *arrays[] = {a->time,
+                      a->bone_name,
+                      a->parent,
+                      a->joint_rest,
+                      a->tip_rest,
+                      a->bone_pos,
+                      a->bone_quat,
+                      a->tets,
+                      a->rest_pos,
+                      a->node_bone,
+                      a->faces,
+                      a->surf_tet,
+                      a->surf_bary,
+                      a->surf_rest,
+                      a->com,
+                      a->contact_force,
+                      a->push_force,
+                      a->rigid_bone,
+                      a->cache[0],
+                      a->cache[1],
+                      a->ref_time,
+                      a->ghost_time,
+                      a->ghost_pos,
+                      a->ghost_quat,
+                      a->tracking_error,
+                      a->muscle_point_tet,
+                      a->muscle_seg,
+                      a->muscle_point_bary,
+                      a->muscle_rest_len,
+                      a->muscle_ld};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++) free(arrays[i]);
     memset(a, 0, sizeof *a);
 }

@@ -45,11 +45,11 @@ typedef struct sc_anim {
     sc_ground relief;               /* and its bumps and tiles, drawn as shading of that plane */
     int npush;
     sc_anim_push push[SC_ANIM_MAX_PUSH];
-    double height;          /* rest surface height (m) */
-    double span;            /* rest surface's horizontal extent: the diagonal of its x-z box (m) */
-    char status[256];       /* the sim's root `status` attribute ("" if none) */
-    double *ref_time;       /* [nframes] reference time the controller played (/control/reference_time), or NULL */
-    double *tracking_error; /* [nframes] rad (/control/tracking_error), or NULL */
+    double height;                       /* rest surface height (m) */
+    double span;                         /* rest surface's horizontal extent: the diagonal of its x-z box (m) */
+    char status[256];                    /* the sim's root `status` attribute ("" if none) */
+    double *ref_time;                    /* [nframes] reference time the controller played (/control/reference_time), or NULL */
+    double *tracking_error;              /* [nframes] rad (/control/tracking_error), or NULL */
     int muscle_npoints, muscle_nsegs;    /* a boneless body's muscles ([T12]; 0 when none) */
     int *muscle_point_tet, *muscle_seg;  /* [npoints], [2 nsegs] */
     double *muscle_point_bary;           /* [4 npoints] */

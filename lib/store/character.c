@@ -311,7 +311,7 @@ int sc_character_require_bones(const char *path, const sc_model *m, const char *
     if (m->nbones > 0) return SC_OK;
     return sc_fail(err, SC_EINPUT,
                    "%s: a boneless character (no skeleton: mesh-prep made it from body.letter or body.obj without `skeleton:`, "
-                   "[T12]); %s needs a character with a skeleton",
+                   "[T12]); %s needs a character with a skeleton (muscle-sim simulates a boneless one)",
                    path, tool);
 }
 
