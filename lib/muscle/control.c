@@ -513,7 +513,7 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
             double tg = objective_target(ob, a, s->t);
             switch (ob->type) {
                 case SC_OBJ_MOMENTUM: { /* (L+ - L) / h -> m kp (c~ - c) - kd L */
-                    double ct = ob->support && a != 1 ? sup[a] : tg;
+                    double ct = ob->support && a != 1 ? sup[a] + tg : tg;
                     double want = c->mass * ob->kp * (ct - com[a]) - ob->kd * L[a];
                     for (int v = 0; v < nv; v++) c->row[v] = lrow[a][v] / h;
                     add_square(c, nv, c->row, (Lc[a] - L[a]) / h, want, w);

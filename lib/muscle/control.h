@@ -38,7 +38,7 @@ typedef enum { SC_WHEN_ALWAYS = 0, SC_WHEN_CONTACT = 1, SC_WHEN_AIRBORNE = 2 } s
 
 /* One objective term, active for from <= t < to and when its contact condition holds. Its
  * target is target + amplitude * sin(2 pi (t - from) / period) (period 0: no sine); targets of
- * MOMENTUM may be the centre of support (support: 1) at the target's height. */
+ * MOMENTUM may be offsets from the centre of support in x and z (support: 1). */
 typedef struct sc_objective {
     int type; /* sc_objective_type */
     double weight;
@@ -47,11 +47,11 @@ typedef struct sc_objective {
     double axes[3];   /* per-axis weights (1, 1, 1 by default) */
     double target[3]; /* m, m/s, or N / N m for the rates (ANGULAR: the rate) */
     double amplitude[3], period;
-    int support;   /* MOMENTUM: c_target's x and z from the centre of support */
+    int support;   /* MOMENTUM: c_target's x and z are offsets from the centre of support */
     double kp, kd; /* MOMENTUM (1/s^2, 1/s), ANGULAR (kd only, 1/s) */
     int nnodes;    /* POINT*: the node set */
     int *nodes;
-    int relative; /* POINT*: target is an offset from the set's rest centre (+ the body's COM drift) */
+    int relative; /* POINT: target is an offset from the set's rest centre; REGULARISE: towards the last plan's l_d */
 } sc_objective;
 
 typedef struct sc_control_opts {

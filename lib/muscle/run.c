@@ -49,9 +49,10 @@ static void apply_forces(sc_muscle_run *r)
     for (int k = 0; k < r->o->nforces; k++) {
         const sc_node_force *f = &r->o->forces[k];
         if (t < f->from || t >= f->to || f->nnodes < 1) continue;
+        const double scale = f->ramp ? (t - f->from) / (f->to - f->from) : 1;
         for (int i = 0; i < f->nnodes; i++)
-            for (int c = 0; c < 3; c++) s->ext[3 * f->nodes[i] + c] += f->force[c] / f->nnodes;
-        for (int c = 0; c < 3; c++) r->push[c] += f->force[c];
+            for (int c = 0; c < 3; c++) s->ext[3 * f->nodes[i] + c] += scale * f->force[c] / f->nnodes;
+        for (int c = 0; c < 3; c++) r->push[c] += scale * f->force[c];
     }
 }
 

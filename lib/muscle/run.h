@@ -6,10 +6,12 @@
 #define SC_MUSCLE_RUN_H
 #include "muscle/control.h"
 
-/* A force (N, world frame) shared equally by a node set for from <= t < to. */
+/* A force (N, world frame) shared equally by a node set for from <= t < to; with ramp, it grows
+   linearly from 0 at `from` to `force` at `to` ([T12] 7's ever harder drag on the F). */
 typedef struct sc_node_force {
     double from, to;
     double force[3];
+    int ramp;
     int nnodes;
     int *nodes;
 } sc_node_force;

@@ -84,6 +84,7 @@ static int read_force(sc_cfg_node *e, int i, const sc_model *m, sc_node_force *f
     TRY(sc_cfg_double_range(e, "from", 0, 0, 1e9, &f->from, err));
     TRY(sc_cfg_double_range(e, "to", 1e9, 0, 1e9, &f->to, err));
     TRY(sc_cfg_vec_range(e, "force", 3, NULL, -1e7, 1e7, f->force, err));
+    TRY(sc_cfg_bool(e, "ramp", 0, &f->ramp, err));
     if (!(f->to > f->from))
         return sc_fail(err, SC_EINPUT, "%s: %s: to = %g s is not after from = %g s", sc_cfg_where(e, w, sizeof w), what, f->to, f->from);
     return read_region(e, m, what, &f->nodes, &f->nnodes, err);

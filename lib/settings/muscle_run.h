@@ -17,13 +17,14 @@
  *     ridge: 1.0e-4            # relative Hessian ridge
  *     objectives:              # [T12] 5.2, summed; each active for from <= t < to and `when`
  *       - {type: angular_momentum, weight: 1, kd: 30, target: [0, 0, 0]}
- *     # type: momentum (kp, kd, target: the COM target, support: true puts its x, z on the
- *     #   centre of support), angular_momentum (target: the rate dH/dt in N m, kd), com,
+ *     # type: momentum (kp, kd, target: the COM target; support: true, its x and z are offsets
+ *     #   from the centre of support), angular_momentum (target: the rate dH/dt in N m, kd), com,
  *     #   com_velocity, point, point_velocity (region: the node set), regularise (relative:
  *     #   towards the last plan), kinetic; common keys: weight, from, to, when (always |
  *     #   contact | airborne), axes [x, y, z] weights, target, amplitude + period (a sine
  *     #   added to the target), region {min: [x, y, z], max: [x, y, z]} (rest coordinates, m)
- *   forces:                    # external forces, shared by the nodes of a region
+ *   forces:                    # external forces, shared by the nodes of a region (ramp: true grows
+ *                              # the force linearly from 0 at `from` to `force` at `to`)
  *     - {from: 1.0, to: 1.1, force: [300, 0, 0], region: {min: [-1, 0.93, -1], max: [1, 2, 1]}}
  *   output: {every: 20}        # steps between recorded frames
  *
