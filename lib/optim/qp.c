@@ -18,6 +18,7 @@ struct sc_qp_work {
     signed char *sign; /* [nmax] +1, or -1 for an equality added with its sign flipped */
     double *w, *c, *r, *res, *z, *x0, *u0;
     double *Hs, *As, *bs, *gs, *d, *rs; /* the problem equilibrated (see sc_qp_solve) */
+    double *an;                         /* [mmax] each row's norm, for the scan for the most violated */
 };
 
 int sc_qp_work_create(int nmax, int mmax, sc_qp_work **out, sc_err *err)
@@ -40,8 +41,9 @@ int sc_qp_work_create(int nmax, int mmax, sc_qp_work **out, sc_err *err)
     w->As = sc_alloc(err, (size_t)(mmax > 0 ? mmax : 1) * (size_t)nmax, sizeof(double));
     w->bs = sc_alloc(err, (size_t)mmax + 1, sizeof(double));
     w->rs = sc_alloc(err, (size_t)mmax + 1, sizeof(double));
+    w->an = sc_alloc(err, (size_t)mmax + 1, sizeof(double));
     w->gs = sc_alloc(err, 2 * (size_t)nmax, sizeof(double));
-    if (!w->L || !w->Wa || !w->LG || !w->u || !w->active || !w->sign || !w->w || !w->Hs || !w->As || !w->bs || !w->rs || !w->gs) {
+    if (!w->L || !w->Wa || !w->LG || !w->u || !w->active || !w->sign || !w->w || !w->Hs || !w->As || !w->bs || !w->rs || !w->an || !w->gs) {
         sc_qp_work_free(w);
         return SC_EIO;
     }
@@ -70,15 +72,25 @@ void sc_qp_work_free(sc_qp_work *w)
     free(w->As);
     free(w->bs);
     free(w->rs);
+    free(w->an);
     free(w->gs);
     free(w);
 }
 
+/* Four partial sums, so that the compiler can keep them in vector lanes (the scan for the most
+   violated row is most of a solve). */
 static double dot(int n, const double *a, const double *b)
 {
-    double s = 0;
-    for (int i = 0; i < n; i++) s += a[i] * b[i];
-    return s;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i];
+        s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2];
+        s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
 }
 
 /* In-place Cholesky of the leading n x n block of a (row stride ld): lower factor. 0 when not
@@ -115,27 +127,35 @@ static double rhs_of(const sc_qp *p, int j) { return j < p->neq ? p->beq[j] : p-
 /* A row holds when its slack, divided by the row's norm, is within this of 0 (or above). */
 static double row_tol(double b, double anorm) { return 1e-8 * (1 + fabs(b) / (anorm > 0 ? anorm : 1)); }
 
-/* Refactors the Gram matrix of the q active rows. 0 when it is singular (cannot happen for rows
- * that were independent when added, short of rounding). */
-static int refactor_gram(sc_qp_work *w, int n, int q)
-{
-    const int ld = w->nmax;
-    for (int i = 0; i < q; i++)
-        for (int j = 0; j <= i; j++) w->LG[i * ld + j] = dot(n, w->Wa + (size_t)i * ld, w->Wa + (size_t)j * ld);
-    return cholesky(q, ld, w->LG);
-}
-
+/* Drops active row k. The Gram factor loses row and column k: the rows below move up and their
+   trailing block takes the rank-one update by the dropped column (O(q^2), where refactoring is
+   O(q^2 n)): L33' L33'^T = L33 L33^T + l32 l32^T. */
 static void drop(sc_qp_work *w, int n, int *q, int k)
 {
-    const int ld = w->nmax;
+    const int ld = w->nmax, m = *q - 1 - k;
+    double *v = w->x0, *L = w->LG; /* x0: free outside refine */
+    for (int i = 0; i < m; i++) v[i] = L[(size_t)(k + 1 + i) * ld + k];
     for (int i = k; i + 1 < *q; i++) {
         w->active[i] = w->active[i + 1];
         w->sign[i] = w->sign[i + 1];
         w->u[i] = w->u[i + 1];
         memcpy(w->Wa + (size_t)i * ld, w->Wa + (size_t)(i + 1) * ld, (size_t)n * sizeof(double));
+        double *row = L + (size_t)i * ld;
+        const double *below = L + (size_t)(i + 1) * ld;
+        memmove(row, below, (size_t)k * sizeof(double));
+        memmove(row + k, below + k + 1, (size_t)(i + 1 - k) * sizeof(double));
     }
     (*q)--;
-    refactor_gram(w, n, *q);
+    for (int i = 0; i < m; i++) { /* the rank-one update of the trailing block (rows and columns k..q-1) */
+        double *d = L + (size_t)(k + i) * ld + k + i;
+        const double r = hypot(*d, v[i]), c = r / *d, sn = v[i] / *d;
+        *d = r;
+        for (int j = i + 1; j < m; j++) {
+            double *e = L + (size_t)(k + j) * ld + k + i;
+            *e = (*e + sn * v[j]) / c;
+            v[j] = c * v[j] - sn * *e;
+        }
+    }
 }
 
 /* The largest residual of the q active rows at x, each row's into w->c. */
@@ -274,12 +294,13 @@ static int solve_scaled(const sc_qp *p, sc_qp_work *w, double *x, double *ueq, d
     }
     /* then the most violated row until none is: inequalities, and equalities found implied by
        the others at the start that the steps since have moved off (rounding) */
+    for (int j = 0; j < m; j++) w->an[j] = sqrt(dot(n, row_of(p, j), row_of(p, j)));
     for (;;) {
         int worst = -1, worst_sign = 1;
         double worst_slack = 0;
         for (int j = 0; j < m; j++) {
             const double *a = row_of(p, j), b = rhs_of(p, j);
-            const double an = sqrt(dot(n, a, a));
+            const double an = w->an[j];
             double s = (dot(n, a, x) - b) / (an > 0 ? an : 1);
             const int sign = j < p->neq && s > 0 ? -1 : 1;
             s *= sign;
