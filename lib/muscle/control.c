@@ -30,8 +30,9 @@ struct sc_control {
     const int *bound; /* the body's */
     int S, nvar_max, pmax;
     double *A, *b, *work, *rot;
-    double *Yv; /* [3 * 3nn] one set's three velocity functionals */
-    double *V;  /* [3nn * nvar_max] the velocities after the step per unit of each variable (SC_OBJ_KINETIC) */
+    double *Yv;        /* [3 * 3nn] one set's three velocity functionals */
+    double *V;         /* [3nn * nvar_max] the velocities after the step per unit of each variable (SC_OBJ_KINETIC) */
+    double *sqrt_mass; /* [nn] */
     int npatch, *patch_first, *patch_nodes, *cand, *assign;
     double *patch_gap, *patch_centre; /* [pmax], [3 pmax] */
     /* the QP */
@@ -54,6 +55,7 @@ void sc_control_free(sc_control *c)
     free(c->rot);
     free(c->Yv);
     free(c->V);
+    free(c->sqrt_mass);
     free(c->patch_first);
     free(c->patch_nodes);
     free(c->cand);
@@ -145,6 +147,7 @@ int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control
     c->rot = malloc(9 * (size_t)m->ntets * sizeof(double));
     c->Yv = malloc(3 * (size_t)n3 * sizeof(double));
     c->V = malloc(((size_t)nv + 1) * n3 * sizeof(double));
+    c->sqrt_mass = malloc((size_t)m->nnodes * sizeof(double));
     c->patch_first = malloc(((size_t)P + 2) * sizeof(int));
     c->patch_nodes = malloc(((size_t)nb + 1) * sizeof(int));
     c->cand = malloc(((size_t)nb + 1) * sizeof(int));
@@ -165,12 +168,13 @@ int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control
     c->z = malloc((size_t)nv * sizeof(double));
     c->vrow = malloc(3 * (size_t)nv * sizeof(double));
     c->mom = malloc(6 * (size_t)nv * sizeof(double));
-    if (!c->A || !c->b || !c->work || !c->rot || !c->Yv || !c->V || !c->patch_first || !c->patch_nodes || !c->cand || !c->assign || !c->patch_gap ||
-        !c->patch_centre || !c->H || !c->g || !c->Ain || !c->bin || !c->prow || !c->poff || !c->pvar || !c->contacts || !c->start || !c->state ||
-        !c->row || !c->z || !c->vrow || !c->mom) {
+    if (!c->A || !c->b || !c->work || !c->rot || !c->Yv || !c->V || !c->sqrt_mass || !c->patch_first || !c->patch_nodes || !c->cand || !c->assign ||
+        !c->patch_gap || !c->patch_centre || !c->H || !c->g || !c->Ain || !c->bin || !c->prow || !c->poff || !c->pvar || !c->contacts || !c->start ||
+        !c->state || !c->row || !c->z || !c->vrow || !c->mom) {
         sc_control_free(c);
         return sc_fail(err, SC_EIO, "control: out of memory");
     }
+    for (int i = 0; i < m->nnodes; i++) c->sqrt_mass[i] = sqrt(m->node_mass[i]);
     if ((rc = sc_qpcc_work_create(nv, 2 * S, PER_PATCH * P, o->max_nodes, &c->qw, err))) {
         sc_control_free(c);
         return rc;
@@ -352,39 +356,60 @@ static void set_velocity_rows(sc_control *c, const int *nodes, int n, sc_mat3 R,
 /* SC_OBJ_KINETIC: weight * sum_i m_i |v_i+ - v_c+|^2 with v+ = M~^-1 (b + h A l_d + J' f) (eq. 8):
    the columns V of M~^-1 [h A, J'] and v0 = M~^-1 b, then H += 2 w (V' M V - l l' / m),
    g += 2 w (V' M v0 - l L0 / m) with l the linear momentum rows (lrow) and L0 = sum M v0. */
+static double dot4(int n, const double *a, const double *b)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i];
+        s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2];
+        s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
 static void add_kinetic(sc_control *c, sc_mat3 R, int nv, double *const lrow[3], const double Lc[3], double weight)
 {
     const sc_model *m = c->m;
     const int n3 = 3 * m->nnodes, S = c->S;
-    for (int j = 0; j < nv; j++) {
+    for (int j = 0; j < S; j++) {
         double *y = c->V + (size_t)j * n3;
-        if (j < S)
-            for (int i = 0; i < n3; i++) y[i] = c->h * c->A[(size_t)i * S + j];
-        else {
-            memset(y, 0, (size_t)n3 * sizeof(double));
-            const int p = (j - S) / PER_PATCH, v = (j - S) % PER_PATCH;
-            if (v > NDIR) continue; /* lambda: no impulse */
-            double f[3];
-            unit_impulse(v, f);
-            const int n0 = c->patch_first[p], n1 = c->patch_first[p + 1];
-            for (int k = n0; k < n1; k++)
-                for (int r = 0; r < 3; r++) y[3 * c->patch_nodes[k] + r] += f[r] / (n1 - n0);
-        }
+        for (int i = 0; i < n3; i++) y[i] = c->h * c->A[(size_t)i * S + j];
         solve_turned(c, R, y);
+    }
+    /* a patch's impulse columns are combinations of three solves, its impulse along x, y and z
+       (Yv is free here: set_velocity_rows uses it within its own call) */
+    for (int p = 0; p < c->npatch; p++) {
+        const int n0 = c->patch_first[p], n1 = c->patch_first[p + 1];
+        for (int r = 0; r < 3; r++) {
+            double *e = c->Yv + (size_t)r * n3;
+            memset(e, 0, (size_t)n3 * sizeof(double));
+            for (int k = n0; k < n1; k++) e[3 * c->patch_nodes[k] + r] = 1.0 / (n1 - n0);
+            solve_turned(c, R, e);
+        }
+        for (int v = 0; v < PER_PATCH; v++) {
+            double *y = c->V + (size_t)(var_fn(c, p) + v) * n3, f[3] = {0, 0, 0};
+            if (v <= NDIR) unit_impulse(v, f); /* lambda (v = NDIR + 1): no impulse */
+            for (int i = 0; i < n3; i++) y[i] = f[0] * c->Yv[i] + f[1] * c->Yv[n3 + i] + f[2] * c->Yv[2 * (size_t)n3 + i];
+        }
     }
     double *v0 = c->V + (size_t)nv * n3;
     memcpy(v0, c->b, (size_t)n3 * sizeof(double));
     solve_turned(c, R, v0);
+    /* sum_i m_i y_a y_b as a plain dot: every column (and v0) scaled by sqrt(m_i) */
+    for (int a = 0; a <= nv; a++) {
+        double *y = c->V + (size_t)a * n3;
+        for (int i = 0; i < n3; i++) y[i] *= c->sqrt_mass[i / 3];
+    }
     for (int a = 0; a < nv; a++) {
         const double *ya = c->V + (size_t)a * n3;
-        double ga = 0;
-        for (int i = 0; i < n3; i++) ga += m->node_mass[i / 3] * ya[i] * v0[i];
+        double ga = dot4(n3, ya, v0);
         for (int k = 0; k < 3; k++) ga -= lrow[k][a] * Lc[k] / c->mass;
         c->g[a] += 2 * weight * ga;
         for (int b = 0; b <= a; b++) {
-            const double *yb = c->V + (size_t)b * n3;
-            double hab = 0;
-            for (int i = 0; i < n3; i++) hab += m->node_mass[i / 3] * ya[i] * yb[i];
+            double hab = dot4(n3, ya, c->V + (size_t)b * n3);
             for (int k = 0; k < 3; k++) hab -= lrow[k][a] * lrow[k][b] / c->mass;
             c->H[(size_t)a * nv + b] += 2 * weight * hab;
             if (b != a) c->H[(size_t)b * nv + a] += 2 * weight * hab;

@@ -115,10 +115,11 @@ static void solve_lower(int n, int ld, const double *L, const double *b, double 
 }
 static void solve_upper_t(int n, int ld, const double *L, const double *b, double *y)
 {
-    for (int i = n - 1; i >= 0; i--) {
-        double s = b[i];
-        for (int k = i + 1; k < n; k++) s -= L[k * ld + i] * y[k];
-        y[i] = s / L[i * ld + i];
+    if (y != b) memcpy(y, b, (size_t)n * sizeof(double));
+    for (int i = n - 1; i >= 0; i--) { /* column-oriented: row i of L is contiguous */
+        const double *li = L + (size_t)i * ld;
+        const double yi = y[i] /= li[i];
+        for (int k = 0; k < i; k++) y[k] -= li[k] * yi;
     }
 }
 
