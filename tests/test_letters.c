@@ -357,3 +357,38 @@ TEST(letters_muscle_sim_bad_config)
         ENSURE_MSG(!sc_test_file_exists(outp) && !sc_test_temporary_left(outp), "%s left output", cases[c].name);
     }
 }
+
+#include "settings/muscle_run.h"
+
+/* Every shipped behaviour config reads against its letter: objectives, forces and every node
+   region resolved, the control period a whole number of steps. */
+TEST(letters_behaviour_configs_read)
+{
+    static const struct {
+        const char *config, *letter;
+        int objectives;
+    } shipped[] = {
+        {"configs/letters/i_balance.yaml", "I", 3},       {"configs/letters/h_exercise.yaml", "H", 4}, {"configs/letters/f_slide.yaml", "F", 4},
+        {"configs/letters/i_jump.yaml", "I", 25},         {"configs/letters/i_jump_forward.yaml", "I", 17}, {"configs/letters/o_roll.yaml", "O", 8},
+        {"configs/letters/t_twist_jump.yaml", "T", 14},
+    };
+    for (size_t k = 0; k < sizeof shipped / sizeof *shipped; k++) {
+        const char *h5 = letter_character(shipped[k].letter);
+        ENSURE_MSG(h5, "mesh-prep %s: %s", shipped[k].letter, out);
+        sc_model m;
+        sc_cfg *cfg;
+        sc_err err;
+        sc_muscle_run_config rc;
+        ENSURE_OK(sc_character_read(h5, &m, 0, &err), &err);
+        ENSURE_OK(sc_cfg_load_file(sc_test_repo(shipped[k].config), &cfg, &err), &err);
+        int rrc = sc_muscle_run_read(cfg, &m, &rc, &err);
+        sc_cfg_free(cfg);
+        sc_model_free(&m);
+        ENSURE_MSG(rrc == 0, "%s: %s", shipped[k].config, err.msg);
+        const int n = rc.run.control.nobjectives, solver = rc.run.solver;
+        const double steps = rc.run.control.period / rc.run.body.dt;
+        sc_muscle_run_config_free(&rc);
+        ENSURE_MSG(n == shipped[k].objectives && solver == SC_RUN_QPCC, "%s: %d objectives, solver %d", shipped[k].config, n, solver);
+        ENSURE_MSG(fabs(steps - lround(steps)) < 1e-9, "%s: period of %g steps", shipped[k].config, steps);
+    }
+}
