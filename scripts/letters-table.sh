@@ -28,5 +28,5 @@ for cfg in "$@"; do
     echo "== $name, $solver"
     [ -e "$run.h5" ] && scripts/letters-measure.py "$run.h5" | tail -n +2
   done
-  [ -e "$out/${name}_qpcc_render/contact_sheet.png" ] || bin/render -q --no-movie --no-export -o "$out/${name}_qpcc_render" "$out/${name}_qpcc.h5"
+  [ -e "$out/${name}_qpcc_render/contact_sheet.png" ] || bin/render -q --no-movie --no-export -c "$cfg" -o "$out/${name}_qpcc_render" "$out/${name}_qpcc.h5"
 done

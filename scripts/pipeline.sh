@@ -119,9 +119,9 @@ if has "$cfg" muscle_control; then
     stage "muscle-sim: $cfg"
     bin/muscle-sim -c "$cfg" -o "$sim" "$character"
   fi
-  if newer "$rdir/contact_sheet.png" "$sim" bin/render; then skip render "$rdir"; else
+  if newer "$rdir/contact_sheet.png" "$sim" "$cfg" bin/render; then skip render "$rdir"; else
     stage "render: $rdir"
-    bin/render -o "$rdir" "$sim"
+    bin/render -c "$cfg" -o "$rdir" "$sim"
   fi
 fi
 echo "pipeline: done; outputs in $out"
