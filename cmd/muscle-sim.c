@@ -43,7 +43,7 @@ int main(int argc, char **argv)
                 m.nbones);
         sc_cli_die(&cli, &err);
     }
-    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_muscle_run_read(cfg, &m, &rc, &err)) sc_cli_die(&cli, &err);
+    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_muscle_run_read(cfg, &m, has_muscles ? &mu : NULL, &rc, &err)) sc_cli_die(&cli, &err);
     sc_cli_ignore_other_sections(cfg);
     if (sc_cfg_check_unknown(cfg, &err)) sc_cli_die(&cli, &err);
     if (rc.run.solver != SC_RUN_PASSIVE && !has_muscles) {

@@ -370,7 +370,7 @@ TEST(letters_behaviour_configs_read)
     } shipped[] = {
         {"configs/letters/i_balance.yaml", "I", 3},       {"configs/letters/h_exercise.yaml", "H", 4}, {"configs/letters/f_slide.yaml", "F", 4},
         {"configs/letters/i_jump.yaml", "I", 25},         {"configs/letters/i_jump_forward.yaml", "I", 17}, {"configs/letters/o_roll.yaml", "O", 8},
-        {"configs/letters/t_twist_jump.yaml", "T", 14},
+        {"configs/letters/t_twist_jump.yaml", "T", 14},   {"configs/letters/i_crawl.yaml", "I_flat", 5},   {"configs/letters/i_inchworm.yaml", "I_flat", 5},
     };
     for (size_t k = 0; k < sizeof shipped / sizeof *shipped; k++) {
         const char *h5 = letter_character(shipped[k].letter);
@@ -379,10 +379,14 @@ TEST(letters_behaviour_configs_read)
         sc_cfg *cfg;
         sc_err err;
         sc_muscle_run_config rc;
+        sc_muscles mu;
+        int present;
         ENSURE_OK(sc_character_read(h5, &m, 0, &err), &err);
+        ENSURE_OK(sc_character_read_muscles(h5, &m, &mu, &present, &err), &err);
         ENSURE_OK(sc_cfg_load_file(sc_test_repo(shipped[k].config), &cfg, &err), &err);
-        int rrc = sc_muscle_run_read(cfg, &m, &rc, &err);
+        int rrc = sc_muscle_run_read(cfg, &m, &mu, &rc, &err);
         sc_cfg_free(cfg);
+        sc_muscles_free(&mu);
         sc_model_free(&m);
         ENSURE_MSG(rrc == 0, "%s: %s", shipped[k].config, err.msg);
         const int n = rc.run.control.nobjectives, solver = rc.run.solver;

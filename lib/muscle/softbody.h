@@ -12,8 +12,10 @@
  * decouples per node (an impulse on node i changes v_i only), so each boundary node that
  * would end the step below the ground gets the normal impulse that brings it to the ground
  * and the friction impulse that stops its sliding, or, beyond mu times the normal impulse,
- * slows it by that much (Moreau's time stepping). The controller (control.h) plans with the
- * same contact. */
+ * slows it by that much (Moreau's time stepping). Anisotropic friction ([T12] 7's scales of
+ * a crawler): a node sliding with unit tangential velocity u meets mu (1 + (b - 1) max(0,
+ * -u . forward)), b = backward_friction. The controller (control.h) plans with the same
+ * contact. */
 #ifndef SC_SOFTBODY_H
 #define SC_SOFTBODY_H
 #include "model/model.h"
@@ -26,6 +28,8 @@ typedef struct sc_softbody_opts {
     double gravity[3];                    /* m/s^2 */
     double rayleigh_alpha, rayleigh_beta; /* 1/s, s */
     sc_contact_opts contact;              /* enabled, mu and the ground are read */
+    double forward[3];                    /* unit, in the ground plane: the body's forward */
+    double backward_friction;             /* mu is this times larger against sliding backward ([T12] 7's crawl: 10), 1: isotropic */
     double max_speed;                     /* m/s: a node faster than this is a blow-up */
 } sc_softbody_opts;
 

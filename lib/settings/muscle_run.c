@@ -90,10 +90,69 @@ static int read_force(sc_cfg_node *e, int i, const sc_model *m, sc_node_force *f
     return read_region(e, m, what, &f->nodes, &f->nnodes, err);
 }
 
-static int read_control(sc_cfg_node *root, const sc_model *m, sc_muscle_run_opts *o, sc_err *err)
+/* contact.backward_friction and contact.forward (horizontal, normalised). */
+static int read_anisotropy(sc_cfg_node *root, sc_softbody_opts *b, sc_err *err)
+{
+    char w[256];
+    sc_cfg_node *con;
+    const double fwd[3] = {1, 0, 0};
+    int rc;
+    TRY(sc_cfg_section(root, "contact", &con, err));
+    TRY(sc_cfg_double_range(con, "backward_friction", 1, 1, 1000, &b->backward_friction, err));
+    TRY(sc_cfg_vec_range(con, "forward", 3, fwd, -1e3, 1e3, b->forward, err));
+    const double n = hypot(b->forward[0], b->forward[2]);
+    if (fabs(b->forward[1]) > 1e-12 || !(n > 0))
+        return sc_fail(err, SC_EINPUT, "%s: contact.forward (%g, %g, %g): a direction in the ground plane (y = 0)",
+                       sc_cfg_where(sc_cfg_get(con, "forward"), w, sizeof w), b->forward[0], b->forward[1], b->forward[2]);
+    b->forward[0] /= n;
+    b->forward[2] /= n;
+    return SC_OK;
+}
+
+/* muscle_control.locked: the segments (of its group, if given) whose rest midpoints lie in its region. */
+static int read_locked(sc_cfg_node *sec, const sc_muscles *mu, sc_muscle_run_config *out, sc_err *err)
+{
+    char w[256];
+    sc_cfg_node *lk = sc_cfg_get(sec, "locked");
+    if (!lk) return SC_OK;
+    if (!mu) return sc_fail(err, SC_EINPUT, "%s: muscle_control.locked: the character has no muscles", sc_cfg_where(lk, w, sizeof w));
+    double lo[3], hi[3];
+    const double inf[3] = {-1e9, -1e9, -1e9}, sup[3] = {1e9, 1e9, 1e9};
+    sc_cfg_node *reg;
+    int rc;
+    char group[SC_MUSCLE_NAME];
+    TRY(sc_cfg_section(sec, "locked", &lk, err));
+    TRY(sc_cfg_string(lk, "group", "", group, sizeof group, err));
+    TRY(sc_cfg_require(lk, "region", &reg, err));
+    TRY(sc_cfg_vec_range(reg, "min", 3, inf, -1e9, 1e9, lo, err));
+    TRY(sc_cfg_vec_range(reg, "max", 3, sup, -1e9, 1e9, hi, err));
+    int g = -1;
+    for (int k = 0; *group && k < mu->ngroups; k++)
+        if (!strcmp(mu->group_name[k], group)) g = k;
+    if (*group && g < 0)
+        return sc_fail(err, SC_EINPUT, "%s: muscle_control.locked.group: the character has no muscle group '%s'", sc_cfg_where(lk, w, sizeof w),
+                       group);
+    if (!(out->locked = calloc((size_t)mu->nsegs, 1))) return sc_fail(err, SC_EIO, "out of memory");
+    int n = 0;
+    for (int f = 0; f < mu->nfibres; f++)
+        for (int j = mu->fibre_first[f]; j < mu->fibre_first[f + 1]; j++) {
+            double c[3];
+            for (int k = 0; k < 3; k++) c[k] = 0.5 * (mu->point_rest[3 * mu->seg_a[j] + k] + mu->point_rest[3 * mu->seg_b[j] + k]);
+            out->locked[j] = (g < 0 || mu->fibre_group[f] == g) && c[0] >= lo[0] && c[0] <= hi[0] && c[1] >= lo[1] && c[1] <= hi[1] &&
+                c[2] >= lo[2] && c[2] <= hi[2];
+            n += out->locked[j];
+        }
+    if (!n)
+        return sc_fail(err, SC_EINPUT, "%s: muscle_control.locked.region: no muscle segment's midpoint lies in it", sc_cfg_where(reg, w, sizeof w));
+    out->run.control.locked = out->locked;
+    return SC_OK;
+}
+
+static int read_control(sc_cfg_node *root, const sc_model *m, const sc_muscles *mu, sc_muscle_run_config *out, sc_err *err)
 {
     char w[256];
     sc_cfg_node *sec, *list;
+    sc_muscle_run_opts *o = &out->run;
     long patches, states;
     int rc;
     sc_control_opts *c = &o->control;
@@ -105,6 +164,7 @@ static int read_control(sc_cfg_node *root, const sc_model *m, sc_muscle_run_opts
     TRY(sc_cfg_double_range(sec, "contact_margin", c->contact_margin, 0, 1, &c->contact_margin, err));
     TRY(sc_cfg_int(sec, "max_states", c->max_nodes, 1, 100000, &states, err));
     TRY(sc_cfg_double_range(sec, "ridge", c->ridge, 0, 1, &c->ridge, err));
+    TRY(read_locked(sec, mu, out, err));
     TRY(sc_cfg_list(sec, "objectives", o->solver != SC_RUN_PASSIVE, &list, err));
     c->patches = (int)patches;
     c->max_nodes = (int)states;
@@ -122,7 +182,7 @@ static int read_control(sc_cfg_node *root, const sc_model *m, sc_muscle_run_opts
     return SC_OK;
 }
 
-int sc_muscle_run_read(sc_cfg *cfg, const sc_model *m, sc_muscle_run_config *out, sc_err *err)
+int sc_muscle_run_read(sc_cfg *cfg, const sc_model *m, const sc_muscles *mu, sc_muscle_run_config *out, sc_err *err)
 {
     memset(out, 0, sizeof *out);
     sc_muscle_run_opts *o = &out->run;
@@ -138,8 +198,9 @@ int sc_muscle_run_read(sc_cfg *cfg, const sc_model *m, sc_muscle_run_config *out
     TRY(sc_cfg_double_range(ray, "beta", o->body.rayleigh_beta, 0, 1, &o->body.rayleigh_beta, err));
     TRY(sc_world_read_gravity(cfg, o->body.gravity, err));
     TRY(sc_world_read_friction(cfg, &o->body.contact.mu, err));
+    TRY(read_anisotropy(root, &o->body, err));
     TRY(sc_ground_read(root, &o->body.contact.ground, err));
-    TRY(read_control(root, m, o, err));
+    TRY(read_control(root, m, mu, out, err));
     TRY(sc_cfg_list(root, "forces", 0, &list, err));
     const int n = list ? sc_cfg_len(list) : 0;
     o->forces = calloc((size_t)(n ? n : 1), sizeof *o->forces);
@@ -161,5 +222,6 @@ void sc_muscle_run_config_free(sc_muscle_run_config *rc)
     free(c->objectives);
     for (int i = 0; rc->run.forces && i < rc->run.nforces; i++) free(rc->run.forces[i].nodes);
     free(rc->run.forces);
+    free(rc->locked);
     memset(rc, 0, sizeof *rc);
 }

@@ -6,7 +6,10 @@
  *     dt: 0.0005               # s, the soft body's explicit step
  *     rayleigh: {alpha: 0, beta: 2.0e-4}   # C = alpha M + beta K ([T12] eq. 7)
  *     gravity: [0, -9.81, 0]   # m/s^2
- *   contact: {friction: 0.8}   # Coulomb mu of the ground (the plan's too)
+ *   contact:
+ *     friction: 0.8            # Coulomb mu of the ground (the plan's too)
+ *     backward_friction: 1     # mu times this against sliding backward ([T12] 7's crawl: 10)
+ *     forward: [1, 0, 0]       # the body's forward, in the ground plane
  *   ground: ...                # as simulate's (slope, height, bumps, tiles)
  *   muscle_control:
  *     solver: qpcc             # qpcc ([T12] 6) | qp (static contact, eq. 19-22) | none (passive)
@@ -15,6 +18,9 @@
  *     contact_margin: 0.01     # m: boundary nodes this close to the ground after a period are in contact
  *     max_states: 64           # QPCC: contact states (QPs) explored per plan
  *     ridge: 1.0e-4            # relative Hessian ridge
+ *     locked: {group: NAME, region: {min: [x, y, z], max: [x, y, z]}}   # the group's (default
+ *                              # all) segments whose rest midpoints lie in the region are held at
+ *                              # rest length: they cannot contract ([T12] 7's inchworm)
  *     objectives:              # [T12] 5.2, summed; each active for from <= t < to and `when`
  *       - {type: angular_momentum, weight: 1, kd: 30, target: [0, 0, 0]}
  *     # type: momentum (kp, kd, target: the COM target; support: true, its x and z are offsets
@@ -36,12 +42,14 @@
 
 typedef struct sc_muscle_run_config {
     sc_muscle_run_opts run;
-    double duration; /* s */
-    int every;       /* steps per frame */
+    double duration;       /* s */
+    int every;             /* steps per frame */
+    unsigned char *locked; /* [nsegs] (run.control.locked) or NULL */
 } sc_muscle_run_config;
 
-/* Reads the sections above for model m (regions resolve to its nodes); arrays malloc'd. */
-int sc_muscle_run_read(sc_cfg *cfg, const sc_model *m, sc_muscle_run_config *rc, sc_err *err);
+/* Reads the sections above for model m and its muscles mu (may be NULL; regions resolve to the
+   nodes, `locked` to the segments); arrays malloc'd. */
+int sc_muscle_run_read(sc_cfg *cfg, const sc_model *m, const sc_muscles *mu, sc_muscle_run_config *rc, sc_err *err);
 void sc_muscle_run_config_free(sc_muscle_run_config *rc);
 
 #endif
