@@ -21,6 +21,22 @@ typedef struct {
     sc_vec3 p;
 } sc_xform; /* x_world = q * x_local + p */
 
+/* The dot product of two n-vectors in four partial sums, so that the compiler can keep them in
+   vector lanes (the summation order is fixed: the same inputs give the same bits). */
+static inline double sc_dot(int n, const double *a, const double *b)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i];
+        s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2];
+        s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
 static inline sc_vec3 sc_v3(double x, double y, double z)
 {
     sc_vec3 v = {x, y, z};

@@ -356,20 +356,6 @@ static void set_velocity_rows(sc_control *c, const int *nodes, int n, sc_mat3 R,
 /* SC_OBJ_KINETIC: weight * sum_i m_i |v_i+ - v_c+|^2 with v+ = M~^-1 (b + h A l_d + J' f) (eq. 8):
    the columns V of M~^-1 [h A, J'] and v0 = M~^-1 b, then H += 2 w (V' M V - l l' / m),
    g += 2 w (V' M v0 - l L0 / m) with l the linear momentum rows (lrow) and L0 = sum M v0. */
-static double dot4(int n, const double *a, const double *b)
-{
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
-    }
-    for (; i < n; i++) s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
-}
-
 static void add_kinetic(sc_control *c, sc_mat3 R, int nv, double *const lrow[3], const double Lc[3], double weight)
 {
     const sc_model *m = c->m;
@@ -405,11 +391,11 @@ static void add_kinetic(sc_control *c, sc_mat3 R, int nv, double *const lrow[3],
     }
     for (int a = 0; a < nv; a++) {
         const double *ya = c->V + (size_t)a * n3;
-        double ga = dot4(n3, ya, v0);
+        double ga = sc_dot(n3, ya, v0);
         for (int k = 0; k < 3; k++) ga -= lrow[k][a] * Lc[k] / c->mass;
         c->g[a] += 2 * weight * ga;
         for (int b = 0; b <= a; b++) {
-            double hab = dot4(n3, ya, c->V + (size_t)b * n3);
+            double hab = sc_dot(n3, ya, c->V + (size_t)b * n3);
             for (int k = 0; k < 3; k++) hab -= lrow[k][a] * lrow[k][b] / c->mass;
             c->H[(size_t)a * nv + b] += 2 * weight * hab;
             if (b != a) c->H[(size_t)b * nv + a] += 2 * weight * hab;

@@ -4,6 +4,7 @@
  * is dropped. For a row n to add, w = L^-1 n, r = (W'W)^-1 W'w is the dual step and
  * z = L^-T (w - W r) = H^-1 (n - N r) the primal step; z.n = |w - W r|^2. */
 #include "optim/qp.h"
+#include "core/mathx.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,32 +78,16 @@ void sc_qp_work_free(sc_qp_work *w)
     free(w);
 }
 
-/* Four partial sums, so that the compiler can keep them in vector lanes (the scan for the most
-   violated row is most of a solve). */
-static double dot(int n, const double *a, const double *b)
-{
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
-    }
-    for (; i < n; i++) s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
-}
-
 /* In-place Cholesky of the leading n x n block of a (row stride ld): lower factor. 0 when not
  * positive definite. */
 static int cholesky(int n, int ld, double *a)
 {
     for (int j = 0; j < n; j++) {
-        double d = a[j * ld + j] - dot(j, a + j * ld, a + j * ld);
+        double d = a[j * ld + j] - sc_dot(j, a + j * ld, a + j * ld);
         if (!(d > 0)) return 0;
         d = sqrt(d);
         a[j * ld + j] = d;
-        for (int i = j + 1; i < n; i++) a[i * ld + j] = (a[i * ld + j] - dot(j, a + i * ld, a + j * ld)) / d;
+        for (int i = j + 1; i < n; i++) a[i * ld + j] = (a[i * ld + j] - sc_dot(j, a + i * ld, a + j * ld)) / d;
         for (int i = 0; i < j; i++) a[i * ld + j] = 0;
     }
     return 1;
@@ -111,7 +96,7 @@ static int cholesky(int n, int ld, double *a)
 /* y = L^-1 b (forward) and y = L^-T b (backward), L lower with row stride ld; y may be b. */
 static void solve_lower(int n, int ld, const double *L, const double *b, double *y)
 {
-    for (int i = 0; i < n; i++) y[i] = (b[i] - dot(i, L + i * ld, y)) / L[i * ld + i];
+    for (int i = 0; i < n; i++) y[i] = (b[i] - sc_dot(i, L + i * ld, y)) / L[i * ld + i];
 }
 static void solve_upper_t(int n, int ld, const double *L, const double *b, double *y)
 {
@@ -165,7 +150,7 @@ static double active_residual(const sc_qp *p, sc_qp_work *w, const double *x, in
     double worst = 0;
     for (int i = 0; i < q; i++) {
         const int j = w->active[i];
-        w->c[i] = w->sign[i] * (dot(p->n, row_of(p, j), x) - rhs_of(p, j));
+        w->c[i] = w->sign[i] * (sc_dot(p->n, row_of(p, j), x) - rhs_of(p, j));
         worst = fmax(worst, fabs(w->c[i]));
     }
     return worst;
@@ -215,19 +200,19 @@ static int add_row(const sc_qp *p, sc_qp_work *w, double *x, int *q, int j, int 
     const double b = s * rhs_of(p, j);
     double up = 0; /* the new row's multiplier, grown by partial steps */
     int refined = 0;
-    const double anorm = sqrt(dot(n, a, a));
+    const double anorm = sqrt(sc_dot(n, a, a));
     for (;;) {
         if (++*iters > max_iters) return -1;
-        double slack = s * dot(n, a, x) - b;
+        double slack = s * sc_dot(n, a, x) - b;
         for (int i = 0; i < n; i++) w->res[i] = s * a[i];
         solve_lower(n, ld, w->L, w->res, w->w);
-        for (int i = 0; i < *q; i++) w->c[i] = dot(n, w->Wa + (size_t)i * ld, w->w);
+        for (int i = 0; i < *q; i++) w->c[i] = sc_dot(n, w->Wa + (size_t)i * ld, w->w);
         solve_lower(*q, ld, w->LG, w->c, w->r);
         solve_upper_t(*q, ld, w->LG, w->r, w->r);
         memcpy(w->res, w->w, (size_t)n * sizeof(double));
         for (int i = 0; i < *q; i++)
             for (int k = 0; k < n; k++) w->res[k] -= w->r[i] * w->Wa[(size_t)i * ld + k];
-        const double delta2 = dot(n, w->res, w->res), w2 = dot(n, w->w, w->w);
+        const double delta2 = sc_dot(n, w->res, w->res), w2 = sc_dot(n, w->w, w->w);
         /* a row within 1e-10 (relative) of the active rows' span counts as in it (at 1e-12 such
            rows were added and left a Gram factor singular to rounding: a node of bench_qpcc, at a
            degenerate vertex, was called infeasible); with n rows active, every row is (adding an
@@ -261,7 +246,7 @@ static int add_row(const sc_qp *p, sc_qp_work *w, double *x, int *q, int j, int 
             /* extend the Gram factor by the new row: l = LG^-1 c, diagonal sqrt(|w|^2 - |l|^2) */
             double *lg = w->LG + (size_t)*q * ld;
             solve_lower(*q, ld, w->LG, w->c, lg);
-            double d2 = w2 - dot(*q, lg, lg);
+            double d2 = w2 - sc_dot(*q, lg, lg);
             lg[*q] = sqrt(d2 > delta2 ? d2 : delta2);
             memcpy(w->Wa + (size_t)*q * ld, w->w, (size_t)n * sizeof(double));
             w->active[*q] = j;
@@ -288,21 +273,21 @@ static int solve_scaled(const sc_qp *p, sc_qp_work *w, double *x, double *ueq, d
     const int max_iters = 10 * (n + m) + 50;
     for (int j = 0; j < p->neq; j++) {
         const double *a = row_of(p, j);
-        int rc = add_row(p, w, x, &q, j, dot(n, a, x) - p->beq[j] > 0 ? -1 : 1, &iters, max_iters);
+        int rc = add_row(p, w, x, &q, j, sc_dot(n, a, x) - p->beq[j] > 0 ? -1 : 1, &iters, max_iters);
         if (rc <= 0)
             return sc_fail(err, SC_ENUMERIC, rc < 0 ? "qp: no solution after %d iterations" : "qp: the equality rows contradict each other (row %d)",
                            rc < 0 ? iters : j);
     }
     /* then the most violated row until none is: inequalities, and equalities found implied by
        the others at the start that the steps since have moved off (rounding) */
-    for (int j = 0; j < m; j++) w->an[j] = sqrt(dot(n, row_of(p, j), row_of(p, j)));
+    for (int j = 0; j < m; j++) w->an[j] = sqrt(sc_dot(n, row_of(p, j), row_of(p, j)));
     for (;;) {
         int worst = -1, worst_sign = 1;
         double worst_slack = 0;
         for (int j = 0; j < m; j++) {
             const double *a = row_of(p, j), b = rhs_of(p, j);
             const double an = w->an[j];
-            double s = (dot(n, a, x) - b) / (an > 0 ? an : 1);
+            double s = (sc_dot(n, a, x) - b) / (an > 0 ? an : 1);
             const int sign = j < p->neq && s > 0 ? -1 : 1;
             s *= sign;
             if (s < -row_tol(b, an) && s < worst_slack) {
@@ -383,8 +368,8 @@ int sc_qp_solve(const sc_qp *p, sc_qp_work *w, double *x, double *ueq, double *u
     if (uin)
         for (int j = 0; j < p->nin; j++) uin[j] *= w->rs[p->neq + j];
     if (res) {
-        double f = dot(n, p->g, x);
-        for (int i = 0; i < n; i++) f += 0.5 * x[i] * dot(n, p->H + (size_t)i * n, x);
+        double f = sc_dot(n, p->g, x);
+        for (int i = 0; i < n; i++) f += 0.5 * x[i] * sc_dot(n, p->H + (size_t)i * n, x);
         res->objective = f;
         res->iterations = iters;
         res->nactive = nactive;
@@ -397,8 +382,8 @@ double sc_qp_violation(const sc_qp *p, const double *x)
     double v = 0;
     for (int j = 0; j < p->neq + p->nin; j++) {
         const double *a = row_of(p, j);
-        const double an = sqrt(dot(p->n, a, a));
-        double s = (dot(p->n, a, x) - rhs_of(p, j)) / (an > 0 ? an : 1);
+        const double an = sqrt(sc_dot(p->n, a, a));
+        double s = (sc_dot(p->n, a, x) - rhs_of(p, j)) / (an > 0 ? an : 1);
         s = j < p->neq ? fabs(s) : -s;
         if (s > v) v = s;
     }
