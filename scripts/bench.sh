@@ -8,7 +8,8 @@
 #   2. every benchmark program on that character ("@ metric value unit" lines are recorded;
 #      bench_contact on the CMU Michelin of configs/michelin_cmu.yaml, whose skeleton SIMBICON's
 #      configs name, and again on the biped of configs/biped.yaml, its figures named contact_biped_*;
-#      bench_qpcc, [T12] Table 2's QPCC experiment, on its own random problems: no character);
+#      bench_qpcc, [T12] Table 2's QPCC experiment, on its own random problems: no character;
+#      bench_letters, [T12] Table 1's time per frame, on the letter I of configs/letters);
 #   3. the step side by side with a baseline build of softcon (BASELINE, default the code
 #      before the performance work of issue 11): bench/bench_pair.c is compiled against both
 #      libraries and run alternately PAIRS times (the current one with the FEM pass in double,
@@ -18,7 +19,7 @@
 #      skin-weights, the step on each with the FEM pass in double and in single precision;
 #      plotted by gnuplot (when installed) into docs/perf_scaling.png.
 # Environment: BENCH_ONLY=sampling (only 1's preparation and the sampler's throughput: a few
-# minutes), BENCH_ONLY=qpcc (only bench_qpcc: about a minute), BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING_ROUNDS
+# minutes), BENCH_ONLY=qpcc (only bench_qpcc: about a minute), BENCH_ONLY=letters (only bench_letters), BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING_ROUNDS
 # (default 3: the meshes are timed in turn that many times, medians), SCALING ("none"
 # skips 4; else levels "tetgen.target_tets:envelope.target_vertices:gains.fixed_spacing:
 # tetgen.radius_edge:tetgen.min_dihedral", or "default" for configs/michelin.yaml as it is).
@@ -68,6 +69,25 @@ if [[ "${BENCH_ONLY:-}" == qpcc ]]; then
     echo "== bench_qpcc"
     run_bench "$prog"
   done
+  cat "$rows" >> "$csv"
+  echo "appended $(wc -l < "$rows") rows to $csv"
+  exit 0
+fi
+
+# bench_letters: [T12] Table 1's time per frame, the I balancing and jumping (configs/letters; a
+# few minutes)
+letters() {
+  for prog in "$@"; do
+    [[ "$(basename "$prog")" == bench_letters ]] || continue
+    echo "== bench_letters"
+    bin/mesh-prep -q -c configs/letters/I.yaml -o "$out/letter_I.h5"
+    run_bench "$prog" i_balance "$out/letter_I.h5" configs/letters/i_balance.yaml 0.59 2.0
+    mv "$out/bench_letters.txt" "$out/bench_letters_balance.txt"
+    run_bench "$prog" i_jump "$out/letter_I.h5" configs/letters/i_jump.yaml 0.81 2.0
+  done
+}
+if [[ "${BENCH_ONLY:-}" == letters ]]; then
+  letters "$@"
   cat "$rows" >> "$csv"
   echo "appended $(wc -l < "$rows") rows to $csv"
   exit 0
@@ -131,6 +151,10 @@ for prog in "$@"; do
   if [[ "$name" == bench_qpcc ]]; then    # its own problems, no character
     echo "== $name"
     run_bench "$prog"
+    continue
+  fi
+  if [[ "$name" == bench_letters ]]; then # the letters, above
+    letters "$prog"
     continue
   fi
   char="$out/character.h5"
