@@ -17,26 +17,39 @@ static const char *const objective_types[] = {"momentum", "angular_momentum", "c
 static const char *const whens[] = {"always", "contact", "airborne"};
 static const char *const solvers[] = {"none", "qp", "qpcc"};
 
+/* map's `region: {min: [x, y, z], max: [x, y, z]}` (rest coordinates, m; each bound open by
+   default) into lo and hi. */
+static int read_box(sc_cfg_node *map, const char *what, sc_cfg_node **reg, double lo[3], double hi[3], sc_err *err)
+{
+    char w[256];
+    const double inf[3] = {-1e9, -1e9, -1e9}, sup[3] = {1e9, 1e9, 1e9};
+    int rc;
+    TRY(sc_cfg_require(map, "region", reg, err));
+    if (!sc_cfg_is_map(*reg))
+        return sc_fail(err, SC_EINPUT, "%s: %s.region: a map {min: [x, y, z], max: [x, y, z]}", sc_cfg_where(*reg, w, sizeof w), what);
+    TRY(sc_cfg_vec_range(*reg, "min", 3, inf, -1e9, 1e9, lo, err));
+    TRY(sc_cfg_vec_range(*reg, "max", 3, sup, -1e9, 1e9, hi, err));
+    return SC_OK;
+}
+
+static int in_box(const double p[3], const double lo[3], const double hi[3])
+{
+    return p[0] >= lo[0] && p[0] <= hi[0] && p[1] >= lo[1] && p[1] <= hi[1] && p[2] >= lo[2] && p[2] <= hi[2];
+}
+
 /* The nodes whose rest positions lie in the region's box (malloc'd). */
 static int read_region(sc_cfg_node *map, const sc_model *m, const char *what, int **nodes, int *count, sc_err *err)
 {
     char w[256];
     sc_cfg_node *reg;
     double lo[3], hi[3];
-    const double inf[3] = {-1e9, -1e9, -1e9}, sup[3] = {1e9, 1e9, 1e9};
     int rc;
-    TRY(sc_cfg_require(map, "region", &reg, err));
-    if (!sc_cfg_is_map(reg))
-        return sc_fail(err, SC_EINPUT, "%s: %s.region: a map {min: [x, y, z], max: [x, y, z]}", sc_cfg_where(reg, w, sizeof w), what);
-    TRY(sc_cfg_vec_range(reg, "min", 3, inf, -1e9, 1e9, lo, err));
-    TRY(sc_cfg_vec_range(reg, "max", 3, sup, -1e9, 1e9, hi, err));
+    TRY(read_box(map, what, &reg, lo, hi, err));
     *nodes = malloc((size_t)m->nnodes * sizeof(int));
     if (!*nodes) return sc_fail(err, SC_EIO, "out of memory");
     int n = 0;
-    for (int i = 0; i < m->nnodes; i++) {
-        const double *p = m->rest_pos + 3 * i;
-        if (p[0] >= lo[0] && p[0] <= hi[0] && p[1] >= lo[1] && p[1] <= hi[1] && p[2] >= lo[2] && p[2] <= hi[2]) (*nodes)[n++] = i;
-    }
+    for (int i = 0; i < m->nnodes; i++)
+        if (in_box(m->rest_pos + 3 * i, lo, hi)) (*nodes)[n++] = i;
     *count = n;
     if (!n)
         return sc_fail(err, SC_EINPUT, "%s: %s.region: no node of the body lies in [%g, %g] x [%g, %g] x [%g, %g] (rest coordinates, m)",
@@ -117,15 +130,12 @@ static int read_locked(sc_cfg_node *sec, const sc_muscles *mu, sc_muscle_run_con
     if (!lk) return SC_OK;
     if (!mu) return sc_fail(err, SC_EINPUT, "%s: muscle_control.locked: the character has no muscles", sc_cfg_where(lk, w, sizeof w));
     double lo[3], hi[3];
-    const double inf[3] = {-1e9, -1e9, -1e9}, sup[3] = {1e9, 1e9, 1e9};
     sc_cfg_node *reg;
     int rc;
     char group[SC_MUSCLE_NAME];
     TRY(sc_cfg_section(sec, "locked", &lk, err));
     TRY(sc_cfg_string(lk, "group", "", group, sizeof group, err));
-    TRY(sc_cfg_require(lk, "region", &reg, err));
-    TRY(sc_cfg_vec_range(reg, "min", 3, inf, -1e9, 1e9, lo, err));
-    TRY(sc_cfg_vec_range(reg, "max", 3, sup, -1e9, 1e9, hi, err));
+    TRY(read_box(lk, "muscle_control.locked", &reg, lo, hi, err));
     int g = -1;
     for (int k = 0; *group && k < mu->ngroups; k++)
         if (!strcmp(mu->group_name[k], group)) g = k;
@@ -138,8 +148,7 @@ static int read_locked(sc_cfg_node *sec, const sc_muscles *mu, sc_muscle_run_con
         for (int j = mu->fibre_first[f]; j < mu->fibre_first[f + 1]; j++) {
             double c[3];
             for (int k = 0; k < 3; k++) c[k] = 0.5 * (mu->point_rest[3 * mu->seg_a[j] + k] + mu->point_rest[3 * mu->seg_b[j] + k]);
-            out->locked[j] = (g < 0 || mu->fibre_group[f] == g) && c[0] >= lo[0] && c[0] <= hi[0] && c[1] >= lo[1] && c[1] <= hi[1] &&
-                c[2] >= lo[2] && c[2] <= hi[2];
+            out->locked[j] = (g < 0 || mu->fibre_group[f] == g) && in_box(c, lo, hi);
             n += out->locked[j];
         }
     if (!n)
