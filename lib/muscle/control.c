@@ -296,6 +296,9 @@ static void unit_impulse(int k, double f[3])
     }
 }
 
+/* The shortest l_d of segment j: min_ratio l0, or l0 when it is locked. */
+static double shortest(const sc_control *c, int j) { return (c->o.locked && c->o.locked[j] ? 1 : c->mu->min_ratio) * c->mu->rest_len[j]; }
+
 /* Variables of patch p's impulses. */
 static int var_fn(const sc_control *c, int p) { return c->S + PER_PATCH * p; }
 
@@ -589,7 +592,7 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
     memset(c->Ain, 0, 2 * (size_t)S * nv * sizeof(double));
     for (int j = 0; j < S; j++) {
         c->Ain[(size_t)(2 * j) * nv + j] = 1;
-        c->bin[2 * j] = (c->o.locked && c->o.locked[j] ? 1 : c->mu->min_ratio) * c->mu->rest_len[j];
+        c->bin[2 * j] = shortest(c, j);
         c->Ain[(size_t)(2 * j + 1) * nv + j] = -1;
         c->bin[2 * j + 1] = -c->mu->rest_len[j];
     }
@@ -616,11 +619,10 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
         row = c->prow + (size_t)(k0 + NDIR + 1) * nv; /* mu f_n - sum f_t / a_t >= 0 */
         memset(row, 0, (size_t)nv * sizeof(double));
         row[fn] = c->o.mu;
-        for (int j = 0; j < NDIR; j++) { /* a_t: the body's anisotropy, for an impulse that resists sliding backward */
+        for (int j = 0; j < NDIR; j++) { /* a_t: the body's anisotropy along the friction direction */
             double f[3];
             unit_impulse(1 + j, f);
-            const double *fw = s->o.forward, along = f[0] * fw[0] + f[1] * fw[1] + f[2] * fw[2];
-            row[fn + 1 + j] = -1 / (1 + (s->o.backward_friction - 1) * fmax(0, along));
+            row[fn + 1 + j] = -1 / sc_softbody_friction_scale(&s->o, f);
         }
         c->poff[k0 + NDIR + 1] = 0;
         c->pvar[k0 + NDIR + 1] = fn + NDIR + 1;
@@ -666,9 +668,6 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
         rep->broken += c->state[c->contacts[p].normal] == 0;
         rep->sliding += c->state[c->contacts[p].normal] == 1 && c->state[c->contacts[p].slide] == 1;
     }
-    for (int j = 0; j < S; j++) {
-        const double lo = (c->o.locked && c->o.locked[j] ? 1 : c->mu->min_ratio) * c->mu->rest_len[j];
-        s->ld[j] = fmin(c->mu->rest_len[j], fmax(lo, c->z[j]));
-    }
+    for (int j = 0; j < S; j++) s->ld[j] = fmin(c->mu->rest_len[j], fmax(shortest(c, j), c->z[j]));
     return SC_OK;
 }

@@ -18,6 +18,12 @@ void sc_softbody_default_opts(sc_softbody_opts *o)
     o->max_speed = 50;
 }
 
+double sc_softbody_friction_scale(const sc_softbody_opts *o, const double dir[3])
+{
+    const double along = dir[0] * o->forward[0] + dir[1] * o->forward[1] + dir[2] * o->forward[2];
+    return 1 + (o->backward_friction - 1) * fmax(0, along);
+}
+
 int sc_tet_boundary_nodes(const sc_model *m, int **out, int *count, sc_err *err)
 {
     sc_tetmesh tm = {m->nnodes, m->ntets, m->rest_pos, m->tets};
@@ -128,10 +134,10 @@ static void rigid_contact(sc_softbody *s)
         const double mi = m->node_mass[i], pn = mi * (want - vn); /* normal impulse */
         double vt[3] = {v[0] - vn * n.x, v[1] - vn * n.y, v[2] - vn * n.z};
         const double st = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
-        double mu_i = mu; /* against sliding backward: backward_friction times more */
+        double mu_i = mu; /* the friction impulse points along -vt */
         if (st > 0 && s->o.backward_friction != 1) {
-            const double back = -(vt[0] * s->o.forward[0] + vt[1] * s->o.forward[1] + vt[2] * s->o.forward[2]) / st;
-            mu_i *= 1 + (s->o.backward_friction - 1) * fmax(0, back);
+            const double dir[3] = {-vt[0] / st, -vt[1] / st, -vt[2] / st};
+            mu_i *= sc_softbody_friction_scale(&s->o, dir);
         }
         const double slow = st > 0 ? fmin(1, mu_i * pn / (mi * st)) : 0; /* stick when the cone allows it */
         double p[3];

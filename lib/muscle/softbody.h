@@ -62,6 +62,11 @@ typedef struct sc_softbody {
     sc_contact_result contact;
 } sc_softbody;
 
+/* The factor on mu for a friction impulse along unit direction dir: backward_friction for one
+ * pushing forward (it resists sliding backward), blending to 1 at right angles. The soft body's
+ * contact and the controller's friction cone both use it. */
+double sc_softbody_friction_scale(const sc_softbody_opts *o, const double dir[3]);
+
 /* The nodes on the tet mesh's boundary (on faces of one tet only), ascending (malloc'd). */
 int sc_tet_boundary_nodes(const sc_model *m, int **nodes, int *count, sc_err *err);
 
