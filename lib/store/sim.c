@@ -93,32 +93,90 @@ static int write_mesh(sc_h5 *f, const sc_model *m, sc_err *err)
     return SC_OK;
 }
 
-int sc_sim_writer_create(const char *path, const sc_sim_file_info *info, const sc_model *m, const sc_sim *sim, sc_sim_writer *w, sc_err *err)
+/* What both writers begin with: the writer's arrays (scratch: nscratch doubles in w->bp), the
+   file, its provenance and the root attributes of every sim.h5. */
+static int writer_begin(const char *path, const sc_sim_file_info *info, const sc_model *m, int store_nodes, int fem_kernel, size_t nscratch,
+                        sc_sim_writer *w, sc_err *err)
 {
     memset(w, 0, sizeof *w);
     w->m = m;
-    w->store_nodes = info->store_nodes;
-    w->last_wall = sc_wall_time();
+    w->store_nodes = store_nodes;
+    w->last_wall = w->first_wall = sc_wall_time();
     w->s = calloc(1, sizeof *w->s);
     w->frame_times = malloc((size_t)(info->max_frames > 0 ? info->max_frames : 1) * sizeof *w->frame_times);
-    w->local = malloc((size_t)m->nbones * sizeof *w->local);
-    w->bp = malloc((size_t)m->nbones * 7 * sizeof *w->bp);
-    if (!w->s || !w->frame_times || !w->local || !w->bp) {
+    w->bp = malloc((nscratch ? nscratch : 1) * sizeof *w->bp);
+    if (!w->s || !w->frame_times || !w->bp) {
         sc_sim_writer_free(w);
         return sc_fail(err, SC_EIO, "out of memory");
     }
     int rc = sc_h5_create(path, &w->f, err);
     if (rc) return rc;
+    if ((rc = sc_h5_provenance(w->f, SC_SIM_SCHEMA, info->argc, info->argv, info->config_text, err)) ||
+        (rc = sc_h5_attr_str(w->f, "/", "character", info->character, err)) || (rc = sc_h5_attr_f64(w->f, "/", "dt", info->dt, err)) ||
+        (rc = sc_h5_attr_str(w->f, "/", "fem_kernel", sc_fem_kernel_name(fem_kernel), err)))
+        sc_sim_writer_abort(w);
+    return rc;
+}
+
+int sc_sim_writer_create(const char *path, const sc_sim_file_info *info, const sc_model *m, const sc_sim *sim, sc_sim_writer *w, sc_err *err)
+{
+    int rc = writer_begin(path, info, m, info->store_nodes, sim->fem.kernel, (size_t)m->nbones * 7, w, err);
+    if (rc) return rc;
+    if (!(w->local = malloc((size_t)m->nbones * sizeof *w->local + 1))) {
+        sc_sim_writer_abort(w);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
     sc_h5 *f = w->f;
-    if ((rc = sc_h5_provenance(f, SC_SIM_SCHEMA, info->argc, info->argv, info->config_text, err)) ||
-        (rc = sc_h5_attr_str(f, "/", "character", info->character, err)) || (rc = sc_h5_attr_f64(f, "/", "dt", info->dt, err)) ||
-        (rc = sc_h5_attr_str(f, "/", "fem_kernel", sc_fem_kernel_name(sim->fem.kernel), err)) ||
-        (!isnan(sim->start_sink) && (rc = sc_h5_attr_f64(f, "/", "start_sink_m", sim->start_sink, err))) ||
+    if ((!isnan(sim->start_sink) && (rc = sc_h5_attr_f64(f, "/", "start_sink_m", sim->start_sink, err))) ||
         (rc = create_series(f, m, info->store_nodes, info->follows_reference, w->s, err)) || (rc = write_mesh(f, m, err))) {
         sc_sim_writer_abort(w);
         return rc;
     }
     return SC_OK;
+}
+
+/* The series every frame has: the body's state and diagnostics, its contact, the push and the
+   wall time per step since the previous frame (k: the step since the recording began). */
+typedef struct body_frame {
+    double t;
+    const double *x; /* node positions (written when the file stores them) */
+    double kinetic, elastic, potential;
+    const double *linear, *angular, *com, *contact_force, *push; /* [3] each */
+    const sc_contact_result *contact;
+    int contacts, inverted;
+} body_frame;
+
+static int append_body(sc_sim_writer *w, const body_frame *b, long k, sc_err *err)
+{
+    const double now = sc_wall_time(), per = k > w->last_step ? (now - w->last_wall) / (double)(k - w->last_step) : 0;
+    w->last_wall = now;
+    w->last_step = k;
+    const double total = b->kinetic + b->elastic + b->potential, depth = b->contact->max_depth;
+    double cop[3];
+    sc_contact_cop(b->contact, cop);
+    w->max_depth = fmax(w->max_depth, depth);
+    sc_sim_series *s = w->s;
+    return sc_h5_series_append(s->time, &b->t, err) || (s->nodes && sc_h5_series_append(s->nodes, b->x, err)) ||
+        sc_h5_series_append(s->ke, &b->kinetic, err) || sc_h5_series_append(s->ee, &b->elastic, err) ||
+        sc_h5_series_append(s->pe, &b->potential, err) || sc_h5_series_append(s->te, &total, err) || sc_h5_series_append(s->lin, b->linear, err) ||
+        sc_h5_series_append(s->ang, b->angular, err) || sc_h5_series_append(s->com, b->com, err) ||
+        sc_h5_series_append(s->cf, b->contact_force, err) || sc_h5_series_append(s->cop, cop, err) || sc_h5_series_append(s->depth, &depth, err) ||
+        sc_h5_series_append_i32(s->cn, &b->contacts, err) || sc_h5_series_append_i32(s->inv, &b->inverted, err) ||
+        sc_h5_series_append(s->push, b->push, err) || sc_h5_series_append(s->steptime, &per, err);
+}
+
+/* What both commits end with: the /frames views (with node frames), the commit, or the file
+   dropped when rc (the closing attributes' result) failed. */
+static int writer_finish(sc_sim_writer *w, int rc, sc_err *err)
+{
+    sc_h5 *f = w->f;
+    if (!rc && w->store_nodes) rc = sc_xdmf_sim_views(f, w->nframes, err);
+    if (rc) {
+        sc_sim_writer_abort(w);
+        return rc;
+    }
+    w->f = NULL;
+    return sc_h5_commit(f, err);
 }
 
 int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targets, const double push_total[3], long k, double reference_time,
@@ -134,10 +192,7 @@ int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targ
         double a = sc_q_angle_between(w->local[b], targets[b]);
         se += a * a;
     }
-    double track = nj ? sqrt(se / nj) : 0, total = d.kinetic + d.elastic + d.potential;
-    double now = sc_wall_time(), per = k > w->last_step ? (now - w->last_wall) / (double)(k - w->last_step) : 0;
-    w->last_wall = now;
-    w->last_step = k;
+    double track = nj ? sqrt(se / nj) : 0;
     double *bp = w->bp;
     for (int b = 0; b < m->nbones; b++) {
         sc_v3_store(bp + 3 * b, sim->pose[b].p);
@@ -147,22 +202,15 @@ int sc_sim_writer_frame(sc_sim_writer *w, const sc_sim *sim, const sc_quat *targ
         q[2] = sim->pose[b].q.y;
         q[3] = sim->pose[b].q.z;
     }
-    int inv = d.inverted, cnt = d.contacts;
-    double depth = sim->contact.max_depth, t = sim->t, cop[3];
-    sc_contact_cop(&sim->contact, cop);
-    w->max_depth = fmax(w->max_depth, depth);
+    const body_frame bf = {sim->t, sim->x,          d.kinetic,  d.elastic,     d.potential, d.linear,  d.angular,
+                           d.com,  d.contact_force, push_total, &sim->contact, d.contacts,  d.inverted};
     sc_sim_series *s = w->s;
-    int rc = sc_h5_series_append(s->time, &t, err) || sc_h5_series_append(s->bpos, bp, err) ||
-        sc_h5_series_append(s->bquat, bp + 3 * m->nbones, err) || sc_h5_series_append(s->blin, sim->lin_vel, err) ||
-        sc_h5_series_append(s->bang, sim->ang_vel, err) || (s->nodes && sc_h5_series_append(s->nodes, sim->x, err)) ||
-        sc_h5_series_append(s->ke, &d.kinetic, err) || sc_h5_series_append(s->ee, &d.elastic, err) || sc_h5_series_append(s->pe, &d.potential, err) ||
-        sc_h5_series_append(s->te, &total, err) || sc_h5_series_append(s->lin, d.linear, err) || sc_h5_series_append(s->ang, d.angular, err) ||
-        sc_h5_series_append(s->com, d.com, err) || sc_h5_series_append(s->cf, d.contact_force, err) || sc_h5_series_append(s->cop, cop, err) ||
-        sc_h5_series_append(s->depth, &depth, err) || sc_h5_series_append_i32(s->cn, &cnt, err) || sc_h5_series_append_i32(s->inv, &inv, err) ||
-        sc_h5_series_append(s->track, &track, err) || sc_h5_series_append(s->push, push_total, err) || sc_h5_series_append(s->steptime, &per, err);
+    int rc = append_body(w, &bf, k, err) || sc_h5_series_append(s->bpos, bp, err) || sc_h5_series_append(s->bquat, bp + 3 * m->nbones, err) ||
+        sc_h5_series_append(s->blin, sim->lin_vel, err) || sc_h5_series_append(s->bang, sim->ang_vel, err) ||
+        sc_h5_series_append(s->track, &track, err);
     if (!rc && s->reftime) rc = sc_h5_series_append(s->reftime, &reference_time, err);
     if (rc) return 1;
-    w->frame_times[w->nframes++] = t;
+    w->frame_times[w->nframes++] = sim->t;
     return 0;
 }
 
@@ -180,13 +228,7 @@ int sc_sim_writer_commit(sc_sim_writer *w, const sc_sim *sim, const char *status
         sc_h5_attr_f64(f, "/timing", "mean_coupling_s", tm->coupling / n, err) || sc_h5_attr_f64(f, "/timing", "mean_ode_s", tm->ode / n, err) ||
         sc_h5_attr_f64(f, "/contact", "max_depth_m", w->max_depth, err) || sc_h5_attr_i64(f, "/fem", "polar_fallbacks", warn.fem_fallbacks, err) ||
         sc_h5_attr_i64(f, "/", "ode_warnings", warn.ode_messages, err);
-    if (!rc && w->store_nodes) rc = sc_xdmf_sim_views(f, w->nframes, err);
-    if (rc) {
-        sc_sim_writer_abort(w);
-        return rc;
-    }
-    w->f = NULL;
-    return sc_h5_commit(f, err);
+    return writer_finish(w, rc, err);
 }
 
 void sc_sim_writer_abort(sc_sim_writer *w)
@@ -241,24 +283,11 @@ int sc_sim_writer_create_soft(const char *path, const sc_sim_file_info *info, co
 {
     const sc_model *m = r->s->m;
     const sc_muscles *mu = r->s->mu;
-    memset(w, 0, sizeof *w);
-    w->m = m;
-    w->store_nodes = 1; /* a boneless body is its nodes */
-    w->last_wall = w->first_wall = sc_wall_time();
-    w->s = calloc(1, sizeof *w->s);
-    w->frame_times = malloc((size_t)(info->max_frames > 0 ? info->max_frames : 1) * sizeof *w->frame_times);
-    w->bp = malloc((size_t)(mu ? mu->nsegs : 1) * sizeof *w->bp);
-    if (!w->s || !w->frame_times || !w->bp) {
-        sc_sim_writer_free(w);
-        return sc_fail(err, SC_EIO, "out of memory");
-    }
-    int rc = sc_h5_create(path, &w->f, err);
+    /* a boneless body is its nodes: they are always stored */
+    int rc = writer_begin(path, info, m, 1, r->s->fem.kernel, mu ? (size_t)mu->nsegs : 0, w, err);
     if (rc) return rc;
     sc_h5 *f = w->f;
-    if ((rc = sc_h5_provenance(f, SC_SIM_SCHEMA, info->argc, info->argv, info->config_text, err)) ||
-        (rc = sc_h5_attr_str(f, "/", "character", info->character, err)) || (rc = sc_h5_attr_f64(f, "/", "dt", info->dt, err)) ||
-        (rc = sc_h5_attr_str(f, "/", "fem_kernel", sc_fem_kernel_name(r->s->fem.kernel), err)) ||
-        (rc = sc_h5_attr_str(f, "/", "body", "boneless: a soft body moved by muscle fibres ([T12])", err)) ||
+    if ((rc = sc_h5_attr_str(f, "/", "body", "boneless: a soft body moved by muscle fibres ([T12])", err)) ||
         (rc = create_series(f, m, 1, 0, w->s, err)) || (rc = write_mesh(f, m, err)) || (mu && (rc = sc_character_write_muscles(f, mu, m, err))) ||
         (rc = create_soft_series(f, mu, w->s, err)) || (rc = sc_h5_attr_str(f, "/control", "solver", solver, err)) ||
         (rc = sc_h5_attr_f64(f, "/control", "period_s", r->o->control.period, err))) {
@@ -272,32 +301,20 @@ int sc_sim_writer_soft_frame(sc_sim_writer *w, const sc_muscle_run *r, const sc_
 {
     const sc_softbody *b = r->s;
     const sc_control_report *rep = &r->report;
-    double now = sc_wall_time(), per = k > w->last_step ? (now - w->last_wall) / (double)(k - w->last_step) : 0;
-    w->last_wall = now;
-    w->last_step = k;
-    const double t = b->t, total = d->kinetic + d->elastic + d->potential, depth = b->contact.max_depth,
-                 force[3] = {b->contact.total_force.x, b->contact.total_force.y, b->contact.total_force.z};
-    double cop[3], obj = r->c ? rep->objective : 0;
-    sc_contact_cop(&b->contact, cop);
-    w->max_depth = fmax(w->max_depth, depth);
-    int cnt = b->contact.count, inv = b->fem_stats.inverted, qps = r->c ? rep->nodes : 0, sl = r->c ? rep->sliding : 0, br = r->c ? rep->broken : 0,
-        fl = r->c ? rep->failed : 0;
+    const double force[3] = {b->contact.total_force.x, b->contact.total_force.y, b->contact.total_force.z}, obj = r->c ? rep->objective : 0;
+    const int qps = r->c ? rep->nodes : 0, sl = r->c ? rep->sliding : 0, br = r->c ? rep->broken : 0, fl = r->c ? rep->failed : 0;
+    const body_frame bf = {b->t,  b->x,    d->kinetic,  d->elastic,       d->potential,         d->linear, d->angular, d->com,
+                           force, r->push, &b->contact, b->contact.count, b->fem_stats.inverted};
     sc_sim_series *s = w->s;
-    int rc = sc_h5_series_append(s->time, &t, err) || sc_h5_series_append(s->nodes, b->x, err) || sc_h5_series_append(s->ke, &d->kinetic, err) ||
-        sc_h5_series_append(s->ee, &d->elastic, err) || sc_h5_series_append(s->pe, &d->potential, err) || sc_h5_series_append(s->te, &total, err) ||
-        sc_h5_series_append(s->lin, d->linear, err) || sc_h5_series_append(s->ang, d->angular, err) || sc_h5_series_append(s->com, d->com, err) ||
-        sc_h5_series_append(s->cf, force, err) || sc_h5_series_append(s->cop, cop, err) || sc_h5_series_append(s->depth, &depth, err) ||
-        sc_h5_series_append_i32(s->cn, &cnt, err) || sc_h5_series_append_i32(s->inv, &inv, err) || sc_h5_series_append(s->push, r->push, err) ||
-        sc_h5_series_append(s->steptime, &per, err) || sc_h5_series_append(s->vol, &d->volume_ratio, err) ||
-        sc_h5_series_append(s->dmin, &d->min_det, err) || sc_h5_series_append(s->dmax, &d->max_det, err) || sc_h5_series_append(s->obj, &obj, err) ||
-        sc_h5_series_append_i32(s->qps, &qps, err) || sc_h5_series_append_i32(s->sliding, &sl, err) || sc_h5_series_append_i32(s->broken, &br, err) ||
-        sc_h5_series_append_i32(s->failed, &fl, err);
+    int rc = append_body(w, &bf, k, err) || sc_h5_series_append(s->vol, &d->volume_ratio, err) || sc_h5_series_append(s->dmin, &d->min_det, err) ||
+        sc_h5_series_append(s->dmax, &d->max_det, err) || sc_h5_series_append(s->obj, &obj, err) || sc_h5_series_append_i32(s->qps, &qps, err) ||
+        sc_h5_series_append_i32(s->sliding, &sl, err) || sc_h5_series_append_i32(s->broken, &br, err) || sc_h5_series_append_i32(s->failed, &fl, err);
     if (!rc && s->ld) {
         sc_muscle_lengths(b->mu, b->m, b->x, w->bp);
         rc = sc_h5_series_append(s->ld, b->ld, err) || sc_h5_series_append(s->len, w->bp, err);
     }
     if (rc) return 1;
-    w->frame_times[w->nframes++] = t;
+    w->frame_times[w->nframes++] = b->t;
     return 0;
 }
 
@@ -313,13 +330,8 @@ int sc_sim_writer_soft_commit(sc_sim_writer *w, const sc_muscle_run *r, const ch
         sc_h5_attr_i64(f, "/control", "failed_plans", st->failed_plans, err) ||
         sc_h5_attr_f64(f, "/control", "mean_qps", (double)st->qps / plans, err) || sc_h5_attr_f64(f, "/contact", "max_depth_m", w->max_depth, err) ||
         sc_h5_attr_f64(f, "/fem", "max_volume_change", st->max_volume_change, err) || sc_h5_attr_f64(f, "/fem", "min_det", st->min_det, err) ||
-        sc_h5_attr_f64(f, "/fem", "max_det", st->max_det, err) || sc_xdmf_sim_views(f, w->nframes, err);
-    if (rc) {
-        sc_sim_writer_abort(w);
-        return rc;
-    }
-    w->f = NULL;
-    return sc_h5_commit(f, err);
+        sc_h5_attr_f64(f, "/fem", "max_det", st->max_det, err);
+    return writer_finish(w, rc, err);
 }
 
 /* The rollout's hook: a frame every `every` steps, and the progress line. */
