@@ -18,15 +18,8 @@ mkdir -p "$out"
 character=$out/I.h5
 [ -e "$character" ] || bin/mesh-prep -q -c configs/letters/I.yaml -o "$character"
 
-tilt() { # final tilt (degrees) of the I in sim.h5 $1
-  /usr/bin/python3 - "$1" <<'PY'
-import sys, h5py, numpy as np
-f = h5py.File(sys.argv[1], "r")
-rest, x = f["/mesh/rest_pos"][:], f["/nodes/position"][-1]
-top, bot = x[rest[:, 1] > 0.9].mean(0), x[rest[:, 1] < 0.1].mean(0)
-a = top - bot
-print("%.1f" % np.degrees(np.arccos(a[1] / np.linalg.norm(a))))
-PY
+tilt() { # final tilt (degrees) of the I in sim.h5 $1, as scripts/letters-measure.py measures it
+  scripts/letters-measure.py "$1" | awk '$1 == "tilt_deg" { print $NF }'
 }
 
 survives() { # survives SOLVER FORCE: 0 when the I stands at the end
