@@ -11,23 +11,23 @@
 enum { SC_CAM_SIDE = 0, SC_CAM_FRONT = 1, SC_CAM_ORBIT = 2 };
 
 typedef struct sc_render_opts {
-    int width, height;                                       /* pixels */
-    int camera;                                              /* SC_CAM_* */
-    double azimuth;                                          /* degrees about +y, 0 = camera on +z (the character's front); NAN: the preset's */
-    double elevation;                                        /* degrees above the horizon */
-    double distance;                                         /* m from the target; <= 0: fit the character's height */
-    double fov;                                              /* vertical field of view, degrees */
-    double orbit_period;                                     /* s per turn for SC_CAM_ORBIT */
-    int follow;                                              /* the target follows the centre of mass (averaged over +-0.5 s) */
-    int antialias;                                           /* 2 x 2 samples per pixel */
-    int flat;                                                /* flat shading instead of Gouraud */
-    int skeleton, muscles, contacts, pushes, shadow, labels; /* muscles: a boneless body's fibres ([T12]) */
-    double tile;                                             /* ground checker size (m) */
-    double contact_threshold;                                /* surface vertices this close to the ground are contact points (m) */
-    double push_scale;                                       /* push arrow length per newton (m/N) */
-    double force_scale;                                      /* contact force arrow length per newton (m/N) */
-    double body_color[3];                                    /* sRGB in 0..1 */
-    double light[3];                                         /* direction towards the key light, world frame */
+    int width, height;   /* pixels */
+    int camera;          /* SC_CAM_* */
+    double azimuth;      /* degrees about +y, 0 = camera on +z (the character's front); NAN: the preset's */
+    double elevation;    /* degrees above the horizon */
+    double distance;     /* m from the target; <= 0: fit the character's height */
+    double fov;          /* vertical field of view, degrees */
+    double orbit_period; /* s per turn for SC_CAM_ORBIT */
+    int follow;          /* the target follows the centre of mass (averaged over +-0.5 s) */
+    int antialias;       /* 2 x 2 samples per pixel */
+    int flat;            /* flat shading instead of Gouraud */
+    int skeleton, muscles, contacts, pushes, shadow, labels;
+    double tile;              /* ground checker size (m) */
+    double contact_threshold; /* surface vertices this close to the ground are contact points (m) */
+    double push_scale;        /* push arrow length per newton (m/N) */
+    double force_scale;       /* contact force arrow length per newton (m/N) */
+    double body_color[3];     /* sRGB in 0..1 */
+    double light[3];          /* direction towards the key light, world frame */
 } sc_render_opts;
 
 void sc_render_default_opts(sc_render_opts *o);
