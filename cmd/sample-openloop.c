@@ -165,7 +165,7 @@ int main(int argc, char **argv)
     sc_cli cli = {.tool = "sample-openloop"};
     sc_par *par;
     sc_longrun_opts opt;
-    int rank = sc_longrun_start(&cli, &argc, &argv, usage, &opt, &par);
+    int rank = sc_longrun_start(&cli, &argc, &argv, usage, 2, 1, &opt, &par);
     char ckpt[4200];
     int have_ckpt;
     sc_longrun_checkpoint(&cli, opt.checkpoint, opt.resume, ckpt, sizeof ckpt, &have_ckpt);

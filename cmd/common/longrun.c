@@ -40,7 +40,9 @@ static int longrun_opt(const char *name, const char *value, int *used)
     return 0;
 }
 
-int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc_longrun_opts *opts, sc_par **par)
+static int agree(int code, sc_err *err);
+
+int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, int ninputs, int checkpoints, sc_longrun_opts *opts, sc_par **par)
 {
     sc_err err = {0};
     *par = NULL;
@@ -53,11 +55,13 @@ int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc
     sc_cli_set_leave(finalize);
     sc_cli_take_threads();
     /* the output's lock is rank 0's alone, taken with the checkpoint's (sc_longrun_checkpoint) */
-    sc_cli_parse(cli, *argc, *argv, cli->tool, usage, 2, 2, 1, SC_CLI_OUTPUT | SC_CLI_DEFER_LOCK, longrun_opt);
+    sc_cli_parse(cli, *argc, *argv, cli->tool, usage, ninputs, ninputs, 1, SC_CLI_OUTPUT | SC_CLI_DEFER_LOCK, checkpoints ? longrun_opt : NULL);
     *opts = g_opts;
     sc_par_set_threads(*par, cli->threads);
     if (rank != 0 && sc_log_level() > SC_LOG_WARN) sc_log_set_level(SC_LOG_WARN);
-    sc_longrun_catch_signals();
+    if (checkpoints) sc_longrun_catch_signals();
+    else if (agree(rank == 0 ? sc_cli_lock(cli->output, "output", cli->argc, cli->argv, &err) : 0, &err))
+        sc_longrun_die(&err); /* no checkpoint to take it with */
     return rank;
 }
 

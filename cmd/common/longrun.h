@@ -13,10 +13,12 @@ typedef struct sc_longrun_opts {
     int resume;             /* --resume */
     const char *checkpoint; /* --checkpoint FILE, or NULL */
 } sc_longrun_opts;
-/* The start every such tool makes: MPI, the arguments (a CONFIG, an OUTPUT, two inputs and the
- * options above), ranks other than 0 quiet below warnings (rank 0 reports), the signals caught.
- * Returns the rank; exits on an error. */
-int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, sc_longrun_opts *opts, struct sc_par **par);
+/* The start every such tool makes: MPI, the arguments (a CONFIG, an OUTPUT, ninputs inputs and,
+ * with checkpoints, the options above), ranks other than 0 quiet below warnings (rank 0 reports)
+ * and, with checkpoints, the signals caught (without, a signal ends the run and removes its
+ * unfinished output). Returns the rank; exits on an error. */
+int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, int ninputs, int checkpoints, sc_longrun_opts *opts,
+                     struct sc_par **par);
 /* Rank 0 prints the error (every rank meets the same input errors); all ranks finalize MPI and
  * exit with the error's code. */
 void sc_longrun_die(const sc_err *err) __attribute__((noreturn));

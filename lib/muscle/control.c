@@ -185,17 +185,6 @@ int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control
 
 /* ---- the state's pieces ---- */
 
-/* The body's best-fit rotation from rest: the polar factor of sum m (x - c)(X - C)'. */
-static sc_mat3 body_rotation(const sc_model *m, const double *x, const double c[3], const double c0[3])
-{
-    sc_mat3 F = sc_m3_zero(), R, Sm;
-    for (int i = 0; i < m->nnodes; i++)
-        for (int r = 0; r < 3; r++)
-            for (int k = 0; k < 3; k++) F.m[r][k] += m->node_mass[i] * (x[3 * i + r] - c[r]) * (m->rest_pos[3 * i + k] - c0[k]);
-    if (sc_polar(F, &R, &Sm) != 0) return sc_m3_identity();
-    return R;
-}
-
 /* Contact patches: candidates near the ground, clustered in x and z (k-means from farthest
  * points, deterministic). */
 static void find_patches(sc_control *c, const sc_softbody *s)
@@ -431,11 +420,10 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
     const double h = c->h;
     memset(rep, 0, sizeof *rep);
     /* the state: centre of mass, momenta, the body's rotation */
-    double com[3] = {0, 0, 0}, com0[3] = {0, 0, 0}, L[3] = {0, 0, 0}, Hm[3] = {0, 0, 0};
+    double com[3] = {0, 0, 0}, L[3] = {0, 0, 0}, Hm[3] = {0, 0, 0};
     for (int i = 0; i < m->nnodes; i++)
         for (int k = 0; k < 3; k++) {
             com[k] += m->node_mass[i] * s->x[3 * i + k] / c->mass;
-            com0[k] += m->node_mass[i] * m->rest_pos[3 * i + k] / c->mass;
             L[k] += m->node_mass[i] * s->v[3 * i + k];
         }
     for (int i = 0; i < m->nnodes; i++) {
@@ -445,7 +433,7 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
         Hm[1] += mi * (r[2] * v[0] - r[0] * v[2]);
         Hm[2] += mi * (r[0] * v[1] - r[1] * v[0]);
     }
-    const sc_mat3 R = body_rotation(m, s->x, com, com0);
+    const sc_mat3 R = sc_softbody_orientation(s);
     /* A at the current rotations, and b = M v + h (f_e + f_ext + M g - A l) */
     sc_softbody_rotations(s, c->rot);
     sc_muscle_matrix(c->mu, m, c->rot, c->A);

@@ -1,6 +1,9 @@
 /* The boneless soft body (softbody.h). */
 #include "muscle/softbody.h"
+#include "core/blob.h"
+#include "core/hash.h"
 #include "mesh/tetmesh.h"
+#include "sim/sim.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +52,8 @@ int sc_tet_boundary_nodes(const sc_model *m, int **out, int *count, sc_err *err)
     *count = n;
     return *out ? SC_OK : sc_fail(err, SC_EIO, "out of memory");
 }
+
+static uint64_t setup_hash(const sc_softbody *s);
 
 void sc_softbody_free(sc_softbody *s)
 {
@@ -104,6 +109,8 @@ int sc_softbody_create(const sc_model *m, const sc_muscles *mu, const sc_softbod
     memcpy(s->x, m->rest_pos, n3 * sizeof(double));
     sc_fem_warm_reset(&s->fem, s->warm);
     if (mu) memcpy(s->ld, mu->rest_len, nseg * sizeof(double));
+    s->model_hash = sc_model_hash(m);
+    s->setup_hash = setup_hash(s);
     *out = s;
     return SC_OK;
 }
@@ -238,4 +245,141 @@ void sc_softbody_diagnostics(const sc_softbody *s, sc_softbody_diag *d)
     }
     d->volume_ratio = vol / vol0;
     d->elastic = s->fem_stats.elastic_energy;
+}
+
+sc_mat3 sc_softbody_orientation(const sc_softbody *s)
+{
+    const sc_model *m = s->m;
+    double c[3] = {0, 0, 0}, c0[3] = {0, 0, 0}, mass = 0;
+    for (int i = 0; i < m->nnodes; i++) mass += m->node_mass[i];
+    for (int i = 0; i < m->nnodes; i++)
+        for (int k = 0; k < 3; k++) {
+            c[k] += m->node_mass[i] * s->x[3 * i + k] / mass;
+            c0[k] += m->node_mass[i] * m->rest_pos[3 * i + k] / mass;
+        }
+    sc_mat3 F = sc_m3_zero(), R, Sm;
+    for (int i = 0; i < m->nnodes; i++)
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) F.m[r][k] += m->node_mass[i] * (s->x[3 * i + r] - c[r]) * (m->rest_pos[3 * i + k] - c0[k]);
+    sc_polar(F, &R, &Sm); /* a rotation even for a degenerate body (sc_polar completes the frame) */
+    return R;
+}
+
+/* ---- snapshots ---- */
+
+typedef struct snapshot_header {
+    char magic[8];
+    uint32_t layout, kernel;
+    uint64_t model_hash, setup_hash, build_hash;
+    uint64_t payload_bytes, checksum;
+} snapshot_header;
+static const char snapshot_magic[8] = {'S', 'C', 'S', 'O', 'F', 'T', 0, 1};
+#define SOFT_SNAPSHOT_LAYOUT 1
+#define DIAG_F64             10
+#define DIAG_I64             6
+
+/* The muscles and every option that changes a step, field by field (padding is not hashed). */
+static uint64_t setup_hash(const sc_softbody *s)
+{
+    const sc_softbody_opts *o = &s->o;
+    uint64_t h = sc_hash_i64(SC_HASH_INIT, s->mu ? s->mu->nsegs : -1);
+    if (s->mu) h = sc_hash_bytes(h, s->mu->rest_len, (size_t)s->mu->nsegs * sizeof(double));
+    const double f[] = {o->dt, o->gravity[0], o->gravity[1], o->gravity[2], o->rayleigh_alpha, o->rayleigh_beta, o->contact.mu, o->forward[0],
+                        o->forward[1], o->forward[2], o->backward_friction, o->max_speed};
+    h = sc_hash_bytes(h, f, sizeof f);
+    h = sc_hash_i64(h, o->contact.enabled);
+    return sc_hash_bytes(h, &o->contact.ground, sizeof o->contact.ground);
+}
+
+static size_t payload_size(const sc_softbody *s)
+{
+    const size_t n3 = 3 * (size_t)s->m->nnodes, nseg = s->mu ? (size_t)s->mu->nsegs : 0;
+    return 8 * (2 + 3 * n3 + sc_fem_warm_size(&s->fem) + nseg + DIAG_F64 + DIAG_I64);
+}
+
+size_t sc_softbody_snapshot_size(const sc_softbody *s) { return sizeof(snapshot_header) + payload_size(s); }
+
+void sc_softbody_snapshot_save(const sc_softbody *s, void *buf)
+{
+    const size_t n3 = 3 * (size_t)s->m->nnodes, nseg = s->mu ? (size_t)s->mu->nsegs : 0, payload = payload_size(s);
+    unsigned char *base = buf;
+    sc_blob_writer w;
+    sc_blob_writer_fixed(&w, base + sizeof(snapshot_header), payload);
+    sc_blob_put_f64(&w, s->t);
+    sc_blob_put_i64(&w, s->step);
+    sc_blob_put(&w, s->x, 8 * n3);
+    sc_blob_put(&w, s->v, 8 * n3);
+    sc_blob_put(&w, s->f_elastic, 8 * n3);
+    sc_blob_put(&w, s->warm, 8 * sc_fem_warm_size(&s->fem));
+    sc_blob_put(&w, s->ld, 8 * nseg);
+    const sc_fem_stats *fs = &s->fem_stats;
+    const sc_contact_result *cr = &s->contact;
+    const double df[DIAG_F64] = {fs->elastic_energy, fs->worst_det,  cr->total_force.x, cr->total_force.y, cr->total_force.z,
+                                 cr->max_depth,      cr->normal_force, cr->load_moment.x, cr->load_moment.y, cr->load_moment.z};
+    sc_blob_put(&w, df, sizeof df);
+    const int64_t di[DIAG_I64] = {fs->inverted, fs->worst_tet, fs->fallbacks, fs->newton_steps, cr->count, cr->sliding};
+    sc_blob_put(&w, di, sizeof di);
+    snapshot_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, snapshot_magic, sizeof h.magic);
+    h.layout = SOFT_SNAPSHOT_LAYOUT;
+    h.kernel = (uint32_t)s->fem.kernel;
+    h.model_hash = s->model_hash;
+    h.setup_hash = s->setup_hash;
+    h.build_hash = sc_sim_build_hash();
+    h.payload_bytes = payload;
+    h.checksum = sc_hash_words(base + sizeof h, payload);
+    memcpy(base, &h, sizeof h);
+}
+
+int sc_softbody_snapshot_restore(sc_softbody *s, const void *buf, size_t size, sc_err *err)
+{
+    snapshot_header h;
+    if (size < sizeof h) return sc_fail(err, SC_EINPUT, "soft body snapshot: %zu bytes, shorter than its header", size);
+    memcpy(&h, buf, sizeof h);
+    if (memcmp(h.magic, snapshot_magic, sizeof h.magic)) return sc_fail(err, SC_EINPUT, "soft body snapshot: not a softcon soft body snapshot");
+    if (h.layout != SOFT_SNAPSHOT_LAYOUT)
+        return sc_fail(err, SC_EINPUT, "soft body snapshot: layout version %u, this build reads %d", h.layout, SOFT_SNAPSHOT_LAYOUT);
+    if (h.kernel != (uint32_t)s->fem.kernel)
+        return sc_fail(err, SC_EINPUT, "soft body snapshot: made with the %s FEM kernel, this body runs %s", sc_fem_kernel_name((int)h.kernel),
+                       sc_fem_kernel_name(s->fem.kernel));
+    if (h.build_hash != sc_sim_build_hash()) return sc_fail(err, SC_EINPUT, "soft body snapshot: made by another build of softcon");
+    if (h.model_hash != s->model_hash) return sc_fail(err, SC_EINPUT, "soft body snapshot: made for another character model");
+    if (h.setup_hash != s->setup_hash) return sc_fail(err, SC_EINPUT, "soft body snapshot: made with other muscles or options");
+    const size_t payload = payload_size(s);
+    if (h.payload_bytes != size - sizeof h || payload != size - sizeof h)
+        return sc_fail(err, SC_EINPUT, "soft body snapshot: %zu payload bytes, the header says %llu and this body needs %zu", size - sizeof h,
+                       (unsigned long long)h.payload_bytes, payload);
+    const unsigned char *base = buf;
+    if (sc_hash_words(base + sizeof h, payload) != h.checksum) return sc_fail(err, SC_EINPUT, "soft body snapshot: checksum mismatch (damaged)");
+    const size_t n3 = 3 * (size_t)s->m->nnodes, nseg = s->mu ? (size_t)s->mu->nsegs : 0;
+    sc_blob_reader r;
+    sc_blob_reader_init(&r, base + sizeof h, payload);
+    s->t = sc_blob_get_f64(&r);
+    s->step = (long)sc_blob_get_i64(&r);
+    sc_blob_get(&r, s->x, 8 * n3);
+    sc_blob_get(&r, s->v, 8 * n3);
+    sc_blob_get(&r, s->f_elastic, 8 * n3);
+    sc_blob_get(&r, s->warm, 8 * sc_fem_warm_size(&s->fem));
+    sc_blob_get(&r, s->ld, 8 * nseg);
+    double df[DIAG_F64];
+    int64_t di[DIAG_I64];
+    sc_blob_get(&r, df, sizeof df);
+    sc_blob_get(&r, di, sizeof di);
+    sc_fem_stats *fs = &s->fem_stats;
+    sc_contact_result *cr = &s->contact;
+    memset(cr, 0, sizeof *cr);
+    fs->elastic_energy = df[0];
+    fs->worst_det = df[1];
+    cr->total_force = sc_v3(df[2], df[3], df[4]);
+    cr->max_depth = df[5];
+    cr->normal_force = df[6];
+    cr->load_moment = sc_v3(df[7], df[8], df[9]);
+    fs->inverted = (int)di[0];
+    fs->worst_tet = (int)di[1];
+    fs->fallbacks = (int)di[2];
+    fs->newton_steps = di[3];
+    cr->count = (int)di[4];
+    cr->sliding = (int)di[5];
+    return SC_OK;
 }

@@ -60,6 +60,7 @@ typedef struct sc_softbody {
     double *f, *rot, *len; /* scratch: forces, tet rotations [9 ntets], segment lengths */
     sc_fem_stats fem_stats;
     sc_contact_result contact;
+    uint64_t model_hash, setup_hash; /* for snapshot headers: the model; the muscles and options */
 } sc_softbody;
 
 /* The factor on mu for a friction impulse along unit direction dir: backward_friction for one
@@ -78,5 +79,20 @@ int sc_softbody_step(sc_softbody *s, sc_err *err);
 /* Each tet's rotation R (row-major, 9 per tet) from the last elastic pass. */
 void sc_softbody_rotations(const sc_softbody *s, double *rot);
 void sc_softbody_diagnostics(const sc_softbody *s, sc_softbody_diag *d);
+/* The body's best-fit rotation from rest: the polar factor of sum m (x - c)(X - C)' (c, C: the
+ * current and rest centres of mass). */
+sc_mat3 sc_softbody_orientation(const sc_softbody *s);
+
+/* ---- checked snapshots (as sim.h's) ----
+ * Everything that determines the body's future: time, step, positions, velocities, FEM warm
+ * starts, desired lengths and the last step's elastic forces (the controller's f_e), with the
+ * last step's FEM and contact diagnostics. Restoring into a body of the same model, muscles,
+ * options and build and stepping (or planning) reproduces the original run bit for bit. */
+size_t sc_softbody_snapshot_size(const sc_softbody *s);
+/* Writes exactly sc_softbody_snapshot_size(s) bytes. */
+void sc_softbody_snapshot_save(const sc_softbody *s, void *buf);
+/* SC_EINPUT, saying what differs, for a buffer that is not a snapshot of this body (another
+ * model, muscles, options or build; truncated or damaged); s is untouched then. */
+int sc_softbody_snapshot_restore(sc_softbody *s, const void *buf, size_t size, sc_err *err);
 
 #endif

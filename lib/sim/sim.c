@@ -906,19 +906,6 @@ typedef struct snapshot_header {
 } snapshot_header;
 static const char snapshot_magic[8] = {'S', 'C', 'S', 'N', 'A', 'P', 0, 1};
 
-/* Word-wise, so a checksum of a 0.5 MB snapshot costs tens of microseconds, not a millisecond. */
-static uint64_t payload_checksum(const unsigned char *p, size_t n)
-{
-    uint64_t h = SC_HASH_INIT, w;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0x100000001b3ull;
-        h ^= h >> 29;
-    }
-    return sc_hash_bytes(h, p + i, n - i);
-}
-
 uint64_t sc_sim_build_hash(void)
 {
     uint64_t h = SC_HASH_INIT;
@@ -1024,7 +1011,7 @@ size_t sc_sim_snapshot_save(const sc_sim *s, void *buf, size_t cap)
     h.options_hash = s->options_hash;
     h.build_hash = sc_sim_build_hash();
     h.payload_bytes = payload;
-    h.checksum = payload_checksum(base + sizeof h, payload);
+    h.checksum = sc_hash_words(base + sizeof h, payload);
     memcpy(base, &h, sizeof h);
     return total;
 }
@@ -1047,7 +1034,7 @@ int sc_sim_snapshot_restore(sc_sim *s, const void *buf, size_t size, sc_err *err
         return sc_fail(err, SC_EINPUT, "snapshot: %zu payload bytes, the header says %llu (truncated?)", size - sizeof h,
                        (unsigned long long)h.payload_bytes);
     const unsigned char *base = buf;
-    if (payload_checksum(base + sizeof h, size - sizeof h) != h.checksum) return sc_fail(err, SC_EINPUT, "snapshot: checksum mismatch (damaged)");
+    if (sc_hash_words(base + sizeof h, size - sizeof h) != h.checksum) return sc_fail(err, SC_EINPUT, "snapshot: checksum mismatch (damaged)");
     size_t fixed = 8 * fixed_payload_doubles(s);
     if (size - sizeof h < fixed || (size - sizeof h - fixed) % 32)
         return sc_fail(err, SC_EINPUT, "snapshot: payload of %zu bytes does not fit this simulation", size - sizeof h);

@@ -334,6 +334,69 @@ int sc_sim_writer_soft_commit(sc_sim_writer *w, const sc_muscle_run *r, const ch
     return writer_finish(w, rc, err);
 }
 
+int sc_sim_writer_soft_sampling(sc_sim_writer *w, const sc_msamcon_config *c, const sc_msamcon_result *res, sc_err *err)
+{
+    static const char *const types[] = {"turn", "com", "com_velocity"};
+    sc_h5 *f = w->f;
+    const int n = res->nseg, nc = c->ncontrols;
+    double *times = malloc((2 * (size_t)n + 1) * sizeof(double)), *cost = malloc((2 * (size_t)n + 1) * sizeof(double)), hw[SC_MSAMCON_MAX_CONTROLS];
+    int *failures = malloc(((size_t)n + 1) * sizeof(int)), obj[SC_MSAMCON_MAX_CONTROLS], axis[SC_MSAMCON_MAX_CONTROLS];
+    char terms[SC_MSAMCON_MAX_TERMS][200];
+    const char *tp[SC_MSAMCON_MAX_TERMS];
+    if (!times || !cost || !failures) {
+        free(times);
+        free(cost);
+        free(failures);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    for (int k = 0; k < n; k++) {
+        times[2 * k] = res->seg[k].t0;
+        times[2 * k + 1] = res->seg[k].t1;
+        cost[k] = res->seg[k].cost;
+        cost[n + k] = res->seg[k].path_cost;
+        failures[k] = res->seg[k].failures;
+    }
+    for (int k = 0; k < nc; k++) {
+        obj[k] = c->controls[k].objective;
+        axis[k] = c->controls[k].axis;
+        hw[k] = c->controls[k].half_width;
+    }
+    for (int j = 0; j < c->nterms; j++) {
+        const sc_mcost_term *t = &c->terms[j];
+        if (t->type == SC_MCOST_TURN)
+            snprintf(terms[j], sizeof terms[j], "turn: weight %g, axis [%g, %g, %g], target %g deg, from %g s to %g s", t->weight, t->axis[0],
+                     t->axis[1], t->axis[2], t->target[0], t->from, t->to);
+        else
+            snprintf(terms[j], sizeof terms[j], "%s: weight %g, axes [%g, %g, %g], target [%g, %g, %g], from %g s to %g s", types[t->type], t->weight,
+                     t->axes[0], t->axes[1], t->axes[2], t->target[0], t->target[1], t->target[2], t->from, t->to);
+        tp[j] = terms[j];
+    }
+    int rc = sc_h5_group(f, "/sampling", "muscle-sample's SAMCON search over the controller's targets (sampling/muscle_samcon.h)", err) ||
+        sc_h5_write_f64(f, "/sampling/segment_time", 2, D2(n, 2), times, "s", "each segment's start and end", err) ||
+        sc_h5_write_f64(f, "/sampling/offset", 2, D2(n, nc), res->offset, "the target's units",
+                        "the chosen path's offset of each control per segment, added to the objective's target", err) ||
+        sc_h5_write_f64(f, "/sampling/segment_cost", 1, D1(n), cost, "1", "the chosen path's cost of each segment", err) ||
+        sc_h5_write_f64(f, "/sampling/path_cost", 1, D1(n), cost + n, "1", "the chosen path's cost up to each segment's end", err) ||
+        sc_h5_write_i32(f, "/sampling/failures", 1, D1(n), failures, "samples of each segment that failed (blow-up, volume change)", err) ||
+        sc_h5_write_i32(f, "/sampling/control_objective", 1, D1(nc), obj, "each control's objective (0-based in muscle_control.objectives)", err) ||
+        sc_h5_write_i32(f, "/sampling/control_axis", 1, D1(nc), axis, "each control's target component (0 x, 1 y, 2 z)", err) ||
+        sc_h5_write_f64(f, "/sampling/control_half_width", 1, D1(nc), hw, "the target's units", "each control's sampling half-width", err) ||
+        sc_h5_write_strings(f, "/sampling/cost_terms", (size_t)c->nterms, tp, "the cost's terms", err) ||
+        sc_h5_attr_i64(f, "/sampling", "samples", c->samples, err) || sc_h5_attr_i64(f, "/sampling", "elites", c->elites, err) ||
+        sc_h5_attr_i64(f, "/sampling", "seed", (long long)c->seed, err) || sc_h5_attr_f64(f, "/sampling", "segment_s", c->segment, err) ||
+        sc_h5_attr_f64(f, "/sampling", "max_volume_change", c->max_volume_change, err) ||
+        sc_h5_attr_i64(f, "/sampling", "segments_total", res->nseg_total, err) || sc_h5_attr_i64(f, "/sampling", "completed", res->completed, err) ||
+        sc_h5_attr_i64(f, "/sampling", "samples_simulated", res->samples, err) ||
+        sc_h5_attr_i64(f, "/sampling", "samples_failed", res->failures, err) ||
+        sc_h5_attr_f64(f, "/sampling", "greedy_path_cost", res->greedy_cost, err) ||
+        sc_h5_attr_f64(f, "/timing", "sampling_wall_s", res->wall_seconds, err) ||
+        sc_h5_attr_i64(f, "/timing", "sampling_ranks", res->ranks, err) || sc_h5_attr_i64(f, "/timing", "sampling_threads", res->threads, err);
+    free(times);
+    free(cost);
+    free(failures);
+    return rc ? (err->code ? err->code : SC_EIO) : SC_OK;
+}
+
 /* The rollout's hook: a frame every `every` steps, and the progress line. */
 typedef struct {
     sc_sim_writer *w;

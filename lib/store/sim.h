@@ -27,6 +27,7 @@
 #include "model/model.h"
 #include "muscle/run.h"
 #include "sampling/controller.h"
+#include "sampling/muscle_samcon.h"
 #include "sampling/rollout.h"
 #include "sim/sim.h"
 
@@ -91,6 +92,9 @@ int sc_sim_record(sc_sim *sim, sc_target_source src, const sc_perturbations *per
 int sc_sim_writer_create_soft(const char *path, const sc_sim_file_info *info, const sc_muscle_run *r, const char *solver, sc_sim_writer *w,
                               sc_err *err);
 int sc_sim_writer_soft_frame(sc_sim_writer *w, const sc_muscle_run *r, const sc_softbody_diag *d, long k, sc_err *err);
+/* muscle-sample's search (/sampling): its settings, the chosen path's offsets and costs per
+   segment, and the greedy controller's cost beside it. */
+int sc_sim_writer_soft_sampling(sc_sim_writer *w, const sc_msamcon_config *c, const sc_msamcon_result *res, sc_err *err);
 int sc_sim_writer_soft_commit(sc_sim_writer *w, const sc_muscle_run *r, const char *status, sc_err *err);
 
 /* ---- reading ---- */
