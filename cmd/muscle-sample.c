@@ -101,8 +101,7 @@ int main(int argc, char **argv)
     sc_cfg *cfg = NULL;
     sc_muscle_run_config rc;
     sc_msamcon_config sc;
-    if (sc_character_read(cli.inputs[0], &m, 0, &err) || sc_character_read_muscles(cli.inputs[0], &m, &mu, &has_muscles, &err))
-        sc_longrun_die(&err);
+    if (sc_character_read(cli.inputs[0], &m, 0, &err) || sc_character_read_muscles(cli.inputs[0], &m, &mu, &has_muscles, &err)) sc_longrun_die(&err);
     if (m.nbones > 0 || !has_muscles) {
         sc_fail(&err, SC_EINPUT, "%s: muscle-sample needs a boneless character with muscles (this one has %d bones%s)", cli.inputs[0], m.nbones,
                 has_muscles ? "" : " and no /muscles");
@@ -120,8 +119,8 @@ int main(int argc, char **argv)
     if (sc_longrun_check_output(cli.output, &err)) sc_longrun_die(&err);
     if (rank == 0)
         sc_log_info("muscle-sample: %s on %d rank%s x %d thread%s: %d samples and %d elites per %.3g s segment, %d controls, %.3g s", cli.inputs[0],
-                    sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", sc_par_threads(par), sc_par_threads(par) > 1 ? "s" : "", sc.samples,
-                    sc.elites, sc.segment, sc.ncontrols, sc.duration);
+                    sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", sc_par_threads(par), sc_par_threads(par) > 1 ? "s" : "", sc.samples, sc.elites,
+                    sc.segment, sc.ncontrols, sc.duration);
     sc_msamcon_result res;
     if (sc_msamcon_search(par, &m, &mu, &rc.run, &sc, NULL, &res, &err)) sc_longrun_die(&err);
     char *resolved = sc_cfg_resolved_text(cfg);

@@ -13,7 +13,8 @@
 #   learn-feedback            NAME_policy.h5   (feedback; when bin/learn-feedback exists)
 #   simulate                  NAME_sim.h5      (the policy for 20 s, else the open loop replayed;
 #                                               a config without sampling: its own controller)
-#   muscle-sim                NAME_sim.h5      (muscle_control: a boneless character, [T12])
+#   muscle-sim                NAME_sim.h5      (muscle_control: a boneless character, [T12];
+#     or muscle-sample                          with muscle_sampling: mpiexec.mpich -n RANKS)
 #   render                    NAME_render/     (an open loop with the tracked reference as a ghost)
 # The config's optional `pipeline:` section: character (the config the character is built
 # from, next to CONFIG; default CONFIG itself), reference (the config whose inverse-dynamics
@@ -29,11 +30,11 @@ while getopts "o:n:c:h" opt; do
     o) out=$OPTARG ;;
     n) ranks=$OPTARG ;;
     c) chcfg=$OPTARG; [ -f "$chcfg" ] || { echo "pipeline: $chcfg: no such file" >&2; exit 3; } ;;
-    *) sed -n '2,23p' "$0"; exit 1 ;;
+    *) sed -n '2,24p' "$0"; exit 1 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { sed -n '2,23p' "$0"; exit 1; }
+[ $# -eq 1 ] || { sed -n '2,24p' "$0"; exit 1; }
 cfg=$1
 [ -f "$cfg" ] || { echo "pipeline: $cfg: no such file" >&2; exit 3; }
 export SOFTCON_MOCAP_PATH="${SOFTCON_MOCAP_PATH:-$PWD/../shared/mocap}"
@@ -115,7 +116,12 @@ if [ -n "$controller" ] || { has "$cfg" controller && ! has "$cfg" sampling; }; 
 fi
 if has "$cfg" muscle_control; then
   sim=$out/${name}_sim.h5 rdir=$out/${name}_render
-  if newer "$sim" "$cfg" "$character" bin/muscle-sim; then skip muscle-sim "$sim"; else
+  if has "$cfg" muscle_sampling; then
+    if newer "$sim" "$cfg" "$character" bin/muscle-sample; then skip muscle-sample "$sim"; else
+      stage "muscle-sample: $cfg ($ranks ranks)"
+      mpiexec.mpich -n "$ranks" bin/muscle-sample -c "$cfg" -o "$sim" "$character"
+    fi
+  elif newer "$sim" "$cfg" "$character" bin/muscle-sim; then skip muscle-sim "$sim"; else
     stage "muscle-sim: $cfg"
     bin/muscle-sim -c "$cfg" -o "$sim" "$character"
   fi

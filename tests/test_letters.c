@@ -397,3 +397,62 @@ TEST(letters_behaviour_configs_read)
         ENSURE_MSG(fabs(steps - lround(steps)) < 1e-9, "%s: period of %g steps", shipped[k].config, steps);
     }
 }
+
+/* muscle-sample turns the I about -z by sampling its controller's targets over 0.1 s segments:
+ * the path it finds costs less than the greedy controller's (every offset 0), its offsets lie in
+ * their boxes, the volume stays within [T12]'s 15 %, and the result is bit-identical alone and
+ * under mpiexec.mpich -n 2 with two threads each. A control naming no objective is exit 2 naming
+ * the line, leaving nothing. */
+TEST(letters_muscle_sample_turns_the_i)
+{
+    const char *i = letter_character("I");
+    ENSURE_MSG(i, "mesh-prep configs/letters/I.yaml: %s", out);
+    const char *body = "simulation: {duration: 0.3, dt: 0.0005}\n"
+                       "muscle_control:\n"
+                       "  objectives:\n"
+                       "    - {type: angular_momentum, axes: [0, 0, 1]}\n"
+                       "    - {type: angular_momentum, axes: [1, 1, 0], kd: 30}\n"
+                       "    - {type: com_velocity, weight: 1000, when: contact, axes: [1, 1, 0]}\n"
+                       "    - {type: kinetic, weight: 100}\n"
+                       "    - {type: regularise}\n"
+                       "muscle_sampling:\n"
+                       "  samples: 6\n"
+                       "  elites: 2\n"
+                       "  controls:\n"
+                       "    - {objective: 0, axis: z, half_width: 400}\n"
+                       "    - {objective: %d, axis: x, half_width: 2}\n"
+                       "  cost:\n"
+                       "    - {type: turn, axis: [0, 0, -1], target: 360, from: 0, to: 2.0}\n";
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml, body, 2);
+    const char *cfg = sc_test_write("sample_turn.yaml", yaml), *a = sc_test_tmp("sample_turn_a.h5"), *b = sc_test_tmp("sample_turn_b.h5");
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s && mpiexec.mpich -n 2 %s -q --threads 2 -c %s -o %s %s", sc_test_tool("muscle-sample"),
+                        cfg, a, i, sc_test_tool("muscle-sample"), cfg, b, i);
+    ENSURE_MSG(rc == 0, "muscle-sample: exit %d: %s", rc, out);
+    ENSURE_MSG(sc_test_h5_same(out, sizeof out, a, b, "/nodes,/muscles,/control,/fem,/sampling"), "1 rank and 2 x 2 differ: %s", out);
+    sc_h5 *f;
+    sc_err err;
+    ENSURE_OK(sc_h5_open(a, &f, &err), &err);
+    double greedy = NAN, dv = NAN, *cost = NULL, *offset = NULL;
+    long long completed = 0;
+    size_t dn[1] = {0}, dof[2] = {0, 0};
+    sc_h5_read_attr_f64(f, "/sampling", "greedy_path_cost", &greedy, NULL);
+    sc_h5_read_attr_i64(f, "/sampling", "completed", &completed, NULL);
+    sc_h5_read_attr_f64(f, "/fem", "max_volume_change", &dv, NULL);
+    int r1 = sc_h5_read_f64(f, "/sampling/path_cost", 1, dn, &cost, &err), r2 = r1 ? r1 : sc_h5_read_f64(f, "/sampling/offset", 2, dof, &offset, &err);
+    sc_h5_close(f);
+    ENSURE_OK(r2, &err);
+    const size_t n = dn[0];
+    sc_test_report("3 segments x 6 samples: path cost %.1f, the greedy controller's %.1f; volume change %.2f %%", cost[n - 1], greedy, 100 * dv);
+    ENSURE(completed == 1 && n == 3 && dof[0] == 3 && dof[1] == 2);
+    ENSURE_MSG(cost[n - 1] < 0.8 * greedy, "sampled %.1f, greedy %.1f", cost[n - 1], greedy);
+    for (size_t k = 0; k < 3; k++) ENSURE(fabs(offset[2 * k]) <= 400 && fabs(offset[2 * k + 1]) <= 2);
+    ENSURE(dv < 0.15);
+    free(cost);
+    free(offset);
+    snprintf(yaml, sizeof yaml, body, 9);
+    const char *bad = sc_test_write("sample_bad.yaml", yaml), *c = sc_test_tmp("sample_bad.h5");
+    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("muscle-sample"), bad, c, i);
+    ENSURE_MSG(rc == 2 && strstr(out, "sample_bad.yaml:14:") && strstr(out, "objective: 9"), "exit %d: %s", rc, out);
+    ENSURE(!sc_test_file_exists(c) && !sc_test_temporary_left(c));
+}

@@ -460,7 +460,8 @@ static const char *const pipeline_sections[] = {"skeleton",
                                                 "ground",
                                                 "output", /* simulate */
                                                 "muscle_control",
-                                                "forces", /* muscle-sim */
+                                                "forces",          /* muscle-sim */
+                                                "muscle_sampling", /* muscle-sample */
                                                 "sampling",
                                                 "feedback",
                                                 "render",

@@ -284,8 +284,8 @@ static uint64_t setup_hash(const sc_softbody *s)
     const sc_softbody_opts *o = &s->o;
     uint64_t h = sc_hash_i64(SC_HASH_INIT, s->mu ? s->mu->nsegs : -1);
     if (s->mu) h = sc_hash_bytes(h, s->mu->rest_len, (size_t)s->mu->nsegs * sizeof(double));
-    const double f[] = {o->dt, o->gravity[0], o->gravity[1], o->gravity[2], o->rayleigh_alpha, o->rayleigh_beta, o->contact.mu, o->forward[0],
-                        o->forward[1], o->forward[2], o->backward_friction, o->max_speed};
+    const double f[] = {o->dt,         o->gravity[0], o->gravity[1], o->gravity[2], o->rayleigh_alpha,    o->rayleigh_beta,
+                        o->contact.mu, o->forward[0], o->forward[1], o->forward[2], o->backward_friction, o->max_speed};
     h = sc_hash_bytes(h, f, sizeof f);
     h = sc_hash_i64(h, o->contact.enabled);
     return sc_hash_bytes(h, &o->contact.ground, sizeof o->contact.ground);
@@ -314,7 +314,7 @@ void sc_softbody_snapshot_save(const sc_softbody *s, void *buf)
     sc_blob_put(&w, s->ld, 8 * nseg);
     const sc_fem_stats *fs = &s->fem_stats;
     const sc_contact_result *cr = &s->contact;
-    const double df[DIAG_F64] = {fs->elastic_energy, fs->worst_det,  cr->total_force.x, cr->total_force.y, cr->total_force.z,
+    const double df[DIAG_F64] = {fs->elastic_energy, fs->worst_det,    cr->total_force.x, cr->total_force.y, cr->total_force.z,
                                  cr->max_depth,      cr->normal_force, cr->load_moment.x, cr->load_moment.y, cr->load_moment.z};
     sc_blob_put(&w, df, sizeof df);
     const int64_t di[DIAG_I64] = {fs->inverted, fs->worst_tet, fs->fallbacks, fs->newton_steps, cr->count, cr->sliding};

@@ -325,8 +325,8 @@ int sc_msamcon_search(sc_par *par, const sc_model *m, const sc_muscles *mu, cons
         sg->best_elite = order[0]->path.cost;
         sg->median_elite = order[(ne - 1) / 2]->path.cost;
         res->nseg = k + 1;
-        sc_log_info("muscle sampling: segment %d/%d (t = %.2f s): %d of %d failed; path cost best %.4g, median elite %.4g", k + 1, nseg,
-                    sg->t1, failures, N, sg->best_elite, sg->median_elite);
+        sc_log_info("muscle sampling: segment %d/%d (t = %.2f s): %d of %d failed; path cost best %.4g, median elite %.4g", k + 1, nseg, sg->t1,
+                    failures, N, sg->best_elite, sg->median_elite);
     }
     if (stopped) {
         rc = sc_fail(err, SC_EINTERRUPTED, "muscle sampling: stopped by a signal at segment %d of %d", res->nseg, nseg);
@@ -398,8 +398,9 @@ int sc_muscle_follow_step(sc_muscle_follow *f, sc_muscle_run *r, int *done, sc_e
     if (f->steps_in_seg == f->seg_steps) {
         const double cost = f->seg_cost / (double)(f->seg_steps / r->plan_every);
         if (cost != f->res->seg[f->seg].cost)
-            return sc_fail(err, SC_ENUMERIC, "muscle sampling: following the path, segment %d costs %.17g, the search found %.17g (not bit-identical)",
-                           f->seg, cost, f->res->seg[f->seg].cost);
+            return sc_fail(err, SC_ENUMERIC,
+                           "muscle sampling: following the path, segment %d costs %.17g, the search found %.17g (not bit-identical)", f->seg, cost,
+                           f->res->seg[f->seg].cost);
         f->seg++;
         f->steps_in_seg = 0;
         *done = f->seg >= f->res->nseg;

@@ -47,7 +47,7 @@ typedef struct sc_mcost_term {
 } sc_mcost_term;
 
 typedef struct sc_msamcon_config {
-    double segment; /* s */
+    double segment;  /* s */
     double duration; /* s of the whole search */
     int samples, elites;
     uint64_t seed;

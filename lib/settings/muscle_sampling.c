@@ -81,8 +81,7 @@ int sc_msamcon_read(sc_cfg *cfg, const sc_muscle_run_config *run, sc_msamcon_con
     const double per = c->segment / run->run.control.period;
     if (fabs(per - lround(per)) > 1e-6)
         return sc_fail(err, SC_EINPUT, "%s: muscle_sampling.segment: %g s is not a whole number of control periods (%g s)",
-                       sc_cfg_where(sc_cfg_get(sec, "segment") ? sc_cfg_get(sec, "segment") : sec, w, sizeof w), c->segment,
-                       run->run.control.period);
+                       sc_cfg_where(sc_cfg_get(sec, "segment") ? sc_cfg_get(sec, "segment") : sec, w, sizeof w), c->segment, run->run.control.period);
     TRY(sc_cfg_list(sec, "controls", 1, &list, err));
     const int nu = sc_cfg_len(list);
     if (nu < 1 || nu > SC_MSAMCON_MAX_CONTROLS)

@@ -389,8 +389,8 @@ int sc_sim_writer_soft_sampling(sc_sim_writer *w, const sc_msamcon_config *c, co
         sc_h5_attr_i64(f, "/sampling", "samples_simulated", res->samples, err) ||
         sc_h5_attr_i64(f, "/sampling", "samples_failed", res->failures, err) ||
         sc_h5_attr_f64(f, "/sampling", "greedy_path_cost", res->greedy_cost, err) ||
-        sc_h5_attr_f64(f, "/timing", "sampling_wall_s", res->wall_seconds, err) ||
-        sc_h5_attr_i64(f, "/timing", "sampling_ranks", res->ranks, err) || sc_h5_attr_i64(f, "/timing", "sampling_threads", res->threads, err);
+        sc_h5_attr_f64(f, "/timing", "sampling_wall_s", res->wall_seconds, err) || sc_h5_attr_i64(f, "/timing", "sampling_ranks", res->ranks, err) ||
+        sc_h5_attr_i64(f, "/timing", "sampling_threads", res->threads, err);
     free(times);
     free(cost);
     free(failures);
