@@ -345,6 +345,8 @@ TEST(letters_muscle_sim_bad_config)
         {"ms_none", "muscle_control:\n  solver: qpcc\n", "ms_none.yaml:2:", "missing required key 'objectives' in 'muscle_control'"},
         {"ms_period", "simulation: {dt: 0.0005}\nmuscle_control:\n  period: 0.0103\n  objectives: [{type: kinetic}]\n", "ms_period.yaml",
          "not a whole number of steps"},
+        {"ms_reg", "muscle_control:\n  objectives:\n    - {type: regularise, contraction: 0.2, region: {min: [0, 5, 0]}}\n", "ms_reg.yaml:3:",
+         "no muscle segment's midpoint lies in it"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char file[64], h5[64];

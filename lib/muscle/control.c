@@ -554,9 +554,10 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
             }
         }
         if (ob->type == SC_OBJ_KINETIC && ob->weight > 0) add_kinetic(c, R, nv, lrow, Lc, ob->weight);
-        if (ob->type == SC_OBJ_REGULARISE) /* |(l_d - ref) / l0|^2, ref the rest lengths or (relative) the last plan's */
+        if (ob->type == SC_OBJ_REGULARISE) /* |(l_d - ref) / l0|^2, ref (1 - contraction) l0 or (relative) the last plan's */
             for (int j = 0; j < S; j++) {
-                const double l0 = c->mu->rest_len[j], ref = ob->relative ? s->ld[j] : l0;
+                if (ob->segments && !ob->segments[j]) continue;
+                const double l0 = c->mu->rest_len[j], ref = ob->relative ? s->ld[j] : (1 - ob->target[0]) * l0;
                 c->H[(size_t)j * nv + j] += 2 * ob->weight / (l0 * l0);
                 c->g[j] -= 2 * ob->weight * ref / (l0 * l0);
             }

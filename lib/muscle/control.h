@@ -30,7 +30,7 @@ typedef enum {
     SC_OBJ_COM_VELOCITY = 3, /* eq. 18 for the centre of mass */
     SC_OBJ_POINT = 4,        /* eq. 17: the mean of a node set -> target */
     SC_OBJ_POINT_VELOCITY = 5,
-    SC_OBJ_REGULARISE = 6, /* |(l_d - l_ref) / l0|^2, l_ref the rest lengths */
+    SC_OBJ_REGULARISE = 6, /* |(l_d - l_ref) / l0|^2 over its segments, l_ref = (1 - target[0]) l0: target[0] is the contraction sought (0: rest) */
     SC_OBJ_KINETIC = 7     /* sum m_i |v_i+ - v_c+|^2: the motion about the centre of mass after the step (J x 2) */
 } sc_objective_type;
 
@@ -51,7 +51,8 @@ typedef struct sc_objective {
     double kp, kd; /* MOMENTUM (1/s^2, 1/s), ANGULAR (kd only, 1/s) */
     int nnodes;    /* POINT*: the node set */
     int *nodes;
-    int relative; /* POINT: target is an offset from the set's rest centre; REGULARISE: towards the last plan's l_d */
+    int relative;                  /* POINT: target is an offset from the set's rest centre; REGULARISE: towards the last plan's l_d */
+    const unsigned char *segments; /* REGULARISE: [nsegs] 1 for the segments it covers; NULL: all */
 } sc_objective;
 
 typedef struct sc_control_opts {

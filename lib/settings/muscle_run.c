@@ -57,7 +57,36 @@ static int read_region(sc_cfg_node *map, const sc_model *m, const char *what, in
     return SC_OK;
 }
 
-static int read_objective(sc_cfg_node *e, int i, const sc_model *m, sc_objective *ob, sc_err *err)
+/* A map's `group` (optional) and `region`: the muscle segments (of the group) whose rest midpoints
+   lie in the region, as a mask (malloc'd); none is an error. */
+static int read_segments(sc_cfg_node *map, const sc_muscles *mu, const char *what, unsigned char **mask, sc_err *err)
+{
+    char w[256], group[SC_MUSCLE_NAME];
+    double lo[3], hi[3];
+    sc_cfg_node *reg;
+    int rc;
+    if (!mu) return sc_fail(err, SC_EINPUT, "%s: %s: the character has no muscles", sc_cfg_where(map, w, sizeof w), what);
+    TRY(sc_cfg_string(map, "group", "", group, sizeof group, err));
+    TRY(read_box(map, what, &reg, lo, hi, err));
+    int g = -1;
+    for (int k = 0; *group && k < mu->ngroups; k++)
+        if (!strcmp(mu->group_name[k], group)) g = k;
+    if (*group && g < 0)
+        return sc_fail(err, SC_EINPUT, "%s: %s.group: the character has no muscle group '%s'", sc_cfg_where(map, w, sizeof w), what, group);
+    if (!(*mask = calloc((size_t)mu->nsegs, 1))) return sc_fail(err, SC_EIO, "out of memory");
+    int n = 0;
+    for (int f = 0; f < mu->nfibres; f++)
+        for (int j = mu->fibre_first[f]; j < mu->fibre_first[f + 1]; j++) {
+            double c[3];
+            for (int k = 0; k < 3; k++) c[k] = 0.5 * (mu->point_rest[3 * mu->seg_a[j] + k] + mu->point_rest[3 * mu->seg_b[j] + k]);
+            (*mask)[j] = (g < 0 || mu->fibre_group[f] == g) && in_box(c, lo, hi);
+            n += (*mask)[j];
+        }
+    if (!n) return sc_fail(err, SC_EINPUT, "%s: %s.region: no muscle segment's midpoint lies in it", sc_cfg_where(reg, w, sizeof w), what);
+    return SC_OK;
+}
+
+static int read_objective(sc_cfg_node *e, int i, const sc_model *m, const sc_muscles *mu, sc_objective *ob, sc_err *err)
 {
     char w[256], what[64];
     const double one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
@@ -83,8 +112,21 @@ static int read_objective(sc_cfg_node *e, int i, const sc_model *m, sc_objective
     if (ob->support && ob->type != SC_OBJ_MOMENTUM)
         return sc_fail(err, SC_EINPUT, "%s: %s: support applies to type momentum only", sc_cfg_where(e, w, sizeof w), what);
     if (ob->type == SC_OBJ_POINT || ob->type == SC_OBJ_POINT_VELOCITY) return read_region(e, m, what, &ob->nodes, &ob->nnodes, err);
+    if (ob->type == SC_OBJ_REGULARISE) {
+        if (sc_cfg_get(e, "target"))
+            return sc_fail(err, SC_EINPUT, "%s: %s: a regularise objective has a contraction, not a target", sc_cfg_where(e, w, sizeof w), what);
+        TRY(sc_cfg_double_range(e, "contraction", 0, 0, 1, &ob->target[0], err));
+        if (ob->target[0] > 0 && ob->relative)
+            return sc_fail(err, SC_EINPUT, "%s: %s: relative regularises towards the last plan, not a contraction", sc_cfg_where(e, w, sizeof w),
+                           what);
+        unsigned char *mask = NULL;
+        if (sc_cfg_get(e, "region") && (rc = read_segments(e, mu, what, &mask, err))) return rc;
+        ob->segments = mask;
+        return SC_OK;
+    }
     if (sc_cfg_get(e, "region"))
-        return sc_fail(err, SC_EINPUT, "%s: %s: region applies to types point and point_velocity only", sc_cfg_where(e, w, sizeof w), what);
+        return sc_fail(err, SC_EINPUT, "%s: %s: region applies to types point, point_velocity and regularise only", sc_cfg_where(e, w, sizeof w),
+                       what);
     return SC_OK;
 }
 
@@ -122,37 +164,14 @@ static int read_anisotropy(sc_cfg_node *root, sc_softbody_opts *b, sc_err *err)
     return SC_OK;
 }
 
-/* muscle_control.locked: the segments (of its group, if given) whose rest midpoints lie in its region. */
+/* muscle_control.locked: segments held at rest length. */
 static int read_locked(sc_cfg_node *sec, const sc_muscles *mu, sc_muscle_run_config *out, sc_err *err)
 {
-    char w[256];
     sc_cfg_node *lk = sc_cfg_get(sec, "locked");
-    if (!lk) return SC_OK;
-    if (!mu) return sc_fail(err, SC_EINPUT, "%s: muscle_control.locked: the character has no muscles", sc_cfg_where(lk, w, sizeof w));
-    double lo[3], hi[3];
-    sc_cfg_node *reg;
     int rc;
-    char group[SC_MUSCLE_NAME];
+    if (!lk) return SC_OK;
     TRY(sc_cfg_section(sec, "locked", &lk, err));
-    TRY(sc_cfg_string(lk, "group", "", group, sizeof group, err));
-    TRY(read_box(lk, "muscle_control.locked", &reg, lo, hi, err));
-    int g = -1;
-    for (int k = 0; *group && k < mu->ngroups; k++)
-        if (!strcmp(mu->group_name[k], group)) g = k;
-    if (*group && g < 0)
-        return sc_fail(err, SC_EINPUT, "%s: muscle_control.locked.group: the character has no muscle group '%s'", sc_cfg_where(lk, w, sizeof w),
-                       group);
-    if (!(out->locked = calloc((size_t)mu->nsegs, 1))) return sc_fail(err, SC_EIO, "out of memory");
-    int n = 0;
-    for (int f = 0; f < mu->nfibres; f++)
-        for (int j = mu->fibre_first[f]; j < mu->fibre_first[f + 1]; j++) {
-            double c[3];
-            for (int k = 0; k < 3; k++) c[k] = 0.5 * (mu->point_rest[3 * mu->seg_a[j] + k] + mu->point_rest[3 * mu->seg_b[j] + k]);
-            out->locked[j] = (g < 0 || mu->fibre_group[f] == g) && in_box(c, lo, hi);
-            n += out->locked[j];
-        }
-    if (!n)
-        return sc_fail(err, SC_EINPUT, "%s: muscle_control.locked.region: no muscle segment's midpoint lies in it", sc_cfg_where(reg, w, sizeof w));
+    TRY(read_segments(lk, mu, "muscle_control.locked", &out->locked, err));
     out->run.control.locked = out->locked;
     return SC_OK;
 }
@@ -185,7 +204,7 @@ static int read_control(sc_cfg_node *root, const sc_model *m, const sc_muscles *
     c->objectives = calloc((size_t)(n ? n : 1), sizeof *c->objectives);
     if (!c->objectives) return sc_fail(err, SC_EIO, "out of memory");
     for (int i = 0; i < n; i++) {
-        TRY(read_objective(sc_cfg_at(list, i), i, m, &c->objectives[i], err));
+        TRY(read_objective(sc_cfg_at(list, i), i, m, mu, &c->objectives[i], err));
         c->nobjectives++;
     }
     return SC_OK;
@@ -227,7 +246,10 @@ int sc_muscle_run_read(sc_cfg *cfg, const sc_model *m, const sc_muscles *mu, sc_
 void sc_muscle_run_config_free(sc_muscle_run_config *rc)
 {
     sc_control_opts *c = &rc->run.control;
-    for (int i = 0; c->objectives && i < c->nobjectives; i++) free(c->objectives[i].nodes);
+    for (int i = 0; c->objectives && i < c->nobjectives; i++) {
+        free(c->objectives[i].nodes);
+        free((void *)c->objectives[i].segments);
+    }
     free(c->objectives);
     for (int i = 0; rc->run.forces && i < rc->run.nforces; i++) free(rc->run.forces[i].nodes);
     free(rc->run.forces);

@@ -25,8 +25,9 @@
  *       - {type: angular_momentum, weight: 1, kd: 30, target: [0, 0, 0]}
  *     # type: momentum (kp, kd, target: the COM target; support: true, its x and z are offsets
  *     #   from the centre of support), angular_momentum (target: the rate dH/dt in N m, kd), com,
- *     #   com_velocity, point, point_velocity (region: the node set), regularise (relative:
- *     #   towards the last plan), kinetic; common keys: weight, from, to, when (always |
+ *     #   com_velocity, point, point_velocity (region: the node set), regularise (contraction:
+ *     #   c, towards (1 - c) l0, default 0; relative: towards the last plan; region and group:
+ *     #   only the segments whose rest midpoints lie there), kinetic; common keys: weight, from, to, when (always |
  *     #   contact | airborne), axes [x, y, z] weights, target, amplitude + period (a sine
  *     #   added to the target), region {min: [x, y, z], max: [x, y, z]} (rest coordinates, m)
  *   forces:                    # external forces, shared by the nodes of a region (ramp: true grows
@@ -48,7 +49,7 @@ typedef struct sc_muscle_run_config {
 } sc_muscle_run_config;
 
 /* Reads the sections above for model m and its muscles mu (may be NULL; regions resolve to the
-   nodes, `locked` to the segments); arrays malloc'd. */
+   nodes, `locked`'s and a regularise's to the segments); arrays malloc'd. */
 int sc_muscle_run_read(sc_cfg *cfg, const sc_model *m, const sc_muscles *mu, sc_muscle_run_config *rc, sc_err *err);
 void sc_muscle_run_config_free(sc_muscle_run_config *rc);
 

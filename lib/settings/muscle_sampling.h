@@ -9,7 +9,7 @@
  *     max_volume_change: 0.15   # a sample whose |V / V0 - 1| exceeds this fails
  *     controls:           # the sampled target components: an offset uniform in [-half_width,
  *                         # half_width] per segment, added to muscle_control.objectives[objective]
- *                         # (0-based) target's axis
+ *                         # (0-based) target's axis (a regularise's: its contraction, axis x)
  *       - {objective: 0, axis: z, half_width: 300}
  *     cost:               # per segment: the mean over its periods of sum weight e^2
  *       - {type: turn, axis: [0, 0, -1], target: 360, from: 0.3, to: 2.3, weight: 1}
