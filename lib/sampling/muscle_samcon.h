@@ -5,8 +5,8 @@
  * N samples start from the K elite end states of segment k - 1 (sample i from elite i mod K)
  * and each draws, from its own Philox stream keyed by (seed, k, i), offsets uniform in
  * [-half_width, half_width] for the sampled target components; the QPCC controller then runs
- * the segment with those targets. A sample fails when the body blows up or its volume changes
- * by more than max_volume_change. The K samples of least path cost (the parent's plus the
+ * the segment with those targets. A sample fails when the body blows up or, at the end of a
+ * control period, its volume differs from the rest volume by more than max_volume_change. The K samples of least path cost (the parent's plus the
  * segment's) are segment k's elites; when every sample fails the search stops and keeps the
  * path found so far. The cheapest path is traced back through the elites' parents; following it
  * from the start (sc_muscle_follow) reproduces every sampled segment bit for bit.
@@ -109,9 +109,9 @@ typedef struct sc_muscle_follow {
 } sc_muscle_follow;
 void sc_muscle_follow_init(sc_muscle_follow *f, const sc_msamcon_config *c, const sc_msamcon_result *res, const sc_muscle_run_opts *o,
                            sc_objective *objectives, const sc_muscle_run *r);
-/* One step; 1 when the path is done, 0 otherwise, negative error codes never (errors are SC_E*
- * returned > 0 via the return value... see below). SC_ENUMERIC when a segment's cost differs
- * from the search's (the replay is not bit-identical). */
+/* One step of the run, with the path's targets set at each segment's start; *done once the
+ * last segment ends. SC_ENUMERIC when a segment's cost differs from the search's (the run does
+ * not reproduce the search bit for bit), or the step's own error. */
 int sc_muscle_follow_step(sc_muscle_follow *f, sc_muscle_run *r, int *done, sc_err *err);
 
 #endif
