@@ -189,8 +189,14 @@ static void worker_free(worker *w)
     free(w->objs);
 }
 
-static void draw_offsets(const sc_msamcon_config *c, int seg, int i, double *offset)
+/* Sample i's offsets; the first sample of each elite (i < nelite) continues it with the
+   controller's own targets, so the greedy path stays in the search while it is among the best. */
+static void draw_offsets(const sc_msamcon_config *c, int seg, int i, int nelite, double *offset)
 {
+    if (i < nelite) {
+        memset(offset, 0, (size_t)c->ncontrols * sizeof *offset);
+        return;
+    }
     sc_rng g;
     sc_rng_init(&g, c->seed, (uint32_t)seg, (uint32_t)i);
     for (int k = 0; k < c->ncontrols; k++) offset[k] = (2 * sc_rng_uniform(&g) - 1) * c->controls[k].half_width;
@@ -207,7 +213,7 @@ static int sample_task(void *ctx, int thread, int i, void *result, sc_err *err)
     int rc = sc_softbody_snapshot_restore(w->run.s, S->elite_state + (size_t)rec->parent * S->snap, S->snap, err);
     if (rc) return rc;
     rec->path = S->elite_path[rec->parent];
-    draw_offsets(c, S->seg, i, rec->offset);
+    draw_offsets(c, S->seg, i, S->nelite, rec->offset);
     set_targets(c, S->o->control.objectives, w->objs, rec->offset);
     if ((rc = run_segment(c, &w->run, &rec->path, &rec->cost, &rec->failed, err))) return rc;
     if (!rec->failed) sc_softbody_snapshot_save(w->run.s, S->store + (size_t)i * S->snap);

@@ -4,7 +4,9 @@
  * 2010, as sampling/samcon.h does it for skeletons): time is cut into segments; for segment k,
  * N samples start from the K elite end states of segment k - 1 (sample i from elite i mod K)
  * and each draws, from its own Philox stream keyed by (seed, k, i), offsets uniform in
- * [-half_width, half_width] for the sampled target components; the QPCC controller then runs
+ * [-half_width, half_width] for the sampled target components, except the first of each elite
+ * (i < K), which keeps the controller's own targets (offset 0: the greedy path stays in the
+ * search while it is among the K best); the QPCC controller then runs
  * the segment with those targets. A sample fails when the body blows up or, at the end of a
  * control period, its volume differs from the rest volume by more than max_volume_change. The K samples of least path cost (the parent's plus the
  * segment's) are segment k's elites; when every sample fails the search stops and keeps the
