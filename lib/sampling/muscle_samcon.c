@@ -303,7 +303,7 @@ int sc_msamcon_search(sc_par *par, const sc_model *m, const sc_muscles *mu, cons
         res->failures += failures;
         if (ok == 0) {
             res->completed = 0;
-            sc_log_info("muscle sampling: every sample of segment %d (t = %.2f s) failed: keeping the path so far", k, k * c->segment);
+            sc_log_info("muscle sampling: every sample of segment %d (from t = %.2f s) failed: keeping the path so far", k + 1, k * c->segment);
             break;
         }
         qsort(order, (size_t)ok, sizeof *order, by_cost);

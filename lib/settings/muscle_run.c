@@ -82,7 +82,11 @@ static int read_segments(sc_cfg_node *map, const sc_muscles *mu, const char *wha
             (*mask)[j] = (g < 0 || mu->fibre_group[f] == g) && in_box(c, lo, hi);
             n += (*mask)[j];
         }
-    if (!n) return sc_fail(err, SC_EINPUT, "%s: %s.region: no muscle segment's midpoint lies in it", sc_cfg_where(reg, w, sizeof w), what);
+    if (!n) {
+        free(*mask);
+        *mask = NULL;
+        return sc_fail(err, SC_EINPUT, "%s: %s.region: no muscle segment's midpoint lies in it", sc_cfg_where(reg, w, sizeof w), what);
+    }
     return SC_OK;
 }
 
