@@ -167,6 +167,7 @@ typedef struct search {
     worker *w;
     size_t snap;
     int seg, nelite;
+    int greedy;                 /* the elite on the greedy path (every offset 0), -1 once that path failed */
     unsigned char *elite_state; /* [elites * snap] */
     sc_mpath *elite_path;       /* [elites] */
     unsigned char *store;       /* [samples * snap] this rank's samples' end states */
@@ -255,7 +256,7 @@ int sc_msamcon_search(sc_par *par, const sc_model *m, const sc_muscles *mu, cons
     const double t_start = sc_wall_time();
     const int N = c->samples, K = c->elites, nc = c->ncontrols;
     const int nseg = (int)lround(c->duration / c->segment);
-    search S = {.c = c, .o = o, .nworkers = sc_par_threads(par), .nelite = 1};
+    search S = {.c = c, .o = o, .nworkers = sc_par_threads(par), .nelite = 1, .greedy = 0};
     S.w = calloc((size_t)S.nworkers, sizeof *S.w);
     sample_rec *recs = calloc((size_t)N, sizeof *recs);
     sample_rec **order = calloc((size_t)N, sizeof *order);
@@ -308,6 +309,16 @@ int sc_msamcon_search(sc_par *par, const sc_model *m, const sc_muscles *mu, cons
         }
         qsort(order, (size_t)ok, sizeof *order, by_cost);
         const int ne = ok < K ? ok : K;
+        /* the greedy path's sample (its elite's first, offset 0) stays an elite: the path found
+           never costs more than the controller's own */
+        int g = -1;
+        for (int e = 0; S.greedy >= 0 && e < ok; e++)
+            if (order[e] == &recs[S.greedy]) g = e;
+        if (g >= ne) {
+            order[ne - 1] = &recs[S.greedy];
+            g = ne - 1;
+        }
+        S.greedy = g;
         for (int e = 0; e < ne; e++) {
             const sample_rec *r = order[e];
             const int i = (int)(r - recs);

@@ -5,12 +5,13 @@
  * N samples start from the K elite end states of segment k - 1 (sample i from elite i mod K)
  * and each draws, from its own Philox stream keyed by (seed, k, i), offsets uniform in
  * [-half_width, half_width] for the sampled target components, except the first of each elite
- * (i < K), which keeps the controller's own targets (offset 0: the greedy path stays in the
- * search while it is among the K best); the QPCC controller then runs
+ * (i < K), which keeps the controller's own targets (offset 0); the QPCC controller then runs
  * the segment with those targets. A sample fails when the body blows up or, at the end of a
- * control period, its volume differs from the rest volume by more than max_volume_change. The K samples of least path cost (the parent's plus the
- * segment's) are segment k's elites; when every sample fails the search stops and keeps the
- * path found so far. The cheapest path is traced back through the elites' parents; following it
+ * control period, its volume differs from the rest volume by more than max_volume_change. The
+ * K samples of least path cost (the parent's plus the segment's) are segment k's elites, the
+ * greedy path's sample (every offset 0 so far) among them while it has not failed: the path
+ * found never costs more than the controller's own. When every sample fails the search stops
+ * and keeps the path found so far. The cheapest path is traced back through the elites' parents; following it
  * from the start (sc_muscle_follow) reproduces every sampled segment bit for bit.
  *
  * Segment cost: the mean over the segment's control periods of sum_j w_j e_j^2, each term
