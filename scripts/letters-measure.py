@@ -2,7 +2,8 @@
 """What a boneless character did in a muscle-sim sim.h5 ([T12] 7's measures), one line each:
 the COM's travel and largest rise, the lowest node's largest clearance and the time with no
 contact (jumps), the letter's tilt (its top nodes' centre over its bottom nodes'), its turn about
-each axis (a roll, a twist: the body's best-fit rotation, unwrapped), the COM's swing along x
+each axis (a roll, a twist: the body's best-fit rotation, unwrapped) and, after a full turn
+(330 deg), how long it stands upright again (a cartwheel), the COM's swing along x
 (a sine fitted at --period), the largest volume change and the wall time per 1/30 s frame
 against [T12] Table 1.
 
@@ -72,6 +73,13 @@ def measure(path, period, after):
                                                                     1e3 * float(tim["mean_plan_s"]))),
         ("s_per_frame", "%.3f per 1/30 s frame ([T12] Table 1: 0.42-1.24 s on a 2.26 GHz core)" % frame),
     ]
+    ax = int(np.argmax(np.abs(turns).max(0)))  # a cartwheel: a full turn, then upright again
+    full = np.nonzero(np.abs(turns[:, ax]) >= 330)[0]
+    if len(full):
+        k1 = full[0]
+        up = np.nonzero(tilt[k1:] <= 20)[0]
+        out.append(("full_turn", "about %s by %.2f s; then upright (tilt <= 20 deg) %s" % (
+            "xyz"[ax], t[k1], "from %.2f s for %.2f s" % (t[k1 + up[0]], dt[k1:][tilt[k1:] <= 20].sum()) if len(up) else "never")))
     if period > 0:
         m = t >= after
         w = 2 * np.pi * t[m] / period
