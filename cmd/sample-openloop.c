@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "common/cli.h"
 #include "common/longrun.h"
+#include "settings/motion.h"
 #include "store/reference.h"
 #include "motion/cycle.h"
 #include "sampling/openloop.h"
@@ -51,6 +52,7 @@ typedef struct inputs {
     sc_samcon_config sampling;
     sc_control_dofs dofs;
     sc_reference ref;
+    char clip[600];          /* which frames of which clip the reference holds, for the log */
     uint64_t character_hash; /* the character as loaded, recorded in the output */
 } inputs;
 
@@ -67,9 +69,22 @@ static void read_inputs(const sc_cli *cli, inputs *in)
     if (sc_cfg_check_unknown(in->cfg, &err)) sc_longrun_die(&err);
     if (sc_reference_read(cli->inputs[1], &in->ref, &err) || sc_reference_check_character(&in->ref, cli->inputs[1], &loaded, &err))
         sc_longrun_die(&err);
+    sc_reference_origin origin; /* a config whose motion section is not the reference's is refused */
+    if (sc_reference_read_origin(cli->inputs[1], &origin, &err) || sc_motion_check_reference(in->cfg, cli->inputs[1], &origin, &err)) {
+        sc_reference_origin_free(&origin);
+        sc_longrun_die(&err);
+    }
+    if (origin.motion[0])
+        snprintf(in->clip, sizeof in->clip, "frames %lld..%lld of %s", origin.first_frame, origin.last_frame, origin.motion);
+    else snprintf(in->clip, sizeof in->clip, "a clip it does not name");
+    sc_reference_origin_free(&origin);
     double t_first, t_last; /* start, end and segment fit the reference (a cycle sets its own span) */
     int nseg;
     if (!in->sampling.cycle && sc_samcon_span(&in->sampling, &in->ref, cli->inputs[1], &t_first, &t_last, &nseg, &err)) sc_longrun_die(&err);
+    if (!in->sampling.cycle)
+        sc_log_info("sample-openloop: %s holds %s; sampling its time [%.3f, %.3f] s in %d segment%s", cli->inputs[1], in->clip, t_first, t_last,
+                    nseg, nseg > 1 ? "s" : "");
+    else sc_log_info("sample-openloop: %s holds %s", cli->inputs[1], in->clip);
     if (sc_scenario_model(&loaded, &in->sc, &in->m, &err)) sc_longrun_die(&err);
     in->character_hash = sc_model_hash(&loaded);
     sc_model_free(&loaded);

@@ -154,6 +154,38 @@ TEST(validation_sampling_span_refused_up_front)
     ENSURE(refused("start past the clip", rc, 2, o, "val_start.yaml:2:42: sampling.start 999 s is not before the end of", NULL));
 }
 
+/* Issue 28 item 3: a config whose motion section is not the one the reference was made with
+   (configs/march.yaml's: march_in_place.bvh, frames [1, -1], filter none) is refused naming the
+   key and both values; the reference's own section passes and the log says what is sampled. */
+TEST(validation_motion_section_must_be_the_references)
+{
+    ENSURE_MSG(sc_fixture_michelin() && sc_fixture_march_reference(), "fixtures: %s", sc_fixture_log());
+    const char *o = sc_fixture_keep(sc_test_tmp("val_motion.h5"));
+    static const struct {
+        const char *name, *motion, *expect;
+    } bad[] = {
+        {"val_frames.yaml", "{bvh: march_in_place.bvh, frames: [1, 40], filter: none}", "val_frames.yaml:1:43: motion.frames is [1, 40], but"},
+        {"val_clip.yaml", "{bvh: cmu_02_01_walk.bvh, frames: [1, -1], filter: none}", "val_clip.yaml:1:15: motion.bvh is cmu_02_01_walk.bvh"},
+        {"val_mirror.yaml", "{bvh: march_in_place.bvh, mirror: true, filter: none}", "val_mirror.yaml:1:43: motion.mirror is true"},
+        {"val_filter.yaml", "{bvh: march_in_place.bvh, filter: butterworth}", "val_filter.yaml:1:43: motion.filter is butterworth"},
+    };
+    char text[512];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, "motion: %s\nsimulation: {solver: quick}\nsampling: {samples: 2, elites: 1}\n", bad[i].motion);
+        const char *cfg = sc_test_write(bad[i].name, text);
+        int rc = sc_test_sh(out, sizeof out, "timeout 300 %s -q -c %s -o %s %s %s", sc_test_tool("sample-openloop"), cfg, o, sc_fixture_michelin(),
+                            sc_fixture_march_reference());
+        ENSURE(refused(bad[i].name, rc, 2, o, bad[i].expect, "run inverse-dynamics again"));
+    }
+    const char *cfg = sc_test_write("val_same.yaml", "motion: {bvh: march_in_place.bvh, frames: [1, -1], filter: none}\n"
+                                                     "simulation: {solver: quick}\nsampling: {segment: 0.05, samples: 2, elites: 1, end: 0.05}\n");
+    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s %s", sc_test_tool("sample-openloop"), cfg, o, sc_fixture_michelin(),
+                        sc_fixture_march_reference());
+    sc_test_report("the reference's own motion section: exit %d: %.400s", rc, out);
+    ENSURE_MSG(rc == 0 && strstr(out, "holds frames 1..") && strstr(out, "march_in_place.bvh; sampling its time [0.000, 0.050] s in 1 segment\n"),
+               "exit %d: %s", rc, out);
+}
+
 /* item 9: feedback.actions naming a joint twice listed its DoFs twice. */
 TEST(validation_duplicate_actions_refused)
 {

@@ -97,6 +97,8 @@ int sc_h5_flush(sc_h5 *f, sc_err *err);
  * on output the actual dims. *data is malloc'd (free()); a dataset with no elements gives a
  * valid 1-element allocation. */
 int sc_h5_exists(sc_h5 *f, const char *path); /* 1 if an object exists at path, else 0 */
+/* 1 if obj_path exists and has attribute name, else 0. */
+int sc_h5_attr_exists(sc_h5 *f, const char *obj_path, const char *name);
 int sc_h5_read_f64(sc_h5 *f, const char *path, int rank, size_t *dims_inout, double **data, sc_err *err);
 int sc_h5_read_i32(sc_h5 *f, const char *path, int rank, size_t *dims_inout, int **data, sc_err *err);
 /* A 1-D dataset of unsigned bytes (sc_h5_write_bytes); *data malloc'd. */

@@ -203,6 +203,16 @@ int sc_h5_provenance(sc_h5 *f, const char *schema, int argc, char *const *argv, 
     return rc;
 }
 
+int sc_h5_attr_exists(sc_h5 *f, const char *obj_path, const char *name)
+{
+    if (!f || f->file < 0 || !sc_h5_exists(f, obj_path)) return 0;
+    hid_t o = h5_open_obj(f, obj_path, NULL);
+    if (o < 0) return 0;
+    const int yes = H5Aexists(o, name) > 0;
+    H5Oclose(o);
+    return yes;
+}
+
 /* Open attribute `name` on obj_path and check it holds one element of an allowed class. */
 static int open_attr(sc_h5 *f, const char *obj_path, const char *name, const char *expected, int allow_int, int allow_float, int allow_str,
                      hid_t *obj_out, hid_t *attr_out, hid_t *type_out, sc_err *err)

@@ -275,3 +275,74 @@ int sc_id_read_config(sc_cfg *cfg, sc_id_config *c, sc_err *err)
         return rc;
     return sc_find_input(name, sc_cfg_path(cfg), 1, c->bvh_where, c->bvh, sizeof c->bvh, err);
 }
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The first motion key on which a (the tool's config) and b (the reference's) differ, with
+ * both values as text; 0 when they agree. */
+static int motion_differs(const sc_id_config *a, const char *name_a, const sc_id_config *b, const char *name_b, const char **key, char *va,
+                          char *vb, size_t n)
+{
+    if (strcmp(base_name(name_a), base_name(name_b))) {
+        *key = "bvh";
+        snprintf(va, n, "%s", name_a);
+        snprintf(vb, n, "%s", name_b);
+    } else if (a->retarget.first != b->retarget.first || a->retarget.last != b->retarget.last) {
+        *key = "frames";
+        snprintf(va, n, "[%d, %d]", a->retarget.first, a->retarget.last);
+        snprintf(vb, n, "[%d, %d]", b->retarget.first, b->retarget.last);
+    } else if (!(fabs(a->retarget.unit - b->retarget.unit) <= 1e-12 * fabs(b->retarget.unit))) {
+        *key = "unit";
+        snprintf(va, n, "%.9g", a->retarget.unit);
+        snprintf(vb, n, "%.9g", b->retarget.unit);
+    } else if (a->retarget.mirror != b->retarget.mirror) {
+        *key = "mirror";
+        snprintf(va, n, "%s", a->retarget.mirror ? "true" : "false");
+        snprintf(vb, n, "%s", b->retarget.mirror ? "true" : "false");
+    } else if (a->filter != b->filter || (a->filter == 1 && a->filter_window != b->filter_window) ||
+               (a->filter == 2 && !(fabs(a->filter_cutoff - b->filter_cutoff) <= 1e-12 * b->filter_cutoff))) {
+        *key = "filter";
+        const sc_id_config *c[2] = {a, b};
+        char *v[2] = {va, vb};
+        for (int k = 0; k < 2; k++)
+            if (c[k]->filter == 1) snprintf(v[k], n, "moving_average over %d frames", c[k]->filter_window);
+            else if (c[k]->filter == 2) snprintf(v[k], n, "butterworth at %g Hz", c[k]->filter_cutoff);
+            else snprintf(v[k], n, "none");
+    } else return 0;
+    return 1;
+}
+
+int sc_motion_check_reference(const sc_cfg *cfg, const char *ref_path, const sc_reference_origin *origin, sc_err *err)
+{
+    if (!origin->config || !sc_cfg_path(cfg)) return SC_OK;
+    sc_cfg *mine = NULL, *theirs = NULL;
+    sc_id_config *a = calloc(2, sizeof *a), *b = a + 1;
+    char name_a[512], name_b[512], where[300];
+    int rc = a ? sc_cfg_load_file(sc_cfg_path(cfg), &mine, err) : sc_fail(err, SC_EIO, "out of memory");
+    if (rc) goto done;
+    sc_cfg_node *mo = sc_cfg_get(sc_cfg_root(mine), "motion");
+    if (!mo) goto done; /* nothing said about the clip: the reference decides */
+    snprintf(where, sizeof where, "%s:/config", ref_path);
+    if ((rc = sc_cfg_load_string(origin->config, where, &theirs, err))) goto done;
+    sc_cfg_node *ref_mo = sc_cfg_get(sc_cfg_root(theirs), "motion");
+    if (!ref_mo) goto done;
+    if ((rc = read_motion(mo, a, name_a, sizeof name_a, err)) || (rc = read_motion(ref_mo, b, name_b, sizeof name_b, err))) goto done;
+    const char *key;
+    char va[300], vb[300];
+    if (motion_differs(a, name_a, b, name_b, &key, va, vb, sizeof va)) {
+        sc_cfg_node *at = sc_cfg_get(mo, key);
+        rc = sc_fail(err, SC_EINPUT,
+                     "%s: motion.%s is %s, but %s was made with %s (its /config): it holds another stretch or version of the clip; run "
+                     "inverse-dynamics again with this config, or give the reference's motion section",
+                     sc_cfg_where(at ? at : mo, where, sizeof where), key, va, ref_path, vb);
+    }
+done:
+    sc_cfg_free(mine);
+    sc_cfg_free(theirs);
+    free(a);
+    return rc;
+}

@@ -345,6 +345,35 @@ int sc_reference_read_image(const void *data, size_t size, const char *name, sc_
     return sc_h5_read_image(data, size, name, reference_reader, r, err);
 }
 
+static int origin_reader(sc_h5 *f, void *arg, sc_err *err)
+{
+    sc_reference_origin *o = arg;
+    char *motion = NULL;
+    int rc = SC_OK;
+    if (sc_h5_attr_exists(f, "/", "motion") && (rc = sc_h5_read_attr_str(f, "/", "motion", &motion, err))) return rc;
+    if (motion) snprintf(o->motion, sizeof o->motion, "%s", motion);
+    free(motion);
+    if (sc_h5_attr_exists(f, "/", "first_frame") && (rc = sc_h5_read_attr_i64(f, "/", "first_frame", &o->first_frame, err))) return rc;
+    if (sc_h5_attr_exists(f, "/", "last_frame") && (rc = sc_h5_read_attr_i64(f, "/", "last_frame", &o->last_frame, err))) return rc;
+    if (sc_h5_attr_exists(f, "/", "config")) rc = sc_h5_read_attr_str(f, "/", "config", &o->config, err);
+    return rc;
+}
+
+int sc_reference_read_origin(const char *path, sc_reference_origin *o, sc_err *err)
+{
+    memset(o, 0, sizeof *o);
+    o->first_frame = o->last_frame = -1;
+    int rc = sc_h5_read_file(path, origin_reader, o, err);
+    if (rc) sc_reference_origin_free(o);
+    return rc;
+}
+
+void sc_reference_origin_free(sc_reference_origin *o)
+{
+    free(o->config);
+    o->config = NULL;
+}
+
 /* ---- what simulate replays, and render's ghost -------------------------------------------- */
 
 int sc_reference_read_trajectory_h5(sc_h5 *f, const char *dataset, const sc_model *m, sc_controller *c, sc_err *err)

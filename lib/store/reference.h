@@ -80,6 +80,17 @@ int sc_reference_read(const char *path, sc_reference *r, sc_err *err);
 int sc_reference_read_image(const void *data, size_t size, const char *name, sc_reference *r, sc_err *err);
 int sc_reference_read_h5(sc_h5 *f, sc_reference *r, sc_err *err);
 
+/* Where a reference came from, from its root attributes (each empty or -1 when the file does
+ * not record it): the clip (motion), the frames used (first_frame, last_frame) and the resolved
+ * config inverse-dynamics ran with (config, malloc'd or NULL). */
+typedef struct sc_reference_origin {
+    char motion[512];
+    long long first_frame, last_frame;
+    char *config;
+} sc_reference_origin;
+int sc_reference_read_origin(const char *path, sc_reference_origin *o, sc_err *err);
+void sc_reference_origin_free(sc_reference_origin *o);
+
 /* A reference.h5 as simulate replays it (store/trajectory.h): /time, /bones/names and `dataset`
  * (NULL: /targets/local_quat, the PD targets; /reference/local_quat the raw poses), playing its
  * own time. */
