@@ -74,16 +74,15 @@ static void read_inputs(const sc_cli *cli, inputs *in)
         sc_reference_origin_free(&origin);
         sc_longrun_die(&err);
     }
-    if (origin.motion[0])
-        snprintf(in->clip, sizeof in->clip, "frames %lld..%lld of %s", origin.first_frame, origin.last_frame, origin.motion);
+    if (origin.motion[0]) snprintf(in->clip, sizeof in->clip, "frames %lld..%lld of %s", origin.first_frame, origin.last_frame, origin.motion);
     else snprintf(in->clip, sizeof in->clip, "a clip it does not name");
     sc_reference_origin_free(&origin);
     double t_first, t_last; /* start, end and segment fit the reference (a cycle sets its own span) */
     int nseg;
     if (!in->sampling.cycle && sc_samcon_span(&in->sampling, &in->ref, cli->inputs[1], &t_first, &t_last, &nseg, &err)) sc_longrun_die(&err);
     if (!in->sampling.cycle)
-        sc_log_info("sample-openloop: %s holds %s; sampling its time [%.3f, %.3f] s in %d segment%s", cli->inputs[1], in->clip, t_first, t_last,
-                    nseg, nseg > 1 ? "s" : "");
+        sc_log_info("sample-openloop: %s holds %s; sampling its time [%.3f, %.3f] s in %d segment%s", cli->inputs[1], in->clip, t_first, t_last, nseg,
+                    nseg > 1 ? "s" : "");
     else sc_log_info("sample-openloop: %s holds %s", cli->inputs[1], in->clip);
     if (sc_scenario_model(&loaded, &in->sc, &in->m, &err)) sc_longrun_die(&err);
     in->character_hash = sc_model_hash(&loaded);

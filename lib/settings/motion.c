@@ -284,8 +284,8 @@ static const char *base_name(const char *path)
 
 /* The first motion key on which a (the tool's config) and b (the reference's) differ, with
  * both values as text; 0 when they agree. */
-static int motion_differs(const sc_id_config *a, const char *name_a, const sc_id_config *b, const char *name_b, const char **key, char *va,
-                          char *vb, size_t n)
+static int motion_differs(const sc_id_config *a, const char *name_a, const sc_id_config *b, const char *name_b, const char **key, char *va, char *vb,
+                          size_t n)
 {
     if (strcmp(base_name(name_a), base_name(name_b))) {
         *key = "bvh";
