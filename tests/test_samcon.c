@@ -157,6 +157,42 @@ TEST(samcon_cost_is_zero_on_the_reference_and_grows_off_it)
     sc_model_free(&m);
 }
 
+/* Issue 28 item 2: the default allowed set is the reference's contacts plus every bone whose
+   lowest point comes within allowed_margin (3 cm) of the floor, so a contact the estimation
+   dropped (a roll's back) is not a failure. */
+TEST(samcon_allowed_contacts_include_bones_near_the_floor)
+{
+    const char *ch = sc_fixture_michelin(), *refp = sc_fixture_march_reference();
+    ENSURE_MSG(ch && refp, "fixtures: %s", sc_fixture_log());
+    sc_model m;
+    sc_reference r;
+    sc_err err;
+    ENSURE_OK(sc_character_read(ch, &m, 1, &err), &err);
+    ENSURE_OK(sc_reference_read(refp, &r, &err), &err);
+    const int spine = sc_model_bone_index(&m, "spine"), foot = sc_model_bone_index(&m, "l_foot");
+    ENSURE(spine >= 0 && foot >= 0);
+    double lowest = INFINITY;
+    for (int k = 0; k < r.n; k++) lowest = fmin(lowest, r.contact_height[(size_t)k * r.nb + spine]);
+    static const struct {
+        double height, margin;
+        int allowed;
+    } cases[] = {{-1, 0.03, 0}, {0.029, 0.03, 1}, {0.031, 0.03, 0}, {0.02, 0, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].height >= 0) r.contact_height[(size_t)(r.n / 2) * r.nb + spine] = cases[i].height;
+        sc_tracker_opts o;
+        sc_tracker_default_opts(&o);
+        o.allowed_margin = cases[i].margin;
+        sc_tracker tr;
+        ENSURE_OK(sc_tracker_init(&tr, &m, &r, &o, &err), &err);
+        sc_test_report("spine's lowest point %.3f m (march: %.3f m), margin %.2f m: spine %s, l_foot %s", cases[i].height >= 0 ? cases[i].height : lowest,
+                       lowest, cases[i].margin, tr.allowed[spine] ? "allowed" : "watched", tr.allowed[foot] ? "allowed" : "watched");
+        ENSURE(tr.allowed[spine] == cases[i].allowed && tr.allowed[foot]);
+        sc_tracker_free(&tr);
+    }
+    sc_reference_free(&r);
+    sc_model_free(&m);
+}
+
 TEST(samcon_cost_in_the_heading_frame_sees_a_turn_only_as_heading)
 {
     const char *ch = sc_fixture_michelin(), *refp = sc_fixture_march_reference();

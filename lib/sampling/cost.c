@@ -15,6 +15,7 @@ void sc_tracker_default_opts(sc_tracker_opts *o)
     o->min_root_height = 0.7;
     o->max_tilt = 40 * SC_PI / 180;
     o->allowed_from_reference = 1;
+    o->allowed_margin = 0.03;
 }
 
 void sc_tracker_free(sc_tracker *t)
@@ -53,7 +54,9 @@ int sc_tracker_init(sc_tracker *t, const sc_model *m, const sc_reference *r, con
     for (int b = 0; b < m->nbones; b++) {
         t->allowed[b] = t->o.allowed[b];
         if (t->o.allowed_from_reference)
-            for (int k = 0; k < r->n && !t->allowed[b]; k++) t->allowed[b] = r->contact_flag[(size_t)k * r->nb + b] != 0;
+            for (int k = 0; k < r->n && !t->allowed[b]; k++)
+                t->allowed[b] = r->contact_flag[(size_t)k * r->nb + b] != 0 ||
+                    (r->contact_height && r->contact_height[(size_t)k * r->nb + b] < t->o.allowed_margin);
     }
     t->vert_bone = malloc(((size_t)m->nsurf_verts + 1) * sizeof(int));
     t->watch = malloc(((size_t)m->nsurf_verts + 1) * sizeof(int));

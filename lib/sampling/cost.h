@@ -37,7 +37,9 @@ typedef struct sc_tracker_opts {
     double min_root_height;                  /* fail below this fraction of the reference root height (0.7) */
     double max_tilt;                         /* rad: fail when the root's up axis is further than this from
                                        the reference root's (40 deg) */
-    int allowed_from_reference;              /* 1: bones the reference has in contact may touch the ground */
+    int allowed_from_reference;              /* 1: bones the reference has in contact may touch the ground, */
+    double allowed_margin;                   /* m: and those whose lowest point comes this close to it (0.03):
+                                                a contact the estimation dropped (a roll's back) is no failure */
     unsigned char allowed[SC_SIM_MAX_BONES]; /* and these (1 = may touch) */
 } sc_tracker_opts;
 void sc_tracker_default_opts(sc_tracker_opts *o);

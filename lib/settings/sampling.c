@@ -168,6 +168,7 @@ static int read_cost_and_failure(sc_cfg_node *s, const sc_model *m, sc_tracker_o
     TRY(sc_cfg_double_range(fail, "min_root_height", tracker->min_root_height, 0, 1, &tracker->min_root_height, err));
     TRY(sc_cfg_double_range(fail, "max_tilt", 40, 1, 180, &tilt_deg, err));
     tracker->max_tilt = tilt_deg * SC_PI / 180;
+    TRY(sc_cfg_double_range(fail, "allowed_margin", tracker->allowed_margin, 0, 1, &tracker->allowed_margin, err));
     sc_cfg_node *allowed = sc_cfg_get(fail, "allowed_contacts");
     if (!allowed || (sc_cfg_is_scalar(allowed) && !strcmp(sc_cfg_scalar(allowed), "reference"))) {
         tracker->allowed_from_reference = 1;
