@@ -45,7 +45,7 @@ static void log_summary(const char *output, const sc_id_config *c, const sc_mode
     sc_log_info("  balance       centre-of-mass acceleration off the feasible set: %.3f -> %.3f m/s^2 rms (root moved <= %.4f m)",
                 info->balance.misfit_before, info->balance.misfit_after, info->balance.max_offset);
     sc_log_info("  mass          %.2f kg (bone inertias from all nodes by %s); weight %.1f N", rep->total_mass, src, rep->weight);
-    sc_log_info("  contact       mean vertical force %.1f N (%.3f x weight; resultant before clamps %.1f N), peak %.1f N", rep->mean_contact_fy,
+    sc_log_info("  contact       mean vertical force %.1f N (%.3f x weight; mean resultant before clamps %.1f N), peak %.1f N", rep->mean_contact_fy,
                 rep->mean_contact_fy / rep->weight, rep->mean_resultant_fy, rep->peak_contact_fy);
     sc_log_info("  check         mean vertical force %.3f x (m g + m dv/T = %.1f N); unsupported %.2f %% of samples; root residual "
                 "rms %.3f m g; peak force in the first 0.2 s %.2f m g; contacts kept %d/%d, largest gap %.3f m (%s)",
@@ -64,6 +64,12 @@ static void log_summary(const char *output, const sc_id_config *c, const sc_mode
         sc_log_info("  torque        %-12s peak %7.1f  rms %6.1f N m%s", m->bone_name[j], rep->peak_torque[j], rep->rms_torque[j],
                     rep->limit_exceeded[j] ? "  (exceeds the torque limit)" : "");
     sc_log_info("  targets       %ld offsets clamped to %.2f rad; time %.2f s", rep->target_clamps, c->id.max_target_offset, info->seconds);
+    for (const char *w = info->warnings; *w;) { /* also in /report/warnings */
+        const char *end = strchr(w, '\n');
+        int len = end ? (int)(end - w) : (int)strlen(w);
+        sc_log_warn("inverse-dynamics: %s: %.*s", output, len, w);
+        w += len + (end != NULL);
+    }
 }
 
 int main(int argc, char **argv)

@@ -862,7 +862,19 @@ TEST(id_march_builtin)
     ENSURE(fabs(mean / mg - 1) < 0.01);
     ENSURE(fr == 0 && po == 0 && tq == 0);
     ENSURE(resid < 1e-6 * mg);
+    /* issue 28 item 2: the mean resultant is a force, and a plausible reference has no warning */
+    const char *res = strstr(out, "mean resultant before clamps ");
+    ENSURE_MSG(res && fabs(atof(res + strlen("mean resultant before clamps ")) / mg - 1) < 0.01, "%s", out);
+    ENSURE_MSG(attr_i(outp, "/report", "warning_count") == 0 && !strstr(out, "warning"), "%s", out);
     sc_reference_free(&r);
+    /* targets clamped at 0.001 rad: the figure is warned about, with the number, and stored */
+    const char *clamped = sc_test_tmp("march_clamped.yaml"), *outc = sc_test_tmp("march_clamped.h5");
+    rc = sc_test_sh(out, sizeof out, "cd %s && (cat configs/march.yaml; echo 'dynamics: {max_target_offset: 0.001}') > %s && %s -c %s -o %s %s 2>&1 | grep -v '^  '",
+                    sc_test_repo("."), clamped, sc_test_tool("inverse-dynamics"), clamped, outc, ch);
+    sc_test_report("march with targets clamped at 0.001 rad: exit %d: %s", rc, out);
+    ENSURE_MSG(rc == 0 && strstr(out, "warning: inverse-dynamics: ") && strstr(out, "PD target offsets clamped (") &&
+                   attr_i(outc, "/report", "warning_count") >= 1,
+               "exit %d: %s", rc, out);
 }
 
 /* ---- 4. bad input ----------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* The inverse-dynamics driver (eq. 25-32 per sample), the balance at the simulation rate and the
  * pipeline from a BVH clip to a reference. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,7 @@ static void finish_report(const sc_body *b, const sc_traj *t, const id_work *w, 
     R->residual_force_rms = sqrt(w->res_f2 / n);
     R->residual_torque_rms = sqrt(w->res_t2 / n);
     R->mean_contact_fy /= n;
+    R->mean_resultant_fy /= n;
     /* what the mean vertical force must be: m g + m (v_end - v_start) / T */
     R->expected_fy = R->weight + (n > 1 ? b->total_mass * (R->com_vel_end - R->com_vel_start) / ((n - 1) * t->dt) : 0);
 }
@@ -454,6 +456,44 @@ static void captured_contacts(const id_pipeline *p, sc_reference *out, sc_id_rep
     }
 }
 
+static void add_warning(sc_id_pipeline_info *info, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_warning(sc_id_pipeline_info *info, const char *fmt, ...)
+{
+    size_t used = strlen(info->warnings);
+    if (used + 2 >= sizeof info->warnings) return;
+    if (used) info->warnings[used++] = '\n';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(info->warnings + used, sizeof info->warnings - used, fmt, ap);
+    va_end(ap);
+    info->nwarnings++;
+}
+
+/* The report's figures against the limits of inverse_dynamics.h (SC_ID_WARN_*). */
+static void quality_warnings(const sc_id_report *rep, const sc_model *m, int n, sc_id_pipeline_info *info)
+{
+    const double mg = rep->weight, leg = info->retarget.leg_char;
+    if (rep->contacts_kept < rep->contact_intervals || rep->max_contact_gap > SC_ID_WARN_GAP)
+        add_warning(info, "contacts: %d of %d kept within 2 cm of the floor, largest gap %.3f m (%s): the reference floats where the capture touches",
+                    rep->contacts_kept, rep->contact_intervals, rep->max_contact_gap, m->bone_name[rep->max_gap_bone]);
+    if (rep->peak_contact_fy > SC_ID_WARN_PEAK_FORCE * mg)
+        add_warning(info, "peak vertical contact force %.1f m g (limit %g m g): the contacts cannot carry the motion plausibly",
+                    rep->peak_contact_fy / mg, SC_ID_WARN_PEAK_FORCE);
+    if (rep->residual_force_rms > SC_ID_WARN_RESIDUAL * mg)
+        add_warning(info, "root residual force %.3f m g RMS (limit %g m g): no contact explains it", rep->residual_force_rms / mg,
+                    SC_ID_WARN_RESIDUAL);
+    if (leg > 0 && rep->residual_torque_rms > SC_ID_WARN_RESIDUAL_TORQ * mg * leg)
+        add_warning(info, "root residual torque %.1f N m RMS, max %.1f N m (limit %.1f N m = %g m g x leg %.2f m): no contact explains it",
+                    rep->residual_torque_rms, rep->residual_torque_max, SC_ID_WARN_RESIDUAL_TORQ * mg * leg, SC_ID_WARN_RESIDUAL_TORQ, leg);
+    if (n > 0 && rep->target_clamps > SC_ID_WARN_CLAMPS * n * m->nbones)
+        add_warning(info, "%ld PD target offsets clamped (%.2f %% of the bone-samples, limit %g %%): the servos cannot reach the reference there",
+                    rep->target_clamps, 100.0 * rep->target_clamps / ((double)n * m->nbones), 100 * SC_ID_WARN_CLAMPS);
+    for (int j = 0; j < m->nbones && n > 0; j++)
+        if (rep->limit_exceeded[j] > SC_ID_WARN_TORQUE_LIMIT * n)
+            add_warning(info, "%s over its torque limit in %.1f %% of the samples (peak %.1f N m, limit %g N m)", m->bone_name[j],
+                        100.0 * rep->limit_exceeded[j] / n, rep->peak_torque[j], m->torque_limit[j]);
+}
+
 int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, sc_id_report *rep, sc_id_pipeline_info *info, sc_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -486,6 +526,7 @@ int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, s
     io.contact_flags = p->sflags;
     if ((rc = sc_id_run(m, &p->body, &p->geom, &p->traj, &io, out, rep, err))) goto done;
     captured_contacts(p, out, rep);
+    if (rep) quality_warnings(rep, m, out->n, &p->inf);
 done:
     free(p->kflags);
     free(p->sflags);

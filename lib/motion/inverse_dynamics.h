@@ -112,7 +112,21 @@ typedef struct sc_id_pipeline_info {
     double height_tol, speed_tol; /* used */
     double frame_time;
     double seconds;
+    int nwarnings; /* the figures beyond the limits below, one line each in warnings */
+    char warnings[2048];
 } sc_id_pipeline_info;
+/* What makes a reference implausible (a warning each; of the shipped clips only the jump kick
+ * exceeds two: its clamps and its left foot's torque):
+ * contacts given but not kept within 2 cm of the floor, or a gap over 3 cm; a peak vertical
+ * contact force over 8 m g; a root residual force over 0.05 m g or a torque over 0.25 m g x leg
+ * length (RMS over the clip: what no contact explains); PD target offsets clamped in over 0.1 %
+ * of the bone-samples; a joint over its torque limit in over 2 % of the samples. */
+#define SC_ID_WARN_GAP           0.03
+#define SC_ID_WARN_PEAK_FORCE    8.0
+#define SC_ID_WARN_RESIDUAL      0.05
+#define SC_ID_WARN_RESIDUAL_TORQ 0.25
+#define SC_ID_WARN_CLAMPS        0.001
+#define SC_ID_WARN_TORQUE_LIMIT  0.02
 int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, sc_id_report *rep, sc_id_pipeline_info *info, sc_err *err);
 
 #endif

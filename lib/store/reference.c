@@ -165,6 +165,8 @@ int sc_reference_write_pipeline_report(sc_h5 *f, const sc_id_pipeline_info *info
     TRY(sc_h5_attr_f64(f, "/report", "balance_misfit_before_m_per_s2", info->balance.misfit_before, err));
     TRY(sc_h5_attr_f64(f, "/report", "balance_misfit_after_m_per_s2", info->balance.misfit_after, err));
     TRY(sc_h5_attr_f64(f, "/report", "balance_offset_m", info->balance.max_offset, err));
+    TRY(sc_h5_attr_i64(f, "/report", "warning_count", info->nwarnings, err));
+    TRY(sc_h5_attr_str(f, "/report", "warnings", info->warnings, err));
 #undef TRY
     return SC_OK;
 }
