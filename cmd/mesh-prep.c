@@ -41,6 +41,18 @@ static int extra_opt(const char *name, const char *value, int *used)
     return 0;
 }
 
+/* The skeleton's fit into an OBJ body, joint by joint (also when a later stage fails). */
+static void log_fit(const sc_fit_info *f)
+{
+    sc_log_info("  fit           skeleton fitted into the %.3f m body: scale %.4f; arms down %.1f / %.1f deg, forward %.1f / %.1f deg, "
+                "forearm and hand x %.3f / %.3f; legs moved %.3f / %.3f m",
+                f->body_height, f->scale, f->arm_down_deg[0], f->arm_down_deg[1], f->arm_forward_deg[0], f->arm_forward_deg[1],
+                f->arm_length_scale[0], f->arm_length_scale[1], f->leg_shift[0], f->leg_shift[1]);
+    for (int b = 0; b < f->njoints; b++)
+        sc_log_info("  fit joint     %-12s (%6.3f, %6.3f, %6.3f) m, %.3f m from the scaled skeleton: %s", f->joint_name[b], f->joint_pos[3 * b],
+                    f->joint_pos[3 * b + 1], f->joint_pos[3 * b + 2], f->joint_moved[b], f->joint_how[b]);
+}
+
 static void log_report(const char *output, const sc_prep_report *r)
 {
     sc_log_info("mesh-prep: %s", output);
@@ -49,11 +61,7 @@ static void log_report(const char *output, const sc_prep_report *r)
                     r->bone_mass_total);
     else sc_log_info("  skeleton      none: a boneless character ([T12]), every node free");
     sc_log_info("  surface       %d vertices, %d faces (grid %.4f m)", r->nsurf_verts, r->nsurf_tris, r->surface_spacing);
-    if (r->fitted)
-        sc_log_info("  fit           skeleton fitted into the %.3f m body: scale %.4f; arms down %.1f / %.1f deg, forward %.1f / %.1f deg, "
-                    "length x %.3f / %.3f; legs moved %.3f / %.3f m",
-                    r->fit.body_height, r->fit.scale, r->fit.arm_down_deg[0], r->fit.arm_down_deg[1], r->fit.arm_forward_deg[0],
-                    r->fit.arm_forward_deg[1], r->fit.arm_length_scale[0], r->fit.arm_length_scale[1], r->fit.leg_shift[0], r->fit.leg_shift[1]);
+    if (r->fitted) log_fit(&r->fit);
     if (r->nbones) sc_log_info("  fixed nodes   %d boxes sized to the body (soles under the feet, every node inside the flesh)", r->fixed_fitted);
     if (r->env_conforming)
         sc_log_info("  envelope      the body itself, decimated: %d vertices, %d faces (mean edge %.4f m), %.4f m^3", r->env_verts, r->env_tris,
@@ -103,7 +111,10 @@ int main(int argc, char **argv)
     sc_model model;
     sc_trimesh envelope;
     sc_prep_report rep;
-    if (sc_prep_run(&opts, &model, &envelope, &rep, &err)) sc_cli_die(&cli, &err);
+    if (sc_prep_run(&opts, &model, &envelope, &rep, &err)) {
+        if (rep.fitted) log_fit(&rep.fit); /* what the fit did, to see why the body and skeleton disagree */
+        sc_cli_die(&cli, &err);
+    }
     sc_muscles muscles = {0};
     if (has_muscles) { /* the fibres are in the config's frame; the model was raised by shift_y */
         if (model.nbones) {

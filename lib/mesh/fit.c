@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/log.h"
@@ -37,7 +38,7 @@ int sc_rig_fixed_points(const sc_rig_bone *b, double radius, double radius_min, 
         sc_vec3 c = sc_v3_add(b->head, sc_v3_scale(axis, t0 + (t1 - t0) * l / (layers - 1)));
         if (shape == SC_FIXED_SOLE) {
             sc_vec3 side = sc_v3_scale(sc_v3_normalize(sc_v3_cross(sc_v3(0, 1, 0), axis)), r);
-            double y0 = ground + b->fixed_clearance, y1 = y0 + r;
+            double y0 = ground + b->fixed_clearance, y1 = y0 + (b->fixed_height > 0 ? b->fixed_height : r);
             /* bottom row: three across (the sole's support), top row: two */
             static const double across[5][2] = {{-1, 0}, {0, 0}, {1, 0}, {-1, 1}, {1, 1}};
             for (int i = 0; i < 5 && n < cap; i++)
@@ -221,6 +222,214 @@ static double chain_depth(const sc_rig *rig, int r, const sc_sdf *g, double cap)
     return n ? s / n : 0;
 }
 
+/* ---- limb axes from cross-sections ------------------------------------------------------ */
+
+typedef struct section_edge { /* a triangle edge the plane crosses, and the segment crossing it */
+    long long key;
+    int seg;
+} section_edge;
+
+static int cmp_edge(const void *a, const void *b)
+{
+    long long x = ((const section_edge *)a)->key, y = ((const section_edge *)b)->key;
+    return (x > y) - (x < y);
+}
+
+static int uf_find(int *up, int i)
+{
+    while (up[i] != i) i = up[i] = up[up[i]];
+    return i;
+}
+
+/* The body's cross-section by the plane through p with normal n: its closed curves (segments
+ * joined where they cross the same triangle edge); of the curves that enclose p, the smallest,
+ * else the nearest within `reach`. Its centre (the curve's centroid, by length) into *c and its
+ * radius (perimeter / 2 pi) into *r. 0 when there is none. */
+static int section_centre(const sc_trimesh *m, sc_vec3 p, sc_vec3 n, double reach, sc_vec3 *c, double *r)
+{
+    sc_vec3 u = sc_v3_normalize(sc_v3_cross(n, fabs(n.y) < 0.9 ? sc_v3(0, 1, 0) : sc_v3(1, 0, 0))), w = sc_v3_cross(n, u);
+    int cap = 0;
+    for (int t = 0; t < m->ntris; t++) {
+        const int *v = m->tris + 3 * t;
+        double d0 = sc_v3_dot(sc_v3_sub(sc_v3_load(m->verts + 3 * v[0]), p), n), d1 = sc_v3_dot(sc_v3_sub(sc_v3_load(m->verts + 3 * v[1]), p), n),
+               d2 = sc_v3_dot(sc_v3_sub(sc_v3_load(m->verts + 3 * v[2]), p), n);
+        cap += (d0 > 0) != (d1 > 0) || (d1 > 0) != (d2 > 0);
+    }
+    if (cap == 0) return 0;
+    double *seg = malloc((size_t)cap * 4 * sizeof *seg); /* in-plane endpoints (u, w) */
+    section_edge *ed = malloc((size_t)cap * 2 * sizeof *ed);
+    int *up = malloc((size_t)cap * sizeof *up), ns = 0, ok = 0;
+    if (!seg || !ed || !up) goto done;
+    for (int t = 0; t < m->ntris; t++) {
+        const int *v = m->tris + 3 * t;
+        double d[3];
+        sc_vec3 x[3];
+        for (int k = 0; k < 3; k++) {
+            x[k] = sc_v3_load(m->verts + 3 * v[k]);
+            d[k] = sc_v3_dot(sc_v3_sub(x[k], p), n);
+        }
+        int got = 0;
+        for (int e = 0; e < 3 && got < 2; e++) {
+            int a = e, b = (e + 1) % 3;
+            if ((d[a] > 0) == (d[b] > 0)) continue;
+            sc_vec3 q = sc_v3_sub(sc_v3_add(x[a], sc_v3_scale(sc_v3_sub(x[b], x[a]), d[a] / (d[a] - d[b]))), p);
+            seg[4 * ns + 2 * got] = sc_v3_dot(q, u);
+            seg[4 * ns + 2 * got + 1] = sc_v3_dot(q, w);
+            int lo = v[a] < v[b] ? v[a] : v[b], hi = v[a] < v[b] ? v[b] : v[a];
+            ed[2 * ns + got] = (section_edge){(long long)lo * m->nverts + hi, ns};
+            got++;
+        }
+        if (got == 2) up[ns] = ns, ns++;
+    }
+    qsort(ed, (size_t)ns * 2, sizeof *ed, cmp_edge);
+    for (int i = 1; i < 2 * ns; i++)
+        if (ed[i].key == ed[i - 1].key) up[uf_find(up, ed[i].seg)] = uf_find(up, ed[i - 1].seg);
+    /* per curve: length, centroid, crossings of the ray from p along +u */
+    double best_len = INFINITY, best_d = INFINITY;
+    for (int root = 0; root < ns; root++) {
+        if (uf_find(up, root) != root) continue;
+        double len = 0, cu = 0, cw = 0;
+        int cross = 0;
+        for (int i = 0; i < ns; i++) {
+            if (uf_find(up, i) != root) continue;
+            const double *a = seg + 4 * i, *b = a + 2, l = hypot(b[0] - a[0], b[1] - a[1]);
+            len += l;
+            cu += l * 0.5 * (a[0] + b[0]);
+            cw += l * 0.5 * (a[1] + b[1]);
+            if ((a[1] > 0) != (b[1] > 0) && a[0] + (b[0] - a[0]) * (0 - a[1]) / (b[1] - a[1]) > 0) cross++;
+        }
+        if (!(len > 0)) continue;
+        cu /= len;
+        cw /= len;
+        const int inside = cross % 2 == 1;
+        const double dist = hypot(cu, cw);
+        if (inside ? len < best_len : best_len == INFINITY && dist < reach && dist < best_d) {
+            if (inside) best_len = len;
+            else best_d = dist;
+            *c = sc_v3_add(p, sc_v3_add(sc_v3_scale(u, cu), sc_v3_scale(w, cw)));
+            *r = len / (2 * SC_PI);
+            ok = 1;
+        }
+    }
+done:
+    free(seg);
+    free(ed);
+    free(up);
+    return ok;
+}
+
+/* The only child of b (-1: none or several). */
+static int only_child(const sc_rig *rig, int b)
+{
+    int c = -1;
+    for (int k = 0; k < rig->nbones; k++)
+        if (rig->bone[k].parent == b) {
+            if (c >= 0) return -1;
+            c = k;
+        }
+    return c;
+}
+
+/* The axis of the limb around bone b: a line through the centres of its cross-sections at 30,
+ * 50 and 70 % of it (each no wider than max_r), as a point and a unit direction along b. */
+static int limb_axis(const sc_rig_bone *b, const sc_trimesh *body, double max_r, sc_vec3 *point, sc_vec3 *dir)
+{
+    sc_vec3 d = bone_dir(b), c[3], mean = sc_v3(0, 0, 0);
+    int n = 0;
+    for (int i = 0; i < 3; i++) {
+        double r;
+        sc_vec3 p = sc_v3_add(b->head, sc_v3_scale(sc_v3_sub(b->tail, b->head), 0.3 + 0.2 * i));
+        if (section_centre(body, p, d, max_r, &c[n], &r) && r < max_r) mean = sc_v3_add(mean, c[n++]);
+    }
+    if (n < 2) return 0;
+    mean = sc_v3_scale(mean, 1.0 / n);
+    /* the principal direction of the centres; with two or three points, first to last */
+    sc_vec3 a = sc_v3_sub(c[n - 1], c[0]);
+    if (!(sc_v3_norm(a) > 1e-6)) return 0;
+    a = sc_v3_normalize(a);
+    if (sc_v3_dot(a, d) < 0.5) return 0; /* the sections did not follow the bone: keep it */
+    *point = mean;
+    *dir = a;
+    return 1;
+}
+
+/* The point of line (p, d) nearest to line (q, e), averaged with its counterpart (the lines'
+ * closest approach); q itself when they are (nearly) parallel. */
+static sc_vec3 lines_meet(sc_vec3 p, sc_vec3 d, sc_vec3 q, sc_vec3 e)
+{
+    sc_vec3 w = sc_v3_sub(p, q);
+    double b = sc_v3_dot(d, e), den = 1 - b * b;
+    if (den < 1e-3) return q;
+    double s = (b * sc_v3_dot(e, w) - sc_v3_dot(d, w)) / den, t = (sc_v3_dot(e, w) - b * sc_v3_dot(d, w)) / den;
+    return sc_v3_scale(sc_v3_add(sc_v3_add(p, sc_v3_scale(d, s)), sc_v3_add(q, sc_v3_scale(e, t))), 0.5);
+}
+
+static sc_vec3 onto_line(sc_vec3 x, sc_vec3 p, sc_vec3 d) { return sc_v3_add(p, sc_v3_scale(d, sc_v3_dot(sc_v3_sub(x, p), d))); }
+
+/* A limb (an arm from its upper arm, a leg from its thigh) laid along the body's own limb: its
+ * two long bones re-aimed along the axes of their cross-sections, each joint moved across onto
+ * them (so the skeleton's proportions along the limb stay): the first (shoulder, hip) onto the
+ * first axis, the third (wrist, ankle) onto the second, the middle one (elbow, knee) where the
+ * axes meet when they bend by more than 20 degrees, else onto both, averaged; the end bone moved
+ * with the third joint. Repeated until the joints settle. Returns 1 when the limb was moved. */
+static int centre_limb(sc_rig *rig, int first, const sc_trimesh *body, double H)
+{
+    const int mid = only_child(rig, first), end = mid >= 0 ? only_child(rig, mid) : -1;
+    if (mid < 0) return 0;
+    int moved = 0;
+    for (int it = 0; it < 4; it++) {
+        sc_rig_bone *a = &rig->bone[first], *b = &rig->bone[mid];
+        sc_vec3 pa, da, pb, db;
+        if (!limb_axis(a, body, 0.06 * H, &pa, &da) || !limb_axis(b, body, 0.06 * H, &pb, &db)) break;
+        sc_vec3 joint = sc_v3_dot(da, db) < cos(20 * SC_PI / 180)
+            ? lines_meet(pa, da, pb, db)
+            : sc_v3_scale(sc_v3_add(onto_line(b->head, pa, da), onto_line(b->head, pb, db)), 0.5);
+        sc_vec3 head = onto_line(a->head, pa, da), tail = onto_line(b->tail, pb, db);
+        double change = fmax(sc_v3_dist(head, a->head), fmax(sc_v3_dist(joint, b->head), sc_v3_dist(tail, b->tail)));
+        sc_vec3 shift = sc_v3_sub(tail, b->tail);
+        a->head = head;
+        a->tail = joint;
+        b->head = joint;
+        b->tail = tail;
+        for (int k = 0; k < rig->nbones && end >= 0; k++)
+            if (is_below(rig, k, end)) {
+                rig->bone[k].head = sc_v3_add(rig->bone[k].head, shift);
+                rig->bone[k].tail = sc_v3_add(rig->bone[k].tail, shift);
+            }
+        moved = 1;
+        if (change < 0.002 * H) break;
+    }
+    return moved;
+}
+
+/* A foot (the leaf bone at the end of a leg) turned about the vertical through its ankle to point
+ * along the body's own foot: the principal horizontal direction of the body below half the
+ * ankle's height within a foot length of it (a body's toes may turn out where the skeleton's
+ * point straight ahead). Returns the turn in degrees. */
+static double aim_foot(sc_rig *rig, int foot, const sc_trimesh *body, double ground)
+{
+    sc_rig_bone *f = &rig->bone[foot];
+    sc_vec3 d = sc_v3_sub(f->tail, f->head);
+    const double flen = hypot(d.x, d.z), top = ground + 0.5 * (f->head.y - ground);
+    if (!(flen > 1e-6)) return 0;
+    double sx = 0, sz = 0, sxx = 0, sxz = 0, szz = 0;
+    int n = 0;
+    for (int i = 0; i < body->nverts; i++) {
+        const double *p = body->verts + 3 * i, x = p[0] - f->head.x, z = p[2] - f->head.z;
+        if (p[1] > top || hypot(x, z) > 1.2 * flen || (x * d.x + z * d.z) / flen < -0.5 * flen) continue;
+        sx += x, sz += z, sxx += x * x, sxz += x * z, szz += z * z, n++;
+    }
+    if (n < 10) return 0;
+    const double cxx = sxx / n - (sx / n) * (sx / n), cxz = sxz / n - (sx / n) * (sz / n), czz = szz / n - (sz / n) * (sz / n);
+    const double ang = 0.5 * atan2(2 * cxz, cxx - czz); /* the major axis of the footprint */
+    double ux = cos(ang), uz = sin(ang);
+    if (ux * d.x + uz * d.z < 0) ux = -ux, uz = -uz;
+    const double turn = atan2(d.x * uz - d.z * ux, d.x * ux + d.z * uz); /* from d to u about -y */
+    if (fabs(turn) > 45 * SC_PI / 180) return 0;                         /* not a foot's shape: keep the skeleton's */
+    move_chain(rig, foot, f->head, sc_q_axis_angle(sc_v3(0, -1, 0), turn), 1);
+    return turn * 180 / SC_PI;
+}
+
 int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_err *err)
 {
     sc_fit_info inf;
@@ -267,6 +476,11 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
         sc_vec3 *p[2] = {&x->head, &x->tail};
         for (int k = 0; k < 2; k++) *p[k] = sc_v3(cx + (p[k]->x - root.x) * s, lo.y + 0.02 * H + (p[k]->y - rlo) * s, cz + (p[k]->z - root.z) * s);
     }
+    sc_vec3 scaled[SC_MAX_BONES]; /* the report's reference: the skeleton scaled to the body */
+    for (int b = 0; b < rig->nbones; b++) {
+        scaled[b] = rig->bone[b].head;
+        inf.joint_how[b] = "scaled to the body's height";
+    }
     /* 2. legs onto the body's legs: the cross-section at the knee */
     for (int b = 1; b < rig->nbones && inf.legs < 2; b++) {
         sc_rig_bone *x = &rig->bone[b];
@@ -290,6 +504,8 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
                 rig->bone[c].tail = sc_v3_add(rig->bone[c].tail, d);
             }
         inf.leg_shift[inf.legs++] = sc_v3_norm(d);
+        for (int c = 0; c < rig->nbones; c++)
+            if (is_below(rig, c, b)) inf.joint_how[c] = "leg moved onto the body's leg at the knee";
     }
     /* 3. arms: turned to where they lie deepest, then scaled to the fingertips */
     int roots[2];
@@ -315,18 +531,41 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
         *rig = saved;
         sc_quat q = sc_q_mul(sc_q_axis_angle(fwd, bp * SC_PI / 180), sc_q_axis_angle(down, bt * SC_PI / 180));
         move_chain(rig, r, c, q, 1);
-        /* the chain's end: march from the shoulder along it while inside */
-        int end = r;
+        /* laid along the body's arm, then the forearm and hand scaled about the elbow to end 1 cm
+           inside the fingertips (a march from the elbow towards the hand's end while inside) */
+        centre_limb(rig, r, body, H);
+        int mid = only_child(rig, r), end = r;
         for (int b = 0; b < rig->nbones; b++)
             if (is_below(rig, b, r) && !has_child(rig, b)) end = b;
-        sc_vec3 tip = rig->bone[end].tail, u = sc_v3_normalize(sc_v3_sub(tip, c));
-        double len = sc_v3_dist(tip, c), t = 0.5 * len;
-        while (t < 1.6 * len && sc_sdf_eval(&g, sc_v3_add(c, sc_v3_scale(u, t + 0.005 * H))) < 0) t += 0.005 * H;
-        double k = fmin(1.4, fmax(0.7, (t - 0.01) / len));
-        move_chain(rig, r, c, sc_q_identity(), k);
+        double k = 1;
+        if (mid >= 0) {
+            sc_vec3 e = rig->bone[mid].head, tip = rig->bone[end].tail, u = sc_v3_normalize(sc_v3_sub(tip, e));
+            double len = sc_v3_dist(tip, e), t = 0.5 * len;
+            while (t < 1.6 * len && sc_sdf_eval(&g, sc_v3_add(e, sc_v3_scale(u, t + 0.005 * H))) < 0) t += 0.005 * H;
+            k = fmin(1.4, fmax(0.7, (t - 0.01) / len));
+            move_chain(rig, mid, e, sc_q_identity(), k);
+            centre_limb(rig, r, body, H);
+        }
+        for (int b = 0; b < rig->nbones; b++)
+            if (is_below(rig, b, r)) inf.joint_how[b] = "arm turned into the body's, laid on its axes, forearm to the fingertips";
         inf.arm_down_deg[i] = bt;
         inf.arm_forward_deg[i] = bp;
         inf.arm_length_scale[i] = k;
+    }
+    /* 4. legs laid along the body's legs, feet turned along the body's feet */
+    for (int b = 1; b < rig->nbones; b++) {
+        if (rig->bone[b].parent != 0 || bone_dir(&rig->bone[b]).y > -0.7 || !centre_limb(rig, b, body, H)) continue;
+        for (int c = 0; c < rig->nbones; c++)
+            if (is_below(rig, c, b)) inf.joint_how[c] = "leg laid on the axes of the body's leg";
+        const int shin = only_child(rig, b), foot = shin >= 0 ? only_child(rig, shin) : -1;
+        if (foot >= 0 && !has_child(rig, foot) && fabs(aim_foot(rig, foot, body, lo.y)) > 0)
+            inf.joint_how[foot] = "leg laid on the axes of the body's leg, foot turned along the body's";
+    }
+    inf.njoints = rig->nbones;
+    for (int b = 0; b < rig->nbones; b++) {
+        snprintf(inf.joint_name[b], SC_NAME_LEN, "%s", rig->bone[b].name);
+        sc_v3_store(inf.joint_pos + 3 * b, rig->bone[b].head);
+        inf.joint_moved[b] = sc_v3_dist(rig->bone[b].head, scaled[b]);
     }
     sc_rig_hinge_axes_to_limbs(rig);
     sc_sdf_free(&g);
@@ -337,13 +576,27 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
 
 /* ---- fixed-node boxes ------------------------------------------------------------------- */
 
-static int all_inside(const sc_rig_bone *b, const sc_trimesh *body, double radius, double rmin, double rmax, int shape, double ground)
+/* The first fixed node of b outside the body, as a fraction of the nodes (0 heel .. 1 toe for
+ * a sole, whose layers run from fixed_from to fixed_to); -1 when all are inside. With g, a
+ * sole's bottom nodes count as inside within `tol` of the skin (a rounded sole curves up at its
+ * edges and heel: they stay in the envelope's flesh). */
+static double first_outside(const sc_rig_bone *b, const sc_trimesh *body, double radius, double rmin, double rmax, int shape, double ground,
+                            const sc_sdf *g, double tol)
 {
     double pts[3 * 256];
     int n = sc_rig_fixed_points(b, radius, rmin, rmax, shape, ground, pts, 256);
-    for (int i = 0; i < n; i++)
-        if (sc_winding_number(body, pts + 3 * i) < 0.5) return 0;
-    return 1;
+    const int sole = (b->fixed_shape ? b->fixed_shape : shape) == SC_FIXED_SOLE;
+    for (int i = 0; i < n; i++) {
+        double p[3] = {pts[3 * i], pts[3 * i + 1], pts[3 * i + 2]};
+        if (g && sole && p[1] < ground + b->fixed_clearance + 1e-9 && sc_sdf_eval(g, sc_v3_load(p)) < tol) continue;
+        if (sc_winding_number(body, p) < 0.5) return n > 1 ? (double)i / (n - 1) : 0;
+    }
+    return -1;
+}
+
+static int all_inside(const sc_rig_bone *b, const sc_trimesh *body, double radius, double rmin, double rmax, int shape, double ground)
+{
+    return first_outside(b, body, radius, rmin, rmax, shape, ground, NULL, 0) < 0;
 }
 
 int sc_rig_fit_fixed(sc_rig *rig, const sc_trimesh *body, double radius, double radius_min, double radius_max, int shape)
@@ -354,7 +607,9 @@ int sc_rig_fit_fixed(sc_rig *rig, const sc_trimesh *body, double radius, double 
         top = fmax(top, body->verts[3 * i + 1]);
     }
     double H = top - ground;
-    int changed = 0;
+    int changed = 0, have_sdf = 0;
+    sc_sdf g;
+    memset(&g, 0, sizeof g);
     for (int bi = 0; bi < rig->nbones; bi++) {
         sc_rig_bone *b = &rig->bone[bi];
         if (b->fixed_given) continue;
@@ -375,18 +630,34 @@ int sc_rig_fit_fixed(sc_rig *rig, const sc_trimesh *body, double radius, double 
                 w = fmax(w, fabs(c));
             }
             if (!(flen > 1e-6) || !(w > 0)) continue;
+            if (!have_sdf) have_sdf = sc_sdf_build(body, H / 150, 0.05 * H, &g, NULL) == SC_OK; /* else the strict test */
             sc_rig_bone t = *b;
             t.fixed_shape = SC_FIXED_SOLE;
             t.fixed_radius = 0.55 * w;
             t.fixed_clearance = fmax(0.005, 0.006 * H);
             t.fixed_from = fmax(-1, (s0 + 0.35 * w) / flen);
             t.fixed_to = fmin(2, (s1 - 0.35 * w) / flen);
-            /* shrink until every node is inside: height first, then the length */
-            for (int it = 0; it < 30 && !all_inside(&t, body, radius, radius_min, radius_max, shape, ground); it++) {
-                t.fixed_radius *= 0.92;
-                double mid = 0.5 * (t.fixed_from + t.fixed_to), half = 0.5 * (t.fixed_to - t.fixed_from) * 0.96;
-                t.fixed_from = mid - half;
-                t.fixed_to = mid + half;
+            /* shrink until every node is inside, keeping the length longest (a sole resists tipping
+               as its length cubed): first the height down to 1 % of the body's (a foot thins
+               towards its toes), then the width down to half, then the end a node sticks out of
+               (a rounded heel, the toes) down to 60 % of the length, then width and length
+               together */
+            const double full = t.fixed_to - t.fixed_from, wide = t.fixed_radius;
+            t.fixed_height = t.fixed_radius;
+            double out;
+            for (int it = 0;
+                 it < 80 && (out = first_outside(&t, body, radius, radius_min, radius_max, shape, ground, have_sdf ? &g : NULL, 0.006 * H)) >= 0;
+                 it++) {
+                if (t.fixed_height > 0.01 * H) t.fixed_height = fmax(0.01 * H, 0.9 * t.fixed_height);
+                else if (t.fixed_radius > 0.5 * wide) t.fixed_radius = fmax(0.5 * wide, 0.92 * t.fixed_radius);
+                else if (t.fixed_to - t.fixed_from > 0.6 * full + 1e-9)
+                    *(out < 0.5 ? &t.fixed_from : &t.fixed_to) += (out < 0.5 ? 0.04 : -0.04) * full;
+                else {
+                    t.fixed_radius *= 0.92;
+                    double mid = 0.5 * (t.fixed_from + t.fixed_to), half = 0.5 * (t.fixed_to - t.fixed_from) * 0.96;
+                    t.fixed_from = mid - half;
+                    t.fixed_to = mid + half;
+                }
             }
             *b = t;
             changed++;
@@ -402,5 +673,6 @@ int sc_rig_fit_fixed(sc_rig *rig, const sc_trimesh *body, double radius, double 
             changed++;
         }
     }
+    sc_sdf_free(&g);
     return changed;
 }

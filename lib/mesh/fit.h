@@ -27,6 +27,12 @@ typedef struct sc_fit_info {
     int arms;
     double leg_shift[2]; /* m, horizontal move of each leg onto the body's leg */
     int legs;
+    /* per bone (its head: the joint): where it went, how far from the skeleton scaled to the
+       body (step 1), and which step placed it last */
+    int njoints;
+    char joint_name[SC_MAX_BONES][SC_NAME_LEN];
+    double joint_pos[3 * SC_MAX_BONES], joint_moved[SC_MAX_BONES];
+    const char *joint_how[SC_MAX_BONES];
 } sc_fit_info;
 
 /* Fits a T-pose skeleton into a closed body surface standing on its lowest point, facing +z:
@@ -35,9 +41,14 @@ typedef struct sc_fit_info {
  * 2. each leg (a bone below the root pointing down, with its chain) moved horizontally onto
  *    the centre of the body's leg cross-section at the knee;
  * 3. each arm chain turned (down from the horizontal, and forwards) to where its bones lie
- *    deepest inside the body (a signed distance grid), then scaled along itself so the hand
- *    ends 1 cm inside the fingertips;
- * then hinge axes are made perpendicular to their limbs. */
+ *    deepest inside the body (a signed distance grid), then laid along the body's arm (below),
+ *    its forearm and hand scaled about the elbow to end 1 cm inside the fingertips;
+ * 4. each leg laid along the body's leg. Laying a limb along the body's: its two long bones
+ *    re-aimed along the axes through the centres of the body's cross-sections at 30, 50 and
+ *    70 % of them, the joints moved across onto those axes (a shoulder or hip the skeleton puts
+ *    above or beside the body's limb comes down onto it), the middle joint where the axes meet
+ *    when the limb bends;
+ * then hinge axes are made perpendicular to their limbs. info records every joint. */
 int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_err *err);
 
 /* Fixed-node boxes for bones whose config sets none of fixed_shape / fixed_radius / fixed_from /

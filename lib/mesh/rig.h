@@ -29,6 +29,7 @@ typedef struct sc_rig_bone {
     double fixed_clearance;      /* sole: height of its bottom nodes above the ground (m); the box
                                    is 2 fixed_radius wide and fixed_radius tall, its length is
                                    fixed_from..fixed_to of the bone's horizontal length */
+    double fixed_height;         /* sole: height of its top nodes over its bottom ones (m); 0: fixed_radius */
 } sc_rig_bone;
 
 typedef struct sc_rig {

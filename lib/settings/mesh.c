@@ -156,7 +156,8 @@ static int read_gains(sc_cfg_node *m, sc_rig_bone *b, const sc_rig_bone *def, sc
         (rc = sc_cfg_double_range(m, "fixed_from", def->fixed_from, -1, 0.95, &b->fixed_from, err)) ||
         (rc = sc_cfg_double_range(m, "fixed_to", def->fixed_to, 0.05, 2, &b->fixed_to, err)) ||
         (rc = sc_cfg_double_range(m, "fixed_spacing", def->fixed_spacing, 1e-3, 10, &b->fixed_spacing, err)) ||
-        (rc = sc_cfg_double_range(m, "fixed_clearance", def->fixed_clearance, 0, 1, &b->fixed_clearance, err)))
+        (rc = sc_cfg_double_range(m, "fixed_clearance", def->fixed_clearance, 0, 1, &b->fixed_clearance, err)) ||
+        (rc = sc_cfg_double_range(m, "fixed_height", def->fixed_height, 0, 1, &b->fixed_height, err)))
         return rc;
     int shape;
     static const char *const shapes[] = {"box", "capsule", "sole"};
@@ -200,8 +201,8 @@ int sc_rig_from_config(sc_cfg_node *sk, const char *config_path, sc_rig *rig, sc
         sc_cfg_node *o = sc_cfg_get(joints, rig->bone[b].name);
         if (o && !sc_cfg_is_map(o)) return sc_fail(err, SC_EINPUT, "%s: joints.%s must be a map", sc_cfg_where(o, w, sizeof w), rig->bone[b].name);
         if ((rc = read_gains(o, &rig->bone[b], &def, err))) return rc;
-        static const char *const fixed_keys[] = {"fixed_shape", "fixed_radius", "fixed_from", "fixed_to", "fixed_clearance"};
-        for (int k = 0; k < 5 && o; k++) rig->bone[b].fixed_given |= sc_cfg_get(o, fixed_keys[k]) != NULL;
+        static const char *const fixed_keys[] = {"fixed_shape", "fixed_radius", "fixed_from", "fixed_to", "fixed_clearance", "fixed_height"};
+        for (int k = 0; k < 6 && o; k++) rig->bone[b].fixed_given |= sc_cfg_get(o, fixed_keys[k]) != NULL;
         if (!(rig->bone[b].fixed_to > rig->bone[b].fixed_from))
             return sc_fail(err, SC_EINPUT, "%s: joints.%s: fixed_to must exceed fixed_from", config_path, rig->bone[b].name);
     }

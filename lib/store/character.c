@@ -457,6 +457,18 @@ int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
             A_S("fit_leg_shift_m_%s", r->fit.leg_shift[i]);
 #undef A_S
         }
+        /* joint by joint: the bones' order, their heads (the joints) after the fit, how far each
+           moved from the skeleton scaled to the body, and the step that placed it */
+        char names[SC_MAX_BONES * (SC_NAME_LEN + 1)] = "", how[SC_MAX_BONES * 96] = "";
+        for (int b = 0; b < r->fit.njoints; b++) {
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", b ? "," : "", r->fit.joint_name[b]);
+            snprintf(how + strlen(how), sizeof how - strlen(how), "%s%s", b ? ";" : "", r->fit.joint_how[b]);
+        }
+        if ((rc = sc_h5_attr_str(f, "/report", "fit_joint_names", names, err)) ||
+            (rc = sc_h5_attr_f64_array(f, "/report", "fit_joint_position_m", 3 * (size_t)r->fit.njoints, r->fit.joint_pos, err)) ||
+            (rc = sc_h5_attr_f64_array(f, "/report", "fit_joint_moved_m", (size_t)r->fit.njoints, r->fit.joint_moved, err)) ||
+            (rc = sc_h5_attr_str(f, "/report", "fit_joint_how", how, err)))
+            return rc;
     }
 #undef A_I
 #undef A_F
