@@ -293,12 +293,17 @@ int sc_envelope_build(const sc_trimesh *fine, const sc_envelope_opts *o, sc_trim
             sc_trimesh_free(out);
             continue;
         }
-        sc_err why;
-        if (sc_trimesh_open_edges(out, NULL) == 0 && sc_surface_validate(out, "envelope", &why) == SC_OK) {
+        sc_err why = {0};
+        const int open = sc_trimesh_open_edges(out, NULL);
+        if (open == 0 && sc_surface_validate(out, "envelope", &why) == SC_OK) {
             /* every fine vertex must be enclosed; flat facets cut convex corners, so grow the
                level until none is left outside */
             int outside = inflate_locally(fine, out, 0.3 * o->offset);
             if (!outside && sc_surface_validate(out, "envelope", &why) == SC_OK) {
+                if (level > 1.5 * o->offset)
+                    sc_log_warn("envelope: closed at %.3f m from the body instead of envelope.offset %.3f m (two parts of the body are about "
+                                "twice the offset apart: armpits, crotch)",
+                                level, o->offset);
                 if (spacing_used) *spacing_used = h;
                 return SC_OK;
             }
@@ -308,8 +313,12 @@ int sc_envelope_build(const sc_trimesh *fine, const sc_envelope_opts *o, sc_trim
             /* where two offset sheets meet inside one cell (armpits, crotch) surface nets leave
                non-manifold edges whatever the grid shift: every second retry refines the grid */
             if (++open_fails % 2 == 0) h *= 0.94;
+            /* and from the fourth on, the level grows: where the gap between two parts is about
+               twice the offset the sheets touch; a slightly larger one merges them */
+            if (open_fails >= 4) level += 0.1 * h;
         }
-        sc_log_debug("envelope attempt %d (spacing %.4f m, level %.4f m) not closed or not enclosing; retrying", attempt, h, level);
+        sc_log_debug("envelope attempt %d (spacing %.4f m, level %.4f m) not closed or not enclosing (%d open edges; %s); retrying", attempt, h,
+                     level, open, why.msg[0] ? why.msg : "valid");
         sc_trimesh_free(out);
     }
     return sc_fail(err, SC_EINPUT,
