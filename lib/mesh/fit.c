@@ -634,7 +634,7 @@ int sc_rig_fit_fixed(sc_rig *rig, const sc_trimesh *body, double radius, double 
             sc_rig_bone t = *b;
             t.fixed_shape = SC_FIXED_SOLE;
             t.fixed_radius = 0.55 * w;
-            t.fixed_clearance = fmax(0.005, 0.006 * H);
+            t.fixed_clearance = fmax(0.003, 0.003 * H);
             t.fixed_from = fmax(-1, (s0 + 0.35 * w) / flen);
             t.fixed_to = fmin(2, (s1 - 0.35 * w) / flen);
             /* shrink until every node is inside, keeping the length longest (a sole resists tipping
