@@ -28,6 +28,7 @@ endif
 OPT     ?= -O2 -march=x86-64-v3 -g
 SAN     ?=
 MOCAP   ?= $(abspath ../shared/mocap)
+MESHES  ?= $(abspath ../shared/meshes)
 # sources left out of a configuration (none by default)
 LIB_EXCLUDE ?=
 
@@ -119,9 +120,10 @@ $(TEST_BIN): $(TEST_OBJ) $(LIB)
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(DEP_LIBS)
 
-# The suite runs the real tools in $(BIN) and reads the CMU clips from ../shared/mocap.
+# The suite runs the real tools in $(BIN) and reads the CMU clips from ../shared/mocap and the
+# real bodies from ../shared/meshes.
 test: $(TOOL_BIN) $(TEST_BIN)
-	SOFTCON_BIN=$(abspath $(BIN)) SOFTCON_MOCAP_PATH=$(MOCAP) \
+	SOFTCON_BIN=$(abspath $(BIN)) SOFTCON_MOCAP_PATH=$(MOCAP) SOFTCON_MESH_PATH=$(MESHES) \
 	SOFTCON_ROOT=$(CURDIR) $(TEST_BIN) $(T)
 
 # HWLOC_COMPONENTS=-pci: hwloc's PCI plugin (libhwloc-plugins, pulled in by other packages) loads

@@ -97,6 +97,14 @@ const char *sc_test_mocap(const char *name)
     return p;
 }
 
+const char *sc_test_mesh(const char *name)
+{
+    const char *dir = getenv("SOFTCON_MESH_PATH");
+    char *p = path_slot();
+    snprintf(p, 1024, "%s/%s", dir ? dir : "../shared/meshes", name);
+    return p;
+}
+
 const char *sc_test_repo(const char *rel)
 {
     const char *root = getenv("SOFTCON_ROOT");

@@ -57,11 +57,13 @@ void sc_test_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
         }                                                                              \
     } while (0)
 
-/* Paths: a per-run scratch directory, a CMU clip from SOFTCON_MOCAP_PATH, a file in the
- * repository (SOFTCON_ROOT), a tool in SOFTCON_BIN. Each returns a static-lifetime copy. */
+/* Paths: a per-run scratch directory, a CMU clip from SOFTCON_MOCAP_PATH, a real body from
+ * SOFTCON_MESH_PATH, a file in the repository (SOFTCON_ROOT), a tool in SOFTCON_BIN. Each
+ * returns a static-lifetime copy. */
 const char *sc_test_tmpdir(void);
 const char *sc_test_tmp(const char *name);
 const char *sc_test_mocap(const char *name);
+const char *sc_test_mesh(const char *name);
 const char *sc_test_repo(const char *rel);
 const char *sc_test_tool(const char *name);
 /* This test program (absolute path), and its mode as one rank of an MPI job of sc_par_map checks

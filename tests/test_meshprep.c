@@ -1,10 +1,13 @@
 /* mesh-prep end to end: the built-in characters meet the [L13] Table 1 sizes and quality
  * bounds, files are self-describing, and every kind of bad input fails cleanly. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/mathx.h"
 #include "store/character.h"
 #include "io/h5.h"
+#include "io/obj.h"
+#include "mesh/envelope.h"
 #include "mesh/tetmesh.h"
 #include "test.h"
 
@@ -291,6 +294,49 @@ static double rep_attr(const char *path, const char *name)
 /* A user's A-pose body: the built-in Michelin in A-pose, exported as an OBJ, fed back with the
  * T-pose CMU skeleton of the walk and no per-bone settings; mesh-prep fits the skeleton into it
  * (arms turned down into the arms), skin-weights runs, and the character stands for 5 s. */
+/* simulate configs/stand.yaml on a character: the time reached, how far the pelvis sank and the
+   spine's largest tilt (degrees); 0 when simulate failed (reported). */
+static int stand(const char *character, const char *sim, double *t_end, double *drop, double *tilt)
+{
+    sc_err err;
+    int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), sc_test_repo("configs/stand.yaml"), sim, character);
+    if (rc) {
+        sc_test_fail(__FILE__, __LINE__, "simulate exit %d: %s", rc, out);
+        return 0;
+    }
+    sc_h5 *f;
+    if (sc_h5_open(sim, &f, &err)) {
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        return 0;
+    }
+    size_t nt = 0, nn = 0;
+    double *t = NULL, *pos = NULL, *q = NULL;
+    char **names = NULL;
+    int ok = !sc_h5_read_f64(f, "/time", 1, &nt, &t, &err) && !sc_h5_read_strings(f, "/bones/names", &nn, &names, &err);
+    size_t d3[3] = {nt, nn, 3}, d4[3] = {nt, nn, 4};
+    ok = ok && !sc_h5_read_f64(f, "/bones/position", 3, d3, &pos, &err) && !sc_h5_read_f64(f, "/bones/orientation", 3, d4, &q, &err);
+    sc_h5_close(f);
+    if (!ok) {
+        sc_test_fail(__FILE__, __LINE__, "%s", err.msg);
+        return 0;
+    }
+    int spine = 0;
+    for (size_t j = 0; j < nn; j++) spine = strcmp(names[j], "spine") ? spine : (int)j;
+    *tilt = 0;
+    *drop = pos[1] - pos[3 * (nt - 1) * nn + 1];
+    *t_end = t[nt - 1];
+    for (size_t k = 0; k < nt; k++) {
+        const double *r = q + 4 * (k * nn + (size_t)spine);
+        sc_vec3 up = sc_q_rotate(sc_q_normalize((sc_quat){r[0], r[1], r[2], r[3]}), sc_v3(0, 1, 0));
+        *tilt = fmax(*tilt, acos(fmin(1, up.y)) * 180 / SC_PI);
+    }
+    free(t);
+    free(pos);
+    free(q);
+    sc_h5_free_strings(names, nn);
+    return 1;
+}
+
 TEST(meshprep_apose_obj_fit)
 {
     const char *ap = sc_test_tmp("apose.h5"), *obj = sc_test_tmp("apose_surface.obj");
@@ -299,10 +345,8 @@ TEST(meshprep_apose_obj_fit)
     ENSURE_MSG(rc == 0, "mesh-prep (A-pose built-in) exit %d: %s", rc, out);
     if (!check_character(ap, 900, 2000)) return;
     char cfg[2048];
-    snprintf(cfg, sizeof cfg,
-             "skeleton:\n  bvh: cmu_02_01_walk.bvh\n  gains: {kp: 1500, kd: 80, torque_limit: 400}\nbody:\n  obj: %s\n"
-             "envelope: {target_vertices: 550}\ntetgen: {min_dihedral: 15, sliver_angle: 10}\n",
-             obj);
+    snprintf(cfg, sizeof cfg, /* the recipe of docs/tools/mesh-prep.md, as written */
+             "skeleton: {bvh: cmu_02_01_walk.bvh, gains: {kp: 1500, kd: 80, torque_limit: 400}}\nbody: {obj: %s}\n", obj);
     const char *yaml = sc_test_write("apose_obj.yaml", cfg), *fit = sc_test_tmp("apose_obj.h5"), *sk = sc_test_tmp("apose_obj_skin.h5");
     rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"), yaml, fit, sc_test_tool("skin-weights"),
                     yaml, sk, fit);
@@ -330,39 +374,81 @@ TEST(meshprep_apose_obj_fit)
     }
     double down0 = rep_attr(fit, "fit_arm_down_deg_left"), down1 = rep_attr(fit, "fit_arm_down_deg_right"), scale = rep_attr(fit, "fit_scale");
     /* standing 5 s on the ground */
-    const char *sim = sc_test_tmp("apose_obj_stand.h5");
-    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), sc_test_repo("configs/stand.yaml"), sim, sk);
-    ENSURE_MSG(rc == 0, "simulate exit %d: %s", rc, out);
-    sc_h5 *f;
-    ENSURE_OK(sc_h5_open(sim, &f, &err), &err);
-    size_t nt = 0, nn = 0;
-    double *t = NULL, *pos = NULL, *q = NULL;
-    char **names = NULL;
-    ENSURE_OK(sc_h5_read_f64(f, "/time", 1, &nt, &t, &err), &err);
-    ENSURE_OK(sc_h5_read_strings(f, "/bones/names", &nn, &names, &err), &err);
-    size_t d3[3] = {nt, nn, 3}, d4[3] = {nt, nn, 4};
-    ENSURE_OK(sc_h5_read_f64(f, "/bones/position", 3, d3, &pos, &err), &err);
-    ENSURE_OK(sc_h5_read_f64(f, "/bones/orientation", 3, d4, &q, &err), &err);
-    sc_h5_close(f);
-    int spine = 0;
-    for (size_t j = 0; j < nn; j++) spine = strcmp(names[j], "spine") ? spine : (int)j;
-    double tilt = 0, drop = pos[1] - pos[3 * (nt - 1) * nn + 1];
-    for (size_t k = 0; k < nt; k++) {
-        const double *r = q + 4 * (k * nn + (size_t)spine);
-        sc_vec3 up = sc_q_rotate(sc_q_normalize((sc_quat){r[0], r[1], r[2], r[3]}), sc_v3(0, 1, 0));
-        tilt = fmax(tilt, acos(fmin(1, up.y)) * 180 / SC_PI);
-    }
+    double t_end, drop, tilt;
+    if (!stand(sk, sc_test_tmp("apose_obj_stand.h5"), &t_end, &drop, &tilt)) return;
     sc_test_report("A-pose OBJ body + T-pose CMU skeleton: fitted scale %.4f, arms turned down %.1f / %.1f deg (built at 45), "
                    "arm bones within %.1f deg of the built-in's, joints within %.3f m (%s); standing %.1f s: pelvis %.4f m lower, "
                    "spine tilt <= %.2f deg",
-                   scale, down0, down1, arm_dir, worst, a.bone_name[wb], t[nt - 1], drop, tilt);
+                   scale, down0, down1, arm_dir, worst, a.bone_name[wb], t_end, drop, tilt);
     ENSURE(fabs(down0 - 45) < 6 && fabs(down1 - 45) < 6 && arm_dir < 8);
     ENSURE(worst < 0.05);
-    ENSURE(t[nt - 1] > 4.99 && drop < 0.03 && tilt < 5);
-    free(t);
-    free(pos);
-    free(q);
-    sc_h5_free_strings(names, nn);
+    ENSURE(t_end > 4.99 && drop < 0.03 && tilt < 5);
     sc_model_free(&a);
     sc_model_free(&b);
+}
+
+/* Issue 28 item 1: real bodies. The fit of a body's joints (every joint and bone midpoint inside
+   the body, the shoulders brought down onto the arms), its report in /report, and standing. */
+static void real_body(const char *name, const char *obj, int stands)
+{
+    char cfg[2048], yaml_name[64], fit_name[64], sk_name[64], sim_name[64];
+    snprintf(cfg, sizeof cfg, "skeleton: {bvh: cmu_02_01_walk.bvh, gains: {kp: 1500, kd: 80, torque_limit: 400}}\nbody: {obj: %s, scale: 0.1}\n", obj);
+    snprintf(yaml_name, sizeof yaml_name, "%s.yaml", name);
+    snprintf(fit_name, sizeof fit_name, "%s.h5", name);
+    snprintf(sk_name, sizeof sk_name, "%s_skin.h5", name);
+    snprintf(sim_name, sizeof sim_name, "%s_stand.h5", name);
+    const char *yaml = sc_test_write(yaml_name, cfg), *fit = sc_test_tmp(fit_name), *sk = sc_test_tmp(sk_name);
+    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s 2>&1", sc_test_tool("mesh-prep"), yaml, fit);
+    ENSURE_MSG(rc == 0 && strstr(out, "fit joint     l_upperarm"), "%s: mesh-prep exit %d: %s", name, rc, out);
+    sc_err err;
+    sc_model m;
+    sc_trimesh body;
+    ENSURE_OK(sc_character_read(fit, &m, 0, &err), &err);
+    ENSURE_OK(sc_obj_load(obj, &body, &err), &err);
+    double lo = INFINITY;
+    for (int i = 0; i < body.nverts; i++) lo = fmin(lo, 0.1 * body.verts[3 * i + 1]);
+    for (int i = 0; i < 3 * body.nverts; i++) body.verts[i] = 0.1 * body.verts[i] - (i % 3 == 1 ? lo : 0); /* as mesh-prep stands it */
+    int outside = 0;
+    char which[256] = "";
+    for (int j = 0; j < m.nbones; j++)
+        for (int k = 0; k < 2; k++) {
+            sc_vec3 a = sc_v3_load(m.joint_pos + 3 * j), b = sc_v3_load(m.bone_end + 3 * j);
+            double p[3];
+            sc_v3_store(p, k ? sc_v3_scale(sc_v3_add(a, b), 0.5) : a);
+            if (sc_winding_number(&body, p) < 0.5) {
+                outside++;
+                snprintf(which + strlen(which), sizeof which - strlen(which), " %s%s", m.bone_name[j], k ? "(mid)" : "");
+            }
+        }
+    sc_h5 *f;
+    ENSURE_OK(sc_h5_open(fit, &f, &err), &err);
+    const int have = sc_h5_attr_exists(f, "/report", "fit_joint_position_m") && sc_h5_attr_exists(f, "/report", "fit_joint_moved_m") &&
+                     sc_h5_attr_exists(f, "/report", "fit_joint_how");
+    sc_h5_close(f);
+    const int up = sc_model_bone_index(&m, "l_upperarm");
+    sc_test_report("%s: %d bones, %d joints or bone midpoints outside the body%s; left shoulder at (%.3f, %.3f, %.3f) m", name, m.nbones, outside,
+                   which, m.joint_pos[3 * up], m.joint_pos[3 * up + 1], m.joint_pos[3 * up + 2]);
+    ENSURE_MSG(outside == 0, "%s: outside:%s", name, which);
+    ENSURE(have);
+    sc_trimesh_free(&body);
+    sc_model_free(&m);
+    if (!stands) return;
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("skin-weights"), yaml, sk, fit);
+    ENSURE_MSG(rc == 0, "%s: skin-weights exit %d: %s", name, rc, out);
+    double t_end, drop, tilt;
+    if (!stand(sk, sc_test_tmp(sim_name), &t_end, &drop, &tilt)) return;
+    sc_test_report("%s standing %.1f s: pelvis %.4f m lower, spine tilt <= %.2f deg", name, t_end, drop, tilt);
+    ENSURE(t_end > 4.99 && drop < 0.03 && tilt < 5);
+}
+
+TEST(meshprep_real_bodies_fit_and_stand)
+{
+    const char *mg = sc_test_mesh("male_generic.obj");
+    ENSURE_MSG(sc_test_file_exists(mg), "%s: the MakeHuman body is missing (../shared/meshes, SOFTCON_MESH_PATH)", mg);
+    real_body("male_generic", mg, 1);
+    /* other proportions: hips x 1.2, arms x 1.2, made from the fit above */
+    const char *variant = sc_test_tmp("wide_long.obj");
+    int rc = sc_test_sh(out, sizeof out, "%s %s %s %s", sc_test_repo("scripts/body-variant.py"), mg, sc_test_tmp("male_generic.h5"), variant);
+    ENSURE_MSG(rc == 0, "body-variant.py exit %d: %s", rc, out);
+    real_body("wide_long", variant, 1);
 }
