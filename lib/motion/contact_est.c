@@ -1,5 +1,6 @@
 /* Ground contact estimation (eq. 25-31), the capture's contacts and the floor (see contact_est.h). */
 #include <math.h>
+#include "core/log.h"
 #include <stdlib.h>
 #include <string.h>
 #include "model/world.h"
@@ -331,7 +332,19 @@ int sc_gc_floor(const sc_body *b, const sc_gc_geom *g, sc_motion *m, const unsig
         }
         span[d] = hi - lo;
     }
-    int fit[2] = {span[0] >= 1.0, span[1] >= 1.0};
+    /* ... and that the body travels along (the lowest points of a body lying on the floor span its
+       length: their heights differ by its shape, not by a slope) */
+    double travel[2] = {0, 0};
+    for (int d = 0; d < 2; d++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int f = 0; f < n; f++) {
+            double u = e[d][0] * m->root_pos[3 * f] + e[d][1] * m->root_pos[3 * f + 2];
+            lo = fmin(lo, u);
+            hi = fmax(hi, u);
+        }
+        travel[d] = hi - lo;
+    }
+    int fit[2] = {span[0] >= 1.0 && travel[0] >= 0.5, span[1] >= 1.0 && travel[1] >= 0.5};
     if (level && (fit[0] || fit[1]) && np >= 8) {
         double coef[3] = {0, 0, 0}; /* y = c0 + c1 u1 + c2 u2, u_d the coordinate along e[d] */
         for (int i = 0; i < np; i++) use[i] = 1;
