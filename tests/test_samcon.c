@@ -476,6 +476,54 @@ TEST(samcon_sigterm_writes_a_checkpoint_and_exits_6)
                    k);
 }
 
+/* Starts `LAUNCHER sample-openloop` on the small preset in the background (its exit status to
+   LOG.rc) and waits for the checkpoint of segment 1: the run has 5 segments to go. */
+static int start_small(const char *launcher, const char *outp, const char *log)
+{
+    char ck[1100], command[4400];
+    snprintf(ck, sizeof ck, "%s.ckpt", outp);
+    unlink(ck);
+    unlink(outp);
+    sc_test_sh(NULL, 0, "(%s%s -q -c %s -o %s %s %s > %s 2>&1; echo $? > %s.rc) > /dev/null 2>&1 &", launcher, sc_test_tool("sample-openloop"),
+               preset(), outp, sc_fixture_michelin(), sc_fixture_march_reference(), log, log);
+    snprintf(command, sizeof command, "%s -q -c %s -o %s", sc_test_tool("sample-openloop"), preset(), outp);
+    struct reached r = {ck, 1};
+    return sc_test_wait_while_running(checkpoint_reached, &r, command, 1800);
+}
+
+/* Issue 28 item 4: SIGTERM to mpiexec.mpich (a user's kill, Slurm, the batch scripts): Hydra
+   forwards it to the ranks and then reports 0 for the rank each proxy reaps last, so the ranks'
+   exit 6 was lost: in 3 of 8 tries on 2 ranks, in every try with one rank per proxy (one rank per
+   node, here two proxies on this machine). The code now comes through an abort: 6 every time. */
+TEST(samcon_sigterm_to_mpiexec_exits_6)
+{
+    ENSURE_MSG(sc_fixture_michelin() && sc_fixture_march_reference(), "fixtures: %s", sc_fixture_log());
+    const char *p = sc_fixture_keep(sc_test_tmp("samcon_mpiexec.h5")), *log = sc_fixture_keep(sc_test_tmp("samcon_mpiexec.log"));
+    static const char *const layouts[] = {"mpiexec.mpich -n 2 ", "mpiexec.mpich -n 2 -ppn 1 -hosts 127.0.0.1,localhost "};
+    char ck[1100], lock[1100];
+    snprintf(ck, sizeof ck, "%s.ckpt", p);
+    snprintf(lock, sizeof lock, "%s.lock", p);
+    for (int i = 0; i < 2; i++) {
+        ENSURE_MSG(start_small(layouts[i], p, log), "%s: no checkpoint appeared", layouts[i]);
+        /* to mpiexec alone (Hydra rewrites its -hosts list in its command line) */
+        ENSURE_MSG(sc_test_sh(NULL, 0, "pkill -TERM -f '^mpiexec.mpich -n 2 .*%s -q -c %s -o %s '", sc_test_tool("sample-openloop"), preset(), p) == 0,
+                   "%s: mpiexec.mpich was not running", layouts[i]);
+        int rc = wait_rc(log);
+        sc_test_sh(out, sizeof out, "cat %s", log);
+        ENSURE_MSG(rc == 6, "%s: exit %d after SIGTERM: %s", layouts[i], rc, out);
+        ENSURE_MSG(sc_test_file_exists(ck) && sc_test_file_exists(p), "%s: no checkpoint or no output", layouts[i]);
+        ENSURE_MSG(strstr(out, "stopped by a signal") && strstr(out, "--resume") && !strstr(out, "Abort("), "%s: the message: %s", layouts[i], out);
+        int alive = 1; /* the launcher ends the other rank after the abort */
+        for (int j = 0; j < 100 && alive; j++) {
+            alive = sc_test_sh(NULL, 0, "pgrep -f '^%s -q -c %s -o %s ' > /dev/null", sc_test_tool("sample-openloop"), preset(), p) == 0;
+            if (alive) usleep(50000);
+        }
+        ENSURE_MSG(!alive, "%s: a rank is still running 5 s after mpiexec ended", layouts[i]);
+        ENSURE_MSG(!sc_test_file_exists(lock), "%s: the output's lock file is left", layouts[i]);
+    }
+    sc_test_report("SIGTERM to mpiexec.mpich -n 2 (one proxy; one rank per proxy) after segment 1: the shell saw exit 6 both times");
+}
+
 static int expect(const char *name, const char *cfg_text, const char *ch, const char *ref, int code, const char *msg)
 {
     const char *cfg = sc_fixture_keep(sc_test_write(name, cfg_text));
