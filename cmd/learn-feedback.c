@@ -176,6 +176,5 @@ int main(int argc, char **argv)
     sc_cfg_free(in.cfg);
     free(resolved);
     sc_par_bcast(par, &code, sizeof code, 0, &err);
-    sc_par_finalize(par);
-    return code;
+    sc_longrun_exit(code);
 }

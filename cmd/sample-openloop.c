@@ -131,11 +131,12 @@ static void log_timeline(const sc_samcon_result *res)
 }
 
 /* Rank 0: replays the path (which must reproduce the sampling bit for bit), writes openloop.h5
-   and reports; returns the exit code. */
+   and reports; returns the exit code. An interrupted search writes its path so far (exit 6). */
 static int write_result(const sc_cli *cli, int argc, char **argv, const char *resolved, const inputs *in, const sc_samcon_run *run,
-                        const sc_samcon_result *res, const char *ckpt)
+                        const sc_samcon_result *res, const char *ckpt, const char *stop_msg)
 {
     sc_err err = {0};
+    if (res->interrupted) fprintf(stderr, "%s: error: %s\n", cli->tool, stop_msg); /* before the path's replay */
     sc_sim *sim = NULL;
     sc_openloop_trace trace;
     int rc = sc_sim_create(&in->m, &in->sc.sim, &sim, &err) || sc_openloop_record(run, res, sim, in->sc.every, &trace, &err);
@@ -153,13 +154,20 @@ static int write_result(const sc_cli *cli, int argc, char **argv, const char *re
         sc_openloop_trace_free(&trace);
     }
     sc_sim_free(sim);
+    const sc_reference *track = run->ref;
+    double last = res->nseg ? res->seg[res->nseg - 1].ref_t1 - track->time[0] : run->cfg->start;
+    if (res->interrupted) { /* the checkpoint is what matters: a partial output that failed is only a warning */
+        if (rc) fprintf(stderr, "%s: warning: the path so far was not written: %s\n", cli->tool, err.msg);
+        else
+            fprintf(stderr, "%s: %s holds the path so far (reference time %.3f s, %d of %d segments): replay or render it; --resume continues\n",
+                    cli->tool, cli->output, last, res->nseg, res->nseg_total);
+        return SC_EINTERRUPTED;
+    }
     if (rc) {
         fprintf(stderr, "%s: error: %s\n", cli->tool, err.msg);
         return err.code ? err.code : SC_EIO;
     }
     unlink(ckpt); /* the search is complete: its checkpoint would only block the next run */
-    const sc_reference *track = run->ref;
-    double last = res->nseg ? res->seg[res->nseg - 1].ref_t1 - track->time[0] : run->cfg->start;
     sc_log_info("sample-openloop: %s: %s %d of %d segments (reference time %.3f s), final cost %.3f, %ld samples in %.1f s "
                 "(%.1f samples/s on %d rank%s x %d thread%s, %.1f per thread), %d backtracks",
                 cli->output, res->completed ? "completed all" : "reached", res->nseg, res->nseg_total, last,
@@ -220,9 +228,9 @@ int main(int argc, char **argv)
     sc_samcon_result res;
     int rc = sc_samcon(&run, &res, &err);
     if (bar.tty && rank == 0) sc_progress_end(&bar);
-    if (rc) sc_longrun_die(&err);
+    if (rc && rc != SC_EINTERRUPTED) sc_longrun_die(&err);
 
-    int code = rank == 0 ? write_result(&cli, argc, argv, resolved, &in, &run, &res, ckpt) : 0;
+    int code = rank == 0 ? write_result(&cli, argc, argv, resolved, &in, &run, &res, ckpt, err.msg) : 0;
     sc_samcon_result_free(&res);
     sc_reference_free(&in.ref);
     if (track != &in.ref) sc_reference_free(&repeated);
@@ -230,6 +238,5 @@ int main(int argc, char **argv)
     sc_cfg_free(in.cfg);
     free(resolved);
     sc_par_bcast(par, &code, sizeof code, 0, &err);
-    sc_par_finalize(par);
-    return code;
+    sc_longrun_exit(code);
 }

@@ -84,7 +84,8 @@ fi
 controller=
 ol=$out/${name}_openloop.h5
 if has "$cfg" sampling && [ -e "$ref" ]; then
-  if newer "$ol" "$cfg" "$character" "$ref" bin/sample-openloop; then skip sample-openloop "$ol"; else
+  # a checkpoint beside it: an interrupted run's path so far (exit 6), to be continued
+  if [ ! -e "$ol.ckpt" ] && newer "$ol" "$cfg" "$character" "$ref" bin/sample-openloop; then skip sample-openloop "$ol"; else
     stage "sample-openloop on $ranks rank(s): $cfg"
     mpiexec.mpich -n "$ranks" bin/sample-openloop -c "$cfg" -o "$ol" --resume "$character" "$ref"
   fi

@@ -255,6 +255,40 @@ TEST(feedback_kill9_then_resume_is_identical)
     sc_test_report("killed with SIGKILL during the second iteration (2 ranks), resumed: policy.h5 identical to the uninterrupted run");
 }
 
+/* Issue 28 item 4, for learn-feedback (it ends through the same code as sample-openloop):
+   SIGTERM to mpiexec.mpich with one rank per proxy, where Hydra reported 0 every time. */
+TEST(feedback_sigterm_to_mpiexec_exits_6)
+{
+    ENSURE_MSG(cyclic_openloop(), "fixtures: %s %s", out, sc_fixture_log());
+    const char *p = sc_fixture_keep(sc_test_tmp("feedback_term.h5")), *log = sc_fixture_keep(sc_test_tmp("feedback_term.log"));
+    char ck[1100], inner[1200], rcfile[1100];
+    snprintf(ck, sizeof ck, "%s.ckpt", p);
+    snprintf(inner, sizeof inner, "%s.samcon", ck);
+    snprintf(rcfile, sizeof rcfile, "%s.rc", log);
+    unlink(ck);
+    unlink(inner);
+    unlink(rcfile);
+    sc_test_sh(NULL, 0, "(mpiexec.mpich -n 2 -ppn 1 -hosts 127.0.0.1,localhost %s -q -c %s -o %s %s %s > %s 2>&1; echo $? > %s) > /dev/null 2>&1 &",
+               sc_test_tool("learn-feedback"), preset(), p, sc_fixture_michelin(), cyclic_openloop(), log, rcfile);
+    char command[4400];
+    snprintf(command, sizeof command, "%s -q -c %s -o %s", sc_test_tool("learn-feedback"), preset(), p);
+    const char *first[] = {inner, NULL}; /* the first search's checkpoint: the run is under way */
+    ENSURE_MSG(sc_test_wait_while_running(all_exist, first, command, 1800), "no checkpoint appeared");
+    ENSURE_MSG(sc_test_sh(NULL, 0, "pkill -TERM -f '^mpiexec.mpich -n 2 .*%s'", command) == 0, "mpiexec.mpich was not running");
+    int rc = -1;
+    for (int i = 0; i < 12000 && rc < 0; i++) { /* up to 10 min on a busy machine */
+        FILE *f = fopen(rcfile, "r");
+        if (!f || fscanf(f, "%d", &rc) != 1) rc = -1;
+        if (f) fclose(f);
+        if (rc < 0) usleep(50000);
+    }
+    sc_test_sh(out, sizeof out, "cat %s", log);
+    ENSURE_MSG(rc == 6, "exit %d after SIGTERM to mpiexec: %s", rc, out);
+    ENSURE_MSG(sc_test_file_exists(ck) || sc_test_file_exists(inner), "no checkpoint");
+    ENSURE_MSG(!strstr(out, "Abort("), "MPICH's abort line reached the user: %s", out);
+    sc_test_report("SIGTERM to mpiexec.mpich -n 2 (one rank per proxy) during learning: exit 6 with a checkpoint");
+}
+
 /* pairs: paths (the default) regresses on the elites whose descendants reached the last segment:
    all of the last segment's, never a level's dead ends; pairs: elites (the preset) on every
    elite, 3 per segment (a fragment with fewer than 2 pairs is not refit and not counted) */

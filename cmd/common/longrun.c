@@ -1,10 +1,12 @@
 /* The start, error exit, signals and checks the long-running MPI tools share (longrun.h). */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/cleanup.h"
 #include "core/log.h"
 #include "environment.h"
 #include "longrun.h"
@@ -68,8 +70,31 @@ int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, in
 void sc_longrun_die(const sc_err *err)
 {
     if (!g_par || sc_par_rank(g_par) == 0) fprintf(stderr, "%s: error: %s\n", g_cli && g_cli->tool ? g_cli->tool : "softcon", err->msg);
-    if (g_par) sc_par_finalize(g_par);
-    exit(err->code ? err->code : 1);
+    sc_longrun_exit(err->code ? err->code : 1);
+}
+
+void sc_longrun_exit(int code)
+{
+    if (!g_par) exit(code);
+    if (!g_stop || !code) {
+        sc_par_finalize(g_par);
+        exit(code);
+    }
+    /* Signalled, mpiexec.mpich (Hydra 4.0) reports 0 for the ranks it reaps last, so exit codes
+       are lost; the code of an abort is mpiexec's own. Rank 0 aborts once every rank is done;
+       the others wait in MPI_Finalize to be ended with it. */
+    fflush(stdout);
+    fflush(stderr);
+    int rank = sc_par_rank(g_par);
+    sc_par_barrier(g_par);
+    if (rank == 0) {
+        sc_cleanup_run(0); /* an abort skips atexit: temporary files and locks go now */
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, STDERR_FILENO); /* MPICH's "Abort(6) ..." line would read as a crash */
+        sc_par_abort(g_par, code);
+    }
+    sc_par_finalize(g_par);
+    exit(code);
 }
 
 static void on_signal(int sig) { g_stop = sig; }

@@ -22,6 +22,9 @@ int sc_longrun_start(sc_cli *cli, int *argc, char ***argv, const char *usage, in
 /* Rank 0 prints the error (every rank meets the same input errors); all ranks finalize MPI and
  * exit with the error's code. */
 void sc_longrun_die(const sc_err *err) __attribute__((noreturn));
+/* Every rank ends with code (the same on all), MPI finalized. After a stop signal a nonzero code
+ * ends the job through an abort on rank 0, so that mpiexec.mpich's own status is the code. */
+void sc_longrun_exit(int code) __attribute__((noreturn));
 /* SIGTERM, SIGUSR1 and SIGINT set a flag sc_longrun_stop_requested reads (the library polls it
  * between samples, checkpoints and returns SC_EINTERRUPTED). */
 void sc_longrun_catch_signals(void);

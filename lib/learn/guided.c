@@ -659,7 +659,10 @@ static int sample_iteration(guided_setup *setup, learner_state *state, int i, sc
                         .segment_steps = setup->segment_steps};
     sc_samcon_result sres;
     int rc = sc_samcon(&sr, &sres, err);
-    if (rc) return rc;
+    if (rc) {
+        sc_samcon_result_free(&sres); /* an interrupted search's path: not used here */
+        return rc;
+    }
     if (guide.rc) {
         sc_samcon_result_free(&sres);
         return sc_fail(err, SC_EIO, "out of memory for the samples' transitions");

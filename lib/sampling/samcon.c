@@ -1085,7 +1085,8 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     if ((rc = search_alloc(&search, nseg, run->dofs->n, guide_naux(run), err))) return rc;
     if ((rc = sampler_init(&sampler, run, nseg, sc_par_threads(run->par), err)) || (rc = search_start(run, &search, &sampler, err))) goto done;
     if ((rc = timeline_mark(run, &clock, -1, r, err))) goto done;
-    int give_up = 0;
+    int give_up = 0, interrupted = 0;
+    sc_err stop_msg;
     while (search.k < search.nseg && !give_up) {
         int k = search.k;
         rc = sample_segment(run, &search, &sampler, t_first, t_last, &give_up, err);
@@ -1093,6 +1094,12 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
         if (!rc) rc = mark_rc;
         /* an error one rank met alone (a checkpoint rank 0 could not write) stops every rank */
         int elsewhere = sc_par_any(run->par, rc != SC_OK && rc != SC_EINTERRUPTED);
+        if (rc == SC_EINTERRUPTED && !elsewhere) { /* every rank stops together: the path so far is the result */
+            stop_msg = *err;
+            interrupted = 1;
+            rc = SC_OK;
+            break;
+        }
         if (rc) goto done;
         if (elsewhere) {
             rc = sc_fail(err, SC_EIO, "stopped: another rank failed (its message says why)");
@@ -1109,6 +1116,11 @@ int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err)
     if (!rc && sc_par_rank(run->par) == 0 && !(r->peak_memory = malloc(sizeof(double) * (size_t)r->ranks)))
         rc = sc_fail(err, SC_EIO, "out of memory");
     if (!rc) rc = sc_par_gather(run->par, sc_peak_memory_bytes(), r->peak_memory, err);
+    if (!rc && interrupted) {
+        r->interrupted = 1;
+        *err = stop_msg;
+        rc = SC_EINTERRUPTED;
+    }
 done:
     if (search.writer.thread) {
         sc_err late;

@@ -76,6 +76,7 @@ typedef struct sc_samcon_result {
                                    path that went on), 0: a dead end */
     int nseg;                  /* segments of the path found (== total when completed) */
     int completed;
+    int interrupted;        /* stopped by a signal: the path the search held then (a checkpoint has the rest) */
     sc_samcon_segment *seg; /* [nseg] */
     double *offset;         /* [nseg * ndof] */
     long samples;           /* every sample simulated, all segments and attempts */
@@ -143,7 +144,8 @@ typedef struct sc_samcon_run {
 } sc_samcon_run;
 
 /* Runs the search. SC_OK with r->completed = 0 when it gave up (r holds the longest path);
- * SC_EINTERRUPTED when monitor.stop() fired (a checkpoint was written first). */
+ * SC_EINTERRUPTED when monitor.stop() fired: a checkpoint was written first, and r holds the
+ * path the search held then (r->interrupted; free it as any result). */
 int sc_samcon(const sc_samcon_run *run, sc_samcon_result *r, sc_err *err);
 /* The reference time tracked, [*t_first, *t_last]: sampling.start to sampling.end (0: the clip's
  * end), in *nseg segments. SC_EINPUT naming the key's config location when start or end lies

@@ -51,6 +51,8 @@ static int write_targets(sc_h5 *f, const sc_samcon_run *run, const sc_samcon_res
     double reached = nseg ? r->seg[nseg - 1].ref_t1 - run->ref->time[0] : c->start;
     char status[128];
     if (r->completed) snprintf(status, sizeof status, "completed");
+    else if (r->interrupted)
+        snprintf(status, sizeof status, "interrupted: reached t = %.3f s of the reference (%zu of %d segments)", reached, nseg, r->nseg_total);
     else snprintf(status, sizeof status, "partial: reached t = %.3f s of the reference (%zu of %d segments)", reached, nseg, r->nseg_total);
     int rc;
     TRY(sc_h5_attr_str(f, "/", "status", status, err));

@@ -27,7 +27,8 @@
  *                                    the tracked reference's pose at the played time (render's ghost)
  *   /cycle (attributes, when a gait cycle was tracked): t0, t1, period, cycles, fragments, errors
  *   /segments/fragment [S]           with a cycle: the fragment of the cycle each segment plays
- *   / attributes: status ("completed" or "partial: reached t = ... s"), seed, base, reference
+ *   / attributes: status ("completed", "partial: reached t = ... s" or, stopped by a signal,
+ *                                    "interrupted: reached t = ... s"), seed, base, reference
  *                                    (the reference.h5 as named on the command line), reference_path
  *                                    (absolute), reference_hash (sc_reference_hash, hex), character_hash
  *                                    (sc_character_hash_write: simulate refuses the file for another
