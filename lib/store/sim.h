@@ -16,7 +16,7 @@
  * frame), what `sim.xdmf` shows; root attributes `status` (`completed` or `failed: ...`),
  * `steps`, `dt`, `character`, `fem_kernel` (the FEM kernel that ran, e.g. `avx512-f64x8`, or
  * `avx512-f32x16` with `fem_precision: single`), `start_sink_m` (when the start pose sank),
- * `ode_warnings` (counted per simulation), and the provenance of io/h5.h (`config`: the resolved
+ * `ode_warnings` (counted per simulation), `/fall` with a policy (sc_sim_writer_fall), and the provenance of io/h5.h (`config`: the resolved
  * config, which render reads for the ground and the pushes). `sim.xdmf` beside it plays the tet
  * mesh over time in ParaView. Virtual datasets need HDF5 1.10 or later to read. */
 #ifndef SC_STORE_SIM_H
