@@ -61,6 +61,7 @@ static void read_inputs(sc_cli *cli, inputs *in)
     if (sc_character_read(cli->inputs[0], &in->loaded, 1, &err)) sc_longrun_die(&err);
     sc_control_dofs_init(&in->loaded, &in->dofs);
     if (sc_cfg_load_file(cli->config, &in->cfg, &err) || sc_scenario_read(in->cfg, &in->loaded, &in->sc, &err) ||
+        sc_scenario_check_pushes(in->cfg, &in->sc, 0, 0, "is simulate's alone (feedback.evaluate pushes the policy)", &err) ||
         sc_samcon_read_config(in->cfg, &in->loaded, &in->dofs, &in->sampling, &err) ||
         sc_feedback_read_config(in->cfg, &in->loaded, &in->dofs, &in->fb, &err))
         sc_longrun_die(&err);

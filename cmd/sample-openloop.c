@@ -62,7 +62,9 @@ static void read_inputs(const sc_cli *cli, inputs *in)
     sc_err err = {0};
     sc_model loaded;
     if (sc_character_read(cli->inputs[0], &loaded, 1, &err)) sc_longrun_die(&err);
-    if (sc_cfg_load_file(cli->config, &in->cfg, &err) || sc_scenario_read(in->cfg, &loaded, &in->sc, &err)) sc_longrun_die(&err);
+    if (sc_cfg_load_file(cli->config, &in->cfg, &err) || sc_scenario_read(in->cfg, &loaded, &in->sc, &err) ||
+        sc_scenario_check_pushes(in->cfg, &in->sc, 0, 0, "is simulate's alone", &err))
+        sc_longrun_die(&err);
     sc_control_dofs_init(&loaded, &in->dofs);
     if (sc_samcon_read_config(in->cfg, &loaded, &in->dofs, &in->sampling, &err)) sc_longrun_die(&err);
     sc_cli_ignore_other_sections(in->cfg);

@@ -75,6 +75,7 @@ typedef struct {
     sc_features feat;
     sc_control_dofs dofs;
     sc_policy_controller pctrl;
+    sc_sim_watch watch; /* a policy's fall */
     sc_simbicon simbicon;
 } controller;
 
@@ -107,12 +108,14 @@ static int setup_controller(sc_cfg *cfg, const sc_model *loaded, sc_scenario *sc
     }
     if (c->ctrl.kind == SC_CTRL_POLICY) {
         sc_control_dofs_init(loaded, &c->dofs);
-        if ((rc = sc_policy_read(c->ctrl.source, loaded, &c->dofs, &c->pol, err))) return rc;
+        if ((rc = sc_policy_read(c->ctrl.source, loaded, &c->dofs, &c->pol, err)) ||
+            (rc = sc_policy_read_max_tilt(c->ctrl.source, &c->watch.max_tilt, err)))
+            return rc;
         sc->initial_pose = SC_START_REFERENCE;
         if (c->ctrl.cycles > 0) sc->duration = c->ctrl.cycles * c->pol.period;
         else if (sc->duration <= 0) sc->duration = 20;
     }
-    return SC_OK;
+    return sc_scenario_check_pushes(cfg, sc, 1, c->ctrl.kind == SC_CTRL_POLICY, "needs a policy's cycle (--policy)", err);
 }
 
 /* The start state: the policy's, the trajectory's first state (a clip starts mid-motion), or
@@ -124,6 +127,9 @@ static int start_state(sc_sim *sim, const sc_model *m, const sc_scenario *sc, co
     if (ctrl->kind == SC_CTRL_POLICY) {
         if ((rc = sc_features_init(&c->feat, m, &c->pol, err)) || (rc = sc_policy_start(&c->pol, sim, err))) return rc;
         sc_policy_controller_init(&c->pctrl, &c->pol, &c->feat, &c->dofs, sim->step, ctrl->feedback);
+        c->watch.policy = &c->pol;
+        c->watch.step0 = sim->step;
+        c->watch.cycle_steps = sc_policy_cycle_steps(&c->pol);
         return SC_OK;
     }
     if (ctrl->kind == SC_CTRL_SIMBICON) {
@@ -164,6 +170,15 @@ static void log_result(const char *output, const sc_sim *sim, const sc_sim_write
                     output, tm->steps, sim->t, tm->total, 1e6 * tm->total / n, 1e6 * tm->fem / n, 1e6 * tm->skin / n, 1e6 * tm->damping / n,
                     1e6 * tm->contact / n, 1e6 * tm->coupling / n, 1e6 * tm->ode / n, w->max_depth);
     }
+}
+
+/* when and how a policy's character fell, logged and in sim.h5's /fall */
+static int report_fall(const sc_sim_watch *watch, const sc_sim *sim, sc_sim_writer *w, sc_err *err)
+{
+    char what[256];
+    sc_sim_fall_describe(watch, sim, what, sizeof what);
+    sc_log_info("simulate: %s", what);
+    return sc_sim_writer_fall(w, watch, sim, err);
 }
 
 int main(int argc, char **argv)
@@ -212,8 +227,9 @@ int main(int argc, char **argv)
     sc_target_source src = c.ctrl.kind == SC_CTRL_POLICY ? sc_policy_source(&c.pctrl)
         : c.ctrl.kind == SC_CTRL_SIMBICON                ? sc_simbicon_source(&c.simbicon)
                                                          : sc_controller_source(&c.ctrl);
-    int failed = sc_sim_record(sim, src, &sc.pert, nsteps, sc.every, &c.ctrl, &w, &res, &step_err, &err) ? 2 : 0;
-    if (res.stopped) {
+    sc_sim_watch *watch = c.ctrl.kind == SC_CTRL_POLICY ? &c.watch : NULL;
+    int failed = sc_sim_record(sim, src, &sc.pert, nsteps, sc.every, &c.ctrl, watch, &w, &res, &step_err, &err) ? 2 : 0;
+    if (res.stopped || (watch && report_fall(watch, sim, &w, &err))) {
         sc_sim_writer_abort(&w);
         sc_cli_die(&cli, &err);
     }

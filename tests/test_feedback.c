@@ -480,6 +480,143 @@ TEST(feedback_chooses_the_action_cost_by_the_closed_loop)
     ENSURE_MSG(c1 == b0 && me == bme, "the gains of cost 1 differ from the single-cost run's");
 }
 
+/* One /evaluation push entry and the same push replayed by simulate --policy: its /fall. */
+typedef struct push_entry {
+    double survived, length; /* s: the evaluation's time before the fall, the pushed run's length */
+    int success;
+} push_entry;
+
+static int replay_push(const char *pol, int open, const double force[3], double length, const char *cfg_name, double *time_s, int *fell,
+                       char *cause, size_t ncause)
+{
+    char text[512], simout[64];
+    snprintf(text, sizeof text,
+             "simulation: {solver: exact, duration: %.17g}\n"
+             "perturbations:\n  - {type: push, bone: spine, frame: heading, cycle: 1, phase: 0, duration: 0.1, force: [%g, %g, %g]}\n",
+             length, force[0], force[1], force[2]);
+    snprintf(simout, sizeof simout, "%s.h5", cfg_name);
+    const char *o = sc_fixture_keep(sc_test_tmp(simout));
+    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s --policy %s %s %s 2>&1", sc_test_tool("simulate"), sc_test_write(cfg_name, text), o, pol,
+                        open ? "--open-loop" : "", sc_fixture_michelin());
+    CHECK(rc == 0, "simulate --policy with a heading push: exit %d: %s", rc, out);
+    CHECK(strstr(out, "simulate: fell at") || strstr(out, "simulate: did not fall"), "simulate did not log the fall: %s", out);
+    sc_h5 *f;
+    sc_err err;
+    long long fl = 0;
+    char *c = NULL;
+    CHECK(!sc_h5_open(o, &f, &err), "%s", err.msg);
+    int ok = !sc_h5_read_attr_f64(f, "/fall", "time_s", time_s, &err) && !sc_h5_read_attr_i64(f, "/fall", "fell", &fl, &err) &&
+        !sc_h5_read_attr_str(f, "/fall", "cause", &c, &err);
+    sc_h5_close(f);
+    CHECK(ok, "%s: /fall: %s", o, err.msg);
+    *fell = (int)fl;
+    snprintf(cause, ncause, "%s", c);
+    free(c);
+    return 1;
+}
+
+/* The evaluation's pushes are judged over the whole test (evaluate.seconds, 4 s here, past the
+   push's end and `after` cycle), and simulate --policy, given the same push in the heading frame
+   at the cycle's phase, reproduces an entry bit for bit and says when and how it fell. */
+TEST(feedback_push_judged_over_the_test_and_replayed_by_simulate)
+{
+    const char *ol = cyclic_openloop();
+    ENSURE_MSG(ol, "fixtures: %s", out);
+    const char *cfg = sc_fixture_keep(sc_test_write("feedback_pushes.yaml", "simulation: {solver: exact}\n"
+                                                                            "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
+                                                                            "feedback:\n  iterations: 2\n  cycles: 1\n  samples: 8\n  elites: 3\n  pairs: elites\n"
+                                                                            "  evaluate: {seconds: 4, pushes: [200], phases: 1, after: 1, stiffness: [2]}\n"
+                                                                            "  actions: [l_thigh]\n  model: {features: [root_pitch, root_roll, com_vel_x]}\n"));
+    const char *p = sc_fixture_keep(sc_test_tmp("feedback_pushes.h5"));
+    int rc = learn_with(cfg, 0, p, NULL);
+    ENSURE_MSG(rc == 0, "learn-feedback: exit %d: %s", rc, out);
+    sc_h5 *f;
+    sc_err err;
+    double *surv[2] = {0}, *start = NULL, *length = NULL, dur = 0;
+    int *succ[2] = {0};
+    long long after = 0;
+    ENSURE_OK(sc_h5_open(p, &f, &err), &err);
+    size_t d3[2][3] = {{1, 4, 1}, {1, 4, 1}}, di[2][3] = {{1, 4, 1}, {1, 4, 1}}, d1 = 1, d1b = 1;
+    int ok = !sc_h5_read_f64(f, "/evaluation/push_survived_openloop", 3, d3[0], &surv[0], &err) &&
+        !sc_h5_read_f64(f, "/evaluation/push_survived_closedloop", 3, d3[1], &surv[1], &err) &&
+        !sc_h5_read_i32(f, "/evaluation/push_success_openloop", 3, di[0], &succ[0], &err) &&
+        !sc_h5_read_i32(f, "/evaluation/push_success_closedloop", 3, di[1], &succ[1], &err) &&
+        !sc_h5_read_f64(f, "/evaluation/push_start", 1, &d1, &start, &err) && !sc_h5_read_f64(f, "/evaluation/push_test_length", 1, &d1b, &length, &err) &&
+        !sc_h5_read_attr_f64(f, "/evaluation", "push_duration_s", &dur, &err) && !sc_h5_read_attr_i64(f, "/evaluation", "cycles_after_push", &after, &err);
+    sc_h5_close(f);
+    ENSURE_MSG(ok, "%s: %s", p, err.msg);
+    /* phase 0 of the second cycle: the push starts one cycle in; the old test ended `after` cycles past its end */
+    double cycle = start[0], old_end = start[0] + dur + (double)after * cycle;
+    push_entry e[2][4];
+    int late = 0, late_loop = -1, late_dir = -1;
+    for (int loop = 0; loop < 2; loop++)
+        for (int d = 0; d < 4; d++) {
+            e[loop][d] = (push_entry){surv[loop][d], length[0], succ[loop][d]};
+            ENSURE_MSG(e[loop][d].success == (e[loop][d].survived >= e[loop][d].length), "%s loop, direction %d: success %d, survived %.4f of %.4f s",
+                       loop ? "closed" : "open", d, e[loop][d].success, e[loop][d].survived, e[loop][d].length);
+            if (!e[loop][d].success && e[loop][d].survived > old_end) {
+                late++;
+                if (late_loop < 0) late_loop = loop, late_dir = d;
+            }
+        }
+    sc_test_report("200 N pushes at the second cycle's start (%.3f s), 4 directions, open and closed loop: survived %.4f %.4f %.4f %.4f (open), "
+                   "%.4f %.4f %.4f %.4f s (closed) of a %.3f s test; %d fell after the old test's end (%.3f s) and count as falls",
+                   start[0], surv[0][0], surv[0][1], surv[0][2], surv[0][3], surv[1][0], surv[1][1], surv[1][2], surv[1][3], length[0], late, old_end);
+    ENSURE_MSG(length[0] == 4, "the pushed runs are not the test's 4 s: %.17g", length[0]);
+    ENSURE_MSG(late > 0, "no push toppled the character after the old window: the test shows nothing");
+    /* simulate: the late fall and a closed-loop entry, each the same push given in its config */
+    static const double dirs[4][3] = {{0, 0, 1}, {0, 0, -1}, {1, 0, 0}, {-1, 0, 0}};
+    int cases[2][2] = {{late_loop, late_dir}, {1, 0}};
+    for (int k = 0; k < 2; k++) {
+        int loop = cases[k][0], d = cases[k][1], fell;
+        double force[3] = {200 * dirs[d][0], 200 * dirs[d][1], 200 * dirs[d][2]}, t;
+        char cause[64];
+        ENSURE(replay_push(p, !loop, force, e[loop][d].length, k ? "feedback_replay_closed.yaml" : "feedback_replay_late.yaml", &t, &fell, cause,
+                           sizeof cause));
+        sc_test_report("simulate%s, push [%g, %g, %g] N in the heading frame at cycle 1, phase 0: %s at %.17g s (/evaluation: %.17g s, %s)",
+                       loop ? "" : " --open-loop", force[0], force[1], force[2], fell ? cause : "no fall", t, e[loop][d].survived,
+                       e[loop][d].success ? "survived" : "fell");
+        ENSURE_MSG(t == e[loop][d].survived && fell == !e[loop][d].success, "simulate: %s at %.17g s; the evaluation: %.17g s, success %d",
+                   fell ? cause : "no fall", t, e[loop][d].survived, e[loop][d].success);
+        ENSURE(!fell || !strcmp(cause, "tilt") || !strcmp(cause, "root_height") || !strcmp(cause, "numerical_failure"));
+    }
+    for (int loop = 0; loop < 2; loop++) {
+        free(surv[loop]);
+        free(succ[loop]);
+    }
+    free(start);
+    free(length);
+}
+
+/* frame and phase: unknown values, a phase outside [0, 1), a phase and a time, a phase without a
+   policy's cycle: exit 2 naming the line */
+TEST(simulate_push_frame_and_phase_bad_values_exit_2)
+{
+    const char *ch = sc_fixture_michelin();
+    ENSURE_MSG(ch, "fixtures: %s", sc_fixture_log());
+    static const struct {
+        const char *push, *msg;
+    } bad[] = {
+        {"{type: push, bone: spine, frame: sideways, force: [0, 0, 100]}", "frame"},
+        {"{type: push, bone: spine, frame: heading, phase: 1, force: [0, 0, 100]}", "outside [0, 1)"},
+        {"{type: push, bone: spine, phase: -0.1, force: [0, 0, 100]}", "phase"},
+        {"{type: push, bone: spine, time: 1, phase: 0.5, force: [0, 0, 100]}", "at a time or at a phase, not both"},
+        {"{type: push, bone: spine, cycle: 1, force: [0, 0, 100]}", "cycle needs a phase"},
+        {"{type: push, bone: spine, phase: 0.5, force: [0, 0, 100]}", "needs a policy's cycle"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[256], name[64];
+        snprintf(text, sizeof text, "simulation: {duration: 0.01}\nperturbations:\n  - %s\n", bad[i].push);
+        snprintf(name, sizeof name, "push_bad_%zu.yaml", i);
+        const char *cfg = sc_test_write(name, text), *o = sc_test_tmp("push_bad.h5");
+        int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, ch);
+        char where[96];
+        snprintf(where, sizeof where, "%s:3:", name);
+        sc_test_report("%s: exit %d: %s", bad[i].push, rc, out);
+        ENSURE_MSG(rc == 2 && strstr(out, bad[i].msg) && strstr(out, where) && !sc_test_file_exists(o), "%s: exit %d: %s", bad[i].push, rc, out);
+    }
+}
+
 static int expect(const char *name, const char *pol, int code, const char *msg)
 {
     const char *o = sc_fixture_keep(sc_test_tmp("feedback_bad_sim.h5"));

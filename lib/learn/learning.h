@@ -102,8 +102,12 @@ typedef struct sc_evaluation {
     double openloop_survived_s, closedloop_survived_s;
     double openloop_joint_error, closedloop_joint_error;
     double openloop_turned, closedloop_turned; /* rad, the heading's change against the cycle's (sc_trial_result) */
-    /* pushes: [magnitude][direction][phase], 1 = still going `after` cycles later */
+    /* pushes: [magnitude][direction][phase], 1 = never fell over the pushed run, and the time
+       before the fall (s; the run's length when none); per phase the push's start and the
+       pushed run's length (s) */
     unsigned char push_open[SC_MAX_EVAL][4][SC_MAX_EVAL], push_closed[SC_MAX_EVAL][4][SC_MAX_EVAL];
+    double push_open_s[SC_MAX_EVAL][4][SC_MAX_EVAL], push_closed_s[SC_MAX_EVAL][4][SC_MAX_EVAL];
+    double push_start_s[SC_MAX_EVAL], push_test_s[SC_MAX_EVAL];
     double stiff_open_s[SC_MAX_EVAL], stiff_closed_s[SC_MAX_EVAL]; /* survived (s) at each factor */
 } sc_evaluation;
 

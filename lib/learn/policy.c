@@ -232,7 +232,7 @@ int sc_policy_start(const sc_policy *p, sc_sim *s, sc_err *err)
 int sc_policy_fallen(const sc_policy *p, const sc_sim *s, double max_tilt)
 {
     sc_vec3 up = sc_q_rotate(s->pose[0].q, sc_v3(0, 1, 0));
-    return sc_fall_test(s->pose[0].p.y, p->mean_root_height, 0.5, up, sc_v3(0, 1, 0), max_tilt) != SC_FALL_NONE;
+    return sc_fall_test(s->pose[0].p.y, p->mean_root_height, 0.5, up, sc_v3(0, 1, 0), max_tilt);
 }
 
 static int cmp_long(const void *a, const void *b)

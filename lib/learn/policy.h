@@ -103,8 +103,8 @@ double sc_policy_controller_cycle_time(const sc_policy_controller *c, long step)
 long sc_policy_cycle_steps(const sc_policy *p);
 /* Puts s in the policy's start state (settled when s's options say so: sc_sim_settle). */
 int sc_policy_start(const sc_policy *p, sc_sim *s, sc_err *err);
-/* A fall, for a cyclic controller: the root below half the cycle's mean root height, or its up
- * axis more than max_tilt from vertical. */
+/* A fall, for a cyclic controller: the root below half the cycle's mean root height
+ * (SC_FALL_LOW), or its up axis more than max_tilt from vertical (SC_FALL_TILT); else 0. */
 int sc_policy_fallen(const sc_policy *p, const sc_sim *s, double max_tilt);
 
 #endif

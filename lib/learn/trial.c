@@ -78,11 +78,13 @@ int sc_policy_trial_run(const sc_policy_trial *trial, sc_trial_result *out, sc_e
     if (trial->push_force > 0 && trial->push_step < end) {
         rc = sc_rollout(s, sc_policy_source(&c), NULL, trial->push_step, judge_state, &judge, targets, &rr, &step_err);
         if (!rc && !rr.stopped) {
-            /* a push in the character's own frame at that moment */
+            /* a push in the character's own frame at that moment, started as simulate starts
+               one given with `frame: heading` (so it reproduces this run bit for bit) */
             static const double dirs[4][3] = {{0, 0, 1}, {0, 0, -1}, {1, 0, 0}, {-1, 0, 0}};
-            sc_vec3 d = sc_q_rotate(sc_q_axis_angle(sc_v3(0, 1, 0), sc_q_heading(s->pose[0].q)), sc_v3_load(dirs[trial->push_dir]));
-            sc_perturbations pert = {1, {{SC_PERTURB_PUSH, trial->push_bone, s->t, trial->push_len * s->o.dt, {0, 0, 0}}}};
-            sc_v3_store(pert.p[0].v, sc_v3_scale(d, trial->push_force));
+            sc_perturbations pert = {1, {{.kind = SC_PERTURB_PUSH, .bone = trial->push_bone, .frame = SC_FRAME_HEADING}}};
+            sc_v3_store(pert.p[0].v, sc_v3_scale(sc_v3_load(dirs[trial->push_dir]), trial->push_force));
+            pert.p[0].duration = (double)trial->push_len * s->o.dt;
+            sc_push_start(&pert.p[0], s);
             rc = sc_rollout(s, sc_policy_source(&c), &pert, end, judge_state, &judge, targets, &rr, &step_err);
         }
     } else {
@@ -94,6 +96,7 @@ int sc_policy_trial_run(const sc_policy_trial *trial, sc_trial_result *out, sc_e
     } /* a blow-up is a fall too */
     else if (rc)
         *err = step_err;
+    out->fell = judge.fell_at >= 0;
     out->survived = (judge.fell_at >= 0 ? judge.fell_at : s->step) * s->o.dt;
     out->joint_error = judge.n ? sqrt(judge.se / judge.n) : 0;
     out->deviation = judge.nfrag ? judge.dev / judge.nfrag : 0;
@@ -119,6 +122,14 @@ int sc_policy_run(const sc_model *m, const sc_sim_opts *o, const sc_policy *p, c
 }
 
 /* ---- evaluation: every run is a task of the map ------------------------------------------- */
+
+long sc_eval_push_step(long cycle_steps, int phase, int nphase) { return sc_cycle_phase_step(cycle_steps, 1, (double)phase / nphase); }
+
+long sc_eval_push_steps(long full, long push_step, long push_len, int after_cycles, long cycle_steps)
+{
+    long window = push_step + push_len + (long)after_cycles * cycle_steps;
+    return window > full ? window : full;
+}
 
 typedef struct eval_ctx {
     const sc_feedback_run *run;
@@ -149,8 +160,8 @@ static int eval_task(void *ctx, int thread, int i, void *out, sc_err *err)
         trial.push_force = c->push[mag];
         trial.push_dir = dir;
         trial.push_len = lround(c->push_duration / evaluation->run->sim_opts->dt);
-        trial.push_step = cyc + cyc * ph / c->nphase;
-        trial.steps = trial.push_step + trial.push_len + (long)c->after_cycles * cyc;
+        trial.push_step = sc_eval_push_step(cyc, ph, c->nphase);
+        trial.steps = sc_eval_push_steps(full, trial.push_step, trial.push_len, c->after_cycles, cyc);
     } else if ((t -= evaluation->npush_tasks / 2) < c->nstiff) {
         trial.m = &evaluation->stiff[t];
     }
@@ -176,13 +187,20 @@ int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_eval
     if (!rc) rc = sc_par_map(run->par, ntask, sizeof *res, eval_task, &evaluation, run->stop, res, owner, &stopped, err);
     if (!rc && stopped) rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal during the evaluation");
     if (!rc) {
-        long cyc = sc_policy_cycle_steps(p);
+        double dt = run->sim_opts->dt;
+        long cyc = sc_policy_cycle_steps(p), full = lround(c->eval_seconds / dt), len = lround(c->push_duration / dt);
+        for (int ph = 0; ph < c->nphase; ph++) {
+            long at = sc_eval_push_step(cyc, ph, c->nphase);
+            e->push_start_s[ph] = (double)at * dt;
+            e->push_test_s[ph] = (double)sc_eval_push_steps(full, at, len, c->after_cycles, cyc) * dt;
+        }
+        /* survived: no fall over the whole test, not only `after` cycles past the push */
         for (int t = 0; t < evaluation.npush_tasks / 2; t++) {
             int ph = t % c->nphase, dir = (t / c->nphase) % c->ndir, mag = t / (c->nphase * c->ndir);
-            double need =
-                (cyc + cyc * ph / c->nphase + lround(c->push_duration / run->sim_opts->dt) + (long)c->after_cycles * cyc) * run->sim_opts->dt;
-            e->push_open[mag][dir][ph] = res[2 * t].survived >= need - 1e-9;
-            e->push_closed[mag][dir][ph] = res[2 * t + 1].survived >= need - 1e-9;
+            e->push_open[mag][dir][ph] = !res[2 * t].fell;
+            e->push_closed[mag][dir][ph] = !res[2 * t + 1].fell;
+            e->push_open_s[mag][dir][ph] = res[2 * t].survived;
+            e->push_closed_s[mag][dir][ph] = res[2 * t + 1].survived;
         }
         for (int k = 0; k < c->nstiff; k++) {
             e->stiff_open_s[k] = res[evaluation.npush_tasks + 2 * k].survived;

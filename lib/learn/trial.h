@@ -23,6 +23,7 @@ typedef struct sc_policy_trial {
     int push_dir;
 } sc_policy_trial;
 typedef struct sc_trial_result {
+    int fell;           /* it fell (or the simulation failed) before the run's end */
     double survived;    /* s: until the fall, else the run's length */
     double joint_error; /* rad, RMS against the cycle's reference */
     double deviation;   /* mean over the fragments started of sum ((s - s_bar) / scale)^2 over root pitch and
@@ -35,7 +36,14 @@ int sc_policy_trial_run(const sc_policy_trial *t, sc_trial_result *r, sc_err *er
 int sc_policy_run(const sc_model *m, const sc_sim_opts *o, const sc_policy *p, const sc_control_dofs *dofs, int feedback, double seconds,
                   double max_tilt, double *survived, double *joint_error, sc_err *err);
 
-/* The evaluation of a policy (pushes, stiffness, survival), spread over the ranks. */
+/* The evaluation's pushes: the step of phase k of n of the second cycle (simulate's `cycle: 1,
+ * phase: k / n`), and the length of a pushed run: the whole test (`full` steps), longer when
+ * the push ends later than `after` cycles before its end. */
+long sc_eval_push_step(long cycle_steps, int phase, int nphase);
+long sc_eval_push_steps(long full, long push_step, long push_len, int after_cycles, long cycle_steps);
+
+/* The evaluation of a policy (pushes, stiffness, survival), spread over the ranks; a push is
+ * survived when the character does not fall before its run's end. */
 int sc_feedback_evaluate(const sc_feedback_run *run, const sc_policy *p, sc_evaluation *e, sc_err *err);
 
 #endif

@@ -142,6 +142,10 @@ void sc_render_scene_read(const char *config_text, const char *file, const char 
             sc_cfg_string(it, "bone", "", bone, sizeof bone, &e) || sc_cfg_double(it, "time", 0, &p.time, &e) ||
             sc_cfg_double(it, "duration", 0.1, &p.duration, &e) || sc_cfg_vec_range(it, "force", 3, NULL, -1e6, 1e6, p.force, &e))
             continue;
+        char frame[32];
+        /* a heading or phase push's world force and time are known only to the run: its recorded
+           /control/push_force is drawn instead (at the centre of mass, when no other push is) */
+        if (sc_cfg_get(it, "phase") || sc_cfg_string(it, "frame", "world", frame, sizeof frame, &e) || strcmp(frame, "world")) continue;
         p.bone = -1;
         for (int b = 0; b < nbones; b++)
             if (!strcmp(bone_name[b], bone)) p.bone = b;

@@ -177,6 +177,21 @@ static int read_perturbation(sc_cfg_node *e, const sc_model *m, sc_perturbation 
         p->bone = sc_model_bone_index(m, bone);
         if (p->bone < 0)
             return sc_fail(err, SC_EINPUT, "%s: '%s' is not a bone of the character", sc_cfg_where(sc_cfg_get(e, "bone"), w, sizeof w), bone);
+        static const char *const frames[] = {"world", "heading"};
+        TRY(sc_cfg_enum(e, "frame", frames, 2, SC_FRAME_WORLD, &p->frame, err));
+        sc_cfg_node *ph = sc_cfg_get(e, "phase");
+        if (ph) {
+            if (sc_cfg_get(e, "time"))
+                return sc_fail(err, SC_EINPUT, "%s: a push starts at a time or at a phase, not both", sc_cfg_where(ph, w, sizeof w));
+            TRY(sc_cfg_double_range(e, "phase", 0, 0, 1, &p->phase, err));
+            if (p->phase >= 1) /* [0, 1): phase 1 is the next cycle's 0 */
+                return sc_fail(err, SC_EINPUT, "%s: phase %g is outside [0, 1) (the next cycle: cycle + 1, phase 0)", sc_cfg_where(ph, w, sizeof w),
+                               p->phase);
+            p->at_phase = 1;
+            TRY(sc_cfg_int(e, "cycle", 0, 0, 1000000, &p->cycle, err));
+        } else if (sc_cfg_get(e, "cycle")) {
+            return sc_fail(err, SC_EINPUT, "%s: cycle needs a phase", sc_cfg_where(sc_cfg_get(e, "cycle"), w, sizeof w));
+        }
     } else {
         TRY(sc_cfg_vec_range(e, "delta", 3, NULL, -1e3, 1e3, p->v, err));
     }
@@ -209,5 +224,20 @@ int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *er
     TRY(sc_cfg_int(out, "every", 20, 1, 1000000, &every, err));
     TRY(sc_cfg_bool(out, "nodes", 1, &sc->store_nodes, err));
     sc->every = (int)every;
+    return SC_OK;
+}
+
+int sc_scenario_check_pushes(sc_cfg *cfg, const sc_scenario *sc, int heading_ok, int phase_ok, const char *why, sc_err *err)
+{
+    sc_cfg_node *list = sc_cfg_get(sc_cfg_root(cfg), "perturbations");
+    char w[256];
+    for (int i = 0; list && i < sc->pert.n; i++) {
+        const sc_perturbation *p = &sc->pert.p[i];
+        sc_cfg_node *e = sc_cfg_at(list, i);
+        if (p->at_phase && !phase_ok)
+            return sc_fail(err, SC_EINPUT, "%s: a push at a phase of the gait cycle %s", sc_cfg_where(sc_cfg_get(e, "phase"), w, sizeof w), why);
+        if (p->kind == SC_PERTURB_PUSH && p->frame == SC_FRAME_HEADING && !heading_ok)
+            return sc_fail(err, SC_EINPUT, "%s: a push in the heading frame %s", sc_cfg_where(sc_cfg_get(e, "frame"), w, sizeof w), why);
+    }
     return SC_OK;
 }

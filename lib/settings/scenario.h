@@ -12,5 +12,9 @@
 int sc_ground_read(sc_cfg_node *root, sc_ground *g, sc_err *err);
 /* Reads the sections named above; values are range-checked, names resolved against m. */
 int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *err);
+/* SC_EINPUT naming the line of the first push in the heading frame (unless heading_ok) or at a
+ * phase (unless phase_ok) of sc's perturbations, read from cfg: what a run cannot start
+ * (`why` ends the message). */
+int sc_scenario_check_pushes(sc_cfg *cfg, const sc_scenario *sc, int heading_ok, int phase_ok, const char *why, sc_err *err);
 
 #endif

@@ -213,6 +213,11 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
     const sc_evaluation *e = &r->eval;
     size_t M = (size_t)c->npush, Dn = (size_t)c->ndir, P = (size_t)c->nphase, S = (size_t)(c->nstiff ? c->nstiff : 1);
     int *po = calloc(M * Dn * P + 1, sizeof(int)), *pc = calloc(M * Dn * P + 1, sizeof(int));
+    double *so_s = calloc(M * Dn * P + 1, sizeof(double)), *sc_s = calloc(M * Dn * P + 1, sizeof(double));
+    if (!po || !pc || !so_s || !sc_s) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
+    }
     double rate[2][SC_MAX_EVAL], youngs[SC_MAX_EVAL], largest[2][4];
     static const char *const dirs[4] = {"front", "back", "left", "right"};
     for (size_t q = 0; q < M; q++) {
@@ -221,6 +226,8 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
             for (size_t ph = 0; ph < P; ph++) {
                 po[(q * Dn + d) * P + ph] = e->push_open[q][d][ph];
                 pc[(q * Dn + d) * P + ph] = e->push_closed[q][d][ph];
+                so_s[(q * Dn + d) * P + ph] = e->push_open_s[q][d][ph];
+                sc_s[(q * Dn + d) * P + ph] = e->push_closed_s[q][d][ph];
                 so += e->push_open[q][d][ph];
                 sc += e->push_closed[q][d][ph];
             }
@@ -258,8 +265,22 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
     TRY(sc_h5_attr_i64(f, "/evaluation", "phases", c->nphase, err));
     TRY(sc_h5_attr_i64(f, "/evaluation", "cycles_after_push", c->after_cycles, err));
     TRY(sc_h5_write_i32(f, "/evaluation/push_success_openloop", 3, (size_t[]){M, Dn, P}, po,
-                        "1: still going after the push (magnitude, direction, phase)", err));
+                        "1: no fall until the pushed run's end (magnitude, direction, phase)", err));
     TRY(sc_h5_write_i32(f, "/evaluation/push_success_closedloop", 3, (size_t[]){M, Dn, P}, pc, "the same with feedback", err));
+    TRY(sc_h5_attr_i64(f, "/evaluation", "push_cycle", 1, err));
+    TRY(sc_h5_attr_str(f, "/evaluation", "push_frame", "heading", err));
+    TRY(sc_h5_attr_f64(f, "/evaluation", "max_tilt_deg", c->max_tilt * 180 / SC_PI, err));
+    TRY(sc_h5_attr_f64(f, "/evaluation", "max_tilt_rad", c->max_tilt, err)); /* exact: what simulate judges by */
+    TRY(sc_h5_attr_f64(f, "/evaluation", "fall_root_height_m", 0.5 * r->policy.mean_root_height, err));
+    double phase[SC_MAX_EVAL];
+    for (size_t ph = 0; ph < P; ph++) phase[ph] = (double)ph / (double)P;
+    TRY(sc_h5_write_f64(f, "/evaluation/push_phase", 1, &P, phase, "1", "the push's phase of cycle push_cycle (simulate's `phase`)", err));
+    TRY(sc_h5_write_f64(f, "/evaluation/push_start", 1, &P, e->push_start_s, "s", "when the push starts, per phase, from the policy's start", err));
+    TRY(sc_h5_write_f64(f, "/evaluation/push_test_length", 1, &P, e->push_test_s, "s",
+                        "the pushed run's length, per phase: test_seconds, or the push's end plus cycles_after_push when later", err));
+    TRY(sc_h5_write_f64(f, "/evaluation/push_survived_openloop", 3, (size_t[]){M, Dn, P}, so_s, "s",
+                        "time before the fall (root below fall_root_height_m or tilted past max_tilt_deg); push_test_length: none", err));
+    TRY(sc_h5_write_f64(f, "/evaluation/push_survived_closedloop", 3, (size_t[]){M, Dn, P}, sc_s, "s", "the same with feedback", err));
     TRY(sc_h5_write_f64(f, "/evaluation/push_success_rate_openloop", 1, &M, rate[0], "1", "over directions and phases, per magnitude", err));
     TRY(sc_h5_write_f64(f, "/evaluation/push_success_rate_closedloop", 1, &M, rate[1], "1", "the same with feedback", err));
     TRY(sc_h5_write_f64(f, "/evaluation/largest_push_openloop", 1, &Dn, largest[0], "N", "largest magnitude survived at every phase, per direction",
@@ -276,6 +297,8 @@ int sc_feedback_write(sc_h5 *f, const sc_feedback_run *run, const sc_feedback_re
 done:
     free(po);
     free(pc);
+    free(so_s);
+    free(sc_s);
     return rc;
 }
 
@@ -425,6 +448,19 @@ int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *d
     policy_arg a = {m, dofs, p};
     return sc_h5_read_file(path, policy_reader, &a, err);
 }
+
+/* written with /evaluation/push_phase, from the same version on */
+static int max_tilt_reader(sc_h5 *f, void *arg, sc_err *err)
+{
+    double *tilt = arg;
+    *tilt = 60 * SC_PI / 180; /* the evaluation's default, as settings/learn.c computes it */
+    int rc = sc_h5_exists(f, "/evaluation/push_phase") ? sc_h5_read_attr_f64(f, "/evaluation", "max_tilt_rad", tilt, err) : SC_OK;
+    if (!rc && !(*tilt >= SC_PI / 180 && *tilt <= SC_PI))
+        rc = sc_fail(err, SC_EINPUT, "%s: /evaluation max_tilt_rad = %g is outside [1, 180] deg", sc_h5_filename(f), *tilt);
+    return rc;
+}
+
+int sc_policy_read_max_tilt(const char *path, double *max_tilt, sc_err *err) { return sc_h5_read_file(path, max_tilt_reader, max_tilt, err); }
 
 int sc_policy_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p, sc_err *err)
 {

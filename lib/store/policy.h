@@ -35,7 +35,10 @@
  *                                    (stiffness_factor, youngs_modulus, stiffness_survived_*),
  *                                    open loop (M = 0) and closed loop; attributes: the survival
  *                                    test's times and joint errors, test_seconds, the push's
- *                                    duration, bone, phases and cycles after it */
+ *                                    duration, bone, phases, cycle, frame and cycles after it,
+ *                                    the fall criterion (max_tilt_deg, fall_root_height_m); per
+ *                                    phase push_phase, push_start s, push_test_length s; per
+ *                                    push push_survived_* [M,4,P] s */
 #ifndef SC_STORE_POLICY_H
 #define SC_STORE_POLICY_H
 #include "io/h5.h"
@@ -66,6 +69,9 @@ int sc_policy_file_write(const char *path, const sc_policy_file_info *info, cons
 /* SC_EINPUT naming the HDF5 path for a policy made for another character or controller (bone,
  * DoF or feature names differ) or with non-finite values. */
 int sc_policy_read(const char *path, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p, sc_err *err);
+/* The fall criterion the policy's evaluation judged by: /evaluation's max_tilt_deg (rad; 60 deg
+ * for a file written before it was recorded). */
+int sc_policy_read_max_tilt(const char *path, double *max_tilt, sc_err *err);
 int sc_policy_read_image(const void *data, size_t size, const char *name, const sc_model *m, const sc_control_dofs *dofs, sc_policy *p, sc_err *err);
 
 #endif

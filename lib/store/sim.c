@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/log.h"
+#include "model/world.h"
 #include "store/muscles.h"
 #include "store/reference.h"
 #include "store/sim.h"
@@ -397,7 +398,7 @@ int sc_sim_writer_soft_sampling(sc_sim_writer *w, const sc_msamcon_config *c, co
     return rc ? (err->code ? err->code : SC_EIO) : SC_OK;
 }
 
-/* The rollout's hook: a frame every `every` steps, and the progress line. */
+/* The rollout's hook: a frame every `every` steps, the progress line, the fall watched. */
 typedef struct {
     sc_sim_writer *w;
     const sc_controller *ctrl;
@@ -405,11 +406,35 @@ typedef struct {
     long first_step;
     sc_progress *prog;
     sc_err *err;
+    sc_sim_watch *watch;
+    sc_target_source src;
+    sc_perturbations *pert;
 } recorder;
+
+static void watch_state(sc_sim_watch *watch, const sc_sim *sim, int cause)
+{
+    if (!watch || watch->cause) return;
+    if (!cause && watch->policy) cause = sc_policy_fallen(watch->policy, sim, watch->max_tilt);
+    if (!cause) return;
+    watch->cause = cause;
+    watch->step = sim->step;
+    watch->root_height = sim->pose[0].p.y;
+    watch->tilt = acos(fmax(-1, fmin(1, sc_q_rotate(sim->pose[0].q, sc_v3(0, 1, 0)).y)));
+}
+
+/* the targets, then the pushes that start at this state: the rollout applies the pushes after
+   the targets, so a push started here acts from this very step, as the evaluation's does */
+static void record_targets(void *ctx, const sc_sim *sim, sc_quat *out)
+{
+    recorder *r = ctx;
+    r->src.eval(r->src.ctx, sim, out);
+    if (r->pert) sc_perturbations_start_due(r->pert, sim, r->watch ? r->watch->step0 : 0, r->watch ? r->watch->cycle_steps : 0);
+}
 
 static int record_frame(void *ctx, const sc_sim *sim, const sc_quat *targets, const double push_total[3])
 {
     recorder *r = ctx;
+    watch_state(r->watch, sim, 0);
     long k = sim->step - r->first_step;
     sc_progress_update(r->prog, k);
     if (k % r->every) return 0;
@@ -417,7 +442,7 @@ static int record_frame(void *ctx, const sc_sim *sim, const sc_quat *targets, co
     return sc_sim_writer_frame(r->w, sim, targets, push_total, k, tr, r->err);
 }
 
-int sc_sim_record(sc_sim *sim, sc_target_source src, const sc_perturbations *pert, long nsteps, int every, const sc_controller *ctrl,
+int sc_sim_record(sc_sim *sim, sc_target_source src, sc_perturbations *pert, long nsteps, int every, const sc_controller *ctrl, sc_sim_watch *watch,
                   sc_sim_writer *w, sc_rollout_result *res, sc_err *step_err, sc_err *err)
 {
     sc_quat *targets = malloc((size_t)w->m->nbones * sizeof *targets);
@@ -426,14 +451,47 @@ int sc_sim_record(sc_sim *sim, sc_target_source src, const sc_perturbations *per
         return sc_fail(err, SC_EIO, "out of memory");
     }
     sc_progress prog;
-    recorder r = {.w = w, .ctrl = ctrl, .every = every, .first_step = sim->step, .prog = &prog, .err = err};
+    recorder r = {.w = w, .ctrl = ctrl, .every = every, .first_step = sim->step, .prog = &prog, .err = err, .watch = watch, .src = src, .pert = pert};
     w->last_step = 0;
     w->last_wall = sc_wall_time();
     sc_progress_begin(&prog, "simulate", nsteps);
-    int rc = sc_rollout(sim, src, pert, sim->step + nsteps, record_frame, &r, targets, res, step_err);
+    int rc = sc_rollout(sim, (sc_target_source){record_targets, &r}, pert, sim->step + nsteps, record_frame, &r, targets, res, step_err);
+    if (rc) watch_state(watch, sim, SC_SIM_FALL_FAILED); /* a blow-up is a fall, as in the evaluation */
     sc_progress_end(&prog);
     free(targets);
     return rc ? SC_ENUMERIC : SC_OK;
+}
+
+static const char *const fall_cause[] = {"none", "root_height", "tilt", "numerical_failure"};
+
+int sc_sim_writer_fall(sc_sim_writer *w, const sc_sim_watch *watch, const sc_sim *sim, sc_err *err)
+{
+    sc_h5 *f = w->f;
+    long step = watch->cause ? watch->step : sim->step;
+    double limit = watch->policy ? 0.5 * watch->policy->mean_root_height : 0;
+    return sc_h5_group(f, "/fall",
+                       "the first state where the policy's fall test held (learn-feedback's evaluation's): root below "
+                       "fall_root_height_m or tilted past max_tilt_deg, or a numerical failure",
+                       err) ||
+        sc_h5_attr_i64(f, "/fall", "fell", watch->cause != 0, err) || sc_h5_attr_str(f, "/fall", "cause", fall_cause[watch->cause], err) ||
+        sc_h5_attr_i64(f, "/fall", "step", step, err) || sc_h5_attr_f64(f, "/fall", "time_s", (double)step * sim->o.dt, err) ||
+        sc_h5_attr_f64(f, "/fall", "root_height_m", watch->cause ? watch->root_height : sim->pose[0].p.y, err) ||
+        sc_h5_attr_f64(f, "/fall", "fall_root_height_m", limit, err) ||
+        sc_h5_attr_f64(f, "/fall", "tilt_deg", (watch->cause ? watch->tilt : 0) * 180 / SC_PI, err) ||
+        sc_h5_attr_f64(f, "/fall", "max_tilt_deg", watch->max_tilt * 180 / SC_PI, err);
+}
+
+void sc_sim_fall_describe(const sc_sim_watch *watch, const sc_sim *sim, char *buf, size_t n)
+{
+    double t = (double)(watch->cause ? watch->step : sim->step) * sim->o.dt, limit = watch->policy ? 0.5 * watch->policy->mean_root_height : 0;
+    if (watch->cause == SC_FALL_LOW)
+        snprintf(buf, n, "fell at %.4f s (step %ld): the root at %.3f m, below %.3f m (half the cycle's mean root height)", t, watch->step,
+                 watch->root_height, limit);
+    else if (watch->cause == SC_FALL_TILT)
+        snprintf(buf, n, "fell at %.4f s (step %ld): the root tilted %.1f deg from vertical, past %.1f deg", t, watch->step,
+                 watch->tilt * 180 / SC_PI, watch->max_tilt * 180 / SC_PI);
+    else if (watch->cause == SC_SIM_FALL_FAILED) snprintf(buf, n, "fell at %.4f s (step %ld): the simulation failed", t, watch->step);
+    else snprintf(buf, n, "did not fall in %.4f s", t);
 }
 
 /* ---- reading ---- */

@@ -16,7 +16,7 @@
  * frame), what `sim.xdmf` shows; root attributes `status` (`completed` or `failed: ...`),
  * `steps`, `dt`, `character`, `fem_kernel` (the FEM kernel that ran, e.g. `avx512-f64x8`, or
  * `avx512-f32x16` with `fem_precision: single`), `start_sink_m` (when the start pose sank),
- * `ode_warnings` (counted per simulation), and the provenance of io/h5.h (`config`: the resolved
+ * `ode_warnings` (counted per simulation), `/fall` with a policy (sc_sim_writer_fall), and the provenance of io/h5.h (`config`: the resolved
  * config, which render reads for the ground and the pushes). `sim.xdmf` beside it plays the tet
  * mesh over time in ParaView. Virtual datasets need HDF5 1.10 or later to read. */
 #ifndef SC_STORE_SIM_H
@@ -24,6 +24,7 @@
 #include "core/status.h"
 #include "io/h5.h"
 #include "learn/evaluate.h"
+#include "learn/policy.h"
 #include "model/model.h"
 #include "muscle/run.h"
 #include "sampling/controller.h"
@@ -80,8 +81,29 @@ void sc_sim_writer_free(sc_sim_writer *w);
    with a progress line. Returns SC_ENUMERIC with step_err when the simulation failed (w keeps
    the frames so far); a frame that could not be written stops it: res->stopped, the error in
    *err. ctrl gives the reference time when w follows a reference. */
-int sc_sim_record(sc_sim *sim, sc_target_source src, const sc_perturbations *pert, long nsteps, int every, const sc_controller *ctrl,
+/* A policy's run: its fall judged at every state by the test learn-feedback's evaluation uses
+ * (learn/policy.h), and pushes given at a phase of its cycle started when due. */
+enum { SC_SIM_FALL_FAILED = 3 }; /* beside SC_FALL_LOW and SC_FALL_TILT: a numerical failure */
+typedef struct sc_sim_watch {
+    const sc_policy *policy; /* NULL: no fall judged */
+    double max_tilt;         /* rad */
+    long step0, cycle_steps; /* the controller's start step and cycle (0: no cycle) */
+    /* found: the first state that fell (cause: SC_FALL_LOW, SC_FALL_TILT, SC_SIM_FALL_FAILED; 0:
+       none), its step, and the root's height (m) and tilt (rad) there */
+    int cause;
+    long step;
+    double root_height, tilt;
+} sc_sim_watch;
+/* pert: pushes in the heading frame or at a phase are started in place when due
+   (sampling/scenario.h). watch may be NULL. */
+int sc_sim_record(sc_sim *sim, sc_target_source src, sc_perturbations *pert, long nsteps, int every, const sc_controller *ctrl, sc_sim_watch *watch,
                   sc_sim_writer *w, sc_rollout_result *res, sc_err *step_err, sc_err *err);
+/* /fall: what watch found (attributes fell, cause, step, time_s, root_height_m,
+   fall_root_height_m, tilt_deg, max_tilt_deg); time_s is the step times dt, as learn-feedback's
+   evaluation reports it, or the steps simulated when it did not fall. */
+int sc_sim_writer_fall(sc_sim_writer *w, const sc_sim_watch *watch, const sc_sim *sim, sc_err *err);
+/* "fell at 2.345 s: the root tilted 61.2 deg (the limit: 60 deg)" or "did not fall in 5.000 s". */
+void sc_sim_fall_describe(const sc_sim_watch *watch, const sc_sim *sim, char *buf, size_t n);
 
 /* A boneless body's record (muscle-sim, [T12]): no /bones; /nodes/position always; the
    character's /muscles (store/muscles.h) with the series /muscles/desired_length and
