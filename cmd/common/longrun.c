@@ -76,7 +76,7 @@ void sc_longrun_die(const sc_err *err)
 void sc_longrun_exit(int code)
 {
     if (!g_par) exit(code);
-    if (!g_stop || !code) {
+    if (!g_stop || !code || !getenv("PMI_RANK")) { /* no process manager (a singleton): the exit is the status */
         sc_par_finalize(g_par);
         exit(code);
     }
