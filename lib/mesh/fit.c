@@ -343,7 +343,7 @@ static int limb_axis(const sc_rig_bone *b, const sc_trimesh *body, double max_r,
     }
     if (n < 2) return 0;
     mean = sc_v3_scale(mean, 1.0 / n);
-    /* the principal direction of the centres; with two or three points, first to last */
+    /* its direction: first centre to last */
     sc_vec3 a = sc_v3_sub(c[n - 1], c[0]);
     if (!(sc_v3_norm(a) > 1e-6)) return 0;
     a = sc_v3_normalize(a);
