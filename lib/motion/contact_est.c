@@ -420,12 +420,36 @@ void sc_gc_auto_tolerances(const sc_model *m, double gravity, double *height_tol
     *speed_tol = sqrt(2 * gravity * *height_tol);
 }
 
-/* Per frame of a keyframe motion: every bone's lowest point (height, material-point speed by
- * central differences) and the vertical support the whole body needs, as a fraction of its
- * weight: (a_com,y + g) / g, a_com by second differences over a ~25 ms stencil (capture noise
- * of a millimetre would otherwise dominate). h, s: [n*nb]; need: [n]. */
-static int frame_probes(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, double gravity, double *h, double *s, double *need, sc_err *err)
+/* Half the height of the centre of mass over the lowest point in the rest pose (the character
+ * standing): a centre of mass below it is a body down on the floor (lying, sitting). */
+static double rest_com_height(const sc_body *b, const sc_gc_geom *g)
 {
+    sc_quat rest[SC_BODY_MAX_BONES];
+    sc_bone_kin kin[SC_BODY_MAX_BONES];
+    sc_vec3 zero = {0, 0, 0}, c = zero;
+    for (int j = 0; j < b->nb; j++) rest[j] = sc_q_identity();
+    sc_kin_forward_raw(b, sc_v3_load(b->offset), zero, zero, rest, NULL, NULL, kin);
+    double lowest = INFINITY;
+    for (int j = 0; j < b->nb; j++) {
+        c = sc_v3_axpy(b->mass[j] / b->total_mass, sc_kin_com(b, kin, j), c);
+        sc_gc_probe p;
+        if (sc_gc_lowest(g, j, kin, zero, 0, &p)) lowest = fmin(lowest, p.height);
+    }
+    return isfinite(lowest) ? 0.5 * (c.y - lowest) : 0;
+}
+
+/* Per frame of a keyframe motion: every bone's lowest point (height, horizontal position xz,
+ * material-point speed by central differences), the vertical support the whole body needs, as a
+ * fraction of its weight: (a_com,y + g) / g, and where on the floor it must act when the body
+ * is down on the floor and nearly still (centre of mass below rest_com_height, |v_com| <=
+ * still_speed, |a_com| <= 0.2 g; else NAN): the centre of pressure of the resultant,
+ * c_xz - c_y a_xz / (a_y + g) (the body's angular momentum rate neglected). a_com by second
+ * differences over a ~25 ms stencil (capture noise of a millimetre would otherwise dominate).
+ * h, s: [n*nb]; xz: [n*nb*2]; need: [n]; cop: [n*2]. */
+static int frame_probes(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, double gravity, double still_speed, double *h, double *s,
+                        double *xz, double *need, double *cop, sc_err *err)
+{
+    double low = rest_com_height(b, g);
     int n = m->nframes, nb = b->nb;
     sc_vec3 zero = {0, 0, 0}, *com = malloc((size_t)n * sizeof *com);
     sc_bone_kin *kin = malloc((size_t)3 * nb * sizeof *kin);
@@ -453,6 +477,8 @@ static int frame_probes(const sc_body *b, const sc_gc_geom *g, const sc_motion *
                 continue;
             }
             h[i] = p.height;
+            xz[2 * i] = p.point.x;
+            xz[2 * i + 1] = p.point.z;
             /* the lowest material point one frame before and after */
             sc_vec3 loc = sc_q_rotate(sc_q_conj(kin[j].q), sc_v3_sub(p.point, kin[j].p));
             sc_vec3 a = sc_v3_add(prev[j].p, sc_q_rotate(prev[j].q, loc)), z = sc_v3_add(next[j].p, sc_q_rotate(next[j].q, loc));
@@ -467,12 +493,47 @@ static int frame_probes(const sc_body *b, const sc_gc_geom *g, const sc_motion *
             need[f] = 1; /* too short to tell: assume standing */
             continue;
         }
-        double ay = (com[c + k].y - 2 * com[c].y + com[c - k].y) / ((k * m->frame_time) * (k * m->frame_time));
-        need[f] = (ay + gravity) / gravity;
+        sc_vec3 a =
+            sc_v3_scale(sc_v3_add(sc_v3_sub(com[c + k], sc_v3_scale(com[c], 2)), com[c - k]), 1 / ((k * m->frame_time) * (k * m->frame_time)));
+        need[f] = (a.y + gravity) / gravity;
+        cop[2 * f] = cop[2 * f + 1] = NAN;
+        sc_vec3 v = sc_v3_scale(sc_v3_sub(com[c + k], com[c - k]), 0.5 / (k * m->frame_time));
+        if (sc_v3_norm(a) <= 0.2 * gravity && sc_v3_norm(v) <= still_speed && com[f].y <= low) {
+            cop[2 * f] = com[f].x - com[f].y * a.x / (a.y + gravity);
+            cop[2 * f + 1] = com[f].z - com[f].y * a.z / (a.y + gravity);
+        }
     }
     free(com);
     free(kin);
     return SC_OK;
+}
+
+/* Distance from q to the convex hull of the k points p[2k] in the plane (0 inside). */
+static double hull_distance(const double *q, const double *p, int k)
+{
+    if (k <= 0) return INFINITY;
+    double best = INFINITY, area = 0;
+    for (int l = 2; l < k; l++) area = fmax(area, fabs((p[2] - p[0]) * (p[2 * l + 1] - p[1]) - (p[3] - p[1]) * (p[2 * l] - p[0])));
+    int inside = area > 1e-8; /* a hull with an inside */
+    for (int i = 0; i < k; i++) {
+        best = fmin(best, hypot(q[0] - p[2 * i], q[1] - p[2 * i + 1]));
+        for (int j = i + 1; j < k; j++) { /* every pair: the hull's edges are among them */
+            double ex = p[2 * j] - p[2 * i], ez = p[2 * j + 1] - p[2 * i + 1], l2 = ex * ex + ez * ez;
+            if (!(l2 > 0)) continue;
+            double t = ((q[0] - p[2 * i]) * ex + (q[1] - p[2 * i + 1]) * ez) / l2;
+            if (t > 0 && t < 1) best = fmin(best, fabs((q[0] - p[2 * i]) * ez - (q[1] - p[2 * i + 1]) * ex) / sqrt(l2));
+        }
+    }
+    /* inside: q lies left of every hull edge, a pair (i, j) with all points on its left (k <= 16) */
+    for (int i = 0; i < k && inside; i++)
+        for (int j = 0; j < k && inside; j++) {
+            if (i == j) continue;
+            double ex = p[2 * j] - p[2 * i], ez = p[2 * j + 1] - p[2 * i + 1];
+            int all = 1;
+            for (int l = 0; l < k && all; l++) all = ex * (p[2 * l + 1] - p[2 * i + 1]) - ez * (p[2 * l] - p[2 * i]) >= -1e-12;
+            if (all && ex * (q[1] - p[2 * i + 1]) - ez * (q[0] - p[2 * i]) < 0) inside = 0; /* a hull edge with q outside */
+        }
+    return inside ? 0 : best;
 }
 
 /* Runs of 1s in x[0..n) (stride) shorter than `len` become 0 (drop) or, for runs of 0s between
@@ -503,13 +564,13 @@ int sc_gc_detect(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, cons
     if (nb != m->nbones || nb > SC_BODY_MAX_BONES) return sc_fail(err, SC_EINPUT, "contact detection: %d bones, motion has %d", nb, m->nbones);
     if (!(o->height_tol > 0) || !(o->speed_tol > 0)) return sc_fail(err, SC_EINPUT, "contact detection: height and speed tolerances must be > 0");
     double *h = malloc((size_t)n * nb * sizeof *h), *s = malloc((size_t)n * nb * sizeof *s), *need = malloc((size_t)n * sizeof *need);
-    if (!h || !s || !need) {
-        free(h);
-        free(s);
-        free(need);
-        return sc_fail(err, SC_EIO, "out of memory");
+    double *xz = malloc((size_t)n * nb * 2 * sizeof *xz), *cop = malloc((size_t)n * 2 * sizeof *cop);
+    int rc = SC_OK;
+    if (!h || !s || !need || !xz || !cop) {
+        rc = sc_fail(err, SC_EIO, "out of memory");
+        goto done;
     }
-    int rc = frame_probes(b, g, m, o->gravity, h, s, need, err);
+    rc = frame_probes(b, g, m, o->gravity, 0.25 * o->speed_tol, h, s, xz, need, cop, err);
     if (rc) goto done;
     double H = o->height_tol, S = o->speed_tol;
     int minlen = (int)fmax(1, round(o->min_time / m->frame_time));
@@ -540,6 +601,31 @@ int sc_gc_detect(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, cons
         }
         inf.frames_rescued += got;
     }
+    /* 2b. ... and as a check of where the support acts: a body at rest (centre of mass slower
+       than speed_tol / 4: lying on its back with its heels lowest) whose centre of pressure lies
+       far (6 height_tol: 20 cm) outside what touches rests on its slow bones within 2 height_tol
+       of the floor too */
+    for (int f = 0; f < n; f++) {
+        size_t r = (size_t)f * nb;
+        if (isnan(cop[2 * f]) || need[f] <= o->support) continue;
+        double pts[2 * SC_BODY_MAX_BONES];
+        int k = 0;
+        for (int j = 0; j < nb; j++)
+            if (flags[r + j]) {
+                pts[2 * k] = xz[2 * (r + j)];
+                pts[2 * k + 1] = xz[2 * (r + j) + 1];
+                k++;
+            }
+        if (k == 0 || hull_distance(cop + 2 * f, pts, k) <= 6 * H) continue;
+        int got = 0;
+        for (int j = 0; j < nb; j++) {
+            size_t i = r + j;
+            if ((o->allowed && !o->allowed[j]) || flags[i] || !(h[i] <= 2 * H) || s[i] > S) continue;
+            flags[i] = 1;
+            got = 1;
+        }
+        inf.frames_rescued += got;
+    }
     /* 3. no flicker: fill short gaps, then drop short contacts */
     for (int j = 0; j < nb; j++) {
         close_gaps(flags + j, n, (size_t)nb, minlen, 0);
@@ -560,6 +646,8 @@ done:
     free(h);
     free(s);
     free(need);
+    free(xz);
+    free(cop);
     if (info) *info = inf;
     return rc;
 }

@@ -103,7 +103,11 @@ int sc_gc_floor(const sc_body *b, const sc_gc_geom *g, sc_motion *m, const unsig
  *     force above `support` x its weight ((a_com,y + g) / g, second differences over ~25 ms)
  *     and no bone touches, the lowest bones (within height_tol of the lowest) that are slow or
  *     within 2 height_tol of the floor touch it (a capture's hands in a handstand can sit
- *     10 cm above the floor its feet define);
+ *     10 cm above the floor its feet define); and in a frame where the body is down and still
+ *     (centre of mass below half its standing height, slower than speed_tol / 4) and the centre
+ *     of pressure the resultant needs lies over 6 height_tol outside what touches (a body lying
+ *     on its back with only its heels lowest), the slow bones within 2 height_tol of the floor
+ *     touch it too;
  *  3. gaps shorter than min_time between two contacts of a bone are filled, then contacts
  *     shorter than min_time dropped.
  * The tolerances come from the character (sc_gc_auto_tolerances), not from the clip. */

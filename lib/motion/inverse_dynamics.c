@@ -293,7 +293,7 @@ int sc_id_balance(const sc_body *b, sc_traj *t, const unsigned char *flags, doub
         for (int ax = 0; ax < 3; ax++) {
             double *ta = w + n, *xa = dd;
             for (int k = 0; k < n; k++) ta[k] = tt[3 * k + ax];
-            sc_offset_fit(n, h, lambda, ta, xa, w + 2 * n, w + 3 * n, w + 4 * n);
+            sc_offset_fit(n, h, lambda, NULL, ta, xa, w + 2 * n, w + 3 * n, w + 4 * n);
             for (int k = 0; k < n; k++) d[3 * k + ax] = xa[k];
             for (int k = 0; k < n; k++) {
                 int c = k < 1 ? 1 : k > n - 2 ? n - 2 : k;

@@ -491,10 +491,10 @@ double sc_kin_twist_angle(sc_quat q, sc_vec3 a)
 
 /* ---- smooth offsets --------------------------------------------------------------------- */
 
-void sc_offset_fit(int n, double h, double lambda, const double *t, double *x, double *a0, double *a1, double *a2)
+void sc_offset_fit(int n, double h, double lambda, const double *weight, const double *t, double *x, double *a0, double *a1, double *a2)
 {
     double w = 1 / (h * h * h * h);
-    for (int i = 0; i < n; i++) a0[i] = lambda, a1[i] = a2[i] = x[i] = 0;
+    for (int i = 0; i < n; i++) a0[i] = lambda * (weight ? weight[i] : 1), a1[i] = a2[i] = x[i] = 0;
     for (int f = 1; f < n - 1; f++) { /* row f of D2: (1, -2, 1) at f-1, f, f+1 */
         int idx[3] = {f - 1, f, f + 1};
         double c[3] = {1, -2, 1};

@@ -125,8 +125,8 @@ double sc_kin_twist_angle(sc_quat q, sc_vec3 a);
 
 /* The offset x[n] on a grid of step h whose second differences best match t[n] (t[0], t[n-1]
  * unused) while staying small: min sum_f ((x[f-1] - 2 x[f] + x[f+1]) / h^2 - t[f])^2 +
- * lambda sum_f x[f]^2, a symmetric pentadiagonal system solved by banded LDL^T. a0, a1, a2:
- * work arrays [n]. */
-void sc_offset_fit(int n, double h, double lambda, const double *t, double *x, double *a0, double *a1, double *a2);
+ * lambda sum_f weight[f] x[f]^2 (weight NULL: all 1; a large weight pins x[f] near 0), a
+ * symmetric pentadiagonal system solved by banded LDL^T. a0, a1, a2: work arrays [n]. */
+void sc_offset_fit(int n, double h, double lambda, const double *weight, const double *t, double *x, double *a0, double *a1, double *a2);
 
 #endif

@@ -623,7 +623,7 @@ static int balance(fit_ctx *x, sc_motion *mo, double *d, sc_contact_fit_info *in
     int n = x->n, nb = x->nb;
     if (n < SC_OFFSET_FIT_MIN_FRAMES) return SC_OK;
     double h = mo->frame_time, g = x->o->gravity, mu = x->o->mu;
-    double *c = malloc((size_t)n * 3 * sizeof *c), *t = malloc((size_t)n * 3 * sizeof *t), *w = malloc((size_t)n * 5 * sizeof *w);
+    double *c = malloc((size_t)n * 3 * sizeof *c), *t = malloc((size_t)n * 3 * sizeof *t), *w = malloc((size_t)n * 6 * sizeof *w);
     if (!c || !t || !w) {
         free(c);
         free(t);
@@ -635,6 +635,14 @@ static int balance(fit_ctx *x, sc_motion *mo, double *d, sc_contact_fit_info *in
         sc_v3_store(c + 3 * f, frame_com(x->b, x->kin));
     }
     memset(d, 0, (size_t)n * 3 * sizeof *d);
+    /* a body lying on the floor (a contact not at a limb end: back, hip, knee) cannot move up or
+       down without leaving or entering it: its root height stays */
+    double *pin = w + 5 * n;
+    for (int f = 0; f < n; f++) {
+        pin[f] = 1;
+        for (int j = 0; j < nb; j++)
+            if (x->flags[(size_t)f * nb + j] && !x->isend[j]) pin[f] = 1e6;
+    }
     /* a 1 m/s^2 misfit weighs as much as balance_offset of root translation */
     double lambda = 1 / (x->o->balance_offset * x->o->balance_offset);
     double worst = 0;
@@ -664,7 +672,7 @@ static int balance(fit_ctx *x, sc_motion *mo, double *d, sc_contact_fit_info *in
         for (int a = 0; a < 3; a++) {
             double *ta = w, *xa = w + n;
             for (int f = 0; f < n; f++) ta[f] = t[3 * f + a];
-            sc_offset_fit(n, h, lambda, ta, xa, w + 2 * n, w + 3 * n, w + 4 * n);
+            sc_offset_fit(n, h, lambda, a == 1 ? pin : NULL, ta, xa, w + 2 * n, w + 3 * n, w + 4 * n);
             for (int f = 0; f < n; f++) d[3 * f + a] = xa[f];
         }
     }
@@ -711,9 +719,11 @@ static void limb_setup(fit_ctx *x, sc_motion *mo, double *reach)
 
 /* Step 1: per frame with contacts, the root height offset wanted (want[f]): the one that keeps
  * each limb in contact as long as it is (a straight stance leg whose foot must rise 1 cm would
- * otherwise bend its knee 17 deg), averaged over the limbs, and another bone (knee, back)
- * exactly; and the corridor [lo, hi] every limb end can reach the floor from (its hip or
- * shoulder within the limb's reach); has[f]: frame f has contacts. */
+ * otherwise bend its knee 17 deg), averaged over the limbs, and the corridor [lo, hi] every limb
+ * end can reach the floor from (its hip or shoulder within the limb's reach). Other bones in
+ * contact (knee, back, upper arm) decide alone, by least squares: a body lying with straight legs
+ * has its heels at full reach, whose corridor would pull the hips onto the floor, 12 cm through a
+ * back. has[f]: frame f has contacts. */
 static void root_corridor(fit_ctx *x, const sc_motion *mo, const double *reach, double *lo, double *hi, unsigned char *has, double *want)
 {
     const sc_model *m = x->m;
@@ -724,8 +734,8 @@ static void root_corridor(fit_ctx *x, const sc_motion *mo, const double *reach, 
         lo[f] = -INFINITY;
         hi[f] = INFINITY;
         has[f] = 0;
-        double sum = 0, exact = NAN;
-        int nlimb = 0;
+        double sum = 0, body = 0;
+        int nlimb = 0, nbody = 0;
         for (int j = 0; j < nb; j++) {
             if (!x->flags[(size_t)f * nb + j]) continue;
             double hj = lowest_height(x->g, j, kin), a, z;
@@ -739,17 +749,19 @@ static void root_corridor(fit_ctx *x, const sc_motion *mo, const double *reach, 
                 z = d.y + w;
                 sum += d.y + sqrt(fmax(0, len * len - dxz2));
                 nlimb++;
+                lo[f] = fmax(lo[f], a);
+                hi[f] = fmin(hi[f], z);
             } else {
-                a = -hj - 0.002;
-                z = -hj + 0.002;
-                exact = -hj;
+                body -= hj;
+                nbody++;
             }
-            lo[f] = fmax(lo[f], a);
-            hi[f] = fmin(hi[f], z);
             has[f] = 1;
         }
-        if (has[f] && lo[f] > hi[f]) lo[f] = hi[f] = 0.5 * (lo[f] + hi[f]);
-        want[f] = has[f] ? fmin(fmax(isfinite(exact) ? exact : sum / nlimb, lo[f]), hi[f]) : NAN;
+        if (nbody) { /* the body's own contacts decide: least squares over them; the limbs bend to what remains */
+            lo[f] = body / nbody - 0.002;
+            hi[f] = body / nbody + 0.002;
+        } else if (has[f] && lo[f] > hi[f]) lo[f] = hi[f] = 0.5 * (lo[f] + hi[f]);
+        want[f] = has[f] ? fmin(fmax(nbody ? body / nbody : sum / nlimb, lo[f]), hi[f]) : NAN;
     }
 }
 

@@ -74,8 +74,10 @@ int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, cons
  * flags[f*nb + j] are the contacts (sc_gc_detect on the retargeted motion). The motion is changed
  * in place, keeping the rest of the pose:
  *  1. the root height: per frame the offset that keeps the limbs in contact as long as they are
- *     (averaged; another bone - knee, back - exactly), within the corridor from which every limb
- *     end can reach the floor (its hip or shoulder within the limb's reach), made smooth (box
+ *     (averaged), within the corridor from which every limb end can reach the floor (its hip or
+ *     shoulder within the limb's reach); where other bones touch (knee, back, upper arm: a body
+ *     lying on the floor) the offset that puts them on it, least squares over them, and the
+ *     limbs bend to what remains; made smooth (box
  *     filters of half-width smooth_time, lowered where it would leave a corridor; the reach is
  *     taken 0.5 % short, so a straight stance leg bends a few degrees rather than jerk at full
  *     extension): the handstand of a cartwheel lowers the body onto its hands;
@@ -87,7 +89,8 @@ int sc_retarget(const sc_bvh *bvh, const char *bvh_name, const sc_model *m, cons
  *     settled (its contacts on the floor, soles level, nothing to jolt);
  *  3. balance (optional): a root translation that makes the centre of mass accelerate as the
  *     contacts can push it (friction cone when something touches, free fall otherwise), the
- *     limbs in contact kept where they were (3 rounds).
+ *     limbs in contact kept where they were, the height kept where bones other than limb ends
+ *     touch (3 rounds).
  * A knee or elbow bent past full extension is straightened first (IK bends limbs to the side
  * they usually bend to only). info: contact intervals, those whose lowest point stays within
  * keep_tol of the floor, the largest distance from the floor (m), the root offsets. */
