@@ -254,6 +254,14 @@ int main(int argc, char **argv)
     }
     sc_log_set_level(SC_LOG_WARN);
     sc_environment_apply(); /* what the tools take from the environment, the library too */
+    /* SOFTCON_TEST_SHARD=i/n: the i-th of n interleaved shares of the selected tests (make
+       asan runs the shares side by side) */
+    int shard = 0, nshards = 1, nselected = 0;
+    const char *sh = getenv("SOFTCON_TEST_SHARD");
+    if (sh && (sscanf(sh, "%d/%d", &shard, &nshards) != 2 || nshards < 1 || shard < 0 || shard >= nshards)) {
+        fprintf(stderr, "SOFTCON_TEST_SHARD=%s: expected i/n with 0 <= i < n\n", sh);
+        return 2;
+    }
     int passed = 0, failed = 0;
     for (int i = 0; i < g_ntests; i++) {
         /* slow_* tests (campaigns whose figures go into the README) run only when a filter that
@@ -262,7 +270,7 @@ int main(int argc, char **argv)
         int selected = (argc <= 1 && !slow) || list;
         for (int a = list ? 2 : 1; a < argc && !selected; a++)
             selected = strstr(g_tests[i].name, argv[a]) != NULL && (!slow || strstr(argv[a], "slow"));
-        if (!selected) continue;
+        if (!selected || nselected++ % nshards != shard) continue;
         if (list) {
             printf("%s\n", g_tests[i].name);
             continue;

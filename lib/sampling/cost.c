@@ -220,7 +220,11 @@ int sc_tracker_failure(const sc_tracker *t, const sc_sim *s, double tr)
     if (a > 0.5) k++;
     const double *q = r->local_quat + 4 * (size_t)k * r->nb; /* the root's local rotation is its world rotation */
     sc_vec3 up = sc_q_rotate(s->pose[0].q, sc_v3(0, 1, 0)), up_ref = sc_q_rotate((sc_quat){q[0], q[1], q[2], q[3]}, sc_v3(0, 1, 0));
-    int fall = sc_fall_test(s->pose[0].p.y, r->root_pos[3 * k + 1], t->o.min_root_height, up, up_ref, t->o.max_tilt);
+    /* a drop of less than 5 % of the character's height is no fall: a body lying on the floor
+       (its root 15 cm up) sinks that far into its own flesh */
+    double ref_y = r->root_pos[3 * k + 1], ratio = t->o.min_root_height;
+    if (ref_y > 0) ratio = fmin(ratio, 1 - 0.05 * t->height / ref_y);
+    int fall = sc_fall_test(s->pose[0].p.y, ref_y, ratio, up, up_ref, t->o.max_tilt);
     if (fall == SC_FALL_LOW) return SC_FAIL_ROOT_LOW;
     if (fall == SC_FALL_TILT) return SC_FAIL_TILT;
     for (int i = 0; i < t->nwatch; i++)

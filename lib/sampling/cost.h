@@ -34,7 +34,8 @@ extern const char *const sc_failure_names[SC_FAIL_KINDS];
 typedef struct sc_tracker_opts {
     double weights[SC_COST_TERMS];           /* defaults 5, 3, 30, 10, 0, 0 */
     int frame;                               /* SC_COST_FRAME_*: where root and balance are compared */
-    double min_root_height;                  /* fail below this fraction of the reference root height (0.7) */
+    double min_root_height;                  /* fail below this fraction of the reference root height (0.7), never
+                                                within 5 % of the character's height of it */
     double max_tilt;                         /* rad: fail when the root's up axis is further than this from
                                        the reference root's (40 deg) */
     int allowed_from_reference;              /* 1: bones the reference has in contact may touch the ground, */
