@@ -151,6 +151,17 @@ TEST(samcon_cost_is_zero_on_the_reference_and_grows_off_it)
     q[0] = sc_q_mul(sc_q_axis_angle(sc_v3(0, 0, 1), 1.2), q[0]);
     sc_sim_set_pose(s, root, q, rv, w);
     ENSURE(sc_tracker_failure(&tr, s, r.time[k]) == SC_FAIL_TILT);
+    /* a reference lying on the floor (root 15 cm up): sinking 3/4 of 5 % of the character's
+       height (over 0.3 of 15 cm) is no fall, 5/4 of it is */
+    ENSURE_OK(sc_reference_state_at(&r, &m, r.time[k], root, q, rv, w, &err), &err);
+    double lying = 0.15, sink[2] = {0.75 * 0.05 * tr.height, 1.25 * 0.05 * tr.height};
+    int expect[2] = {SC_FAIL_NONE, SC_FAIL_ROOT_LOW};
+    for (int i = 0; i < 2; i++) {
+        r.root_pos[3 * k + 1] = lying;
+        double sunk[3] = {root[0], lying - sink[i], root[2]};
+        sc_sim_set_pose(s, sunk, q, rv, w);
+        ENSURE_MSG(sc_tracker_failure(&tr, s, r.time[k]) == expect[i], "a body lying at %.2f m sunk by %.3f m", lying, sink[i]);
+    }
     sc_sim_free(s);
     sc_tracker_free(&tr);
     sc_reference_free(&r);
