@@ -601,8 +601,8 @@ int sc_gc_detect(const sc_body *b, const sc_gc_geom *g, const sc_motion *m, cons
         }
         inf.frames_rescued += got;
     }
-    /* 2b. ... and as a check of where the support acts: a body at rest (centre of mass slower
-       than speed_tol / 4: lying on its back with its heels lowest) whose centre of pressure lies
+    /* 2b. ... and as a check of where the support acts: a body down and at rest (cop is set:
+       lying on its back with its heels lowest) whose centre of pressure lies
        far (6 height_tol: 20 cm) outside what touches rests on its slow bones within 2 height_tol
        of the floor too */
     for (int f = 0; f < n; f++) {
