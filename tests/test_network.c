@@ -2,9 +2,16 @@
  * as a designer writes them; bad networks (a cycle, an unknown node or feedback variable, a node
  * of two kinds) are refused naming the line. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include "core/rng.h"
+#include "fixtures.h"
 #include "io/config.h"
+#include "network/physics.h"
 #include "settings/network.h"
+#include "sim/sim.h"
+#include "sim/skeleton.h"
+#include "store/character.h"
 #include "test.h"
 
 static const char *const feedback_names[] = {"stance", "com_forward"};
@@ -134,4 +141,234 @@ TEST(network_bad_configs_name_the_line)
         sc_network_free(&n);
         sc_cfg_free(cfg);
     }
+}
+
+/* ---- the physics module ([BK] 4) against finite differences ---- */
+
+/* world frames from the root's and the joints' local rotations (bone frames at rest are world
+   aligned with their origin at the joint) */
+static void forward_kinematics(const sc_model *m, sc_xform root, const sc_quat *local, sc_xform *pose)
+{
+    pose[0] = root;
+    for (int b = 1; b < m->nbones; b++) {
+        const sc_xform *p = &pose[m->parent[b]];
+        const sc_vec3 off = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->joint_pos + 3 * m->parent[b]));
+        pose[b].q = sc_q_mul(p->q, local[b]);
+        pose[b].p = sc_v3_add(p->p, sc_q_rotate(p->q, off));
+    }
+}
+
+/* the pose with bone b's subtree turned by angle about world axis a through b's joint, then the
+   whole body moved rigidly so that bone `fixed` stays where it was */
+static void turn_joint(const sc_model *m, sc_xform root, const sc_quat *local, int b, sc_vec3 a, double angle, int fixed, sc_xform *pose,
+                       sc_quat *scratch)
+{
+    sc_xform ref[64];
+    forward_kinematics(m, root, local, ref);
+    memcpy(scratch, local, (size_t)m->nbones * sizeof *scratch);
+    const sc_quat parent = ref[m->parent[b]].q; /* a world turn as a change of the local rotation */
+    scratch[b] = sc_q_mul(sc_q_mul(sc_q_conj(parent), sc_q_mul(sc_q_axis_angle(a, angle), parent)), local[b]);
+    forward_kinematics(m, root, scratch, pose);
+    /* the rigid motion taking the turned `fixed` back to where it was */
+    const sc_quat back = sc_q_mul(ref[fixed].q, sc_q_conj(pose[fixed].q));
+    const sc_vec3 at = pose[fixed].p;
+    for (int k = 0; k < m->nbones; k++) {
+        pose[k].q = sc_q_mul(back, pose[k].q);
+        pose[k].p = sc_v3_add(ref[fixed].p, sc_q_rotate(back, sc_v3_sub(pose[k].p, at)));
+    }
+}
+
+TEST(network_virtual_force_torques_are_the_jacobian_transpose)
+{
+    const char *ch = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    sc_model m;
+    sc_err err = {0};
+    ENSURE_OK(sc_character_read(ch, &m, 0, &err), &err);
+    ENSURE(m.nbones <= 64);
+    const int hand = sc_model_bone_index(&m, "l_hand"), foot = sc_model_bone_index(&m, "r_foot"), spine = sc_model_bone_index(&m, "spine");
+    ENSURE(hand > 0 && foot > 0 && spine > 0);
+    /* a pose away from rest: every joint turned, hinges about their axes only */
+    sc_rng rng;
+    sc_rng_init(&rng, 7, 0, 0);
+    sc_quat local[64], scratch[64];
+    for (int b = 0; b < m.nbones; b++) {
+        sc_vec3 a = m.joint_type[b] == SC_JOINT_HINGE ? sc_v3_load(m.hinge_axis + 3 * b)
+                                                      : sc_v3_normalize(sc_v3(sc_rng_normal(&rng), sc_rng_normal(&rng), sc_rng_normal(&rng)));
+        local[b] = sc_q_axis_angle(a, 0.5 * sc_rng_normal(&rng));
+    }
+    const sc_xform root = {local[0], sc_v3(0.3, 1.0, -0.2)};
+    sc_xform pose[64], moved[64];
+    forward_kinematics(&m, root, local, pose);
+    const sc_vec3 f = sc_v3(12, -30, 7); /* N */
+    double worst = 0, scale = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        /* 0: the hand pushed with the spine as base; 1: the root pushed over the standing foot */
+        const int effector = mode ? 0 : hand, fixed = mode ? foot : spine;
+        const sc_vec3 local_p = sc_v3(0.05, -0.02, 0.03); /* the point, in the effector's frame */
+        const sc_vec3 p = sc_v3_add(pose[effector].p, sc_q_rotate(pose[effector].q, local_p));
+        double tau[3 * 64] = {0};
+        if (mode) sc_vf_support(&m, pose, foot, p, f, tau);
+        else sc_vf_chain(&m, pose, hand, spine, p, f, tau);
+        /* virtual work: turning joint b by eps about a moves p by dp, and tau_b . a = f . dp / eps */
+        int joints = 0;
+        for (int b = 1; b < m.nbones; b++) {
+            const int on_chain = mode ? sc_bone_is_below(&m, foot, b) : sc_bone_is_below(&m, hand, b) && !sc_bone_is_below(&m, spine, b);
+            for (int k = 0; k < 3; k++) {
+                sc_vec3 a = sc_v3(k == 0, k == 1, k == 2);
+                if (m.joint_type[b] == SC_JOINT_HINGE) {
+                    if (k) continue;
+                    a = sc_q_rotate(pose[b].q, sc_v3_load(m.hinge_axis + 3 * b));
+                }
+                const double eps = 1e-6;
+                double fd = 0;
+                if (on_chain) {
+                    double side[2];
+                    for (int s = 0; s < 2; s++) {
+                        turn_joint(&m, root, local, b, a, s ? -eps : eps, fixed, moved, scratch);
+                        side[s] = sc_v3_dot(f, sc_v3_add(moved[effector].p, sc_q_rotate(moved[effector].q, local_p)));
+                    }
+                    fd = (side[0] - side[1]) / (2 * eps);
+                    joints++;
+                }
+                const double analytic = sc_v3_dot(sc_v3_load(tau + 3 * b), a);
+                worst = fmax(worst, fabs(analytic - fd));
+                scale = fmax(scale, fabs(fd));
+                ENSURE_MSG(fabs(analytic - fd) < 1e-6 * (1 + fabs(fd)), "mode %d bone %s axis %d: J^T f %.9g, finite difference %.9g", mode,
+                           m.bone_name[b], k, analytic, fd);
+            }
+            if (m.joint_type[b] == SC_JOINT_HINGE) { /* a hinge carries its axis' component only */
+                const sc_vec3 a = sc_q_rotate(pose[b].q, sc_v3_load(m.hinge_axis + 3 * b)), t = sc_v3_load(tau + 3 * b);
+                ENSURE(sc_v3_norm(sc_v3_sub(t, sc_v3_scale(a, sc_v3_dot(t, a)))) < 1e-12);
+            }
+        }
+        ENSURE(joints >= (mode ? 5 : 6));
+    }
+    /* gravity compensation: the torque that holds each joint is the gradient of the potential
+       energy of what lies below it */
+    double mass[64], com[3 * 64], tau[3 * 64] = {0}, scratch4[4 * 64];
+    unsigned char all[64];
+    const double g[3] = {0, -9.81, 0};
+    for (int b = 0; b < m.nbones; b++) {
+        mass[b] = m.bone_mass[b];
+        all[b] = 1;
+        const sc_vec3 c = sc_v3_sub(sc_v3_load(m.bone_com + 3 * b), sc_v3_load(m.joint_pos + 3 * b));
+        sc_v3_store(com + 3 * b, sc_v3_add(pose[b].p, sc_q_rotate(pose[b].q, c)));
+    }
+    sc_vf_gravity(&m, pose, mass, com, all, g, scratch4, tau);
+    for (int b = 1; b < m.nbones; b++)
+        for (int k = 0; k < 3; k++) {
+            sc_vec3 a = sc_v3(k == 0, k == 1, k == 2);
+            if (m.joint_type[b] == SC_JOINT_HINGE) {
+                if (k) continue;
+                a = sc_q_rotate(pose[b].q, sc_v3_load(m.hinge_axis + 3 * b));
+            }
+            double energy[2];
+            for (int s = 0; s < 2; s++) {
+                turn_joint(&m, root, local, b, a, s ? -1e-6 : 1e-6, 0, moved, scratch);
+                energy[s] = 0;
+                for (int d = 0; d < m.nbones; d++) {
+                    const sc_vec3 c = sc_v3_sub(sc_v3_load(m.bone_com + 3 * d), sc_v3_load(m.joint_pos + 3 * d));
+                    energy[s] -= mass[d] * sc_v3_dot(sc_v3_load(g), sc_v3_add(moved[d].p, sc_q_rotate(moved[d].q, c)));
+                }
+            }
+            const double fd = (energy[0] - energy[1]) / 2e-6, analytic = sc_v3_dot(sc_v3_load(tau + 3 * b), a);
+            ENSURE_MSG(fabs(analytic - fd) < 1e-5 * (1 + fabs(fd)), "gravity, bone %s axis %d: %.9g against %.9g", m.bone_name[b], k, analytic, fd);
+        }
+    sc_test_report("J^T f against central differences over %d bones: worst difference %.2g N m (torques up to %.3g N m)", m.nbones, worst, scale);
+    sc_model_free(&m);
+}
+
+/* The step's joint torques are internal (no momentum from them, soft or rigid), a servo's gain
+ * multiplier changes how hard it pulls, and a snapshot carries both. */
+TEST(network_joint_torques_are_internal_and_gains_scale)
+{
+    const char *ch = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    sc_model m;
+    sc_err err = {0};
+    ENSURE_OK(sc_character_read(ch, &m, 0, &err), &err);
+    const int knee = sc_model_bone_index(&m, "l_shin"), arm = sc_model_bone_index(&m, "r_upperarm");
+    ENSURE(knee > 0 && arm > 0 && m.nbones <= 64);
+    for (int model = SC_CONTACT_SOFT; model <= SC_CONTACT_RIGID; model++) {
+        sc_sim_opts o;
+        sc_sim_default_opts(&o);
+        o.contact_model = model;
+        o.contact.enabled = 0;
+        o.gravity[1] = 0;
+        sc_sim *s;
+        ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+        double tau[3 * 64] = {0};
+        tau[3 * knee + 0] = 150; /* against the servo holding it straight (kp 1500) */
+        tau[3 * arm + 1] = -25;
+        tau[3 * arm + 2] = 10;
+        sc_sim_set_joint_torques(s, tau);
+        sc_sim_diag d0, d1;
+        sc_sim_diagnostics(s, &d0);
+        for (int k = 0; k < 200; k++) ENSURE_OK(sc_sim_step(s, &err), &err);
+        sc_sim_diagnostics(s, &d1);
+        double dl = 0, da = 0, moved = 0;
+        for (int k = 0; k < 3; k++) {
+            dl = fmax(dl, fabs(d1.linear[k] - d0.linear[k]));
+            da = fmax(da, fabs(d1.angular[k] - d0.angular[k]));
+        }
+        sc_quat local[64];
+        sc_skeleton_local_rotations(s->skel, local);
+        moved = sc_q_angle_between(local[knee], sc_q_identity());
+        sc_test_report("%s: 0.2 s of joint torques turned the knee %.3f rad; momentum change %.2g kg m/s, angular %.2g kg m^2/s",
+                       model == SC_CONTACT_RIGID ? "rigid" : "soft", moved, dl, da);
+        ENSURE(moved > 0.05);
+        ENSURE(dl < 1e-9 && da < 1e-6);
+        sc_sim_free(s);
+    }
+    /* the knee pulled toward 0.05 rad for 20 ms with its gains x 0.01, x 1 and x 4 (kp x a, kd x sqrt a:
+       the stable servo's pull goes as kp / kd, sqrt a) */
+    double turned[3];
+    const double scales[3] = {0.01, 1, 4};
+    size_t cap = 0, size = 0;
+    unsigned char *snap = NULL;
+    for (int i = 0; i < 3; i++) {
+        sc_sim_opts o;
+        sc_sim_default_opts(&o);
+        o.contact_model = SC_CONTACT_RIGID;
+        o.contact.enabled = 0;
+        o.gravity[1] = 0;
+        sc_sim *s;
+        ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+        sc_quat target[64];
+        double scale[64];
+        for (int b = 0; b < m.nbones; b++) {
+            target[b] = sc_q_identity();
+            scale[b] = scales[i];
+        }
+        target[knee] = sc_q_axis_angle(sc_v3_load(m.hinge_axis + 3 * knee), 0.05);
+        sc_sim_set_targets(s, target);
+        sc_sim_set_gain_scale(s, scale);
+        for (int k = 0; k < 20; k++) ENSURE_OK(sc_sim_step(s, &err), &err);
+        sc_quat local[64];
+        sc_skeleton_local_rotations(s->skel, local);
+        turned[i] = sc_q_angle_between(local[knee], sc_q_identity());
+        if (i == 2) { /* a snapshot restores the scaled gains: the same future, bit for bit */
+            cap = sc_sim_snapshot_capacity(s);
+            snap = malloc(cap);
+            ENSURE(snap && (size = sc_sim_snapshot_save(s, snap, cap)) > 0);
+            double x1[3];
+            for (int k = 0; k < 20; k++) ENSURE_OK(sc_sim_step(s, &err), &err);
+            memcpy(x1, s->x, sizeof x1);
+            sc_skeleton_local_rotations(s->skel, local);
+            const sc_quat after = local[knee];
+            sc_sim *r;
+            ENSURE_OK(sc_sim_create(&m, &o, &r, &err), &err);
+            ENSURE_OK(sc_sim_snapshot_restore(r, snap, size, &err), &err);
+            for (int k = 0; k < 20; k++) ENSURE_OK(sc_sim_step(r, &err), &err);
+            sc_skeleton_local_rotations(r->skel, local);
+            ENSURE(!memcmp(&after, &local[knee], sizeof after) && !memcmp(x1, r->x, sizeof x1));
+            sc_sim_free(r);
+            free(snap);
+        }
+        sc_sim_free(s);
+    }
+    sc_test_report("knee turned in 20 ms toward 0.05 rad with gains x 0.01 / 1 / 4: %.4f / %.4f / %.4f rad", turned[0], turned[1], turned[2]);
+    ENSURE(turned[0] < 0.2 * turned[1] && turned[2] > 1.5 * turned[1]);
+    sc_model_free(&m);
 }

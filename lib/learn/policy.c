@@ -212,7 +212,7 @@ static void policy_eval(void *ctx, const sc_sim *s, sc_quat *out)
     sc_apply_offsets(c->f->m, c->dofs, c->offset, out);
 }
 
-sc_target_source sc_policy_source(sc_policy_controller *c) { return (sc_target_source){policy_eval, c}; }
+sc_target_source sc_policy_source(sc_policy_controller *c) { return (sc_target_source){.eval = policy_eval, .ctx = c}; }
 
 long sc_policy_cycle_steps(const sc_policy *p)
 {

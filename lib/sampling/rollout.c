@@ -12,6 +12,7 @@ int sc_rollout(sc_sim *s, sc_target_source src, const sc_perturbations *pert, lo
         double push[3];
         src.eval(src.ctx, s, targets);
         sc_sim_set_targets(s, targets);
+        if (src.actuate) src.actuate(src.ctx, s);
         sc_perturbations_apply(pert, s, push);
         if (hook && (res->stopped = hook(hook_ctx, s, targets, push))) return SC_OK;
         if (s->step >= end_step) return SC_OK;
@@ -23,4 +24,4 @@ int sc_rollout(sc_sim *s, sc_target_source src, const sc_perturbations *pert, lo
 
 static void controller_eval(void *ctx, const sc_sim *s, sc_quat *out) { sc_controller_targets(ctx, s->t, out); }
 
-sc_target_source sc_controller_source(const sc_controller *c) { return (sc_target_source){controller_eval, (void *)c}; }
+sc_target_source sc_controller_source(const sc_controller *c) { return (sc_target_source){.eval = controller_eval, .ctx = (void *)c}; }

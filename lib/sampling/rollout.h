@@ -8,10 +8,13 @@
 
 /* PD targets (nb local rotations, sc_skeleton's convention) for the simulation's current
  * state: a function of s->t or s->step, or of the state (feedback; such a source keeps what it
- * decided in ctx, which is why ctx is not const). */
+ * decided in ctx, which is why ctx is not const). A source that also drives the joints beyond
+ * their targets sets `actuate`, called right after eval: it sets the step's other inputs
+ * (sc_sim_set_joint_torques, sc_sim_set_gain_scale) from what eval decided; NULL: none. */
 typedef struct sc_target_source {
     void (*eval)(void *ctx, const sc_sim *s, sc_quat *out);
     void *ctx;
+    void (*actuate)(void *ctx, sc_sim *s);
 } sc_target_source;
 
 /* Called once per visited state, after its targets and perturbations are set and before it

@@ -83,4 +83,4 @@ void sc_segment_targets(const sc_segment_controller *c, long step, sc_quat *out)
 
 static void segment_eval(void *ctx, const sc_sim *s, sc_quat *out) { sc_segment_targets(ctx, s->step, out); }
 
-sc_target_source sc_segment_source(const sc_segment_controller *c) { return (sc_target_source){segment_eval, (void *)c}; }
+sc_target_source sc_segment_source(const sc_segment_controller *c) { return (sc_target_source){.eval = segment_eval, .ctx = (void *)c}; }

@@ -43,8 +43,8 @@ void sc_sim_free(sc_sim *s)
     free(s->node_owner);
     free(s->node_local);
     free(s->vert_bone);
-    void *a[] = {s->x,        s->v,        s->warm, s->anchor, s->in_contact, s->targets, s->push,   s->f,        s->xbar,
-                 s->xbar_dot, s->reaction, s->sp,   s->pose,   s->lin_vel,    s->ang_vel, s->bone_f, s->bone_tau, s->dt_mass};
+    void *a[] = {s->x,    s->v,        s->warm,     s->anchor, s->in_contact, s->targets, s->push,    s->joint_torque, s->gain_scale, s->f,
+                 s->xbar, s->xbar_dot, s->reaction, s->sp,     s->pose,       s->lin_vel, s->ang_vel, s->bone_f,       s->bone_tau,   s->dt_mass};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     free(s);
 }
@@ -349,6 +349,8 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->in_contact = calloc((size_t)s->nv + 1, 1);
     s->targets = malloc((size_t)s->nb * sizeof *s->targets);
     s->push = calloc(b3, sizeof(double));
+    s->joint_torque = calloc(b3, sizeof(double));
+    s->gain_scale = malloc((size_t)s->nb * sizeof(double));
     s->f = malloc(n3 * sizeof(double));
     s->xbar = calloc(n3, sizeof(double));
     s->xbar_dot = calloc(n3, sizeof(double));
@@ -360,8 +362,8 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->ang_vel = malloc(b3 * sizeof(double));
     s->bone_f = malloc(b3 * sizeof(double));
     s->bone_tau = malloc(b3 * sizeof(double));
-    if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->targets || !s->push || !s->f || !s->xbar || !s->xbar_dot || !s->reaction ||
-        !s->dt_mass || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f || !s->bone_tau) {
+    if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->targets || !s->push || !s->joint_torque || !s->gain_scale || !s->f ||
+        !s->xbar || !s->xbar_dot || !s->reaction || !s->dt_mass || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f || !s->bone_tau) {
         sc_sim_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the simulation");
     }
@@ -377,7 +379,10 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     for (int i = 0; i < s->nn; i++) s->dt_mass[i] = m->node_bone[i] >= 0 ? 0 : s->o.dt / m->node_mass[i];
     memcpy(s->x, m->rest_pos, n3 * sizeof(double));
     sc_fem_warm_reset(&s->fem, s->warm);
-    for (int b = 0; b < s->nb; b++) s->targets[b] = sc_q_identity();
+    for (int b = 0; b < s->nb; b++) {
+        s->targets[b] = sc_q_identity();
+        s->gain_scale[b] = 1;
+    }
     sc_skeleton_set_targets(s->skel, s->targets);
     sync_fixed(s);
     *out = s;
@@ -557,6 +562,14 @@ void sc_sim_set_targets(sc_sim *s, const sc_quat *local)
 {
     memcpy(s->targets, local, (size_t)s->nb * sizeof *local);
     sc_skeleton_set_targets(s->skel, local);
+}
+
+void sc_sim_set_joint_torques(sc_sim *s, const double *tau) { memcpy(s->joint_torque, tau, 3 * (size_t)s->nb * sizeof *tau); }
+
+void sc_sim_set_gain_scale(sc_sim *s, const double *scale)
+{
+    memcpy(s->gain_scale, scale, (size_t)s->nb * sizeof *scale);
+    sc_skeleton_set_gain_scale(s->skel, scale);
 }
 
 static void embed(const sc_model *m, const double *nodes, double *out)
@@ -759,11 +772,25 @@ static void step_motor_noise(sc_sim *s)
     }
 }
 
+/* The controller's joint torques beyond the servos (sc_sim_set_joint_torques): each a pair,
+ * +tau on the bone and -tau on its parent, so they move no centre of mass. */
+static void step_joint_torques(sc_sim *s)
+{
+    for (int b = 1; b < s->nb; b++) {
+        const double *t = s->joint_torque + 3 * b;
+        if (t[0] == 0 && t[1] == 0 && t[2] == 0) continue;
+        const double minus[3] = {-t[0], -t[1], -t[2]};
+        sc_skeleton_add_torque(s->skel, b, t);
+        sc_skeleton_add_torque(s->skel, s->m->parent[b], minus);
+    }
+}
+
 /* RIGID: the skeleton alone meets the ground; the flesh rides on it (no FEM step). */
 static int step_rigid(sc_sim *s, sc_err *err)
 {
     const double t0 = sc_wall_time();
     step_motor_noise(s);
+    step_joint_torques(s);
     for (int b = 0; b < s->nb; b++) {
         double com[3];
         sc_skeleton_bone_com(s->skel, b, com, NULL);
@@ -810,6 +837,7 @@ int sc_sim_step(sc_sim *s, sc_err *err)
     /* 4. integrate: free nodes (symplectic Euler), then the skeleton */
     step_nodes(s);
     step_motor_noise(s);
+    step_joint_torques(s);
     double t6 = sc_wall_time();
     int rc = sc_skeleton_step(s->skel, o->dt, err);
     double t7 = sc_wall_time();
@@ -965,7 +993,7 @@ enum { DIAG_F64 = 6, DIAG_I64 = 6 };
 
 static size_t fixed_payload_doubles(const sc_sim *s)
 {
-    return 2 + 3 + 6 * (size_t)s->nn + sc_fem_warm_size(&s->fem) + 7 * (size_t)s->nb + sc_skeleton_state_size(s->skel) + DIAG_F64 + DIAG_I64 + 1;
+    return 2 + 3 + 6 * (size_t)s->nn + sc_fem_warm_size(&s->fem) + 11 * (size_t)s->nb + sc_skeleton_state_size(s->skel) + DIAG_F64 + DIAG_I64 + 1;
 }
 
 size_t sc_sim_snapshot_capacity(const sc_sim *s) { return sizeof(snapshot_header) + 8 * (fixed_payload_doubles(s) + 4 * (size_t)s->nv); }
@@ -988,6 +1016,8 @@ size_t sc_sim_snapshot_save(const sc_sim *s, void *buf, size_t cap)
     sc_blob_put(&w, s->warm, 8 * sc_fem_warm_size(&s->fem));
     sc_blob_put(&w, s->targets, sizeof(sc_quat) * (size_t)s->nb);
     sc_blob_put(&w, s->push, 24 * (size_t)s->nb);
+    sc_blob_put(&w, s->joint_torque, 24 * (size_t)s->nb);
+    sc_blob_put(&w, s->gain_scale, 8 * (size_t)s->nb);
     /* the skeleton writes in place (alignment of the spot is irrelevant on x86-64) */
     sc_skeleton_save(s->skel, sc_blob_reserve(&w, 8 * sc_skeleton_state_size(s->skel)));
     const sc_fem_stats *fs = &s->fem_stats;
@@ -1061,6 +1091,9 @@ int sc_sim_snapshot_restore(sc_sim *s, const void *buf, size_t size, sc_err *err
     sc_blob_get(&r, s->warm, 8 * sc_fem_warm_size(&s->fem));
     sc_blob_get(&r, s->targets, sizeof(sc_quat) * (size_t)s->nb);
     sc_blob_get(&r, s->push, 24 * (size_t)s->nb);
+    sc_blob_get(&r, s->joint_torque, 24 * (size_t)s->nb);
+    sc_blob_get(&r, s->gain_scale, 8 * (size_t)s->nb);
+    sc_skeleton_set_gain_scale(s->skel, s->gain_scale);
     sc_skeleton_restore(s->skel, sc_blob_take(&r, 8 * sc_skeleton_state_size(s->skel)));
     sc_sim_set_gravity(s, g);
     double df[DIAG_F64];

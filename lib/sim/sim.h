@@ -114,8 +114,10 @@ typedef struct sc_sim {
     double *anchor;            /* [3 nv] friction anchors */
     unsigned char *in_contact; /* [nv] */
     /* inputs for the next step */
-    sc_quat *targets; /* [nb] PD target local rotations */
-    double *push;     /* [3 nb] external force at each bone's centre of mass (N) */
+    sc_quat *targets;     /* [nb] PD target local rotations */
+    double *push;         /* [3 nb] external force at each bone's centre of mass (N) */
+    double *joint_torque; /* [3 nb] a controller's torque at each joint beyond its servo (N m, world) */
+    double *gain_scale;   /* [nb] each servo's gain multiplier (1: the model's gains) */
     /* scratch and last-step results */
     double *f, *xbar, *xbar_dot, *reaction, *sp;
     sc_xform *pose;
@@ -145,6 +147,11 @@ void sc_sim_translate(sc_sim *s, const double offset[3], const double vel[3]);
  * perturbation; dw may be NULL). */
 void sc_sim_add_velocity(sc_sim *s, const double dv[3], const double dw[3]);
 void sc_sim_set_targets(sc_sim *s, const sc_quat *local);
+/* Inputs beyond the PD targets, held until changed (a motion network's physics module, [BK] 4):
+ * a torque at each joint (3 per bone, world, N m; +tau on the bone, -tau on its parent; the
+ * root's is ignored), and each servo's gain multiplier (sc_skeleton_set_gain_scale). */
+void sc_sim_set_joint_torques(sc_sim *s, const double *tau);
+void sc_sim_set_gain_scale(sc_sim *s, const double *scale);
 /* Puts the character in a pose: the root bone's origin at root_pos, local joint rotations
  * (root: world), optional root origin velocity and local angular velocities (each in its
  * parent's frame; NULL = at rest); the flesh takes the skinned shape and velocity. */
@@ -174,14 +181,14 @@ int sc_sim_bone_touches(const sc_sim *s, int bone);
 
 /* ---- checked snapshots (Box2D's b2World_Snapshot / b2World_Restore) ----
  * A snapshot holds everything that determines the future: time and step, gravity, node
- * positions and velocities, FEM warm starts, PD targets, pushes in force, the skeleton's
- * bodies and loads, the friction anchors of the vertices in contact (only those: an anchor is
+ * positions and velocities, FEM warm starts, PD targets, pushes, joint torques and gain
+ * multipliers in force, the skeleton's bodies and loads, the friction anchors of the vertices in contact (only those: an anchor is
  * reset when a vertex touches down) and the last step's diagnostics, so that after a restore
  * sc_sim_diagnostics describes the restored state. Restoring it into any simulation of the same
  * model, options and build and stepping reproduces the original run bit for bit.
  * Layout: a header (magic, layout version, FEM kernel id, model / options / build hashes,
  * payload size and checksum), then the payload; all values native-endian. */
-#define SC_SNAPSHOT_LAYOUT 1
+#define SC_SNAPSHOT_LAYOUT 2
 /* Bytes a snapshot of s can take at most (every surface vertex in contact). */
 size_t sc_sim_snapshot_capacity(const sc_sim *s);
 /* Writes a snapshot of s into buf; returns its size in bytes, or 0 when cap is too small. */

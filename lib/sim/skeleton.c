@@ -57,6 +57,7 @@ struct sc_skeleton {
     double *mass;      /* [nb] */
     double *inertia;   /* [9nb] about the com, bone frame */
     double *kp, *kd, *tlim;
+    double *kp0, *kd0;        /* [nb] the model's gains, which sc_skeleton_set_gain_scale scales */
     double *axis;             /* [3nb] hinge axis, bone frame */
     sc_quat *target;          /* [nb] */
     double *motor_tau;        /* [3nb] last step, world */
@@ -288,6 +289,8 @@ void sc_skeleton_free(sc_skeleton *s)
     free(s->inertia);
     free(s->kp);
     free(s->kd);
+    free(s->kp0);
+    free(s->kd0);
     free(s->tlim);
     free(s->axis);
     free(s->target);
@@ -331,6 +334,8 @@ static sc_skeleton *skeleton_alloc(int nb, sc_err *err)
     s->inertia = sc_alloc(err, 9 * nb, sizeof(double));
     s->kp = sc_alloc(err, nb, sizeof(double));
     s->kd = sc_alloc(err, nb, sizeof(double));
+    s->kp0 = sc_alloc(err, nb, sizeof(double));
+    s->kd0 = sc_alloc(err, nb, sizeof(double));
     s->tlim = sc_alloc(err, nb, sizeof(double));
     s->axis = sc_alloc(err, 3 * nb, sizeof(double));
     s->target = sc_alloc(err, nb, sizeof(sc_quat));
@@ -350,8 +355,9 @@ static sc_skeleton *skeleton_alloc(int nb, sc_err *err)
     s->iw = sc_alloc(err, 9 * (size_t)nb, sizeof(double));
     s->u = sc_alloc(err, 6 * (size_t)nb, sizeof(double));
     if (!s->boxed || !s->undo || !s->body || !s->joint || !s->amotor || !s->fb || !s->parent || !s->type || !s->name || !s->com_local || !s->mass ||
-        !s->inertia || !s->kp || !s->kd || !s->tlim || !s->axis || !s->target || !s->motor_tau || !s->explicit_tau || !s->pre_axis || !s->pre_r ||
-        !s->rows || !s->lambda || !s->inv_inertia || !s->stop_lo || !s->stop_hi || !s->anchor_c || !s->anchor_p || !s->iw || !s->u) {
+        !s->inertia || !s->kp || !s->kd || !s->kp0 || !s->kd0 || !s->tlim || !s->axis || !s->target || !s->motor_tau || !s->explicit_tau ||
+        !s->pre_axis || !s->pre_r || !s->rows || !s->lambda || !s->inv_inertia || !s->stop_lo || !s->stop_hi || !s->anchor_c || !s->anchor_p ||
+        !s->iw || !s->u) {
         sc_skeleton_free(s);
         return NULL;
     }
@@ -370,6 +376,8 @@ static int bone_create(sc_skeleton *s, const sc_model *m, const sc_skeleton_opts
     for (int k = 0; k < 9; k++) s->inertia[9 * b + k] = 0.5 * (m->bone_inertia[9 * b + k] + m->bone_inertia[9 * b + 3 * (k % 3) + k / 3]);
     s->kp[b] = m->kp ? m->kp[b] : 0;
     s->kd[b] = m->kd ? m->kd[b] : 0;
+    s->kp0[b] = s->kp[b];
+    s->kd0[b] = s->kd[b];
     double tl = m->torque_limit ? m->torque_limit[b] : 0;
     s->tlim[b] = (tl > 0 && isfinite(tl)) ? tl : dInfinity; /* <= 0 means unlimited */
     if (s->type[b] == SC_JOINT_HINGE) {
@@ -594,6 +602,21 @@ void sc_skeleton_add_torque(sc_skeleton *s, int bone, const double tau[3])
 void sc_skeleton_set_targets(sc_skeleton *s, const sc_quat *target_local)
 {
     for (int b = 1; b < s->nb; b++) s->target[b] = sc_q_normalize(target_local[b]);
+}
+
+void sc_skeleton_set_gain_scale(sc_skeleton *s, const double *scale)
+{
+    static const int pc[3] = {dParamCFM, dParamCFM2, dParamCFM3};
+    for (int b = 1; b < s->nb; b++) {
+        if (!(s->kd0[b] > 0)) continue; /* a servo without damper stays as it is */
+        const double a = fmax(scale[b], SC_SKELETON_MIN_GAIN_SCALE), kp = s->kp0[b] * a, kd = s->kd0[b] * sqrt(a);
+        if (kp == s->kp[b] && kd == s->kd[b]) continue;
+        s->kp[b] = kp;
+        s->kd[b] = kd;
+        if (s->amotor[b])
+            for (int k = 0; k < (s->type[b] == SC_JOINT_HINGE ? 1 : 3); k++) dJointSetAMotorParam(s->amotor[b], pc[k], 1 / kd);
+        else dJointSetHingeParam(s->joint[b], dParamCFM, 1 / kd);
+    }
 }
 
 void sc_skeleton_local_rotations(const sc_skeleton *s, sc_quat *local)

@@ -54,6 +54,11 @@ void sc_skeleton_add_torque(sc_skeleton *s, int bone, const double tau[3]);
 /* Changes gravity (for a tilted world, e.g. a slope test) from the next step on. */
 void sc_skeleton_set_gravity(sc_skeleton *s, const double g[3]);
 void sc_skeleton_set_targets(sc_skeleton *s, const sc_quat *target_local /* [nbones], root ignored */);
+/* Scales each servo's gains from the model's: kp x a, kd x sqrt(a) (the ratio of [BK] 4.1's
+ * kd = 2 sqrt(kp)), a = scale[b] but at least SC_SKELETON_MIN_GAIN_SCALE; servos without a
+ * damper are left alone. Held until changed. */
+#define SC_SKELETON_MIN_GAIN_SCALE 1e-3
+void sc_skeleton_set_gain_scale(sc_skeleton *s, const double *scale /* [nbones], root ignored */);
 /* local[b] = q_parent^-1 q_b (the root's is its world rotation). */
 void sc_skeleton_local_rotations(const sc_skeleton *s, sc_quat *local /* [nbones] */);
 /* Torque the servo of each bone applied to that bone in the last step (world, 3 per bone; the

@@ -185,4 +185,4 @@ static void simbicon_eval(void *ctx, const sc_sim *s, sc_quat *out)
     }
 }
 
-sc_target_source sc_simbicon_source(sc_simbicon *c) { return (sc_target_source){simbicon_eval, c}; }
+sc_target_source sc_simbicon_source(sc_simbicon *c) { return (sc_target_source){.eval = simbicon_eval, .ctx = c}; }

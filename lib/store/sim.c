@@ -431,6 +431,12 @@ static void record_targets(void *ctx, const sc_sim *sim, sc_quat *out)
     if (r->pert) sc_perturbations_start_due(r->pert, sim, r->watch ? r->watch->step0 : 0, r->watch ? r->watch->cycle_steps : 0);
 }
 
+static void record_actuate(void *ctx, sc_sim *sim)
+{
+    recorder *r = ctx;
+    r->src.actuate(r->src.ctx, sim);
+}
+
 static int record_frame(void *ctx, const sc_sim *sim, const sc_quat *targets, const double push_total[3])
 {
     recorder *r = ctx;
@@ -455,7 +461,8 @@ int sc_sim_record(sc_sim *sim, sc_target_source src, sc_perturbations *pert, lon
     w->last_step = 0;
     w->last_wall = sc_wall_time();
     sc_progress_begin(&prog, "simulate", nsteps);
-    int rc = sc_rollout(sim, (sc_target_source){record_targets, &r}, pert, sim->step + nsteps, record_frame, &r, targets, res, step_err);
+    int rc = sc_rollout(sim, (sc_target_source){record_targets, &r, src.actuate ? record_actuate : NULL}, pert, sim->step + nsteps, record_frame, &r,
+                        targets, res, step_err);
     if (rc) watch_state(watch, sim, SC_SIM_FALL_FAILED); /* a blow-up is a fall, as in the evaluation */
     sc_progress_end(&prog);
     free(targets);
