@@ -9,6 +9,7 @@
 #include "common/output.h"
 #include "settings/controller.h"
 #include "settings/scenario.h"
+#include "settings/network.h"
 #include "settings/simbicon.h"
 #include "store/openloop.h"
 #include "store/policy.h"
@@ -77,6 +78,8 @@ typedef struct {
     sc_policy_controller pctrl;
     sc_sim_watch watch; /* a policy's fall */
     sc_simbicon simbicon;
+    sc_net_params net;
+    sc_net_controller network;
 } controller;
 
 static int setup_controller(sc_cfg *cfg, const sc_model *loaded, sc_scenario *sc, controller *c, sc_err *err)
@@ -91,6 +94,13 @@ static int setup_controller(sc_cfg *cfg, const sc_model *loaded, sc_scenario *sc
         if ((rc = sc_simbicon_read(ctl, &c->simbicon.p, err))) return rc;
         if ((rc = sc_simbicon_init(&c->simbicon, loaded, &c->simbicon.p, err)))
             return sc_err_prefix(err, "%s: ", sc_cfg_where(sc_cfg_get(ctl, "simbicon"), w, sizeof w));
+    }
+    if (c->ctrl.kind == SC_CTRL_NETWORK) {
+        char w[256];
+        if ((rc = sc_net_params_read(ctl, loaded, &c->net, err))) return rc;
+        rc = sc_net_controller_init(&c->network, &c->net, loaded, err); /* checked now; bound to the simulation at the start */
+        sc_net_controller_free(&c->network);
+        if (rc) return sc_err_prefix(err, "%s: ", sc_cfg_where(sc_cfg_get(ctl, "network"), w, sizeof w));
     }
     sc_cli_ignore_other_sections(cfg);
     if ((rc = sc_cfg_check_unknown(cfg, err))) return rc;
@@ -132,8 +142,11 @@ static int start_state(sc_sim *sim, const sc_model *m, const sc_scenario *sc, co
         c->watch.cycle_steps = sc_policy_cycle_steps(&c->pol);
         return SC_OK;
     }
+    if (ctrl->kind == SC_CTRL_NETWORK && (rc = sc_net_controller_init(&c->network, &c->net, sim->m, err))) return rc;
     if (ctrl->kind == SC_CTRL_SIMBICON) {
         if ((rc = sc_simbicon_start(&c->simbicon, sim, sc->drop_height, sc->init_vel, err))) return rc;
+    } else if (ctrl->kind == SC_CTRL_NETWORK) {
+        if ((rc = sc_net_controller_start(&c->network, sim, sc->drop_height, sc->init_vel, err))) return rc;
     } else if (sc->initial_pose == SC_START_REFERENCE) {
         if (ctrl->kind != SC_CTRL_TRAJECTORY)
             return sc_fail(err, SC_EINPUT, "%s: simulation.initial_pose: reference needs controller.type: trajectory", config);
@@ -226,6 +239,7 @@ int main(int argc, char **argv)
     sc_rollout_result res;
     sc_target_source src = c.ctrl.kind == SC_CTRL_POLICY ? sc_policy_source(&c.pctrl)
         : c.ctrl.kind == SC_CTRL_SIMBICON                ? sc_simbicon_source(&c.simbicon)
+        : c.ctrl.kind == SC_CTRL_NETWORK                 ? sc_net_controller_source(&c.network)
                                                          : sc_controller_source(&c.ctrl);
     sc_sim_watch *watch = c.ctrl.kind == SC_CTRL_POLICY ? &c.watch : NULL;
     int failed = sc_sim_record(sim, src, &sc.pert, nsteps, sc.every, &c.ctrl, watch, &w, &res, &step_err, &err) ? 2 : 0;
@@ -248,6 +262,8 @@ int main(int argc, char **argv)
         sc_features_free(&c.feat);
     }
     sc_simbicon_free(&c.simbicon);
+    sc_net_controller_free(&c.network);
+    sc_net_params_free(&c.net);
     sc_controller_free(&c.ctrl);
     sc_sim_free(sim);
     sc_model_free(&m);

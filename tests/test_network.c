@@ -7,7 +7,10 @@
 #include "core/rng.h"
 #include "fixtures.h"
 #include "io/config.h"
+#include "network/controller.h"
 #include "network/physics.h"
+#include "sampling/rollout.h"
+#include "settings/scenario.h"
 #include "settings/network.h"
 #include "sim/sim.h"
 #include "sim/skeleton.h"
@@ -15,6 +18,7 @@
 #include "test.h"
 
 static const char *const feedback_names[] = {"stance", "com_forward"};
+static char out_text[16384];
 
 static int load(const char *yaml, sc_cfg **cfg, sc_network *n, sc_err *err)
 {
@@ -371,4 +375,112 @@ TEST(network_joint_torques_are_internal_and_gains_scale)
     sc_test_report("knee turned in 20 ms toward 0.05 rad with gains x 0.01 / 1 / 4: %.4f / %.4f / %.4f rad", turned[0], turned[1], turned[2]);
     ENSURE(turned[0] < 0.2 * turned[1] && turned[2] > 1.5 * turned[1]);
     sc_model_free(&m);
+}
+
+/* ---- the network as a controller: [BK] 8's walker ---- */
+
+typedef struct {
+    double start[3], min_height, max_heading;
+} walk_watch;
+
+static int watch_walk(void *ctx, const sc_sim *s, const sc_quat *targets, const double push[3])
+{
+    (void)targets;
+    (void)push;
+    walk_watch *w = ctx;
+    w->min_height = fmin(w->min_height, s->pose[0].p.y);
+    w->max_heading = fmax(w->max_heading, fabs(sc_q_heading(s->pose[0].q)));
+    return 0;
+}
+
+/* configs/networks/NAME.yaml on the CMU Michelin for `seconds`: the root's way and extremes */
+static int run_walker(const sc_model *loaded, const char *name, double seconds, walk_watch *w, double end[3], sc_quat *last_pose)
+{
+    sc_err err = {0};
+    sc_cfg *cfg;
+    sc_cfg_node *ctl;
+    char path[256];
+    snprintf(path, sizeof path, "configs/networks/%s.yaml", name);
+    CHECK(!sc_cfg_load_file(sc_test_repo(path), &cfg, &err), "%s", err.msg);
+    sc_scenario sc;
+    sc_net_params p;
+    CHECK(!sc_scenario_read(cfg, loaded, &sc, &err) && !sc_cfg_section(sc_cfg_root(cfg), "controller", &ctl, &err) &&
+              !sc_net_params_read(ctl, loaded, &p, &err),
+          "%s", err.msg);
+    sc_cfg_free(cfg);
+    sc_sim *s;
+    sc_net_controller c;
+    CHECK(!sc_sim_create(loaded, &sc.sim, &s, &err) && !sc_net_controller_init(&c, &p, s->m, &err) &&
+              !sc_net_controller_start(&c, s, sc.drop_height, sc.init_vel, &err) && !sc_sim_settle(s, &err),
+          "%s", err.msg);
+    *w = (walk_watch){{s->pose[0].p.x, s->pose[0].p.y, s->pose[0].p.z}, INFINITY, 0};
+    sc_quat targets[64];
+    sc_rollout_result res;
+    CHECK(!sc_rollout(s, sc_net_controller_source(&c), NULL, s->step + lround(seconds / sc.sim.dt), watch_walk, w, targets, &res, &err), "%s",
+          err.msg);
+    sc_v3_store(end, s->pose[0].p);
+    for (int b = 0; b < s->nb; b++) last_pose[b] = s->pose[b].q;
+    sc_net_controller_free(&c);
+    sc_net_params_free(&p);
+    sc_sim_free(s);
+    return 1;
+}
+
+/* the same network file walks the rigid and the soft character, upright and on its heading, and
+   a second run is bit-identical */
+TEST(network_walker_walks_rigid_and_soft)
+{
+    const char *ch = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    sc_model m;
+    sc_err err = {0};
+    ENSURE_OK(sc_character_read(ch, &m, 0, &err), &err);
+    static const struct {
+        const char *name;
+        double seconds, min_distance;
+    } runs[] = {{"walker_rigid", 10, 7}, {"walker_soft", 4, 2}};
+    for (int r = 0; r < 2; r++) {
+        walk_watch w;
+        double end[3];
+        sc_quat pose[64], again[64];
+        ENSURE(run_walker(&m, runs[r].name, runs[r].seconds, &w, end, pose));
+        const double forward = end[2] - w.start[2], sideways = end[0] - w.start[0];
+        sc_test_report("%s, %.0f s: %.2f m forward, %.2f m sideways, the root never below %.3f m (%.3f at the start), heading within %.1f deg",
+                       runs[r].name, runs[r].seconds, forward, sideways, w.min_height, w.start[1], w.max_heading * 180 / SC_PI);
+        ENSURE(forward > runs[r].min_distance && fabs(sideways) < 0.1 * forward);
+        ENSURE(w.min_height > 0.9 * w.start[1] && w.max_heading < 10 * SC_PI / 180);
+        if (r == 0) { /* determinism */
+            double end2[3];
+            walk_watch w2;
+            ENSURE(run_walker(&m, runs[r].name, runs[r].seconds, &w2, end2, again));
+            ENSURE(!memcmp(end, end2, sizeof end) && !memcmp(pose, again, (size_t)m.nbones * sizeof *pose));
+        }
+    }
+    sc_model_free(&m);
+}
+
+/* a bad network in simulate's config: exit 2 naming the line, no output */
+TEST(network_bad_controller_exits_2)
+{
+    const char *ch = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    static const struct {
+        const char *body, *want;
+    } bad[] = {
+        {"    nodes:\n      - {name: a, add: [b]}\n      - {name: b, add: [a]}\n", "bad_net.yaml:8:9: node 'a' is on a cycle"},
+        {"    nodes:\n      - {name: a, feedback: com_fwd}\n", "bad_net.yaml:8:29: 'controller.network.nodes[0].feedback' must be one of"},
+        {"    nodes:\n      - {name: a, const: 1}\n    targets:\n      - {bone: l_knee, flex: a}\n", "bad_net.yaml:10:16: 'l_knee' is not a bone"},
+        {"    nodes:\n      - {name: a, const: 1}\n    gains:\n      - {bone: all, node: b}\n", "bad_net.yaml:10:27: 'b' is not a node"},
+        {"    nodes:\n      - {name: a, const: 1}\n    effectors:\n      - {bone: l_foot, base: r_thigh, height: a}\n", "must hang below its base"},
+    };
+    char text[1024];
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        snprintf(text, sizeof text,
+                 "simulation: {duration: 0.01}\ncontact: {model: rigid}\ncontroller:\n  type: network\n  network:\n    feet: [l_foot, r_foot]\n%s",
+                 bad[k].body);
+        const char *cfg = sc_test_write("bad_net.yaml", text), *o = sc_test_tmp("bad_net.h5");
+        const int rc = sc_test_sh(out_text, sizeof out_text, "%s -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, ch);
+        ENSURE_MSG(rc == 2 && strstr(out_text, bad[k].want) && !sc_test_file_exists(o), "case %zu: exit %d: %s", k, rc, out_text);
+    }
+    sc_test_report("%zu bad controller.network: exit 2 naming the line, no output; e.g. %s", sizeof bad / sizeof *bad, out_text);
 }

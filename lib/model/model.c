@@ -162,3 +162,47 @@ void sc_model_surface_bones(const sc_model *m, int *out)
     }
     free(w);
 }
+
+int sc_model_node_carrier(const sc_model *m, int i)
+{
+    if (m->node_bone[i] >= 0) return m->node_bone[i];
+    int best = -1;
+    double most = 0;
+    for (int k = 0; k < m->skin_k; k++) {
+        const int b = m->skin_bone[(size_t)i * m->skin_k + k];
+        const double w = m->skin_w[(size_t)i * m->skin_k + k];
+        if (b >= 0 && w > most) {
+            most = w;
+            best = b;
+        }
+    }
+    return best >= 0 ? best : sc_model_nearest_bone(m, m->rest_pos + 3 * i);
+}
+
+/* the shortest rotation taking unit a to unit b (antiparallel never occurs for a limb) */
+static sc_quat rotation_between(sc_vec3 a, sc_vec3 b)
+{
+    const sc_vec3 axis = sc_v3_cross(a, b);
+    const double s = sc_v3_norm(axis), c = sc_v3_dot(a, b);
+    if (s < 1e-12) return sc_q_identity();
+    return sc_q_axis_angle(sc_v3_scale(axis, 1 / s), atan2(s, c));
+}
+
+void sc_model_stand_pose(const sc_model *m, const int thigh[2], const int foot[2], const int arm[2], const double left[3], double arm_down,
+                         sc_quat *out)
+{
+    const sc_vec3 up = sc_v3(0, 1, 0), l = sc_v3_load(left);
+    for (int b = 0; b < m->nbones; b++) out[b] = sc_q_identity();
+    for (int k = 0; k < 2; k++) {
+        const int t = thigh[k], f = foot[k];
+        const sc_vec3 leg = sc_v3_normalize(sc_v3_sub(sc_v3_load(m->bone_end + 3 * m->parent[f]), sc_v3_load(m->joint_pos + 3 * t))); /* the ankle */
+        out[t] = rotation_between(leg, sc_v3_scale(up, -1));
+        out[f] = sc_q_conj(out[t]); /* level again, the knee straight */
+        const int a = arm[k];
+        if (a < 0) continue;
+        const sc_vec3 dir = sc_v3_normalize(sc_v3_sub(sc_v3_load(m->bone_end + 3 * a), sc_v3_load(m->joint_pos + 3 * a)));
+        const double out_sign = sc_v3_dot(dir, l) >= 0 ? 1 : -1;
+        const sc_vec3 hang = sc_v3_add(sc_v3_scale(up, -cos(arm_down)), sc_v3_scale(l, out_sign * sin(arm_down)));
+        out[a] = rotation_between(dir, hang);
+    }
+}

@@ -5,6 +5,7 @@
 #ifndef SC_MODEL_H
 #define SC_MODEL_H
 #include <stdint.h>
+#include "core/mathx.h"
 #include "core/status.h"
 
 #define SC_NAME_LEN 64
@@ -73,6 +74,17 @@ int sc_model_nearest_bone(const sc_model *m, const double p[3]);
 /* The bone that moves each fine-surface vertex most (out[nsurf_verts]): by skin weight through
  * its tet, or the nearest bone when the model has no skin weights. */
 void sc_model_surface_bones(const sc_model *m, int *out);
+/* The bone that carries node i rigidly: its own when fixed, else its largest skin weight, else
+ * the nearest bone segment (rigid contact lumps the flesh by it). */
+int sc_model_node_carrier(const sc_model *m, int i);
+/* A neutral standing pose (local rotations; the root's identity) that SIMBICON and motion
+ * networks build their targets on: each leg (thigh[k], the chain down to foot[k]) turned so that
+ * its hip-to-ankle line hangs straight down (-y) and its foot level as at rest; each upper arm
+ * (arm[k]; -1: none) hanging straight down, turned arm_down rad outward (along +-left, the
+ * character's left); every other joint as at rest. Needs a rest pose whose shins are straight in
+ * line with their thighs' joints (the knee's local rotation is identity). */
+void sc_model_stand_pose(const sc_model *m, const int thigh[2], const int foot[2], const int arm[2], const double left[3], double arm_down,
+                         sc_quat *out);
 /* Leaf bones (no child), e.g. hands, feet and head: the end effectors. Returns their count. */
 int sc_model_leaf_bones(const sc_model *m, int *leaves);
 

@@ -12,8 +12,16 @@
 
 /* SC_CTRL_POLICY: a feedback policy file (learn-feedback's policy.h5), which the caller loads
  * (store/policy.h): only `source` and `cycles` are filled here. SC_CTRL_SIMBICON: the caller
- * reads controller.simbicon (settings/simbicon.h) and runs simbicon/simbicon.h. */
-typedef enum { SC_CTRL_HOLD = 0, SC_CTRL_KEYFRAMES = 1, SC_CTRL_TRAJECTORY = 2, SC_CTRL_POLICY = 3, SC_CTRL_SIMBICON = 4 } sc_ctrl_kind;
+ * reads controller.simbicon (settings/simbicon.h) and runs simbicon/simbicon.h. SC_CTRL_NETWORK:
+ * the caller reads controller.network (settings/network.h) and runs network/controller.h. */
+typedef enum {
+    SC_CTRL_HOLD = 0,
+    SC_CTRL_KEYFRAMES = 1,
+    SC_CTRL_TRAJECTORY = 2,
+    SC_CTRL_POLICY = 3,
+    SC_CTRL_SIMBICON = 4,
+    SC_CTRL_NETWORK = 5
+} sc_ctrl_kind;
 
 typedef struct sc_controller {
     int kind;

@@ -52,14 +52,14 @@ static int read_pose(sc_cfg_node *pose, const sc_model *m, sc_quat *out, sc_err 
 int sc_controller_from_config(sc_cfg_node *ctrl, const sc_model *m, const char *config_path, sc_controller *c, sc_err *err)
 {
     memset(c, 0, sizeof *c);
-    static const char *const kinds[] = {"hold", "keyframes", "trajectory", "policy", "simbicon"};
+    static const char *const kinds[] = {"hold", "keyframes", "trajectory", "policy", "simbicon", "network"};
     int kind, rc;
     char w[256];
-    if ((rc = sc_cfg_enum(ctrl, "type", kinds, 5, SC_CTRL_HOLD, &kind, err)) || (rc = sc_cfg_bool(ctrl, "loop", 0, &c->loop, err)) ||
+    if ((rc = sc_cfg_enum(ctrl, "type", kinds, 6, SC_CTRL_HOLD, &kind, err)) || (rc = sc_cfg_bool(ctrl, "loop", 0, &c->loop, err)) ||
         (rc = sc_cfg_double_range(ctrl, "time_offset", 0, -1e6, 1e6, &c->offset, err)))
         return rc;
     c->nbones = m->nbones;
-    if (kind == SC_CTRL_SIMBICON) {
+    if (kind == SC_CTRL_SIMBICON || kind == SC_CTRL_NETWORK) {
         c->kind = kind;
         return SC_OK;
     }

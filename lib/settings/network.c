@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "network/physics.h"
 #include "settings/network.h"
 
 static const char *const kinds[] = {"const", "spline", "step", "feedback", "add", "multiply", "modulate", "switch"};
@@ -118,4 +119,146 @@ int sc_network_read(sc_cfg_node *nodes, const char *const *feedback, int nfeedba
     free(inputs);
     if (rc) return rc;
     return sc_network_finish(n, err);
+}
+
+/* a bone by name at key `key` of map e ("all" allowed when all_ok: -1) */
+static int read_bone(sc_cfg_node *e, const char *key, const sc_model *m, int all_ok, int *out, sc_err *err)
+{
+    char name[SC_NAME_LEN], w[256];
+    int rc = sc_cfg_string(e, key, NULL, name, sizeof name, err);
+    if (rc) return rc;
+    if (all_ok && !strcmp(name, "all")) {
+        *out = -1;
+        return SC_OK;
+    }
+    if ((*out = sc_model_bone_index(m, name)) < 0)
+        return sc_fail(err, SC_EINPUT, "%s: '%s' is not a bone of the character", sc_cfg_where(sc_cfg_get(e, key), w, sizeof w), name);
+    return SC_OK;
+}
+
+/* a node by name at key `key` (absent and optional: -1) */
+static int read_node(sc_cfg_node *e, const char *key, const sc_network *n, int required, int *out, sc_err *err)
+{
+    char name[SC_NAME_LEN], w[256];
+    *out = -1;
+    if (!required && !sc_cfg_get(e, key)) return SC_OK;
+    int rc = sc_cfg_string(e, key, NULL, name, sizeof name, err);
+    if (rc) return rc;
+    if ((*out = sc_network_find(n, name)) < 0)
+        return sc_fail(err, SC_EINPUT, "%s: '%s' is not a node of the network", sc_cfg_where(sc_cfg_get(e, key), w, sizeof w), name);
+    return SC_OK;
+}
+
+/* a list of maps under key; *count items */
+static int read_list(sc_cfg_node *net, const char *key, sc_cfg_node **list, int *count, sc_err *err)
+{
+    char w[256];
+    int rc = sc_cfg_list(net, key, 0, list, err);
+    *count = *list ? sc_cfg_len(*list) : 0;
+    if (!rc && *count > SC_NET_MAX_OUTPUTS)
+        return sc_fail(err, SC_EINPUT, "%s: network.%s has %d entries, more than %d", sc_cfg_where(*list, w, sizeof w), key, *count,
+                       SC_NET_MAX_OUTPUTS);
+    return rc;
+}
+
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) return rc; \
+    } while (0)
+
+int sc_net_params_read(sc_cfg_node *controller, const sc_model *m, sc_net_params *p, sc_err *err)
+{
+    static const char *const sides[] = {"left", "right"}, *const frames[] = {"parent", "heading"};
+    static const char *const axes[3] = {"flex", "abduct", "twist"};
+    sc_cfg_node *net, *list, *feet, *sec;
+    char w[256];
+    int rc, count;
+    memset(p, 0, sizeof *p);
+    TRY(sc_cfg_section(controller, "network", &net, err));
+    TRY(sc_cfg_require(net, "nodes", &list, err));
+    TRY(sc_network_read(list, sc_net_feedback_names, SC_FB_COUNT, &p->net, err));
+    TRY(sc_cfg_list(net, "feet", 1, &feet, err));
+    if (sc_cfg_len(feet) != 2) return sc_fail(err, SC_EINPUT, "%s: network.feet is [left foot, right foot]", sc_cfg_where(feet, w, sizeof w));
+    for (int k = 0; k < 2; k++) {
+        const char *name = sc_cfg_scalar(sc_cfg_at(feet, k));
+        if (!name || (p->foot[k] = sc_model_bone_index(m, name)) <= 0)
+            return sc_fail(err, SC_EINPUT, "%s: '%s' is not a bone below the root", sc_cfg_where(sc_cfg_at(feet, k), w, sizeof w), name ? name : "?");
+    }
+    sc_cfg_node *arms;
+    TRY(sc_cfg_list(net, "arms", 0, &arms, err));
+    p->arm[0] = p->arm[1] = -1;
+    if (arms && sc_cfg_len(arms) != 2)
+        return sc_fail(err, SC_EINPUT, "%s: network.arms is [left upper arm, right upper arm]", sc_cfg_where(arms, w, sizeof w));
+    for (int k = 0; arms && k < 2; k++) {
+        const char *name = sc_cfg_scalar(sc_cfg_at(arms, k));
+        if (!name || (p->arm[k] = sc_model_bone_index(m, name)) <= 0)
+            return sc_fail(err, SC_EINPUT, "%s: '%s' is not a bone below the root", sc_cfg_where(sc_cfg_at(arms, k), w, sizeof w), name ? name : "?");
+    }
+    TRY(sc_cfg_double_range(net, "arm_down", 0.15, 0, 1.6, &p->arm_down, err));
+    const double fwd[3] = {0, 0, 1};
+    TRY(sc_cfg_vec_range(net, "forward", 3, fwd, -1, 1, p->forward, err));
+    TRY(sc_cfg_double_range(net, "min_step", 0.1, 0, 10, &p->min_step, err));
+    TRY(sc_cfg_enum(net, "first_stance", sides, 2, 1, &p->first_stance, err));
+    TRY(sc_cfg_double_range(net, "torque_scale", 1, 0, 10, &p->torque_scale, err));
+
+    TRY(read_list(net, "targets", &list, &count, err));
+    for (int i = 0; i < count; i++) {
+        sc_cfg_node *e = sc_cfg_at(list, i);
+        sc_net_target *t = &p->target[i];
+        TRY(read_bone(e, "bone", m, 0, &t->bone, err));
+        if (t->bone == 0) return sc_fail(err, SC_EINPUT, "%s: the root has no joint to target: use torso", sc_cfg_where(e, w, sizeof w));
+        int any = 0;
+        for (int a = 0; a < 3; a++) {
+            TRY(read_node(e, axes[a], &p->net, 0, &t->node[a], err));
+            any |= t->node[a] >= 0;
+        }
+        if (!any) return sc_fail(err, SC_EINPUT, "%s: a target names a node for flex, abduct or twist", sc_cfg_where(e, w, sizeof w));
+        TRY(sc_cfg_enum(e, "frame", frames, 2, 0, &t->heading, err));
+        p->ntargets = i + 1;
+    }
+    TRY(read_list(net, "gains", &list, &count, err));
+    for (int i = 0; i < count; i++) {
+        sc_cfg_node *e = sc_cfg_at(list, i);
+        TRY(read_bone(e, "bone", m, 1, &p->gain[i].bone, err));
+        TRY(read_node(e, "node", &p->net, 1, &p->gain[i].node, err));
+        p->ngains = i + 1;
+    }
+    TRY(read_list(net, "effectors", &list, &count, err));
+    for (int i = 0; i < count; i++) {
+        sc_cfg_node *e = sc_cfg_at(list, i);
+        sc_net_effector *f = &p->effector[i];
+        TRY(read_bone(e, "bone", m, 0, &f->bone, err));
+        TRY(read_bone(e, "base", m, 0, &f->base, err));
+        if (f->bone == f->base || !sc_bone_is_below(m, f->bone, f->base))
+            return sc_fail(err, SC_EINPUT, "%s: the effector '%s' must hang below its base '%s'", sc_cfg_where(e, w, sizeof w), m->bone_name[f->bone],
+                           m->bone_name[f->base]);
+        TRY(read_node(e, "height", &p->net, 1, &f->node, err));
+        TRY(sc_cfg_double_range(e, "kp", 500, 0, 1e6, &f->kp, err));
+        TRY(sc_cfg_double_range(e, "kd", 50, 0, 1e5, &f->kd, err));
+        p->neffectors = i + 1;
+    }
+    static const char *const torso_keys[3] = {"pitch", "roll", "heading"}, *const com_keys[4] = {"forward", "left", "speed", "side_speed"};
+    for (int k = 0; k < 3; k++) p->torso_node[k] = -1;
+    for (int k = 0; k < 4; k++) p->com_node[k] = -1;
+    if (sc_cfg_get(net, "torso")) {
+        TRY(sc_cfg_section(net, "torso", &sec, err));
+        TRY(sc_cfg_double_range(sec, "kp", 0, 0, 1e6, &p->torso_kp, err));
+        TRY(sc_cfg_double_range(sec, "kd", 0.1 * p->torso_kp, 0, 1e5, &p->torso_kd, err));
+        for (int k = 0; k < 3; k++) TRY(read_node(sec, torso_keys[k], &p->net, 0, &p->torso_node[k], err));
+    }
+    if (sc_cfg_get(net, "com")) {
+        TRY(sc_cfg_section(net, "com", &sec, err));
+        TRY(sc_cfg_double_range(sec, "kp", 0, 0, 1e6, &p->com_kp, err));
+        TRY(sc_cfg_double_range(sec, "kd", 0, 0, 1e5, &p->com_kd, err));
+        for (int k = 0; k < 4; k++) TRY(read_node(sec, com_keys[k], &p->net, 0, &p->com_node[k], err));
+    }
+    TRY(sc_cfg_list(net, "gravity", 0, &list, err));
+    for (int i = 0; list && i < sc_cfg_len(list); i++) {
+        const char *name = sc_cfg_scalar(sc_cfg_at(list, i));
+        const int b = name ? sc_model_bone_index(m, name) : -1;
+        if (b <= 0)
+            return sc_fail(err, SC_EINPUT, "%s: '%s' is not a bone with a joint", sc_cfg_where(sc_cfg_at(list, i), w, sizeof w), name ? name : "?");
+        p->gravity[b] = 1;
+    }
+    return SC_OK;
 }

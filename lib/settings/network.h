@@ -14,10 +14,19 @@
 #ifndef SC_SETTINGS_NETWORK_H
 #define SC_SETTINGS_NETWORK_H
 #include "io/config.h"
+#include "model/model.h"
+#include "network/controller.h"
 #include "network/tdag.h"
 
 /* Builds and finishes *n from the list (n is initialised here; free it with sc_network_free,
  * also after a failure). */
 int sc_network_read(sc_cfg_node *nodes, const char *const *feedback, int nfeedback, sc_network *n, sc_err *err);
+
+/* simulate's controller.network (type: network; configs/networks/walker_rigid.yaml documents
+ * every key): feet, forward, min_step, first_stance, nodes (with sc_net_feedback_names), and
+ * the outputs: targets, gains, torso, com, effectors, gravity, torque_scale. Bones and nodes
+ * are resolved here, an unknown one named at its line. Free with sc_net_params_free, also
+ * after a failure. */
+int sc_net_params_read(sc_cfg_node *controller, const sc_model *m, sc_net_params *p, sc_err *err);
 
 #endif

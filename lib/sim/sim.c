@@ -76,24 +76,6 @@ static void sync_fixed(sc_sim *s)
     }
 }
 
-/* The bone that carries node i rigidly: its own when fixed, else its largest skin weight, else
-   the nearest bone segment. */
-static int node_owner(const sc_model *m, int i)
-{
-    if (m->node_bone[i] >= 0) return m->node_bone[i];
-    int best = -1;
-    double most = 0;
-    for (int k = 0; k < m->skin_k; k++) {
-        const int b = m->skin_bone[(size_t)i * m->skin_k + k];
-        const double w = m->skin_w[(size_t)i * m->skin_k + k];
-        if (b >= 0 && w > most) {
-            most = w;
-            best = b;
-        }
-    }
-    return best >= 0 ? best : sc_model_nearest_bone(m, m->rest_pos + 3 * i);
-}
-
 /* LAYER: 1 for the nodes that stay soft: the free flesh within the layer's thickness of the skin
    the layer bones move (their fine-surface vertices), whichever bone the node itself follows
    most (a heel's flesh may follow the shin), and the free nodes that such skin is embedded in, so
@@ -192,7 +174,7 @@ static int lump_flesh(sc_sim *s, sc_err *err)
     }
     sc_model *l = s->lumped;
     for (int i = 0; i < m->nnodes; i++) {
-        const int b = s->node_owner[i] = node_owner(m, i);
+        const int b = s->node_owner[i] = sc_model_node_carrier(m, i);
         for (int k = 0; k < 3; k++) s->node_local[3 * i + k] = m->rest_pos[3 * i + k] - m->joint_pos[3 * b + k];
     }
     if (s->o.contact_model == SC_CONTACT_LAYER) layer_nodes(s, soft);
@@ -550,6 +532,21 @@ int sc_sim_settle(sc_sim *s, sc_err *err)
     free(vel0);
     free(contact0);
     return rc;
+}
+
+int sc_sim_set_pose_above_ground(sc_sim *s, const sc_quat *local, double height, const double vel[3], sc_err *err)
+{
+    const sc_model *m = s->m;
+    double root[3] = {m->joint_pos[0], m->joint_pos[1], m->joint_pos[2]}, low = INFINITY;
+    double *surf = malloc(((size_t)m->nsurf_verts * 3 + 1) * sizeof *surf);
+    if (!surf) return sc_fail(err, SC_EIO, "out of memory");
+    sc_sim_set_pose(s, root, local, vel, NULL);
+    sc_sim_surface(s, surf);
+    for (int i = 0; i < m->nsurf_verts; i++) low = fmin(low, sc_ground_height(&s->o.contact.ground, sc_v3_load(surf + 3 * i), NULL));
+    free(surf);
+    root[1] += height - low;
+    sc_sim_set_pose(s, root, local, vel, NULL);
+    return SC_OK;
 }
 
 void sc_sim_set_gravity(sc_sim *s, const double g[3])
@@ -916,6 +913,18 @@ int sc_sim_bone_touches(const sc_sim *s, int bone)
     for (int i = 0; i < s->nv; i++)
         if (s->in_contact[i] && s->vert_bone[i] == bone) return 1;
     return 0;
+}
+
+double sc_sim_bone_load(const sc_sim *s, int bone)
+{
+    if (is_rigid(s)) return sc_skeleton_bone_contact_force(s->skel, bone);
+    int mine = 0, all = 0;
+    for (int i = 0; i < s->nv; i++)
+        if (s->in_contact[i]) {
+            all++;
+            mine += s->vert_bone[i] == bone;
+        }
+    return all ? s->contact.normal_force * mine / all : 0;
 }
 
 void sc_sim_warnings_get(const sc_sim *s, sc_sim_warnings *w)

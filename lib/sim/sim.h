@@ -156,6 +156,9 @@ void sc_sim_set_gain_scale(sc_sim *s, const double *scale);
  * (root: world), optional root origin velocity and local angular velocities (each in its
  * parent's frame; NULL = at rest); the flesh takes the skinned shape and velocity. */
 void sc_sim_set_pose(sc_sim *s, const double root_pos[3], const sc_quat *local, const double root_vel[3], const double *local_ang_vel);
+/* sc_sim_set_pose with the root above its rest place, raised or lowered so that the lowest
+ * surface point is `height` above the ground (the root's world rotation: local[0]). */
+int sc_sim_set_pose_above_ground(sc_sim *s, const sc_quat *local, double height, const double vel[3], sc_err *err);
 /* Lets a start in contact come to rest on the ground (opts.settle seconds; 0: nothing), so that
  * it meets no jolt: after sc_sim_set_pose the flesh is in its skinned, unloaded shape and would
  * drop onto the soles with the whole weight at once (1.3-1.9 m g in the first 0.1 s). For
@@ -178,6 +181,10 @@ void sc_sim_warnings_get(const sc_sim *s, sc_sim_warnings *w);
 /* Whether the ground pressed on the flesh (soft) or the box (rigid) of this bone in the last
  * step: a foot's touchdown, for controllers that switch on contact. */
 int sc_sim_bone_touches(const sc_sim *s, int bone);
+/* The ground's normal load on a bone in the last step (N): rigid contact's own; soft contact's
+ * total load shared by the bone's part of the vertices in contact (an estimate: the pressure
+ * is taken as even). */
+double sc_sim_bone_load(const sc_sim *s, int bone);
 
 /* ---- checked snapshots (Box2D's b2World_Snapshot / b2World_Restore) ----
  * A snapshot holds everything that determines the future: time and step, gravity, node

@@ -24,15 +24,6 @@ void sc_simbicon_default_params(sc_simbicon_params *p)
     p->first_stance = SC_RIGHT;
 }
 
-/* The shortest rotation taking unit a to unit b. */
-static sc_quat rotation_between(sc_vec3 a, sc_vec3 b)
-{
-    sc_vec3 axis = sc_v3_cross(a, b);
-    const double s = sc_v3_norm(axis), c = sc_v3_dot(a, b);
-    if (s < 1e-12) return sc_q_identity(); /* parallel (antiparallel never occurs for a limb) */
-    return sc_q_axis_angle(sc_v3_scale(axis, 1 / s), atan2(s, c));
-}
-
 static int bone(const sc_model *m, const char *name, const char *role, int *out, sc_err *err)
 {
     if ((*out = sc_model_bone_index(m, name)) < 0)
@@ -73,20 +64,10 @@ int sc_simbicon_init(sc_simbicon *c, const sc_model *m, const sc_simbicon_params
     c->fwd = sc_v3_normalize(c->fwd);
     c->left = sc_v3_cross(c->up, c->fwd);
     if (!(c->stand = malloc((size_t)c->nb * sizeof *c->stand))) return sc_fail(err, SC_EIO, "out of memory");
-    for (int b = 0; b < c->nb; b++) c->stand[b] = sc_q_identity();
-    for (int k = 0; k < 2; k++) {
-        /* legs straight down from the hips, feet level as at rest; arms hanging */
-        const int t = c->thigh[k], a = c->arm[k];
-        const sc_vec3 leg = sc_v3_normalize(sc_v3_sub(sc_v3_load(m->bone_end + 3 * c->shin[k]), sc_v3_load(m->joint_pos + 3 * t)));
-        c->stand[t] = rotation_between(leg, sc_v3_scale(c->up, -1));
-        c->stand[c->foot[k]] = sc_q_conj(c->stand[t]);
-        const sc_vec3 arm = sc_v3_normalize(sc_v3_sub(sc_v3_load(m->bone_end + 3 * a), sc_v3_load(m->joint_pos + 3 * a)));
-        const double out = sc_v3_dot(arm, c->left) >= 0 ? 1 : -1;
-        const sc_vec3 hang = sc_v3_add(sc_v3_scale(c->up, -cos(p->arm_down)), sc_v3_scale(c->left, out * sin(p->arm_down)));
-        c->stand[a] = rotation_between(arm, hang);
-        /* the knee's hinge angle that swings the shin backwards (about +left, see simbicon.h) */
+    const double left[3] = {c->left.x, c->left.y, c->left.z};
+    sc_model_stand_pose(m, c->thigh, c->foot, c->arm, left, p->arm_down, c->stand);
+    for (int k = 0; k < 2; k++) /* the knee's hinge angle that swings the shin backwards (about +left, see simbicon.h) */
         c->knee_sign[k] = sc_v3_dot(sc_v3_load(m->hinge_axis + 3 * c->shin[k]), c->left) >= 0 ? 1 : -1;
-    }
     for (int i = 0; i < p->ngains; i++)
         if (sc_model_bone_index(m, p->gain_bone[i]) < 0)
             return sc_fail(err, SC_EINPUT, "simbicon: gains of '%s', which is not a bone of the character", p->gain_bone[i]);
@@ -97,17 +78,7 @@ int sc_simbicon_init(sc_simbicon *c, const sc_model *m, const sc_simbicon_params
 
 int sc_simbicon_start(const sc_simbicon *c, sc_sim *s, double height, const double vel[3], sc_err *err)
 {
-    const sc_model *m = s->m;
-    double root[3] = {m->joint_pos[0], m->joint_pos[1], m->joint_pos[2]}, low = INFINITY;
-    double *surf = malloc(((size_t)m->nsurf_verts * 3 + 1) * sizeof *surf);
-    if (!surf) return sc_fail(err, SC_EIO, "out of memory");
-    sc_sim_set_pose(s, root, c->stand, vel, NULL);
-    sc_sim_surface(s, surf);
-    for (int i = 0; i < m->nsurf_verts; i++) low = fmin(low, sc_ground_height(&s->o.contact.ground, sc_v3_load(surf + 3 * i), NULL));
-    free(surf);
-    root[1] += height - low;
-    sc_sim_set_pose(s, root, c->stand, vel, NULL);
-    return SC_OK;
+    return sc_sim_set_pose_above_ground(s, c->stand, height, vel, err);
 }
 
 int sc_simbicon_set_gains(const sc_simbicon_params *p, sc_model *m, sc_err *err)
