@@ -9,6 +9,7 @@
 #include "io/config.h"
 #include "network/controller.h"
 #include "network/physics.h"
+#include "network/rbf.h"
 #include "sampling/rollout.h"
 #include "settings/scenario.h"
 #include "settings/network.h"
@@ -483,4 +484,38 @@ TEST(network_bad_controller_exits_2)
         ENSURE_MSG(rc == 2 && strstr(out_text, bad[k].want) && !sc_test_file_exists(o), "case %zu: exit %d: %s", k, rc, out_text);
     }
     sc_test_report("%zu bad controller.network: exit 2 naming the line, no output; e.g. %s", sizeof bad / sizeof *bad, out_text);
+}
+
+/* [BK] 7's interpolation: through every sample exactly, linear functions everywhere, one sample
+   as a constant, a repeated centre dropped */
+TEST(network_rbf_reproduces_its_samples)
+{
+    sc_rng rng;
+    sc_rng_init(&rng, 3, 0, 0);
+    double c[8 * 2], y[8 * 3], out[3];
+    for (int i = 0; i < 16; i++) c[i] = sc_rng_normal(&rng);
+    for (int i = 0; i < 24; i++) y[i] = sc_rng_normal(&rng);
+    sc_rbf r;
+    sc_err err = {0};
+    ENSURE_OK(sc_rbf_fit(8, 2, c, 3, y, &r, &err), &err);
+    double worst = 0;
+    for (int i = 0; i < 8; i++) {
+        sc_rbf_eval(&r, c + 2 * i, out);
+        for (int v = 0; v < 3; v++) worst = fmax(worst, fabs(out[v] - y[3 * i + v]));
+    }
+    ENSURE(worst < 1e-12);
+    /* f(d) = 2 - 3 d through 4 points is f everywhere, between and beyond them */
+    const double d1[4] = {0.1, 0.4, 0.5, 1.3}, y1[4] = {2 - 0.3, 2 - 1.2, 2 - 1.5, 2 - 3.9};
+    ENSURE_OK(sc_rbf_fit(4, 1, d1, 1, y1, &r, &err), &err);
+    for (double d = -1; d <= 2; d += 0.25) {
+        sc_rbf_eval(&r, &d, out);
+        ENSURE_NEAR(out[0], 2 - 3 * d, 1e-12);
+    }
+    const double one = 0.7, two[2] = {0.7, 0.7}, vals[2] = {5, 5};
+    ENSURE_OK(sc_rbf_fit(1, 1, &one, 1, vals, &r, &err), &err);
+    sc_rbf_eval(&r, d1, out);
+    ENSURE_NEAR(out[0], 5, 1e-15);
+    ENSURE_OK(sc_rbf_fit(2, 1, two, 1, vals, &r, &err), &err);
+    ENSURE(r.n == 1);
+    sc_test_report("polyharmonic RBF through 8 random 2-D centres: largest miss %.2g", worst);
 }

@@ -35,6 +35,17 @@ int sc_spd_solve(int n, int q, double *S, double *B, sc_err *err)
     return SC_OK;
 }
 
+int sc_solve(int n, int q, double *A, double *B, sc_err *err)
+{
+    lapack_int *piv = malloc(((size_t)n + 1) * sizeof *piv);
+    if (!piv) return sc_fail(err, SC_EIO, "out of memory");
+    lapack_int info = LAPACKE_dgesv(LAPACK_ROW_MAJOR, n, q, A, n, piv, B, q);
+    free(piv);
+    if (info > 0) return sc_fail(err, SC_ENUMERIC, "the %d x %d matrix is singular (pivot %d)", n, n, (int)info);
+    if (info < 0) return sc_fail(err, SC_EINPUT, "LAPACKE_dgesv argument %d", (int)-info);
+    return SC_OK;
+}
+
 int sc_lqr_periodic(int n, int q, int m, const double *A, const double *B, const double *Q, const double *R, int cycles, double *K, sc_err *err)
 {
     size_t nn = (size_t)n * n, nq = (size_t)n * q;

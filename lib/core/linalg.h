@@ -13,6 +13,11 @@ int sc_ridge(int n, int p, int q, const double *X, const double *Y, double lambd
  * overwritten) and B (n x q, row-major). SC_ENUMERIC when S is not positive definite. */
 int sc_spd_solve(int n, int q, double *S, double *B, sc_err *err);
 
+/* Solves A X = B in place (B becomes X) for a general square A (n x n, row-major; overwritten
+ * by its LU factors) and B (n x q, row-major), with partial pivoting. SC_ENUMERIC when A is
+ * singular. */
+int sc_solve(int n, int q, double *A, double *B, sc_err *err);
+
 /* The periodic discrete-time linear-quadratic regulator. For x_{j+1} = A_j x_j + B_j u_j over a
  * cycle of m stages (A: m blocks of n x n, B: m blocks of n x q, row-major) with the stage cost
  * x'Qx + u'Ru (Q n x n, R q x q, symmetric; R positive definite), the gains K (m blocks of q x n)

@@ -19,6 +19,7 @@ void sc_network_free(sc_network *n)
     free(n->pt_t);
     free(n->pt_v);
     free(n->pt_m);
+    free(n->pt_m_given);
     memset(n, 0, sizeof *n);
 }
 
@@ -44,9 +45,9 @@ static int grow(void **p, int *cap, int need, size_t size)
 /* the three control-point arrays share one capacity */
 static int grow_points(sc_network *n, int need)
 {
-    int cap_v = n->cap_points, cap_m = n->cap_points;
+    int cap_v = n->cap_points, cap_m = n->cap_points, cap_g = n->cap_points;
     return grow((void **)&n->pt_v, &cap_v, need, sizeof *n->pt_v) || grow((void **)&n->pt_m, &cap_m, need, sizeof *n->pt_m) ||
-        grow((void **)&n->pt_t, &n->cap_points, need, sizeof *n->pt_t);
+           grow((void **)&n->pt_m_given, &cap_g, need, sizeof *n->pt_m_given) || grow((void **)&n->pt_t, &n->cap_points, need, sizeof *n->pt_t);
 }
 
 /* Catmull-Rom tangents where none was given; a loop wraps around its period */
@@ -54,9 +55,10 @@ static void fill_tangents(sc_network *n, const sc_net_node *d)
 {
     const double *t = n->pt_t + d->first, *v = n->pt_v + d->first;
     double *m = n->pt_m + d->first;
+    const double *given = n->pt_m_given + d->first;
     const int k = d->npoints;
     for (int i = 0; i < k; i++) {
-        if (!isnan(m[i])) continue;
+        if (!isnan(m[i] = given[i])) continue;
         if (i > 0 && i < k - 1) m[i] = (v[i + 1] - v[i - 1]) / (t[i + 1] - t[i - 1]);
         else if (d->loop && k > 2) m[i] = (v[1] - v[k - 2]) / (t[1] - t[0] + t[k - 1] - t[k - 2]);
         else m[i] = i == 0 ? (v[1] - v[0]) / (t[1] - t[0]) : (v[k - 1] - v[k - 2]) / (t[k - 1] - t[k - 2]);
@@ -121,7 +123,7 @@ int sc_network_add(sc_network *n, const sc_net_node *node, const double *t, cons
     for (int i = 0; i < pts; i++) {
         n->pt_t[e->first + i] = t[i];
         n->pt_v[e->first + i] = v[i];
-        n->pt_m[e->first + i] = m ? m[i] : NAN;
+        n->pt_m_given[e->first + i] = m ? m[i] : NAN;
     }
     n->npoints += pts;
     if (d->kind == SC_NODE_SPLINE) fill_tangents(n, e);
@@ -197,6 +199,55 @@ int sc_network_finish(sc_network *n, sc_err *err)
     free(queue);
     n->finished = rc == SC_OK;
     return rc;
+}
+
+int sc_network_clone(const sc_network *src, sc_network *dst, sc_err *err)
+{
+    sc_network_init(dst, src->nfeedback);
+    const size_t nn = (size_t)src->nnodes + 1, np = (size_t)src->npoints + 1;
+    dst->node = malloc(nn * sizeof *dst->node);
+    dst->order = malloc(nn * sizeof *dst->order);
+    dst->pt_t = malloc(np * sizeof *dst->pt_t);
+    dst->pt_v = malloc(np * sizeof *dst->pt_v);
+    dst->pt_m = malloc(np * sizeof *dst->pt_m);
+    dst->pt_m_given = malloc(np * sizeof *dst->pt_m_given);
+    if (!dst->node || !dst->order || !dst->pt_t || !dst->pt_v || !dst->pt_m || !dst->pt_m_given) {
+        sc_network_free(dst);
+        return sc_fail(err, SC_EIO, "out of memory");
+    }
+    memcpy(dst->node, src->node, (size_t)src->nnodes * sizeof *dst->node);
+    if (src->order) memcpy(dst->order, src->order, (size_t)src->nnodes * sizeof *dst->order);
+    memcpy(dst->pt_t, src->pt_t, (size_t)src->npoints * sizeof *dst->pt_t);
+    memcpy(dst->pt_v, src->pt_v, (size_t)src->npoints * sizeof *dst->pt_v);
+    memcpy(dst->pt_m, src->pt_m, (size_t)src->npoints * sizeof *dst->pt_m);
+    memcpy(dst->pt_m_given, src->pt_m_given, (size_t)src->npoints * sizeof *dst->pt_m_given);
+    dst->nnodes = dst->cap_nodes = src->nnodes;
+    dst->npoints = dst->cap_points = src->npoints;
+    dst->finished = src->finished;
+    return SC_OK;
+}
+
+int sc_network_set_value(sc_network *n, int node, int point, double value, sc_err *err)
+{
+    if (node < 0 || node >= n->nnodes) return sc_fail(err, SC_EINPUT, "network: no node %d", node);
+    sc_net_node *d = &n->node[node];
+    if (!isfinite(value)) return sc_fail(err, SC_EINPUT, "%s: '%s': a value must be finite", d->where, d->name);
+    if (point < 0) {
+        if (d->kind != SC_NODE_CONST) return sc_fail(err, SC_EINPUT, "%s: '%s' is a %s, not a constant: name a point of it", d->where, d->name, kind_name[d->kind]);
+        d->value = value;
+        return SC_OK;
+    }
+    if (d->kind != SC_NODE_SPLINE) return sc_fail(err, SC_EINPUT, "%s: '%s' is a %s: only a spline's points can be set", d->where, d->name, kind_name[d->kind]);
+    if (point >= d->npoints) return sc_fail(err, SC_EINPUT, "%s: spline '%s' has %d points, no point %d", d->where, d->name, d->npoints, point);
+    n->pt_v[d->first + point] = value;
+    fill_tangents(n, d);
+    return SC_OK;
+}
+
+double sc_network_get_value(const sc_network *n, int node, int point)
+{
+    const sc_net_node *d = &n->node[node];
+    return point < 0 ? d->value : n->pt_v[d->first + point];
 }
 
 int sc_network_state_init(const sc_network *n, sc_network_state *s, sc_err *err)

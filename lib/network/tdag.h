@@ -60,6 +60,7 @@ typedef struct sc_network {
     int *order; /* evaluation order: every node after its inputs (sc_network_finish) */
     int npoints, cap_points;
     double *pt_t, *pt_v, *pt_m; /* control points: time (s), value, tangent (value/s) */
+    double *pt_m_given;         /* the tangents as given: NAN where pt_m is Catmull-Rom's */
     int nfeedback;              /* feedback indices run over [0, nfeedback) */
     int finished;
 } sc_network;
@@ -85,6 +86,15 @@ int sc_network_find(const sc_network *n, const char *name);
 /* Checks every input index and that a modulator's trajectories are splines or step functions,
  * and finds the evaluation order; SC_EINPUT naming the nodes of a cycle. */
 int sc_network_finish(sc_network *n, sc_err *err);
+
+/* A deep copy of a finished network (for a sample that changes its values). */
+int sc_network_clone(const sc_network *src, sc_network *dst, sc_err *err);
+/* Sets a constant's value (point -1) or a spline's point value (point >= 0, its Catmull-Rom
+ * tangents recomputed): what a sampler varies ([BK] 7's exposed control points). SC_EINPUT for
+ * another kind of node or a point out of range. */
+int sc_network_set_value(sc_network *n, int node, int point, double value, sc_err *err);
+/* The value sc_network_set_value would change. */
+double sc_network_get_value(const sc_network *n, int node, int point);
 
 int sc_network_state_init(const sc_network *n, sc_network_state *s, sc_err *err);
 void sc_network_state_free(sc_network_state *s);
