@@ -2,11 +2,13 @@
  * as a designer writes them; bad networks (a cycle, an unknown node or feedback variable, a node
  * of two kinds) are refused naming the line. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/rng.h"
 #include "fixtures.h"
 #include "io/config.h"
+#include "io/h5.h"
 #include "network/controller.h"
 #include "network/physics.h"
 #include "network/rbf.h"
@@ -518,4 +520,96 @@ TEST(network_rbf_reproduces_its_samples)
     ENSURE_OK(sc_rbf_fit(2, 1, two, 1, vals, &r, &err), &err);
     ENSURE(r.n == 1);
     sc_test_report("polyharmonic RBF through 8 random 2-D centres: largest miss %.2g", worst);
+}
+
+/* ---- network-sample ([BK] 7) ---- */
+
+static const char *explore_config(const char *name, const char *extra)
+{
+    char text[2048], network[4096];
+    if (!realpath(sc_test_repo("configs/networks/walker_rigid.yaml"), network)) return NULL;
+    snprintf(text, sizeof text,
+             "parameterize:\n"
+             "  network: %s\n"
+             "  duration: 2\n"
+             "  measure_from: 1\n"
+             "  knobs:\n"
+             "    - {node: lean, bounds: [0.1, 0.3]}\n"
+             "    - {node: swing_hip, point: 1, bounds: [0.4, 0.6]}\n"
+             "  objectives:\n"
+             "    - {measure: speed, range: [0.5, 1.5], tolerance: 0.1}\n"
+             "  initial: {batch: 4, max_batches: 2, min_success: 2}\n"
+             "  rounds: 1\n"
+             "  round: {targets: 2, k: 3, local: 1}\n%s",
+             network, extra);
+    return sc_test_write(name, text);
+}
+
+/* the walk's speed parameterized: trials that stand, speeds that follow the knobs, and the same
+   explore.h5 from one process and from two ranks */
+TEST(network_sample_is_rank_independent)
+{
+    const char *ch = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    const char *cfg = explore_config("explore.yaml", ""), *a = sc_test_tmp("explore_1.h5"), *b = sc_test_tmp("explore_2.h5");
+    ENSURE(cfg);
+    int rc = sc_test_sh(out_text, sizeof out_text, "%s -c %s -o %s %s", sc_test_tool("network-sample"), cfg, a, ch);
+    ENSURE_MSG(rc == 0, "exit %d: %s", rc, out_text);
+    rc = sc_test_sh(out_text, sizeof out_text, "mpiexec.mpich -n 2 %s -c %s -o %s %s", sc_test_tool("network-sample"), cfg, b, ch);
+    ENSURE_MSG(rc == 0, "2 ranks: exit %d: %s", rc, out_text);
+    ENSURE_MSG(sc_test_h5_same(out_text, sizeof out_text, a, b, "/trials,/rounds,/controllers,/knobs,/objectives"), "1 and 2 ranks differ: %s", out_text);
+    sc_h5 *f;
+    sc_err err = {0};
+    ENSURE_OK(sc_h5_open(a, &f, &err), &err);
+    size_t dims[2] = {0, 0}, n = 0;
+    double *x = NULL, *reached = NULL;
+    int *success = NULL;
+    ENSURE_OK(sc_h5_read_f64(f, "/trials/x", 2, dims, &x, &err), &err);
+    n = dims[0];
+    dims[0] = dims[1] = 0;
+    ENSURE_OK(sc_h5_read_f64(f, "/trials/reached", 2, dims, &reached, &err), &err);
+    dims[0] = 0;
+    ENSURE_OK(sc_h5_read_i32(f, "/trials/success", 1, dims, &success, &err), &err);
+    sc_h5_close(f);
+    /* the leanest and the most leaning success: more lean, more speed */
+    int lo = -1, hi = -1, ok = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!success[i]) continue;
+        ok++;
+        if (lo < 0 || x[2 * i] < x[2 * lo]) lo = (int)i;
+        if (hi < 0 || x[2 * i] > x[2 * hi]) hi = (int)i;
+    }
+    ENSURE(ok >= 2);
+    sc_test_report("%zu trials, %d succeeded; lean %.3f rad walks %.3f m/s, lean %.3f rad %.3f m/s; explore.h5 the same on 1 and 2 ranks", n, ok,
+                   x[2 * lo], reached[lo], x[2 * hi], reached[hi]);
+    ENSURE(reached[hi] > reached[lo]);
+    free(x);
+    free(reached);
+    free(success);
+    /* bad configs: exit 2 naming the line, no output */
+    char text[2048];
+    static const struct {
+        const char *from, *to, *want;
+    } edits[] = {
+        {"{node: lean, bounds: [0.1, 0.3]}", "{node: stance, bounds: [0.1, 0.3]}", "explore_bad.yaml:6:7: knob 'stance' is not a constant"},
+        {"{node: lean, bounds: [0.1, 0.3]}", "{node: swing_hip, point: 9, bounds: [0.1, 0.3]}", "knob 'swing_hip' has no point 9"},
+        {"range: [0.5, 1.5]", "range: [1.5, 0.5]", "explore_bad.yaml:9:7: objective range [1.5, 0.5] must increase"},
+        {"measure: speed", "measure: sped", "did you mean 'speed'"},
+        {"{node: lean, bounds: [0.1, 0.3]}", "{node: lean, bounds: [0.3, 0.1]}", "bounds [0.3, 0.1] must increase"},
+    };
+    FILE *src = fopen(cfg, "r");
+    ENSURE(src);
+    const size_t len = fread(text, 1, sizeof text - 1, src);
+    fclose(src);
+    text[len] = 0;
+    for (size_t k = 0; k < sizeof edits / sizeof *edits; k++) {
+        char edited[2048];
+        const char *at = strstr(text, edits[k].from);
+        ENSURE(at);
+        snprintf(edited, sizeof edited, "%.*s%s%s", (int)(at - text), text, edits[k].to, at + strlen(edits[k].from));
+        const char *bcfg = sc_test_write("explore_bad.yaml", edited), *o = sc_test_tmp("explore_bad.h5");
+        rc = sc_test_sh(out_text, sizeof out_text, "%s -c %s -o %s %s", sc_test_tool("network-sample"), bcfg, o, ch);
+        ENSURE_MSG(rc == 2 && strstr(out_text, edits[k].want) && !sc_test_file_exists(o), "edit %zu: exit %d: %s", k, rc, out_text);
+    }
+    sc_test_report("%zu bad parameterize sections: exit 2 naming the line; e.g. %s", sizeof edits / sizeof *edits, out_text);
 }

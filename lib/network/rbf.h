@@ -8,8 +8,8 @@
 #define SC_NETWORK_RBF_H
 #include "core/status.h"
 
-#define SC_RBF_MAX 32 /* centres */
-#define SC_RBF_MAX_DIM 4
+#define SC_RBF_MAX      32 /* centres */
+#define SC_RBF_MAX_DIM  4
 #define SC_RBF_MAX_VALS 32
 
 typedef struct sc_rbf {

@@ -47,7 +47,7 @@ static int grow_points(sc_network *n, int need)
 {
     int cap_v = n->cap_points, cap_m = n->cap_points, cap_g = n->cap_points;
     return grow((void **)&n->pt_v, &cap_v, need, sizeof *n->pt_v) || grow((void **)&n->pt_m, &cap_m, need, sizeof *n->pt_m) ||
-           grow((void **)&n->pt_m_given, &cap_g, need, sizeof *n->pt_m_given) || grow((void **)&n->pt_t, &n->cap_points, need, sizeof *n->pt_t);
+        grow((void **)&n->pt_m_given, &cap_g, need, sizeof *n->pt_m_given) || grow((void **)&n->pt_t, &n->cap_points, need, sizeof *n->pt_t);
 }
 
 /* Catmull-Rom tangents where none was given; a loop wraps around its period */
@@ -233,11 +233,13 @@ int sc_network_set_value(sc_network *n, int node, int point, double value, sc_er
     sc_net_node *d = &n->node[node];
     if (!isfinite(value)) return sc_fail(err, SC_EINPUT, "%s: '%s': a value must be finite", d->where, d->name);
     if (point < 0) {
-        if (d->kind != SC_NODE_CONST) return sc_fail(err, SC_EINPUT, "%s: '%s' is a %s, not a constant: name a point of it", d->where, d->name, kind_name[d->kind]);
+        if (d->kind != SC_NODE_CONST)
+            return sc_fail(err, SC_EINPUT, "%s: '%s' is a %s, not a constant: name a point of it", d->where, d->name, kind_name[d->kind]);
         d->value = value;
         return SC_OK;
     }
-    if (d->kind != SC_NODE_SPLINE) return sc_fail(err, SC_EINPUT, "%s: '%s' is a %s: only a spline's points can be set", d->where, d->name, kind_name[d->kind]);
+    if (d->kind != SC_NODE_SPLINE)
+        return sc_fail(err, SC_EINPUT, "%s: '%s' is a %s: only a spline's points can be set", d->where, d->name, kind_name[d->kind]);
     if (point >= d->npoints) return sc_fail(err, SC_EINPUT, "%s: spline '%s' has %d points, no point %d", d->where, d->name, d->npoints, point);
     n->pt_v[d->first + point] = value;
     fill_tangents(n, d);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "network/physics.h"
+#include "network/rbf.h"
 #include "settings/network.h"
 
 static const char *const kinds[] = {"const", "spline", "step", "feedback", "add", "multiply", "modulate", "switch"};
@@ -260,5 +261,79 @@ int sc_net_params_read(sc_cfg_node *controller, const sc_model *m, sc_net_params
             return sc_fail(err, SC_EINPUT, "%s: '%s' is not a bone with a joint", sc_cfg_where(sc_cfg_at(list, i), w, sizeof w), name ? name : "?");
         p->gravity[b] = 1;
     }
+    return SC_OK;
+}
+
+int sc_explore_read(sc_cfg_node *sec, const sc_network *net, sc_explore_config *cfg, sc_err *err)
+{
+    sc_cfg_node *list, *sub;
+    char w[256];
+    int rc;
+    long v;
+    memset(cfg, 0, sizeof *cfg);
+    TRY(sc_cfg_double_range(sec, "duration", 10, 0.01, 1e4, &cfg->duration, err));
+    TRY(sc_cfg_double_range(sec, "measure_from", 0, 0, cfg->duration * (1 - 1e-9), &cfg->measure_from, err));
+    TRY(sc_cfg_list(sec, "knobs", 1, &list, err));
+    if (sc_cfg_len(list) < 1 || sc_cfg_len(list) > SC_EXPLORE_MAX_KNOBS)
+        return sc_fail(err, SC_EINPUT, "%s: parameterize.knobs lists 1 to %d knobs, not %d", sc_cfg_where(list, w, sizeof w), SC_EXPLORE_MAX_KNOBS,
+                       sc_cfg_len(list));
+    for (int i = 0; i < sc_cfg_len(list); i++) {
+        sc_cfg_node *e = sc_cfg_at(list, i);
+        sc_knob *k = &cfg->knob[i];
+        double b[2];
+        TRY(read_node(e, "node", net, 1, &k->node, err));
+        const sc_net_node *d = &net->node[k->node];
+        TRY(sc_cfg_int(e, "point", -1, -1, 1000, &v, err));
+        k->point = (int)v;
+        if (k->point < 0 && d->kind != SC_NODE_CONST)
+            return sc_fail(err, SC_EINPUT, "%s: knob '%s' is not a constant: name one of its points with `point`", sc_cfg_where(e, w, sizeof w),
+                           d->name);
+        if (k->point >= 0 && (d->kind != SC_NODE_SPLINE || k->point >= d->npoints))
+            return sc_fail(err, SC_EINPUT, "%s: knob '%s' has no point %d (a knob is a constant or a spline's point)", sc_cfg_where(e, w, sizeof w),
+                           d->name, k->point);
+        TRY(sc_cfg_vec_range(e, "bounds", 2, NULL, -1e3, 1e3, b, err));
+        if (!(b[0] < b[1]))
+            return sc_fail(err, SC_EINPUT, "%s: knob '%s': bounds [%g, %g] must increase", sc_cfg_where(e, w, sizeof w), d->name, b[0], b[1]);
+        k->lo = b[0];
+        k->hi = b[1];
+        cfg->nknobs = i + 1;
+    }
+    TRY(sc_cfg_list(sec, "objectives", 1, &list, err));
+    if (sc_cfg_len(list) < 1 || sc_cfg_len(list) > SC_EXPLORE_MAX_OBJ)
+        return sc_fail(err, SC_EINPUT, "%s: parameterize.objectives lists 1 to %d objectives", sc_cfg_where(list, w, sizeof w), SC_EXPLORE_MAX_OBJ);
+    for (int i = 0; i < sc_cfg_len(list); i++) {
+        sc_cfg_node *e = sc_cfg_at(list, i);
+        sc_objective_spec *o = &cfg->obj[i];
+        double r[2];
+        TRY(sc_cfg_enum(e, "measure", sc_measure_names, SC_MEASURES, 0, &o->measure, err));
+        TRY(sc_cfg_vec_range(e, "range", 2, NULL, -1e4, 1e4, r, err));
+        if (!(r[0] < r[1])) return sc_fail(err, SC_EINPUT, "%s: objective range [%g, %g] must increase", sc_cfg_where(e, w, sizeof w), r[0], r[1]);
+        o->lo = r[0];
+        o->hi = r[1];
+        TRY(sc_cfg_double_range(e, "tolerance", 0.05 * (r[1] - r[0]), 1e-9, 1e4, &o->tolerance, err));
+        cfg->nobj = i + 1;
+    }
+    TRY(sc_cfg_section(sec, "success", &sub, err));
+    TRY(sc_cfg_double_range(sub, "max_tilt", 1.0, 0.01, 3.2, &cfg->max_tilt, err));
+    TRY(sc_cfg_bool(sub, "bad_contacts", 1, &cfg->bad_contacts, err));
+    TRY(sc_cfg_double_range(sub, "settle_speed", 0, 0, 100, &cfg->settle_speed, err));
+    TRY(sc_cfg_section(sec, "initial", &sub, err));
+    TRY(sc_cfg_int(sub, "batch", 16, 1, 100000, &v, err));
+    cfg->batch = (int)v;
+    TRY(sc_cfg_int(sub, "max_batches", 8, 1, 10000, &v, err));
+    cfg->max_batches = (int)v;
+    TRY(sc_cfg_int(sub, "min_success", 8, 1, 100000, &v, err));
+    cfg->min_success = (int)v;
+    TRY(sc_cfg_double_range(sub, "grow", 1.5, 1, 100, &cfg->grow, err));
+    TRY(sc_cfg_int(sec, "rounds", 4, 0, 63, &v, err));
+    cfg->rounds = (int)v;
+    TRY(sc_cfg_section(sec, "round", &sub, err));
+    TRY(sc_cfg_int(sub, "targets", 8, 1, 100000, &v, err));
+    cfg->targets = (int)v;
+    TRY(sc_cfg_int(sub, "k", 4, 1, SC_RBF_MAX, &v, err));
+    cfg->k = (int)v;
+    TRY(sc_cfg_int(sub, "local", 4, 0, 10000, &v, err));
+    cfg->local = (int)v;
+    TRY(sc_cfg_double_range(sub, "sigma", 0.1, 0, 10, &cfg->sigma, err));
     return SC_OK;
 }

@@ -16,6 +16,7 @@
 #include "io/config.h"
 #include "model/model.h"
 #include "network/controller.h"
+#include "network/explore.h"
 #include "network/tdag.h"
 
 /* Builds and finishes *n from the list (n is initialised here; free it with sc_network_free,
@@ -28,5 +29,10 @@ int sc_network_read(sc_cfg_node *nodes, const char *const *feedback, int nfeedba
  * are resolved here, an unknown one named at its line. Free with sc_net_params_free, also
  * after a failure. */
 int sc_net_params_read(sc_cfg_node *controller, const sc_model *m, sc_net_params *p, sc_err *err);
+
+/* network-sample's `parameterize:` section (configs/networks/walk_speed.yaml documents every
+ * key) against the network it varies: knobs name constants or spline points of it. The section's
+ * `network` key (the config the trials run) is the tool's to read. */
+int sc_explore_read(sc_cfg_node *section, const sc_network *net, sc_explore_config *cfg, sc_err *err);
 
 #endif
