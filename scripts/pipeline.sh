@@ -13,6 +13,8 @@
 #   learn-feedback            NAME_policy.h5   (feedback; when bin/learn-feedback exists)
 #   simulate                  NAME_sim.h5      (the policy for 20 s, else the open loop replayed;
 #                                               a config without sampling: its own controller)
+#   network-sample            NAME_explore.h5  (parameterize: a motion network's controllers over an
+#                                               objective, [BK] 7; mpiexec.mpich -n RANKS; plots)
 #   muscle-sim                NAME_sim.h5      (muscle_control: a boneless character, [T12];
 #     or muscle-sample                          with muscle_sampling: mpiexec.mpich -n RANKS)
 #   render                    NAME_render/     (an open loop with the tracked reference as a ghost)
@@ -30,11 +32,11 @@ while getopts "o:n:c:h" opt; do
     o) out=$OPTARG ;;
     n) ranks=$OPTARG ;;
     c) chcfg=$OPTARG; [ -f "$chcfg" ] || { echo "pipeline: $chcfg: no such file" >&2; exit 3; } ;;
-    *) sed -n '2,24p' "$0"; exit 1 ;;
+    *) sed -n '2,26p' "$0"; exit 1 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { sed -n '2,24p' "$0"; exit 1; }
+[ $# -eq 1 ] || { sed -n '2,26p' "$0"; exit 1; }
 cfg=$1
 [ -f "$cfg" ] || { echo "pipeline: $cfg: no such file" >&2; exit 3; }
 export SOFTCON_MOCAP_PATH="${SOFTCON_MOCAP_PATH:-$PWD/../shared/mocap}"
@@ -114,6 +116,15 @@ if [ -n "$controller" ] || { has "$cfg" controller && ! has "$cfg" sampling; }; 
     stage "render: $rdir"
     if [ -e "$policy" ] || [ -z "$controller" ]; then bin/render -o "$rdir" "$sim"; else bin/render --reference "$controller" -o "$rdir" "$sim"; fi
   fi
+fi
+if has "$cfg" parameterize; then
+  explore=$out/${name}_explore.h5
+  netcfg=$(awk '/^parameterize:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == "network:" { print $2; exit }' "$cfg")
+  if newer "$explore" "$cfg" "$(dirname "$cfg")/$netcfg" "$character" bin/network-sample; then skip network-sample "$explore"; else
+    stage "network-sample on $ranks rank(s): $cfg"
+    mpiexec.mpich -n "$ranks" bin/network-sample -c "$cfg" -o "$explore" "$character"
+  fi
+  if newer "$out/${name}_explore_rounds.png" "$explore"; then skip plots "$out/${name}_explore_rounds.png"; else scripts/plot.sh "$explore"; fi
 fi
 if has "$cfg" muscle_control; then
   sim=$out/${name}_sim.h5 rdir=$out/${name}_render

@@ -613,3 +613,41 @@ TEST(network_sample_is_rank_independent)
     }
     sc_test_report("%zu bad parameterize sections: exit 2 naming the line; e.g. %s", sizeof edits / sizeof *edits, out_text);
 }
+
+/* A restored snapshot of rigid contact gives the feet's loads of its own moment, not those of
+ * whatever the simulation ran last (the contact joints' feedback is another run's): a sampler's
+ * trials start from one snapshot on whichever thread, and must not see each other. */
+TEST(network_rigid_snapshot_restores_the_feet_loads)
+{
+    const char *ch = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    sc_model m;
+    sc_err err = {0};
+    ENSURE_OK(sc_character_read(ch, &m, 0, &err), &err);
+    sc_sim_opts o;
+    sc_sim_default_opts(&o);
+    o.contact_model = SC_CONTACT_RIGID;
+    sc_sim *s;
+    ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+    const int lf = sc_model_bone_index(&m, "l_foot"), rf = sc_model_bone_index(&m, "r_foot");
+    const double lift[3] = {0, 0.005, 0}, still[3] = {0, 0, 0};
+    sc_sim_translate(s, lift, still);
+    for (int k = 0; k < 400; k++) ENSURE_OK(sc_sim_step(s, &err), &err);
+    const double load[2] = {sc_sim_bone_load(s, lf), sc_sim_bone_load(s, rf)};
+    const size_t cap = sc_sim_snapshot_capacity(s);
+    unsigned char *snap = malloc(cap);
+    ENSURE(snap);
+    const size_t size = sc_sim_snapshot_save(s, snap, cap);
+    const double up[3] = {0, 2, 0};
+    sc_sim_add_velocity(s, up, NULL); /* thrown up: no load */
+    for (int k = 0; k < 100; k++) ENSURE_OK(sc_sim_step(s, &err), &err);
+    const double flying = sc_sim_bone_load(s, lf) + sc_sim_bone_load(s, rf);
+    ENSURE_OK(sc_sim_snapshot_restore(s, snap, size, &err), &err);
+    sc_test_report("feet loads standing %.1f / %.1f N, in flight %.1f N, restored %.1f / %.1f N", load[0], load[1], flying, sc_sim_bone_load(s, lf),
+                   sc_sim_bone_load(s, rf));
+    ENSURE(load[0] > 50 && load[1] > 50 && flying == 0);
+    ENSURE(sc_sim_bone_load(s, lf) == load[0] && sc_sim_bone_load(s, rf) == load[1]);
+    free(snap);
+    sc_sim_free(s);
+    sc_model_free(&m);
+}

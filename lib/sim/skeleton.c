@@ -35,7 +35,7 @@
 #endif
 
 /* Per bone in a snapshot: pos 3, q 4, lvel 3, avel 3, force 3, torque 3, target 4, motor 3. */
-#define SNAP_PER_BONE         26
+#define SNAP_PER_BONE         27
 /* Speeds beyond this are a diverged simulation, stopped before ODE overflows into its asserts. */
 #define SC_SKELETON_MAX_SPEED 1e9
 /* External loads beyond this (N, N m) are refused before they reach ODE: a finite 1e308 N
@@ -61,6 +61,7 @@ struct sc_skeleton {
     double *axis;             /* [3nb] hinge axis, bone frame */
     sc_quat *target;          /* [nb] */
     double *motor_tau;        /* [3nb] last step, world */
+    double *bone_load;        /* [nb] last step's ground normal force on each bone (rigid contact) */
     double *explicit_tau;     /* [3nb] this step's explicit servo torque (kd == 0) */
     double *pre_axis, *pre_r; /* [3nb] hinge world axis and anchor - com before the step */
     int broken;               /* an ODE error abandoned a step: ODE's state is not to be trusted */
@@ -295,6 +296,7 @@ void sc_skeleton_free(sc_skeleton *s)
     free(s->axis);
     free(s->target);
     free(s->motor_tau);
+    free(s->bone_load);
     free(s->explicit_tau);
     free(s->pre_axis);
     free(s->pre_r);
@@ -340,6 +342,7 @@ static sc_skeleton *skeleton_alloc(int nb, sc_err *err)
     s->axis = sc_alloc(err, 3 * nb, sizeof(double));
     s->target = sc_alloc(err, nb, sizeof(sc_quat));
     s->motor_tau = sc_alloc(err, 3 * nb, sizeof(double));
+    s->bone_load = sc_alloc(err, nb, sizeof(double));
     s->explicit_tau = sc_alloc(err, 3 * nb, sizeof(double));
     s->pre_axis = sc_alloc(err, 3 * nb, sizeof(double));
     s->pre_r = sc_alloc(err, 3 * nb, sizeof(double));
@@ -355,7 +358,7 @@ static sc_skeleton *skeleton_alloc(int nb, sc_err *err)
     s->iw = sc_alloc(err, 9 * (size_t)nb, sizeof(double));
     s->u = sc_alloc(err, 6 * (size_t)nb, sizeof(double));
     if (!s->boxed || !s->undo || !s->body || !s->joint || !s->amotor || !s->fb || !s->parent || !s->type || !s->name || !s->com_local || !s->mass ||
-        !s->inertia || !s->kp || !s->kd || !s->kp0 || !s->kd0 || !s->tlim || !s->axis || !s->target || !s->motor_tau || !s->explicit_tau ||
+        !s->inertia || !s->kp || !s->kd || !s->kp0 || !s->kd0 || !s->tlim || !s->axis || !s->target || !s->motor_tau || !s->bone_load || !s->explicit_tau ||
         !s->pre_axis || !s->pre_r || !s->rows || !s->lambda || !s->inv_inertia || !s->stop_lo || !s->stop_hi || !s->anchor_c || !s->anchor_p ||
         !s->iw || !s->u) {
         sc_skeleton_free(s);
@@ -795,12 +798,14 @@ static void make_contacts(sc_skeleton *s)
     }
 }
 
-double sc_skeleton_bone_contact_force(const sc_skeleton *s, int bone)
+double sc_skeleton_bone_contact_force(const sc_skeleton *s, int bone) { return s->bone_load[bone]; }
+
+/* each bone's ground load from the step's contact joints (kept in snapshots: after a restore the
+   joints' feedback is another run's) */
+static void collect_bone_loads(sc_skeleton *s)
 {
-    double fn = 0;
-    for (int q = 0; q < s->ncontacts; q++)
-        if (s->contact_bone[q] == bone) fn += fmax(0, sc_v3_dot(v3d(s->contact_fb[q].f1), s->contact_normal[q]));
-    return fn;
+    memset(s->bone_load, 0, (size_t)s->nb * sizeof *s->bone_load);
+    for (int q = 0; q < s->ncontacts; q++) s->bone_load[s->contact_bone[q]] += fmax(0, sc_v3_dot(v3d(s->contact_fb[q].f1), s->contact_normal[q]));
 }
 
 void sc_skeleton_rigid_contact(const sc_skeleton *s, sc_contact_result *res)
@@ -1140,6 +1145,7 @@ static int skeleton_step(sc_skeleton *s, double dt, sc_err *err)
     t_stepping = NULL;
     if (!ok) return sc_fail(err, SC_EIO, "skeleton: ODE could not allocate its step memory");
     if (!tree) collect_motor_torques(s);
+    collect_bone_loads(s);
     for (int b = 0; b < s->nb; b++) {
         dBodyID bd = s->body[b];
         if (!all_finite(dBodyGetPosition(bd), 3) || !all_finite(dBodyGetQuaternion(bd), 4) || !all_finite(dBodyGetLinearVel(bd), 3) ||
@@ -1203,6 +1209,7 @@ void sc_skeleton_save(const sc_skeleton *s, double *buf)
         p[21] = t->y;
         p[22] = t->z;
         memcpy(p + 23, s->motor_tau + 3 * b, 3 * sizeof(double));
+        p[26] = s->bone_load[b];
     }
 }
 
@@ -1228,6 +1235,7 @@ void sc_skeleton_restore(sc_skeleton *s, const double *buf)
         s->target[b].y = p[21];
         s->target[b].z = p[22];
         memcpy(s->motor_tau + 3 * b, p + 23, 3 * sizeof(double));
+        s->bone_load[b] = p[26];
     }
 }
 
