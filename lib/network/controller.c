@@ -172,7 +172,8 @@ static void torques(sc_net_controller *c, const sc_sim *s, sc_vec3 f_h, sc_vec3 
             sc_q_mul(sc_q_axis_angle(c->up, node_value(c, p->torso_node[2])),
                      sc_q_mul(sc_q_axis_angle(c->fwd, -node_value(c, p->torso_node[1])), sc_q_axis_angle(c->left, node_value(c, p->torso_node[0]))));
         const sc_vec3 e = sc_q_log(sc_q_mul(want, sc_q_conj(s->pose[0].q)));
-        const sc_vec3 t = sc_v3_sub(sc_v3_scale(e, p->torso_kp), sc_v3_scale(sc_v3_load(s->ang_vel), p->torso_kd));
+        const double g = p->torso_node[3] >= 0 ? fmax(0, node_value(c, p->torso_node[3])) : 1;
+        const sc_vec3 t = sc_v3_scale(sc_v3_sub(sc_v3_scale(e, p->torso_kp), sc_v3_scale(sc_v3_load(s->ang_vel), p->torso_kd)), g);
         for (int k = 0; k < 2; k++) sc_v3_store(tau + 3 * c->top[k], sc_v3_axpy(-w[k], t, sc_v3_load(tau + 3 * c->top[k])));
     }
     if (p->com_kp > 0 || p->com_kd > 0) { /* the centre of mass pushed over the support, at a speed */
@@ -188,7 +189,8 @@ static void torques(sc_net_controller *c, const sc_sim *s, sc_vec3 f_h, sc_vec3 
         const double fl = p->com_kp * (node_value(c, p->com_node[1]) - dlf) + p->com_kd * (node_value(c, p->com_node[3]) - fb[SC_FB_COM_VEL_LEFT]);
         sc_sim_diag d;
         sc_sim_diagnostics(s, &d);
-        const sc_vec3 force = sc_v3_add(sc_v3_scale(f_h, ff), sc_v3_scale(l_h, fl));
+        const double g = p->com_node[4] >= 0 ? fmax(0, node_value(c, p->com_node[4])) : 1;
+        const sc_vec3 force = sc_v3_scale(sc_v3_add(sc_v3_scale(f_h, ff), sc_v3_scale(l_h, fl)), g);
         for (int k = 0; k < 2; k++)
             if (w[k] > 0) sc_vf_support(m, s->pose, p->foot[k], sc_v3_load(d.com), sc_v3_scale(force, w[k]), tau);
     }

@@ -85,12 +85,13 @@ typedef struct sc_net_params {
     sc_net_target target[SC_NET_MAX_OUTPUTS];
     sc_net_gain gain[SC_NET_MAX_OUTPUTS];
     sc_net_effector effector[SC_NET_MAX_OUTPUTS];
-    /* torso: wanted lean forward, lean left and heading (nodes, -1: 0 rad); kp 0: off */
-    int torso_node[3];
+    /* torso: wanted lean forward, lean left and heading, and a gain multiplier (nodes, -1: 0 rad,
+       a multiplier of 1); kp 0: off */
+    int torso_node[4];
     double torso_kp, torso_kd; /* N m/rad, N m s/rad */
-    /* com: wanted offset forward / left of the support and speed forward / left (nodes, -1:
-       0); kp and kd 0: off */
-    int com_node[4];
+    /* com: wanted offset forward / left of the support, speed forward / left, and a gain
+       multiplier (nodes, -1: 0, a multiplier of 1); kp and kd 0: off */
+    int com_node[5];
     double com_kp, com_kd;                   /* N/m, N s/m */
     unsigned char gravity[SC_SIM_MAX_BONES]; /* 1: compensate below this joint */
     double torque_scale;                     /* the virtual torques' bound, times each joint's torque limit */

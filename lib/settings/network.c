@@ -238,20 +238,21 @@ int sc_net_params_read(sc_cfg_node *controller, const sc_model *m, sc_net_params
         TRY(sc_cfg_double_range(e, "kd", 50, 0, 1e5, &f->kd, err));
         p->neffectors = i + 1;
     }
-    static const char *const torso_keys[3] = {"pitch", "roll", "heading"}, *const com_keys[4] = {"forward", "left", "speed", "side_speed"};
-    for (int k = 0; k < 3; k++) p->torso_node[k] = -1;
-    for (int k = 0; k < 4; k++) p->com_node[k] = -1;
+    static const char *const torso_keys[4] = {"pitch", "roll", "heading", "gain"},
+                             *const com_keys[5] = {"forward", "left", "speed", "side_speed", "gain"};
+    for (int k = 0; k < 4; k++) p->torso_node[k] = -1;
+    for (int k = 0; k < 5; k++) p->com_node[k] = -1;
     if (sc_cfg_get(net, "torso")) {
         TRY(sc_cfg_section(net, "torso", &sec, err));
         TRY(sc_cfg_double_range(sec, "kp", 0, 0, 1e6, &p->torso_kp, err));
         TRY(sc_cfg_double_range(sec, "kd", 0.1 * p->torso_kp, 0, 1e5, &p->torso_kd, err));
-        for (int k = 0; k < 3; k++) TRY(read_node(sec, torso_keys[k], &p->net, 0, &p->torso_node[k], err));
+        for (int k = 0; k < 4; k++) TRY(read_node(sec, torso_keys[k], &p->net, 0, &p->torso_node[k], err));
     }
     if (sc_cfg_get(net, "com")) {
         TRY(sc_cfg_section(net, "com", &sec, err));
         TRY(sc_cfg_double_range(sec, "kp", 0, 0, 1e6, &p->com_kp, err));
         TRY(sc_cfg_double_range(sec, "kd", 0, 0, 1e5, &p->com_kd, err));
-        for (int k = 0; k < 4; k++) TRY(read_node(sec, com_keys[k], &p->net, 0, &p->com_node[k], err));
+        for (int k = 0; k < 5; k++) TRY(read_node(sec, com_keys[k], &p->net, 0, &p->com_node[k], err));
     }
     TRY(sc_cfg_list(net, "gravity", 0, &list, err));
     for (int i = 0; list && i < sc_cfg_len(list); i++) {
