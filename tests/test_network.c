@@ -396,15 +396,16 @@ static int watch_walk(void *ctx, const sc_sim *s, const sc_quat *targets, const 
     return 0;
 }
 
-/* configs/networks/NAME.yaml on the CMU Michelin for `seconds`: the root's way and extremes */
+/* configs/networks/NAME.yaml (or the config at path NAME) on the CMU Michelin for `seconds`: the
+   root's way and extremes */
 static int run_walker(const sc_model *loaded, const char *name, double seconds, walk_watch *w, double end[3], sc_quat *last_pose)
 {
     sc_err err = {0};
     sc_cfg *cfg;
     sc_cfg_node *ctl;
-    char path[256];
+    char path[4096];
     snprintf(path, sizeof path, "configs/networks/%s.yaml", name);
-    CHECK(!sc_cfg_load_file(sc_test_repo(path), &cfg, &err), "%s", err.msg);
+    CHECK(!sc_cfg_load_file(strchr(name, '/') ? name : sc_test_repo(path), &cfg, &err), "%s", err.msg);
     sc_scenario sc;
     sc_net_params p;
     CHECK(!sc_scenario_read(cfg, loaded, &sc, &err) && !sc_cfg_section(sc_cfg_root(cfg), "controller", &ctl, &err) &&
@@ -459,6 +460,23 @@ TEST(network_walker_walks_rigid_and_soft)
             ENSURE(!memcmp(end, end2, sizeof end) && !memcmp(pose, again, (size_t)m.nbones * sizeof *pose));
         }
     }
+    /* the torso's gain node at 0: no torso torque, and the walker falls within 5 s */
+    FILE *src = fopen(sc_test_repo("configs/networks/walker_rigid.yaml"), "r");
+    ENSURE(src);
+    char text[8192], edited[8192];
+    const size_t len = fread(text, 1, sizeof text - 1, src);
+    fclose(src);
+    text[len] = 0;
+    const char *from = "pitch: lean}", *at = strstr(text, from), *nodes = strstr(text, "    nodes:\n");
+    ENSURE(at && nodes && nodes < at);
+    snprintf(edited, sizeof edited, "%.*s      - {name: off, const: 0}\n%.*spitch: lean, gain: off}%s", (int)(nodes - text + 11), text,
+             (int)(at - nodes - 11), nodes + 11, at + strlen(from));
+    walk_watch w;
+    double end[3];
+    sc_quat pose[64];
+    ENSURE(run_walker(&m, sc_test_write("walker_no_torso.yaml", edited), 5, &w, end, pose));
+    sc_test_report("the torso's gain at 0: the root down to %.3f m within 5 s", w.min_height);
+    ENSURE(w.min_height < 0.8 * w.start[1]);
     sc_model_free(&m);
 }
 

@@ -358,9 +358,9 @@ static sc_skeleton *skeleton_alloc(int nb, sc_err *err)
     s->iw = sc_alloc(err, 9 * (size_t)nb, sizeof(double));
     s->u = sc_alloc(err, 6 * (size_t)nb, sizeof(double));
     if (!s->boxed || !s->undo || !s->body || !s->joint || !s->amotor || !s->fb || !s->parent || !s->type || !s->name || !s->com_local || !s->mass ||
-        !s->inertia || !s->kp || !s->kd || !s->kp0 || !s->kd0 || !s->tlim || !s->axis || !s->target || !s->motor_tau || !s->bone_load || !s->explicit_tau ||
-        !s->pre_axis || !s->pre_r || !s->rows || !s->lambda || !s->inv_inertia || !s->stop_lo || !s->stop_hi || !s->anchor_c || !s->anchor_p ||
-        !s->iw || !s->u) {
+        !s->inertia || !s->kp || !s->kd || !s->kp0 || !s->kd0 || !s->tlim || !s->axis || !s->target || !s->motor_tau || !s->bone_load ||
+        !s->explicit_tau || !s->pre_axis || !s->pre_r || !s->rows || !s->lambda || !s->inv_inertia || !s->stop_lo || !s->stop_hi || !s->anchor_c ||
+        !s->anchor_p || !s->iw || !s->u) {
         sc_skeleton_free(s);
         return NULL;
     }
