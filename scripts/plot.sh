@@ -5,8 +5,9 @@
 #   openloop.h5 (softcon.openloop/1):   NAME_segments.png (cost terms, time scale) NAME_tracking.png
 #   policy.h5 (softcon.policy/2):       NAME_pushes.png (success rate by push, open vs closed loop)
 #                                       NAME_stiffness.png NAME_learning.png
-#   explore.h5 (softcon.explore/1, network-sample): NAME_targets.png (reached against asked, per round,
-#                                       first objective) NAME_rounds.png (targets hit and mean error per round)
+#   explore.h5 (softcon.explore/1, network-sample): NAME_targets.png (reached against asked, per round;
+#                                       a second objective: NAME_targets_MEASURE.png) NAME_rounds.png
+#                                       (targets hit and mean error per round)
 #   experiment.h5 (softcon.experiment/1, scripts/softcontact-experiment.py): NAME_pushes.png (largest push
 #                                       survived per direction and contact model) or NAME_drift.png (lateral
 #                                       drift per seed), NAME_cop.png ([J11] Fig. 5), NAME_force.png (Fig. 6),
@@ -82,19 +83,20 @@ else:
             "or softcon.explore/1")
 if kind == "explore":
     kinds, rounds = get("/trials/kind", 1), get("/trials/round", 1)
-    target, reached = get("/trials/target", 2)[:, 0], get("/trials/reached", 2)[:, 0]
-    for k, name in ((1, "interpolated"), (2, "local")):
-        sel = kinds == k
-        save(name, [rounds[sel], target[sel], np.where(np.isnan(reached[sel]), -1e9, reached[sel])], "round target reached")
+    targets, reached = get("/trials/target", 2), get("/trials/reached", 2)
+    ranges = get("/objectives/ranges", 2)
+    text = lambda x: x.decode() if isinstance(x, bytes) else str(x)
+    measures, units = [text(x) for x in f["/objectives/measures"][()]], [text(x) for x in f["/objectives/units"][()]]
+    with open(f"{work}/objectives.txt", "w") as out:  # per objective: measure, unit, range
+        for j in range(len(measures)):
+            for k, name in ((1, "interpolated"), (2, "local")):
+                sel = kinds == k
+                save(f"{name}_{j}", [rounds[sel], targets[sel, j], np.where(np.isnan(reached[sel, j]), -1e9, reached[sel, j])], "round target reached")
+            out.write(f"{measures[j]} {units[j]} {ranges[j, 0]} {ranges[j, 1]}\n")
     nt = float(f["/rounds"].attrs["targets"])
     r = np.arange(get("/rounds/trials", 1).size)
     save("rounds", [r[1:], 100 * get("/rounds/interpolated_hits", 1)[1:] / nt, 100 * get("/rounds/targets_hit", 1)[1:] / nt,
                     get("/rounds/interpolated_error", 2)[1:, 0], get("/rounds/best_error", 2)[1:, 0]], "round interp_hit% hit% interp_err best_err")
-    m = f["/objectives/measures"][()][0]
-    u = f["/objectives/units"][()][0]
-    rng = get("/objectives/ranges", 2)[0]
-    with open(f"{work}/objective.txt", "w") as out:
-        out.write(f"{m.decode() if isinstance(m, bytes) else m} ({u.decode() if isinstance(u, bytes) else u})\n{rng[0]} {rng[1]}\n")
     print("explore"); sys.exit(0)
 if kind == "experiment":
     def strings(p):
@@ -218,14 +220,19 @@ for file in "$@"; do
   d=$work
   name=$(basename "$file")
   if [ "$kind" = explore ]; then
-    mapfile -t obj < "$d/objective.txt"
-    read -r lo hi <<< "${obj[1]}"
-    plot "$dir/${stem}_targets.png" "$name: reached against asked (a fall: below the range)" "reached ${obj[0]}" \
-      "set xlabel 'asked ${obj[0]}'; set xrange [$lo:$hi]; set yrange [$lo - 0.1 * ($hi - $lo):$hi]; set palette defined (1 '#4477aa', 4 '#cc6677'); \
-       set cblabel 'round'; plot x w l lc rgb 'gray50' t 'asked', '$d/local.dat' u 2:3:1 w p pt 6 ps 1 lc palette t 'local samples', \
-       '$d/interpolated.dat' u 2:3:1 w p pt 7 ps 1.6 lc palette t 'interpolated'"
-    plot "$dir/${stem}_rounds.png" "$name: targets hit per round" "targets hit (%)" \
-      "set xlabel 'round'; set xtics 1; set yrange [0:105]; set y2label 'mean |reached - asked| (${obj[0]})'; set y2tics; set ytics nomirror; \
+    j=0
+    while read -r measure unit lo hi; do
+      out="$dir/${stem}_targets.png"; [ "$j" -eq 0 ] || out="$dir/${stem}_targets_$measure.png"
+      label=${measure//_/ }
+      plot "$out" "$name: $label reached against asked (a fall: below the range)" "reached $label ($unit)" \
+        "set xlabel 'asked $label ($unit)'; set xrange [$lo:$hi]; set yrange [$lo - 0.1 * ($hi - $lo):$hi]; \
+         set palette defined (1 '#4477aa', 4 '#cc6677'); set cblabel 'round'; plot x w l lc rgb 'gray50' t 'asked', \
+         '$d/local_$j.dat' u 2:3:1 w p pt 6 ps 1 lc palette t 'local samples', '$d/interpolated_$j.dat' u 2:3:1 w p pt 7 ps 1.6 lc palette t 'interpolated'"
+      [ "$j" -eq 0 ] && first="$label ($unit)"
+      j=$((j + 1))
+    done < "$d/objectives.txt"
+    plot "$dir/${stem}_rounds.png" "$name: targets hit per round (every objective within its tolerance)" "targets hit (%)" \
+      "set xlabel 'round'; set xtics 1; set yrange [0:105]; set y2label 'mean |reached - asked|, $first'; set y2tics; set ytics nomirror; \
        plot '$d/rounds.dat' u 1:2 w lp lw 2 pt 7 t 'interpolated controller', '' u 1:3 w lp lw 2 pt 5 t 'with local samples', \
        '' u 1:4 axes x1y2 w lp dt 2 lw 2 pt 7 t 'error, interpolated', '' u 1:5 axes x1y2 w lp dt 2 lw 2 pt 5 t 'error, best'"
   elif [ "$kind" = experiment ]; then

@@ -56,7 +56,7 @@ int sc_net_controller_init(sc_net_controller *c, const sc_net_params *p, const s
         c->carrier[i] = sc_model_node_carrier(m, i);
         mass += m->node_mass[i];
     }
-    c->weight = mass; /* times |g| at each step */
+    c->body_mass = mass;
     int rc = sc_network_state_init(&p->net, &c->ns, err);
     if (rc) {
         sc_net_controller_free(c);
@@ -101,7 +101,7 @@ static void measure(sc_net_controller *c, const sc_sim *s, sc_vec3 *f_h, sc_vec3
     sc_sim_diagnostics(s, &d);
     const sc_vec3 com = sc_v3_load(d.com), v = sc_v3_scale(sc_v3_load(d.linear), 1 / d.mass);
     const sc_vec3 off = sc_v3_sub(com, s->pose[p->foot[c->stance]].p);
-    const double weight = c->weight * sc_v3_norm(sc_v3_load(s->o.gravity));
+    const double weight = c->body_mass * sc_v3_norm(sc_v3_load(s->o.gravity));
     for (int k = 0; k < 2; k++) load[k] = weight > 0 ? sc_sim_bone_load(s, p->foot[k]) / weight : 0;
     const sc_vec3 u = sc_q_rotate(root, c->up);
     const int swing = p->foot[1 - c->stance];

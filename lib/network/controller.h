@@ -108,7 +108,7 @@ typedef struct sc_net_controller {
     sc_vec3 axis[SC_SIM_MAX_BONES][3];     /* each bone's flex, abduct, twist axes in the stance (world) */
     int top[2];                            /* each leg's bone below the root (the hip) */
     int *carrier;                          /* [nnodes] the bone that carries each node */
-    double weight;                         /* N */
+    double body_mass;                      /* kg: the whole body, flesh included */
     /* state */
     sc_network_state ns;
     int stance;

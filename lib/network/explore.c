@@ -70,6 +70,7 @@ typedef struct watch {
     const int *foot;
     sc_vec3 p0, fwd, com0;
     double h0, heading, last_heading, from_heading, com_top, t0;
+    double path; /* m: the root's way along its own heading over the window */
     sc_vec3 p_from;
     int from_taken, need_com, outcome;
     double fail_time;
@@ -94,6 +95,10 @@ static int trial_hook(void *vctx, const sc_sim *s, const sc_quat *targets, const
         w->from_taken = 1;
         w->p_from = s->pose[0].p;
         w->from_heading = w->heading;
+    } else if (w->from_taken) { /* a turning walk's speed is along its heading, not the start's */
+        const double c = cos(w->heading), sn = sin(w->heading);
+        const sc_vec3 along = sc_v3(c * w->fwd.x + sn * w->fwd.z, 0, -sn * w->fwd.x + c * w->fwd.z);
+        w->path += s->o.dt * sc_v3_dot(sc_v3_load(s->lin_vel), along);
     }
     if (w->need_com) {
         sc_sim_diag d;
@@ -161,7 +166,7 @@ static int run_trial(void *vctx, int thread, int i, void *result, sc_err *err)
         double v = 0;
         switch (cfg->obj[k].measure) {
             case SC_MEASURE_DISTANCE: v = sc_v3_dot(sc_v3_sub(p, wt.p0), wt.fwd); break;
-            case SC_MEASURE_SPEED: v = sc_v3_dot(sc_v3_sub(p, wt.p_from), wt.fwd) / window; break;
+            case SC_MEASURE_SPEED: v = wt.path / window; break;
             case SC_MEASURE_TURN_RATE: v = (wt.heading - wt.from_heading) * 180 / SC_PI / window; break;
             case SC_MEASURE_JUMP_DISTANCE: v = sc_v3_dot(sc_v3_sub(com, wt.com0), wt.fwd); break;
             case SC_MEASURE_JUMP_HEIGHT: v = wt.com_top - wt.com0.y; break;

@@ -26,7 +26,8 @@
 #define SC_EXPLORE_MAX_OBJ   3
 
 /* What a trial measures (units): distance (m, forward along the start heading, the root's),
- * speed (m/s, the root's forward speed over [measure_from, duration]), turn_rate (deg/s, the
+ * speed (m/s, the root's speed along its own heading over [measure_from, duration], so that a
+ * turning walk's counts), turn_rate (deg/s, the
  * root's heading change over that window, left positive), jump_distance (m, the centre of mass
  * forward from start to end), jump_height (m, the centre of mass's highest rise over its start). */
 enum { SC_MEASURE_DISTANCE, SC_MEASURE_SPEED, SC_MEASURE_TURN_RATE, SC_MEASURE_JUMP_DISTANCE, SC_MEASURE_JUMP_HEIGHT, SC_MEASURES };
