@@ -384,6 +384,8 @@ TEST(network_joint_torques_are_internal_and_gains_scale)
 
 typedef struct {
     double start[3], min_height, max_heading;
+    int bone;   /* >= 0: follow this bone's tip height */
+    double tip; /* m above the ground, at the last state */
 } walk_watch;
 
 static int watch_walk(void *ctx, const sc_sim *s, const sc_quat *targets, const double push[3])
@@ -393,6 +395,11 @@ static int watch_walk(void *ctx, const sc_sim *s, const sc_quat *targets, const 
     walk_watch *w = ctx;
     w->min_height = fmin(w->min_height, s->pose[0].p.y);
     w->max_heading = fmax(w->max_heading, fabs(sc_q_heading(s->pose[0].q)));
+    if (w->bone >= 0) {
+        const int b = w->bone;
+        const sc_vec3 r = sc_v3_sub(sc_v3_load(s->m->bone_end + 3 * b), sc_v3_load(s->m->joint_pos + 3 * b));
+        w->tip = sc_ground_height(&s->o.contact.ground, sc_v3_add(s->pose[b].p, sc_q_rotate(s->pose[b].q, r)), NULL);
+    }
     return 0;
 }
 
@@ -417,7 +424,7 @@ static int run_walker(const sc_model *loaded, const char *name, double seconds, 
     CHECK(!sc_sim_create(loaded, &sc.sim, &s, &err) && !sc_net_controller_init(&c, &p, s->m, &err) &&
               !sc_net_controller_start(&c, s, sc.drop_height, sc.init_vel, &err) && !sc_sim_settle(s, &err),
           "%s", err.msg);
-    *w = (walk_watch){{s->pose[0].p.x, s->pose[0].p.y, s->pose[0].p.z}, INFINITY, 0};
+    *w = (walk_watch){{s->pose[0].p.x, s->pose[0].p.y, s->pose[0].p.z}, INFINITY, 0, w->bone, NAN};
     sc_quat targets[64];
     sc_rollout_result res;
     CHECK(!sc_rollout(s, sc_net_controller_source(&c), NULL, s->step + lround(seconds / sc.sim.dt), watch_walk, w, targets, &res, &err), "%s",
@@ -444,7 +451,7 @@ TEST(network_walker_walks_rigid_and_soft)
         double seconds, min_distance;
     } runs[] = {{"walker_rigid", 10, 7}, {"walker_soft", 4, 2}};
     for (int r = 0; r < 2; r++) {
-        walk_watch w;
+        walk_watch w = {.bone = -1};
         double end[3];
         sc_quat pose[64], again[64];
         ENSURE(run_walker(&m, runs[r].name, runs[r].seconds, &w, end, pose));
@@ -455,7 +462,7 @@ TEST(network_walker_walks_rigid_and_soft)
         ENSURE(w.min_height > 0.9 * w.start[1] && w.max_heading < 10 * SC_PI / 180);
         if (r == 0) { /* determinism */
             double end2[3];
-            walk_watch w2;
+            walk_watch w2 = {.bone = -1};
             ENSURE(run_walker(&m, runs[r].name, runs[r].seconds, &w2, end2, again));
             ENSURE(!memcmp(end, end2, sizeof end) && !memcmp(pose, again, (size_t)m.nbones * sizeof *pose));
         }
@@ -467,16 +474,52 @@ TEST(network_walker_walks_rigid_and_soft)
     const size_t len = fread(text, 1, sizeof text - 1, src);
     fclose(src);
     text[len] = 0;
-    const char *from = "pitch: lean}", *at = strstr(text, from), *nodes = strstr(text, "    nodes:\n");
+    const char *from = "heading: heading}", *at = strstr(text, from), *nodes = strstr(text, "    nodes:\n");
     ENSURE(at && nodes && nodes < at);
-    snprintf(edited, sizeof edited, "%.*s      - {name: off, const: 0}\n%.*spitch: lean, gain: off}%s", (int)(nodes - text + 11), text,
+    snprintf(edited, sizeof edited, "%.*s      - {name: off, const: 0}\n%.*sheading: heading, gain: off}%s", (int)(nodes - text + 11), text,
              (int)(at - nodes - 11), nodes + 11, at + strlen(from));
-    walk_watch w;
+    walk_watch w = {.bone = -1};
     double end[3];
     sc_quat pose[64];
     ENSURE(run_walker(&m, sc_test_write("walker_no_torso.yaml", edited), 5, &w, end, pose));
     sc_test_report("the torso's gain at 0: the root down to %.3f m within 5 s", w.min_height);
     ENSURE(w.min_height < 0.8 * w.start[1]);
+    sc_model_free(&m);
+}
+
+/* An effector's height goal through its chain ([BK] 4.2): the left foot, lifted with a bent
+ * knee on softened servos, rises toward a goal of 0.1 or 0.3 m, and the higher goal lifts it
+ * higher. */
+TEST(network_effector_lifts_a_foot_to_its_goal)
+{
+    const char *ch = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    sc_model m;
+    sc_err err = {0};
+    ENSURE_OK(sc_character_read(ch, &m, 0, &err), &err);
+    const double goals[2] = {0.1, 0.3};
+    double tip[2];
+    for (int k = 0; k < 2; k++) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 "simulation: {duration: 1, settle: 0.3}\ncontact: {model: rigid}\ncontroller:\n  type: network\n  network:\n"
+                 "    feet: [l_foot, r_foot]\n    arms: [l_upperarm, r_upperarm]\n    nodes:\n"
+                 "      - {name: lift, const: %g}\n      - {name: zero, const: 0}\n      - {name: hip, const: 0.6}\n"
+                 "      - {name: knee, const: -1.2}\n      - {name: soft, const: 0.1}\n"
+                 "    targets: [{bone: l_thigh, flex: hip}, {bone: l_shin, flex: knee}]\n"
+                 "    gains: [{bone: l_thigh, node: soft}, {bone: l_shin, node: soft}]\n"
+                 "    torso: {kp: 800, kd: 80, pitch: zero}\n"
+                 "    effectors: [{bone: l_foot, base: pelvis, height: lift, kp: 1500, kd: 100}]\n",
+                 goals[k]);
+        walk_watch w = {.bone = sc_model_bone_index(&m, "l_foot")};
+        double end[3];
+        sc_quat pose[64];
+        ENSURE(w.bone > 0 && run_walker(&m, sc_test_write("effector.yaml", text), 0.6, &w, end, pose));
+        tip[k] = w.tip;
+        ENSURE(w.min_height > 0.95 * w.start[1]); /* still standing on the other foot */
+    }
+    sc_test_report("the left foot's tip, goal 0.1 m: %.3f m; goal 0.3 m: %.3f m (servos at 0.1 x their gains)", tip[0], tip[1]);
+    ENSURE(tip[0] > 0.05 && tip[0] < 0.15 && tip[1] > tip[0] + 0.05);
     sc_model_free(&m);
 }
 

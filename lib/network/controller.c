@@ -119,7 +119,7 @@ static void measure(sc_net_controller *c, const sc_sim *s, sc_vec3 *f_h, sc_vec3
     fb[SC_FB_PITCH] = atan2(sc_v3_dot(u, *f_h), u.y);
     fb[SC_FB_ROLL] = atan2(sc_v3_dot(u, *l_h), u.y);
     fb[SC_FB_HEADING] = atan2(sc_v3_dot(sc_v3_cross(c->fwd, *f_h), c->up), sc_v3_dot(c->fwd, *f_h));
-    fb[SC_FB_SWING_HEIGHT] = tip.y - sc_ground_height(&s->o.contact.ground, tip, NULL);
+    fb[SC_FB_SWING_HEIGHT] = sc_ground_height(&s->o.contact.ground, tip, NULL);
 }
 
 /* each leg's share of what the stance carries: by load when both feet carry weight, else all
@@ -200,7 +200,7 @@ static void torques(sc_net_controller *c, const sc_sim *s, sc_vec3 f_h, sc_vec3 
         const sc_vec3 r = sc_q_rotate(s->pose[b].q, sc_v3_sub(sc_v3_load(m->bone_end + 3 * b), sc_v3_load(m->joint_pos + 3 * b)));
         const sc_vec3 tip = sc_v3_add(s->pose[b].p, r);
         const double vy = s->lin_vel[3 * b + 1] + sc_v3_cross(sc_v3_load(s->ang_vel + 3 * b), r).y;
-        const double height = tip.y - sc_ground_height(&s->o.contact.ground, tip, NULL);
+        const double height = sc_ground_height(&s->o.contact.ground, tip, NULL);
         sc_vf_chain(m, s->pose, b, e->base, tip, sc_v3(0, e->kp * (node_value(c, e->node) - height) - e->kd * vy, 0), tau);
     }
     int any = 0;

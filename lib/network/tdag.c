@@ -42,12 +42,20 @@ static int grow(void **p, int *cap, int need, size_t size)
     return 0;
 }
 
-/* the three control-point arrays share one capacity */
+/* the control-point arrays share one capacity */
 static int grow_points(sc_network *n, int need)
 {
-    int cap_v = n->cap_points, cap_m = n->cap_points, cap_g = n->cap_points;
-    return grow((void **)&n->pt_v, &cap_v, need, sizeof *n->pt_v) || grow((void **)&n->pt_m, &cap_m, need, sizeof *n->pt_m) ||
-        grow((void **)&n->pt_m_given, &cap_g, need, sizeof *n->pt_m_given) || grow((void **)&n->pt_t, &n->cap_points, need, sizeof *n->pt_t);
+    if (need <= n->cap_points) return 0;
+    int cap = n->cap_points ? n->cap_points : 16;
+    while (cap < need) cap *= 2;
+    double **arrays[4] = {&n->pt_t, &n->pt_v, &n->pt_m, &n->pt_m_given};
+    for (int k = 0; k < 4; k++) {
+        double *q = realloc(*arrays[k], (size_t)cap * sizeof *q);
+        if (!q) return -1;
+        *arrays[k] = q;
+    }
+    n->cap_points = cap;
+    return 0;
 }
 
 /* Catmull-Rom tangents where none was given; a loop wraps around its period */
