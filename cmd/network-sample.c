@@ -4,26 +4,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "common/cli.h"
 #include "common/longrun.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "io/config.h"
 #include "io/paths.h"
 #include "par/par.h"
+#include "sampling/run_hash.h"
 #include "settings/controller.h"
 #include "settings/network.h"
 #include "settings/scenario.h"
 #include "store/character.h"
 #include "store/explore.h"
 
-static const char *usage = "-c CONFIG.yaml -o explore.h5 character.h5\n"
+static const char *usage = "-c CONFIG.yaml -o explore.h5 [--resume] [--checkpoint FILE] character.h5\n"
+                           "  --resume           continue from the checkpoint (when there is one; else start afresh)\n"
+                           "  --checkpoint FILE  where the search is saved after every round (default: OUTPUT.ckpt)\n"
                            "Samples the control points a motion network exposes (config section `parameterize:`; its\n"
                            "`network:` names the config the trials run: its simulation, contact and controller sections),\n"
                            "widening the bounds until trials succeed, then runs rounds that interpolate the successes\n"
                            "nearest to new objectives (radial basis functions) and sample about them ([BK] 7). Writes every\n"
                            "trial and the parameterization to explore.h5. Run it under mpiexec.mpich -n N to spread the\n"
-                           "trials; the result does not depend on N or --threads. Exit 2: bad config or character; 7: round 0\n"
-                           "found no success (explore.h5 holds its trials).";
+                           "trials; the result does not depend on N or --threads. SIGTERM, SIGUSR1 or SIGINT stop it at the\n"
+                           "checkpoint of the last completed round (exit 6; --resume continues to the same result). Exit 2: bad\n"
+                           "config, character or checkpoint; 7: round 0 found no success (explore.h5 holds its trials).";
 
 /* The network config the trials run: its scenario and network (a controller of type network). */
 static int read_network(const char *main_config, sc_cfg_node *section, const sc_model *m, char *path, size_t n, sc_cfg **ncfg, sc_scenario *sc,
@@ -69,7 +75,10 @@ int main(int argc, char **argv)
     sc_cli cli = {.tool = "network-sample"};
     sc_par *par;
     sc_longrun_opts opt;
-    const int rank = sc_longrun_start(&cli, &argc, &argv, usage, 1, 0, &opt, &par);
+    const int rank = sc_longrun_start(&cli, &argc, &argv, usage, 1, 1, &opt, &par);
+    char ckpt[4200];
+    int have_ckpt;
+    sc_longrun_checkpoint(&cli, opt.checkpoint, opt.resume, ckpt, sizeof ckpt, &have_ckpt);
     sc_model loaded, m;
     sc_cfg *cfg = NULL, *ncfg = NULL;
     sc_cfg_node *section;
@@ -91,12 +100,23 @@ int main(int argc, char **argv)
         sc_log_info("network-sample: %s under %s on %d rank%s x %d thread%s: %d knobs, %d objective%s, %.3g s trials, %d rounds of %d targets",
                     cli.inputs[0], network, sc_par_size(par), sc_par_size(par) > 1 ? "s" : "", sc_par_threads(par),
                     sc_par_threads(par) > 1 ? "s" : "", ec.nknobs, ec.nobj, ec.nobj > 1 ? "s" : "", ec.duration, ec.rounds, ec.targets);
+    char *resolved = sc_cfg_resolved_text(cfg);
+    const char *ntext = sc_cfg_text(ncfg);
+    const uint64_t network_hash = sc_hash_bytes(SC_HASH_INIT, ntext, strlen(ntext));
+    const sc_explore_checkpoint ck = {ckpt, opt.resume && have_ckpt, sc_run_hash(resolved, sc_model_hash(&m), &network_hash, 1, cli.seed)};
+    if (rank == 0 && ck.resume) sc_log_info("network-sample: resuming from %s", ckpt);
     sc_explore_result res;
-    int code = sc_explore_run(par, &m, &sc, &p, &ec, sc_longrun_stop_requested, &res, &err);
+    int code = sc_explore_run(par, &m, &sc, &p, &ec, &ck, sc_longrun_stop_requested, &res, &err);
+    if (code == SC_EINTERRUPTED) {
+        if (rank == 0)
+            fprintf(stderr, "network-sample: stopped; %s holds %d completed round%s: --resume continues\n", ckpt, res.nrounds,
+                    res.nrounds == 1 ? "" : "s");
+        free(resolved);
+        sc_longrun_exit(SC_EINTERRUPTED);
+    }
     if (code && code != SC_EPARTIAL) sc_longrun_die(&err);
     if (rank == 0) {
         report(&ec, &res);
-        char *resolved = sc_cfg_resolved_text(cfg);
         sc_explore_provenance prov = {argc, argv, resolved, cli.inputs[0], network, sc_model_hash(&loaded), &p.net};
         sc_err werr = {0};
         if (sc_explore_save(cli.output, &prov, &ec, &res, code ? "partial: round 0 found no success" : "completed", &werr)) {
@@ -105,9 +125,10 @@ int main(int argc, char **argv)
         } else {
             sc_log_info("network-sample: %s: %d trials in %.1f s", cli.output, res.ntrials, res.wall_seconds);
             if (code) fprintf(stderr, "network-sample: %s\n", err.msg);
+            unlink(ckpt); /* the search is complete: its checkpoint would only block the next run */
         }
-        free(resolved);
     }
+    free(resolved);
     sc_explore_result_free(&res);
     sc_net_params_free(&p);
     sc_model_free(&m);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/rng.h"
 #include "fixtures.h"
 #include "io/config.h"
@@ -711,4 +712,58 @@ TEST(network_rigid_snapshot_restores_the_feet_loads)
     free(snap);
     sc_sim_free(s);
     sc_model_free(&m);
+}
+
+static int file_exists(const void *path) { return sc_test_file_exists(path); }
+
+/* network-sample stopped by SIGTERM after a round's checkpoint and continued with --resume ends
+ * with the trials an uninterrupted run gets; a damaged checkpoint is refused naming it */
+TEST(network_sample_resumes_to_the_same_result)
+{
+    const char *ch = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    const char *cfg = sc_fixture_keep(explore_config("explore_resume.yaml", "")), *a = sc_fixture_keep(sc_test_tmp("explore_whole.h5"));
+    ENSURE(cfg);
+    /* more rounds than the first test: time to stop it between them */
+    char text[4096];
+    FILE *src = fopen(cfg, "r");
+    ENSURE(src);
+    size_t len = fread(text, 1, sizeof text - 1, src);
+    fclose(src);
+    text[len] = 0;
+    char *rounds = strstr(text, "rounds: 1");
+    ENSURE(rounds);
+    rounds[8] = '4';
+    cfg = sc_fixture_keep(sc_test_write("explore_resume.yaml", text));
+    int rc = sc_test_sh(out_text, sizeof out_text, "%s -q -c %s -o %s %s", sc_test_tool("network-sample"), cfg, a, ch);
+    char ck[4200];
+    snprintf(ck, sizeof ck, "%s.ckpt", a);
+    ENSURE_MSG(rc == 0 && !sc_test_file_exists(ck), "exit %d (a finished run leaves no checkpoint): %s", rc, out_text);
+    const char *b = sc_fixture_keep(sc_test_tmp("explore_stopped.h5")), *log = sc_fixture_keep(sc_test_tmp("explore_stopped.log"));
+    snprintf(ck, sizeof ck, "%s.ckpt", b);
+    char command[4400];
+    snprintf(command, sizeof command, "%s -q -c %s -o %s", sc_test_tool("network-sample"), cfg, b);
+    sc_test_sh(NULL, 0, "(%s %s > %s 2>&1; echo $? >> %s) > /dev/null 2>&1 &", command, ch, log, log);
+    const int seen = sc_test_wait_while_running(file_exists, ck, command, 1800);
+    sc_test_sh(NULL, 0, "pkill -TERM -f '^%s'", command);
+    for (int i = 0; i < 400 && !sc_test_sh(NULL, 0, "pgrep -f '^%s' > /dev/null", command); i++) usleep(50000);
+    const int finished = sc_test_file_exists(b);
+    ENSURE_MSG(seen || finished, "no checkpoint appeared");
+    if (!finished) { /* stopped: exit 6, the checkpoint kept, no output */
+        ENSURE(sc_test_file_exists(ck));
+        rc = sc_test_sh(out_text, sizeof out_text, "tail -1 %s", log);
+        ENSURE_MSG(atoi(out_text) == 6, "stopped run: exit %s", out_text);
+        /* a damaged copy is refused naming it */
+        char bad[4300];
+        snprintf(bad, sizeof bad, "%s.damaged.ckpt", b);
+        ENSURE(sc_test_sh(NULL, 0, "cp %s %s && printf '\\377' | dd of=%s bs=1 seek=$(($(stat -c %%s %s) - 64)) conv=notrunc 2>/dev/null", ck, bad, bad, bad) == 0);
+        rc = sc_test_sh(out_text, sizeof out_text, "%s -q -c %s -o %s --resume --checkpoint %s %s", sc_test_tool("network-sample"), cfg,
+                        sc_test_tmp("explore_bad_ck.h5"), bad, ch);
+        ENSURE_MSG(rc == 2 && strstr(out_text, bad), "damaged checkpoint: exit %d: %s", rc, out_text);
+        sc_test_report("a damaged checkpoint: %s", out_text);
+        rc = sc_test_sh(out_text, sizeof out_text, "%s --resume %s", command, ch);
+        ENSURE_MSG(rc == 0 && !sc_test_file_exists(ck), "resume: exit %d: %s", rc, out_text);
+    }
+    ENSURE_MSG(sc_test_h5_same(out_text, sizeof out_text, a, b, "/trials,/rounds,/controllers,/knobs,/objectives"), "resumed run differs: %s", out_text);
+    sc_test_report("stopped by SIGTERM %s, resumed: the same trials as one run; a damaged checkpoint: exit 2", finished ? "too late (it had finished)" : "after a round");
 }

@@ -1,8 +1,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/blob.h"
 #include "core/log.h"
 #include "core/rng.h"
+#include "io/checkpoint.h"
 #include "network/explore.h"
 #include "network/physics.h"
 #include "network/rbf.h"
@@ -390,8 +392,138 @@ static int later_round(sc_par *par, ctx *c, int round, int (*stop)(void), sc_exp
     return rc;
 }
 
-int sc_explore_run(sc_par *par, const sc_model *m, const sc_scenario *sc, const sc_net_params *base, const sc_explore_config *cfg, int (*stop)(void),
-                   sc_explore_result *res, sc_err *err)
+#define CHECKPOINT_SCHEMA "softcon.explore_checkpoint/1"
+#define CHECKPOINT_MAGIC  0x31504b4350584553ll /* "SEXPCKP1" */
+
+static void put_trial(sc_blob_writer *w, const sc_explore_config *cfg, const sc_trial *t)
+{
+    sc_blob_put(w, t->x, sizeof(double) * (size_t)cfg->nknobs);
+    sc_blob_put(w, t->d, sizeof(double) * (size_t)cfg->nobj);
+    sc_blob_put(w, t->target, sizeof(double) * (size_t)cfg->nobj);
+    const int64_t v[6] = {t->round, t->kind, t->target_index, t->outcome, t->success, t->hit};
+    sc_blob_put(w, v, sizeof v);
+    sc_blob_put_f64(w, t->fail_time);
+}
+
+/* rank 0: the rounds done, every trial and the bounds */
+static int write_checkpoint(const sc_explore_checkpoint *ck, const sc_explore_config *cfg, const sc_explore_result *res, double wall, sc_err *err)
+{
+    sc_blob_writer w;
+    sc_blob_writer_init(&w);
+    sc_blob_put_i64(&w, CHECKPOINT_MAGIC);
+    sc_blob_put_i64(&w, (int64_t)ck->run_hash);
+    sc_blob_put_i64(&w, cfg->nknobs);
+    sc_blob_put_i64(&w, cfg->nobj);
+    sc_blob_put_i64(&w, res->nrounds);
+    sc_blob_put_i64(&w, res->grows);
+    sc_blob_put_f64(&w, wall);
+    sc_blob_put(&w, res->lo, sizeof res->lo);
+    sc_blob_put(&w, res->hi, sizeof res->hi);
+    sc_blob_put(&w, res->round, sizeof(sc_explore_round) * (size_t)res->nrounds);
+    sc_blob_put_i64(&w, res->ntrials);
+    for (int i = 0; i < res->ntrials; i++) put_trial(&w, cfg, &res->trial[i]);
+    if (w.failed) {
+        sc_blob_writer_free(&w);
+        return sc_fail(err, SC_EIO, "out of memory writing the checkpoint");
+    }
+    const sc_checkpoint_info info = {CHECKPOINT_SCHEMA, "network-sample after its last completed round: continue it with --resume",
+                                     "/search",         "the trials so far, the bounds and the rounds' figures, softcon's own layout",
+                                     "rounds_done",     res->nrounds,
+                                     ck->run_hash};
+    const int rc = sc_checkpoint_write(ck->path, &info, w.p, w.n, err);
+    sc_blob_writer_free(&w);
+    return rc;
+}
+
+static int finite_all(const double *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!isfinite(v[i])) return 0;
+    return 1;
+}
+
+/* A sealed checkpoint into res, every count, index and value checked. */
+static int decode_checkpoint(const unsigned char *blob, size_t n, const sc_explore_checkpoint *ck, const sc_explore_config *cfg,
+                             sc_explore_result *res, double *wall, sc_err *err)
+{
+    const unsigned char *data;
+    int rc = sc_checkpoint_unseal(blob, n, CHECKPOINT_SCHEMA, ck->run_hash, &data, &n, err);
+    if (rc) return rc;
+    sc_blob_reader r;
+    sc_blob_reader_init(&r, data, n);
+    const int64_t magic = sc_blob_get_i64(&r), hash = sc_blob_get_i64(&r), nk = sc_blob_get_i64(&r), no = sc_blob_get_i64(&r);
+    const int64_t rounds = sc_blob_get_i64(&r), grows = sc_blob_get_i64(&r);
+    *wall = sc_blob_get_f64(&r);
+    if (r.bad || magic != CHECKPOINT_MAGIC) return sc_fail(err, SC_EINPUT, "damaged or truncated");
+    if ((uint64_t)hash != ck->run_hash) return sc_fail(err, SC_EINPUT, "made for other inputs (config, network, character, seed or build differ)");
+    if (nk != cfg->nknobs || no != cfg->nobj || rounds < 1 || rounds > cfg->rounds + 1 || grows < 0 || grows > cfg->max_batches || !isfinite(*wall))
+        return sc_fail(err, SC_EINPUT, "damaged: %lld knobs, %lld objectives, %lld rounds done, %lld widenings", (long long)nk, (long long)no,
+                       (long long)rounds, (long long)grows);
+    res->nrounds = (int)rounds;
+    res->grows = (int)grows;
+    sc_blob_get(&r, res->lo, sizeof res->lo);
+    sc_blob_get(&r, res->hi, sizeof res->hi);
+    sc_blob_get(&r, res->round, sizeof(sc_explore_round) * (size_t)rounds);
+    const int64_t ntrials = sc_blob_get_i64(&r);
+    const size_t per = sizeof(double) * (size_t)(cfg->nknobs + 2 * cfg->nobj + 1) + 6 * sizeof(int64_t);
+    if (r.bad || ntrials < 1 || (size_t)ntrials != r.left / per || r.left % per)
+        return sc_fail(err, SC_EINPUT, "damaged: %lld trials", (long long)ntrials);
+    for (int k = 0; k < cfg->nknobs; k++)
+        if (!(isfinite(res->lo[k]) && isfinite(res->hi[k]) && res->lo[k] < res->hi[k]))
+            return sc_fail(err, SC_EINPUT, "damaged: knob %d's bounds [%g, %g]", k, res->lo[k], res->hi[k]);
+    for (int64_t i = 0; i < ntrials; i++) {
+        sc_trial t;
+        memset(&t, 0, sizeof t);
+        for (int k = 0; k < SC_EXPLORE_MAX_OBJ; k++) t.d[k] = t.target[k] = NAN;
+        sc_blob_get(&r, t.x, sizeof(double) * (size_t)cfg->nknobs);
+        sc_blob_get(&r, t.d, sizeof(double) * (size_t)cfg->nobj);
+        sc_blob_get(&r, t.target, sizeof(double) * (size_t)cfg->nobj);
+        int64_t v[6];
+        sc_blob_get(&r, v, sizeof v);
+        t.fail_time = sc_blob_get_f64(&r);
+        if (r.bad || !finite_all(t.x, cfg->nknobs) || v[0] < 0 || v[0] >= rounds || v[1] < SC_TRIAL_INITIAL || v[1] > SC_TRIAL_LOCAL || v[2] < -1 ||
+            v[2] >= cfg->targets || v[3] < SC_TRIAL_OK || v[3] > SC_TRIAL_FAILED || (v[4] != 0 && v[4] != 1) || (v[5] != 0 && v[5] != 1) ||
+            (v[4] && !finite_all(t.d, cfg->nobj)))
+            return sc_fail(err, SC_EINPUT, "damaged: trial %lld", (long long)i);
+        t.round = (int)v[0];
+        t.kind = (int)v[1];
+        t.target_index = (int)v[2];
+        t.outcome = (int)v[3];
+        t.success = (int)v[4];
+        t.hit = (int)v[5];
+        if ((rc = push_trial(res, &t, err))) return rc;
+    }
+    return SC_OK;
+}
+
+static int read_checkpoint(sc_par *par, const sc_explore_checkpoint *ck, const sc_explore_config *cfg, sc_explore_result *res, double *wall,
+                           sc_err *err)
+{
+    unsigned char *data = NULL;
+    size_t n = 0;
+    int rc = sc_par_rank(par) == 0 ? sc_checkpoint_read(ck->path, "/search", CHECKPOINT_SCHEMA, ck->run_hash, &data, &n, err) : SC_OK;
+    if ((rc = sc_par_share_bytes(par, rc, &data, &n, err))) return rc;
+    rc = decode_checkpoint(data, n, ck, cfg, res, wall, err);
+    free(data);
+    if (rc) sc_err_prefix(err, "%s: ", ck->path);
+    return rc;
+}
+
+/* after a round: rank 0 saves, every rank learns how it went */
+static int save_round(sc_par *par, const sc_explore_checkpoint *ck, const sc_explore_config *cfg, const sc_explore_result *res, double wall,
+                      sc_err *err)
+{
+    if (!ck || !ck->path) return SC_OK;
+    int rc = sc_par_rank(par) == 0 ? write_checkpoint(ck, cfg, res, wall, err) : SC_OK;
+    unsigned char *none = NULL;
+    size_t zero = 0;
+    rc = sc_par_share_bytes(par, rc, &none, &zero, err);
+    free(none);
+    return rc;
+}
+
+int sc_explore_run(sc_par *par, const sc_model *m, const sc_scenario *sc, const sc_net_params *base, const sc_explore_config *cfg,
+                   const sc_explore_checkpoint *ck, int (*stop)(void), sc_explore_result *res, sc_err *err)
 {
     memset(res, 0, sizeof *res);
     if (cfg->rounds + 1 > (int)(sizeof res->round / sizeof res->round[0]))
@@ -401,22 +533,29 @@ int sc_explore_run(sc_par *par, const sc_model *m, const sc_scenario *sc, const 
         res->hi[k] = cfg->knob[k].hi;
     }
     const double t0 = sc_wall_time();
+    double before = 0; /* s: the runs before a resume */
     const int threads = sc_par_threads(par);
     ctx c = {m, sc, base, cfg, calloc((size_t)threads, sizeof(worker)), NULL};
     if (!c.w) return sc_fail(err, SC_EIO, "out of memory");
-    int rc = initial_round(par, &c, stop, res, err);
-    res->nrounds = 1;
-    for (int r = 1; r <= cfg->rounds && !rc; r++) {
+    int rc = SC_OK;
+    if (ck && ck->resume) rc = read_checkpoint(par, ck, cfg, res, &before, err);
+    else if (!(rc = initial_round(par, &c, stop, res, err))) {
+        res->nrounds = 1;
+        rc = save_round(par, ck, cfg, res, before + sc_wall_time() - t0, err);
+    }
+    for (int r = res->nrounds; r <= cfg->rounds && !rc; r++) {
         if (!res->round[0].successes) {
             rc = sc_fail(err, SC_EPARTIAL, "round 0 found no success in %d trials (bounds grown %d times)", res->round[0].trials, res->grows);
             break;
         }
-        rc = later_round(par, &c, r, stop, res, err);
-        if (!rc) res->nrounds = r + 1;
+        if (!(rc = later_round(par, &c, r, stop, res, err))) {
+            res->nrounds = r + 1;
+            rc = save_round(par, ck, cfg, res, before + sc_wall_time() - t0, err);
+        }
     }
     for (int i = 0; i < threads; i++) worker_free(&c.w[i]);
     free(c.w);
-    res->wall_seconds = sc_wall_time() - t0;
+    res->wall_seconds = before + sc_wall_time() - t0;
     res->ranks = sc_par_size(par);
     res->threads = threads;
     return rc;

@@ -91,12 +91,22 @@ typedef struct sc_explore_result {
     int ranks, threads;
 } sc_explore_result;
 
+/* Where the search is saved after every completed round (rank 0 writes it; schema
+ * softcon.explore_checkpoint/1, io/checkpoint.h), and whether to continue from it. A search
+ * continued from a checkpoint ends with the result an uninterrupted one gets. */
+typedef struct sc_explore_checkpoint {
+    const char *path; /* NULL: none */
+    int resume;
+    uint64_t run_hash; /* sampling/run_hash.h: the config, the network's config, the character, the seed */
+} sc_explore_checkpoint;
+
 /* Runs the search (collective: every rank calls it and gets the whole result). m: the character
  * as simulated; sc: its scenario (simulation options, start height and velocity); base: the
- * network's params. SC_EINPUT for knobs or objectives the network cannot take; SC_EINTERRUPTED
- * when stop() asked. */
-int sc_explore_run(sc_par *par, const sc_model *m, const sc_scenario *sc, const sc_net_params *base, const sc_explore_config *cfg, int (*stop)(void),
-                   sc_explore_result *res, sc_err *err);
+ * network's params; ck may be NULL. SC_EINPUT for knobs or objectives the network cannot take,
+ * or a damaged checkpoint (named); SC_EINTERRUPTED when stop() asked (the checkpoint holds the
+ * rounds done). */
+int sc_explore_run(sc_par *par, const sc_model *m, const sc_scenario *sc, const sc_net_params *base, const sc_explore_config *cfg,
+                   const sc_explore_checkpoint *ck, int (*stop)(void), sc_explore_result *res, sc_err *err);
 void sc_explore_result_free(sc_explore_result *res);
 
 #endif
