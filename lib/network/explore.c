@@ -405,13 +405,13 @@ static void put_trial(sc_blob_writer *w, const sc_explore_config *cfg, const sc_
     sc_blob_put_f64(w, t->fail_time);
 }
 
-/* rank 0: the rounds done, every trial and the bounds */
-static int write_checkpoint(const sc_explore_checkpoint *ck, const sc_explore_config *cfg, const sc_explore_result *res, double wall, sc_err *err)
+/* the rounds done, every trial and the bounds */
+static int serialize(uint64_t run_hash, const sc_explore_config *cfg, const sc_explore_result *res, double wall, sc_blob_writer *out, sc_err *err)
 {
     sc_blob_writer w;
     sc_blob_writer_init(&w);
     sc_blob_put_i64(&w, CHECKPOINT_MAGIC);
-    sc_blob_put_i64(&w, (int64_t)ck->run_hash);
+    sc_blob_put_i64(&w, (int64_t)run_hash);
     sc_blob_put_i64(&w, cfg->nknobs);
     sc_blob_put_i64(&w, cfg->nobj);
     sc_blob_put_i64(&w, res->nrounds);
@@ -426,11 +426,21 @@ static int write_checkpoint(const sc_explore_checkpoint *ck, const sc_explore_co
         sc_blob_writer_free(&w);
         return sc_fail(err, SC_EIO, "out of memory writing the checkpoint");
     }
+    *out = w;
+    return SC_OK;
+}
+
+/* rank 0 */
+static int write_checkpoint(const sc_explore_checkpoint *ck, const sc_explore_config *cfg, const sc_explore_result *res, double wall, sc_err *err)
+{
+    sc_blob_writer w;
+    int rc = serialize(ck->run_hash, cfg, res, wall, &w, err);
+    if (rc) return rc;
     const sc_checkpoint_info info = {CHECKPOINT_SCHEMA, "network-sample after its last completed round: continue it with --resume",
                                      "/search",         "the trials so far, the bounds and the rounds' figures, softcon's own layout",
                                      "rounds_done",     res->nrounds,
                                      ck->run_hash};
-    const int rc = sc_checkpoint_write(ck->path, &info, w.p, w.n, err);
+    rc = sc_checkpoint_write(ck->path, &info, w.p, w.n, err);
     sc_blob_writer_free(&w);
     return rc;
 }
@@ -494,6 +504,55 @@ static int decode_checkpoint(const unsigned char *blob, size_t n, const sc_explo
         if ((rc = push_trial(res, &t, err))) return rc;
     }
     return SC_OK;
+}
+
+int sc_explore_checkpoint_check(const unsigned char *blob, size_t n, uint64_t run_hash, const sc_explore_config *cfg, sc_err *err)
+{
+    sc_explore_result *res = calloc(1, sizeof *res);
+    if (!res) return sc_fail(err, SC_EIO, "out of memory");
+    const sc_explore_checkpoint ck = {NULL, 1, run_hash};
+    double wall;
+    const int rc = decode_checkpoint(blob, n, &ck, cfg, res, &wall, err);
+    sc_explore_result_free(res);
+    free(res);
+    return rc;
+}
+
+int sc_explore_checkpoint_example(uint64_t run_hash, const sc_explore_config *cfg, int rounds, unsigned char **blob, size_t *n, sc_err *err)
+{
+    sc_explore_result *res = calloc(1, sizeof *res);
+    if (!res) return sc_fail(err, SC_EIO, "out of memory");
+    int rc = SC_OK;
+    res->nrounds = rounds;
+    for (int k = 0; k < cfg->nknobs; k++) {
+        res->lo[k] = cfg->knob[k].lo;
+        res->hi[k] = cfg->knob[k].hi;
+    }
+    for (int r = 0; r < rounds && !rc; r++)
+        for (int i = 0; i < 3 && !rc; i++) {
+            sc_trial t;
+            memset(&t, 0, sizeof t);
+            for (int k = 0; k < cfg->nknobs; k++) t.x[k] = 0.5 * (res->lo[k] + res->hi[k]);
+            for (int k = 0; k < SC_EXPLORE_MAX_OBJ; k++) t.d[k] = t.target[k] = NAN;
+            for (int k = 0; k < cfg->nobj; k++) {
+                t.d[k] = cfg->obj[k].lo + 0.25 * i * (cfg->obj[k].hi - cfg->obj[k].lo);
+                if (r) t.target[k] = t.d[k];
+            }
+            t.round = r;
+            t.kind = r ? (i ? SC_TRIAL_LOCAL : SC_TRIAL_INTERPOLATED) : SC_TRIAL_INITIAL;
+            t.target_index = r ? 0 : -1;
+            t.success = t.hit = r > 0;
+            t.fail_time = NAN;
+            rc = push_trial(res, &t, err);
+        }
+    sc_blob_writer w;
+    if (!rc && !(rc = serialize(run_hash, cfg, res, 1.5, &w, err))) {
+        rc = sc_checkpoint_seal(CHECKPOINT_SCHEMA, run_hash, w.p, w.n, blob, n, err);
+        sc_blob_writer_free(&w);
+    }
+    sc_explore_result_free(res);
+    free(res);
+    return rc;
 }
 
 static int read_checkpoint(sc_par *par, const sc_explore_checkpoint *ck, const sc_explore_config *cfg, sc_explore_result *res, double *wall,

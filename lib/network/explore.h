@@ -108,5 +108,10 @@ typedef struct sc_explore_checkpoint {
 int sc_explore_run(sc_par *par, const sc_model *m, const sc_scenario *sc, const sc_net_params *base, const sc_explore_config *cfg,
                    const sc_explore_checkpoint *ck, int (*stop)(void), sc_explore_result *res, sc_err *err);
 void sc_explore_result_free(sc_explore_result *res);
+/* The checkpoint reader on a sealed dataset's bytes, for the fuzz harness: SC_OK or SC_EINPUT
+ * (SC_EIO: out of memory), never a crash. */
+int sc_explore_checkpoint_check(const unsigned char *blob, size_t n, uint64_t run_hash, const sc_explore_config *cfg, sc_err *err);
+/* A sealed checkpoint of `rounds` rounds of three trials each for cfg (malloc'd: its seeds). */
+int sc_explore_checkpoint_example(uint64_t run_hash, const sc_explore_config *cfg, int rounds, unsigned char **blob, size_t *n, sc_err *err);
 
 #endif

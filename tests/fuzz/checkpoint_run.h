@@ -8,6 +8,7 @@
 #include <string.h>
 #include "common.h"
 #include "motion/reference.h"
+#include "network/explore.h"
 #include "sampling/samcon.h"
 #include "sim/sim.h"
 
@@ -15,6 +16,25 @@
 /* learn-feedback's shapes: a learner of 3 fragments, 5 DoFs, 2 actions, 4 iterations; a search
  * of 6 parameters, 8 candidates, step size 0.5 */
 enum { SC_FUZZ_FRAG = 3, SC_FUZZ_DOFS = 5, SC_FUZZ_ACT = 2, SC_FUZZ_ITER = 4, SC_FUZZ_NP = 6, SC_FUZZ_LAMBDA = 8 };
+
+/* network-sample's: 2 knobs, 1 objective, 4 rounds of 2 targets, 2 batches at most */
+static inline void sc_fuzz_explore_config(sc_explore_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->nknobs = 2;
+    c->knob[0] = (sc_knob){0, -1, 0.1, 0.3};
+    c->knob[1] = (sc_knob){1, 1, 0.4, 0.6};
+    c->nobj = 1;
+    c->obj[0] = (sc_objective_spec){SC_MEASURE_SPEED, 0.5, 1.5, 0.1};
+    c->batch = 4;
+    c->max_batches = 2;
+    c->min_success = 2;
+    c->grow = 1.5;
+    c->rounds = 4;
+    c->targets = 2;
+    c->k = 3;
+    c->local = 1;
+}
 
 typedef struct sc_fuzz_samcon {
     sc_model m;

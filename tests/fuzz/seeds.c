@@ -289,6 +289,12 @@ static int write_checkpoint_seeds(const char *dir, sc_err *err)
         rc = write_ckpt_seed(dir, "search", 2, b, n, err);
         free(b);
     }
+    sc_explore_config ec;
+    sc_fuzz_explore_config(&ec);
+    if (!rc && !(rc = sc_explore_checkpoint_example(SC_FUZZ_CKPT_HASH, &ec, 3, &b, &n, err))) {
+        if (!(rc = sc_explore_checkpoint_check(b, n, SC_FUZZ_CKPT_HASH, &ec, err))) rc = write_ckpt_seed(dir, "explore", 3, b, n, err);
+        free(b);
+    }
     sc_par_finalize(seed_par);
     return rc;
 }
