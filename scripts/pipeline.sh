@@ -120,9 +120,9 @@ fi
 if has "$cfg" parameterize; then
   explore=$out/${name}_explore.h5
   netcfg=$(awk '/^parameterize:/ { p = 1; next } /^[^ #]/ { p = 0 } p && $1 == "network:" { print $2; exit }' "$cfg")
-  if newer "$explore" "$cfg" "$(dirname "$cfg")/$netcfg" "$character" bin/network-sample; then skip network-sample "$explore"; else
+  if [ ! -e "$explore.ckpt" ] && newer "$explore" "$cfg" "$(dirname "$cfg")/$netcfg" "$character" bin/network-sample; then skip network-sample "$explore"; else
     stage "network-sample on $ranks rank(s): $cfg"
-    mpiexec.mpich -n "$ranks" bin/network-sample -c "$cfg" -o "$explore" "$character"
+    mpiexec.mpich -n "$ranks" bin/network-sample -c "$cfg" -o "$explore" --resume "$character"
   fi
   if newer "$out/${name}_explore_rounds.png" "$explore"; then skip plots "$out/${name}_explore_rounds.png"; else scripts/plot.sh "$explore"; fi
 fi
