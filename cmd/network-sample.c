@@ -108,9 +108,10 @@ int main(int argc, char **argv)
     sc_explore_result res;
     int code = sc_explore_run(par, &m, &sc, &p, &ec, &ck, sc_longrun_stop_requested, &res, &err);
     if (code == SC_EINTERRUPTED) {
-        if (rank == 0)
+        if (rank == 0 && res.nrounds)
             fprintf(stderr, "network-sample: stopped; %s holds %d completed round%s: --resume continues\n", ckpt, res.nrounds,
                     res.nrounds == 1 ? "" : "s");
+        else if (rank == 0) fprintf(stderr, "network-sample: stopped before round 0 ended: no checkpoint, nothing to resume\n");
         free(resolved);
         sc_longrun_exit(SC_EINTERRUPTED);
     }
