@@ -37,16 +37,18 @@ static int read_network(const char *main_config, sc_cfg_node *section, const sc_
 {
     char name[1024], w[256];
     sc_cfg_node *ctl;
-    int rc, kind;
-    static const char *const kinds[] = {"hold", "keyframes", "trajectory", "policy", "simbicon", "network"};
+    sc_controller type;
+    int rc;
     if ((rc = sc_cfg_string(section, "network", NULL, name, sizeof name, err)) ||
         (rc = sc_find_input(name, main_config, 0, sc_cfg_where(sc_cfg_get(section, "network"), w, sizeof w), path, n, err)) ||
         (rc = sc_cfg_load_file(path, ncfg, err)) || (rc = sc_scenario_read(*ncfg, m, sc, err)) ||
-        (rc = sc_cfg_section(sc_cfg_root(*ncfg), "controller", &ctl, err)) || (rc = sc_cfg_enum(ctl, "type", kinds, 6, 0, &kind, err)))
+        (rc = sc_cfg_section(sc_cfg_root(*ncfg), "controller", &ctl, err)) || (rc = sc_controller_from_config(ctl, m, path, &type, err)))
         return rc;
+    const int kind = type.kind;
+    sc_controller_free(&type);
     if (kind != SC_CTRL_NETWORK)
-        return sc_fail(err, SC_EINPUT, "%s: controller.type is %s: network-sample varies a motion network (type: network)",
-                       sc_cfg_where(sc_cfg_get(ctl, "type"), w, sizeof w), kinds[kind]);
+        return sc_fail(err, SC_EINPUT, "%s: controller.type is not network: network-sample varies a motion network",
+                       sc_cfg_where(sc_cfg_get(ctl, "type") ? sc_cfg_get(ctl, "type") : ctl, w, sizeof w));
     if ((rc = sc_net_params_read(ctl, m, p, err))) return rc;
     sc_cfg_ignore_rest(ctl);
     sc_cli_ignore_other_sections(*ncfg);

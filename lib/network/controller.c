@@ -54,6 +54,7 @@ int sc_net_controller_init(sc_net_controller *c, const sc_net_params *p, const s
     double mass = 0;
     for (int i = 0; i < m->nnodes; i++) {
         c->carrier[i] = sc_model_node_carrier(m, i);
+        c->mass[c->carrier[i]] += m->node_mass[i];
         mass += m->node_mass[i];
     }
     c->body_mass = mass;
@@ -81,6 +82,12 @@ void sc_net_controller_free(sc_net_controller *c)
 
 static double node_value(const sc_net_controller *c, int node) { return node >= 0 ? c->ns.value[node] : 0; }
 
+/* bone b's tip (its rest end) in the world, relative to its origin */
+static sc_vec3 tip_offset(const sc_model *m, const sc_sim *s, int b)
+{
+    return sc_q_rotate(s->pose[b].q, sc_v3_sub(sc_v3_load(m->bone_end + 3 * b), sc_v3_load(m->joint_pos + 3 * b)));
+}
+
 /* the stance state, then every feedback variable ([BK] 6's feedback channels) */
 static void measure(sc_net_controller *c, const sc_sim *s, sc_vec3 *f_h, sc_vec3 *l_h, double load[2])
 {
@@ -99,14 +106,13 @@ static void measure(sc_net_controller *c, const sc_sim *s, sc_vec3 *f_h, sc_vec3
     *l_h = sc_v3_cross(c->up, *f_h);
     sc_sim_diag d;
     sc_sim_diagnostics(s, &d);
-    const sc_vec3 com = sc_v3_load(d.com), v = sc_v3_scale(sc_v3_load(d.linear), 1 / d.mass);
+    const sc_vec3 com = c->com_now = sc_v3_load(d.com), v = sc_v3_scale(sc_v3_load(d.linear), 1 / d.mass);
     const sc_vec3 off = sc_v3_sub(com, s->pose[p->foot[c->stance]].p);
     const double weight = c->body_mass * sc_v3_norm(sc_v3_load(s->o.gravity));
     for (int k = 0; k < 2; k++) load[k] = weight > 0 ? sc_sim_bone_load(s, p->foot[k]) / weight : 0;
     const sc_vec3 u = sc_q_rotate(root, c->up);
     const int swing = p->foot[1 - c->stance];
-    const sc_vec3 tip = sc_v3_add(
-        s->pose[swing].p, sc_q_rotate(s->pose[swing].q, sc_v3_sub(sc_v3_load(m->bone_end + 3 * swing), sc_v3_load(m->joint_pos + 3 * swing))));
+    const sc_vec3 tip = sc_v3_add(s->pose[swing].p, tip_offset(m, s, swing));
     double *fb = c->feedback;
     fb[SC_FB_STANCE] = c->stance == 0;
     fb[SC_FB_STEP_TIME] = s->t - c->stance_start;
@@ -187,31 +193,25 @@ static void torques(sc_net_controller *c, const sc_sim *s, sc_vec3 f_h, sc_vec3 
         }
         const double ff = p->com_kp * (node_value(c, p->com_node[0]) - dfw) + p->com_kd * (node_value(c, p->com_node[2]) - fb[SC_FB_COM_VEL_FORWARD]);
         const double fl = p->com_kp * (node_value(c, p->com_node[1]) - dlf) + p->com_kd * (node_value(c, p->com_node[3]) - fb[SC_FB_COM_VEL_LEFT]);
-        sc_sim_diag d;
-        sc_sim_diagnostics(s, &d);
         const double g = p->com_node[4] >= 0 ? fmax(0, node_value(c, p->com_node[4])) : 1;
         const sc_vec3 force = sc_v3_scale(sc_v3_add(sc_v3_scale(f_h, ff), sc_v3_scale(l_h, fl)), g);
         for (int k = 0; k < 2; k++)
-            if (w[k] > 0) sc_vf_support(m, s->pose, p->foot[k], sc_v3_load(d.com), sc_v3_scale(force, w[k]), tau);
+            if (w[k] > 0) sc_vf_support(m, s->pose, p->foot[k], c->com_now, sc_v3_scale(force, w[k]), tau);
     }
     for (int i = 0; i < p->neffectors; i++) { /* a tip lifted to a height */
         const sc_net_effector *e = &p->effector[i];
         const int b = e->bone;
-        const sc_vec3 r = sc_q_rotate(s->pose[b].q, sc_v3_sub(sc_v3_load(m->bone_end + 3 * b), sc_v3_load(m->joint_pos + 3 * b)));
-        const sc_vec3 tip = sc_v3_add(s->pose[b].p, r);
+        const sc_vec3 r = tip_offset(m, s, b), tip = sc_v3_add(s->pose[b].p, r);
         const double vy = s->lin_vel[3 * b + 1] + sc_v3_cross(sc_v3_load(s->ang_vel + 3 * b), r).y;
         const double height = sc_ground_height(&s->o.contact.ground, tip, NULL);
         sc_vf_chain(m, s->pose, b, e->base, tip, sc_v3(0, e->kp * (node_value(c, e->node) - height) - e->kd * vy, 0), tau);
     }
     int any = 0;
     for (int b = 0; b < nb; b++) any |= p->gravity[b];
-    if (any) { /* the weight each bone carries, flesh included */
-        for (int b = 0; b < nb; b++) c->mass[b] = c->com[3 * b] = c->com[3 * b + 1] = c->com[3 * b + 2] = 0;
-        for (int i = 0; i < m->nnodes; i++) {
-            const int b = c->carrier[i];
-            c->mass[b] += m->node_mass[i];
-            for (int k = 0; k < 3; k++) c->com[3 * b + k] += m->node_mass[i] * s->x[3 * i + k];
-        }
+    if (any) { /* where the weight each bone carries is now, flesh included */
+        for (int b = 0; b < nb; b++) c->com[3 * b] = c->com[3 * b + 1] = c->com[3 * b + 2] = 0;
+        for (int i = 0; i < m->nnodes; i++)
+            for (int k = 0; k < 3; k++) c->com[3 * c->carrier[i] + k] += m->node_mass[i] * s->x[3 * i + k];
         for (int b = 0; b < nb; b++)
             for (int k = 0; k < 3 && c->mass[b] > 0; k++) c->com[3 * b + k] /= c->mass[b];
         sc_vf_gravity(m, s->pose, c->mass, c->com, p->gravity, s->o.gravity, c->scratch, tau);

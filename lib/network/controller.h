@@ -116,7 +116,9 @@ typedef struct sc_net_controller {
     long steps;          /* stance changes so far */
     double feedback[SC_FB_COUNT];
     double tau[3 * SC_SIM_MAX_BONES], scale[SC_SIM_MAX_BONES];
-    double mass[SC_SIM_MAX_BONES], com[3 * SC_SIM_MAX_BONES], scratch[4 * SC_SIM_MAX_BONES];
+    sc_vec3 com_now;                                                 /* the centre of mass this step (measured once) */
+    double mass[SC_SIM_MAX_BONES];                                   /* kg each bone carries, flesh included */
+    double com[3 * SC_SIM_MAX_BONES], scratch[4 * SC_SIM_MAX_BONES]; /* their centres this step */
 } sc_net_controller;
 
 /* Binds the params to the character (m: the simulated one); SC_EINPUT when a foot is not below

@@ -748,6 +748,14 @@ static int check_blow_up(const sc_sim *s, int bad, sc_err *err)
 
 /* Motor noise (sc_motor_noise_opts): a torque pair on each servo's joint, drawn from a stream
  * keyed by the step, so a restored snapshot draws the same. */
+/* a torque pair at bone b's joint: +tau on the bone, -tau on its parent (no net force or torque) */
+static void add_joint_torque(sc_sim *s, int b, const double tau[3])
+{
+    const double minus[3] = {-tau[0], -tau[1], -tau[2]};
+    sc_skeleton_add_torque(s->skel, b, tau);
+    sc_skeleton_add_torque(s->skel, s->m->parent[b], minus);
+}
+
 static void step_motor_noise(sc_sim *s)
 {
     const sc_motor_noise_opts *n = &s->o.motor_noise;
@@ -759,26 +767,18 @@ static void step_motor_noise(sc_sim *s)
     for (int b = 1; b < s->nb; b++) {
         const double limit = s->m->torque_limit ? s->m->torque_limit[b] : 0, *t = tau + 3 * b;
         const double sigma = limit > 0 && isfinite(limit) ? n->b * sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]) / limit : 0;
-        double e[3], minus[3];
-        for (int k = 0; k < 3; k++) {
-            e[k] = sigma * sc_rng_normal(&rng);
-            minus[k] = -e[k];
-        }
-        sc_skeleton_add_torque(s->skel, b, e);
-        sc_skeleton_add_torque(s->skel, s->m->parent[b], minus);
+        double e[3];
+        for (int k = 0; k < 3; k++) e[k] = sigma * sc_rng_normal(&rng);
+        add_joint_torque(s, b, e);
     }
 }
 
-/* The controller's joint torques beyond the servos (sc_sim_set_joint_torques): each a pair,
- * +tau on the bone and -tau on its parent, so they move no centre of mass. */
+/* The controller's joint torques beyond the servos (sc_sim_set_joint_torques). */
 static void step_joint_torques(sc_sim *s)
 {
     for (int b = 1; b < s->nb; b++) {
         const double *t = s->joint_torque + 3 * b;
-        if (t[0] == 0 && t[1] == 0 && t[2] == 0) continue;
-        const double minus[3] = {-t[0], -t[1], -t[2]};
-        sc_skeleton_add_torque(s->skel, b, t);
-        sc_skeleton_add_torque(s->skel, s->m->parent[b], minus);
+        if (t[0] != 0 || t[1] != 0 || t[2] != 0) add_joint_torque(s, b, t);
     }
 }
 
