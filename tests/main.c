@@ -1,4 +1,5 @@
 #include <dirent.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,15 @@ char *sc_test_read_file(const char *path, size_t *len)
     return b;
 }
 
+/* Seconds a command of sc_test_sh may run (SOFTCON_TEST_COMMAND_SECONDS): a hung tool fails its
+ * test instead of holding the suite (and CI) until an outer limit kills everything. */
+static int command_seconds(void)
+{
+    const char *v = getenv("SOFTCON_TEST_COMMAND_SECONDS");
+    int s = v ? atoi(v) : 0;
+    return s > 0 ? s : 1200;
+}
+
 int sc_test_sh(char *out, size_t out_size, const char *fmt, ...)
 {
     char cmd[8192];
@@ -200,9 +210,16 @@ int sc_test_sh(char *out, size_t out_size, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(cmd, sizeof cmd, fmt, ap);
     va_end(ap);
-    char full[8300];
-    snprintf(full, sizeof full, "(%s) 2>&1", cmd);
+    /* the command reaches sh through the environment (no quoting to get wrong); timeout runs it
+       in a process group of its own and kills the whole group at the limit; stdin is /dev/null,
+       since a group that is not the terminal's foreground stops when it reads the terminal */
+    const int limit = command_seconds();
+    char full[256];
+    snprintf(full, sizeof full, "timeout -k 30 %d sh -c \"$SC_TEST_COMMAND\" < /dev/null 2>&1", limit);
+    setenv("SC_TEST_COMMAND", cmd, 1);
+    const double t0 = sc_wall_time();
     FILE *p = popen(full, "r");
+    unsetenv("SC_TEST_COMMAND");
     if (!p) return -1;
     size_t n = 0;
     char buf[4096];
@@ -216,9 +233,12 @@ int sc_test_sh(char *out, size_t out_size, const char *fmt, ...)
     }
     if (out && out_size) out[n] = 0;
     int st = pclose(p);
-    if (WIFEXITED(st)) return WEXITSTATUS(st);
-    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
-    return -1;
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+    if ((rc == 124 || rc == 128 + SIGKILL) && sc_wall_time() - t0 >= limit) {
+        printf("    a command ran over %d s (SOFTCON_TEST_COMMAND_SECONDS) and was killed: %.400s\n", limit, cmd);
+        fflush(stdout);
+    }
+    return rc;
 }
 
 int sc_test_temporary_left(const char *path) { return sc_test_sh(NULL, 0, "ls -d '%s'.tmp* 2> /dev/null | grep -q .", path) == 0; }

@@ -721,6 +721,42 @@ TEST(reliability_hdf5_guard_limits_cpu_time_and_leaves_signals_to_the_parent)
     ENSURE_MSG(busy == SC_EINPUT && strstr(buf, "CPU time"), "a reader that never ends: %s", buf);
 }
 
+/* A read that fails in the guard's child is not repeated in the tool's own process: there, without
+ * the child's limits, libhdf5 took another path on the same damaged file (an allocation the
+ * child's address-space limit refused succeeded) and looped unguarded (CI hung 80 minutes on
+ * character_libhdf5_crash.h5 when the repository lay at a longer path). Here the reader fails in
+ * the child and counts its calls in the parent. */
+static int g_parent_reads;
+struct child_read {
+    pid_t parent;
+    int fail;
+};
+static int read_in_child(sc_h5 *f, void *arg, sc_err *err)
+{
+    (void)f;
+    const struct child_read *how = arg;
+    if (getpid() == how->parent) {
+        g_parent_reads++;
+        return SC_OK;
+    }
+    return how->fail ? sc_fail(err, SC_EIO, "the child's own message") : SC_OK;
+}
+TEST(reliability_hdf5_guard_does_not_repeat_a_read_that_failed)
+{
+    const char *ch = character();
+    ENSURE_MSG(ch, "building the character failed: %s", out);
+    sc_err err;
+    sc_err_clear(&err);
+    g_parent_reads = 0;
+    int rc = sc_h5_read_file(ch, read_in_child, &(struct child_read){getpid(), 1}, &err);
+    sc_test_report("a reader failing in the guard's child: code %d, \"%s\", %d reads in the parent", rc, err.msg, g_parent_reads);
+    ENSURE_MSG(rc == SC_EIO && !strcmp(err.msg, "the child's own message") && g_parent_reads == 0, "code %d, %d reads: %s", rc,
+               g_parent_reads, err.msg);
+    /* one that succeeded there runs again here, where its results are kept */
+    rc = sc_h5_read_file(ch, read_in_child, &(struct child_read){getpid(), 0}, &err);
+    ENSURE_MSG(rc == SC_OK && g_parent_reads == 1, "code %d, %d reads", rc, g_parent_reads);
+}
+
 /* A character.h5 whose dataset shape the reader rejects (more elements than softcon reads, or than
  * the file stores: found by fuzz_character) is rejected without leaving an HDF5 identifier open
  * (the rejection used to keep the dataset's datatype open for the life of the process). */

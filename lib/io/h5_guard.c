@@ -48,8 +48,8 @@ static int open_any(const char *path, const void *data, size_t size, const char 
     return path ? sc_h5_open(path, f, err) : sc_h5_open_image(data, size, name, f, err);
 }
 
-/* Runs the reader in a child; SC_OK when the child finished normally (whatever the reader
- * said), SC_EINPUT when it crashed or ran out of time. */
+/* Runs the reader in a child; SC_OK when the reader succeeded there, the reader's own error when
+ * it failed there, SC_EINPUT when the child crashed, ran out of time or took too much memory. */
 #ifndef SC_H5_ASAN
 /* This process's virtual memory size (/proc/self/statm), 0 when unknown. */
 static double address_space_bytes(void)
@@ -63,6 +63,14 @@ static double address_space_bytes(void)
     return (double)pages * (double)sysconf(_SC_PAGESIZE);
 }
 #endif
+
+/* What the child tells the parent: the read's outcome and how much the process grew. */
+struct guard_report {
+    char tag[4]; /* "done": the child got to the end */
+    int64_t grew_kib;
+    int32_t rc;
+    sc_err err;
+};
 
 static int guard_child(const char *path, const void *data, size_t size, const char *name, sc_h5_reader reader, void *arg, sc_err *err)
 {
@@ -106,26 +114,27 @@ static int guard_child(const char *path, const void *data, size_t size, const ch
            "damaged" (SIGXCPU at the limit, SIGKILL a second later) */
         struct rlimit cpu = {(rlim_t)ceil(seconds), (rlim_t)ceil(seconds) + 1};
         setrlimit(RLIMIT_CPU, &cpu);
-        sc_err e;
-        sc_err_clear(&e);
+        struct guard_report rep;
+        memset(&rep, 0, sizeof rep);
+        memcpy(rep.tag, "done", 4);
+        sc_err_clear(&rep.err);
         struct rusage r0, r1;
         getrusage(RUSAGE_SELF, &r0); /* the peak so far: what the fork inherited */
         sc_h5 *f;
-        int rc = open_any(path, data, size, name, &f, &e);
-        if (!rc) {
-            reader(f, arg, &e);
+        rep.rc = open_any(path, data, size, name, &f, &rep.err);
+        if (!rep.rc) {
+            rep.rc = reader(f, arg, &rep.err);
             sc_h5_close(f);
         }
         getrusage(RUSAGE_SELF, &r1);
-        char msg[12] = "done";
-        int64_t grew_kib = r1.ru_maxrss - r0.ru_maxrss;
-        memcpy(msg + 4, &grew_kib, sizeof grew_kib);
-        (void)!write(fds[1], msg, sizeof msg);
+        rep.grew_kib = r1.ru_maxrss - r0.ru_maxrss;
+        (void)!write(fds[1], &rep, sizeof rep);
         _exit(0);
     }
     close(fds[1]);
     sc_cleanup_set_child(pid);
-    char buf[16];
+    struct guard_report rep;
+    char *buf = (char *)&rep;
     size_t got = 0;
     /* the parent's wall-clock backstop is only for a child that cannot run at all (stopped,
        stuck in the kernel): far above what any load makes of the CPU limit */
@@ -141,8 +150,8 @@ static int guard_child(const char *path, const void *data, size_t size, const ch
             killed = 1;
             break;
         }
-        ssize_t k = read(fds[0], buf + got, sizeof buf - got);
-        if (k > 0 && (got += (size_t)k) < sizeof buf) continue;
+        ssize_t k = read(fds[0], buf + got, sizeof rep - got);
+        if (k > 0 && (got += (size_t)k) < sizeof rep) continue;
         if (k < 0 && errno == EINTR) continue;
         break;
     }
@@ -151,17 +160,22 @@ static int guard_child(const char *path, const void *data, size_t size, const ch
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     sc_cleanup_set_child(0);
     const char *who = path ? path : name;
-    if (got == 12 && !memcmp(buf, "done", 4) && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    if (got == sizeof rep && !memcmp(rep.tag, "done", 4) && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         /* memory: damaged lengths make libhdf5 allocate and fill gigabytes for a small file, and the
            read in this process would do the same */
-        int64_t grew_kib;
-        memcpy(&grew_kib, buf + 4, sizeof grew_kib);
-        const double grew = (double)grew_kib / 1024, limit = guard_memory_mib(bytes);
+        const double grew = (double)rep.grew_kib / 1024, limit = guard_memory_mib(bytes);
         if (grew > limit)
             return sc_fail(err, SC_EINPUT,
                            "%s: damaged HDF5 file: the HDF5 library took %.0f MiB of memory reading it (a file "
                            "of %.0f KiB; at most %.0f MiB, SOFTCON_H5_GUARD_MEMORY_MB)",
                            who, grew, bytes / 1024, limit);
+        /* a read that failed in the child is not repeated here: without the child's limits the same
+           damaged file can take another path (an allocation the limit refused succeeds, and libhdf5
+           then loops unguarded) */
+        if (rep.rc) {
+            rep.err.msg[sizeof rep.err.msg - 1] = 0;
+            return sc_fail(err, rep.rc, "%s", rep.err.msg);
+        }
         return SC_OK;
     }
     if (killed || (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL)))
