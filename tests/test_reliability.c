@@ -750,8 +750,8 @@ TEST(reliability_hdf5_guard_does_not_repeat_a_read_that_failed)
     g_parent_reads = 0;
     int rc = sc_h5_read_file(ch, read_in_child, &(struct child_read){getpid(), 1}, &err);
     sc_test_report("a reader failing in the guard's child: code %d, \"%s\", %d reads in the parent", rc, err.msg, g_parent_reads);
-    ENSURE_MSG(rc == SC_EIO && !strcmp(err.msg, "the child's own message") && g_parent_reads == 0, "code %d, %d reads: %s", rc,
-               g_parent_reads, err.msg);
+    ENSURE_MSG(rc == SC_EIO && !strcmp(err.msg, "the child's own message") && g_parent_reads == 0, "code %d, %d reads: %s", rc, g_parent_reads,
+               err.msg);
     /* one that succeeded there runs again here, where its results are kept */
     rc = sc_h5_read_file(ch, read_in_child, &(struct child_read){getpid(), 0}, &err);
     ENSURE_MSG(rc == SC_OK && g_parent_reads == 1, "code %d, %d reads", rc, g_parent_reads);
