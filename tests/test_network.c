@@ -45,7 +45,8 @@ static double at(const sc_network *n, sc_network_state *s, const char *name, dou
    (s^3 - s^2) h m1 */
 static double hermite(double s, double h, double v0, double m0, double v1, double m1)
 {
-    return (2 * s * s * s - 3 * s * s + 1) * v0 + (s * s * s - 2 * s * s + s) * h * m0 + (3 * s * s - 2 * s * s * s) * v1 + (s * s * s - s * s) * h * m1;
+    return (2 * s * s * s - 3 * s * s + 1) * v0 + (s * s * s - 2 * s * s + s) * h * m0 + (3 * s * s - 2 * s * s * s) * v1 +
+        (s * s * s - s * s) * h * m1;
 }
 
 TEST(network_nodes_match_hand_computed_values)
@@ -114,9 +115,9 @@ TEST(network_nodes_match_hand_computed_values)
     ENSURE_NEAR(at(&n, &s, "felt", 0.15, 1), hermite(0.3, 1, 0, 0, 1, 0), 1e-12);
     for (t = 0.16; t < 0.3 - 1e-9; t += 0.01) at(&n, &s, "felt", t, 1);
     for (t = 0.3; t < 0.5 - 1e-9; t += 0.01) ENSURE_NEAR(at(&n, &s, "felt", t, 0), 0, 0); /* low: no second trajectory */
-    ENSURE_NEAR(at(&n, &s, "felt", 0.5, 1), 0, 1e-15);                                     /* a new high step begins */
-    ENSURE_NEAR(at(&n, &s, "felt", 0.65, 1), 0.5, 1e-12);                                  /* half of 0.3 s */
-    ENSURE_NEAR(at(&n, &s, "felt", 0.95, 1), 1, 0);                                        /* past its length: held */
+    ENSURE_NEAR(at(&n, &s, "felt", 0.5, 1), 0, 1e-15);                                    /* a new high step begins */
+    ENSURE_NEAR(at(&n, &s, "felt", 0.65, 1), 0.5, 1e-12);                                 /* half of 0.3 s */
+    ENSURE_NEAR(at(&n, &s, "felt", 0.95, 1), 1, 0);                                       /* past its length: held */
     sc_network_state_free(&s);
     sc_network_free(&n);
     sc_cfg_free(cfg);
@@ -130,13 +131,15 @@ TEST(network_bad_configs_name_the_line)
     } cases[] = {
         {"nodes:\n  - {name: a, add: [b]}\n  - {name: b, multiply: [a, c]}\n  - {name: c, const: 1}\n",
          "net.yaml:2:5: node 'a' is on a cycle (a <- b <- a)"},
-        {"nodes:\n  - {name: a, const: 1}\n  - {name: b, add: [a,\n        ghost]}\n", "net.yaml:4:9: 'ghost' is not a node of the network (its nodes: a, b)"},
+        {"nodes:\n  - {name: a, const: 1}\n  - {name: b, add: [a,\n        ghost]}\n",
+         "net.yaml:4:9: 'ghost' is not a node of the network (its nodes: a, b)"},
         {"nodes:\n  - {name: f, feedback: stanse}\n", "did you mean 'stance'"},
         {"nodes:\n  - {name: a, const: 1, spline: [[0, 1], [1, 2]]}\n", "net.yaml:2:5: node 'a' is both a const and a spline"},
         {"nodes:\n  - {name: a, const: 1}\n  - {name: a, const: 2}\n", "net.yaml:3:5: a second node called 'a' (the first at net.yaml:2:5)"},
         {"nodes:\n  - {name: s, spline: [[0, 1], [0, 2]]}\n", "net.yaml:2:5: spline 's': point 1's time 0 does not follow 0"},
         {"nodes:\n  - {name: s, step: [[0, 1], [1, 0.5]]}\n", "point 1's value 0.5 is neither 0 nor 1"},
-        {"nodes:\n  - {name: k, const: 1}\n  - {name: m, modulate: [k, k]}\n", "net.yaml:3:5: modulate 'm' scales trajectories in time: 'k' is a constant"},
+        {"nodes:\n  - {name: k, const: 1}\n  - {name: m, modulate: [k, k]}\n",
+         "net.yaml:3:5: modulate 'm' scales trajectories in time: 'k' is a constant"},
         {"nodes:\n  - {name: k, const: 1}\n  - {name: p, multiply: [k]}\n", "net.yaml:3:5: multiply 'p' takes 2 inputs, not 1"},
         {"nodes:\n  - {name: k}\n", "net.yaml:2:5: node 'k' has no kind"},
     };
@@ -554,6 +557,80 @@ TEST(network_gravity_compensation_holds_a_weak_arm_up)
     sc_model_free(&m);
 }
 
+/* network.legs ([BK] 8's jump: the root's pose over stationary feet, by IK): the targets put
+   together by forward kinematics from the wanted root leave each ankle where the neutral stance
+   has it and each foot level (then turned by toe); a leg asked past its reach stays straight */
+TEST(network_legs_ik_keeps_the_feet_where_they_stand)
+{
+    const char *ch = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    sc_model m;
+    sc_err err = {0};
+    ENSURE_OK(sc_character_read(ch, &m, 0, &err), &err);
+    ENSURE(m.nbones <= 64);
+    static const double cases[][4] = {{0.15, 0, 0, 0},      {0.1, 0.1, 0, 0},        {0, 0, 0.3, 0},       {0, 0, 0, 0.3},
+                                      {0.15, 0.08, 0.3, 0}, {0.25, -0.1, 0.5, -0.4}, {0.05, 0, -0.1, 0.2}, {-0.3, 0, 0, 0}};
+    double worst = 0, worst_level = 0, worst_far = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "controller:\n  type: network\n  network:\n    feet: [l_foot, r_foot]\n    nodes:\n"
+                 "      - {name: d, const: %g}\n      - {name: f, const: %g}\n      - {name: p, const: %g}\n      - {name: t, const: %g}\n"
+                 "    legs: {drop: d, forward: f, pitch: p, toe: t}\n",
+                 cases[i][0], cases[i][1], cases[i][2], cases[i][3]);
+        sc_cfg *cfg;
+        sc_cfg_node *ctl;
+        sc_net_params p;
+        ENSURE_OK(sc_cfg_load_file(sc_test_write("legs.yaml", text), &cfg, &err), &err);
+        ENSURE_OK(sc_cfg_section(sc_cfg_root(cfg), "controller", &ctl, &err), &err);
+        ENSURE_OK(sc_net_params_read(ctl, &m, &p, &err), &err);
+        sc_cfg_free(cfg);
+        sc_sim_opts o;
+        sc_sim_default_opts(&o);
+        sc_sim *s;
+        sc_net_controller c;
+        ENSURE_OK(sc_sim_create(&m, &o, &s, &err), &err);
+        ENSURE_OK(sc_net_controller_init(&c, &p, s->m, &err), &err);
+        sc_quat local[64];
+        sc_target_source src = sc_net_controller_source(&c);
+        src.eval(src.ctx, s, local);
+        /* the stance with the root upright at the origin, and the targets from the wanted root */
+        sc_xform stance[64], pose[64];
+        forward_kinematics(&m, (sc_xform){c.stand[0], sc_v3(0, 0, 0)}, c.stand, stance);
+        const sc_vec3 root_at = sc_v3_add(sc_v3_scale(c.fwd, cases[i][1]), sc_v3_scale(c.up, -cases[i][0]));
+        forward_kinematics(&m, (sc_xform){sc_q_mul(sc_q_axis_angle(c.left, cases[i][2]), c.stand[0]), root_at}, local, pose);
+        for (int k = 0; k < 2; k++) {
+            const int foot = p.foot[k];
+            const double miss = sc_v3_norm(sc_v3_sub(pose[foot].p, stance[foot].p));
+            /* the foot's turn from its stance orientation: toe about -left */
+            const sc_quat want = sc_q_mul(sc_q_axis_angle(sc_v3_scale(c.left, -1), cases[i][3]), stance[foot].q);
+            const double level = sc_q_angle_between(pose[foot].q, want);
+            if (cases[i][0] >= 0) {
+                worst = fmax(worst, miss);
+                worst_level = fmax(worst_level, level);
+            } else { /* raised past the legs' reach: straight legs, the ankles below the hips */
+                worst_far = fmax(worst_far, sc_q_angle_between(local[m.parent[foot]], c.stand[m.parent[foot]]));
+            }
+        }
+        sc_net_controller_free(&c);
+        sc_net_params_free(&p);
+        sc_sim_free(s);
+    }
+    sc_test_report("the ankles from the IK's targets: %.2g m from where they stand, the feet %.2g rad from their wanted turn; "
+                   "a root raised 0.3 m: knees bent %.3f rad",
+                   worst, worst_level, worst_far);
+    ENSURE(worst < 1e-6 && worst_level < 1e-6);
+    ENSURE(worst_far < 1e-9);
+    /* the legs' flex is the IK's: a target on a thigh's flex is refused */
+    const char *both = sc_test_write("legs_both.yaml",
+                                     "simulation: {duration: 0.1}\ncontroller:\n  type: network\n  network:\n"
+                                     "    feet: [l_foot, r_foot]\n    nodes: [{name: d, const: 0.1}]\n"
+                                     "    legs: {drop: d}\n    targets: [{bone: l_thigh, flex: d}]\n");
+    int rc = sc_test_sh(out_text, sizeof out_text, "%s -c %s -o %s %s", sc_test_tool("simulate"), both, sc_test_tmp("legs_both.h5"), ch);
+    ENSURE_MSG(rc == 2 && strstr(out_text, "'l_thigh' flexes by network.legs"), "exit %d: %s", rc, out_text);
+    sc_model_free(&m);
+}
+
 /* a bad network in simulate's config: exit 2 naming the line, no output */
 TEST(network_bad_controller_exits_2)
 {
@@ -649,7 +726,8 @@ TEST(network_sample_is_rank_independent)
     ENSURE_MSG(rc == 0, "exit %d: %s", rc, out_text);
     rc = sc_test_sh(out_text, sizeof out_text, "mpiexec.mpich -n 2 %s -c %s -o %s %s", sc_test_tool("network-sample"), cfg, b, ch);
     ENSURE_MSG(rc == 0, "2 ranks: exit %d: %s", rc, out_text);
-    ENSURE_MSG(sc_test_h5_same(out_text, sizeof out_text, a, b, "/trials,/rounds,/controllers,/knobs,/objectives"), "1 and 2 ranks differ: %s", out_text);
+    ENSURE_MSG(sc_test_h5_same(out_text, sizeof out_text, a, b, "/trials,/rounds,/controllers,/knobs,/objectives"), "1 and 2 ranks differ: %s",
+               out_text);
     sc_h5 *f;
     sc_err err = {0};
     ENSURE_OK(sc_h5_open(a, &f, &err), &err);
@@ -788,7 +866,8 @@ TEST(network_sample_resumes_to_the_same_result)
         /* a damaged copy is refused naming it */
         char bad[4300];
         snprintf(bad, sizeof bad, "%s.damaged.ckpt", b);
-        ENSURE(sc_test_sh(NULL, 0, "cp %s %s && printf '\\377' | dd of=%s bs=1 seek=$(($(stat -c %%s %s) - 64)) conv=notrunc 2>/dev/null", ck, bad, bad, bad) == 0);
+        ENSURE(sc_test_sh(NULL, 0, "cp %s %s && printf '\\377' | dd of=%s bs=1 seek=$(($(stat -c %%s %s) - 64)) conv=notrunc 2>/dev/null", ck, bad,
+                          bad, bad) == 0);
         rc = sc_test_sh(out_text, sizeof out_text, "%s -q -c %s -o %s --resume --checkpoint %s %s", sc_test_tool("network-sample"), cfg,
                         sc_test_tmp("explore_bad_ck.h5"), bad, ch);
         ENSURE_MSG(rc == 2 && strstr(out_text, bad), "damaged checkpoint: exit %d: %s", rc, out_text);
@@ -796,6 +875,8 @@ TEST(network_sample_resumes_to_the_same_result)
         rc = sc_test_sh(out_text, sizeof out_text, "%s --resume %s", command, ch);
         ENSURE_MSG(rc == 0 && !sc_test_file_exists(ck), "resume: exit %d: %s", rc, out_text);
     }
-    ENSURE_MSG(sc_test_h5_same(out_text, sizeof out_text, a, b, "/trials,/rounds,/controllers,/knobs,/objectives"), "resumed run differs: %s", out_text);
-    sc_test_report("stopped by SIGTERM %s, resumed: the same trials as one run; a damaged checkpoint: exit 2", finished ? "too late (it had finished)" : "after a round");
+    ENSURE_MSG(sc_test_h5_same(out_text, sizeof out_text, a, b, "/trials,/rounds,/controllers,/knobs,/objectives"), "resumed run differs: %s",
+               out_text);
+    sc_test_report("stopped by SIGTERM %s, resumed: the same trials as one run; a damaged checkpoint: exit 2",
+                   finished ? "too late (it had finished)" : "after a round");
 }

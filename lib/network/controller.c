@@ -11,6 +11,57 @@ void sc_net_params_free(sc_net_params *p) { sc_network_free(&p->net); }
 
 static sc_vec3 unit_or(sc_vec3 v, sc_vec3 fallback) { return sc_v3_norm(v) > 1e-9 ? sc_v3_normalize(v) : fallback; }
 
+/* A two-link leg in the sagittal plane: the thigh's angle a (from hanging down, forward
+ * positive) and the knee's k (the shin's from the thigh's; negative: bent back) that put the
+ * ankle at (fw, up) from the hip, lengths l1 and l2; an ankle out of reach is aimed at (the
+ * leg straight), one nearer than 30 % of the leg's length is held at that. */
+static void leg_ik(double l1, double l2, double fw, double up, double *a, double *k)
+{
+    const double reach = fmin(l1 + l2, fmax(0.3 * (l1 + l2), hypot(fw, up)));
+    *k = -acos(fmax(-1, fmin(1, (reach * reach - l1 * l1 - l2 * l2) / (2 * l1 * l2))));
+    *a = atan2(fw, -up) - atan2(l2 * sin(*k), l1 + l2 * cos(*k));
+}
+
+/* the legs' chains (hip, knee, ankle) and where the stance puts their joints, in the sagittal
+   plane (forward, up): the IK turns all three joints about the side axis, so what lies off
+   that plane stays where it is */
+static int legs_init(sc_net_controller *c, sc_err *err)
+{
+    const sc_net_params *p = c->p;
+    const sc_model *m = c->m;
+    sc_vec3 at[SC_SIM_MAX_BONES]; /* each joint in the stance, from the root's */
+    for (int b = 0; b < m->nbones; b++) {
+        const int pa = m->parent[b];
+        at[b] = b ? sc_v3_add(at[pa], sc_q_rotate(c->stand_world[pa], sc_v3_sub(sc_v3_load(m->joint_pos + 3 * b), sc_v3_load(m->joint_pos + 3 * pa))))
+                  : sc_v3(0, 0, 0);
+    }
+    for (int k = 0; k < 2; k++) {
+        const int foot = p->foot[k], shin = m->parent[foot], thigh = c->top[k];
+        if (shin <= 0 || m->parent[shin] != thigh)
+            return sc_fail(err, SC_EINPUT, "network.legs: the %s leg is not hip, knee, ankle (thigh '%s', then one bone, then the foot '%s')",
+                           k ? "right" : "left", m->bone_name[thigh], m->bone_name[foot]);
+        for (int i = 0; i < p->ntargets; i++) {
+            const int b = p->target[i].bone;
+            if ((b == thigh || b == shin || b == foot) && p->target[i].node[SC_NET_FLEX] >= 0)
+                return sc_fail(err, SC_EINPUT, "network: '%s' flexes by network.legs; a target cannot also set its flex", m->bone_name[b]);
+        }
+        c->shin[k] = shin;
+        const sc_vec3 upper = sc_v3_sub(at[shin], at[thigh]), lower = sc_v3_sub(at[foot], at[shin]);
+        const double ufw = sc_v3_dot(upper, c->fwd), uup = sc_v3_dot(upper, c->up), lfw = sc_v3_dot(lower, c->fwd), lup = sc_v3_dot(lower, c->up);
+        c->thigh_len[k] = hypot(ufw, uup);
+        c->shin_len[k] = hypot(lfw, lup);
+        if (c->thigh_len[k] < 1e-3 || c->shin_len[k] < 1e-3)
+            return sc_fail(err, SC_EINPUT, "network.legs: the %s leg's thigh or shin is shorter than 1 mm", k ? "right" : "left");
+        c->hip_at[k][0] = sc_v3_dot(at[thigh], c->fwd);
+        c->hip_at[k][1] = sc_v3_dot(at[thigh], c->up);
+        c->ankle_at[k][0] = sc_v3_dot(at[foot], c->fwd);
+        c->ankle_at[k][1] = sc_v3_dot(at[foot], c->up);
+        c->leg_rest[k][0] = atan2(ufw, -uup);
+        c->leg_rest[k][1] = atan2(lfw, -lup) - c->leg_rest[k][0];
+    }
+    return SC_OK;
+}
+
 int sc_net_controller_init(sc_net_controller *c, const sc_net_params *p, const sc_model *m, sc_err *err)
 {
     memset(c, 0, sizeof *c);
@@ -49,6 +100,10 @@ int sc_net_controller_init(sc_net_controller *c, const sc_net_params *p, const s
         a = sc_v3_cross(d, out);
         c->axis[b][SC_NET_ABDUCT] = sc_v3_norm(a) > 0.3 ? sc_v3_normalize(a) : unit_or(sc_v3_cross(d, c->up), c->fwd);
         c->axis[b][SC_NET_TWIST] = sc_v3_scale(d, c->side[b] < 0 ? -1 : 1);
+    }
+    if (p->legs) {
+        int rc = legs_init(c, err);
+        if (rc) return rc;
     }
     if (!(c->carrier = malloc(((size_t)m->nnodes + 1) * sizeof *c->carrier))) return sc_fail(err, SC_EIO, "out of memory");
     double mass = 0;
@@ -165,6 +220,35 @@ static void targets(sc_net_controller *c, const sc_sim *s, double heading, sc_qu
     }
 }
 
+/* legs: the hip, knee and ankle flex that put the root at its wanted drop, offset and pitch
+   over the feet where the stance has them: each joint turned about the side axis (flex: -left)
+   from its stance, in its parent's stance frame */
+static void leg_targets(const sc_net_controller *c, sc_quat *out)
+{
+    const sc_net_params *p = c->p;
+    const sc_model *m = c->m;
+    const double drop = node_value(c, p->legs_node[0]), fw = node_value(c, p->legs_node[1]), pitch = node_value(c, p->legs_node[2]),
+                 toe = node_value(c, p->legs_node[3]);
+    const double cp = cos(pitch), sp = sin(pitch);
+    const sc_vec3 side = sc_v3_scale(c->left, -1);
+    for (int k = 0; k < 2; k++) {
+        /* the hip where the lowered, moved and pitched root puts it (pitch forward: the parts above
+           the root move forward, those below it back) */
+        const double hx = fw + cp * c->hip_at[k][0] + sp * c->hip_at[k][1], hy = -drop - sp * c->hip_at[k][0] + cp * c->hip_at[k][1];
+        double a, kn;
+        leg_ik(c->thigh_len[k], c->shin_len[k], c->ankle_at[k][0] - hx, c->ankle_at[k][1] - hy, &a, &kn);
+        a -= c->leg_rest[k][0];
+        kn -= c->leg_rest[k][1];
+        /* the thigh from the pitched root, the foot level (then turned by toe) */
+        const int bone[3] = {c->top[k], c->shin[k], p->foot[k]};
+        const double angle[3] = {a + pitch, kn, toe - a - kn};
+        for (int j = 0; j < 3; j++) {
+            const int b = bone[j];
+            out[b] = sc_q_mul(sc_q_conj(c->stand_world[m->parent[b]]), sc_q_mul(sc_q_axis_angle(side, angle[j]), c->stand_world[b]));
+        }
+    }
+}
+
 static void torques(sc_net_controller *c, const sc_sim *s, sc_vec3 f_h, sc_vec3 l_h, const double load[2])
 {
     const sc_net_params *p = c->p;
@@ -232,6 +316,7 @@ static void net_eval(void *ctx, const sc_sim *s, sc_quat *out)
     measure(c, s, &f_h, &l_h, load);
     sc_network_eval(&p->net, &c->ns, s->t, c->feedback);
     targets(c, s, c->feedback[SC_FB_HEADING], out);
+    if (p->legs) leg_targets(c, out);
     for (int b = 0; b < c->nb; b++) c->scale[b] = 1;
     for (int i = 0; i < p->ngains; i++) {
         const double g = fmin(100, fmax(0, node_value(c, p->gain[i].node)));

@@ -11,6 +11,12 @@
  *               and a wanted speed, through the stance legs ([BK] 4.2);
  *   effectors   height goals for a bone's tip through the chain up to a base bone (a swing foot
  *               lifted over an obstacle);
+ *   legs        the root's pose over the feet, solved for by inverse kinematics ([BK] 8's jump:
+ *               "the root joint position and orientation in the sagittal plane ... while the
+ *               feet were stationary and solved for with IK"): the root lowered by `drop`,
+ *               moved `forward` and pitched by `pitch` over feet that stay where the neutral
+ *               stance has them, the feet turned `toe` from level; hip, knee and ankle flex
+ *               targets of both legs, in the parent's frame;
  *   gravity     compensation of the weight below the listed joints.
  *
  * Angles are about the character's axes (up +y, forward as configured, left = up x forward),
@@ -92,7 +98,10 @@ typedef struct sc_net_params {
     /* com: wanted offset forward / left of the support, speed forward / left, and a gain
        multiplier (nodes, -1: 0, a multiplier of 1); kp and kd 0: off */
     int com_node[5];
-    double com_kp, com_kd;                   /* N/m, N s/m */
+    double com_kp, com_kd; /* N/m, N s/m */
+    /* legs: the root's drop (m), forward offset (m), pitch (rad) over the feet and the feet's
+       turn (rad) (nodes, -1: 0); legs 0: off */
+    int legs, legs_node[4];
     unsigned char gravity[SC_SIM_MAX_BONES]; /* 1: compensate below this joint */
     double torque_scale;                     /* the virtual torques' bound, times each joint's torque limit */
 } sc_net_params;
@@ -107,6 +116,10 @@ typedef struct sc_net_controller {
     sc_quat stand_world[SC_SIM_MAX_BONES]; /* ... and world ones, the root upright */
     sc_vec3 axis[SC_SIM_MAX_BONES][3];     /* each bone's flex, abduct, twist axes in the stance (world) */
     int top[2];                            /* each leg's bone below the root (the hip) */
+    int shin[2];                           /* legs: the bone between the hip's and the foot */
+    double thigh_len[2], shin_len[2];      /* legs: hip to knee, knee to ankle (m) */
+    double hip_at[2][2], ankle_at[2][2];   /* legs: forward, up from the root in the stance (m) */
+    double leg_rest[2][2];                 /* legs: the IK's hip and knee angles in the stance */
     int *carrier;                          /* [nnodes] the bone that carries each node */
     double body_mass;                      /* kg: the whole body, flesh included */
     /* state */

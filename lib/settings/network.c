@@ -254,6 +254,12 @@ int sc_net_params_read(sc_cfg_node *controller, const sc_model *m, sc_net_params
         TRY(sc_cfg_double_range(sec, "kd", 0, 0, 1e5, &p->com_kd, err));
         for (int k = 0; k < 5; k++) TRY(read_node(sec, com_keys[k], &p->net, 0, &p->com_node[k], err));
     }
+    static const char *const legs_keys[4] = {"drop", "forward", "pitch", "toe"};
+    for (int k = 0; k < 4; k++) p->legs_node[k] = -1;
+    if ((p->legs = sc_cfg_get(net, "legs") != NULL)) {
+        TRY(sc_cfg_section(net, "legs", &sec, err));
+        for (int k = 0; k < 4; k++) TRY(read_node(sec, legs_keys[k], &p->net, 0, &p->legs_node[k], err));
+    }
     TRY(sc_cfg_list(net, "gravity", 0, &list, err));
     for (int i = 0; list && i < sc_cfg_len(list); i++) {
         const char *name = sc_cfg_scalar(sc_cfg_at(list, i));
