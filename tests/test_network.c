@@ -390,6 +390,7 @@ typedef struct {
     double start[3], min_height, max_heading;
     int bone;   /* >= 0: follow this bone's tip height */
     double tip; /* m above the ground, at the last state */
+    double max_height;
 } walk_watch;
 
 static int watch_walk(void *ctx, const sc_sim *s, const sc_quat *targets, const double push[3])
@@ -398,6 +399,7 @@ static int watch_walk(void *ctx, const sc_sim *s, const sc_quat *targets, const 
     (void)push;
     walk_watch *w = ctx;
     w->min_height = fmin(w->min_height, s->pose[0].p.y);
+    w->max_height = fmax(w->max_height, s->pose[0].p.y);
     w->max_heading = fmax(w->max_heading, fabs(sc_q_heading(s->pose[0].q)));
     if (w->bone >= 0) {
         const int b = w->bone;
@@ -428,7 +430,7 @@ static int run_walker(const sc_model *loaded, const char *name, double seconds, 
     CHECK(!sc_sim_create(loaded, &sc.sim, &s, &err) && !sc_net_controller_init(&c, &p, s->m, &err) &&
               !sc_net_controller_start(&c, s, sc.drop_height, sc.init_vel, &err) && !sc_sim_settle(s, &err),
           "%s", err.msg);
-    *w = (walk_watch){{s->pose[0].p.x, s->pose[0].p.y, s->pose[0].p.z}, INFINITY, 0, w->bone, NAN};
+    *w = (walk_watch){{s->pose[0].p.x, s->pose[0].p.y, s->pose[0].p.z}, INFINITY, 0, w->bone, NAN, -INFINITY};
     sc_quat targets[64];
     sc_rollout_result res;
     CHECK(!sc_rollout(s, sc_net_controller_source(&c), NULL, s->step + lround(seconds / sc.sim.dt), watch_walk, w, targets, &res, &err), "%s",
@@ -488,6 +490,29 @@ TEST(network_walker_walks_rigid_and_soft)
     ENSURE(run_walker(&m, sc_test_write("walker_no_torso.yaml", edited), 5, &w, end, pose));
     sc_test_report("the torso's gain at 0: the root down to %.3f m within 5 s", w.min_height);
     ENSURE(w.min_height < 0.8 * w.start[1]);
+    sc_model_free(&m);
+}
+
+/* [BK] 8's jump (configs/networks/jump.yaml: the root's pose over the feet by IK, a push of the
+ * centre of mass): the root rises well above standing, the character lands ahead and stands
+ * upright at the end */
+TEST(network_jump_lands_ahead_and_stands)
+{
+    const char *ch = sc_fixture_michelin_cmu();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    sc_model m;
+    sc_err err = {0};
+    ENSURE_OK(sc_character_read(ch, &m, 0, &err), &err);
+    walk_watch w = {.bone = -1};
+    double end[3];
+    sc_quat pose[64];
+    ENSURE(run_walker(&m, "jump", 5, &w, end, pose));
+    const double forward = end[2] - w.start[2], rise = w.max_height - w.start[1];
+    const double tilt = acos(fmin(1, sc_q_rotate(pose[0], sc_v3(0, 1, 0)).y));
+    sc_test_report("jump: the root %.3f m above its start at the top, %.2f m forward after 5 s, tilted %.3f rad, %.3f m high (%.3f at the start)",
+                   rise, forward, tilt, end[1], w.start[1]);
+    ENSURE(rise > 0.25 && forward > 0.5 && forward < 1.0);
+    ENSURE(tilt < 0.15 && end[1] > 0.95 * w.start[1]);
     sc_model_free(&m);
 }
 
