@@ -553,7 +553,8 @@ TEST(network_effector_lifts_a_foot_to_its_goal)
 }
 
 /* Gravity compensation below the listed joints: an arm raised on servos at 0.02 x their gains
- * sags without it and holds up with it. */
+ * sags without it and holds up with it; torque_scale bounds it (and every virtual torque) to a
+ * share of each joint's torque limit. */
 TEST(network_gravity_compensation_holds_a_weak_arm_up)
 {
     const char *ch = sc_fixture_michelin_cmu();
@@ -561,24 +562,27 @@ TEST(network_gravity_compensation_holds_a_weak_arm_up)
     sc_model m;
     sc_err err = {0};
     ENSURE_OK(sc_character_read(ch, &m, 0, &err), &err);
-    double elbow[2];
-    for (int k = 0; k < 2; k++) {
+    double elbow[3];
+    for (int k = 0; k < 3; k++) { /* without compensation, with it, with it bounded by torque_scale */
         char text[2048];
         snprintf(text, sizeof text,
                  "simulation: {duration: 1, settle: 0.3}\ncontact: {model: rigid}\ncontroller:\n  type: network\n  network:\n"
                  "    feet: [l_foot, r_foot]\n    arms: [l_upperarm, r_upperarm]\n    nodes:\n"
                  "      - {name: raise, const: 1.2}\n      - {name: soft, const: 0.02}\n      - {name: zero, const: 0}\n"
                  "    targets: [{bone: l_upperarm, abduct: raise}]\n    gains: [{bone: l_upperarm, node: soft}]\n"
-                 "    torso: {kp: 800, kd: 80, pitch: zero}\n%s",
-                 k ? "    gravity: [l_upperarm, l_forearm]\n" : "");
+                 "    torso: {kp: 800, kd: 80, pitch: zero}\n%s%s",
+                 k ? "    gravity: [l_upperarm, l_forearm]\n" : "", k == 2 ? "    torque_scale: 0.01\n" : "");
         walk_watch w = {.bone = sc_model_bone_index(&m, "l_upperarm")};
         double end[3];
         sc_quat pose[64];
         ENSURE(w.bone > 0 && run_walker(&m, sc_test_write("gravity.yaml", text), 1, &w, end, pose));
         elbow[k] = w.tip;
     }
-    sc_test_report("the raised left elbow after 1 s: %.3f m above the ground without gravity compensation, %.3f m with it", elbow[0], elbow[1]);
+    sc_test_report("the raised left elbow after 1 s: %.3f m above the ground without gravity compensation, %.3f m with it, "
+                   "%.3f m with it bounded to 1 %% of the joints' torque limits (torque_scale 0.01)",
+                   elbow[0], elbow[1], elbow[2]);
     ENSURE(elbow[1] > elbow[0] + 0.06);
+    ENSURE(elbow[2] < elbow[1] - 0.04);
     sc_model_free(&m);
 }
 
