@@ -746,8 +746,6 @@ static int check_blow_up(const sc_sim *s, int bad, sc_err *err)
     return SC_OK;
 }
 
-/* Motor noise (sc_motor_noise_opts): a torque pair on each servo's joint, drawn from a stream
- * keyed by the step, so a restored snapshot draws the same. */
 /* a torque pair at bone b's joint: +tau on the bone, -tau on its parent (no net force or torque) */
 static void add_joint_torque(sc_sim *s, int b, const double tau[3])
 {
@@ -756,6 +754,8 @@ static void add_joint_torque(sc_sim *s, int b, const double tau[3])
     sc_skeleton_add_torque(s->skel, s->m->parent[b], minus);
 }
 
+/* Motor noise (sc_motor_noise_opts): a torque pair on each servo's joint, drawn from a stream
+ * keyed by the step, so a restored snapshot draws the same. */
 static void step_motor_noise(sc_sim *s)
 {
     const sc_motor_noise_opts *n = &s->o.motor_noise;
