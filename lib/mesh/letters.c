@@ -26,10 +26,10 @@ int sc_letter_get(const char *name, sc_letter *l, sc_err *err)
         s[l->nstrokes++] = box(-0.3, 0, 0, -0.3, 1.0, 0, 0.2, 0.25);
         s[l->nstrokes++] = box(0.3, 0, 0, 0.3, 1.0, 0, 0.2, 0.25);
         s[l->nstrokes++] = box(-0.2, 0.55, 0, 0.2, 0.55, 0, 0.2, 0.25);
-    } else if (!strcmp(name, "F")) { /* [T12] Figure 6 */
-        s[l->nstrokes++] = box(0, 0, 0, 0, 1.0, 0, 0.2, 0.25);
-        s[l->nstrokes++] = box(0.1, 0.9, 0, 0.5, 0.9, 0, 0.2, 0.25);
-        s[l->nstrokes++] = box(0.1, 0.55, 0, 0.4, 0.55, 0, 0.18, 0.25);
+    } else if (!strcmp(name, "F")) { /* [T12] Figure 6: a bold F that stands (its rest COM over the stem's base) */
+        s[l->nstrokes++] = box(0, 0, 0, 0, 1.0, 0, 0.3, 0.25);
+        s[l->nstrokes++] = box(0.15, 0.9, 0, 0.46, 0.9, 0, 0.2, 0.25);
+        s[l->nstrokes++] = box(0.15, 0.56, 0, 0.38, 0.56, 0, 0.16, 0.25);
     } else if (!strcmp(name, "T")) { /* [T12] Figure 8: helical muscles in the stem */
         s[l->nstrokes++] = box(0, 0, 0, 0, 0.8, 0, 0.25, 0.25);
         s[l->nstrokes++] = box(-0.45, 0.9, 0, 0.45, 0.9, 0, 0.2, 0.25);
