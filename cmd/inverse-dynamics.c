@@ -97,6 +97,7 @@ int main(int argc, char **argv)
     free(resolved);
     sc_reference_free(&ref);
     sc_model_free(&m);
+    sc_id_config_free(&c);
     sc_cfg_free(cfg);
     return 0;
 }

@@ -402,6 +402,31 @@ static int capture_contacts(id_pipeline *p, sc_err *err)
     return sc_retarget_fit_contacts(p->m, &p->body, &p->geom, p->kflags, &fop, &p->mo, &p->inf.fit, err);
 }
 
+static void add_warning(sc_id_pipeline_info *info, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* motion.edit: the limb ends moved where the edit asks, after the contact fit (an edit of a
+   foot in contact would lift it off the floor the fit put it on: the edit decides); a moved
+   end's contact is dropped wherever the edit lifts it. */
+static int edit_motion(id_pipeline *p, sc_err *err)
+{
+    const sc_limb_edit *ed = &p->c->edit;
+    int bones[SC_LIMB_EDIT_MAX];
+    for (int k = 0; k < ed->nmoves; k++) {
+        bones[k] = -1;
+        for (int j = 0; j < p->nb; j++)
+            if (!strcmp(p->m->bone_name[j], ed->bone[k])) bones[k] = j;
+        if (bones[k] < 0) return sc_fail(err, SC_EINPUT, "%s: motion.edit moves '%s', which the character does not have", ed->where[k], ed->bone[k]);
+    }
+    if (!ed->nmoves) return SC_OK;
+    int rc = sc_retarget_edit_limbs(p->m, &p->body, ed, bones, &p->mo, &p->inf.edit_miss, err);
+    for (int f = 0; f < p->mo.nframes; f++)
+        for (int k = 0; k < ed->nmoves; k++)
+            if (sc_limb_edit_offset(ed, k, f * p->mo.frame_time).y > 0) p->kflags[(size_t)f * p->nb + bones[k]] = 0;
+    if (!rc && p->inf.edit_miss > 0.01)
+        add_warning(&p->inf, "motion.edit: a limb end lands %.3f m from where the edit asks (beyond the limb's reach)", p->inf.edit_miss);
+    return rc;
+}
+
 /* The motion at the simulation rate with the contacts of both keyframes around each sample
  * (eq. 22 holds the acceleration of the next keyframe over the interval), balanced. */
 static int sample_motion(id_pipeline *p, sc_err *err)
@@ -517,7 +542,7 @@ int sc_id_compute(const sc_id_config *c, const sc_model *m, sc_reference *out, s
         return rc;
     }
     p->grav = -c->id.gravity[1];
-    if ((rc = prepare_motion(p, err)) || (rc = capture_contacts(p, err)) || (rc = sample_motion(p, err))) goto done;
+    if ((rc = prepare_motion(p, err)) || (rc = capture_contacts(p, err)) || (rc = edit_motion(p, err)) || (rc = sample_motion(p, err))) goto done;
     sc_id_opts io = c->id;
     io.contact.allowed = p->allowed;
     io.contact.height_tol = p->inf.height_tol;
@@ -540,6 +565,13 @@ done:
     free(p);
     if (rc) sc_reference_free(out);
     return rc;
+}
+
+void sc_id_config_free(sc_id_config *c)
+{
+    free(c->edit.offset);
+    c->edit.offset = NULL;
+    c->edit.nmoves = c->edit.nsamples = 0;
 }
 
 int sc_id_allowed_mask(const sc_id_config *c, const sc_model *m, unsigned char *mask, sc_err *err)

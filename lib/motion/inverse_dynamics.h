@@ -88,7 +88,10 @@ typedef struct sc_id_config {
     int nallowed;
     char allowed[SC_BODY_MAX_BONES][SC_NAME_LEN];
     char bones_where[160];
+    sc_limb_edit edit; /* motion.edit ([BK] 8): limb ends moved after the contact fit; no moves: none */
 } sc_id_config;
+/* Frees what sc_id_read_config allocated (the edit's offsets). */
+void sc_id_config_free(sc_id_config *c);
 /* The fewest keyframes the pipeline's stencils need with these settings (kinematics.h: the
  * accelerations' differences, the filter, the balance fits), and *why (a phrase naming the
  * stage that needs most). sc_id_compute refuses a shorter motion.frames range. */
@@ -110,6 +113,7 @@ typedef struct sc_id_pipeline_info {
     sc_contact_fit_info fit;
     sc_id_balance_info balance;
     double height_tol, speed_tol; /* used */
+    double edit_miss;             /* m: the largest distance of an edited limb end from where motion.edit asked it */
     double frame_time;
     double seconds;
     int nwarnings; /* the figures beyond the limits below, one line each in warnings */

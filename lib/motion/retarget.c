@@ -562,6 +562,23 @@ static void flatten_ends(fit_ctx *x, sc_motion *mo)
     }
 }
 
+/* Moves limb end e (a foot under a knee, a hand under an elbow) of one frame by c (world, m),
+ * keeping its world orientation: two-bone IK of its grandparent t and hinge parent h, bending
+ * to the side of th_fit; kin is that frame's forward kinematics, L its local rotations. */
+static void move_limb_end(const sc_model *m, const sc_bone_kin *kin, sc_quat *L, int e, sc_vec3 c, double th_fit)
+{
+    int h = m->parent[e], t = m->parent[h];
+    sc_quat qe = kin[e].q, qt = kin[t].q, qh;
+    sc_vec3 target = sc_v3_sub(sc_v3_add(kin[e].p, c), kin[t].p), kdir = sc_v3_sub(kin[h].p, kin[t].p);
+    sc_vec3 s = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * e), sc_v3_load(m->joint_pos + 3 * h));
+    sc_vec3 a = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * h));
+    solve_limb(m, h, s, target, kdir, th_fit, NULL, &qt, &qh);
+    L[t] = sc_q_normalize(sc_q_mul(sc_q_conj(kin[m->parent[t]].q), qt));
+    L[h] = sc_kin_twist(sc_q_normalize(sc_q_mul(sc_q_conj(qt), qh)), a);
+    qh = sc_q_normalize(sc_q_mul(qt, L[h]));
+    L[e] = sc_q_normalize(sc_q_mul(sc_q_conj(qh), qe));
+}
+
 /* Limb ends in contact: the end moves by -(its height) vertically and by -shift[f] (the root's
  * horizontal move since the contacts were placed, NULL: none) horizontally, keeping its world
  * orientation; the correction ramps in and out over ramp_time around each contact and is
@@ -589,25 +606,13 @@ static void limb_fit(fit_ctx *x, const double *shift, sc_motion *mo)
         if (x->isend[j])
             for (int d = 0; d < 3; d++) ramp(x, j, corr + 3 * (size_t)j + d, 3 * (size_t)nb, mo->frame_time);
     const sc_model *m = x->m;
-    for (int f = 0; f < n; f++) {
-        sc_quat *L = mo->local + (size_t)f * nb;
+    for (int f = 0; f < n; f++)
         for (int e = 0; e < nb; e++) {
             sc_vec3 c = sc_v3_load(corr + 3 * ((size_t)f * nb + e));
             if (!x->isend[e] || (c.x == 0 && c.y == 0 && c.z == 0)) continue;
-            int h = m->parent[e], t = m->parent[h];
             frame_fk(x->b, mo, f, x->kin);
-            sc_bone_kin *kin = x->kin;
-            sc_quat qe = kin[e].q, qt = kin[t].q, qh;
-            sc_vec3 target = sc_v3_sub(sc_v3_add(kin[e].p, c), kin[t].p), kdir = sc_v3_sub(kin[h].p, kin[t].p);
-            sc_vec3 s = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * e), sc_v3_load(m->joint_pos + 3 * h));
-            sc_vec3 a = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * h));
-            solve_limb(m, h, s, target, kdir, x->straight[h] + x->side[h], NULL, &qt, &qh);
-            L[t] = sc_q_normalize(sc_q_mul(sc_q_conj(kin[m->parent[t]].q), qt));
-            L[h] = sc_kin_twist(sc_q_normalize(sc_q_mul(sc_q_conj(qt), qh)), a);
-            qh = sc_q_normalize(sc_q_mul(qt, L[h]));
-            L[e] = sc_q_normalize(sc_q_mul(sc_q_conj(qh), qe));
+            move_limb_end(m, x->kin, mo->local + (size_t)f * nb, e, c, x->straight[m->parent[e]] + x->side[m->parent[e]]);
         }
-    }
     sc_motion_make_continuous(mo);
 }
 
@@ -684,6 +689,27 @@ static int balance(fit_ctx *x, sc_motion *mo, double *d, sc_contact_fit_info *in
     return SC_OK;
 }
 
+/* The hinge angle at which limb end e's limb is straight (its hinge parent's axis). */
+static double limb_straight(const sc_model *m, int e)
+{
+    int h = m->parent[e], t = m->parent[h];
+    sc_vec3 a = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * h));
+    sc_vec3 u = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * h), sc_v3_load(m->joint_pos + 3 * t)),
+            s = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * e), sc_v3_load(m->joint_pos + 3 * h));
+    double A = sc_v3_dot(s, a) * sc_v3_dot(u, a);
+    return atan2(sc_v3_dot(u, sc_v3_cross(a, s)), sc_v3_dot(u, s) - A);
+}
+
+/* The side (+-1) limb end e's hinge bends to from straight over the motion. */
+static double limb_bend_side(const sc_model *m, const sc_motion *mo, int e)
+{
+    int h = m->parent[e], nb = mo->nbones;
+    sc_vec3 a = sc_v3_normalize(sc_v3_load(m->hinge_axis + 3 * h));
+    double ph = limb_straight(m, e), sum = 0;
+    for (int f = 0; f < mo->nframes; f++) sum += wrap_angle(sc_kin_twist_angle(mo->local[(size_t)f * nb + h], a) - ph);
+    return sum >= 0 ? 1 : -1;
+}
+
 /* The limb ends (x->isend), their reach (a little short of full extension: there a limb's angle
  * changes as the square root of its shortening, and a straight stance leg would jerk) and the
  * side each knee or elbow usually bends to (the sum of its angles from full extension): the IK
@@ -703,10 +729,9 @@ static void limb_setup(fit_ctx *x, sc_motion *mo, double *reach)
         sc_vec3 u = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * h), sc_v3_load(m->joint_pos + 3 * t)),
                 s = sc_v3_sub(sc_v3_load(m->joint_pos + 3 * e), sc_v3_load(m->joint_pos + 3 * h));
         reach[e] = 0.995 * limb_reach(a, u, s, NULL);
-        double A = sc_v3_dot(s, a) * sc_v3_dot(u, a), ph = atan2(sc_v3_dot(u, sc_v3_cross(a, s)), sc_v3_dot(u, s) - A), sum = 0;
-        for (int f = 0; f < n; f++) sum += wrap_angle(sc_kin_twist_angle(mo->local[(size_t)f * nb + h], a) - ph);
+        const double ph = limb_straight(m, e);
         x->straight[h] = ph;
-        x->side[h] = sum >= 0 ? 1 : -1;
+        x->side[h] = limb_bend_side(m, mo, e);
         for (int f = 0; f < n; f++) {
             sc_quat *L = mo->local + (size_t)f * nb;
             if (wrap_angle(sc_kin_twist_angle(L[h], a) - ph) * x->side[h] >= 0) continue;
@@ -873,4 +898,41 @@ done:
     free(x.kin);
     if (info) *info = inf;
     return rc;
+}
+
+sc_vec3 sc_limb_edit_offset(const sc_limb_edit *ed, int k, double t)
+{
+    const double u = fmax(0, t / ed->dt);
+    const int i = (int)fmin(floor(u), ed->nsamples - 1), i1 = i + 1 < ed->nsamples ? i + 1 : i;
+    const double w = i1 > i ? u - i : 0;
+    const double *o0 = ed->offset + 3 * ((size_t)i * ed->nmoves + k), *o1 = ed->offset + 3 * ((size_t)i1 * ed->nmoves + k);
+    return sc_v3(o0[0] + w * (o1[0] - o0[0]), o0[1] + w * (o1[1] - o0[1]), o0[2] + w * (o1[2] - o0[2]));
+}
+
+int sc_retarget_edit_limbs(const sc_model *m, const sc_body *b, const sc_limb_edit *ed, const int *bones, sc_motion *mo, double *miss,
+                           sc_err *err)
+{
+    const int n = mo->nframes, nb = mo->nbones;
+    *miss = 0;
+    for (int k = 0; k < ed->nmoves; k++)
+        if (!limb_end(m, bones[k]))
+            return sc_fail(err, SC_EINPUT, "%s: motion.edit moves '%s', which is no limb end (a bone under a hinge under a ball joint: a foot, a hand)",
+                           ed->where[k], m->bone_name[bones[k]]);
+    sc_bone_kin *kin = malloc((size_t)nb * sizeof *kin);
+    if (!kin) return sc_fail(err, SC_EIO, "out of memory");
+    double th_fit[SC_LIMB_EDIT_MAX];
+    for (int k = 0; k < ed->nmoves; k++) th_fit[k] = limb_straight(m, bones[k]) + limb_bend_side(m, mo, bones[k]);
+    for (int f = 0; f < n; f++)
+        for (int k = 0; k < ed->nmoves; k++) {
+            const sc_vec3 c = sc_limb_edit_offset(ed, k, f * mo->frame_time);
+            if (c.x == 0 && c.y == 0 && c.z == 0) continue;
+            frame_fk(b, mo, f, kin);
+            const sc_vec3 want = sc_v3_add(kin[bones[k]].p, c);
+            move_limb_end(m, kin, mo->local + (size_t)f * nb, bones[k], c, th_fit[k]);
+            frame_fk(b, mo, f, kin);
+            *miss = fmax(*miss, sc_v3_dist(kin[bones[k]].p, want));
+        }
+    free(kin);
+    sc_motion_make_continuous(mo);
+    return SC_OK;
 }

@@ -121,6 +121,27 @@ typedef struct sc_contact_fit_info {
 int sc_retarget_fit_contacts(const sc_model *m, const sc_body *b, const sc_gc_geom *g, const unsigned char *flags, const sc_contact_fit_opts *o,
                              sc_motion *mo, sc_contact_fit_info *info, sc_err *err);
 
+/* A motion edit ([BK] 8's motion-capture editing): limb ends (a foot under a knee, a hand under
+ * an elbow) moved by offsets over the clip's time, each by two-bone IK keeping its world
+ * orientation (a raised foot stays as it was turned). The offsets are sampled every dt from the
+ * clip's first frame (linear in between, held past the last sample). */
+#define SC_LIMB_EDIT_MAX 8
+typedef struct sc_limb_edit {
+    int nmoves;
+    char bone[SC_LIMB_EDIT_MAX][SC_NAME_LEN];
+    char where[SC_LIMB_EDIT_MAX][128]; /* config locations, for messages */
+    double dt;                         /* s */
+    int nsamples;
+    double *offset; /* [nsamples][nmoves][3] m, world */
+} sc_limb_edit;
+/* Move k's offset at time t (s from the clip's first frame): linear between the samples, held
+ * past the last. */
+sc_vec3 sc_limb_edit_offset(const sc_limb_edit *ed, int k, double t);
+/* Applies the edit with its bones resolved (bones[k] the character's bone of ed->bone[k]);
+ * SC_EINPUT naming the config line for a bone that is no limb end. *miss: the largest distance
+ * of a moved end from where the edit asked it (beyond the limb's reach it stretches out). */
+int sc_retarget_edit_limbs(const sc_model *m, const sc_body *b, const sc_limb_edit *ed, const int *bones, sc_motion *mo, double *miss, sc_err *err);
+
 /* "l_foot" <-> "r_foot", "left..." <-> "right...", "LeftFoot" <-> "RightFoot", "LHipJoint" <->
  * "RHipJoint"; a name without a side is its own mirror. */
 void sc_retarget_mirror_name(const char *name, char *out, size_t size);

@@ -122,27 +122,25 @@ static void bone_points(const sc_anim *a, const sc_xform *x, int b, float *out)
     out[3] = (float)t.x, out[4] = (float)t.y, out[5] = (float)t.z;
 }
 
-/* The floor's bumps and tiles as a height grid over the motion's ground track (1 m around it),
- * one sample per tile (a bump's eighth), coarser where the grid would pass RELIEF_MAX samples:
- * the page draws it as a mesh over the base plane. y is the height where the ground's surface
- * meets the vertical through (x, z): the field is linear in y there (tiles and bumps depend on
- * x and z alone). */
+/* The floor's bumps, tiles and boxes as a height grid over the motion's ground track (1 m
+ * around it), one sample per tile (a bump's eighth, 2 cm with boxes), coarser where the grid
+ * would pass RELIEF_MAX samples: the page draws it as a mesh over the base plane, y the
+ * ground's top over (x, z) (sc_ground_top). */
 enum { RELIEF_MAX = 250000 };
 static void write_relief(FILE *f, const sc_anim *a, const double lo[3], const double hi[3])
 {
     const sc_ground *g = &a->relief;
     if (sc_ground_is_flat(g) || fabs(g->normal.y) < 0.1) return;
-    double dx = g->tile_size > 0 ? g->tile_size : 0.125 * g->bump_length;
+    double dx = g->tile_size > 0 ? g->tile_size : g->bump_length > 0 ? 0.125 * g->bump_length : 0.02;
     if (g->bump_length > 0 && g->tile_size > 0) dx = fmin(dx, 0.125 * g->bump_length);
+    if (g->nboxes > 0) dx = fmin(dx, 0.02); /* a box's edges within 2 cm */
     const double x0 = lo[0] - 1, z0 = lo[2] - 1, wx = hi[0] - lo[0] + 2, wz = hi[2] - lo[2] + 2;
     while ((wx / dx + 1) * (wz / dx + 1) > RELIEF_MAX) dx *= 2;
     const int nx = (int)ceil(wx / dx) + 1, nz = (int)ceil(wz / dx) + 1;
     fprintf(f, ",\"relief\":{\"x0\":%.9g,\"z0\":%.9g,\"dx\":%.9g,\"nx\":%d,\"nz\":%d,\"y\":[", x0, z0, dx, nx, nz);
     for (int k = 0; k < nz; k++)
         for (int i = 0; i < nx; i++) {
-            const double x = x0 + i * dx, z = z0 + k * dx, h0 = sc_ground_height(g, sc_v3(x, 0, z), NULL),
-                         h1 = sc_ground_height(g, sc_v3(x, 1, z), NULL);
-            fprintf(f, "%s%.5g", i || k ? "," : "", -h0 / (h1 - h0));
+            fprintf(f, "%s%.5g", i || k ? "," : "", sc_ground_top(g, x0 + i * dx, z0 + k * dx));
         }
     fputs("]}", f);
 }

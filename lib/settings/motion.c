@@ -6,6 +6,7 @@
 #include "io/paths.h"
 #include "mesh/rig.h"
 #include "settings/motion.h"
+#include "settings/network.h"
 #include "settings/world.h"
 
 int sc_retarget_default_opts(sc_retarget_opts *o, sc_err *err)
@@ -255,6 +256,88 @@ static int read_world(sc_cfg *cfg, sc_id_config *c, sc_err *err)
     return SC_OK;
 }
 
+#define SC_EDIT_DT   0.0025 /* s between the edit's offset samples: finer than a 120 fps capture */
+#define SC_EDIT_SPAN 600.0  /* s: the longest edit (its samples' memory) */
+
+/* motion.edit ([BK] 8's motion-capture editing; configs/networks/walk_obstacle.yaml shows it):
+ * `nodes`, a motion network of time channels (no feedback: the edit runs before any
+ * simulation, and no loop: a clip ends), and `moves`, each {bone, x, y, z} naming the nodes
+ * whose values (m, world) move that limb end. The offsets are sampled up to the last control
+ * point and held after it. Bones are resolved by inverse-dynamics against the character. */
+static int read_edit(sc_cfg_node *mo, sc_limb_edit *ed, sc_err *err)
+{
+    static const char *const axes[3] = {"x", "y", "z"};
+    char w[256];
+    sc_cfg_node *edit = sc_cfg_get(mo, "edit"), *nodes, *moves;
+    int rc;
+    memset(ed, 0, sizeof *ed);
+    if (!edit) return SC_OK;
+    if (!sc_cfg_is_map(edit)) return sc_fail(err, SC_EINPUT, "%s: motion.edit is a map {nodes: [...], moves: [...]}", sc_cfg_where(edit, w, sizeof w));
+    if ((rc = sc_cfg_list(edit, "nodes", 1, &nodes, err)) || (rc = sc_cfg_list(edit, "moves", 1, &moves, err))) return rc;
+    for (int i = 0; i < sc_cfg_len(nodes); i++) {
+        sc_cfg_node *e = sc_cfg_at(nodes, i);
+        if (sc_cfg_is_map(e) && sc_cfg_get(e, "feedback"))
+            return sc_fail(err, SC_EINPUT, "%s: motion.edit's nodes have no feedback: the capture is edited before anything is simulated",
+                           sc_cfg_where(e, w, sizeof w));
+    }
+    if (sc_cfg_len(moves) < 1 || sc_cfg_len(moves) > SC_LIMB_EDIT_MAX)
+        return sc_fail(err, SC_EINPUT, "%s: motion.edit.moves: 1 to %d moves", sc_cfg_where(moves, w, sizeof w), SC_LIMB_EDIT_MAX);
+    sc_network net;
+    sc_network_state st = {0};
+    int node[SC_LIMB_EDIT_MAX][3];
+    rc = sc_network_read(nodes, NULL, 0, &net, err);
+    for (int k = 0; !rc && k < sc_cfg_len(moves); k++) {
+        sc_cfg_node *e = sc_cfg_at(moves, k);
+        if (!sc_cfg_is_map(e)) {
+            rc = sc_fail(err, SC_EINPUT, "%s: motion.edit.moves[%d]: a map {bone, x, y, z}", sc_cfg_where(e, w, sizeof w), k);
+            break;
+        }
+        sc_cfg_where(e, ed->where[k], sizeof ed->where[k]);
+        if ((rc = sc_cfg_string(e, "bone", NULL, ed->bone[k], sizeof ed->bone[k], err))) break;
+        int any = 0;
+        for (int a = 0; a < 3 && !rc; a++) {
+            char name[SC_NAME_LEN];
+            node[k][a] = -1;
+            if ((rc = sc_cfg_string(e, axes[a], "", name, sizeof name, err)) || !*name) continue;
+            if ((node[k][a] = sc_network_find(&net, name)) < 0)
+                rc = sc_fail(err, SC_EINPUT, "%s: motion.edit.moves[%d].%s names node '%s', which motion.edit.nodes does not have",
+                             sc_cfg_where(sc_cfg_get(e, axes[a]), w, sizeof w), k, axes[a], name);
+            any = 1;
+        }
+        if (!rc && !any) rc = sc_fail(err, SC_EINPUT, "%s: motion.edit.moves[%d] moves '%s' along none of x, y, z", ed->where[k], k, ed->bone[k]);
+        ed->nmoves = k + 1;
+    }
+    double last = 0;
+    for (int i = 0; !rc && i < net.nnodes; i++) {
+        const sc_net_node *d = &net.node[i];
+        if (d->kind != SC_NODE_SPLINE && d->kind != SC_NODE_STEP) continue;
+        if (d->loop) rc = sc_fail(err, SC_EINPUT, "%s: motion.edit's node '%s' loops: a clip ends, give its points over the clip", d->where, d->name);
+        else last = fmax(last, net.pt_t[d->first + d->npoints - 1]);
+        if (!rc && !(last <= SC_EDIT_SPAN))
+            rc = sc_fail(err, SC_EINPUT, "%s: motion.edit's node '%s' has a point at t = %g s; an edit spans at most %g s", d->where, d->name, last,
+                         SC_EDIT_SPAN);
+    }
+    if (!rc) rc = sc_network_state_init(&net, &st, err);
+    if (!rc) {
+        ed->dt = SC_EDIT_DT;
+        ed->nsamples = (int)ceil(last / ed->dt) + 1;
+        ed->offset = calloc((size_t)ed->nsamples * ed->nmoves * 3, sizeof *ed->offset);
+        if (!ed->offset) rc = sc_fail(err, SC_EIO, "out of memory");
+    }
+    for (int i = 0; !rc && i < ed->nsamples; i++) {
+        sc_network_eval(&net, &st, i * ed->dt, NULL);
+        for (int k = 0; k < ed->nmoves; k++)
+            for (int a = 0; a < 3; a++) ed->offset[3 * ((size_t)i * ed->nmoves + k) + a] = node[k][a] >= 0 ? st.value[node[k][a]] : 0;
+    }
+    sc_network_state_free(&st);
+    sc_network_free(&net);
+    if (rc) {
+        free(ed->offset);
+        memset(ed, 0, sizeof *ed);
+    }
+    return rc;
+}
+
 int sc_id_read_config(sc_cfg *cfg, sc_id_config *c, sc_err *err)
 {
     memset(c, 0, sizeof *c);
@@ -271,9 +354,9 @@ int sc_id_read_config(sc_cfg *cfg, sc_id_config *c, sc_err *err)
     if ((rc = read_motion(mo, c, name, sizeof name, err)) || (rc = read_retarget(rt, c, err)) ||
         (rc = sc_cfg_double_range(ki, "dt", 0.0005, 1e-6, 0.1, &c->dt, err)) ||
         (rc = sc_cfg_enum(ki, "differences", schemes, 2, SC_DIFF_FORWARD, &c->scheme, err)) || (rc = read_contact_estimation(co, c, err)) ||
-        (rc = read_dynamics(dy, c, err)) || (rc = read_world(cfg, c, err)))
+        (rc = read_dynamics(dy, c, err)) || (rc = read_world(cfg, c, err)) || (rc = sc_find_input(name, sc_cfg_path(cfg), 1, c->bvh_where, c->bvh, sizeof c->bvh, err)))
         return rc;
-    return sc_find_input(name, sc_cfg_path(cfg), 1, c->bvh_where, c->bvh, sizeof c->bvh, err);
+    return read_edit(mo, &c->edit, err);
 }
 
 static const char *base_name(const char *path)

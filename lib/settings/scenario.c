@@ -142,6 +142,31 @@ static int read_tiles(sc_cfg_node *gr, sc_ground *g, sc_err *err)
     return SC_OK;
 }
 
+/* ground.boxes: obstacles, each {min: [x, y, z], max: [x, y, z]} (world, m), min below max. */
+static int read_boxes(sc_cfg_node *gr, sc_ground *g, sc_err *err)
+{
+    sc_cfg_node *list;
+    char w[256];
+    int rc;
+    g->nboxes = 0;
+    TRY(sc_cfg_list(gr, "boxes", 0, &list, err));
+    if (!list) return SC_OK;
+    if (sc_cfg_len(list) > SC_GROUND_MAX_BOXES)
+        return sc_fail(err, SC_EINPUT, "%s: ground.boxes: %d boxes, at most %d", sc_cfg_where(list, w, sizeof w), sc_cfg_len(list), SC_GROUND_MAX_BOXES);
+    for (int b = 0; b < sc_cfg_len(list); b++) {
+        sc_cfg_node *e = sc_cfg_at(list, b);
+        if (!sc_cfg_is_map(e)) return sc_fail(err, SC_EINPUT, "%s: ground.boxes[%d]: a map {min: [x, y, z], max: [x, y, z]}", sc_cfg_where(e, w, sizeof w), b);
+        TRY(sc_cfg_vec_range(e, "min", 3, NULL, -1e4, 1e4, g->box_lo[b], err));
+        TRY(sc_cfg_vec_range(e, "max", 3, NULL, -1e4, 1e4, g->box_hi[b], err));
+        for (int a = 0; a < 3; a++)
+            if (!(g->box_hi[b][a] > g->box_lo[b][a]))
+                return sc_fail(err, SC_EINPUT, "%s: ground.boxes[%d]: max[%d] = %g m is not above min[%d] = %g m", sc_cfg_where(e, w, sizeof w), b, a,
+                               g->box_hi[b][a], a, g->box_lo[b][a]);
+        g->nboxes = b + 1;
+    }
+    return SC_OK;
+}
+
 int sc_ground_read(sc_cfg_node *root, sc_ground *g, sc_err *err)
 {
     sc_cfg_node *gr, *bumps;
@@ -155,6 +180,7 @@ int sc_ground_read(sc_cfg_node *root, sc_ground *g, sc_err *err)
     TRY(sc_cfg_double_range(bumps, "wavelength", 1, 1e-3, 1e3, &g->bump_length, err));
     if (g->bump_height == 0) g->bump_length = 0;
     TRY(read_tiles(gr, g, err));
+    TRY(read_boxes(gr, g, err));
     /* a slope tilts the ground about z: it rises along +x */
     double a = slope * SC_PI / 180;
     g->normal = sc_v3(-sin(a), cos(a), 0);

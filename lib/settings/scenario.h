@@ -8,7 +8,7 @@
 #include "model/model.h"
 #include "sampling/scenario.h"
 
-/* The `ground` section (slope, height, bumps, tiles) alone, into g; render reads it too. */
+/* The `ground` section (slope, height, bumps, tiles, boxes) alone, into g; render reads it too. */
 int sc_ground_read(sc_cfg_node *root, sc_ground *g, sc_err *err);
 /* Reads the sections named above; values are range-checked, names resolved against m. */
 int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *err);

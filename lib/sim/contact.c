@@ -32,9 +32,44 @@ static inline int has_tiles(const sc_ground *g) { return g->tile_size > 0 && g->
 
 double sc_ground_tile_vertex(const sc_ground *g, long i, long j) { return has_tiles(g) ? g->tile_height * tile_uniform(g->tile_seed, i, j) : 0; }
 
-int sc_ground_is_flat(const sc_ground *g) { return !(g->bump_length > 0 && g->bump_height != 0) && !has_tiles(g); }
+int sc_ground_is_flat(const sc_ground *g) { return !(g->bump_length > 0 && g->bump_height != 0) && !has_tiles(g) && g->nboxes == 0; }
 
-double sc_ground_max_rise(const sc_ground *g) { return (g->bump_length > 0 ? fabs(g->bump_height) : 0) + (has_tiles(g) ? g->tile_height : 0); }
+double sc_ground_max_rise(const sc_ground *g)
+{
+    double rise = (g->bump_length > 0 ? fabs(g->bump_height) : 0) + (has_tiles(g) ? g->tile_height : 0);
+    for (int b = 0; b < g->nboxes; b++)
+        for (int k = 0; k < 8; k++) { /* its highest corner */
+            const sc_vec3 c = sc_v3(k & 1 ? g->box_hi[b][0] : g->box_lo[b][0], k & 2 ? g->box_hi[b][1] : g->box_lo[b][1],
+                                    k & 4 ? g->box_hi[b][2] : g->box_lo[b][2]);
+            rise = fmax(rise, sc_v3_dot(g->normal, c) - g->offset);
+        }
+    return rise;
+}
+
+/* Signed distance from p to box b (negative inside: to the nearest face) and its outward normal. */
+static double box_distance(const sc_ground *g, int b, sc_vec3 p, sc_vec3 *normal)
+{
+    const double q[3] = {p.x, p.y, p.z};
+    double out[3], d_in = -INFINITY, o2 = 0;
+    int face = 0;
+    for (int a = 0; a < 3; a++) {
+        const double c = 0.5 * (g->box_lo[b][a] + g->box_hi[b][a]), e = 0.5 * (g->box_hi[b][a] - g->box_lo[b][a]), r = q[a] - c;
+        const double d = fabs(r) - e;
+        out[a] = d > 0 ? copysign(d, r) : 0;
+        o2 += out[a] * out[a];
+        if (d > d_in) d_in = d, face = r >= 0 ? a + 1 : -(a + 1);
+    }
+    if (o2 > 0) { /* outside: towards the nearest point */
+        const double d = sqrt(o2);
+        *normal = sc_v3(out[0] / d, out[1] / d, out[2] / d);
+        return d;
+    }
+    const int a = abs(face) - 1;
+    double n[3] = {0, 0, 0};
+    n[a] = face > 0 ? 1 : -1;
+    *normal = sc_v3(n[0], n[1], n[2]);
+    return d_in;
+}
 
 /* The tile field at (x, z): its height and slope (dT/dx, dT/dz) on the cell's triangle. */
 static double tile_field(const sc_ground *g, double x, double z, double *gx, double *gz)
@@ -80,8 +115,24 @@ static inline __attribute__((always_inline)) double ground_height(const sc_groun
         n = sc_v3_scale(gr, 1 / len);
         h /= len;
     }
+    for (int b = 0; b < g->nboxes; b++) { /* the nearest surface decides */
+        sc_vec3 nb;
+        const double d = box_distance(g, b, p, &nb);
+        if (d < h) h = d, n = nb;
+    }
     if (normal) *normal = n;
     return h;
+}
+
+double sc_ground_top(const sc_ground *g, double x, double z)
+{
+    sc_ground field = *g;
+    field.nboxes = 0; /* the height field is linear in y along the vertical */
+    const double h0 = ground_height(&field, sc_v3(x, 0, z), NULL), h1 = ground_height(&field, sc_v3(x, 1, z), NULL);
+    double y = -h0 / (h1 - h0);
+    for (int b = 0; b < g->nboxes; b++)
+        if (x >= g->box_lo[b][0] && x <= g->box_hi[b][0] && z >= g->box_lo[b][2] && z <= g->box_hi[b][2]) y = fmax(y, g->box_hi[b][1]);
+    return y;
 }
 
 double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal) { return ground_height(g, p, normal); }

@@ -1,7 +1,7 @@
 /* Penalty contact with Coulomb friction on the fine-surface vertices against the ground: a
  * plane (possibly tilted, for slopes) plus optional height-field bumps ([L13] 4.2.4, like Kim
- * and Pollard 2011) and optional bumpy tiles ([J11] 6: a triangulated grid whose vertices are
- * raised by seeded uniform offsets). Friction uses a tangential anchor spring per vertex, so static friction
+ * and Pollard 2011), optional bumpy tiles ([J11] 6: a triangulated grid whose vertices are
+ * raised by seeded uniform offsets) and optional box obstacles. Friction uses a tangential anchor spring per vertex, so static friction
  * really sticks below mu and slides (the anchor follows) above it. Forces on the surface are
  * mapped to tet nodes by the embedding Jacobian transpose, f_c = J_phi^T f~_c. */
 #ifndef SC_CONTACT_H
@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include "core/mathx.h"
 #include "core/status.h"
+
+#define SC_GROUND_MAX_BOXES 8
 
 /* The height fields are functions of the world x and z, added along the base normal (exact on
  * a level base, a small-slope field on a tilted one). */
@@ -23,6 +25,10 @@ typedef struct sc_ground {
     double tile_size;   /* m; 0 = no tiles */
     double tile_height; /* m, >= 0: the largest raise */
     uint64_t tile_seed;
+    /* obstacles: axis-aligned boxes (world, m) joined to the ground; their sides push back
+     * horizontally, so a foot that does not clear one trips on it */
+    int nboxes;
+    double box_lo[SC_GROUND_MAX_BOXES][3], box_hi[SC_GROUND_MAX_BOXES][3];
 } sc_ground;
 
 typedef struct sc_contact_opts {
@@ -41,10 +47,13 @@ void sc_contact_default_opts(sc_contact_opts *o);
 double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal);
 /* The raise of tile vertex (i, j) along the base normal (m, in [0, tile_height)); 0 without tiles. */
 double sc_ground_tile_vertex(const sc_ground *g, long i, long j);
-/* 1 when the ground is its base plane (no bumps, no tiles). */
+/* 1 when the ground is its base plane (no bumps, no tiles, no boxes). */
 int sc_ground_is_flat(const sc_ground *g);
-/* How far the ground can rise above its base plane (m, >= 0): tiles plus the bumps' amplitude. */
+/* How far the ground can rise above its base plane (m, >= 0): tiles plus the bumps' amplitude,
+ * or a box's top if higher. */
 double sc_ground_max_rise(const sc_ground *g);
+/* The height (y) of the ground's top surface over (x, z): what a picture of it draws. */
+double sc_ground_top(const sc_ground *g, double x, double z);
 
 typedef struct sc_contact_result {
     sc_vec3 total_force; /* N, on the body */

@@ -995,6 +995,8 @@ static uint64_t options_hash(const sc_sim_opts *o)
         h = sc_hash_f64(h, c->ground.tile_height);
         h = sc_hash_i64(h, (int64_t)c->ground.tile_seed);
     }
+    for (int b = 0; b < c->ground.nboxes; b++)
+        for (int a = 0; a < 3; a++) h = sc_hash_f64(sc_hash_f64(h, c->ground.box_lo[b][a]), c->ground.box_hi[b][a]);
     return h;
 }
 

@@ -32,6 +32,7 @@ static void consume(const uint8_t *data, size_t size, int which, int emit)
     } else if (which == 1) {
         sc_id_config *c = malloc(sizeof *c);
         if (c) rc = sc_id_read_config(cfg, c, &err);
+        if (c) sc_id_config_free(c);
         free(c);
     } else {
         sc_cfg_node *ctl;
