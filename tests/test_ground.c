@@ -1,5 +1,6 @@
 /* The bumpy-tile ground ([J11] 6: 5 x 5 cm tiles, vertices raised uniformly in [0, 2] cm,
  * seeded): the generator, the exact piecewise-planar height and normal, and its config keys. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/rng.h"
@@ -176,4 +177,60 @@ TEST(ground_tiles_config_errors)
     int kept = strstr(resolved, "tiles") && strstr(resolved, "seed: 9");
     free(resolved);
     ENSURE(kept);
+}
+
+/* ground.boxes: an obstacle joined to the floor. Above it the ground is its top; beside it its
+   side pushes back horizontally (a foot that does not clear it trips); the nearest surface
+   decides inside; the culling bound and the picture's heights include it. Bad boxes exit 2. */
+TEST(ground_boxes_are_obstacles)
+{
+    sc_contact_opts o;
+    sc_contact_default_opts(&o);
+    sc_ground g = o.ground;
+    g.nboxes = 1;
+    const double lo[3] = {-0.5, 0, 1.0}, hi[3] = {0.5, 0.1, 1.05};
+    memcpy(g.box_lo[0], lo, sizeof lo);
+    memcpy(g.box_hi[0], hi, sizeof hi);
+    static const struct {
+        double p[3], h, n[3];
+    } probe[] = {
+        {{0, 0.15, 1.02}, 0.05, {0, 1, 0}},                          /* over its top */
+        {{0, 0.08, 0.97}, 0.03, {0, 0, -1}},                         /* before its near side */
+        {{0, 0.09, 1.025}, -0.01, {0, 1, 0}},                        /* inside, nearest the top */
+        {{0, 0.05, 1.005}, -0.005, {0, 0, -1}},                      /* inside, nearest the near side */
+        {{0, 0.13, 1.09}, 0.05, {0, 0.6, 0.8}},                      /* past its top edge: to the edge */
+        {{0, 0.02, 0.5}, 0.02, {0, 1, 0}},                           /* the floor away from it */
+        {{0, -0.01, 1.02}, -0.01, {0, 1, 0}},                        /* under its footprint, below the floor */
+    };
+    double worst = 0;
+    for (size_t k = 0; k < sizeof probe / sizeof *probe; k++) {
+        sc_vec3 n;
+        const double h = sc_ground_height(&g, sc_v3(probe[k].p[0], probe[k].p[1], probe[k].p[2]), &n);
+        worst = fmax(worst, fabs(h - probe[k].h) + fabs(n.x - probe[k].n[0]) + fabs(n.y - probe[k].n[1]) + fabs(n.z - probe[k].n[2]));
+        ENSURE_MSG(worst < 1e-12, "probe %zu: height %.6g normal (%.3g %.3g %.3g), want %.6g", k, h, n.x, n.y, n.z, probe[k].h);
+    }
+    ENSURE(!sc_ground_is_flat(&g) && fabs(sc_ground_max_rise(&g) - 0.1) < 1e-15);
+    ENSURE(sc_ground_top(&g, 0, 1.02) == 0.1 && sc_ground_top(&g, 0, 0.9) == 0 && sc_ground_top(&g, 0.6, 1.02) == 0);
+    sc_test_report("7 probes of a 10 cm box: heights and normals within %.1e; top and culling bound 0.1 m", worst);
+
+    const char *ch = sc_fixture_michelin();
+    ENSURE_MSG(ch, "building the character failed: %s", sc_fixture_log());
+    static const struct {
+        const char *boxes, *want;
+    } bad[] = {
+        {"[{min: [0, 0, 0], max: [1, 0, 1]}]", "ground.boxes[0]: max[1] = 0 m is not above min[1] = 0 m"},
+        {"[{min: [0, 0, 0]}]", "missing required key 'max'"},
+        {"[{min: [0, 0, 0], max: [1, 1, 1e9]}]", "is outside"},
+        {"[[0, 0, 0]]", "ground.boxes[0]: a map"},
+        {"[{min: [0, 0, 0], max: [1, 1, 1], height: 2}]", "unknown key 'height'"},
+    };
+    char text[512];
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        snprintf(text, sizeof text, "simulation: {duration: 0.01}\ncontroller: {type: hold}\nground:\n  slope: 0\n  boxes: %s\n", bad[k].boxes);
+        const char *cfg = sc_test_write("boxes_bad.yaml", text), *out_h5 = sc_test_tmp("boxes_bad.h5");
+        int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("simulate"), cfg, out_h5, ch);
+        ENSURE_MSG(rc == 2 && strstr(out, "boxes_bad.yaml:5:") && strstr(out, bad[k].want) && !sc_test_file_exists(out_h5), "boxes %s: exit %d: %s",
+                   bad[k].boxes, rc, out);
+    }
+    sc_test_report("%zu bad ground.boxes: exit 2 naming line 5, no output", sizeof bad / sizeof *bad);
 }

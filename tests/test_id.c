@@ -1055,3 +1055,77 @@ TEST(id_bad_input)
     int rc = sc_test_sh(out, sizeof out, "%s -c %s", sc_test_tool("inverse-dynamics"), sc_test_repo("configs/walk.yaml"));
     ENSURE_MSG(rc == 1 && strstr(out, "usage"), "exit %d: %s", rc, out);
 }
+
+/* motion.edit ([BK] 8's motion-capture editing): the left foot raised by a spline through its
+   stance edges and swing. Relative to the root (the balance fit may move the root), the foot is
+   where the spline asks at its peak, turned as before; the other foot has not moved; the foot's
+   contact is dropped wherever it is lifted. Bad edits exit 2 naming their line. */
+TEST(id_motion_edit_raises_the_foot)
+{
+    sc_err err;
+    const char *ch = character(2);
+    ENSURE(ch);
+    char text[2048];
+    const char *plain = sc_test_tmp("edit_plain.h5"), *edited = sc_test_tmp("edit_raised.h5");
+    snprintf(text, sizeof text, "motion: {bvh: %s, filter: butterworth, filter_cutoff: 8}\n", sc_test_mocap("cmu_02_01_walk.bvh"));
+    ENSURE_MSG(run_id(sc_test_write("edit_plain.yaml", text), ch, plain) == 0, "%s", out);
+    snprintf(text, sizeof text,
+             "motion:\n  bvh: %s\n  filter: butterworth\n  filter_cutoff: 8\n  edit:\n"
+             "    nodes:\n      - {name: lift, spline: [[0.60, 0], [0.85, 0.10, 0], [1.10, 0]]}\n"
+             "    moves:\n      - {bone: l_foot, y: lift}\n",
+             sc_test_mocap("cmu_02_01_walk.bvh"));
+    ENSURE_MSG(run_id(sc_test_write("edit_raised.yaml", text), ch, edited) == 0, "%s", out);
+    sc_reference a, b;
+    ENSURE_OK(sc_reference_read(plain, &a, &err), &err);
+    ENSURE_OK(sc_reference_read(edited, &b, &err), &err);
+    ENSURE(a.n == b.n && a.nb == b.nb);
+    const int lf = bone_index(&a, "l_foot"), rf = bone_index(&a, "r_foot"), nb = a.nb;
+    double lift_err = 0, turn = 0, other = 0;
+    int peak = -1, kept = 0, lifted = 0;
+    for (int k = 0; k < a.n; k++) {
+        const double t = a.time[k];
+        if (fabs(t - 0.85) < 0.5 * (a.time[1] - a.time[0])) peak = k;
+        double d[2][3];
+        for (int c = 0; c < 3; c++) {
+            d[0][c] = (b.bone_pos[3 * ((size_t)k * nb + lf) + c] - b.bone_pos[3 * (size_t)k * nb + c]) -
+                      (a.bone_pos[3 * ((size_t)k * nb + lf) + c] - a.bone_pos[3 * (size_t)k * nb + c]);
+            d[1][c] = (b.bone_pos[3 * ((size_t)k * nb + rf) + c] - b.bone_pos[3 * (size_t)k * nb + c]) -
+                      (a.bone_pos[3 * ((size_t)k * nb + rf) + c] - a.bone_pos[3 * (size_t)k * nb + c]);
+        }
+        other = fmax(other, sqrt(d[1][0] * d[1][0] + d[1][1] * d[1][1] + d[1][2] * d[1][2]));
+        double dot = 0; /* on keyframes (every 3rd at 120 fps): between them the local rotations are interpolated */
+        for (int c = 0; c < 4; c++) dot += a.bone_quat[4 * ((size_t)k * nb + lf) + c] * b.bone_quat[4 * ((size_t)k * nb + lf) + c];
+        if (fabs(remainder(t, 0.025)) < 1e-9) turn = fmax(turn, 2 * acos(fmin(1, fabs(dot))));
+        if (k == peak) lift_err = fabs(d[0][1] - 0.10) + fabs(d[0][0]) + fabs(d[0][2]);
+        if (t > 0.62 && t < 1.08) {
+            lifted += b.contact_flag[(size_t)k * nb + lf] == 0;
+            kept += a.contact_flag[(size_t)k * nb + lf] != 0;
+        }
+    }
+    sc_test_report("edited l_foot at 0.85 s: %.2e m from 0.10 m up; turned %.2e rad at most on keyframes; r_foot moved %.2e m; "
+                   "l_foot contact dropped on %d samples of (0.62, 1.08) s, %d of which the capture had in contact",
+                   lift_err, turn, other, lifted, kept);
+    ENSURE(peak >= 0 && lift_err < 1e-6 && turn < 1e-6 && other < 1e-9);
+    ENSURE(kept > 50 && lifted == (int)round(0.46 / (a.time[1] - a.time[0])) - 1);
+    sc_reference_free(&a);
+    sc_reference_free(&b);
+    static const struct {
+        const char *edit, *want;
+    } bad[] = {
+        {"{nodes: [{name: l, spline: [[0, 0], [1, 0.1]]}], moves: [{bone: l_fot, y: l}]}", "moves 'l_fot', which the character does not have"},
+        {"{nodes: [{name: l, spline: [[0, 0], [1, 0.1]]}], moves: [{bone: l_shin, y: l}]}", "moves 'l_shin', which is no limb end"},
+        {"{nodes: [{name: l, spline: [[0, 0], [1, 0.1]], loop: true}], moves: [{bone: l_foot, y: l}]}", "node 'l' loops"},
+        {"{nodes: [{name: l, feedback: com_forward}], moves: [{bone: l_foot, y: l}]}", "have no feedback"},
+        {"{nodes: [{name: l, spline: [[0, 0], [1, 0.1]]}], moves: [{bone: l_foot, y: lift}]}", "names node 'lift', which motion.edit.nodes does not have"},
+        {"{nodes: [{name: l, spline: [[0, 0], [1, 0.1]]}], moves: [{bone: l_foot}]}", "along none of x, y, z"},
+        {"{nodes: [{name: l, spline: [[0, 0], [1e6, 0.1]]}], moves: [{bone: l_foot, y: l}]}", "an edit spans at most 600 s"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        snprintf(text, sizeof text, "motion:\n  bvh: %s\n  edit: %s\n", sc_test_mocap("cmu_02_01_walk.bvh"), bad[k].edit);
+        const char *o = sc_test_tmp("edit_bad.h5");
+        int rc = run_id(sc_test_write("edit_bad.yaml", text), ch, o);
+        ENSURE_MSG(rc == 2 && strstr(out, "edit_bad.yaml:3:") && strstr(out, bad[k].want) && !sc_test_file_exists(o), "edit %s: exit %d: %s",
+                   bad[k].edit, rc, out);
+    }
+    sc_test_report("%zu bad edits: exit 2 naming line 3, no output; e.g. %s", sizeof bad / sizeof *bad, out);
+}

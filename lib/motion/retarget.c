@@ -909,15 +909,15 @@ sc_vec3 sc_limb_edit_offset(const sc_limb_edit *ed, int k, double t)
     return sc_v3(o0[0] + w * (o1[0] - o0[0]), o0[1] + w * (o1[1] - o0[1]), o0[2] + w * (o1[2] - o0[2]));
 }
 
-int sc_retarget_edit_limbs(const sc_model *m, const sc_body *b, const sc_limb_edit *ed, const int *bones, sc_motion *mo, double *miss,
-                           sc_err *err)
+int sc_retarget_edit_limbs(const sc_model *m, const sc_body *b, const sc_limb_edit *ed, const int *bones, sc_motion *mo, double *miss, sc_err *err)
 {
     const int n = mo->nframes, nb = mo->nbones;
     *miss = 0;
     for (int k = 0; k < ed->nmoves; k++)
         if (!limb_end(m, bones[k]))
-            return sc_fail(err, SC_EINPUT, "%s: motion.edit moves '%s', which is no limb end (a bone under a hinge under a ball joint: a foot, a hand)",
-                           ed->where[k], m->bone_name[bones[k]]);
+            return sc_fail(err, SC_EINPUT,
+                           "%s: motion.edit moves '%s', which is no limb end (a bone under a hinge under a ball joint: a foot, a hand)", ed->where[k],
+                           m->bone_name[bones[k]]);
     sc_bone_kin *kin = malloc((size_t)nb * sizeof *kin);
     if (!kin) return sc_fail(err, SC_EIO, "out of memory");
     double th_fit[SC_LIMB_EDIT_MAX];

@@ -29,6 +29,7 @@ struct sc_renderer {
     sc_vec3 gn, gu, gv; /* ground normal and in-plane axes */
     sc_ground relief;   /* its bumps and tiles (shading only) */
     int has_relief;
+    sc_ground boxes; /* its obstacles (drawn as solids) */
     double goff;
     sc_vec3 light;
     float albedo[3]; /* linear */
@@ -104,8 +105,9 @@ int sc_renderer_create(const sc_render_opts *o, const sc_anim *a, sc_renderer **
     }
     r->gn = sc_v3_normalize(sc_v3_load(a->ground_n));
     r->goff = a->ground_off;
-    r->relief = a->relief;
-    r->has_relief = !sc_ground_is_flat(&a->relief);
+    r->relief = r->boxes = a->relief;
+    r->relief.nboxes = 0;
+    r->has_relief = !sc_ground_is_flat(&r->relief);
     sc_vec3 x = sc_v3(1, 0, 0);
     r->gu = sc_v3_normalize(sc_v3_sub(x, sc_v3_scale(r->gn, sc_v3_dot(x, r->gn))));
     r->gv = sc_v3_cross(r->gu, r->gn);
@@ -161,7 +163,7 @@ static void vertex_normals(sc_renderer *r, const sc_anim *a, const double *x)
 }
 
 /* Linear-light shading of a surface point, returned as sRGB. */
-static void shade(const sc_renderer *r, const sc_camera *cam, sc_vec3 p, sc_vec3 n, float out[3])
+static void shade(const sc_renderer *r, const sc_camera *cam, sc_vec3 p, sc_vec3 n, const float albedo[3], float out[3])
 {
     n = sc_v3_normalize(n);
     sc_vec3 v = sc_v3_normalize(sc_v3_sub(cam->eye, p));
@@ -177,7 +179,7 @@ static void shade(const sc_renderer *r, const sc_camera *cam, sc_vec3 p, sc_vec3
     static const float sky[3] = {0.42f, 0.46f, 0.55f}, bounce[3] = {0.20f, 0.19f, 0.17f}, keyc[3] = {1.0f, 0.96f, 0.90f};
     for (int k = 0; k < 3; k++) {
         double amb = bounce[k] + up * (sky[k] - bounce[k]);
-        double lin = r->albedo[k] * (amb + 0.80 * keyc[k] * key + 0.22 * fill) + spec + rim * sky[k];
+        double lin = albedo[k] * (amb + 0.80 * keyc[k] * key + 0.22 * fill) + spec + rim * sky[k];
         out[k] = linear_to_srgb((float)(lin / (1 + 0.12 * lin)));
     }
 }
@@ -559,6 +561,40 @@ static void overlays(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, co
 
 /* ---- a frame ---- */
 
+/* The ground's obstacles as flat-shaded grey solids: each box face that faces the camera, two
+   triangles. */
+static void draw_boxes(sc_renderer *r, const sc_camera *cam)
+{
+    static const float grey[3] = {0.30f, 0.30f, 0.32f}; /* linear albedo */
+    static const int face[6][4] = {{0, 2, 6, 4}, {1, 5, 7, 3}, {0, 4, 5, 1}, {2, 3, 7, 6}, {0, 1, 3, 2}, {4, 6, 7, 5}};
+    const sc_ground *g = &r->boxes;
+    for (int b = 0; b < g->nboxes; b++) {
+        sc_vec3 c[8];
+        for (int k = 0; k < 8; k++)
+            c[k] = sc_v3(k & 1 ? g->box_hi[b][0] : g->box_lo[b][0], k & 2 ? g->box_hi[b][1] : g->box_lo[b][1],
+                         k & 4 ? g->box_hi[b][2] : g->box_lo[b][2]);
+        for (int f = 0; f < 6; f++) {
+            const sc_vec3 *q[4] = {&c[face[f][0]], &c[face[f][1]], &c[face[f][2]], &c[face[f][3]]};
+            sc_vec3 n = sc_v3_cross(sc_v3_sub(*q[1], *q[0]), sc_v3_sub(*q[3], *q[0])),
+                    mid = sc_v3_scale(sc_v3_add(sc_v3_add(*q[0], *q[1]), sc_v3_add(*q[2], *q[3])), 0.25);
+            if (sc_v3_dot(n, sc_v3_sub(mid, sc_v3_scale(sc_v3_add(c[0], c[7]), 0.5))) < 0) n = sc_v3_scale(n, -1); /* outward */
+            if (sc_v3_dot(n, sc_v3_sub(cam->eye, mid)) <= 0) continue;
+            float v[4][6], col[3];
+            int ok = 1;
+            shade(r, cam, mid, n, grey, col);
+            for (int k = 0; k < 4 && ok; k++) {
+                double sx, sy, d;
+                ok = sc_camera_project(cam, *q[k], &sx, &sy, &d) && fabs(sx) < 1e6 && fabs(sy) < 1e6;
+                v[k][0] = (float)sx, v[k][1] = (float)sy, v[k][2] = (float)(1.0 / d);
+                memcpy(v[k] + 3, col, sizeof col);
+            }
+            if (!ok) continue;
+            sc_raster_triangle(&r->r, v[0], v[1], v[2]);
+            sc_raster_triangle(&r->r, v[0], v[2], v[3]);
+        }
+    }
+}
+
 void sc_render_draw(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, const sc_camera *cam, const char *label, uint8_t *rgb, uint8_t *mask)
 {
     const sc_render_opts *o = &r->o;
@@ -577,7 +613,7 @@ void sc_render_draw(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, con
         s[2] = (float)(1.0 / d);
         if (!o->flat) {
             const float *n = r->vn + 3 * v;
-            shade(r, cam, pv, sc_v3(n[0], n[1], n[2]), s + 3);
+            shade(r, cam, pv, sc_v3(n[0], n[1], n[2]), r->albedo, s + 3);
         }
     }
     for (int f = 0; f < a->nsf; f++) {
@@ -588,7 +624,7 @@ void sc_render_draw(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, con
         if (sc_v3_dot(n, sc_v3_sub(cam->eye, p0)) <= 0) continue; /* back face of a closed surface */
         if (o->flat) {
             float v3[3][6], col[3];
-            shade(r, cam, sc_v3_scale(sc_v3_add(p0, sc_v3_add(p1, p2)), 1.0 / 3), n, col);
+            shade(r, cam, sc_v3_scale(sc_v3_add(p0, sc_v3_add(p1, p2)), 1.0 / 3), n, r->albedo, col);
             for (int k = 0; k < 3; k++) {
                 memcpy(v3[k], r->vs + 6 * t[k], 3 * sizeof(float));
                 memcpy(v3[k] + 3, col, 3 * sizeof(float));
@@ -598,6 +634,7 @@ void sc_render_draw(sc_renderer *r, const sc_anim *a, const sc_anim_pose *p, con
             sc_raster_triangle(&r->r, r->vs + 6 * t[0], r->vs + 6 * t[1], r->vs + 6 * t[2]);
         }
     }
+    draw_boxes(r, cam);
     if (o->shadow) build_shadows(r, a, x);
     else r->tex_res = 0;
     ground_uv_row(r, cam, 0, r->row_uv[0]);

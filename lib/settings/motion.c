@@ -272,7 +272,8 @@ static int read_edit(sc_cfg_node *mo, sc_limb_edit *ed, sc_err *err)
     int rc;
     memset(ed, 0, sizeof *ed);
     if (!edit) return SC_OK;
-    if (!sc_cfg_is_map(edit)) return sc_fail(err, SC_EINPUT, "%s: motion.edit is a map {nodes: [...], moves: [...]}", sc_cfg_where(edit, w, sizeof w));
+    if (!sc_cfg_is_map(edit))
+        return sc_fail(err, SC_EINPUT, "%s: motion.edit is a map {nodes: [...], moves: [...]}", sc_cfg_where(edit, w, sizeof w));
     if ((rc = sc_cfg_list(edit, "nodes", 1, &nodes, err)) || (rc = sc_cfg_list(edit, "moves", 1, &moves, err))) return rc;
     for (int i = 0; i < sc_cfg_len(nodes); i++) {
         sc_cfg_node *e = sc_cfg_at(nodes, i);
@@ -354,7 +355,8 @@ int sc_id_read_config(sc_cfg *cfg, sc_id_config *c, sc_err *err)
     if ((rc = read_motion(mo, c, name, sizeof name, err)) || (rc = read_retarget(rt, c, err)) ||
         (rc = sc_cfg_double_range(ki, "dt", 0.0005, 1e-6, 0.1, &c->dt, err)) ||
         (rc = sc_cfg_enum(ki, "differences", schemes, 2, SC_DIFF_FORWARD, &c->scheme, err)) || (rc = read_contact_estimation(co, c, err)) ||
-        (rc = read_dynamics(dy, c, err)) || (rc = read_world(cfg, c, err)) || (rc = sc_find_input(name, sc_cfg_path(cfg), 1, c->bvh_where, c->bvh, sizeof c->bvh, err)))
+        (rc = read_dynamics(dy, c, err)) || (rc = read_world(cfg, c, err)) ||
+        (rc = sc_find_input(name, sc_cfg_path(cfg), 1, c->bvh_where, c->bvh, sizeof c->bvh, err)))
         return rc;
     return read_edit(mo, &c->edit, err);
 }

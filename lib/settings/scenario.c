@@ -152,10 +152,12 @@ static int read_boxes(sc_cfg_node *gr, sc_ground *g, sc_err *err)
     TRY(sc_cfg_list(gr, "boxes", 0, &list, err));
     if (!list) return SC_OK;
     if (sc_cfg_len(list) > SC_GROUND_MAX_BOXES)
-        return sc_fail(err, SC_EINPUT, "%s: ground.boxes: %d boxes, at most %d", sc_cfg_where(list, w, sizeof w), sc_cfg_len(list), SC_GROUND_MAX_BOXES);
+        return sc_fail(err, SC_EINPUT, "%s: ground.boxes: %d boxes, at most %d", sc_cfg_where(list, w, sizeof w), sc_cfg_len(list),
+                       SC_GROUND_MAX_BOXES);
     for (int b = 0; b < sc_cfg_len(list); b++) {
         sc_cfg_node *e = sc_cfg_at(list, b);
-        if (!sc_cfg_is_map(e)) return sc_fail(err, SC_EINPUT, "%s: ground.boxes[%d]: a map {min: [x, y, z], max: [x, y, z]}", sc_cfg_where(e, w, sizeof w), b);
+        if (!sc_cfg_is_map(e))
+            return sc_fail(err, SC_EINPUT, "%s: ground.boxes[%d]: a map {min: [x, y, z], max: [x, y, z]}", sc_cfg_where(e, w, sizeof w), b);
         TRY(sc_cfg_vec_range(e, "min", 3, NULL, -1e4, 1e4, g->box_lo[b], err));
         TRY(sc_cfg_vec_range(e, "max", 3, NULL, -1e4, 1e4, g->box_hi[b], err));
         for (int a = 0; a < 3; a++)
