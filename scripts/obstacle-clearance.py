@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """How a simulated character passed the obstacles of its ground (ground.boxes in the sim.h5's
-config), from its fine surface: per box, the lowest clearance of the body over the box's top
-while over its footprint, the time that happened, whether any surface point touched the box
-(came within --touch m of it), and each foot's crossing (its vertices' centre from before the
-box to past it); then whether the run completed standing (root at the end within 30 % of its
-start height). --plot draws a side view of the feet over each box, one stroke per frame.
+config), from its fine surface: per box, each foot's crossing (its vertices' centre from before
+the box to past it) and its clearance (the lowest of its points over the box's top while over
+its footprint), the closest any surface point came to the box, and whether one entered it (a
+contact); then whether the run completed standing (root at the end above 70 % of its start
+height). --plot draws a side view of the soles over each box, one stroke per frame.
 
-  scripts/obstacle-clearance.py [--touch M] [--plot PNG] sim.h5
+  scripts/obstacle-clearance.py [--plot PNG] sim.h5
 """
 import argparse
 import sys
@@ -38,7 +38,6 @@ def box_distance(p, lo, hi):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("sim")
-    ap.add_argument("--touch", type=float, default=0.005, help="m: closer than this to a box is a touch (the contact's penetration)")
     ap.add_argument("--plot", help="PNG: a side view of the feet over each box")
     a = ap.parse_args()
     f = h5py.File(a.sim, "r")
@@ -48,7 +47,7 @@ def main():
         sys.exit("%s: its config has no ground.boxes: no obstacle to measure" % a.sim)
     t = f["/time"][:]
     x, rest = surface(f)
-    low = rest[:, 1] < 0.15 * (rest[:, 1].max() - rest[:, 1].min()) + rest[:, 1].min()  # the feet, standing at rest
+    low = rest[:, 1] < 0.08 * (rest[:, 1].max() - rest[:, 1].min()) + rest[:, 1].min()  # the feet, standing at rest
     feet = {"left": low & (rest[:, 0] > 0), "right": low & (rest[:, 0] < 0)}
     status = f.attrs.get("status", b"")
     status = status.decode() if isinstance(status, bytes) else str(status)
@@ -58,23 +57,22 @@ def main():
     for b, box in enumerate(boxes):
         lo, hi = np.array(box["min"], float), np.array(box["max"], float)
         over = (x[:, :, 0] >= lo[0]) & (x[:, :, 0] <= hi[0]) & (x[:, :, 2] >= lo[2]) & (x[:, :, 2] <= hi[2])
-        clear = np.where(over, x[:, :, 1] - hi[1], np.inf).min(axis=1)
-        i = int(np.argmin(clear))
         dist = np.array([box_distance(x[k], lo, hi).min() for k in range(len(t))])
-        touched = np.nonzero(dist < a.touch)[0]
+        inside = np.nonzero(dist < 0)[0]
         print("box %d          [%g %g %g] - [%g %g %g] m, %.2f m high" % (b, *lo, *hi, hi[1] - lo[1]))
-        if np.isfinite(clear[i]):
-            print("  clearance    %.3f m at %.2f s (the lowest surface point over its top)" % (clear[i], t[i]))
-        else:
-            print("  clearance    nothing passed over it")
-        print("  touched      %s" % ("no" if not len(touched) else "yes, %d frames from %.2f s (closest %.3f m inside)" % (len(touched), t[touched[0]], -dist.min())))
         for name, sel in feet.items():
             z = x[:, sel, 2].mean(axis=1)
             before, after = np.nonzero(z < lo[2])[0], np.nonzero(z > hi[2])[0]
             crossed = len(before) and len(after) and after[-1] > before[0]
-            print("  %-5s foot   %s" % (name, "crossed at %.2f s" % t[after[0]] if crossed else "did not cross"))
+            clear = np.where(over[:, sel], x[:, sel, 1] - hi[1], np.inf).min(axis=1)
+            i = int(np.argmin(clear))
+            print("  %-5s foot   %s, clearance %s" % (name, "crossed at %.2f s" % t[after[0]] if crossed else "did not cross",
+                                                   "%.3f m at %.2f s" % (clear[i], t[i]) if np.isfinite(clear[i]) else "- (never over it)"))
             ok &= bool(crossed)
-        ok &= not len(touched)
+        k = int(np.argmin(dist))
+        print("  closest      %.3f m at %.2f s (any surface point)" % (dist[k], t[k]))
+        print("  contact      %s" % ("none" if not len(inside) else "%d frames from %.2f s, %.3f m deep" % (len(inside), t[inside[0]], -dist.min())))
+        ok &= not len(inside)
     root0, root1 = f["/bones/position"][0, 0, 1], f["/bones/position"][-1, 0, 1]
     standing = status == "completed" and root1 > 0.7 * root0
     print("standing       %s (root %.3f -> %.3f m)" % ("yes" if standing else "no", root0, root1))
@@ -93,21 +91,23 @@ def main():
             for name, sel, cmap in (("left foot", feet["left"], "Blues"), ("right foot", feet["right"], "Oranges")):
                 z = x[:, sel, 2].mean(axis=1)
                 near = np.nonzero(np.abs(z - (lo[2] + hi[2]) / 2) < 0.45)[0]
-                for k in near[::2]:
+                for k in near[::2]:  # the sole: the lowest point per 1 cm of z
                     p = x[k][sel]
-                    order = np.argsort(p[:, 2])
-                    ax.plot(p[order, 2], p[order, 1], ".", ms=0.6, color=plt.get_cmap(cmap)(0.35 + 0.6 * (k - near[0]) / max(1, near[-1] - near[0])))
-                ax.plot([], [], ".", color=plt.get_cmap(cmap)(0.8), label=name)
+                    bins = np.floor(p[:, 2] / 0.01).astype(int)
+                    zs = np.unique(bins)
+                    sole = np.array([p[bins == b, 1].min() for b in zs])
+                    ax.plot((zs + 0.5) * 0.01, sole, "-", lw=0.7, color=plt.get_cmap(cmap)(0.35 + 0.6 * (k - near[0]) / max(1, near[-1] - near[0])))
+                ax.plot([], [], "-", color=plt.get_cmap(cmap)(0.8), label=name)
             ax.axhline(0, color="k", lw=0.8)
             ax.set_xlim(lo[2] - 0.5, hi[2] + 0.5)
-            ax.set_ylim(-0.02, 0.45)
+            ax.set_ylim(-0.02, 0.35)
             ax.set_aspect("equal")
             ax.set_xlabel("z (m, forward)")
             ax.set_ylabel("height (m)")
-            ax.set_title("%s: box %d, the feet every other frame (later: darker)" % (a.sim.split("/")[-1], b))
+            ax.set_title("%s: box %d, the soles every other frame (later: darker)" % (a.sim.split("/")[-1], b))
             ax.legend(loc="upper right")
         fig.tight_layout()
-        fig.savefig(a.plot, dpi=130)
+        fig.savefig(a.plot, dpi=100)
         print("plot           %s" % a.plot)
     return 0 if ok and standing else 1
 

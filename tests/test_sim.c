@@ -753,7 +753,8 @@ TEST(sim_contact_culling_matches_full)
 {
     /* The step tests only the surface vertices whose embedding tet has a node near the ground:
      * forces, anchors, contact flags and totals equal sc_contact_forces on every vertex, to the
-     * bit, on flat ground, a slope, a height field and bumpy tiles, over a standing run. */
+     * bit, on flat ground, a slope, a height field, bumpy tiles and a box, over a standing run;
+     * the contacts against the box are counted as obstacle contacts, the others not. */
     const char *h5 = michelin();
     ENSURE_MSG(h5, "building the character failed: %s", out);
     sc_model m;
@@ -768,11 +769,11 @@ TEST(sim_contact_culling_matches_full)
     double *aa = malloc(3 * (size_t)nv * sizeof(double)), *ab = malloc(3 * (size_t)nv * sizeof(double));
     unsigned char *ca = malloc((size_t)nv), *cb = malloc((size_t)nv);
     sc_embedding e = {nv, m.tets, m.surf_tet, m.surf_bary};
-    int compared = 0, most = 0, tested = 0;
+    int compared = 0, most = 0, tested = 0, on_box = 0, on_floor = 0;
     for (int k = 1; k <= 600; k++) {
         ENSURE_OK(sc_sim_step(s, &err), &err);
         if (k % 100) continue;
-        for (int g = 0; g < 5; g++) {
+        for (int g = 0; g < 6; g++) {
             sc_contact_opts c = o.contact;
             if (g == 1 || g == 4) {
                 c.ground.normal = sc_v3(sin(0.05), cos(0.05), 0);
@@ -787,6 +788,12 @@ TEST(sim_contact_culling_matches_full)
                 c.ground.tile_height = 0.02;
                 c.ground.tile_seed = (uint64_t)k;
             }
+            if (g == 5) { /* a box 1 cm high under the feet on the +x side: its top carries them */
+                c.ground.nboxes = 1;
+                const double lo[3] = {0, -0.5, -1}, hi[3] = {1, 0.01, 1};
+                memcpy(c.ground.box_lo[0], lo, sizeof lo);
+                memcpy(c.ground.box_hi[0], hi, sizeof hi);
+            }
             sc_sim_surface(s, p);
             memcpy(aa, s->anchor, 3 * (size_t)nv * sizeof(double));
             memcpy(ab, s->anchor, 3 * (size_t)nv * sizeof(double));
@@ -800,14 +807,16 @@ TEST(sim_contact_culling_matches_full)
                            !memcmp(&ra, &rb, sizeof ra),
                        "step %d ground %d: culled contact differs", k, g);
             most = ra.count > most ? ra.count : most;
+            if (g == 5) on_box = ra.obstacles, on_floor = ra.count - ra.obstacles;
+            else ENSURE(ra.obstacles == 0);
             tested = s->cull.candidates > tested ? s->cull.candidates : tested;
             compared++;
         }
     }
-    sc_test_report("%d states on flat ground, a slope, bumps, tiles and all three: culled contact bit-identical to the full pass; up "
-                   "to %d of %d vertices tested, up to %d in contact",
-                   compared, tested, nv, most);
-    ENSURE(most > 50 && tested < nv / 4);
+    sc_test_report("%d states on flat ground, a slope, bumps, tiles, all three and a box: culled contact bit-identical to the full pass; up "
+                   "to %d of %d vertices tested, up to %d in contact; on the box %d vertices, beside it on the floor %d",
+                   compared, tested, nv, most, on_box, on_floor);
+    ENSURE(most > 50 && tested < nv / 4 && on_box > 10 && on_floor > 10);
     free(p);
     free(fa);
     free(fb);

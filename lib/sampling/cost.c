@@ -229,6 +229,7 @@ int sc_tracker_failure(const sc_tracker *t, const sc_sim *s, double tr)
     if (fall == SC_FALL_TILT) return SC_FAIL_TILT;
     for (int i = 0; i < t->nwatch; i++)
         if (s->in_contact[t->watch[i]]) return SC_FAIL_CONTACT;
+    if (t->o.obstacles_forbidden && s->contact.obstacles > 0) return SC_FAIL_CONTACT;
     return SC_FAIL_NONE;
 }
 

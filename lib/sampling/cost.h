@@ -42,6 +42,7 @@ typedef struct sc_tracker_opts {
     double allowed_margin;                   /* m: and those whose lowest point comes this close to it (0.03):
                                                 a contact the estimation dropped (a roll's back) is no failure */
     unsigned char allowed[SC_SIM_MAX_BONES]; /* and these (1 = may touch) */
+    int obstacles_forbidden;                 /* 1: touching a ground box is a forbidden contact (stepping over it) */
 } sc_tracker_opts;
 void sc_tracker_default_opts(sc_tracker_opts *o);
 
@@ -76,7 +77,8 @@ void sc_tracker_reference_bones(const sc_tracker *t, double tr, sc_xform *bones)
 
 /* The cost terms of s against the reference at tr; returns the weighted total. */
 double sc_tracker_cost(const sc_tracker *t, const sc_sim *s, double tr, double terms[SC_COST_TERMS]);
-/* A failure of s at reference time tr (root too low, tilted, a forbidden bone on the ground),
+/* A failure of s at reference time tr (root too low, tilted, a forbidden bone on the ground or,
+ * when forbidden, anything on a ground box),
  * or SC_FAIL_NONE. Cheap enough for every step: uses the nearest reference sample. */
 int sc_tracker_failure(const sc_tracker *t, const sc_sim *s, double tr);
 /* Joint-angle error (rad, RMS over non-root joints) of s against the reference at tr. */

@@ -152,7 +152,7 @@ static int read_boxes(sc_cfg_node *s, const sc_model *m, const sc_control_dofs *
     return SC_OK;
 }
 
-/* sampling.cost (frame, weights) and sampling.failure (root height, tilt, allowed contacts). */
+/* sampling.cost (frame, weights) and sampling.failure (root height, tilt, allowed contacts, obstacles). */
 static int read_cost_and_failure(sc_cfg_node *s, const sc_model *m, sc_tracker_opts *tracker, sc_err *err)
 {
     sc_cfg_node *cost, *fail;
@@ -169,6 +169,8 @@ static int read_cost_and_failure(sc_cfg_node *s, const sc_model *m, sc_tracker_o
     TRY(sc_cfg_double_range(fail, "max_tilt", 40, 1, 180, &tilt_deg, err));
     tracker->max_tilt = tilt_deg * SC_PI / 180;
     TRY(sc_cfg_double_range(fail, "allowed_margin", tracker->allowed_margin, 0, 1, &tracker->allowed_margin, err));
+    static const char *const obstacles[] = {"allowed", "forbidden"};
+    TRY(sc_cfg_enum(fail, "obstacles", obstacles, 2, 0, &tracker->obstacles_forbidden, err));
     sc_cfg_node *allowed = sc_cfg_get(fail, "allowed_contacts");
     if (!allowed || (sc_cfg_is_scalar(allowed) && !strcmp(sc_cfg_scalar(allowed), "reference"))) {
         tracker->allowed_from_reference = 1;

@@ -124,6 +124,20 @@ static inline __attribute__((always_inline)) double ground_height(const sc_groun
     return h;
 }
 
+int sc_ground_nearest_box(const sc_ground *g, sc_vec3 p)
+{
+    sc_ground field = *g;
+    field.nboxes = 0;
+    double h = ground_height(&field, p, NULL);
+    int which = -1;
+    for (int b = 0; b < g->nboxes; b++) {
+        sc_vec3 n;
+        const double d = box_distance(g, b, p, &n);
+        if (d < h) h = d, which = b;
+    }
+    return which;
+}
+
 double sc_ground_top(const sc_ground *g, double x, double z)
 {
     sc_ground field = *g;
@@ -184,6 +198,7 @@ static inline __attribute__((always_inline)) int contact_vertex(const sc_contact
     *fc = sc_v3_add(sc_v3_scale(n, fn), ft);
     res->total_force = sc_v3_add(res->total_force, *fc);
     res->count++;
+    if (o->ground.nboxes) res->obstacles += sc_ground_nearest_box(&o->ground, x) >= 0;
     res->max_depth = fmax(res->max_depth, -h);
     res->normal_force += fn;
     res->load_moment = sc_v3_axpy(fn, x, res->load_moment);

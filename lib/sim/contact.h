@@ -52,6 +52,8 @@ int sc_ground_is_flat(const sc_ground *g);
 /* How far the ground can rise above its base plane (m, >= 0): tiles plus the bumps' amplitude,
  * or a box's top if higher. */
 double sc_ground_max_rise(const sc_ground *g);
+/* The box whose surface is the ground's nearest to p (sc_ground_height's), -1 for the floor. */
+int sc_ground_nearest_box(const sc_ground *g, sc_vec3 p);
 /* The height (y) of the ground's top surface over (x, z): what a picture of it draws. */
 double sc_ground_top(const sc_ground *g, double x, double z);
 
@@ -59,6 +61,7 @@ typedef struct sc_contact_result {
     sc_vec3 total_force; /* N, on the body */
     int count;           /* vertices in contact */
     int sliding;         /* of those, sliding */
+    int obstacles;       /* of those, against a ground box */
     double max_depth;    /* m */
     double normal_force; /* N: the sum of the normal loads ... */
     sc_vec3 load_moment; /* N m: ... and of each times its point: the centre of pressure is their ratio */

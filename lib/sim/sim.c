@@ -1000,7 +1000,7 @@ static uint64_t options_hash(const sc_sim_opts *o)
     return h;
 }
 
-enum { DIAG_F64 = 6, DIAG_I64 = 6 };
+enum { DIAG_F64 = 6, DIAG_I64 = 7 };
 
 static size_t fixed_payload_doubles(const sc_sim *s)
 {
@@ -1035,7 +1035,7 @@ size_t sc_sim_snapshot_save(const sc_sim *s, void *buf, size_t cap)
     const sc_contact_result *cr = &s->contact;
     double df[DIAG_F64] = {fs->elastic_energy, fs->worst_det, cr->total_force.x, cr->total_force.y, cr->total_force.z, cr->max_depth};
     sc_blob_put(&w, df, sizeof df);
-    int64_t di[DIAG_I64] = {fs->inverted, fs->worst_tet, fs->fallbacks, fs->newton_steps, cr->count, cr->sliding};
+    int64_t di[DIAG_I64] = {fs->inverted, fs->worst_tet, fs->fallbacks, fs->newton_steps, cr->count, cr->sliding, cr->obstacles};
     sc_blob_put(&w, di, sizeof di);
     sc_blob_put_i64(&w, ncontact);
     for (int i = 0; i < s->nv; i++) {
@@ -1123,6 +1123,7 @@ int sc_sim_snapshot_restore(sc_sim *s, const void *buf, size_t size, sc_err *err
     fs->newton_steps = di[3];
     cr->count = (int)di[4];
     cr->sliding = (int)di[5];
+    cr->obstacles = (int)di[6]; /* a sampler's failure test reads it right after a restore */
     sc_blob_take(&r, 8); /* the contact count, checked above */
     memset(s->in_contact, 0, (size_t)s->nv);
     for (int64_t c = 0; c < ncontact; c++) {

@@ -195,7 +195,7 @@ double sc_sim_bone_load(const sc_sim *s, int bone);
  * model, options and build and stepping reproduces the original run bit for bit.
  * Layout: a header (magic, layout version, FEM kernel id, model / options / build hashes,
  * payload size and checksum), then the payload; all values native-endian. */
-#define SC_SNAPSHOT_LAYOUT 2
+#define SC_SNAPSHOT_LAYOUT 3
 /* Bytes a snapshot of s can take at most (every surface vertex in contact). */
 size_t sc_sim_snapshot_capacity(const sc_sim *s);
 /* Writes a snapshot of s into buf; returns its size in bytes, or 0 when cap is too small. */

@@ -817,6 +817,7 @@ void sc_skeleton_rigid_contact(const sc_skeleton *s, sc_contact_result *res)
         res->total_force = sc_v3_add(res->total_force, fq);
         if (fn > 0) {
             res->count++;
+            if (s->ground.nboxes) res->obstacles += sc_ground_nearest_box(&s->ground, s->contact_pos[q]) >= 0;
             res->normal_force += fn;
             res->load_moment = sc_v3_axpy(fn, s->contact_pos[q], res->load_moment);
             /* at the friction pyramid's edge: sliding */
