@@ -1124,7 +1124,7 @@ int sc_sim_snapshot_restore(sc_sim *s, const void *buf, size_t size, sc_err *err
     cr->count = (int)di[4];
     cr->sliding = (int)di[5];
     cr->obstacles = (int)di[6]; /* a sampler's failure test reads it right after a restore */
-    sc_blob_take(&r, 8); /* the contact count, checked above */
+    sc_blob_take(&r, 8);        /* the contact count, checked above */
     memset(s->in_contact, 0, (size_t)s->nv);
     for (int64_t c = 0; c < ncontact; c++) {
         int64_t i = sc_blob_get_i64(&r);
