@@ -76,7 +76,16 @@ typedef struct watch {
     sc_vec3 p_from;
     int from_taken, need_com, outcome;
     double fail_time;
+    /* a jump: the feet's midpoint at the start and where they first land after a flight (no
+       contact for at least SC_MIN_FLIGHT) */
+    sc_vec3 feet0, landing;
+    double airborne_since;
+    int flew, landed;
 } watch;
+
+#define SC_MIN_FLIGHT 0.05 /* s: shorter losses of contact (a toe lifting in the push) are no flight */
+
+static sc_vec3 feet_midpoint(const sc_sim *s, const int *foot) { return sc_v3_scale(sc_v3_add(s->pose[foot[0]].p, s->pose[foot[1]].p), 0.5); }
 
 static double heading_of(sc_quat q, sc_vec3 fwd)
 {
@@ -106,6 +115,11 @@ static int trial_hook(void *vctx, const sc_sim *s, const sc_quat *targets, const
         sc_sim_diag d;
         sc_sim_diagnostics(s, &d);
         w->com_top = fmax(w->com_top, d.com[1]);
+        if (s->contact.count > 0) {
+            if (w->flew && !w->landed) w->landed = 1, w->landing = feet_midpoint(s, w->foot);
+            w->airborne_since = NAN;
+        } else if (isnan(w->airborne_since)) w->airborne_since = s->t;
+        else if (s->t - w->airborne_since >= SC_MIN_FLIGHT) w->flew = 1;
     }
     const double tilt = acos(fmax(-1, fmin(1, sc_q_rotate(s->pose[0].q, sc_v3(0, 1, 0)).y)));
     int bad = s->pose[0].p.y < 0.5 * w->h0 || tilt > cfg->max_tilt ? SC_TRIAL_FELL : 0;
@@ -135,7 +149,8 @@ static int run_trial(void *vctx, int thread, int i, void *result, sc_err *err)
     sc_net_controller ctl;
     if ((rc = sc_net_controller_init(&ctl, &w->params, w->sim->m, err))) return rc;
     sc_sim *s = w->sim;
-    watch wt = {.cfg = cfg, .foot = w->params.foot, .p0 = s->pose[0].p, .h0 = s->pose[0].p.y, .t0 = s->t, .fail_time = NAN};
+    watch wt = {.cfg = cfg, .foot = w->params.foot, .p0 = s->pose[0].p, .h0 = s->pose[0].p.y, .t0 = s->t, .fail_time = NAN, .airborne_since = NAN};
+    wt.feet0 = feet_midpoint(s, wt.foot);
     sc_vec3 f = sc_q_rotate(s->pose[0].q, ctl.fwd);
     f.y = 0;
     wt.fwd = sc_v3_normalize(f);
@@ -162,7 +177,7 @@ static int run_trial(void *vctx, int thread, int i, void *result, sc_err *err)
         out->outcome = SC_TRIAL_MOVING;
         return SC_OK;
     }
-    const sc_vec3 p = s->pose[0].p, com = sc_v3_load(d.com);
+    const sc_vec3 p = s->pose[0].p;
     const double window = cfg->duration - cfg->measure_from;
     for (int k = 0; k < cfg->nobj; k++) {
         double v = 0;
@@ -170,7 +185,7 @@ static int run_trial(void *vctx, int thread, int i, void *result, sc_err *err)
             case SC_MEASURE_DISTANCE: v = sc_v3_dot(sc_v3_sub(p, wt.p0), wt.fwd); break;
             case SC_MEASURE_SPEED: v = wt.path / window; break;
             case SC_MEASURE_TURN_RATE: v = (wt.heading - wt.from_heading) * 180 / SC_PI / window; break;
-            case SC_MEASURE_JUMP_DISTANCE: v = sc_v3_dot(sc_v3_sub(com, wt.com0), wt.fwd); break;
+            case SC_MEASURE_JUMP_DISTANCE: v = wt.landed ? sc_v3_dot(sc_v3_sub(wt.landing, wt.feet0), wt.fwd) : 0; break;
             case SC_MEASURE_JUMP_HEIGHT: v = wt.com_top - wt.com0.y; break;
         }
         out->d[k] = v;

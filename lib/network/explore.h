@@ -28,8 +28,10 @@
 /* What a trial measures (units): distance (m, forward along the start heading, the root's),
  * speed (m/s, the root's speed along its own heading over [measure_from, duration], so that a
  * turning walk's counts), turn_rate (deg/s, the
- * root's heading change over that window, left positive), jump_distance (m, the centre of mass
- * forward from start to end), jump_height (m, the centre of mass's highest rise over its start). */
+ * root's heading change over that window, left positive), jump_distance (m, the feet's midpoint
+ * forward from the start to where the feet first touch down after a flight of at least 0.05 s:
+ * what the jump covered, not a shuffle after the landing; 0 without a flight), jump_height (m,
+ * the centre of mass's highest rise over its start). */
 enum { SC_MEASURE_DISTANCE, SC_MEASURE_SPEED, SC_MEASURE_TURN_RATE, SC_MEASURE_JUMP_DISTANCE, SC_MEASURE_JUMP_HEIGHT, SC_MEASURES };
 extern const char *const sc_measure_names[SC_MEASURES];
 extern const char *const sc_measure_units[SC_MEASURES];
