@@ -347,6 +347,10 @@ TEST(letters_muscle_sim_bad_config)
          "not a whole number of steps"},
         {"ms_reg", "muscle_control:\n  objectives:\n    - {type: regularise, contraction: 0.2, region: {min: [0, 5, 0]}}\n", "ms_reg.yaml:3:",
          "no muscle segment's midpoint lies in it"},
+        {"ms_anchored", "muscle_control:\n  objectives:\n    - {type: com_velocity, anchored: true}\n", "ms_anchored.yaml:3:",
+         "anchored applies to types point, com and momentum only"},
+        {"ms_ramp", "muscle_control:\n  objectives:\n    - {type: com, ramp: smooth, target: [0.1, 0, 0]}\n", "ms_ramp.yaml:3:", "it needs a `to`"},
+        {"ms_ramp_kind", "muscle_control:\n  objectives:\n    - {type: com, ramp: cubic, to: 1}\n", "ms_ramp_kind.yaml:3:", "cubic"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char file[64], h5[64];
