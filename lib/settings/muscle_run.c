@@ -119,8 +119,8 @@ static int read_objective(sc_cfg_node *e, int i, const sc_model *m, const sc_mus
     if (ob->support && ob->type != SC_OBJ_MOMENTUM)
         return sc_fail(err, SC_EINPUT, "%s: %s: support applies to type momentum only", sc_cfg_where(e, w, sizeof w), what);
     if (ob->ramp != SC_RAMP_NONE && (ob->type == SC_OBJ_REGULARISE || ob->type == SC_OBJ_KINETIC || !sc_cfg_get(e, "to")))
-        return sc_fail(err, SC_EINPUT, "%s: %s: ramp grows a target over [from, to]: it needs a `to` and a type with a target", sc_cfg_where(e, w, sizeof w),
-                       what);
+        return sc_fail(err, SC_EINPUT, "%s: %s: ramp grows a target over [from, to]: it needs a `to` and a type with a target",
+                       sc_cfg_where(e, w, sizeof w), what);
     if (ob->anchored && ob->type != SC_OBJ_POINT && ob->type != SC_OBJ_COM && ob->type != SC_OBJ_MOMENTUM)
         return sc_fail(err, SC_EINPUT, "%s: %s: anchored applies to types point, com and momentum only", sc_cfg_where(e, w, sizeof w), what);
     if (ob->anchored && (ob->relative || ob->support))
