@@ -378,7 +378,8 @@ TEST(letters_behaviour_configs_read)
         {"configs/letters/i_balance.yaml", "I", 3},       {"configs/letters/h_exercise.yaml", "H", 5}, {"configs/letters/f_slide.yaml", "F", 4},
         {"configs/letters/i_jump.yaml", "I", 25},         {"configs/letters/i_jump_forward.yaml", "I", 17}, {"configs/letters/o_roll.yaml", "O", 8},
         {"configs/letters/t_twist_jump.yaml", "T", 14},   {"configs/letters/i_crawl.yaml", "I_flat", 5},   {"configs/letters/i_inchworm.yaml", "I_flat", 5},
-        {"configs/letters/x_walk.yaml", "X", 16},         {"configs/letters/i_cartwheel.yaml", "I_strong", 6},
+        {"configs/letters/x_walk.yaml", "X", 38},         {"configs/letters/x_walk_two.yaml", "X", 74},
+        {"configs/letters/i_cartwheel.yaml", "I_strong", 6},
     };
     for (size_t k = 0; k < sizeof shipped / sizeof *shipped; k++) {
         const char *h5 = letter_character(shipped[k].letter);
