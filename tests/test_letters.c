@@ -413,8 +413,8 @@ TEST(letters_behaviour_configs_read)
 /* muscle-sample turns the I about -z by sampling its controller's targets over 0.1 s segments:
  * the path it finds costs less than the greedy controller's (every offset 0), its offsets lie in
  * their boxes, the volume stays within [T12]'s 15 %, and the result is bit-identical alone and
- * under mpiexec.mpich -n 2 with two threads each. A control naming no objective is exit 2 naming
- * the line, leaving nothing. */
+ * under mpiexec.mpich -n 2 with two threads each. A control naming no objective, or an anchored
+ * objective, is exit 2 naming the line, leaving nothing. */
 TEST(letters_muscle_sample_turns_the_i)
 {
     const char *i = letter_character("I");
@@ -466,5 +466,15 @@ TEST(letters_muscle_sample_turns_the_i)
     const char *bad = sc_test_write("sample_bad.yaml", yaml), *c = sc_test_tmp("sample_bad.h5");
     rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("muscle-sample"), bad, c, i);
     ENSURE_MSG(rc == 2 && strstr(out, "sample_bad.yaml:14:") && strstr(out, "objective: 9"), "exit %d: %s", rc, out);
+    ENSURE(!sc_test_file_exists(c) && !sc_test_temporary_left(c));
+    /* an anchored objective: its anchor is the controller's, not the snapshots' (refused) */
+    char anchored[2048];
+    snprintf(yaml, sizeof yaml, body, 2);
+    const char *at = strstr(yaml, "    - {type: regularise}\n");
+    ENSURE(at);
+    snprintf(anchored, sizeof anchored, "%.*s    - {type: regularise}\n    - {type: com, anchored: true}\n%s", (int)(at - yaml), yaml,
+             at + strlen("    - {type: regularise}\n"));
+    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("muscle-sample"), sc_test_write("sample_bad.yaml", anchored), c, i);
+    ENSURE_MSG(rc == 2 && strstr(out, "sample_bad.yaml:11:") && strstr(out, "objectives[5] is anchored"), "exit %d: %s", rc, out);
     ENSURE(!sc_test_file_exists(c) && !sc_test_temporary_left(c));
 }

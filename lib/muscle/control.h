@@ -95,9 +95,10 @@ typedef struct sc_control sc_control;
 int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control **out, sc_err *err);
 void sc_control_free(sc_control *c);
 /* Plans the next period: writes s->ld (kept when no plan is feasible: report->failed). An
- * anchored objective's anchor is taken at its window's first plan (the first with from <= t, or
- * the first after a plan at a later time: a body restored from a snapshot within the window
- * takes it anew there) and is the only state the controller keeps between plans. */
+ * anchored objective's anchor is taken at its window's first plan (the first with from <= t) and
+ * is the only state the controller keeps between plans: it is taken anew when the body's time is
+ * before it (a body restored from an earlier snapshot), but kept for a body restored to a later
+ * time within its window, so muscle-sample (which restores snapshots) refuses anchored objectives. */
 int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *report, sc_err *err);
 
 #endif
