@@ -347,6 +347,10 @@ TEST(letters_muscle_sim_bad_config)
          "not a whole number of steps"},
         {"ms_reg", "muscle_control:\n  objectives:\n    - {type: regularise, contraction: 0.2, region: {min: [0, 5, 0]}}\n", "ms_reg.yaml:3:",
          "no muscle segment's midpoint lies in it"},
+        {"ms_anchored", "muscle_control:\n  objectives:\n    - {type: com_velocity, anchored: true}\n", "ms_anchored.yaml:3:",
+         "anchored applies to types point, com and momentum only"},
+        {"ms_ramp", "muscle_control:\n  objectives:\n    - {type: com, ramp: smooth, target: [0.1, 0, 0]}\n", "ms_ramp.yaml:3:", "it needs a `to`"},
+        {"ms_ramp_kind", "muscle_control:\n  objectives:\n    - {type: com, ramp: cubic, to: 1}\n", "ms_ramp_kind.yaml:3:", "cubic"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char file[64], h5[64];
@@ -374,7 +378,8 @@ TEST(letters_behaviour_configs_read)
         {"configs/letters/i_balance.yaml", "I", 3},       {"configs/letters/h_exercise.yaml", "H", 5}, {"configs/letters/f_slide.yaml", "F", 3},
         {"configs/letters/i_jump.yaml", "I", 25},         {"configs/letters/i_jump_forward.yaml", "I", 17}, {"configs/letters/o_roll.yaml", "O", 8},
         {"configs/letters/t_twist_jump.yaml", "T", 14},   {"configs/letters/i_crawl.yaml", "I_flat", 5},   {"configs/letters/i_inchworm.yaml", "I_flat", 5},
-        {"configs/letters/x_walk.yaml", "X", 16},         {"configs/letters/i_cartwheel.yaml", "I_strong", 6},
+        {"configs/letters/x_walk.yaml", "X", 38},         {"configs/letters/x_walk_two.yaml", "X", 74},
+        {"configs/letters/i_cartwheel.yaml", "I_strong", 6},
     };
     for (size_t k = 0; k < sizeof shipped / sizeof *shipped; k++) {
         const char *h5 = letter_character(shipped[k].letter);
@@ -408,8 +413,8 @@ TEST(letters_behaviour_configs_read)
 /* muscle-sample turns the I about -z by sampling its controller's targets over 0.1 s segments:
  * the path it finds costs less than the greedy controller's (every offset 0), its offsets lie in
  * their boxes, the volume stays within [T12]'s 15 %, and the result is bit-identical alone and
- * under mpiexec.mpich -n 2 with two threads each. A control naming no objective is exit 2 naming
- * the line, leaving nothing. */
+ * under mpiexec.mpich -n 2 with two threads each. A control naming no objective, or an anchored
+ * objective, is exit 2 naming the line, leaving nothing. */
 TEST(letters_muscle_sample_turns_the_i)
 {
     const char *i = letter_character("I");
@@ -461,5 +466,15 @@ TEST(letters_muscle_sample_turns_the_i)
     const char *bad = sc_test_write("sample_bad.yaml", yaml), *c = sc_test_tmp("sample_bad.h5");
     rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("muscle-sample"), bad, c, i);
     ENSURE_MSG(rc == 2 && strstr(out, "sample_bad.yaml:14:") && strstr(out, "objective: 9"), "exit %d: %s", rc, out);
+    ENSURE(!sc_test_file_exists(c) && !sc_test_temporary_left(c));
+    /* an anchored objective: its anchor is the controller's, not the snapshots' (refused) */
+    char anchored[2048];
+    snprintf(yaml, sizeof yaml, body, 2);
+    const char *at = strstr(yaml, "    - {type: regularise}\n");
+    ENSURE(at);
+    snprintf(anchored, sizeof anchored, "%.*s    - {type: regularise}\n    - {type: com, anchored: true}\n%s", (int)(at - yaml), yaml,
+             at + strlen("    - {type: regularise}\n"));
+    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("muscle-sample"), sc_test_write("sample_bad.yaml", anchored), c, i);
+    ENSURE_MSG(rc == 2 && strstr(out, "sample_bad.yaml:11:") && strstr(out, "objectives[5] is anchored"), "exit %d: %s", rc, out);
     ENSURE(!sc_test_file_exists(c) && !sc_test_temporary_left(c));
 }

@@ -43,6 +43,7 @@ struct sc_control {
     sc_qpcc_contact *contacts;
     unsigned char *start, *state;
     sc_qpcc_work *qw;
+    double *anchor, *anchor_t; /* [3 nobjectives], [nobjectives]: an anchored objective's position and the plan's time it was taken at */
 };
 
 void sc_control_free(sc_control *c)
@@ -77,6 +78,8 @@ void sc_control_free(sc_control *c)
     free(c->start);
     free(c->state);
     sc_qpcc_work_free(c->qw);
+    free(c->anchor);
+    free(c->anchor_t);
     free(c);
 }
 
@@ -168,13 +171,16 @@ int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control
     c->z = malloc((size_t)nv * sizeof(double));
     c->vrow = malloc(3 * (size_t)nv * sizeof(double));
     c->mom = malloc(6 * (size_t)nv * sizeof(double));
+    c->anchor = malloc(3 * ((size_t)o->nobjectives + 1) * sizeof(double));
+    c->anchor_t = malloc(((size_t)o->nobjectives + 1) * sizeof(double));
     if (!c->A || !c->b || !c->work || !c->rot || !c->Yv || !c->V || !c->sqrt_mass || !c->patch_first || !c->patch_nodes || !c->cand || !c->assign ||
         !c->patch_gap || !c->patch_centre || !c->H || !c->g || !c->Ain || !c->bin || !c->prow || !c->poff || !c->pvar || !c->contacts || !c->start ||
-        !c->state || !c->row || !c->z || !c->vrow || !c->mom) {
+        !c->state || !c->row || !c->z || !c->vrow || !c->mom || !c->anchor || !c->anchor_t) {
         sc_control_free(c);
         return sc_fail(err, SC_EIO, "control: out of memory");
     }
     for (int i = 0; i < m->nnodes; i++) c->sqrt_mass[i] = sqrt(m->node_mass[i]);
+    for (int k = 0; k < o->nobjectives; k++) c->anchor_t[k] = NAN; /* none taken */
     if ((rc = sc_qpcc_work_create(nv, 2 * S, PER_PATCH * P, o->max_nodes, &c->qw, err))) {
         sc_control_free(c);
         return rc;
@@ -409,8 +415,26 @@ static void add_square(sc_control *c, int nv, const double *row, double cst, dou
 static double objective_target(const sc_objective *ob, int a, double t)
 {
     double v = ob->target[a];
+    if (ob->ramp != SC_RAMP_NONE) { /* the fraction of the window passed (to is finite for a ramp) */
+        const double u = fmin(1, fmax(0, (t - ob->from) / (ob->to - ob->from)));
+        v *= ob->ramp == SC_RAMP_SMOOTH ? u * u * (3 - 2 * u) : u;
+    }
     if (ob->period > 0) v += ob->amplitude[a] * sin(2 * M_PI * (t - ob->from) / ob->period);
     return v;
+}
+
+/* Objective k's anchor (an anchored one's offsets are from it): pos, taken at the window's first
+   plan; kept while it was taken within this window and not after the body's time (a body restored
+   to before it takes it anew). */
+static const double *objective_anchor(sc_control *c, int k, double t, const double pos[3])
+{
+    const sc_objective *ob = &c->o.objectives[k];
+    double *a = c->anchor + 3 * k;
+    if (!(c->anchor_t[k] >= ob->from && c->anchor_t[k] <= t)) {
+        memcpy(a, pos, 3 * sizeof(double));
+        c->anchor_t[k] = t;
+    }
+    return a;
 }
 
 int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_err *err)
@@ -509,10 +533,11 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
         const sc_objective *ob = &c->o.objectives[k];
         if (s->t < ob->from || s->t >= ob->to) continue;
         if ((ob->when == SC_WHEN_CONTACT && !in_contact) || (ob->when == SC_WHEN_AIRBORNE && in_contact)) continue;
+        const double *anc = ob->anchored && (ob->type == SC_OBJ_COM || ob->type == SC_OBJ_MOMENTUM) ? objective_anchor(c, k, s->t, com) : NULL;
         for (int a = 0; a < 3 && ob->type != SC_OBJ_REGULARISE && ob->type != SC_OBJ_KINETIC; a++) {
             const double w = ob->weight * ob->axes[a];
             if (!(w > 0)) continue;
-            double tg = objective_target(ob, a, s->t);
+            double tg = objective_target(ob, a, s->t) + (anc ? anc[a] : 0);
             switch (ob->type) {
                 case SC_OBJ_MOMENTUM: { /* (L+ - L) / h -> m kp (c~ - c) - kd L */
                     double ct = ob->support && a != 1 ? sup[a] + tg : tg;
@@ -544,9 +569,10 @@ int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *rep, sc_er
                     p[a] += s->x[3 * ob->nodes[q] + a] / ob->nnodes;
                     p0[a] += m->rest_pos[3 * ob->nodes[q] + a] / ob->nnodes;
                 }
+            const double *pa = ob->anchored && ob->type == SC_OBJ_POINT ? objective_anchor(c, k, s->t, p) : NULL;
             for (int a = 0; a < 3; a++) {
                 const double w = ob->weight * ob->axes[a];
-                double tg = objective_target(ob, a, s->t) + (ob->relative && ob->type == SC_OBJ_POINT ? p0[a] : 0);
+                double tg = objective_target(ob, a, s->t) + (pa ? pa[a] : ob->relative && ob->type == SC_OBJ_POINT ? p0[a] : 0);
                 if (ob->type == SC_OBJ_POINT) {
                     for (int v = 0; v < nv; v++) c->row[v] = h * c->vrow[(size_t)a * nv + v];
                     add_square(c, nv, c->row, p[a] + h * c->vcst[a], tg, w);

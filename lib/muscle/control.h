@@ -36,9 +36,16 @@ typedef enum {
 
 typedef enum { SC_WHEN_ALWAYS = 0, SC_WHEN_CONTACT = 1, SC_WHEN_AIRBORNE = 2 } sc_objective_when;
 
+/* How target enters over the window [from, to): whole from the start, or grown from 0 at `from`
+   to target at `to`, linearly or by the smoothstep 3u^2 - 2u^3 (no jump in velocity at either end:
+   a foot lifted, moved and placed). */
+typedef enum { SC_RAMP_NONE = 0, SC_RAMP_LINEAR = 1, SC_RAMP_SMOOTH = 2 } sc_objective_ramp;
+
 /* One objective term, active for from <= t < to and when its contact condition holds. Its
- * target is target + amplitude * sin(2 pi (t - from) / period) (period 0: no sine); targets of
- * MOMENTUM may be offsets from the centre of support in x and z (support: 1). */
+ * target is target (times the ramp's fraction) + amplitude * sin(2 pi (t - from) / period)
+ * (period 0: no sine); targets of MOMENTUM may be offsets from the centre of support in x and z
+ * (support: 1); targets of POINT, COM and MOMENTUM may be offsets from where the node set (or the
+ * centre of mass) was at the window's first plan (anchored: 1; the controller keeps that anchor). */
 typedef struct sc_objective {
     int type; /* sc_objective_type */
     double weight;
@@ -53,6 +60,8 @@ typedef struct sc_objective {
     int *nodes;
     int relative;                  /* POINT: target is an offset from the set's rest centre; REGULARISE: towards the last plan's l_d */
     const unsigned char *segments; /* REGULARISE: [nsegs] 1 for the segments it covers; NULL: all */
+    int ramp;                      /* sc_objective_ramp */
+    int anchored;                  /* POINT, COM, MOMENTUM: target is an offset from the window's first plan's position */
 } sc_objective;
 
 typedef struct sc_control_opts {
@@ -85,7 +94,11 @@ typedef struct sc_control sc_control;
 /* Builds the controller of body s (its model, muscles and options): factors M~. */
 int sc_control_create(const sc_softbody *s, const sc_control_opts *o, sc_control **out, sc_err *err);
 void sc_control_free(sc_control *c);
-/* Plans the next period: writes s->ld (kept when no plan is feasible: report->failed). */
+/* Plans the next period: writes s->ld (kept when no plan is feasible: report->failed). An
+ * anchored objective's anchor is taken at its window's first plan (the first with from <= t) and
+ * is the only state the controller keeps between plans: it is taken anew when the body's time is
+ * before it (a body restored from an earlier snapshot), but kept for a body restored to a later
+ * time within its window, so muscle-sample (which restores snapshots) refuses anchored objectives. */
 int sc_control_plan(sc_control *c, sc_softbody *s, sc_control_report *report, sc_err *err);
 
 #endif

@@ -43,6 +43,9 @@ int sc_msamcon_check(const sc_msamcon_config *c, const sc_muscle_run_opts *o, sc
         if (u->axis < 0 || u->axis > 2 || !(u->half_width > 0))
             return sc_fail(err, SC_EINPUT, "muscle sampling: control %d: axis must be x, y or z and half_width > 0", k);
     }
+    for (int k = 0; k < o->control.nobjectives; k++)
+        if (o->control.objectives[k].anchored)
+            return sc_fail(err, SC_EINPUT, "muscle sampling: objective %d is anchored: its anchor is the controller's state, not the snapshots'", k);
     if (c->nterms < 1) return sc_fail(err, SC_EINPUT, "muscle sampling: no cost terms");
     for (int j = 0; j < c->nterms; j++)
         if (!(c->terms[j].to > c->terms[j].from) || !(c->terms[j].weight >= 0))

@@ -89,7 +89,8 @@ typedef struct sc_msamcon_result {
 void sc_msamcon_result_free(sc_msamcon_result *r);
 
 /* Checks the config against the run's options (controls name existing objectives, terms are
-   sane); SC_EINPUT saying which. */
+   sane, no objective is anchored: a restored snapshot would plan with another path's anchor);
+   SC_EINPUT saying which. */
 int sc_msamcon_check(const sc_msamcon_config *c, const sc_muscle_run_opts *o, sc_err *err);
 
 struct sc_par;

@@ -15,6 +15,7 @@
 static const char *const objective_types[] = {"momentum", "angular_momentum", "com",        "com_velocity",
                                               "point",    "point_velocity",   "regularise", "kinetic"};
 static const char *const whens[] = {"always", "contact", "airborne"};
+static const char *const ramps[] = {"none", "linear", "smooth"};
 static const char *const solvers[] = {"none", "qp", "qpcc"};
 
 /* map's `region: {min: [x, y, z], max: [x, y, z]}` (rest coordinates, m; each bound open by
@@ -111,10 +112,20 @@ static int read_objective(sc_cfg_node *e, int i, const sc_model *m, const sc_mus
     TRY(sc_cfg_double_range(e, "kp", 0, 0, 1e9, &ob->kp, err));
     TRY(sc_cfg_double_range(e, "kd", 0, 0, 1e9, &ob->kd, err));
     TRY(sc_cfg_bool(e, "relative", 0, &ob->relative, err));
+    TRY(sc_cfg_enum(e, "ramp", ramps, 3, SC_RAMP_NONE, &ob->ramp, err));
+    TRY(sc_cfg_bool(e, "anchored", 0, &ob->anchored, err));
     if (!(ob->to > ob->from))
         return sc_fail(err, SC_EINPUT, "%s: %s: to = %g s is not after from = %g s", sc_cfg_where(e, w, sizeof w), what, ob->to, ob->from);
     if (ob->support && ob->type != SC_OBJ_MOMENTUM)
         return sc_fail(err, SC_EINPUT, "%s: %s: support applies to type momentum only", sc_cfg_where(e, w, sizeof w), what);
+    if (ob->ramp != SC_RAMP_NONE && (ob->type == SC_OBJ_REGULARISE || ob->type == SC_OBJ_KINETIC || !sc_cfg_get(e, "to")))
+        return sc_fail(err, SC_EINPUT, "%s: %s: ramp grows a target over [from, to]: it needs a `to` and a type with a target",
+                       sc_cfg_where(e, w, sizeof w), what);
+    if (ob->anchored && ob->type != SC_OBJ_POINT && ob->type != SC_OBJ_COM && ob->type != SC_OBJ_MOMENTUM)
+        return sc_fail(err, SC_EINPUT, "%s: %s: anchored applies to types point, com and momentum only", sc_cfg_where(e, w, sizeof w), what);
+    if (ob->anchored && (ob->relative || ob->support))
+        return sc_fail(err, SC_EINPUT, "%s: %s: anchored offsets are from where the window began, not also %s", sc_cfg_where(e, w, sizeof w), what,
+                       ob->relative ? "from the rest centre (relative)" : "from the centre of support (support)");
     if (ob->type == SC_OBJ_POINT || ob->type == SC_OBJ_POINT_VELOCITY) return read_region(e, m, what, &ob->nodes, &ob->nnodes, err);
     if (ob->type == SC_OBJ_REGULARISE) {
         if (sc_cfg_get(e, "target"))

@@ -29,7 +29,10 @@
  *     #   c, towards (1 - c) l0, default 0; relative: towards the last plan; region and group:
  *     #   only the segments whose rest midpoints lie there), kinetic; common keys: weight, from, to, when (always |
  *     #   contact | airborne), axes [x, y, z] weights, target, amplitude + period (a sine
- *     #   added to the target), region {min: [x, y, z], max: [x, y, z]} (rest coordinates, m)
+ *     #   added to the target), region {min: [x, y, z], max: [x, y, z]} (rest coordinates, m),
+ *     #   ramp (none | linear | smooth: the target grows from 0 at `from` to itself at `to`);
+ *     #   anchored: true (point, com, momentum: the target is an offset from where the region's
+ *     #   centre, or the COM, was at the window's first plan: a stance foot held, a step taken)
  *   forces:                    # external forces, shared by the nodes of a region (ramp: true grows
  *                              # the force linearly from 0 at `from` to `force` at `to`)
  *     - {from: 1.0, to: 1.1, force: [300, 0, 0], region: {min: [-1, 0.93, -1], max: [1, 2, 1]}}

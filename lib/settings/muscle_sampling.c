@@ -68,6 +68,12 @@ int sc_msamcon_read(sc_cfg *cfg, const sc_muscle_run_config *run, sc_msamcon_con
     int rc;
     sc_msamcon_default_config(c);
     TRY(sc_cfg_section(sc_cfg_root(cfg), "muscle_sampling", &sec, err));
+    for (int k = 0; k < run->run.control.nobjectives; k++)
+        if (run->run.control.objectives[k].anchored)
+            return sc_fail(err, SC_EINPUT,
+                           "%s: muscle_sampling: muscle_control.objectives[%d] is anchored: its anchor is the controller's state, which the "
+                           "sampler's snapshots do not carry",
+                           sc_cfg_where(sec, w, sizeof w), k);
     TRY(sc_cfg_double_range(sec, "segment", c->segment, 1e-4, 100, &c->segment, err));
     TRY(sc_cfg_double_range(sec, "duration", run->duration, 1e-4, 1e6, &c->duration, err));
     TRY(sc_cfg_int(sec, "samples", c->samples, 1, 1000000, &samples, err));
