@@ -155,8 +155,8 @@ TEST(validation_sampling_span_refused_up_front)
 }
 
 /* Issue 28 item 3: a config whose motion section is not the one the reference was made with
-   (configs/march.yaml's: march_in_place.bvh, frames [1, -1], filter none) is refused naming the
-   key and both values; the reference's own section passes and the log says what is sampled. */
+   (configs/march.yaml's: march_in_place.bvh, frames [1, -1], filter none, no edit) is refused
+   naming the key and both values; the reference's own section passes and the log says what is sampled. */
 TEST(validation_motion_section_must_be_the_references)
 {
     ENSURE_MSG(sc_fixture_michelin() && sc_fixture_march_reference(), "fixtures: %s", sc_fixture_log());
@@ -168,6 +168,9 @@ TEST(validation_motion_section_must_be_the_references)
         {"val_clip.yaml", "{bvh: cmu_02_01_walk.bvh, frames: [1, -1], filter: none}", "val_clip.yaml:1:15: motion.bvh is cmu_02_01_walk.bvh"},
         {"val_mirror.yaml", "{bvh: march_in_place.bvh, mirror: true, filter: none}", "val_mirror.yaml:1:43: motion.mirror is true"},
         {"val_filter.yaml", "{bvh: march_in_place.bvh, filter: butterworth}", "val_filter.yaml:1:43: motion.filter is butterworth"},
+        {"val_edit.yaml",
+         "{bvh: march_in_place.bvh, filter: none, edit: {nodes: [{name: l, spline: [[0, 0], [0.5, 0.05]]}], moves: [{bone: l_foot, y: l}]}}",
+         "motion.edit is an edit of 1 move, but"},
     };
     char text[512];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -401,6 +401,15 @@ static int motion_differs(const sc_id_config *a, const char *name_a, const sc_id
     return 1;
 }
 
+/* 1 when two edits move other bones or by other offsets. */
+static int edit_differs(const sc_limb_edit *a, const sc_limb_edit *b)
+{
+    if (a->nmoves != b->nmoves || a->nsamples != b->nsamples) return 1;
+    for (int k = 0; k < a->nmoves; k++)
+        if (strcmp(a->bone[k], b->bone[k])) return 1;
+    return a->nmoves && memcmp(a->offset, b->offset, (size_t)a->nsamples * a->nmoves * 3 * sizeof *a->offset);
+}
+
 int sc_motion_check_reference(const sc_cfg *cfg, const char *ref_path, const sc_reference_origin *origin, sc_err *err)
 {
     if (!origin->config || !sc_cfg_path(cfg)) return SC_OK;
@@ -415,10 +424,20 @@ int sc_motion_check_reference(const sc_cfg *cfg, const char *ref_path, const sc_
     if ((rc = sc_cfg_load_string(origin->config, where, &theirs, err))) goto done;
     sc_cfg_node *ref_mo = sc_cfg_get(sc_cfg_root(theirs), "motion");
     if (!ref_mo) goto done;
-    if ((rc = read_motion(mo, a, name_a, sizeof name_a, err)) || (rc = read_motion(ref_mo, b, name_b, sizeof name_b, err))) goto done;
-    const char *key;
+    if ((rc = read_motion(mo, a, name_a, sizeof name_a, err)) || (rc = read_motion(ref_mo, b, name_b, sizeof name_b, err)) ||
+        (rc = read_edit(mo, &a->edit, err)) || (rc = read_edit(ref_mo, &b->edit, err)))
+        goto done;
+    const char *key = NULL;
     char va[300], vb[300];
-    if (motion_differs(a, name_a, b, name_b, &key, va, vb, sizeof va)) {
+    if (!motion_differs(a, name_a, b, name_b, &key, va, vb, sizeof va)) {
+        key = NULL;
+        if (edit_differs(&a->edit, &b->edit)) {
+            key = "edit";
+            snprintf(va, sizeof va, "an edit of %d move%s", a->edit.nmoves, a->edit.nmoves == 1 ? "" : "s");
+            snprintf(vb, sizeof vb, "another (%d move%s)", b->edit.nmoves, b->edit.nmoves == 1 ? "" : "s");
+        }
+    }
+    if (key) {
         sc_cfg_node *at = sc_cfg_get(mo, key);
         rc = sc_fail(err, SC_EINPUT,
                      "%s: motion.%s is %s, but %s was made with %s (its /config): it holds another stretch or version of the clip; run "
@@ -428,6 +447,10 @@ int sc_motion_check_reference(const sc_cfg *cfg, const char *ref_path, const sc_
 done:
     sc_cfg_free(mine);
     sc_cfg_free(theirs);
+    if (a) {
+        sc_id_config_free(a);
+        sc_id_config_free(b);
+    }
     free(a);
     return rc;
 }

@@ -25,7 +25,7 @@ int sc_id_read_config(sc_cfg *cfg, sc_id_config *c, sc_err *err);
 /* A tool that is given both a config and a reference.h5 (sample-openloop) samples what the
  * reference holds: when the config has a motion section and the reference records the config it
  * was made with (origin->config), the two motion sections must agree on the clip (bvh, by file
- * name), frames, unit, mirror and filter, else SC_EINPUT naming the config line, the key and
+ * name), frames, unit, mirror, filter and edit, else SC_EINPUT naming the config line, the key and
  * both values. Reads a fresh copy of the config file: cfg's keys and defaults are untouched. */
 int sc_motion_check_reference(const sc_cfg *cfg, const char *ref_path, const sc_reference_origin *origin, sc_err *err);
 
