@@ -234,3 +234,31 @@ TEST(ground_boxes_are_obstacles)
     }
     sc_test_report("%zu bad ground.boxes: exit 2 naming line 5, no output", sizeof bad / sizeof *bad);
 }
+
+/* sampling.failure.obstacles: with `forbidden` a sample whose body touches a ground box fails as a
+   forbidden contact; with the default (`allowed`) the same box is floor to stand on. The march
+   fixture's left foot stands on a box 5 mm high: forbidden, no sample survives. */
+TEST(ground_boxes_forbidden_fail_samples)
+{
+    ENSURE_MSG(sc_fixture_michelin() && sc_fixture_march_reference(), "fixtures: %s", sc_fixture_log());
+    const char *mode[2] = {"allowed", "forbidden"};
+    int rc[2];
+    char log[2][512];
+    for (int k = 0; k < 2; k++) {
+        char text[512], name[64];
+        snprintf(text, sizeof text,
+                 "simulation: {solver: quick}\nground: {boxes: [{min: [0, -0.5, -1], max: [1, 0.005, 1]}]}\n"
+                 "sampling: {segment: 0.05, samples: 4, elites: 2, end: 0.05, max_retries: 1, failure: {obstacles: %s}}\n",
+                 mode[k]);
+        snprintf(name, sizeof name, "box_%s.yaml", mode[k]);
+        const char *cfg = sc_test_write(name, text), *o = sc_test_tmp("box_sampled.h5");
+        remove(o);
+        rc[k] = sc_test_sh(out, sizeof out, "timeout 300 %s -c %s -o %s %s %s", sc_test_tool("sample-openloop"), cfg, o, sc_fixture_michelin(),
+                           sc_fixture_march_reference());
+        const char *seg = strstr(out, "segment 1/1");
+        snprintf(log[k], sizeof log[k], "%.200s", seg ? seg : out);
+    }
+    sc_test_report("a foot on a 5 mm box: allowed exit %d (%s); forbidden exit %d (%s)", rc[0], log[0], rc[1], log[1]);
+    ENSURE(rc[0] == 0 && strstr(log[0], "0% failed"));
+    ENSURE(rc[1] != 0 && strstr(log[1], "100% failed (forbidden contact"));
+}
