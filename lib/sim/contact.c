@@ -94,7 +94,9 @@ static double tile_field(const sc_ground *g, double x, double z, double *gx, dou
     return h00 + fx * dx + fz * dz;
 }
 
-static inline __attribute__((always_inline)) double ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal)
+/* The height of p over the ground and its normal; *box (when given) the box whose surface is the
+   nearest, -1 for the floor. */
+static inline __attribute__((always_inline)) double ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal, int *box)
 {
     double h = sc_v3_dot(g->normal, p) - g->offset;
     sc_vec3 n = g->normal;
@@ -115,41 +117,36 @@ static inline __attribute__((always_inline)) double ground_height(const sc_groun
         n = sc_v3_scale(gr, 1 / len);
         h /= len;
     }
+    int which = -1;
     for (int b = 0; b < g->nboxes; b++) { /* the nearest surface decides */
         sc_vec3 nb;
         const double d = box_distance(g, b, p, &nb);
-        if (d < h) h = d, n = nb;
+        if (d < h) h = d, n = nb, which = b;
     }
     if (normal) *normal = n;
+    if (box) *box = which;
     return h;
 }
 
 int sc_ground_nearest_box(const sc_ground *g, sc_vec3 p)
 {
-    sc_ground field = *g;
-    field.nboxes = 0;
-    double h = ground_height(&field, p, NULL);
-    int which = -1;
-    for (int b = 0; b < g->nboxes; b++) {
-        sc_vec3 n;
-        const double d = box_distance(g, b, p, &n);
-        if (d < h) h = d, which = b;
-    }
-    return which;
+    int box;
+    ground_height(g, p, NULL, &box);
+    return box;
 }
 
 double sc_ground_top(const sc_ground *g, double x, double z)
 {
     sc_ground field = *g;
     field.nboxes = 0; /* the height field is linear in y along the vertical */
-    const double h0 = ground_height(&field, sc_v3(x, 0, z), NULL), h1 = ground_height(&field, sc_v3(x, 1, z), NULL);
+    const double h0 = ground_height(&field, sc_v3(x, 0, z), NULL, NULL), h1 = ground_height(&field, sc_v3(x, 1, z), NULL, NULL);
     double y = -h0 / (h1 - h0);
     for (int b = 0; b < g->nboxes; b++)
         if (x >= g->box_lo[b][0] && x <= g->box_hi[b][0] && z >= g->box_lo[b][2] && z <= g->box_hi[b][2]) y = fmax(y, g->box_hi[b][1]);
     return y;
 }
 
-double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal) { return ground_height(g, p, normal); }
+double sc_ground_height(const sc_ground *g, sc_vec3 p, sc_vec3 *normal) { return ground_height(g, p, normal, NULL); }
 
 void sc_contact_cop(const sc_contact_result *r, double cop[3])
 {
@@ -164,7 +161,8 @@ static inline __attribute__((always_inline)) int contact_vertex(const sc_contact
                                                                 sc_contact_result *res)
 {
     sc_vec3 n;
-    double h = ground_height(&o->ground, x, &n);
+    int box;
+    double h = ground_height(&o->ground, x, &n, &box);
     if (h >= 0) {
         in_contact[i] = 0;
         return 0;
@@ -198,7 +196,7 @@ static inline __attribute__((always_inline)) int contact_vertex(const sc_contact
     *fc = sc_v3_add(sc_v3_scale(n, fn), ft);
     res->total_force = sc_v3_add(res->total_force, *fc);
     res->count++;
-    if (o->ground.nboxes) res->obstacles += sc_ground_nearest_box(&o->ground, x) >= 0;
+    res->obstacles += box >= 0;
     res->max_depth = fmax(res->max_depth, -h);
     res->normal_force += fn;
     res->load_moment = sc_v3_axpy(fn, x, res->load_moment);
