@@ -18,6 +18,7 @@
 #   muscle-sim                NAME_sim.h5      (muscle_control: a boneless character, [T12];
 #     or muscle-sample                          with muscle_sampling: mpiexec.mpich -n RANKS)
 #   render                    NAME_render/     (an open loop with the tracked reference as a ghost)
+#   obstacle-clearance        NAME_clearance.png (ground.boxes: how the feet passed each box)
 # The config's optional `pipeline:` section: character (the config the character is built
 # from, next to CONFIG; default CONFIG itself), reference (the config whose inverse-dynamics
 # reference is tracked; default CONFIG itself) and name (default: CONFIG's file name).
@@ -32,11 +33,11 @@ while getopts "o:n:c:h" opt; do
     o) out=$OPTARG ;;
     n) ranks=$OPTARG ;;
     c) chcfg=$OPTARG; [ -f "$chcfg" ] || { echo "pipeline: $chcfg: no such file" >&2; exit 3; } ;;
-    *) sed -n '2,26p' "$0"; exit 1 ;;
+    *) sed -n '2,27p' "$0"; exit 1 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { sed -n '2,26p' "$0"; exit 1; }
+[ $# -eq 1 ] || { sed -n '2,27p' "$0"; exit 1; }
 cfg=$1
 [ -f "$cfg" ] || { echo "pipeline: $cfg: no such file" >&2; exit 3; }
 export SOFTCON_MOCAP_PATH="${SOFTCON_MOCAP_PATH:-$PWD/../shared/mocap}"
@@ -115,6 +116,13 @@ if [ -n "$controller" ] || { has "$cfg" controller && ! has "$cfg" sampling; }; 
   if newer "$rdir/contact_sheet.png" "$sim" bin/render; then skip render "$rdir"; else
     stage "render: $rdir"
     if [ -e "$policy" ] || [ -z "$controller" ]; then bin/render -o "$rdir" "$sim"; else bin/render --reference "$controller" -o "$rdir" "$sim"; fi
+  fi
+  if awk '/^ground:/ { g = 1; next } /^[^ #]/ { g = 0 } g && $1 == "boxes:" { f = 1 } END { exit !f }' "$cfg"; then
+    clear=$out/${name}_clearance.png
+    if newer "$clear" "$sim"; then skip obstacle-clearance "$clear"; else
+      stage "obstacle-clearance: $clear"
+      scripts/obstacle-clearance.py --plot "$clear" "$sim" || echo "pipeline: $sim did not clear its obstacles" >&2
+    fi
   fi
 fi
 if has "$cfg" parameterize; then
