@@ -136,6 +136,20 @@ TEST(ground_tiles_are_continuous)
     ENSURE(kinks > 2900); /* the field is piecewise planar, not smooth */
 }
 
+/* simulate with `ground: {slope: 0, KEY: VALUE}` (KEY on line 5 of KEY_bad.yaml): 1 when it is
+   refused as a bad config must be: exit 2 naming that line, the message holding want, no output. */
+static int ground_refused(const char *ch, const char *key, const char *value, const char *want)
+{
+    char text[512], name[64], h5[64], line[80];
+    snprintf(text, sizeof text, "simulation: {duration: 0.01}\ncontroller: {type: hold}\nground:\n  slope: 0\n  %s: %s\n", key, value);
+    snprintf(name, sizeof name, "%s_bad.yaml", key);
+    snprintf(h5, sizeof h5, "%s_bad.h5", key);
+    snprintf(line, sizeof line, "%s:5:", name);
+    const char *cfg = sc_test_write(name, text), *o = sc_test_tmp(h5);
+    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, ch);
+    return rc == 2 && strstr(out, line) && strstr(out, want) && !sc_test_file_exists(o);
+}
+
 TEST(ground_tiles_config_errors)
 {
     const char *ch = sc_fixture_michelin();
@@ -153,14 +167,7 @@ TEST(ground_tiles_config_errors)
         {"{height: 0.01, seed: 2}", "ground.tiles needs a size"},
         {"[0.05, 0.02]", "'ground.tiles' must be a mapping"},
     };
-    char text[512];
-    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-        snprintf(text, sizeof text, "simulation: {duration: 0.01}\ncontroller: {type: hold}\nground:\n  slope: 0\n  tiles: %s\n", bad[k].tiles);
-        const char *cfg = sc_test_write("tiles_bad.yaml", text), *o = sc_test_tmp("tiles_bad.h5");
-        int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, ch);
-        ENSURE_MSG(rc == 2 && strstr(out, "tiles_bad.yaml:5:") && strstr(out, bad[k].want) && !sc_test_file_exists(o), "tiles %s: exit %d: %s",
-                   bad[k].tiles, rc, out);
-    }
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) ENSURE_MSG(ground_refused(ch, "tiles", bad[k].tiles, bad[k].want), "tiles %s: %s", bad[k].tiles, out);
     sc_test_report("%zu bad ground.tiles: exit 2 naming line 5, no output; e.g. %s", sizeof bad / sizeof *bad, out);
     /* a good one runs, and the resolved config keeps the floor */
     const char *cfg = sc_test_write(
@@ -224,14 +231,7 @@ TEST(ground_boxes_are_obstacles)
         {"[[0, 0, 0]]", "ground.boxes[0]: a map"},
         {"[{min: [0, 0, 0], max: [1, 1, 1], height: 2}]", "unknown key 'height'"},
     };
-    char text[512];
-    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
-        snprintf(text, sizeof text, "simulation: {duration: 0.01}\ncontroller: {type: hold}\nground:\n  slope: 0\n  boxes: %s\n", bad[k].boxes);
-        const char *cfg = sc_test_write("boxes_bad.yaml", text), *out_h5 = sc_test_tmp("boxes_bad.h5");
-        int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("simulate"), cfg, out_h5, ch);
-        ENSURE_MSG(rc == 2 && strstr(out, "boxes_bad.yaml:5:") && strstr(out, bad[k].want) && !sc_test_file_exists(out_h5), "boxes %s: exit %d: %s",
-                   bad[k].boxes, rc, out);
-    }
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) ENSURE_MSG(ground_refused(ch, "boxes", bad[k].boxes, bad[k].want), "boxes %s: %s", bad[k].boxes, out);
     sc_test_report("%zu bad ground.boxes: exit 2 naming line 5, no output", sizeof bad / sizeof *bad);
 }
 

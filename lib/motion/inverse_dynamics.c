@@ -411,13 +411,10 @@ static int edit_motion(id_pipeline *p, sc_err *err)
 {
     const sc_limb_edit *ed = &p->c->edit;
     int bones[SC_LIMB_EDIT_MAX];
-    for (int k = 0; k < ed->nmoves; k++) {
-        bones[k] = -1;
-        for (int j = 0; j < p->nb; j++)
-            if (!strcmp(p->m->bone_name[j], ed->bone[k])) bones[k] = j;
-        if (bones[k] < 0) return sc_fail(err, SC_EINPUT, "%s: motion.edit moves '%s', which the character does not have", ed->where[k], ed->bone[k]);
-    }
     if (!ed->nmoves) return SC_OK;
+    for (int k = 0; k < ed->nmoves; k++)
+        if ((bones[k] = sc_model_bone_index(p->m, ed->bone[k])) < 0)
+            return sc_fail(err, SC_EINPUT, "%s: motion.edit moves '%s', which the character does not have", ed->where[k], ed->bone[k]);
     int rc = sc_retarget_edit_limbs(p->m, &p->body, ed, bones, &p->mo, &p->inf.edit_miss, err);
     for (int f = 0; f < p->mo.nframes; f++)
         for (int k = 0; k < ed->nmoves; k++)

@@ -139,7 +139,7 @@ static void write_relief(FILE *f, const sc_anim *a, const double lo[3], const do
     const int nx = (int)ceil(wx / dx) + 1, nz = (int)ceil(wz / dx) + 1;
     fprintf(f, ",\"relief\":{\"x0\":%.9g,\"z0\":%.9g,\"dx\":%.9g,\"nx\":%d,\"nz\":%d,\"y\":[", x0, z0, dx, nx, nz);
     for (int k = 0; k < nz; k++)
-        for (int i = 0; i < nx; i++) { fprintf(f, "%s%.5g", i || k ? "," : "", sc_ground_top(g, x0 + i * dx, z0 + k * dx)); }
+        for (int i = 0; i < nx; i++) fprintf(f, "%s%.5g", i || k ? "," : "", sc_ground_top(g, x0 + i * dx, z0 + k * dx));
     fputs("]}", f);
 }
 

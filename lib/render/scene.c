@@ -570,9 +570,7 @@ static void draw_boxes(sc_renderer *r, const sc_camera *cam)
     const sc_ground *g = &r->boxes;
     for (int b = 0; b < g->nboxes; b++) {
         sc_vec3 c[8];
-        for (int k = 0; k < 8; k++)
-            c[k] = sc_v3(k & 1 ? g->box_hi[b][0] : g->box_lo[b][0], k & 2 ? g->box_hi[b][1] : g->box_lo[b][1],
-                         k & 4 ? g->box_hi[b][2] : g->box_lo[b][2]);
+        for (int k = 0; k < 8; k++) c[k] = sc_ground_box_corner(g, b, k);
         for (int f = 0; f < 6; f++) {
             const sc_vec3 *q[4] = {&c[face[f][0]], &c[face[f][1]], &c[face[f][2]], &c[face[f][3]]};
             sc_vec3 n = sc_v3_cross(sc_v3_sub(*q[1], *q[0]), sc_v3_sub(*q[3], *q[0])),

@@ -427,15 +427,12 @@ int sc_motion_check_reference(const sc_cfg *cfg, const char *ref_path, const sc_
     if ((rc = read_motion(mo, a, name_a, sizeof name_a, err)) || (rc = read_motion(ref_mo, b, name_b, sizeof name_b, err)) ||
         (rc = read_edit(mo, &a->edit, err)) || (rc = read_edit(ref_mo, &b->edit, err)))
         goto done;
-    const char *key = NULL;
+    const char *key = NULL; /* motion_differs sets it when a key differs */
     char va[300], vb[300];
-    if (!motion_differs(a, name_a, b, name_b, &key, va, vb, sizeof va)) {
-        key = NULL;
-        if (edit_differs(&a->edit, &b->edit)) {
-            key = "edit";
-            snprintf(va, sizeof va, "an edit of %d move%s", a->edit.nmoves, a->edit.nmoves == 1 ? "" : "s");
-            snprintf(vb, sizeof vb, "another (%d move%s)", b->edit.nmoves, b->edit.nmoves == 1 ? "" : "s");
-        }
+    if (!motion_differs(a, name_a, b, name_b, &key, va, vb, sizeof va) && edit_differs(&a->edit, &b->edit)) {
+        key = "edit";
+        snprintf(va, sizeof va, "an edit of %d move%s", a->edit.nmoves, a->edit.nmoves == 1 ? "" : "s");
+        snprintf(vb, sizeof vb, "another (%d move%s)", b->edit.nmoves, b->edit.nmoves == 1 ? "" : "s");
     }
     if (key) {
         sc_cfg_node *at = sc_cfg_get(mo, key);

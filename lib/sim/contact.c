@@ -34,14 +34,17 @@ double sc_ground_tile_vertex(const sc_ground *g, long i, long j) { return has_ti
 
 int sc_ground_is_flat(const sc_ground *g) { return !(g->bump_length > 0 && g->bump_height != 0) && !has_tiles(g) && g->nboxes == 0; }
 
+sc_vec3 sc_ground_box_corner(const sc_ground *g, int b, int k)
+{
+    return sc_v3(k & 1 ? g->box_hi[b][0] : g->box_lo[b][0], k & 2 ? g->box_hi[b][1] : g->box_lo[b][1], k & 4 ? g->box_hi[b][2] : g->box_lo[b][2]);
+}
+
 double sc_ground_max_rise(const sc_ground *g)
 {
     double rise = (g->bump_length > 0 ? fabs(g->bump_height) : 0) + (has_tiles(g) ? g->tile_height : 0);
     for (int b = 0; b < g->nboxes; b++)
         for (int k = 0; k < 8; k++) { /* its highest corner */
-            const sc_vec3 c = sc_v3(k & 1 ? g->box_hi[b][0] : g->box_lo[b][0], k & 2 ? g->box_hi[b][1] : g->box_lo[b][1],
-                                    k & 4 ? g->box_hi[b][2] : g->box_lo[b][2]);
-            rise = fmax(rise, sc_v3_dot(g->normal, c) - g->offset);
+            rise = fmax(rise, sc_v3_dot(g->normal, sc_ground_box_corner(g, b, k)) - g->offset);
         }
     return rise;
 }

@@ -52,6 +52,8 @@ int sc_ground_is_flat(const sc_ground *g);
 /* How far the ground can rise above its base plane (m, >= 0): tiles plus the bumps' amplitude,
  * or a box's top if higher. */
 double sc_ground_max_rise(const sc_ground *g);
+/* Corner k (0..7: bit 0 x, bit 1 y, bit 2 z, set for the max side) of box b. */
+sc_vec3 sc_ground_box_corner(const sc_ground *g, int b, int k);
 /* The box whose surface is the ground's nearest to p (sc_ground_height's), -1 for the floor. */
 int sc_ground_nearest_box(const sc_ground *g, sc_vec3 p);
 /* The height (y) of the ground's top surface over (x, z): what a picture of it draws. */
