@@ -9,7 +9,10 @@ height). --plot draws a side view of the soles over each box, one stroke per fra
   scripts/obstacle-clearance.py [--plot PNG] sim.h5
 """
 import argparse
+import os
+import subprocess
 import sys
+import tempfile
 
 import h5py
 import numpy as np
@@ -33,6 +36,37 @@ def box_distance(p, lo, hi):
     outside = np.linalg.norm(np.maximum(q, 0), axis=1)
     inside = np.minimum(q.max(axis=1), 0)
     return outside + inside
+
+
+def plot(a, boxes, t, x, feet):
+    """A side view per box (gnuplot, as scripts/plot.sh): the box, and each foot's sole (its lowest
+    point per 1 cm of z) every other frame while it is near."""
+    with tempfile.TemporaryDirectory() as d:
+        cmds = ["set terminal pngcairo size 900,%d enhanced font 'DejaVu Sans,11'" % (330 * len(boxes)), "set output '%s'" % a.plot,
+                "set multiplot layout %d,1" % len(boxes)]
+        for b, box in enumerate(boxes):
+            lo, hi = np.array(box["min"], float), np.array(box["max"], float)
+            clauses = []
+            for name, sel, colour in (("left foot", feet["left"], "#4477aa"), ("right foot", feet["right"], "#cc6677")):
+                z = x[:, sel, 2].mean(axis=1)
+                near = np.nonzero(np.abs(z - (lo[2] + hi[2]) / 2) < 0.45)[0][::2]
+                path = os.path.join(d, "%d_%s.dat" % (b, name.split()[0]))
+                with open(path, "w") as f:
+                    for k in near:
+                        p = x[k][sel]
+                        bins = np.floor(p[:, 2] / 0.01).astype(int)
+                        for c in np.unique(bins):
+                            f.write("%.4f %.4f %.3f\n" % ((c + 0.5) * 0.01, p[bins == c, 1].min(), t[k]))
+                        f.write("\n")
+                clauses.append("'%s' u 1:2 w l lw 0.8 lc rgb '%s' t '%s'" % (path, colour, name))
+            cmds += ["set title \"%s: box %d, the soles every other frame\" noenhanced" % (os.path.basename(a.sim), b),
+                     "set xlabel 'z (m, forward)'", "set ylabel 'height (m)'", "set xrange [%g:%g]" % (lo[2] - 0.5, hi[2] + 0.5),
+                     "set yrange [-0.02:0.35]", "set size ratio -1", "unset object",
+                     "set object 1 rect from %g,%g to %g,%g fc rgb 'gray50' fs solid front" % (lo[2], lo[1], hi[2], hi[1]),
+                     "plot 0 w l lc rgb 'black' notitle, " + ", ".join(clauses)]
+        cmds.append("unset multiplot")
+        subprocess.run(["gnuplot"], input="\n".join(cmds) + "\n", text=True, check=True)
+    print("plot           %s" % a.plot)
 
 
 def main():
@@ -78,37 +112,7 @@ def main():
     print("standing       %s (root %.3f -> %.3f m)" % ("yes" if standing else "no", root0, root1))
     print("result         %s" % ("cleared" if ok and standing else "NOT cleared"))
     if a.plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(len(boxes), 1, figsize=(8, 3.2 * len(boxes)), squeeze=False)
-        for b, box in enumerate(boxes):
-            lo, hi = np.array(box["min"], float), np.array(box["max"], float)
-            ax = axes[b, 0]
-            ax.add_patch(plt.Rectangle((lo[2], lo[1]), hi[2] - lo[2], hi[1] - lo[1], color="0.45", zorder=3))
-            for name, sel, cmap in (("left foot", feet["left"], "Blues"), ("right foot", feet["right"], "Oranges")):
-                z = x[:, sel, 2].mean(axis=1)
-                near = np.nonzero(np.abs(z - (lo[2] + hi[2]) / 2) < 0.45)[0]
-                for k in near[::2]:  # the sole: the lowest point per 1 cm of z
-                    p = x[k][sel]
-                    bins = np.floor(p[:, 2] / 0.01).astype(int)
-                    zs = np.unique(bins)
-                    sole = np.array([p[bins == b, 1].min() for b in zs])
-                    ax.plot((zs + 0.5) * 0.01, sole, "-", lw=0.7, color=plt.get_cmap(cmap)(0.35 + 0.6 * (k - near[0]) / max(1, near[-1] - near[0])))
-                ax.plot([], [], "-", color=plt.get_cmap(cmap)(0.8), label=name)
-            ax.axhline(0, color="k", lw=0.8)
-            ax.set_xlim(lo[2] - 0.5, hi[2] + 0.5)
-            ax.set_ylim(-0.02, 0.35)
-            ax.set_aspect("equal")
-            ax.set_xlabel("z (m, forward)")
-            ax.set_ylabel("height (m)")
-            ax.set_title("%s: box %d, the soles every other frame (later: darker)" % (a.sim.split("/")[-1], b))
-            ax.legend(loc="upper right")
-        fig.tight_layout()
-        fig.savefig(a.plot, dpi=100)
-        print("plot           %s" % a.plot)
+        plot(a, boxes, t, x, feet)
     return 0 if ok and standing else 1
 
 

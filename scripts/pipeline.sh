@@ -121,7 +121,7 @@ if [ -n "$controller" ] || { has "$cfg" controller && ! has "$cfg" sampling; }; 
     clear=$out/${name}_clearance.png
     if newer "$clear" "$sim"; then skip obstacle-clearance "$clear"; else
       stage "obstacle-clearance: $clear"
-      scripts/obstacle-clearance.py --plot "$clear" "$sim" || echo "pipeline: $sim did not clear its obstacles" >&2
+      scripts/obstacle-clearance.py --plot "$clear" "$sim" || echo "pipeline: obstacle-clearance: $sim did not clear its obstacles, or could not be measured (above)" >&2
     fi
   fi
 fi
