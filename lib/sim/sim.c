@@ -43,8 +43,9 @@ void sc_sim_free(sc_sim *s)
     free(s->node_owner);
     free(s->node_local);
     free(s->vert_bone);
-    void *a[] = {s->x,    s->v,        s->warm,     s->anchor, s->in_contact, s->targets, s->push,    s->joint_torque, s->gain_scale, s->f,
-                 s->xbar, s->xbar_dot, s->reaction, s->sp,     s->pose,       s->lin_vel, s->ang_vel, s->bone_f,       s->bone_tau,   s->dt_mass};
+    void *a[] = {s->x,          s->v,      s->warm,     s->anchor,   s->in_contact, s->targets, s->push, s->joint_torque,
+                 s->gain_scale, s->f,      s->xbar,     s->xbar_dot, s->reaction,   s->sp,      s->pose, s->lin_vel,
+                 s->ang_vel,    s->bone_f, s->bone_tau, s->dt_mass,  s->surf_v,     s->surf_f};
     for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
     free(s);
 }
@@ -290,6 +291,13 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     if (o->contact_model == SC_CONTACT_LAYER && !(o->layer.thickness > 0 && o->layer.bones))
         return sc_fail(err, SC_EINPUT, "simulation: the soft contact layer needs a thickness > 0 (got %g m) and at least one bone",
                        o->layer.thickness);
+    const sc_fluid_opts *fl = &o->fluid;
+    if (!(fl->density >= 0 && fl->density < INFINITY && fl->drag >= 0 && fl->drag < INFINITY && isfinite(fl->flow[0]) && isfinite(fl->flow[1]) &&
+          isfinite(fl->flow[2])))
+        return sc_fail(err, SC_EINPUT, "fluid: density %g kg/m^3 and drag %g must be finite and >= 0, flow (%g, %g, %g) m/s finite", fl->density,
+                       fl->drag, fl->flow[0], fl->flow[1], fl->flow[2]);
+    if (sc_fluid_enabled(fl) && o->contact_model == SC_CONTACT_RIGID)
+        return sc_fail(err, SC_EINPUT, "fluid: the drag acts on the simulated flesh, and contact.model: rigid simulates none (use soft or layer)");
     sc_sim *s = calloc(1, sizeof *s);
     if (!s) return sc_fail(err, SC_EIO, "out of memory");
     s->m = m;
@@ -344,8 +352,13 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
     s->ang_vel = malloc(b3 * sizeof(double));
     s->bone_f = malloc(b3 * sizeof(double));
     s->bone_tau = malloc(b3 * sizeof(double));
+    if (sc_fluid_enabled(fl)) {
+        s->surf_v = malloc((v3 + 1) * sizeof(double));
+        s->surf_f = malloc((v3 + 1) * sizeof(double));
+    }
     if (!s->x || !s->v || !s->warm || !s->anchor || !s->in_contact || !s->targets || !s->push || !s->joint_torque || !s->gain_scale || !s->f ||
-        !s->xbar || !s->xbar_dot || !s->reaction || !s->dt_mass || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f || !s->bone_tau) {
+        !s->xbar || !s->xbar_dot || !s->reaction || !s->dt_mass || !s->sp || !s->pose || !s->lin_vel || !s->ang_vel || !s->bone_f || !s->bone_tau ||
+        (sc_fluid_enabled(fl) && (!s->surf_v || !s->surf_f))) {
         sc_sim_free(s);
         return sc_fail(err, SC_EIO, "out of memory creating the simulation");
     }
@@ -646,6 +659,27 @@ static void step_contact(sc_sim *s)
     }
 }
 
+/* 2. fluid drag ([P17] 4.2.2, sim/fluid.h) on the fine surface's triangles, from the vertices'
+ * embedded motion, and back to the tet nodes by J_phi^T as the contact forces are */
+static void step_fluid(sc_sim *s)
+{
+    const sc_model *m = s->m;
+    if (!s->surf_f) return;
+    const size_t v3 = 3 * (size_t)s->nv;
+    embed(m, s->x, s->sp);
+    embed(m, s->v, s->surf_v);
+    memset(s->surf_f, 0, v3 * sizeof(double));
+    sc_fluid_forces(&s->o.fluid, m->nsurf_tris, m->surf_tris, s->sp, s->surf_v, s->surf_f, NULL);
+    for (int i = 0; i < s->nv; i++) {
+        const double *fv = s->surf_f + 3 * i;
+        if (fv[0] == 0 && fv[1] == 0 && fv[2] == 0) continue;
+        const int *t = m->tets + 4 * m->surf_tet[i];
+        const double *w = m->surf_bary + 4 * i;
+        for (int k = 0; k < 4; k++)
+            for (int c = 0; c < 3; c++) s->f[3 * t[k] + c] += w[k] * fv[c];
+    }
+}
+
 /* 3. coupling: forces on fixed nodes to their bones (gravity of fixed nodes is the bones' own),
  * summed per bone into a force at its centre of mass and a torque about it */
 static void step_coupling(sc_sim *s)
@@ -827,9 +861,12 @@ int sc_sim_step(sc_sim *s, sc_err *err)
     step_contact(s);
     double t4 = sc_wall_time();
     s->timing.contact += t4 - t3;
+    step_fluid(s);
+    double t4f = sc_wall_time();
+    s->timing.fluid += t4f - t4;
     step_coupling(s);
     double t5 = sc_wall_time();
-    s->timing.coupling += t5 - t4;
+    s->timing.coupling += t5 - t4f;
 
     /* 4. integrate: free nodes (symplectic Euler), then the skeleton */
     step_nodes(s);
@@ -989,6 +1026,8 @@ static uint64_t options_hash(const sc_sim_opts *o)
     }
     if (o->contact_model == SC_CONTACT_LAYER) h = sc_hash_i64(sc_hash_f64(h, o->layer.thickness), (int64_t)o->layer.bones);
     if (o->motor_noise.b > 0) h = sc_hash_i64(sc_hash_f64(h, o->motor_noise.b), (int64_t)o->motor_noise.seed);
+    if (sc_fluid_enabled(&o->fluid)) /* likewise: a run out of the fluid keeps its hash */
+        for (int j = 0; j < 5; j++) h = sc_hash_f64(h, j == 0 ? o->fluid.density : j == 1 ? o->fluid.drag : o->fluid.flow[j - 2]);
     /* likewise: a floor without tiles keeps its hash */
     if (c->ground.tile_size > 0) {
         h = sc_hash_f64(h, c->ground.tile_size);

@@ -6,7 +6,8 @@
  *  1. kinematics: fixed nodes take their bone's motion; the pose-based rest shape
  *     x~ = LBS(q, X) and its velocity (eq. 12-13); surface points by the embedding;
  *  2. forces: corotated elasticity with pose-based plasticity (eq. 7-16), pose-based damping
- *     (eq. 17) or Rayleigh, penalty contact with Coulomb friction mapped by J_phi^T, gravity;
+ *     (eq. 17) or Rayleigh, penalty contact with Coulomb friction mapped by J_phi^T, fluid drag
+ *     on the fine surface's triangles mapped the same way ([P17] 4.2.2, sim/fluid.h), gravity;
  *  3. coupling: forces on fixed nodes go to their bones as forces at points, damping
  *     reactions through the skinning Jacobian transpose (eq. 18);
  *  4. integration: free nodes by symplectic Euler, the skeleton by one ODE step with stable
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include "sim/contact.h"
 #include "sim/fem.h"
+#include "sim/fluid.h"
 #include "model/model.h"
 #include "sim/skeleton.h"
 #include "skin/lbs.h"
@@ -66,6 +68,7 @@ typedef struct sc_sim_opts {
     int rigid_shape;             /* sc_rigid_shape */
     sc_layer_opts layer;
     sc_motor_noise_opts motor_noise;
+    sc_fluid_opts fluid; /* drag on the flesh's fine surface; not with RIGID (no flesh is simulated) */
     sc_skeleton_opts skeleton;
     double max_speed;    /* m/s; a node faster than this is a blow-up */
     double max_inverted; /* fraction of tets allowed inverted at once */
@@ -76,8 +79,8 @@ void sc_sim_default_opts(sc_sim_opts *o);
 /* The FEM kernel (SC_FEM_KERNEL_*) a simulation made with these options runs in this process. */
 int sc_sim_fem_kernel(const sc_sim_opts *o);
 
-typedef struct sc_sim_timing {                                           /* seconds, accumulated over `steps` */
-    double skin, fem, damping, contact, coupling, ode, integrate, total; /* integrate: nodes, fixed nodes, blow-up check */
+typedef struct sc_sim_timing {                                                  /* seconds, accumulated over `steps` */
+    double skin, fem, damping, contact, fluid, coupling, ode, integrate, total; /* integrate: nodes, fixed nodes, blow-up check */
     long steps;
 } sc_sim_timing;
 
@@ -127,6 +130,7 @@ typedef struct sc_sim {
     sc_lbs_plan lbs;      /* skinning by bone (when the model has weights) */
     sc_fem_stats fem_stats;
     sc_contact_result contact;
+    double *surf_v, *surf_f; /* [3 nv] with a fluid: the fine surface's velocities and drag */
     sc_sim_timing timing;
     /* RIGID: the model with the flesh lumped into the bones (what the skeleton was built from),
        and each node's bone and bone-frame rest offset; LAYER: the model whose carried nodes are

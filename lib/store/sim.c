@@ -228,7 +228,8 @@ int sc_sim_writer_commit(sc_sim_writer *w, const sc_sim *sim, const char *status
         sc_h5_attr_f64(f, "/timing", "mean_contact_s", tm->contact / n, err) ||
         sc_h5_attr_f64(f, "/timing", "mean_coupling_s", tm->coupling / n, err) || sc_h5_attr_f64(f, "/timing", "mean_ode_s", tm->ode / n, err) ||
         sc_h5_attr_f64(f, "/contact", "max_depth_m", w->max_depth, err) || sc_h5_attr_i64(f, "/fem", "polar_fallbacks", warn.fem_fallbacks, err) ||
-        sc_h5_attr_i64(f, "/", "ode_warnings", warn.ode_messages, err);
+        sc_h5_attr_i64(f, "/", "ode_warnings", warn.ode_messages, err) ||
+        (sc_fluid_enabled(&sim->o.fluid) && sc_h5_attr_f64(f, "/timing", "mean_fluid_s", tm->fluid / n, err));
     return writer_finish(w, rc, err);
 }
 
