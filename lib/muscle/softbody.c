@@ -67,6 +67,7 @@ void sc_softbody_free(sc_softbody *s)
     free(s->f);
     free(s->f_elastic);
     free(s->bound);
+    free(s->faces);
     free(s->rot);
     free(s->len);
     free(s);
@@ -105,6 +106,20 @@ int sc_softbody_create(const sc_model *m, const sc_muscles *mu, const sc_softbod
     if ((rc = sc_tet_boundary_nodes(m, &s->bound, &s->nbound, err))) {
         sc_softbody_free(s);
         return rc;
+    }
+    const sc_fluid_opts *fl = &o->fluid;
+    if (!(fl->density >= 0 && fl->density < INFINITY && fl->drag >= 0 && fl->drag < INFINITY && isfinite(fl->flow[0]) && isfinite(fl->flow[1]) &&
+          isfinite(fl->flow[2]))) {
+        sc_softbody_free(s);
+        return sc_fail(err, SC_EINPUT, "fluid: density %g kg/m^3 and drag %g must be finite and >= 0, flow (%g, %g, %g) m/s finite", fl->density,
+                       fl->drag, fl->flow[0], fl->flow[1], fl->flow[2]);
+    }
+    if (sc_fluid_enabled(fl)) {
+        sc_tetmesh tm = {m->nnodes, m->ntets, m->rest_pos, m->tets};
+        if ((s->nfaces = sc_tetmesh_boundary(&tm, &s->faces, err)) < 0) {
+            sc_softbody_free(s);
+            return SC_EIO;
+        }
     }
     memcpy(s->x, m->rest_pos, n3 * sizeof(double));
     sc_fem_warm_reset(&s->fem, s->warm);
@@ -176,6 +191,7 @@ int sc_softbody_step(sc_softbody *s, sc_err *err)
         sc_softbody_rotations(s, s->rot);
         sc_muscle_forces(s->mu, m, s->x, s->rot, s->ld, s->len, s->f);
     }
+    if (s->faces) sc_fluid_forces(&o->fluid, s->nfaces, s->faces, s->x, s->v, s->f, NULL); /* the faces' corners are nodes */
     const double dt = o->dt, vmax2 = o->max_speed * o->max_speed;
     memset(&s->contact, 0, sizeof s->contact);
     for (int i = 0; i < nn; i++) {
@@ -288,6 +304,8 @@ static uint64_t setup_hash(const sc_softbody *s)
                         o->contact.mu, o->forward[0], o->forward[1], o->forward[2], o->backward_friction, o->max_speed};
     h = sc_hash_bytes(h, f, sizeof f);
     h = sc_hash_i64(h, o->contact.enabled);
+    if (sc_fluid_enabled(&o->fluid)) /* a body out of the fluid keeps its hash */
+        for (int j = 0; j < 5; j++) h = sc_hash_f64(h, j == 0 ? o->fluid.density : j == 1 ? o->fluid.drag : o->fluid.flow[j - 2]);
     return sc_hash_bytes(h, &o->contact.ground, sizeof o->contact.ground);
 }
 

@@ -5,7 +5,9 @@
  * Step (dt, symplectic Euler, as sim.h's flesh): corotated elastic forces ([L13] eq. 7-11;
  * [T12] eq. 2 is the same element force), Rayleigh damping (alpha M + beta K_R, the C of
  * [T12] eq. 7), muscle forces for the desired lengths ld (eq. 3-6), gravity and the external
- * forces `ext` give v* = v + dt f / m; then ground contact, and x += dt v.
+ * forces `ext` and the fluid's drag on the tet mesh's boundary faces ([P17] 4.2.2,
+ * sim/fluid.h; the faces the contact's nodes span) give v* = v + dt f / m; then ground contact,
+ * and x += dt v. The controller plans without the drag.
  *
  * Contact is [T12]'s: inelastic, non-penetrating, Coulomb friction,
  * solved exactly. With lumped masses and an explicit step the contact LCP of [T12] eq. 11
@@ -22,6 +24,7 @@
 #include "muscle/fibre.h"
 #include "sim/contact.h"
 #include "sim/fem.h"
+#include "sim/fluid.h"
 
 typedef struct sc_softbody_opts {
     double dt;                            /* s */
@@ -31,6 +34,7 @@ typedef struct sc_softbody_opts {
     double forward[3];                    /* unit, in the ground plane: the body's forward */
     double backward_friction;             /* mu is this times larger against sliding backward ([T12] 7's crawl: 10), 1: isotropic */
     double max_speed;                     /* m/s: a node faster than this is a blow-up */
+    sc_fluid_opts fluid;                  /* drag on the boundary faces; density 0: none */
 } sc_softbody_opts;
 
 void sc_softbody_default_opts(sc_softbody_opts *o);
@@ -57,6 +61,7 @@ typedef struct sc_softbody {
     double *ext;           /* [3 nn] input: external forces on the nodes (N) */
     double *f_elastic;     /* [3 nn] the last step's elastic forces (the controller's f_e) */
     int nbound, *bound;    /* the tet mesh's boundary nodes (the contact's) */
+    int nfaces, *faces;    /* with a fluid: the tet mesh's boundary faces, outward (3 nodes each) */
     double *f, *rot, *len; /* scratch: forces, tet rotations [9 ntets], segment lengths */
     sc_fem_stats fem_stats;
     sc_contact_result contact;
