@@ -458,6 +458,7 @@ static const char *const pipeline_sections[] = {"skeleton",
                                                 "perturbations",
                                                 "contact",
                                                 "ground",
+                                                "fluid",
                                                 "output", /* simulate */
                                                 "muscle_control",
                                                 "forces",          /* muscle-sim */

@@ -243,6 +243,7 @@ int sc_muscle_run_read(sc_cfg *cfg, const sc_model *m, const sc_muscles *mu, sc_
     TRY(sc_world_read_friction(cfg, &o->body.contact.mu, err));
     TRY(read_anisotropy(root, &o->body, err));
     TRY(sc_ground_read(root, &o->body.contact.ground, err));
+    TRY(sc_fluid_read(root, &o->body.fluid, err));
     TRY(read_control(root, m, mu, out, err));
     TRY(sc_cfg_list(root, "forces", 0, &list, err));
     const int n = list ? sc_cfg_len(list) : 0;

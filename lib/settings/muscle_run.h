@@ -11,6 +11,7 @@
  *     backward_friction: 1     # mu times this against sliding backward ([T12] 7's crawl: 10)
  *     forward: [1, 0, 0]       # the body's forward, in the ground plane
  *   ground: ...                # as simulate's (slope, height, bumps, tiles)
+ *   fluid: ...                 # as simulate's: drag on the tet mesh's boundary faces (absent: none)
  *   muscle_control:
  *     solver: qpcc             # qpcc ([T12] 6) | qp (static contact, eq. 19-22) | none (passive)
  *     period: 0.01             # s between plans (a whole number of steps)

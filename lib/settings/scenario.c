@@ -190,6 +190,20 @@ int sc_ground_read(sc_cfg_node *root, sc_ground *g, sc_err *err)
     return SC_OK;
 }
 
+int sc_fluid_read(sc_cfg_node *root, sc_fluid_opts *f, sc_err *err)
+{
+    sc_cfg_node *fl;
+    const double still[3] = {0, 0, 0};
+    int rc;
+    memset(f, 0, sizeof *f);
+    if (!sc_cfg_get(root, "fluid")) return SC_OK; /* no fluid, and nothing recorded: the resolved configs of dry runs stay as they were */
+    TRY(sc_cfg_section(root, "fluid", &fl, err));
+    TRY(sc_cfg_double_range(fl, "density", 0, 0, 1e5, &f->density, err));
+    TRY(sc_cfg_double_range(fl, "drag", 1, 0, 1e3, &f->drag, err));
+    TRY(sc_cfg_vec_range(fl, "flow", 3, still, -1e3, 1e3, f->flow, err));
+    return SC_OK;
+}
+
 static int read_perturbation(sc_cfg_node *e, const sc_model *m, sc_perturbation *p, sc_err *err)
 {
     static const char *const kinds[] = {"push", "velocity"};
@@ -237,6 +251,7 @@ int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *er
     TRY(read_simulation(cfg, m, sc, err));
     TRY(read_contact(cfg, m, &sc->sim, err));
     TRY(sc_ground_read(root, &sc->sim.contact.ground, err));
+    TRY(sc_fluid_read(root, &sc->sim.fluid, err));
     TRY(sc_cfg_section(root, "controller", &ctl, err));
     TRY(sc_cfg_double_range(ctl, "kp_scale", 1, 0, 1e3, &sc->kp_scale, err));
     TRY(sc_cfg_double_range(ctl, "kd_scale", 1, 1e-6, 1e3, &sc->kd_scale, err));

@@ -1,4 +1,4 @@
-/* The scenario's config sections (simulation, contact, ground, controller's gain scales,
+/* The scenario's config sections (simulation, contact, ground, fluid, controller's gain scales,
  * perturbations, output; configs/stand.yaml documents every key) read into sc_scenario
  * (sampling/scenario.h). simulation.gravity and contact.friction are read by settings/world.h. */
 #ifndef SC_SETTINGS_SCENARIO_H
@@ -10,6 +10,9 @@
 
 /* The `ground` section (slope, height, bumps, tiles, boxes) alone, into g; render reads it too. */
 int sc_ground_read(sc_cfg_node *root, sc_ground *g, sc_err *err);
+/* The `fluid` section ([P17] 4.2.2's drag, sim/fluid.h: density, drag, flow) alone, into f;
+ * absent: no fluid. muscle-sim's and muscle-sample's reader read it too. */
+int sc_fluid_read(sc_cfg_node *root, sc_fluid_opts *f, sc_err *err);
 /* Reads the sections named above; values are range-checked, names resolved against m. */
 int sc_scenario_read(sc_cfg *cfg, const sc_model *m, sc_scenario *sc, sc_err *err);
 /* SC_EINPUT naming the line of the first push in the heading frame (unless heading_ok) or at a
