@@ -386,8 +386,8 @@ TEST(feedback_model_heading_regulates_the_heading)
     char w[8], wo[8];
     double s0 = 1, turned = NAN;
     ENSURE_MSG(rc == 0 && sscanf(out, "%7s %7s %lf %lf", w, wo, &s0, &turned) == 4, "reading the policies: %s", out);
-    sc_test_report("heading regulated with the key: %s, without: %s; its target at the first fragment %g rad; the closed loop turned %.4f rad",
-                   w, wo, s0, turned);
+    sc_test_report("heading regulated with the key: %s, without: %s; its target at the first fragment %g rad; the closed loop turned %.4f rad", w, wo,
+                   s0, turned);
     ENSURE(!strcmp(w, "True") && !strcmp(wo, "False") && s0 == 0 && isfinite(turned));
 }
 
@@ -480,14 +480,62 @@ TEST(feedback_chooses_the_action_cost_by_the_closed_loop)
     ENSURE_MSG(c1 == b0 && me == bme, "the gains of cost 1 differ from the single-cost run's");
 }
 
+/* More candidates (the gains of bootstrap resamples of the transitions) and closed-loop rounds
+   (rollouts of the policy with its actions explored, their transitions added to the maps' data, the
+   gains chosen again) never leave a worse policy than the iteration chose without them; the rounds
+   add the rollouts' fragments to the data; the same policy on 1 and 2 ranks. Trials under motor
+   noise judge every candidate twice. */
+TEST(feedback_bootstraps_and_closed_loop_rounds_never_worse_and_rank_identical)
+{
+    const char *ol = cyclic_openloop();
+    ENSURE_MSG(ol, "open loop failed: %s", out);
+    const char *before = preset_with("feedback_trials.yaml", "", "  trials: 2\n"),
+               *rounds = preset_with("feedback_rounds.yaml", ", bootstraps: 2", "  trials: 2\n  closed_loop: {rollouts: 3, rounds: 2}\n");
+    const char *pb = sc_fixture_keep(sc_test_tmp("feedback_trials.h5")), *p1 = sc_fixture_keep(sc_test_tmp("feedback_rounds1.h5")),
+               *p2 = sc_fixture_keep(sc_test_tmp("feedback_rounds2.h5"));
+    int rc = learn_with(before, 0, pb, NULL);
+    ENSURE_MSG(rc == 0, "learn-feedback, trials 2: exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s %s 2>&1", sc_test_tool("learn-feedback"), rounds, p1, sc_fixture_michelin(), ol);
+    ENSURE_MSG(rc == 0, "learn-feedback, rollouts 3, rounds 2: exit %d: %s", rc, out);
+    int nround = 0;
+    long rows_before = -1, rows = 0;
+    for (const char *at = out; (at = strstr(at, "closed-loop round ")); at++) {
+        const char *n = strstr(at, "rollouts, ");
+        ENSURE_MSG(n && sscanf(n, "rollouts, %ld transitions", &rows) == 1, "round line: %.200s", at);
+        ENSURE_MSG(rows > rows_before, "a round added no transitions: %.200s", at);
+        rows_before = rows;
+        nround++;
+    }
+    ENSURE_MSG(nround == 4, "expected 2 rounds in each of 2 iterations: %s", out);
+    rc = learn_with(rounds, 2, p2, NULL);
+    ENSURE_MSG(rc == 0, "mpiexec -n 2: exit %d: %s", rc, out);
+    ENSURE(same_policy(p1, p2));
+    rc = sc_test_sh(out, sizeof out,
+                    "/usr/bin/python3 -c \"import h5py; a = h5py.File('%s', 'r')['/learning']; b = h5py.File('%s', 'r')['/learning']; "
+                    "print(repr(a['survived'][0]), repr(b['survived'][0]))\"",
+                    p1, pb);
+    double with_rounds, without;
+    ENSURE_MSG(rc == 0 && sscanf(out, "%lf %lf", &with_rounds, &without) == 2, "reading /learning: %s", out);
+    sc_test_report("iteration 1 (mean of 2 trials): %.3f s with 2 bootstraps and 2 closed-loop rounds, %.3f s without; %ld transitions in the "
+                   "end; identical on 1 and 2 ranks",
+                   with_rounds, without, rows);
+    ENSURE(with_rounds >= without); /* the variants include the gains of all the data; a worse round is undone */
+    /* rounds need maps: with fit: actions they would do nothing */
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"),
+                    sc_test_write("feedback_rollouts_actions.yaml", "feedback:\n  fit: actions\n  closed_loop:\n    rollouts: 4\n"),
+                    sc_test_tmp("feedback_rollouts_actions.h5"), sc_fixture_michelin(), ol);
+    ENSURE_MSG(rc == 2 && strstr(out, "feedback_rollouts_actions.yaml:4") && strstr(out, "fit: actions has none"), "exit %d: %s", rc, out);
+    ENSURE(!sc_test_file_exists(sc_test_tmp("feedback_rollouts_actions.h5")));
+}
+
 /* One /evaluation push entry and the same push replayed by simulate --policy: its /fall. */
 typedef struct push_entry {
     double survived, length; /* s: the evaluation's time before the fall, the pushed run's length */
     int success;
 } push_entry;
 
-static int replay_push(const char *pol, int open, const double force[3], double length, const char *cfg_name, double *time_s, int *fell,
-                       char *cause, size_t ncause)
+static int replay_push(const char *pol, int open, const double force[3], double length, const char *cfg_name, double *time_s, int *fell, char *cause,
+                       size_t ncause)
 {
     char text[512], simout[64];
     snprintf(text, sizeof text,
@@ -522,11 +570,12 @@ TEST(feedback_push_judged_over_the_test_and_replayed_by_simulate)
 {
     const char *ol = cyclic_openloop();
     ENSURE_MSG(ol, "fixtures: %s", out);
-    const char *cfg = sc_fixture_keep(sc_test_write("feedback_pushes.yaml", "simulation: {solver: exact}\n"
-                                                                            "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
-                                                                            "feedback:\n  iterations: 2\n  cycles: 1\n  samples: 8\n  elites: 3\n  pairs: elites\n"
-                                                                            "  evaluate: {seconds: 4, pushes: [200], phases: 1, after: 1, stiffness: [2]}\n"
-                                                                            "  actions: [l_thigh]\n  model: {features: [root_pitch, root_roll, com_vel_x]}\n"));
+    const char *cfg = sc_fixture_keep(sc_test_write("feedback_pushes.yaml",
+                                                    "simulation: {solver: exact}\n"
+                                                    "sampling: {samples: 8, elites: 3, cycle: auto, cycles: 1, max_retries: 1}\n"
+                                                    "feedback:\n  iterations: 2\n  cycles: 1\n  samples: 8\n  elites: 3\n  pairs: elites\n"
+                                                    "  evaluate: {seconds: 4, pushes: [200], phases: 1, after: 1, stiffness: [2]}\n"
+                                                    "  actions: [l_thigh]\n  model: {features: [root_pitch, root_roll, com_vel_x]}\n"));
     const char *p = sc_fixture_keep(sc_test_tmp("feedback_pushes.h5"));
     int rc = learn_with(cfg, 0, p, NULL);
     ENSURE_MSG(rc == 0, "learn-feedback: exit %d: %s", rc, out);
@@ -541,8 +590,10 @@ TEST(feedback_push_judged_over_the_test_and_replayed_by_simulate)
         !sc_h5_read_f64(f, "/evaluation/push_survived_closedloop", 3, d3[1], &surv[1], &err) &&
         !sc_h5_read_i32(f, "/evaluation/push_success_openloop", 3, di[0], &succ[0], &err) &&
         !sc_h5_read_i32(f, "/evaluation/push_success_closedloop", 3, di[1], &succ[1], &err) &&
-        !sc_h5_read_f64(f, "/evaluation/push_start", 1, &d1, &start, &err) && !sc_h5_read_f64(f, "/evaluation/push_test_length", 1, &d1b, &length, &err) &&
-        !sc_h5_read_attr_f64(f, "/evaluation", "push_duration_s", &dur, &err) && !sc_h5_read_attr_i64(f, "/evaluation", "cycles_after_push", &after, &err);
+        !sc_h5_read_f64(f, "/evaluation/push_start", 1, &d1, &start, &err) &&
+        !sc_h5_read_f64(f, "/evaluation/push_test_length", 1, &d1b, &length, &err) &&
+        !sc_h5_read_attr_f64(f, "/evaluation", "push_duration_s", &dur, &err) &&
+        !sc_h5_read_attr_i64(f, "/evaluation", "cycles_after_push", &after, &err);
     sc_h5_close(f);
     ENSURE_MSG(ok, "%s: %s", p, err.msg);
     /* phase 0 of the second cycle: the push starts one cycle in; the old test ended `after` cycles past its end */
@@ -561,7 +612,8 @@ TEST(feedback_push_judged_over_the_test_and_replayed_by_simulate)
         }
     sc_test_report("200 N pushes at the second cycle's start (%.3f s), 4 directions, open and closed loop: survived %.4f %.4f %.4f %.4f (open), "
                    "%.4f %.4f %.4f %.4f s (closed) of a %.3f s test; %d fell after the old test's end (%.3f s) and count as falls",
-                   start[0], surv[0][0], surv[0][1], surv[0][2], surv[0][3], surv[1][0], surv[1][1], surv[1][2], surv[1][3], length[0], late, old_end);
+                   start[0], surv[0][0], surv[0][1], surv[0][2], surv[0][3], surv[1][0], surv[1][1], surv[1][2], surv[1][3], length[0], late,
+                   old_end);
     ENSURE_MSG(length[0] == 4, "the pushed runs are not the test's 4 s: %.17g", length[0]);
     ENSURE_MSG(late > 0, "no push toppled the character after the old window: the test shows nothing");
     /* simulate: the late fall and a closed-loop entry, each the same push given in its config */

@@ -13,6 +13,7 @@
 #include "core/hash.h"
 #include "core/linalg.h"
 #include "core/log.h"
+#include "core/rng.h"
 #include "io/checkpoint.h"
 #include "par/par.h"
 
@@ -694,42 +695,73 @@ static int refit_policy(const sc_feedback_config *c, learner_state *state, sc_le
     return SC_OK;
 }
 
-/* fit: model: the maps once, then the regulator of each action cost: cand[k] the current policy
-   with the gains of cost k */
-static int model_candidates(const guided_setup *setup, const learner_state *state, sc_learning_iteration *it, sc_policy *cand, sc_err *err)
+/* Transitions resampled with replacement (a bootstrap of the maps' data), drawn from stream b of
+   the seed: as many rows as the data, so a fragment keeps about its share. */
+static int bootstrap_rows(const dataset *d, uint64_t seed, int b, dataset *out)
+{
+    sc_rng rng;
+    sc_rng_init(&rng, seed, (uint32_t)b, 0);
+    out->ndof = d->ndof;
+    out->n = 0;
+    for (long r = 0; r < d->n; r++) {
+        long k = (long)(sc_rng_uniform(&rng) * (double)d->n);
+        if (data_add(out, d->frag[k], d->s + (size_t)k * SC_FEATURES, d->o + (size_t)k * (size_t)d->ndof)) return SC_EIO;
+    }
+    return SC_OK;
+}
+
+/* fit: model: the maps of all the data, then of `model.bootstraps` resamples of it, and the
+   regulator of each action cost on each: cand[v * ncost + k] the current policy with the gains of
+   cost k on variant v (0: all the data). The maps of all the data give the model error. */
+static int model_candidates(const guided_setup *setup, const learner_state *state, int i, sc_learning_iteration *it, sc_policy *cand, sc_err *err)
 {
     const sc_feedback_config *c = setup->run->cfg;
     int regulated[SC_FEATURES], nf = model_features(c, regulated);
     size_t F = (size_t)state->cur.nfrag;
-    double *A = calloc(F * nf * nf, sizeof(double)), *B = calloc(F * nf * (size_t)state->cur.nact, sizeof(double));
-    int rc = A && B ? fit_model_maps(&state->cur, &state->dyn, c, A, B, &it->model_error, err) : sc_fail(err, SC_EIO, "out of memory");
-    for (int k = 0; k < c->ncost && !rc; k++)
-        if (!(rc = sc_policy_copy(&state->cur, &cand[k], err)))
-            rc = regulator_gains(&cand[k], c, A, B, setup->run->sampling->box, c->action_cost[k], err);
+    double *A = calloc(F * nf * nf, sizeof(double)), *B = calloc(F * nf * (size_t)state->cur.nact, sizeof(double)), error;
+    dataset boot = {0};
+    int rc = A && B ? SC_OK : sc_fail(err, SC_EIO, "out of memory");
+    for (int v = 0; v <= c->bootstraps && !rc; v++) {
+        memset(A, 0, sizeof(double) * F * nf * nf);
+        memset(B, 0, sizeof(double) * F * nf * (size_t)state->cur.nact);
+        if (v && bootstrap_rows(&state->dyn, sc_hash_i64(setup->run->seed, i), v, &boot)) rc = sc_fail(err, SC_EIO, "out of memory");
+        if (!rc) rc = fit_model_maps(&state->cur, v ? &boot : &state->dyn, c, A, B, v ? &error : &it->model_error, err);
+        for (int k = 0; k < c->ncost && !rc; k++)
+            if (!(rc = sc_policy_copy(&state->cur, &cand[v * c->ncost + k], err)))
+                rc = regulator_gains(&cand[v * c->ncost + k], c, A, B, setup->run->sampling->box, c->action_cost[k], err);
+    }
     free(A);
     free(B);
+    free(boot.frag);
+    free(boot.s);
+    free(boot.o);
     return rc;
 }
 
-/* the closed-loop test of an iteration's candidate policies: one run of each at each learning stiffness */
+/* the closed-loop test of an iteration's candidate policies: `trials` runs of each at each learning
+   stiffness, the first as the policy would run, the others under motor noise of their own seeds */
 typedef struct {
     const sc_feedback_run *run;
     const sc_policy *const *p;
     const sc_model *const *models;
-    int nmodels;
+    const sc_sim_opts *opts; /* [trials] */
+    int nmodels, ntrials;
 } survival_ctx;
 static int survival_task(void *ctx, int thread, int i, void *out, sc_err *err)
 {
     (void)thread; /* a run makes its own simulation; the context is only read */
     const survival_ctx *sv = ctx;
     sc_trial_result *res = out;
-    return sc_policy_run(sv->models[i % sv->nmodels], sv->run->sim_opts, sv->p[i / sv->nmodels], sv->run->dofs, 1, sv->run->cfg->eval_seconds,
-                         sv->run->cfg->max_tilt, &res->survived, &res->joint_error, err);
+    int t = i % sv->ntrials, q = i / sv->ntrials % sv->nmodels, k = i / sv->ntrials / sv->nmodels;
+    return sc_policy_run(sv->models[q], &sv->opts[t], sv->p[k], sv->run->dofs, 1, sv->run->cfg->eval_seconds, sv->run->cfg->max_tilt, &res->survived,
+                         &res->joint_error, err);
 }
 
 /* The gains of each action cost (fit: model; else the refitted policy alone), tested closed loop
-   at every learning stiffness. A policy for the stiffness it learned from is judged by its mean
-   time before a fall over them (the least would rank a policy that falls at once everywhere above
+   at every learning stiffness, `trials` times each. One run of a gait that has not settled into a
+   stable cycle is one draw of its fall time, and which draw a learning gets turns on the last digits
+   of its start: the runs under motor noise are further draws. A policy is judged by its mean time
+   before a fall over every run (the least would rank a policy that falls at once everywhere above
    one that only falls at one factor); of the action costs, the gains that go furthest (then track
    best) become the current policy. */
 static int choose_gains(const guided_setup *setup, learner_state *state, int i, sc_err *err)
@@ -737,44 +769,176 @@ static int choose_gains(const guided_setup *setup, learner_state *state, int i, 
     const sc_feedback_run *run = setup->run;
     const sc_feedback_config *c = run->cfg;
     sc_learning_iteration *it = &state->r->iter[i];
-    int ncand = c->fit_model ? c->ncost : 1, nst = c->nlearn_stiff, rc = SC_OK;
-    sc_policy cand[SC_MAX_COSTS];
-    const sc_policy *cands[SC_MAX_COSTS] = {&state->cur};
-    memset(cand, 0, sizeof cand);
-    if (c->fit_model) {
-        rc = model_candidates(setup, state, it, cand, err);
+    int ncand = c->fit_model ? c->ncost * (1 + c->bootstraps) : 1, nst = c->nlearn_stiff, nt = c->trials, nrun = nst * nt, rc = SC_OK;
+    sc_policy *cand = calloc((size_t)ncand, sizeof *cand);
+    const sc_policy **cands = calloc((size_t)ncand, sizeof *cands);
+    if (!cand || !cands) rc = sc_fail(err, SC_EIO, "out of memory");
+    else if (c->fit_model) {
+        rc = model_candidates(setup, state, i, it, cand, err);
         for (int k = 0; k < ncand; k++) cands[k] = &cand[k];
+    } else {
+        cands[0] = &state->cur;
     }
-    survival_ctx sv = {run, cands, setup->models, nst};
-    sc_trial_result er[SC_MAX_COSTS * SC_MAX_EVAL];
-    int owner[SC_MAX_COSTS * SC_MAX_EVAL], stopped = 0;
-    if (!rc) rc = sc_par_map(run->par, ncand * nst, sizeof er[0], survival_task, &sv, run->stop, er, owner, &stopped, err);
+    sc_sim_opts opts[SC_MAX_TRIALS];
+    for (int t = 0; t < nt; t++) {
+        opts[t] = *run->sim_opts;
+        if (t) opts[t].motor_noise = (sc_motor_noise_opts){c->trial_noise, sc_hash_i64(sc_hash_i64(run->seed, i), t)};
+    }
+    survival_ctx sv = {run, cands, setup->models, opts, nst, nt};
+    sc_trial_result *er = malloc(sizeof *er * (size_t)(ncand * nrun));
+    int *owner = malloc(sizeof *owner * (size_t)(ncand * nrun)), stopped = 0;
+    if (!rc && (!er || !owner)) rc = sc_fail(err, SC_EIO, "out of memory");
+    if (!rc) rc = sc_par_map(run->par, ncand * nrun, sizeof er[0], survival_task, &sv, run->stop, er, owner, &stopped, err);
     if (!rc && stopped)
         rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in iteration %d; the learning up to there is in %s", i + 1, run->checkpoint);
+    /* per action cost, its best variant's figures */
     int chosen = 0;
-    double mean[SC_MAX_COSTS], jerr[SC_MAX_COSTS];
+    double *mean = calloc((size_t)ncand, sizeof *mean), *jerr = calloc((size_t)ncand, sizeof *jerr);
+    if (!rc && (!mean || !jerr)) rc = sc_fail(err, SC_EIO, "out of memory");
     for (int k = 0; !rc && k < ncand; k++) {
-        mean[k] = jerr[k] = 0;
-        for (int q = 0; q < nst; q++) {
-            mean[k] += er[k * nst + q].survived / nst;
-            jerr[k] += er[k * nst + q].joint_error / nst;
+        for (int q = 0; q < nrun; q++) {
+            mean[k] += er[k * nrun + q].survived / nrun;
+            jerr[k] += er[k * nrun + q].joint_error / nrun;
         }
-        it->cost_survived[k] = mean[k];
-        it->cost_joint_error[k] = jerr[k];
+        int cost = c->fit_model ? k % c->ncost : 0, best = k < (c->fit_model ? c->ncost : 1);
+        if (best || mean[k] > it->cost_survived[cost] + 1e-9 ||
+            (fabs(mean[k] - it->cost_survived[cost]) <= 1e-9 && jerr[k] < it->cost_joint_error[cost])) {
+            it->cost_survived[cost] = mean[k];
+            it->cost_joint_error[cost] = jerr[k];
+        }
         if (k && (mean[k] > mean[chosen] + 1e-9 || (fabs(mean[k] - mean[chosen]) <= 1e-9 && jerr[k] < jerr[chosen]))) chosen = k;
     }
     if (!rc && c->fit_model) {
         sc_policy_free(&state->cur);
         state->cur = cand[chosen];
         memset(&cand[chosen], 0, sizeof cand[chosen]);
-        it->action_cost = c->action_cost[chosen];
+        it->action_cost = c->action_cost[chosen % c->ncost];
     }
-    for (int k = 0; k < ncand; k++) sc_policy_free(&cand[k]);
+    for (int k = 0; cand && k < ncand; k++) sc_policy_free(&cand[k]);
+    free(cand);
+    free(cands);
+    if (!rc) {
+        it->survived_s = mean[chosen];
+        it->joint_error = jerr[chosen];
+        for (int q = 0; q < nst; q++) {
+            it->survived_at[q] = 0;
+            for (int t = 0; t < nt; t++) it->survived_at[q] += er[chosen * nrun + q * nt + t].survived / nt;
+        }
+    }
+    free(er);
+    free(owner);
+    free(mean);
+    free(jerr);
+    return rc;
+}
+
+/* Closed-loop data: `rollouts` runs of the current policy for the test's length or until it
+   falls, its actions explored by a uniform draw within the guided samples' boxes, at the learning
+   stiffnesses in turn. The guided samples start from the sampler's elites, on the cycle; these
+   start where the policy takes the character, falls included, so the maps also learn the states
+   the closed loop reaches. Every fragment played is a transition of the maps. */
+typedef struct {
+    const sc_feedback_run *run;
+    const sc_policy *p;
+    const sc_model *const *models;
+    int nmodels, cap; /* cap: rows a rollout can hold */
+    const double *explore;
+    uint64_t seed;
+} rollout_ctx;
+static int rollout_task(void *ctx, int thread, int i, void *out, sc_err *err)
+{
+    (void)thread;
+    const rollout_ctx *ro = ctx;
+    double *o = out; /* the rows' count, then the rows */
+    sc_features f;
+    const sc_model *m = ro->models[i % ro->nmodels];
+    int rc = sc_features_init(&f, m, ro->p, err);
     if (rc) return rc;
-    it->survived_s = mean[chosen];
-    it->joint_error = jerr[chosen];
-    for (int q = 0; q < nst; q++) it->survived_at[q] = er[chosen * nst + q].survived;
-    return SC_OK;
+    sc_transition_log log = {ro->p->nact, ro->cap, 0, o + 1};
+    sc_policy_trial trial = {.m = m,
+                             .o = ro->run->sim_opts,
+                             .p = ro->p,
+                             .dofs = ro->run->dofs,
+                             .f = &f,
+                             .feedback = 1,
+                             .steps = lround(ro->run->cfg->eval_seconds / ro->run->sim_opts->dt),
+                             .max_tilt = ro->run->cfg->max_tilt,
+                             .explore = ro->explore,
+                             .explore_seed = sc_hash_i64(ro->seed, i),
+                             .log = &log};
+    sc_trial_result res;
+    rc = sc_policy_trial_run(&trial, &res, err);
+    o[0] = log.n;
+    sc_features_free(&f);
+    return rc;
+}
+
+static int harvest_rollouts(const guided_setup *setup, learner_state *state, int i, int round, sc_err *err)
+{
+    const sc_feedback_run *run = setup->run;
+    const sc_feedback_config *c = run->cfg;
+    const sc_policy *p = &state->cur;
+    double explore[SC_MAX_ACTIONS];
+    for (int a = 0; a < p->nact; a++) explore[a] = setup->sampling.box[p->act[a]];
+    long shortest = p->steps[0];
+    for (int j = 1; j < p->nfrag; j++) shortest = p->steps[j] < shortest ? p->steps[j] : shortest;
+    int width = SC_TRANSITION_WIDTH(p->nact), cap = (int)(lround(c->eval_seconds / run->sim_opts->dt) / shortest) + 1, stopped = 0;
+    rollout_ctx ro = {run, p, setup->models, c->nlearn_stiff, cap, explore, sc_hash_i64(sc_hash_i64(run->seed, i), -1 - (int64_t)round)};
+    size_t size = sizeof(double) * (1 + (size_t)cap * width);
+    double *res = malloc(size * (size_t)c->rollouts);
+    int *owner = malloc(sizeof *owner * (size_t)c->rollouts), rc = SC_OK;
+    if (!res || !owner) rc = sc_fail(err, SC_EIO, "out of memory");
+    if (!rc) rc = sc_par_map(run->par, c->rollouts, size, rollout_task, &ro, run->stop, res, owner, &stopped, err);
+    if (!rc && stopped)
+        rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in iteration %d; the learning up to there is in %s", i + 1, run->checkpoint);
+    for (int k = 0; !rc && k < c->rollouts; k++) {
+        const double *o = (const double *)((const char *)res + size * (size_t)k);
+        for (long r = 0; r < (long)o[0] && !rc; r++) {
+            const double *row = o + 1 + (size_t)r * width;
+            if (data_add(&state->dyn, (int)row[0], row + 1, row + 1 + SC_FEATURES)) rc = sc_fail(err, SC_EIO, "out of memory for the transitions");
+        }
+    }
+    free(res);
+    free(owner);
+    return rc;
+}
+
+/* `rounds` of closed-loop data, each followed by the maps refitted and the gains chosen again; a
+   round whose policy goes less far than the one before is undone (its data stay) */
+static int closed_loop_rounds(const guided_setup *setup, learner_state *state, int i, sc_err *err)
+{
+    const sc_feedback_config *c = setup->run->cfg;
+    sc_learning_iteration *it = &state->r->iter[i];
+    int rc = SC_OK;
+    for (int round = 0; round < c->rounds && c->rollouts > 0 && !rc; round++) {
+        sc_learning_iteration before = *it;
+        sc_policy prev = {0};
+        if ((rc = sc_policy_copy(&state->cur, &prev, err)) || (rc = harvest_rollouts(setup, state, i, round, err)) ||
+            (rc = choose_gains(setup, state, i, err))) {
+            sc_policy_free(&prev);
+            break;
+        }
+        int worse =
+            it->survived_s < before.survived_s - 1e-9 || (fabs(it->survived_s - before.survived_s) <= 1e-9 && it->joint_error > before.joint_error);
+        if (setup->run->progress && sc_par_rank(setup->run->par) == 0) {
+            char line[256];
+            snprintf(line, sizeof line,
+                     "iteration %d/%d, closed-loop round %d/%d: %d rollouts, %ld transitions, model error %.3f; closed loop went %.1f s (%s)", i + 1,
+                     c->iterations, round + 1, c->rounds, c->rollouts, state->dyn.n, it->model_error, it->survived_s,
+                     worse ? "less far: undone" : "kept");
+            setup->run->progress(setup->run->progress_ctx, line);
+        }
+        if (worse) {
+            double model_error = it->model_error;
+            *it = before;
+            it->model_error = model_error;
+            sc_policy_free(&state->cur);
+            state->cur = prev;
+        } else {
+            sc_policy_free(&prev);
+        }
+    }
+    return rc;
 }
 
 /* the policy that keeps the character going longest (then tracks best) so far */
@@ -841,7 +1005,7 @@ int sc_feedback_guided(const sc_feedback_run *run, sc_feedback_result *r, sc_err
     while (!rc && state.it < c->iterations) {
         int i = state.it;
         if ((rc = sample_iteration(&setup, &state, i, err)) || (rc = refit_policy(c, &state, &r->iter[i], err)) ||
-            (rc = choose_gains(&setup, &state, i, err)) || (rc = keep_best(&state, i, err)))
+            (rc = choose_gains(&setup, &state, i, err)) || (rc = closed_loop_rounds(&setup, &state, i, err)) || (rc = keep_best(&state, i, err)))
             break;
         state.it = i + 1;
         r->niter = state.it;

@@ -25,6 +25,7 @@
 #define SC_MAX_EVAL        16
 #define SC_MAX_GENERATIONS 500
 #define SC_MAX_COSTS       8
+#define SC_MAX_TRIALS      16
 
 enum { SC_LEARN_GUIDED, SC_LEARN_SEARCH };
 
@@ -69,6 +70,11 @@ typedef struct sc_feedback_config {
     double action_cost[SC_MAX_COSTS];         /* model: R = action_cost / box^2 per action DoF, against Q = 1 / scale^2; with
                                    several, each iteration keeps the one whose gains go furthest on closed loop */
     int horizon;                              /* model: cycles of the Riccati recursion */
+    int bootstraps;                           /* model: resamples of the transitions whose maps give candidate gains too */
+    int rollouts, rounds;                     /* closed-loop data: rounds of `rollouts` explored runs of the policy, each
+                                   followed by the maps refitted and the gains chosen again (guided.c) */
+    int trials;                               /* closed-loop runs per candidate and learning stiffness: the first as is, ... */
+    double trial_noise;                       /* ... the others under motor noise of this b (N m, sc_motor_noise_opts) */
     unsigned char model_feature[SC_FEATURES]; /* model: 1 for a feature in the regulated state */
     /* evaluation */
     double eval_seconds; /* closed-loop survival test length (s) */
@@ -88,7 +94,8 @@ typedef struct sc_learning_iteration {
                                    guided: the mean over learn_stiffness) */
     double survived_at[SC_MAX_EVAL];       /* guided: at each factor of learn_stiffness */
     double action_cost;                    /* fit: model: the one chosen */
-    double cost_survived[SC_MAX_COSTS];    /* fit: model: the mean survival over learn_stiffness of each action_cost's gains */
+    double cost_survived[SC_MAX_COSTS];    /* fit: model: the mean survival over learn_stiffness of each action_cost's gains
+                                              (with bootstraps: of its best variant) */
     double cost_joint_error[SC_MAX_COSTS]; /* ... and their mean joint error (rad) */
     double joint_error;                    /* rad, RMS over the survived time */
     long samples;                          /* samples (guided) or runs (search) simulated */

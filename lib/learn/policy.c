@@ -5,6 +5,7 @@
 #include <string.h>
 #include "sampling/controller.h"
 #include "learn/policy.h"
+#include "core/rng.h"
 #include "model/world.h"
 #include "sampling/samcon.h"
 
@@ -206,6 +207,12 @@ static void policy_eval(void *ctx, const sc_sim *s, sc_quat *out)
         memcpy(c->offset, p->offset + (size_t)c->frag * p->ndof, sizeof(double) * (size_t)p->ndof);
         double a[SC_MAX_ACTIONS];
         sc_policy_actions(p, c->frag, c->s, c->feedback, a);
+        if (c->explore) {
+            sc_rng rng;
+            sc_rng_init(&rng, c->explore_seed, (uint32_t)c->played, 0);
+            for (int i = 0; i < p->nact; i++) a[i] += c->explore[i] * (2 * sc_rng_uniform(&rng) - 1);
+        }
+        c->played++;
         for (int i = 0; i < p->nact; i++) c->offset[p->act[i]] = a[i];
     }
     sc_targets_interpolate(p->base_time, p->nbase, p->base_quat, p->nb, sc_policy_controller_cycle_time(c, s->step), out);

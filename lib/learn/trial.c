@@ -16,7 +16,27 @@ typedef struct trial_judge {
     long frag_start;        /* of the last fragment seen */
     double heading_off;     /* the last fragment start's heading less its target, unwrapped */
     double heading_first;   /* the same at the first fragment's start */
+    sc_transition_log *log; /* the transitions, when asked */
+    double *open;           /* the log's row of the fragment being played, its end still to come */
 } trial_judge;
+
+/* a fragment starts: the one before it ends here (its row completed), the new one's row begun */
+static void log_transition(trial_judge *judge)
+{
+    const sc_policy_controller *c = judge->c;
+    sc_transition_log *log = judge->log;
+    if (judge->open) {
+        memcpy(judge->open + 1 + SC_FEATURES + log->nact, c->s, sizeof(double) * SC_FEATURES);
+        log->n++;
+        judge->open = NULL;
+    }
+    if (log->n == log->cap) return;
+    double *row = log->rows + (size_t)log->n * SC_TRANSITION_WIDTH(log->nact);
+    row[0] = c->frag;
+    memcpy(row + 1, c->s, sizeof(double) * SC_FEATURES);
+    for (int i = 0; i < log->nact; i++) row[1 + SC_FEATURES + i] = c->offset[judge->p->act[i]];
+    judge->open = row;
+}
 
 /* the deviation's features: root pitch and roll, the centre of mass's horizontal velocity */
 static const int deviation_features[] = {0, 1, 6, 8};
@@ -36,6 +56,7 @@ static int judge_state(void *ctx, const sc_sim *s, const sc_quat *targets, const
     }
     if (c->frag >= 0 && c->frag_start != judge->frag_start) {
         judge->frag_start = c->frag_start;
+        if (judge->log) log_transition(judge);
         const double *sb = p->s_bar + (size_t)c->frag * SC_FEATURES;
         for (size_t i = 0; i < sizeof deviation_features / sizeof *deviation_features; i++) {
             int k = deviation_features[i];
@@ -70,7 +91,10 @@ int sc_policy_trial_run(const sc_policy_trial *trial, sc_trial_result *out, sc_e
     }
     sc_policy_controller c;
     sc_policy_controller_init(&c, trial->p, trial->f, trial->dofs, s->step, trial->feedback);
-    trial_judge judge = {.p = trial->p, .c = &c, .max_tilt = trial->max_tilt, .fell_at = -1, .frag_start = -1};
+    c.explore = trial->explore;
+    c.explore_seed = trial->explore_seed;
+    trial_judge judge = {.p = trial->p, .c = &c, .max_tilt = trial->max_tilt, .fell_at = -1, .frag_start = -1, .log = trial->log};
+    if (trial->log) trial->log->n = 0;
     sc_quat targets[SC_SIM_MAX_BONES];
     sc_rollout_result rr;
     sc_err step_err;

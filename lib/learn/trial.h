@@ -8,6 +8,14 @@
 /* One run of a policy from its start state until `steps`, feedback on or off, with an optional
  * push (a world force on push_bone from push_step for push_len steps, direction push_dir: 0 front,
  * 1 back, 2 left, 3 right in the heading frame when it starts). */
+/* A run's transitions, one per fragment completed before its end or fall (fit: model's rows):
+ * the fragment, the features at its start, its actions, the features at its end. */
+typedef struct sc_transition_log {
+    int nact, cap, n;
+    double *rows; /* [cap * SC_TRANSITION_WIDTH(nact)] */
+} sc_transition_log;
+#define SC_TRANSITION_WIDTH(nact) (1 + 2 * SC_FEATURES + (nact))
+
 typedef struct sc_policy_trial {
     const sc_model *m;
     const sc_sim_opts *o;
@@ -21,6 +29,9 @@ typedef struct sc_policy_trial {
     long push_step, push_len;
     double push_force; /* N; 0: none */
     int push_dir;
+    const double *explore; /* [nact] rad or NULL: exploration of the actions (sc_policy_controller) */
+    uint64_t explore_seed;
+    sc_transition_log *log; /* NULL, or filled with the run's transitions */
 } sc_policy_trial;
 typedef struct sc_trial_result {
     int fell;           /* it fell (or the simulation failed) before the run's end */

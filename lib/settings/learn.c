@@ -101,6 +101,8 @@ static int read_model_section(sc_cfg_node *f, sc_feedback_config *c, sc_err *err
     }
     TRY(sc_cfg_int(mo, "horizon", 20, 1, 1000, &n, err));
     c->horizon = (int)n;
+    TRY(sc_cfg_int(mo, "bootstraps", 0, 0, 63, &n, err));
+    c->bootstraps = (int)n;
     TRY(sc_cfg_list(mo, "features", 0, &fl, err));
     int heading = 0;
     TRY(sc_cfg_bool(mo, "heading", 0, &heading, err));
@@ -243,6 +245,18 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
     static const char *const fits[] = {"actions", "model"};
     TRY(sc_cfg_enum(f, "fit", fits, 2, 1, &c->fit_model, err));
     TRY(read_model_section(f, c, err));
+    sc_cfg_node *loop;
+    TRY(sc_cfg_section(f, "closed_loop", &loop, err));
+    TRY(sc_cfg_int(loop, "rollouts", 0, 0, 4096, &n, err));
+    c->rollouts = (int)n;
+    TRY(sc_cfg_int(loop, "rounds", 1, 1, 64, &n, err));
+    c->rounds = (int)n;
+    if (c->rollouts && !c->fit_model)
+        return sc_fail(err, SC_EINPUT, "%s: feedback.closed_loop.rollouts gathers transitions for fit: model's maps; fit: actions has none",
+                       sc_cfg_where(sc_cfg_get(loop, "rollouts"), w, sizeof w));
+    TRY(sc_cfg_int(f, "trials", 1, 1, SC_MAX_TRIALS, &n, err));
+    c->trials = (int)n;
+    TRY(sc_cfg_double_range(f, "trial_noise", 5, 0, 1e4, &c->trial_noise, err));
     TRY(read_actions(f, m, dofs, c, err));
     TRY(read_evaluate(f, m, c, err));
     double learn_def[] = {1};
