@@ -884,15 +884,15 @@ static int harvest_rollouts(const guided_setup *setup, learner_state *state, int
     for (int j = 1; j < p->nfrag; j++) shortest = p->steps[j] < shortest ? p->steps[j] : shortest;
     int width = SC_TRANSITION_WIDTH(p->nact), cap = (int)(lround(c->eval_seconds / run->sim_opts->dt) / shortest) + 1, stopped = 0;
     rollout_ctx ro = {run, p, setup->models, c->nlearn_stiff, cap, explore, sc_hash_i64(sc_hash_i64(run->seed, i), -1 - (int64_t)round)};
-    size_t size = sizeof(double) * (1 + (size_t)cap * width);
-    double *res = malloc(size * (size_t)c->rollouts);
+    size_t stride = 1 + (size_t)cap * width; /* doubles per rollout: its rows' count, then the rows */
+    double *res = malloc(sizeof(double) * stride * (size_t)c->rollouts);
     int *owner = malloc(sizeof *owner * (size_t)c->rollouts), rc = SC_OK;
     if (!res || !owner) rc = sc_fail(err, SC_EIO, "out of memory");
-    if (!rc) rc = sc_par_map(run->par, c->rollouts, size, rollout_task, &ro, run->stop, res, owner, &stopped, err);
+    if (!rc) rc = sc_par_map(run->par, c->rollouts, sizeof(double) * stride, rollout_task, &ro, run->stop, res, owner, &stopped, err);
     if (!rc && stopped)
         rc = sc_fail(err, SC_EINTERRUPTED, "stopped by a signal in iteration %d; the learning up to there is in %s", i + 1, run->checkpoint);
     for (int k = 0; !rc && k < c->rollouts; k++) {
-        const double *o = (const double *)((const char *)res + size * (size_t)k);
+        const double *o = res + stride * (size_t)k;
         for (long r = 0; r < (long)o[0] && !rc; r++) {
             const double *row = o + 1 + (size_t)r * width;
             if (data_add(&state->dyn, (int)row[0], row + 1, row + 1 + SC_FEATURES)) rc = sc_fail(err, SC_EIO, "out of memory for the transitions");
