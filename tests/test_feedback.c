@@ -526,6 +526,11 @@ TEST(feedback_bootstraps_and_closed_loop_rounds_never_worse_and_rank_identical)
                     sc_test_tmp("feedback_rollouts_actions.h5"), sc_fixture_michelin(), ol);
     ENSURE_MSG(rc == 2 && strstr(out, "feedback_rollouts_actions.yaml:4") && strstr(out, "fit: actions has none"), "exit %d: %s", rc, out);
     ENSURE(!sc_test_file_exists(sc_test_tmp("feedback_rollouts_actions.h5")));
+    /* trials without noise would repeat one run */
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"),
+                    sc_test_write("feedback_trials_quiet.yaml", "feedback:\n  trials: 3\n  trial_noise: 0\n"),
+                    sc_test_tmp("feedback_trials_quiet.h5"), sc_fixture_michelin(), ol);
+    ENSURE_MSG(rc == 2 && strstr(out, "feedback_trials_quiet.yaml:3") && strstr(out, "every trial"), "exit %d: %s", rc, out);
 }
 
 /* One /evaluation push entry and the same push replayed by simulate --policy: its /fall. */

@@ -257,6 +257,9 @@ int sc_feedback_read_config(sc_cfg *cfg, const sc_model *m, const sc_control_dof
     TRY(sc_cfg_int(f, "trials", 1, 1, SC_MAX_TRIALS, &n, err));
     c->trials = (int)n;
     TRY(sc_cfg_double_range(f, "trial_noise", 5, 0, 1e4, &c->trial_noise, err));
+    if (c->trials > 1 && !(c->trial_noise > 0))
+        return sc_fail(err, SC_EINPUT, "%s: feedback.trial_noise 0 would run every trial of feedback.trials the same",
+                       sc_cfg_where(sc_cfg_get(f, "trial_noise"), w, sizeof w));
     TRY(read_actions(f, m, dofs, c, err));
     TRY(read_evaluate(f, m, c, err));
     double learn_def[] = {1};
