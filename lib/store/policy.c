@@ -111,7 +111,9 @@ static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_
         if (!rc) rc = sc_h5_write_f64(f, "/learning/action_cost", 1, &N, chosen, "1", "the action cost whose gains each iteration kept", err);
         if (!rc)
             rc = sc_h5_write_f64(f, "/learning/cost_survived", 2, d2, cs, "s",
-                                 "closed loop with each candidate's gains: the mean survival over /learning/stiffness", err);
+                                 "closed loop with each candidate's gains: the mean survival over /learning/stiffness (and trials; with "
+                                 "bootstraps, each action cost's best variant)",
+                                 err);
         if (!rc) rc = sc_h5_write_f64(f, "/learning/cost_joint_error", 2, d2, ce, "rad", "... and their mean RMS joint error", err);
         free(chosen);
         free(cs);
