@@ -178,6 +178,16 @@ int sc_test_file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+int sc_test_simulate_refuses(char *out, size_t out_size, const char *character, const char *name, const char *text, int line, const char *want)
+{
+    char h5[256], at[300];
+    snprintf(h5, sizeof h5, "%s.h5", name);
+    snprintf(at, sizeof at, "%s:%d:", name, line);
+    const char *cfg = sc_test_write(name, text), *o = sc_test_tmp(h5);
+    int rc = sc_test_sh(out, out_size, "%s -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, character);
+    return rc == 2 && strstr(out, at) && strstr(out, want) && !sc_test_file_exists(o);
+}
+
 char *sc_test_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

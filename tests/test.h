@@ -76,6 +76,9 @@ const char *sc_test_write(const char *name, const char *text);
  * (or 128+signal). */
 int sc_test_sh(char *out, size_t out_size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int sc_test_file_exists(const char *path);
+/* simulate -c NAME (text written to it) on character: 1 when it is refused as a bad config must
+ * be: exit 2, the message (in out) naming NAME:LINE: and holding want, and no output written. */
+int sc_test_simulate_refuses(char *out, size_t out_size, const char *character, const char *name, const char *text, int line, const char *want);
 /* A child process for what must not outlive the test (a resource limit, a signal handler): in
  * the child (return 0) *fd is the end it writes its findings to; in the parent (return the pid,
  * -1 on failure) the end sc_test_child_output reads them from. */

@@ -38,11 +38,11 @@ TEST(fluid_drag_triangle_by_hand_and_c1)
     static const struct {
         double v[3], f[3]; /* the corners' velocity (the fluid flows at (0, 0, -1)); the force by hand */
     } cases[] = {
-        {{0, 0, 0}, {0, 200, -200}},         /* u = (0, 0, 1): n.u = 1, f = -400 * 1 / 2 * n */
-        {{3, -1, -0.5}, {0, 450, -450}},     /* u = (3, -1, 0.5): n.u = 1.5, f = -400 * 2.25 / 2 * n; u's tangential part does nothing */
-        {{0, 1, -2}, {0, 0, 0}},             /* u = (0, 1, -1): n.u = -2, the face moves away from the fluid */
-        {{1, 0, -1}, {0, 0, 0}},             /* u = (1, 0, 0): n.u = 0, tangential */
-        {{0, -0.25, -0.75}, {0, 50, -50}},   /* u = (0, -0.25, 0.25): n.u = 0.5, half the normal speed, a quarter of the force */
+        {{0, 0, 0}, {0, 200, -200}},       /* u = (0, 0, 1): n.u = 1, f = -400 * 1 / 2 * n */
+        {{3, -1, -0.5}, {0, 450, -450}},   /* u = (3, -1, 0.5): n.u = 1.5, f = -400 * 2.25 / 2 * n; u's tangential part does nothing */
+        {{0, 1, -2}, {0, 0, 0}},           /* u = (0, 1, -1): n.u = -2, the face moves away from the fluid */
+        {{1, 0, -1}, {0, 0, 0}},           /* u = (1, 0, 0): n.u = 0, tangential */
+        {{0, -0.25, -0.75}, {0, 50, -50}}, /* u = (0, -0.25, 0.25): n.u = 0.5, half the normal speed, a quarter of the force */
     };
     double worst = 0, corner_err = 0;
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
@@ -63,7 +63,8 @@ TEST(fluid_drag_triangle_by_hand_and_c1)
     double jump[3], jump_y = 0, cont = 0;
     for (int e = 0; e < 3; e++) {
         const double h = pow(10, -3 - e);
-        const sc_vec3 f0 = sc_fluid_drag(400, n, ut), fp = sc_fluid_drag(400, n, sc_v3_axpy(h, nh, ut)), fm = sc_fluid_drag(400, n, sc_v3_axpy(-h, nh, ut));
+        const sc_vec3 f0 = sc_fluid_drag(400, n, ut), fp = sc_fluid_drag(400, n, sc_v3_axpy(h, nh, ut)),
+                      fm = sc_fluid_drag(400, n, sc_v3_axpy(-h, nh, ut));
         jump[e] = sc_v3_norm(sc_v3_sub(sc_v3_scale(sc_v3_sub(fp, f0), 1 / h), sc_v3_scale(sc_v3_sub(f0, fm), 1 / h)));
         cont = sc_v3_norm(sc_v3_sub(fp, fm)); /* at the last (smallest) step */
         const sc_vec3 y0 = sc_fluid_drag_yuksel(400, n, ut), yp = sc_fluid_drag_yuksel(400, n, sc_v3_axpy(h, nh, ut)),
@@ -75,7 +76,7 @@ TEST(fluid_drag_triangle_by_hand_and_c1)
                    "zeta A h = %.3g at 1e-3); Yuksel's jumps %.1f (zeta A |u_t| = %.1f)",
                    worst, corner_err, cont, jump[0], jump[1], jump[2], 400 * sqrt(2) * 1e-3, jump_y, kink);
     ENSURE(corner_err < 1e-12);
-    ENSURE(cont < 1e-6); /* zeta A h^2 = 5.7e-8 */
+    ENSURE(cont < 1e-6);                                    /* zeta A h^2 = 5.7e-8 */
     ENSURE(jump[0] < 1 && jump[1] < 0.1 && jump[2] < 0.01); /* zeta A h: 0.57, 0.057, 0.0057 */
     ENSURE(fabs(jump_y - kink) < 1e-3 * kink);
 }
@@ -170,7 +171,7 @@ static int coast(const sc_fluid_opts *fl, double v0, int steps, double *vx, doub
 
 TEST(fluid_block_coasts_and_drifts)
 {
-    enum { STEPS = 600 }; /* 0.3 s */
+    enum { STEPS = 600 };                              /* 0.3 s */
     const double zeta_a_over_m = 500 * 0.0225 / 3.375; /* water, C_d 1: zeta A / m of the front face (15 x 15 cm) = 10/3 per m */
     double vx[STEPS / 10 + 1], e[STEPS / 10 + 1], power;
     sc_err err;
@@ -215,8 +216,8 @@ TEST(fluid_dry_runs_unchanged_and_wet_runs_repeat)
     ENSURE_OK(coast(&zero_density, 1, STEPS, vx, e, &power, &off, &err), &err);
     ENSURE_OK(coast(&water, 1, STEPS, vx, e, &power, &wet, &err), &err);
     ENSURE_OK(coast(&water, 1, STEPS, vx, e, &power, &wet2, &err), &err);
-    sc_test_report("0.1 s of the coasting block: no fluid %016llx, density 0 %016llx; in water %016llx, again %016llx",
-                   (unsigned long long)dry, (unsigned long long)off, (unsigned long long)wet, (unsigned long long)wet2);
+    sc_test_report("0.1 s of the coasting block: no fluid %016llx, density 0 %016llx; in water %016llx, again %016llx", (unsigned long long)dry,
+                   (unsigned long long)off, (unsigned long long)wet, (unsigned long long)wet2);
     ENSURE(dry == off && wet == wet2 && wet != dry);
 }
 
@@ -257,18 +258,13 @@ TEST(fluid_carries_a_boneless_body)
     sc_model_free(&m);
 }
 
-/* simulate with `fluid: VALUE` on line 4: 1 when it is refused as a bad config must be: exit 2
-   naming line 4 (col) and holding want, no output */
+/* simulate with `fluid: VALUE` on line 4: refused, naming that line (sc_test_simulate_refuses) */
 static int fluid_refused(const char *ch, int k, const char *value, const char *want)
 {
-    char text[512], name[64], h5[64], line[80];
+    char text[512], name[64];
     snprintf(text, sizeof text, "simulation: {duration: 0.01}\ncontroller: {type: hold}\n# under water\nfluid: %s\n", value);
     snprintf(name, sizeof name, "fluid_bad_%d.yaml", k);
-    snprintf(h5, sizeof h5, "fluid_bad_%d.h5", k);
-    snprintf(line, sizeof line, "%s:4:", name);
-    const char *cfg = sc_test_write(name, text), *o = sc_test_tmp(h5);
-    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, ch);
-    return rc == 2 && strstr(out, line) && strstr(out, want) && !sc_test_file_exists(o);
+    return sc_test_simulate_refuses(out, sizeof out, ch, name, text, 4, want);
 }
 
 TEST(fluid_config_errors)
@@ -296,7 +292,8 @@ TEST(fluid_config_errors)
     }
     sc_test_report("%zu bad fluid sections: exit 2 naming line 4, no output:%s", sizeof bad / sizeof *bad, said);
     /* a good one runs under water, and the resolved config keeps it */
-    const char *cfg = sc_test_write("fluid_ok.yaml", "simulation: {duration: 0.01}\ncontroller: {type: hold}\nfluid: {density: 1000, flow: [0.5, 0, 0]}\n");
+    const char *cfg =
+        sc_test_write("fluid_ok.yaml", "simulation: {duration: 0.01}\ncontroller: {type: hold}\nfluid: {density: 1000, flow: [0.5, 0, 0]}\n");
     const char *o = sc_test_tmp("fluid_ok.h5");
     int rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, ch);
     ENSURE_MSG(rc == 0, "exit %d: %s", rc, out);

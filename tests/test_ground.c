@@ -136,18 +136,14 @@ TEST(ground_tiles_are_continuous)
     ENSURE(kinks > 2900); /* the field is piecewise planar, not smooth */
 }
 
-/* simulate with `ground: {slope: 0, KEY: VALUE}` (KEY on line 5 of KEY_bad.yaml): 1 when it is
-   refused as a bad config must be: exit 2 naming that line, the message holding want, no output. */
+/* simulate with `ground: {slope: 0, KEY: VALUE}` (KEY on line 5 of KEY_bad.yaml): refused, naming
+   that line (sc_test_simulate_refuses) */
 static int ground_refused(const char *ch, const char *key, const char *value, const char *want)
 {
-    char text[512], name[64], h5[64], line[80];
+    char text[512], name[64];
     snprintf(text, sizeof text, "simulation: {duration: 0.01}\ncontroller: {type: hold}\nground:\n  slope: 0\n  %s: %s\n", key, value);
     snprintf(name, sizeof name, "%s_bad.yaml", key);
-    snprintf(h5, sizeof h5, "%s_bad.h5", key);
-    snprintf(line, sizeof line, "%s:5:", name);
-    const char *cfg = sc_test_write(name, text), *o = sc_test_tmp(h5);
-    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("simulate"), cfg, o, ch);
-    return rc == 2 && strstr(out, line) && strstr(out, want) && !sc_test_file_exists(o);
+    return sc_test_simulate_refuses(out, sizeof out, ch, name, text, 5, want);
 }
 
 TEST(ground_tiles_config_errors)
@@ -167,7 +163,8 @@ TEST(ground_tiles_config_errors)
         {"{height: 0.01, seed: 2}", "ground.tiles needs a size"},
         {"[0.05, 0.02]", "'ground.tiles' must be a mapping"},
     };
-    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) ENSURE_MSG(ground_refused(ch, "tiles", bad[k].tiles, bad[k].want), "tiles %s: %s", bad[k].tiles, out);
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+        ENSURE_MSG(ground_refused(ch, "tiles", bad[k].tiles, bad[k].want), "tiles %s: %s", bad[k].tiles, out);
     sc_test_report("%zu bad ground.tiles: exit 2 naming line 5, no output; e.g. %s", sizeof bad / sizeof *bad, out);
     /* a good one runs, and the resolved config keeps the floor */
     const char *cfg = sc_test_write(
@@ -201,13 +198,13 @@ TEST(ground_boxes_are_obstacles)
     static const struct {
         double p[3], h, n[3];
     } probe[] = {
-        {{0, 0.15, 1.02}, 0.05, {0, 1, 0}},                          /* over its top */
-        {{0, 0.08, 0.97}, 0.03, {0, 0, -1}},                         /* before its near side */
-        {{0, 0.09, 1.025}, -0.01, {0, 1, 0}},                        /* inside, nearest the top */
-        {{0, 0.05, 1.005}, -0.005, {0, 0, -1}},                      /* inside, nearest the near side */
-        {{0, 0.13, 1.09}, 0.05, {0, 0.6, 0.8}},                      /* past its top edge: to the edge */
-        {{0, 0.02, 0.5}, 0.02, {0, 1, 0}},                           /* the floor away from it */
-        {{0, -0.01, 1.02}, -0.01, {0, 1, 0}},                        /* under its footprint, below the floor */
+        {{0, 0.15, 1.02}, 0.05, {0, 1, 0}},     /* over its top */
+        {{0, 0.08, 0.97}, 0.03, {0, 0, -1}},    /* before its near side */
+        {{0, 0.09, 1.025}, -0.01, {0, 1, 0}},   /* inside, nearest the top */
+        {{0, 0.05, 1.005}, -0.005, {0, 0, -1}}, /* inside, nearest the near side */
+        {{0, 0.13, 1.09}, 0.05, {0, 0.6, 0.8}}, /* past its top edge: to the edge */
+        {{0, 0.02, 0.5}, 0.02, {0, 1, 0}},      /* the floor away from it */
+        {{0, -0.01, 1.02}, -0.01, {0, 1, 0}},   /* under its footprint, below the floor */
     };
     double worst = 0;
     for (size_t k = 0; k < sizeof probe / sizeof *probe; k++) {
@@ -231,7 +228,8 @@ TEST(ground_boxes_are_obstacles)
         {"[[0, 0, 0]]", "ground.boxes[0]: a map"},
         {"[{min: [0, 0, 0], max: [1, 1, 1], height: 2}]", "unknown key 'height'"},
     };
-    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) ENSURE_MSG(ground_refused(ch, "boxes", bad[k].boxes, bad[k].want), "boxes %s: %s", bad[k].boxes, out);
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+        ENSURE_MSG(ground_refused(ch, "boxes", bad[k].boxes, bad[k].want), "boxes %s: %s", bad[k].boxes, out);
     sc_test_report("%zu bad ground.boxes: exit 2 naming line 5, no output", sizeof bad / sizeof *bad);
 }
 
