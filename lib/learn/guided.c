@@ -742,7 +742,7 @@ static int model_candidates(const guided_setup *setup, const learner_state *stat
    stiffness, the first as the policy would run, the others under motor noise of their own seeds */
 typedef struct {
     const sc_feedback_run *run;
-    const sc_policy *const *p;
+    const sc_policy *p; /* [candidates] */
     const sc_model *const *models;
     const sc_sim_opts *opts; /* [trials] */
     int nmodels, ntrials;
@@ -753,7 +753,7 @@ static int survival_task(void *ctx, int thread, int i, void *out, sc_err *err)
     const survival_ctx *sv = ctx;
     sc_trial_result *res = out;
     int t = i % sv->ntrials, q = i / sv->ntrials % sv->nmodels, k = i / sv->ntrials / sv->nmodels;
-    return sc_policy_run(sv->models[q], &sv->opts[t], sv->p[k], sv->run->dofs, 1, sv->run->cfg->eval_seconds, sv->run->cfg->max_tilt, &res->survived,
+    return sc_policy_run(sv->models[q], &sv->opts[t], &sv->p[k], sv->run->dofs, 1, sv->run->cfg->eval_seconds, sv->run->cfg->max_tilt, &res->survived,
                          &res->joint_error, err);
 }
 
@@ -770,21 +770,15 @@ static int choose_gains(const guided_setup *setup, learner_state *state, int i, 
     const sc_feedback_config *c = run->cfg;
     sc_learning_iteration *it = &state->r->iter[i];
     int ncand = c->fit_model ? c->ncost * (1 + c->bootstraps) : 1, nst = c->nlearn_stiff, nt = c->trials, nrun = nst * nt, rc = SC_OK;
-    sc_policy *cand = calloc((size_t)ncand, sizeof *cand);
-    const sc_policy **cands = calloc((size_t)ncand, sizeof *cands);
-    if (!cand || !cands) rc = sc_fail(err, SC_EIO, "out of memory");
-    else if (c->fit_model) {
-        rc = model_candidates(setup, state, i, it, cand, err);
-        for (int k = 0; k < ncand; k++) cands[k] = &cand[k];
-    } else {
-        cands[0] = &state->cur;
-    }
+    sc_policy *cand = c->fit_model ? calloc((size_t)ncand, sizeof *cand) : NULL;
+    if (c->fit_model && !cand) rc = sc_fail(err, SC_EIO, "out of memory");
+    else if (c->fit_model) rc = model_candidates(setup, state, i, it, cand, err);
     sc_sim_opts opts[SC_MAX_TRIALS];
     for (int t = 0; t < nt; t++) {
         opts[t] = *run->sim_opts;
         if (t) opts[t].motor_noise = (sc_motor_noise_opts){c->trial_noise, sc_hash_i64(sc_hash_i64(run->seed, i), t)};
     }
-    survival_ctx sv = {run, cands, setup->models, opts, nst, nt};
+    survival_ctx sv = {run, c->fit_model ? cand : &state->cur, setup->models, opts, nst, nt};
     sc_trial_result *er = malloc(sizeof *er * (size_t)(ncand * nrun));
     int *owner = malloc(sizeof *owner * (size_t)(ncand * nrun)), stopped = 0;
     if (!rc && (!er || !owner)) rc = sc_fail(err, SC_EIO, "out of memory");
@@ -816,7 +810,6 @@ static int choose_gains(const guided_setup *setup, learner_state *state, int i, 
     }
     for (int k = 0; cand && k < ncand; k++) sc_policy_free(&cand[k]);
     free(cand);
-    free(cands);
     if (!rc) {
         it->survived_s = mean[chosen];
         it->joint_error = jerr[chosen];

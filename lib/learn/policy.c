@@ -209,10 +209,9 @@ static void policy_eval(void *ctx, const sc_sim *s, sc_quat *out)
         sc_policy_actions(p, c->frag, c->s, c->feedback, a);
         if (c->explore) {
             sc_rng rng;
-            sc_rng_init(&rng, c->explore_seed, (uint32_t)c->played, 0);
+            sc_rng_init(&rng, c->explore_seed, (uint32_t)(c->cycles * p->nfrag + c->frag), 0);
             for (int i = 0; i < p->nact; i++) a[i] += c->explore[i] * (2 * sc_rng_uniform(&rng) - 1);
         }
-        c->played++;
         for (int i = 0; i < p->nact; i++) c->offset[p->act[i]] = a[i];
     }
     sc_targets_interpolate(p->base_time, p->nbase, p->base_quat, p->nb, sc_policy_controller_cycle_time(c, s->step), out);

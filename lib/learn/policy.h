@@ -93,8 +93,7 @@ typedef struct sc_policy_controller {
     double offset[SC_MAX_DOFS];
     double s[SC_FEATURES]; /* the features read at the fragment's start */
     const double *explore; /* [nact] rad or NULL: each fragment's actions get a uniform draw of +-explore[i] */
-    uint64_t explore_seed; /* keyed by the fragments played, so a draw never depends on who runs it */
-    long played;           /* fragments started */
+    uint64_t explore_seed; /* keyed by the fragment's count since the start, so a draw never depends on who runs it */
 } sc_policy_controller;
 /* Starts at the simulation's current step, fragment 0. */
 void sc_policy_controller_init(sc_policy_controller *c, const sc_policy *p, const sc_features *f, const sc_control_dofs *dofs, long step,

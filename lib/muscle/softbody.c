@@ -108,11 +108,9 @@ int sc_softbody_create(const sc_model *m, const sc_muscles *mu, const sc_softbod
         return rc;
     }
     const sc_fluid_opts *fl = &o->fluid;
-    if (!(fl->density >= 0 && fl->density < INFINITY && fl->drag >= 0 && fl->drag < INFINITY && isfinite(fl->flow[0]) && isfinite(fl->flow[1]) &&
-          isfinite(fl->flow[2]))) {
+    if ((rc = sc_fluid_check(fl, err))) {
         sc_softbody_free(s);
-        return sc_fail(err, SC_EINPUT, "fluid: density %g kg/m^3 and drag %g must be finite and >= 0, flow (%g, %g, %g) m/s finite", fl->density,
-                       fl->drag, fl->flow[0], fl->flow[1], fl->flow[2]);
+        return rc;
     }
     if (sc_fluid_enabled(fl)) {
         sc_tetmesh tm = {m->nnodes, m->ntets, m->rest_pos, m->tets};
@@ -304,8 +302,7 @@ static uint64_t setup_hash(const sc_softbody *s)
                         o->contact.mu, o->forward[0], o->forward[1], o->forward[2], o->backward_friction, o->max_speed};
     h = sc_hash_bytes(h, f, sizeof f);
     h = sc_hash_i64(h, o->contact.enabled);
-    if (sc_fluid_enabled(&o->fluid)) /* a body out of the fluid keeps its hash */
-        for (int j = 0; j < 5; j++) h = sc_hash_f64(h, j == 0 ? o->fluid.density : j == 1 ? o->fluid.drag : o->fluid.flow[j - 2]);
+    h = sc_fluid_hash(h, &o->fluid);
     return sc_hash_bytes(h, &o->contact.ground, sizeof o->contact.ground);
 }
 

@@ -206,14 +206,6 @@ static inline __attribute__((always_inline)) int contact_vertex(const sc_contact
     return 1;
 }
 
-/* f_c = J_phi^T f~_c ([L13] 4.2.4): vertex i's force to its tet's nodes */
-static inline void to_nodes(const sc_embedding *e, int i, sc_vec3 fc, double *node_force)
-{
-    const int *t = e->tets + 4 * e->tet[i];
-    const double *w = e->bary + 4 * i;
-    for (int k = 0; k < 4; k++) sc_v3_store(node_force + 3 * t[k], sc_v3_axpy(w[k], fc, sc_v3_load(node_force + 3 * t[k])));
-}
-
 void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const double *p, const double *node_v, double *anchor,
                        unsigned char *in_contact, double *node_force, sc_contact_result *res)
 {
@@ -221,7 +213,7 @@ void sc_contact_forces(const sc_contact_opts *o, const sc_embedding *e, const do
     if (!o->enabled) return;
     for (int i = 0; i < e->nverts; i++) {
         sc_vec3 fc;
-        if (contact_vertex(o, e, i, sc_v3_load(p + 3 * i), node_v, anchor, in_contact, &fc, res)) to_nodes(e, i, fc, node_force);
+        if (contact_vertex(o, e, i, sc_v3_load(p + 3 * i), node_v, anchor, in_contact, &fc, res)) sc_embedding_to_nodes(e, i, fc, node_force);
     }
 }
 
@@ -335,6 +327,6 @@ void sc_contact_forces_culled(const sc_contact_opts *o, const sc_embedding *e, s
         in_contact[i] = c->prev[j];
         if (contact_vertex(o, e, i, sc_v3(p[0], p[1], p[2]), node_v, anchor, in_contact, &c->force[nf], res)) c->cand[nf++] = i;
     }
-    for (int j = 0; j < nf; j++) to_nodes(e, c->cand[j], c->force[j], node_force);
+    for (int j = 0; j < nf; j++) sc_embedding_to_nodes(e, c->cand[j], c->force[j], node_force);
     c->candidates = nc;
 }

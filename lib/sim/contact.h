@@ -79,6 +79,13 @@ typedef struct sc_embedding {
     const int *tet;     /* [nverts] */
     const double *bary; /* [4 nverts] */
 } sc_embedding;
+/* f_c = J_phi^T f~_c ([L13] 4.2.4): vertex i's force ACCUMULATED onto its tet's nodes */
+static inline void sc_embedding_to_nodes(const sc_embedding *e, int i, sc_vec3 f, double *node_force)
+{
+    const int *t = e->tets + 4 * e->tet[i];
+    const double *w = e->bary + 4 * i;
+    for (int k = 0; k < 4; k++) sc_v3_store(node_force + 3 * t[k], sc_v3_axpy(w[k], f, sc_v3_load(node_force + 3 * t[k])));
+}
 
 /* Contact of the surface points p (3 per vertex, from the node positions by the embedding)
  * with the ground; a vertex's velocity is interpolated from the node velocities only when it

@@ -1,7 +1,26 @@
 /* Fluid drag ([P17] 4.2.2; sim/fluid.h). */
 #include "sim/fluid.h"
+#include <math.h>
+#include "core/hash.h"
 
 int sc_fluid_enabled(const sc_fluid_opts *o) { return o->density > 0 && o->drag > 0; }
+
+int sc_fluid_check(const sc_fluid_opts *o, sc_err *err)
+{
+    if (o->density >= 0 && o->density < INFINITY && o->drag >= 0 && o->drag < INFINITY && isfinite(o->flow[0]) && isfinite(o->flow[1]) &&
+        isfinite(o->flow[2]))
+        return SC_OK;
+    return sc_fail(err, SC_EINPUT, "fluid: density %g kg/m^3 and drag %g must be finite and >= 0, flow (%g, %g, %g) m/s finite", o->density, o->drag,
+                   o->flow[0], o->flow[1], o->flow[2]);
+}
+
+uint64_t sc_fluid_hash(uint64_t h, const sc_fluid_opts *o)
+{
+    if (!sc_fluid_enabled(o)) return h;
+    h = sc_hash_f64(sc_hash_f64(h, o->density), o->drag);
+    for (int j = 0; j < 3; j++) h = sc_hash_f64(h, o->flow[j]);
+    return h;
+}
 
 sc_vec3 sc_fluid_drag(double zeta, sc_vec3 n, sc_vec3 u)
 {

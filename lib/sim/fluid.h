@@ -12,7 +12,9 @@
  * (|n| = 0) gets the formula's limit, 0 ([P17] adds an epsilon to |n| instead). */
 #ifndef SC_FLUID_H
 #define SC_FLUID_H
+#include <stdint.h>
 #include "core/mathx.h"
+#include "core/status.h"
 
 typedef struct sc_fluid_opts {
     double density; /* kg/m^3; 0: no fluid */
@@ -22,6 +24,11 @@ typedef struct sc_fluid_opts {
 
 /* 1 when the options put the body in a fluid. */
 int sc_fluid_enabled(const sc_fluid_opts *o);
+/* SC_OK, or SC_EINPUT when a value is not finite or density or drag is negative. */
+int sc_fluid_check(const sc_fluid_opts *o, sc_err *err);
+/* h with the options mixed in when they put the body in a fluid; h itself otherwise, so a run out
+ * of the fluid keeps its hash. */
+uint64_t sc_fluid_hash(uint64_t h, const sc_fluid_opts *o);
 /* [P17]'s C1 drag (above) on one triangle of area-weighted normal n moving at u relative to
  * the fluid, for zeta = density * drag / 2 (N s^2/m^4). */
 sc_vec3 sc_fluid_drag(double zeta, sc_vec3 n, sc_vec3 u);

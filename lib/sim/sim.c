@@ -292,10 +292,8 @@ int sc_sim_create(const sc_model *m, const sc_sim_opts *o, sc_sim **out, sc_err 
         return sc_fail(err, SC_EINPUT, "simulation: the soft contact layer needs a thickness > 0 (got %g m) and at least one bone",
                        o->layer.thickness);
     const sc_fluid_opts *fl = &o->fluid;
-    if (!(fl->density >= 0 && fl->density < INFINITY && fl->drag >= 0 && fl->drag < INFINITY && isfinite(fl->flow[0]) && isfinite(fl->flow[1]) &&
-          isfinite(fl->flow[2])))
-        return sc_fail(err, SC_EINPUT, "fluid: density %g kg/m^3 and drag %g must be finite and >= 0, flow (%g, %g, %g) m/s finite", fl->density,
-                       fl->drag, fl->flow[0], fl->flow[1], fl->flow[2]);
+    int frc = sc_fluid_check(fl, err);
+    if (frc) return frc;
     if (sc_fluid_enabled(fl) && o->contact_model == SC_CONTACT_RIGID)
         return sc_fail(err, SC_EINPUT, "fluid: the drag acts on the simulated flesh, and contact.model: rigid simulates none (use soft or layer)");
     sc_sim *s = calloc(1, sizeof *s);
@@ -670,13 +668,10 @@ static void step_fluid(sc_sim *s)
     embed(m, s->v, s->surf_v);
     memset(s->surf_f, 0, v3 * sizeof(double));
     sc_fluid_forces(&s->o.fluid, m->nsurf_tris, m->surf_tris, s->sp, s->surf_v, s->surf_f, NULL);
+    const sc_embedding e = {m->nsurf_verts, m->tets, m->surf_tet, m->surf_bary};
     for (int i = 0; i < s->nv; i++) {
-        const double *fv = s->surf_f + 3 * i;
-        if (fv[0] == 0 && fv[1] == 0 && fv[2] == 0) continue;
-        const int *t = m->tets + 4 * m->surf_tet[i];
-        const double *w = m->surf_bary + 4 * i;
-        for (int k = 0; k < 4; k++)
-            for (int c = 0; c < 3; c++) s->f[3 * t[k] + c] += w[k] * fv[c];
+        const sc_vec3 fv = sc_v3_load(s->surf_f + 3 * i);
+        if (fv.x != 0 || fv.y != 0 || fv.z != 0) sc_embedding_to_nodes(&e, i, fv, s->f);
     }
 }
 
@@ -1026,8 +1021,7 @@ static uint64_t options_hash(const sc_sim_opts *o)
     }
     if (o->contact_model == SC_CONTACT_LAYER) h = sc_hash_i64(sc_hash_f64(h, o->layer.thickness), (int64_t)o->layer.bones);
     if (o->motor_noise.b > 0) h = sc_hash_i64(sc_hash_f64(h, o->motor_noise.b), (int64_t)o->motor_noise.seed);
-    if (sc_fluid_enabled(&o->fluid)) /* likewise: a run out of the fluid keeps its hash */
-        for (int j = 0; j < 5; j++) h = sc_hash_f64(h, j == 0 ? o->fluid.density : j == 1 ? o->fluid.drag : o->fluid.flow[j - 2]);
+    h = sc_fluid_hash(h, &o->fluid); /* likewise: a run out of the fluid keeps its hash */
     /* likewise: a floor without tiles keeps its hash */
     if (c->ground.tile_size > 0) {
         h = sc_hash_f64(h, c->ground.tile_size);
