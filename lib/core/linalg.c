@@ -46,6 +46,14 @@ int sc_solve(int n, int q, double *A, double *B, sc_err *err)
     return SC_OK;
 }
 
+int sc_sym_eigen(int n, double *S, double *w, sc_err *err)
+{
+    lapack_int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', n, S, n, w);
+    if (info > 0) return sc_fail(err, SC_ENUMERIC, "symmetric eigenproblem of size %d: %d off-diagonal elements did not converge", n, (int)info);
+    if (info < 0) return sc_fail(err, SC_EINPUT, "LAPACKE_dsyev argument %d", (int)-info);
+    return SC_OK;
+}
+
 int sc_lqr_periodic(int n, int q, int m, const double *A, const double *B, const double *Q, const double *R, int cycles, double *K, sc_err *err)
 {
     size_t nn = (size_t)n * n, nq = (size_t)n * q;
