@@ -249,7 +249,8 @@ int sc_reduced_step(const sc_reduced_model *rm, sc_reduced_state *s, sc_err *err
     s->contacts = 0;
     memset(s->drag, 0, sizeof s->drag);
     memset(s->ground_force, 0, sizeof s->ground_force);
-    boundary_kinematics(rm, s, R);
+    const int forced = sc_fluid_enabled(&o->fluid) || o->ground.enabled;
+    if (forced) boundary_kinematics(rm, s, R); /* without drag or ground no node is needed: the step is O(K) */
     if (sc_fluid_enabled(&o->fluid)) { /* [P17] 4.2.2 on the reconstructed boundary faces */
         sc_vec3 drag;
         sc_fluid_forces(&o->fluid, rm->nfaces, rm->faces, s->x, s->v, s->f, &drag);
@@ -260,7 +261,7 @@ int sc_reduced_step(const sc_reduced_model *rm, sc_reduced_state *s, sc_err *err
     const sc_vec3 c = sc_v3_load(s->pos);
     sc_vec3 F = sc_v3(0, 0, 0), tau = sc_v3(0, 0, 0);
     memcpy(s->gen, s->control, (size_t)K * sizeof(double));
-    for (int j = 0; j < rm->nbound; j++) {
+    for (int j = 0; j < rm->nbound && forced; j++) {
         const int i = rm->bound[j];
         const sc_vec3 f = sc_v3_load(s->f + 3 * i);
         if (f.x == 0 && f.y == 0 && f.z == 0) continue;
