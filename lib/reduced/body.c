@@ -6,6 +6,8 @@
 #include "core/hash.h"
 #include "mesh/tetmesh.h"
 
+static double modal_response(const sc_reduced_model *rm, int k);
+
 void sc_reduced_default_opts(sc_reduced_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -13,10 +15,8 @@ void sc_reduced_default_opts(sc_reduced_opts *o)
     o->scheme = SC_REDUCED_MIDPOINT;
     o->gravity[1] = -9.81;
     o->rayleigh_beta = 2e-4; /* as the boneless body's (muscle/softbody.h) */
-    o->ground.stiffness = 2e4;
-    o->ground.damping = 20;
     o->ground.mu = 0.8;
-    o->ground.slip_damping = 200;
+    o->ground.iterations = 20;
     o->ground.ground.normal = sc_v3(0, 1, 0);
     o->max_speed = 50;
 }
@@ -42,10 +42,8 @@ static int check_opts(const sc_reduced_opts *o, sc_err *err)
     if (!(o->rayleigh_alpha >= 0 && o->rayleigh_beta >= 0 && o->rayleigh_alpha < INFINITY && o->rayleigh_beta < INFINITY))
         return sc_fail(err, SC_EINPUT, "reduced body: Rayleigh damping alpha %g, beta %g must be finite and >= 0", o->rayleigh_alpha,
                        o->rayleigh_beta);
-    if (!(g->stiffness >= 0 && g->damping >= 0 && g->mu >= 0 && g->slip_damping >= 0 && g->stiffness < INFINITY && g->damping < INFINITY &&
-          g->mu < INFINITY && g->slip_damping < INFINITY))
-        return sc_fail(err, SC_EINPUT, "reduced body: ground stiffness %g, damping %g, mu %g, slip damping %g must be finite and >= 0", g->stiffness,
-                       g->damping, g->mu, g->slip_damping);
+    if (!(g->mu >= 0 && g->mu < INFINITY) || g->iterations < 1 || g->iterations > 1000)
+        return sc_fail(err, SC_EINPUT, "reduced body: ground friction mu %g must be finite and >= 0, iterations %d in 1..1000", g->mu, g->iterations);
     if (!(o->max_speed > 0)) return sc_fail(err, SC_EINPUT, "reduced body: max_speed %g m/s must be > 0", o->max_speed);
     for (int c = 0; c < 3; c++)
         if (!isfinite(o->gravity[c])) return sc_fail(err, SC_EINPUT, "reduced body: gravity[%d] is not finite", c);
@@ -59,19 +57,9 @@ static uint64_t model_hash(const sc_reduced_model *rm)
     uint64_t h = sc_hash_i64(SC_HASH_INIT, b->nmodes);
     h = sc_hash_bytes(h, b->eigenvalue, (size_t)b->nmodes * sizeof(double));
     h = sc_hash_bytes(h, b->phi, 3 * (size_t)b->nnodes * (size_t)b->nmodes * sizeof(double));
-    const double f[] = {o->dt,
-                        o->gravity[0],
-                        o->gravity[1],
-                        o->gravity[2],
-                        o->rayleigh_alpha,
-                        o->rayleigh_beta,
-                        o->ground.stiffness,
-                        o->ground.damping,
-                        o->ground.mu,
-                        o->ground.slip_damping,
-                        o->max_speed};
+    const double f[] = {o->dt, o->gravity[0], o->gravity[1], o->gravity[2], o->rayleigh_alpha, o->rayleigh_beta, o->ground.mu, o->max_speed};
     h = sc_hash_bytes(h, f, sizeof f);
-    h = sc_hash_i64(sc_hash_i64(h, o->scheme), o->ground.enabled);
+    h = sc_hash_i64(sc_hash_i64(sc_hash_i64(h, o->scheme), o->ground.enabled), o->ground.iterations);
     h = sc_fluid_hash(h, &o->fluid);
     return sc_hash_bytes(h, &o->ground.ground, sizeof o->ground.ground);
 }
@@ -145,6 +133,12 @@ void sc_reduced_state_free(sc_reduced_state *s)
     free(s->v);
     free(s->f);
     free(s->gen);
+    free(s->qd1);
+    free(s->resp);
+    free(s->cand);
+    free(s->cgap);
+    free(s->cnormal);
+    free(s->cimpulse);
     memset(s, 0, sizeof *s);
 }
 
@@ -177,10 +171,19 @@ int sc_reduced_state_create(const sc_reduced_model *rm, sc_reduced_state *s, sc_
     s->v = calloc(n3, sizeof(double));
     s->f = calloc(n3, sizeof(double));
     s->gen = malloc(K * sizeof(double));
-    if (!s->q || !s->qd || !s->control || !s->x || !s->v || !s->f || !s->gen) {
+    s->qd1 = malloc(K * sizeof(double));
+    s->resp = malloc(K * sizeof(double));
+    const size_t nb = (size_t)rm->nbound + 1;
+    s->cand = malloc(nb * sizeof(int));
+    s->cgap = malloc(nb * sizeof(double));
+    s->cnormal = malloc(3 * nb * sizeof(double));
+    s->cimpulse = malloc(4 * nb * sizeof(double));
+    if (!s->q || !s->qd || !s->control || !s->x || !s->v || !s->f || !s->gen || !s->qd1 || !s->resp || !s->cand || !s->cgap || !s->cnormal ||
+        !s->cimpulse) {
         sc_reduced_state_free(s);
         return sc_fail(err, SC_EIO, "reduced body: out of memory for the state");
     }
+    for (size_t k = 0; k < K; k++) s->resp[k] = modal_response(rm, (int)k);
     sc_reduced_state_reset(rm, s);
     return SC_OK;
 }
@@ -217,26 +220,110 @@ static void boundary_kinematics(const sc_reduced_model *rm, sc_reduced_state *s,
     }
 }
 
-/* Penalty ground contact with regularised Coulomb friction on the boundary nodes (body.h). */
-static void ground_forces(const sc_reduced_model *rm, sc_reduced_state *s)
+/* The response of mode k's rate to a generalised impulse J_k (N s/sqrt(kg)): the implicit update
+   divides by 1 + e_k (midpoint) or 1 + h d_k + h^2 lambda_k (backward Euler). */
+static double modal_response(const sc_reduced_model *rm, int k)
+{
+    const double h = rm->o.dt, lam = rm->b->eigenvalue[k], d = rm->modal_damping[k];
+    if (rm->o.scheme == SC_REDUCED_MIDPOINT) return 1 / (1 + 0.5 * h * d + 0.25 * h * h * lam);
+    return 1 / (1 + h * d + h * h * lam);
+}
+
+/* The end-of-step velocities the contact solver changes: the frame's, its angular momentum
+   (and velocity, through I_w^-1 = R I0^-1 R^T of the step's start) and the modes' rates. */
+typedef struct predicted {
+    sc_vec3 vel, L, w;
+    sc_mat3 R, inertia_inv; /* world */
+    double *qd1;
+} predicted;
+
+/* node j's (boundary index) velocity at the end of the step, r its offset from the centre */
+static sc_vec3 node_velocity(const sc_reduced_model *rm, const predicted *p, int j, sc_vec3 r)
+{
+    const int K = rm->nmodes;
+    const double *row = rm->bound_phi + 3 * (size_t)j * K;
+    const sc_vec3 ld = sc_v3(sc_dot(K, row, p->qd1), sc_dot(K, row + K, p->qd1), sc_dot(K, row + 2 * (size_t)K, p->qd1));
+    return sc_v3_add(sc_v3_add(p->vel, sc_v3_cross(p->w, r)), sc_m3_mulv(p->R, ld));
+}
+
+/* 1 / the effective mass of node j along unit d: frame translation, rotation and every mode */
+static double inverse_mass(const sc_reduced_model *rm, const predicted *p, const double *resp, int j, sc_vec3 r, sc_vec3 d)
+{
+    const int K = rm->nmodes;
+    const sc_vec3 rd = sc_v3_cross(r, d), dl = sc_m3_mulv_t(p->R, d);
+    double w = 1 / rm->b->mass + sc_v3_dot(rd, sc_m3_mulv(p->inertia_inv, rd));
+    const double *row = rm->bound_phi + 3 * (size_t)j * K;
+    for (int k = 0; k < K; k++) {
+        const double a = row[k] * dl.x + row[K + k] * dl.y + row[2 * K + k] * dl.z;
+        w += resp[k] * a * a;
+    }
+    return w;
+}
+
+/* an impulse P (N s) at node j (offset r) on the frame and the modes */
+static void apply_impulse(const sc_reduced_model *rm, predicted *p, const double *resp, int j, sc_vec3 r, sc_vec3 P)
+{
+    const int K = rm->nmodes;
+    p->vel = sc_v3_axpy(1 / rm->b->mass, P, p->vel);
+    p->L = sc_v3_add(p->L, sc_v3_cross(r, P));
+    p->w = sc_m3_mulv(p->inertia_inv, p->L);
+    const sc_vec3 Pl = sc_m3_mulv_t(p->R, P);
+    const double *row = rm->bound_phi + 3 * (size_t)j * K;
+    for (int k = 0; k < K; k++) p->qd1[k] += resp[k] * (row[k] * Pl.x + row[K + k] * Pl.y + row[2 * K + k] * Pl.z);
+}
+
+/* Ground contact at the velocity level (body.h): projected Gauss-Seidel over the boundary nodes
+   that would end the step below the ground. */
+static void ground_contact(const sc_reduced_model *rm, sc_reduced_state *s, predicted *p)
 {
     const sc_reduced_ground_opts *g = &rm->o.ground;
-    sc_vec3 total = sc_v3(0, 0, 0);
+    const double h = rm->o.dt;
+    const sc_vec3 c = sc_v3_load(s->pos);
+    int n = 0;
     for (int j = 0; j < rm->nbound; j++) {
         const int i = rm->bound[j];
-        sc_vec3 n;
-        const double gap = sc_ground_height(&g->ground, sc_v3_load(s->x + 3 * i), &n);
-        if (gap >= 0) continue;
-        const sc_vec3 v = sc_v3_load(s->v + 3 * i);
-        const double vn = sc_v3_dot(v, n), fn = fmax(0, -g->stiffness * gap - g->damping * vn);
-        const sc_vec3 vt = sc_v3_axpy(-vn, n, v);
-        const double st = sc_v3_norm(vt), ft = st > 0 ? fmin(g->mu * fn, g->slip_damping * st) : 0;
-        const sc_vec3 f = sc_v3_axpy(st > 0 ? -ft / st : 0, vt, sc_v3_scale(n, fn));
-        sc_v3_store(s->f + 3 * i, sc_v3_add(sc_v3_load(s->f + 3 * i), f));
-        total = sc_v3_add(total, f);
-        s->contacts++;
+        sc_vec3 nrm;
+        const sc_vec3 x = sc_v3_load(s->x + 3 * i), r = sc_v3_sub(x, c);
+        const double gap = sc_ground_height(&g->ground, x, &nrm);
+        if (gap >= 0 && gap + h * sc_v3_dot(node_velocity(rm, p, j, r), nrm) >= 0) continue;
+        s->cand[n] = j;
+        s->cgap[n] = gap;
+        sc_v3_store(s->cnormal + 3 * n, nrm);
+        memset(s->cimpulse + 4 * n, 0, 4 * sizeof(double));
+        n++;
     }
-    sc_v3_store(s->ground_force, total);
+    for (int it = 0; it < g->iterations && n; it++)
+        for (int k = 0; k < n; k++) {
+            const int j = s->cand[k], i = rm->bound[j];
+            const sc_vec3 r = sc_v3_sub(sc_v3_load(s->x + 3 * i), c), nrm = sc_v3_load(s->cnormal + 3 * k);
+            double *acc = s->cimpulse + 4 * k; /* normal, then the tangential impulse vector */
+            /* reach the ground at the step's end; a node below it rises by a fifth of its depth per step */
+            const double want = s->cgap[k] >= 0 ? -s->cgap[k] / h : -0.2 * s->cgap[k] / h;
+            const double vn = sc_v3_dot(node_velocity(rm, p, j, r), nrm);
+            const double pn = fmax(0, acc[0] + (want - vn) / inverse_mass(rm, p, s->resp, j, r, nrm));
+            apply_impulse(rm, p, s->resp, j, r, sc_v3_scale(nrm, pn - acc[0]));
+            acc[0] = pn;
+            /* Coulomb: stop the sliding, within mu times the normal impulse */
+            const sc_vec3 v = node_velocity(rm, p, j, r), vt = sc_v3_axpy(-sc_v3_dot(v, nrm), nrm, v);
+            const double st = sc_v3_norm(vt);
+            const sc_vec3 old = sc_v3(acc[1], acc[2], acc[3]);
+            sc_vec3 pt = old;
+            if (st > 0) {
+                const sc_vec3 t = sc_v3_scale(vt, 1 / st);
+                pt = sc_v3_axpy(-st / inverse_mass(rm, p, s->resp, j, r, t), t, pt);
+            }
+            const double ptn = sc_v3_norm(pt), cap = g->mu * pn;
+            if (ptn > cap) pt = sc_v3_scale(pt, cap / ptn);
+            apply_impulse(rm, p, s->resp, j, r, sc_v3_sub(pt, old));
+            sc_v3_store(acc + 1, pt);
+        }
+    sc_vec3 total = sc_v3(0, 0, 0);
+    for (int k = 0; k < n; k++) {
+        const double *acc = s->cimpulse + 4 * k;
+        total = sc_v3_add(total, sc_v3_add(sc_v3_scale(sc_v3_load(s->cnormal + 3 * k), acc[0]), sc_v3_load(acc + 1)));
+        s->contacts += acc[0] > 0;
+    }
+    sc_v3_store(s->ground_force, sc_v3_scale(total, 1 / h));
 }
 
 int sc_reduced_step(const sc_reduced_model *rm, sc_reduced_state *s, sc_err *err)
@@ -251,12 +338,11 @@ int sc_reduced_step(const sc_reduced_model *rm, sc_reduced_state *s, sc_err *err
     memset(s->ground_force, 0, sizeof s->ground_force);
     const int forced = sc_fluid_enabled(&o->fluid) || o->ground.enabled;
     if (forced) boundary_kinematics(rm, s, R); /* without drag or ground no node is needed: the step is O(K) */
-    if (sc_fluid_enabled(&o->fluid)) { /* [P17] 4.2.2 on the reconstructed boundary faces */
+    if (sc_fluid_enabled(&o->fluid)) {         /* [P17] 4.2.2 on the reconstructed boundary faces */
         sc_vec3 drag;
         sc_fluid_forces(&o->fluid, rm->nfaces, rm->faces, s->x, s->v, s->f, &drag);
         sc_v3_store(s->drag, drag);
     }
-    if (o->ground.enabled) ground_forces(rm, s);
     /* project the nodal forces on the frame (force, torque about c) and the modes (Phi^T R^T f) */
     const sc_vec3 c = sc_v3_load(s->pos);
     sc_vec3 F = sc_v3(0, 0, 0), tau = sc_v3(0, 0, 0);
@@ -282,36 +368,42 @@ int sc_reduced_step(const sc_reduced_model *rm, sc_reduced_state *s, sc_err *err
                 for (int d = 0; d < 3; d++) wsw += wv[a] * S[3 * a + d] * wv[d];
             s->gen[k] += w2 * (S[0] + S[4] + S[8]) - wsw;
         }
-    /* frame: symplectic Euler; the rotation through the angular momentum */
-    for (int a = 0; a < 3; a++) {
-        s->vel[a] += h * (sc_v3_get(F, a) / b->mass + o->gravity[a]);
-        s->pos[a] += h * s->vel[a];
-        s->ang_mom[a] += h * sc_v3_get(tau, a);
-    }
-    const sc_vec3 L = sc_v3_load(s->ang_mom), w = angular_velocity(rm, R, L);
-    s->rot = sc_q_normalize(sc_q_mul(sc_q_exp(sc_v3_scale(w, h)), s->rot));
-    sc_v3_store(s->omega, angular_velocity(rm, sc_q_to_m3(s->rot), L));
-    /* modes: each a damped oscillator, implicit in its stiffness and damping */
-    double fastest = 0;
+    /* the end-of-step velocities under these forces: the frame by symplectic Euler, each mode a
+       damped oscillator implicit in its stiffness and damping */
+    predicted p;
+    p.R = R;
+    sc_mat3 inv;
+    memcpy(inv.m, rm->inertia_inv, sizeof inv.m);
+    p.inertia_inv = sc_m3_mul(R, sc_m3_mul_nt(inv, R));
+    p.vel = sc_v3_add(sc_v3_load(s->vel), sc_v3_scale(sc_v3_add(sc_v3_scale(F, 1 / b->mass), sc_v3_load(o->gravity)), h));
+    p.L = sc_v3_axpy(h, tau, sc_v3_load(s->ang_mom));
+    p.w = sc_m3_mulv(p.inertia_inv, p.L);
+    p.qd1 = s->qd1;
     for (int k = 0; k < K; k++) {
         const double lam = b->eigenvalue[k], d = rm->modal_damping[k], q = s->q[k], qd = s->qd[k];
-        double qd1;
         if (o->scheme == SC_REDUCED_MIDPOINT) {
-            const double a = 0.5 * h, e = a * d + a * a * lam;
-            qd1 = (qd * (1 - e) + h * (s->gen[k] - lam * q)) / (1 + e);
-            s->q[k] = q + a * (qd + qd1);
-        } else {
-            qd1 = (qd + h * (s->gen[k] - lam * q)) / (1 + h * d + h * h * lam);
-            s->q[k] = q + h * qd1;
-        }
-        s->qd[k] = qd1;
-        fastest = fmax(fastest, fabs(qd1));
+            const double e = 0.5 * h * d + 0.25 * h * h * lam;
+            p.qd1[k] = (qd * (1 - e) + h * (s->gen[k] - lam * q)) / (1 + e);
+        } else p.qd1[k] = (qd + h * (s->gen[k] - lam * q)) / (1 + h * d + h * h * lam);
+    }
+    if (o->ground.enabled) ground_contact(rm, s, &p);
+    /* advance: the frame, the rotation through the angular momentum, the modes */
+    for (int a = 0; a < 3; a++) {
+        s->vel[a] = sc_v3_get(p.vel, a);
+        s->pos[a] += h * s->vel[a];
+    }
+    sc_v3_store(s->ang_mom, p.L);
+    s->rot = sc_q_normalize(sc_q_mul(sc_q_exp(sc_v3_scale(p.w, h)), s->rot));
+    sc_v3_store(s->omega, angular_velocity(rm, sc_q_to_m3(s->rot), p.L));
+    double fastest = 0;
+    for (int k = 0; k < K; k++) {
+        s->q[k] += o->scheme == SC_REDUCED_MIDPOINT ? 0.5 * h * (s->qd[k] + p.qd1[k]) : h * p.qd1[k];
+        s->qd[k] = p.qd1[k];
+        fastest = fmax(fastest, fabs(p.qd1[k]));
     }
     s->t += h;
     s->step++;
-    /* a mode's rate q' moves its largest node by |q'| max|Phi|: compared as a speed */
-    double speed = sqrt(s->vel[0] * s->vel[0] + s->vel[1] * s->vel[1] + s->vel[2] * s->vel[2]);
-    const double spin = sc_v3_norm(sc_v3_load(s->omega));
+    const double speed = sc_v3_norm(p.vel), spin = sc_v3_norm(sc_v3_load(s->omega));
     if (!(speed <= o->max_speed) || !(fastest < INFINITY) || !(spin < INFINITY))
         return sc_fail(err, SC_ENUMERIC,
                        "reduced body: step %ld (t = %.4f s): the frame moves at %.3g m/s and spins at %.3g rad/s, the fastest mode rate %.3g",

@@ -11,8 +11,8 @@
  *   frame:  M v' = sum f_i + M g;   L' = sum (x_i - c) x f_i;   w = R I0^-1 R^T L
  *   modes:  q'' + (alpha + beta lambda_k) q' + lambda_k q = Phi^T R^T f + u + centrifugal load
  * with f the nodal external forces: [P17] 4.2.2's fluid drag (sim/fluid.h) on the boundary
- * faces of the tet mesh reconstructed from the modes, and a penalty ground contact with
- * regularised Coulomb friction on its boundary nodes; gravity acts on the frame alone (its
+ * faces of the tet mesh reconstructed from the modes, and ground contact impulses with Coulomb
+ * friction on its boundary nodes (below); gravity acts on the frame alone (its
  * projection on the modes and its torque about c vanish by the M-orthogonality); u is a modal
  * control force (the input of [P17] 5's controllers).
  *
@@ -27,9 +27,8 @@
  * of the rest shape, |w|^2 tr(S_k) - w^T S_k w with S_k = sum m_i Phi_ik Xbar_i^T (w in the
  * body frame), but not its change with q, nor the Coriolis force 2 w x Phi q' nor the Euler
  * force on Phi q; the frame feels no reaction of the modes' momentum. All are second order in
- * q (or in q w). The contact and drag are explicit: the step must resolve the penalty
- * stiffness (dt < 2 sqrt(m_node / stiffness)) and the drag's rate (dt zeta A |v| / M << 1);
- * the elastic modes themselves need no step bound. */
+ * q (or in q w). The drag is explicit: the step must resolve its rate (dt zeta A |v| / M << 1);
+ * the elastic modes and the contact need no step bound. */
 #ifndef SC_REDUCED_BODY_H
 #define SC_REDUCED_BODY_H
 #include <stdint.h>
@@ -42,14 +41,18 @@
 
 typedef enum { SC_REDUCED_MIDPOINT = 0, SC_REDUCED_BACKWARD_EULER = 1 } sc_reduced_scheme;
 
-/* Penalty contact of the boundary nodes with the ground: normal force k d - c v_n (never
- * pulling) for a node d below it, friction -min(mu f_n, slip_damping |v_t|) along v_t. */
+/* Contact of the boundary nodes with the ground at the velocity level, as the boneless body's
+ * ([T12], muscle/softbody.h: inelastic, Coulomb friction, Moreau's time stepping), but coupled:
+ * an impulse on one node moves the frame and every mode, so the impulses of the nodes that would
+ * end the step below the ground are found together by projected Gauss-Seidel (normal impulse
+ * >= 0 bringing the node to the ground at the step's end, or lifting one already below by a
+ * fifth of its depth; friction within mu times it), on the end-of-step velocities of the frame
+ * and of the implicit modes (an impulse J on mode k changes its rate by J / (1 + e_k), the
+ * implicit update's divisor). No stiffness: stable at any step. */
 typedef struct sc_reduced_ground_opts {
     int enabled;
-    double stiffness;    /* N/m per node */
-    double damping;      /* N s/m per node, normal */
-    double mu;           /* Coulomb friction coefficient */
-    double slip_damping; /* N s/m per node: the friction's slope below mu f_n (regularised Coulomb) */
+    double mu;      /* Coulomb friction coefficient */
+    int iterations; /* Gauss-Seidel sweeps per step */
     sc_ground ground;
 } sc_reduced_ground_opts;
 
@@ -98,7 +101,9 @@ typedef struct sc_reduced_state {
     double drag[3]; /* N: the fluid's total force */
     double ground_force[3];
     /* scratch (3 per node: the boundary nodes' entries are the ones used) */
-    double *x, *v, *f, *gen;
+    double *x, *v, *f, *gen, *qd1, *resp; /* resp [K]: each mode's response to an impulse */
+    int *cand;                            /* contact candidates (boundary indices), their depth, normal, impulses */
+    double *cgap, *cnormal, *cimpulse;
 } sc_reduced_state;
 
 /* SC_EINPUT when the basis is not m's (node count), the options are out of range (dt <= 0, a
