@@ -16,10 +16,12 @@
 #include "reduced/body.h"
 #include "sim/fem.h"
 #include "store/character.h"
+#include "io/config.h"
+#include "settings/reduced.h"
 #include "store/reduced.h"
 #include "test.h"
 
-__attribute__((unused)) static char out[16384];
+static char out[16384];
 
 /* The bar of these tests: nx x 3 x 3 nodes 5 cm apart (length (nx - 1) 5 cm, 10 x 10 cm
    cross-section), density 1000, E 1e5 Pa. */
@@ -516,4 +518,119 @@ TEST(reduced_runs_are_bit_identical)
                    (unsigned long long)h1, (unsigned long long)h2, y1, low1, c1);
     ENSURE(h1 == h2 && y1 == y2);
     ENSURE(fabs(y1 - 0.05) < 0.001 && low1 > -1e-4 && c1 >= 3);
+}
+
+/* mesh-prep with `reduced: {modes: 8}` on the letter I: character.h5's /reduced read back and
+   checked against the character's masses; a /reduced of another mesh and a basis of the wrong
+   shape refused naming the HDF5 path */
+TEST(reduced_meshprep_writes_the_basis)
+{
+    const char *cfg = sc_test_write("reduced_I.yaml", "body: {letter: I}\ntetgen: {target_tets: 300}\nreduced:\n  modes: 8\n");
+    const char *ch = sc_test_tmp("reduced_I.h5");
+    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s", sc_test_tool("mesh-prep"), cfg, ch);
+    ENSURE_MSG(rc == 0 && strstr(out, "reduced       8 modes"), "exit %d: %s", rc, out);
+    sc_model m;
+    sc_reduced_basis b;
+    int present;
+    sc_err err;
+    ENSURE_OK(sc_character_read(ch, &m, 0, &err), &err);
+    ENSURE_OK(sc_character_read_reduced(ch, &m, &b, &present, &err), &err);
+    ENSURE(present && b.nmodes == 8 && b.nnodes == m.nnodes);
+    double ortho = 0, worst_res = 0;
+    for (int p = 0; p < 8; p++) {
+        for (int q = 0; q < 8; q++) {
+            double s = 0;
+            for (int i = 0; i < 3 * m.nnodes; i++) s += m.node_mass[i / 3] * b.phi[(size_t)i * 8 + p] * b.phi[(size_t)i * 8 + q];
+            ortho = fmax(ortho, fabs(s - (p == q)));
+        }
+        worst_res = fmax(worst_res, b.residual[p]);
+    }
+    /* recomputed from the file's mesh: the same modes */
+    sc_reduced_basis again;
+    ENSURE_OK(sc_reduced_basis_compute(&m, 8, &again, NULL, &err), &err);
+    double df = 0;
+    for (int k = 0; k < 8; k++) df = fmax(df, fabs(again.frequency[k] - b.frequency[k]) / b.frequency[k]);
+    sc_test_report("letter I (%d nodes, %d tets, %.1f kg): 8 modes %.3f, %.3f, %.3f, %.3f, %.3f, %.3f, %.3f, %.3f Hz; read back: |phi^T M phi - I| "
+                   "%.1e with the file's masses, residuals <= %.1e, recomputed frequencies agree to %.1e",
+                   m.nnodes, m.ntets, b.mass, b.frequency[0], b.frequency[1], b.frequency[2], b.frequency[3], b.frequency[4], b.frequency[5],
+                   b.frequency[6], b.frequency[7], ortho, worst_res, df);
+    ENSURE(ortho < 1e-10 && worst_res <= SC_REDUCED_RESIDUAL_TOL && df < 1e-9);
+    /* a /reduced made for another mesh, and one whose basis has a column too few */
+    sc_model other;
+    ENSURE(bar(&other, 5, 0.3));
+    sc_reduced_basis ob;
+    ENSURE_OK(sc_reduced_basis_compute(&other, 4, &ob, NULL, &err), &err);
+    const char *bad1 = sc_test_tmp("reduced_other.h5"), *bad2 = sc_test_tmp("reduced_shape.h5");
+    sc_h5 *f;
+    ENSURE_OK(sc_h5_create_from(ch, bad1, &f, &err), &err);
+    ENSURE_OK(sc_h5_delete(f, "/reduced", &err), &err);
+    ENSURE_OK(sc_character_write_reduced(f, &ob, &err), &err);
+    ENSURE_OK(sc_h5_commit(f, &err), &err);
+    ENSURE_OK(sc_h5_create_from(ch, bad2, &f, &err), &err);
+    ENSURE_OK(sc_h5_delete(f, "/reduced/basis", &err), &err);
+    const size_t dims[2] = {3 * (size_t)m.nnodes, 7};
+    ENSURE_OK(sc_h5_write_f64(f, "/reduced/basis", 2, dims, b.phi, "1/sqrt(kg)", "a column short", &err), &err);
+    ENSURE_OK(sc_h5_commit(f, &err), &err);
+    sc_reduced_basis r;
+    sc_err e1, e2;
+    const int rc1 = sc_character_read_reduced(bad1, &m, &r, &present, &e1), rc2 = sc_character_read_reduced(bad2, &m, &r, &present, &e2);
+    sc_test_report("refused: %s; %s", e1.msg, e2.msg);
+    ENSURE(rc1 == SC_EINPUT && strstr(e1.msg, "reduced_other.h5:/reduced") && strstr(e1.msg, "nodes"));
+    ENSURE(rc2 == SC_EINPUT && strstr(e2.msg, "reduced_shape.h5") && strstr(e2.msg, "/reduced/basis"));
+    sc_reduced_basis_free(&ob);
+    sc_reduced_basis_free(&again);
+    sc_reduced_basis_free(&b);
+    sc_model_free(&other);
+    sc_model_free(&m);
+}
+
+/* `reduced:` values refused by mesh-prep, exit 2 naming the line, nothing written; and more modes
+   than a mesh has (a 2 x 2 x 2 node cube: 18), or a character with bones, refused naming the line */
+TEST(reduced_config_errors)
+{
+    static const struct {
+        const char *section, *want;
+    } bad[] = {
+        {"{modes: 0}", ":4:18: key 'reduced.modes' = 0 is outside [1, 30]"},
+        {"{modes: -3}", "'reduced.modes' = -3 is outside [1, 30]"},
+        {"{modes: 31}", "'reduced.modes' = 31 is outside [1, 30]"},
+        {"{modes: many}", "'reduced.modes'"},
+        {"{mode: 5}", "unknown key 'mode' in 'reduced' (did you mean 'modes'?)"},
+        {"7", "'reduced' must be a mapping"},
+    };
+    char said[4096] = "";
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        char name[64], text[256];
+        snprintf(name, sizeof name, "reduced_bad_%zu.yaml", k);
+        snprintf(text, sizeof text, "body: {letter: I}\ntetgen: {target_tets: 300}\n# the basis\nreduced: %s\n", bad[k].section);
+        const char *cfg = sc_test_write(name, text), *o = sc_test_tmp("reduced_bad.h5");
+        const int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s", sc_test_tool("mesh-prep"), cfg, o);
+        ENSURE_MSG(rc == 2 && strstr(out, ".yaml:4:") && strstr(out, bad[k].want), "reduced: %s: exit %d: %s", bad[k].section, rc, out);
+        ENSURE_MSG(!sc_test_file_exists(o), "reduced: %s left output", bad[k].section);
+        const char *msg = strstr(out, ".yaml:4:");
+        snprintf(said + strlen(said), sizeof said - strlen(said), "\n      %.*s", (int)strcspn(msg, "\n"), msg);
+    }
+    sc_test_report("%zu bad reduced sections: exit 2 naming line 4, no output:%s", sizeof bad / sizeof *bad, said);
+    /* against the mesh: the library's check, as mesh-prep runs it once the tet mesh exists */
+    sc_model cube, block;
+    ENSURE(sc_fixture_column(&cube, 2, 2, 2, 0.1, 1e5, 0.3));
+    ENSURE(sc_fixture_block(&block, 3, 0.05, 1e5));
+    sc_cfg *cfg;
+    sc_err err;
+    ENSURE_OK(sc_cfg_load_string("body: {letter: I}\nreduced:\n  modes: 20\n", "reduced_cube.yaml", &cfg, &err), &err);
+    sc_reduced_settings rs;
+    int present;
+    ENSURE_OK(sc_reduced_settings_read(cfg, &rs, &present, &err), &err);
+    ENSURE(present && rs.modes == 20);
+    sc_err e1, e2;
+    const int rc1 = sc_reduced_settings_check(&rs, &cube, &e1), rc2 = sc_reduced_settings_check(&rs, &block, &e2);
+    sc_test_report("%s; %s", e1.msg, e2.msg);
+    ENSURE(rc1 == SC_EINPUT && strstr(e1.msg, "reduced_cube.yaml:3:10") && strstr(e1.msg, "only 18 non-rigid modes"));
+    ENSURE(rc2 == SC_EINPUT && strstr(e2.msg, "reduced_cube.yaml:3:10") && strstr(e2.msg, "boneless"));
+    /* and the library refuses what the config cannot say */
+    sc_reduced_basis b;
+    ENSURE(sc_reduced_basis_compute(&cube, 19, &b, NULL, &err) == SC_EINPUT && sc_reduced_basis_compute(&cube, 0, &b, NULL, &err) == SC_EINPUT);
+    sc_cfg_free(cfg);
+    sc_model_free(&cube);
+    sc_model_free(&block);
 }

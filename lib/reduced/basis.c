@@ -270,11 +270,13 @@ static int krylov_init(krylov *k, const sc_model *m, int nmodes, sc_err *err)
 }
 
 /* Rayleigh-Ritz on the Krylov space: the nmodes lowest pairs of V^T K V into b (phi = V s),
-   with their residuals. KV: [count n3] scratch, S: [count^2], w: [count]. */
-static int rayleigh_ritz(krylov *k, int nmodes, double *KV, double *S, double *w, sc_reduced_basis *b, sc_err *err)
+   with their residuals. KV: [count n3] K times each Krylov vector (the first *kv_done are kept from
+   the last call), S: [count^2], w: [count]. */
+static int rayleigh_ritz(krylov *k, int nmodes, double *KV, int *kv_done, double *S, double *w, sc_reduced_basis *b, sc_err *err)
 {
     const int m = k->count, n3 = k->n3;
-    for (int j = 0; j < m; j++) sc_reduced_stiffness_apply(k->m, k->V + (size_t)j * n3, KV + (size_t)j * n3);
+    for (int j = *kv_done; j < m; j++) sc_reduced_stiffness_apply(k->m, k->V + (size_t)j * n3, KV + (size_t)j * n3);
+    *kv_done = m;
     for (int a = 0; a < m; a++)
         for (int c = 0; c <= a; c++) {
             const double s = sc_dot(n3, k->V + (size_t)a * n3, KV + (size_t)c * n3);
@@ -335,12 +337,13 @@ int sc_reduced_basis_compute(const sc_model *m, int nmodes, sc_reduced_basis *b,
     /* the first subspace: twice the modes and two blocks more; then two blocks at a time */
     grow(&k, (2 * nmodes + BLOCK - 1) / BLOCK + 2);
     double worst = INFINITY;
+    int kv_done = 0;
     for (;;) {
         if (k.count < nmodes) {
             rc = sc_fail(err, SC_ENUMERIC, "reduced basis: the Krylov space stopped at %d vectors, fewer than the %d modes", k.count, nmodes);
             goto done;
         }
-        if ((rc = rayleigh_ritz(&k, nmodes, KV, S, w, b, err))) goto done;
+        if ((rc = rayleigh_ritz(&k, nmodes, KV, &kv_done, S, w, b, err))) goto done;
         worst = 0;
         for (int q = 0; q < nmodes; q++) worst = fmax(worst, b->residual[q]);
         const int full = k.count >= k.nfree || k.count >= k.cap;
