@@ -208,15 +208,22 @@ static sc_vec3 local_offset(const double *rest, const double *row, const double 
 static void boundary_kinematics(const sc_reduced_model *rm, sc_reduced_state *s, sc_mat3 R)
 {
     const int K = rm->nmodes;
-    const sc_vec3 c = sc_v3_load(s->pos), v = sc_v3_load(s->vel), w = sc_v3_load(s->omega);
+    const sc_vec3 wb = sc_m3_mulv_t(R, sc_v3_load(s->omega)); /* v_i = v + R (l' + w_b x l): one rotation per vector */
+    const double *A = &R.m[0][0];
     for (int j = 0; j < rm->nbound; j++) {
         const int i = rm->bound[j];
-        const double *row = rm->bound_phi + 3 * (size_t)j * K;
-        const sc_vec3 r = sc_m3_mulv(R, local_offset(rm->bound_rest + 3 * j, row, s->q, K));
-        const double ld[3] = {sc_dot(K, row, s->qd), sc_dot(K, row + K, s->qd), sc_dot(K, row + 2 * (size_t)K, s->qd)};
-        sc_v3_store(s->x + 3 * i, sc_v3_add(c, r));
-        sc_v3_store(s->v + 3 * i, sc_v3_add(sc_v3_add(v, sc_v3_cross(w, r)), sc_m3_mulv(R, sc_v3_load(ld))));
-        sc_v3_store(s->f + 3 * i, sc_v3(0, 0, 0));
+        const double *row = rm->bound_phi + 3 * (size_t)j * K, *rest = rm->bound_rest + 3 * j;
+        double l[3], u[3];
+        for (int c = 0; c < 3; c++) l[c] = rest[c] + sc_dot(K, row + (size_t)c * K, s->q);
+        for (int c = 0; c < 3; c++) u[c] = sc_dot(K, row + (size_t)c * K, s->qd);
+        u[0] += wb.y * l[2] - wb.z * l[1];
+        u[1] += wb.z * l[0] - wb.x * l[2];
+        u[2] += wb.x * l[1] - wb.y * l[0];
+        for (int c = 0; c < 3; c++) {
+            s->x[3 * i + c] = s->pos[c] + A[3 * c] * l[0] + A[3 * c + 1] * l[1] + A[3 * c + 2] * l[2];
+            s->v[3 * i + c] = s->vel[c] + A[3 * c] * u[0] + A[3 * c + 1] * u[1] + A[3 * c + 2] * u[2];
+            s->f[3 * i + c] = 0;
+        }
     }
 }
 
@@ -353,9 +360,9 @@ int sc_reduced_step(const sc_reduced_model *rm, sc_reduced_state *s, sc_err *err
         if (f.x == 0 && f.y == 0 && f.z == 0) continue;
         F = sc_v3_add(F, f);
         tau = sc_v3_add(tau, sc_v3_cross(sc_v3_sub(sc_v3_load(s->x + 3 * i), c), f));
-        const sc_vec3 fl = sc_m3_mulv_t(R, f);
-        const double *row = rm->bound_phi + 3 * (size_t)j * K;
-        for (int k = 0; k < K; k++) s->gen[k] += row[k] * fl.x + row[K + k] * fl.y + row[2 * K + k] * fl.z;
+        const double *A = &R.m[0][0], *row = rm->bound_phi + 3 * (size_t)j * K;
+        const double fl[3] = {A[0] * f.x + A[3] * f.y + A[6] * f.z, A[1] * f.x + A[4] * f.y + A[7] * f.z, A[2] * f.x + A[5] * f.y + A[8] * f.z};
+        for (int k = 0; k < K; k++) s->gen[k] += row[k] * fl[0] + row[K + k] * fl[1] + row[2 * K + k] * fl[2];
     }
     /* the centrifugal load of the rest shape on the modes, w in the body frame (body.h) */
     const sc_vec3 wb = sc_m3_mulv_t(R, sc_v3_load(s->omega));
