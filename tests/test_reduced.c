@@ -76,12 +76,13 @@ TEST(reduced_basis_orthonormal_with_small_residuals)
         knorm = fmax(knorm, fabs(ku[i]));
     }
     sc_test_report("bar 0.6 x 0.1 x 0.1 m (%d nodes, %d tets), 12 modes in %.3f s (%d Krylov vectors, %d solves): frequencies %.3f %.3f %.3f "
-                   "%.3f %.3f %.3f ... %.3f Hz; purest axial mode %d (%.3f of its energy along x) at %.3f Hz (theory c / L = %.3f), first bending %.3f Hz (Euler-Bernoulli %.3f, linear tets "
+                   "%.3f %.3f %.3f ... %.3f Hz; purest axial mode %d (%.3f of its energy along x) at %.3f Hz (theory c / L = %.3f), first bending "
+                   "%.3f Hz (Euler-Bernoulli %.3f, linear tets "
                    "are stiff in bending); |phi^T M phi - I| %.1e, rigid leak %.1e, max residual %.1e; K u against the FEM force off by %.1e of "
                    "its largest",
                    m.nnodes, m.ntets, st.seconds, st.subspace, st.solves, b.frequency[0], b.frequency[1], b.frequency[2], b.frequency[3],
-                   b.frequency[4], b.frequency[5], b.frequency[11], axial, axial_share, b.frequency[axial], f_axial, b.frequency[0], f_bend, st.orthonormality,
-                   st.rigid_leak, st.max_residual, kdiff / knorm);
+                   b.frequency[4], b.frequency[5], b.frequency[11], axial, axial_share, b.frequency[axial], f_axial, b.frequency[0], f_bend,
+                   st.orthonormality, st.rigid_leak, st.max_residual, kdiff / knorm);
     ENSURE(st.orthonormality < 1e-10 && st.rigid_leak < 1e-10 && st.max_residual <= SC_REDUCED_RESIDUAL_TOL);
     for (int k = 1; k < b.nmodes; k++) ENSURE(b.eigenvalue[k] >= b.eigenvalue[k - 1] && b.eigenvalue[0] > 0);
     ENSURE(axial_share > 0.95 && fabs(b.frequency[axial] / f_axial - 1) < 0.03);
@@ -110,8 +111,8 @@ typedef struct run_spec {
 } run_spec;
 
 typedef struct run_result {
-    double err_rms;     /* the largest RMS nodal distance between the two over the samples (m) */
-    double motion_rms;  /* the largest RMS nodal displacement of the full run from its start, less its rigid part ... (m) */
+    double err_rms;             /* the largest RMS nodal distance between the two over the samples (m) */
+    double motion_rms;          /* the largest RMS nodal displacement of the full run from its start, less its rigid part ... (m) */
     double full_us, reduced_us; /* per step */
     double com_full[3], com_reduced[3];
 } run_result;
@@ -160,7 +161,8 @@ static int compare_runs(const sc_model *m, const sc_reduced_basis *b, const doub
     for (int a = 0; a < 3; a++) c[a] /= mass;
     memcpy(s->x, x0, sizeof(double) * 3 * nn);
     for (int i = 0; i < nn; i++) {
-        const sc_vec3 v = sc_v3_add(sc_v3_load(spec->velocity), sc_v3_cross(sc_v3_load(spec->spin), sc_v3_sub(sc_v3_load(x0 + 3 * i), sc_v3_load(c))));
+        const sc_vec3 v =
+            sc_v3_add(sc_v3_load(spec->velocity), sc_v3_cross(sc_v3_load(spec->spin), sc_v3_sub(sc_v3_load(x0 + 3 * i), sc_v3_load(c))));
         sc_v3_store(s->v + 3 * i, v);
     }
     sc_reduced_set_nodes(&rm, &st, s->x, s->v);
@@ -346,12 +348,13 @@ TEST(reduced_bar_released_against_full_fem)
     sc_test_report("bar 0.6 x 0.1 x 0.1 m (%d nodes, %d tets, first mode %.2f Hz) bent statically (three-point load) and released, 1 s, "
                    "Rayleigh beta 2e-4, against the full corotated FEM at dt 5e-4 s: nodal error RMS / body size (%.3f m):%s"
                    "\n      the error grows about with the square of the bend: the corotated FEM is geometrically nonlinear (its force has "
-                   "terms quadratic in the displacement), linear modes are not ([P17]'s rotation-strain basis addresses this); per step without drag or ground: full FEM %.1f us, reduced %.2f, %.2f, %.2f us",
+                   "terms quadratic in the displacement), linear modes are not ([P17]'s rotation-strain basis addresses this); per step without drag "
+                   "or ground: full FEM %.1f us, reduced %.2f, %.2f, %.2f us",
                    m.nnodes, m.ntets, f0, size, table, full_us, red_us[0], red_us[1], red_us[2]);
     ENSURE(motion[0] > 5e-5 && motion[2] > 5e-3);
-    ENSURE(err[0][2][0] < err[0][0][0]);                         /* more modes, closer, where the model is linear */
-    ENSURE(err[0][2][0] * size < 0.03 * motion[0]);              /* small bend, 20 modes: within 3 % of the motion */
-    ENSURE(err[0][1][1] * size < 0.1 * motion[0]);               /* ten times the step, 10 modes: within 10 % */
+    ENSURE(err[0][2][0] < err[0][0][0]);                              /* more modes, closer, where the model is linear */
+    ENSURE(err[0][2][0] * size < 0.03 * motion[0]);                   /* small bend, 20 modes: within 3 % of the motion */
+    ENSURE(err[0][1][1] * size < 0.1 * motion[0]);                    /* ten times the step, 10 modes: within 10 % */
     ENSURE(err[2][2][0] / err[0][2][0] > 10 * (bends[2] / bends[0])); /* the nonlinear error: faster than linear in the bend */
     ENSURE(full_us > 5 * red_us[1]);
     for (int j = 0; j < 3; j++) sc_reduced_basis_free(&b[j]);
