@@ -1,4 +1,4 @@
-/* The deformation basis of a reduced body ([P17] 4.1 and its Fig. 21 alternative: linear modes
+/* The deformation basis of a reduced body ([P17] 3.3, eq. 2 and its Fig. 21 alternative: linear modes
  * with a rigid frame, the floating-frame modal model): the K lowest non-rigid vibration modes
  * of the tet mesh's linear elastic stiffness K and its lumped mass M,
  *     K phi = lambda M phi,    phi^T M phi = I,    phi^T M r = 0 for the 6 rigid modes r,

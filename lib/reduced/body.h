@@ -1,4 +1,4 @@
-/* A reduced deformable body ([P17] 4.1, Fig. 21's alternative: linear modes with a rigid
+/* A reduced deformable body ([P17] 3.3, eq. 2, Fig. 21's alternative: linear modes with a rigid
  * frame): a floating frame (centre of mass c, orientation R, linear velocity v, angular
  * momentum L and velocity w) carrying the K vibration modes of basis.h,
  *     x_i = c + R (Xbar_i + Phi_i q),      Xbar_i = X_i - C (rest position about the rest centre of mass),
@@ -10,13 +10,14 @@
  * Equations (per step of dt; forces from the state at the step's start):
  *   frame:  M v' = sum f_i + M g;   L' = sum (x_i - c) x f_i;   w = R I0^-1 R^T L
  *   modes:  q'' + (alpha + beta lambda_k) q' + lambda_k q = Phi^T R^T f + u + centrifugal load
- * with f the nodal external forces: [P17] 4.2.2's fluid drag (sim/fluid.h) on the boundary
+ * with f the nodal external forces ([P17] 4.2's environment): 4.2.2's fluid drag (sim/fluid.h) on the boundary
  * faces of the tet mesh reconstructed from the modes, and ground contact impulses with Coulomb
  * friction on its boundary nodes (below); gravity acts on the frame alone (its
  * projection on the modes and its torque about c vanish by the M-orthogonality); u is a modal
  * control force (the input of [P17] 5's controllers).
  *
- * Integration: the modes implicitly, each a scalar oscillator (diagonal in the modal basis),
+ * Integration ([P17] 4.1.1 steps its reduced coordinates by implicit Euler, stable at any step):
+ * the modes implicitly, each a scalar oscillator (diagonal in the modal basis),
  * by implicit midpoint (energy-conserving for the undamped linear part, unconditionally
  * stable; the default) or backward Euler (unconditionally stable, numerically damped); the
  * frame by symplectic Euler, the rotation through the angular momentum (L is conserved to

@@ -1,4 +1,4 @@
-/* mesh-prep's `reduced:` section ([P17] 4.1; lib/reduced): the deformation basis stored in
+/* mesh-prep's `reduced:` section ([P17] 3.3, eq. 2; lib/reduced): the deformation basis stored in
  * character.h5's /reduced for a boneless character.
  *
  *   reduced:

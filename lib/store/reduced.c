@@ -14,7 +14,7 @@ int sc_character_write_reduced(sc_h5 *f, const sc_reduced_basis *b, sc_err *err)
     const int K = b->nmodes;
     int rc;
     if ((rc = sc_h5_group(f, "/reduced",
-                          "reduced deformable body ([P17] 4.1, Fig. 21): a rigid frame at the centre of mass plus the K lowest non-rigid "
+                          "reduced deformable body ([P17] 3.3, eq. 2, Fig. 21): a rigid frame at the centre of mass plus the K lowest non-rigid "
                           "vibration modes of the tet mesh, x_i = c + R (X_i - rest_com + basis_i q)",
                           err)) ||
         (rc = sc_h5_attr_str(f, "/reduced", "schema", SC_REDUCED_SCHEMA, err)) || (rc = sc_h5_attr_i64(f, "/reduced", "modes", K, err)) ||

@@ -1,4 +1,4 @@
-/* character.h5's /reduced group ([P17] 4.1, Fig. 21's linear modes with a rigid frame; lib/reduced):
+/* character.h5's /reduced group ([P17] 3.3, eq. 2, Fig. 21's linear modes with a rigid frame; lib/reduced):
  * the deformation basis of a reduced body, written by mesh-prep when its config has a `reduced:`
  * section and read by whatever steps the reduced body. Self-describing (docs/formats.md):
  *   /reduced                 attributes schema "softcon.reduced/1", modes (K), nodes, model,
