@@ -11,12 +11,12 @@ static double modal_response(const sc_reduced_model *rm, int k);
 void sc_reduced_default_opts(sc_reduced_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->dt = 5e-3; /* ten times the full FEM's step: the modes need no bound, contact and drag do */
+    o->dt = 5e-3; /* ten times the full FEM's step: the modes and the contact need no bound, the drag a loose one */
     o->scheme = SC_REDUCED_MIDPOINT;
     o->gravity[1] = -9.81;
     o->rayleigh_beta = 2e-4; /* as the boneless body's (muscle/softbody.h) */
     o->ground.mu = 0.8;
-    o->ground.iterations = 20;
+    o->ground.iterations = 10;
     o->ground.ground.normal = sc_v3(0, 1, 0);
     o->max_speed = 50;
 }
@@ -139,6 +139,7 @@ void sc_reduced_state_free(sc_reduced_state *s)
     free(s->cgap);
     free(s->cnormal);
     free(s->cimpulse);
+    free(s->cdelassus);
     memset(s, 0, sizeof *s);
 }
 
@@ -178,8 +179,9 @@ int sc_reduced_state_create(const sc_reduced_model *rm, sc_reduced_state *s, sc_
     s->cgap = malloc(nb * sizeof(double));
     s->cnormal = malloc(3 * nb * sizeof(double));
     s->cimpulse = malloc(4 * nb * sizeof(double));
+    s->cdelassus = malloc(9 * nb * sizeof(double));
     if (!s->q || !s->qd || !s->control || !s->x || !s->v || !s->f || !s->gen || !s->qd1 || !s->resp || !s->cand || !s->cgap || !s->cnormal ||
-        !s->cimpulse) {
+        !s->cimpulse || !s->cdelassus) {
         sc_reduced_state_free(s);
         return sc_fail(err, SC_EIO, "reduced body: out of memory for the state");
     }
@@ -253,18 +255,31 @@ static sc_vec3 node_velocity(const sc_reduced_model *rm, const predicted *p, int
     return sc_v3_add(sc_v3_add(p->vel, sc_v3_cross(p->w, r)), sc_m3_mulv(p->R, ld));
 }
 
-/* 1 / the effective mass of node j along unit d: frame translation, rotation and every mode */
-static double inverse_mass(const sc_reduced_model *rm, const predicted *p, const double *resp, int j, sc_vec3 r, sc_vec3 d)
+/* The node's inverse effective mass (Delassus) matrix W (row-major 3 x 3, world): its velocity
+   changes by W P under an impulse P at it, through the frame (1/M, r x I_w^-1 r x) and every mode
+   (R Phi_j diag(resp) Phi_j^T R^T). */
+static void delassus(const sc_reduced_model *rm, const predicted *p, const double *resp, int j, sc_vec3 r, double *W)
 {
     const int K = rm->nmodes;
-    const sc_vec3 rd = sc_v3_cross(r, d), dl = sc_m3_mulv_t(p->R, d);
-    double w = 1 / rm->b->mass + sc_v3_dot(rd, sc_m3_mulv(p->inertia_inv, rd));
     const double *row = rm->bound_phi + 3 * (size_t)j * K;
-    for (int k = 0; k < K; k++) {
-        const double a = row[k] * dl.x + row[K + k] * dl.y + row[2 * K + k] * dl.z;
-        w += resp[k] * a * a;
-    }
-    return w;
+    double B[3][3]; /* Phi_j diag(resp) Phi_j^T, body frame */
+    for (int a = 0; a < 3; a++)
+        for (int c = 0; c <= a; c++) {
+            double sum = 0;
+            for (int k = 0; k < K; k++) sum += row[(size_t)a * K + k] * resp[k] * row[(size_t)c * K + k];
+            B[a][c] = B[c][a] = sum;
+        }
+    sc_mat3 Bm;
+    memcpy(Bm.m, B, sizeof B);
+    const sc_mat3 X = sc_m3_skew(r), modal = sc_m3_mul(p->R, sc_m3_mul_nt(Bm, p->R));
+    const sc_mat3 rot = sc_m3_mul(sc_m3_transpose(X), sc_m3_mul(p->inertia_inv, X)); /* -[r] I^-1 [r] */
+    for (int a = 0; a < 3; a++)
+        for (int c = 0; c < 3; c++) W[3 * a + c] = (a == c) / rm->b->mass + rot.m[a][c] + modal.m[a][c];
+}
+
+static sc_vec3 mul3(const double *W, sc_vec3 v)
+{
+    return sc_v3(W[0] * v.x + W[1] * v.y + W[2] * v.z, W[3] * v.x + W[4] * v.y + W[5] * v.z, W[6] * v.x + W[7] * v.y + W[8] * v.z);
 }
 
 /* an impulse P (N s) at node j (offset r) on the frame and the modes */
@@ -297,33 +312,42 @@ static void ground_contact(const sc_reduced_model *rm, sc_reduced_state *s, pred
         s->cgap[n] = gap;
         sc_v3_store(s->cnormal + 3 * n, nrm);
         memset(s->cimpulse + 4 * n, 0, 4 * sizeof(double));
+        delassus(rm, p, s->resp, j, r, s->cdelassus + 9 * n);
         n++;
     }
-    for (int it = 0; it < g->iterations && n; it++)
+    double largest = 0;
+    for (int it = 0; it < g->iterations && n; it++) {
+        double change = 0;
         for (int k = 0; k < n; k++) {
             const int j = s->cand[k], i = rm->bound[j];
             const sc_vec3 r = sc_v3_sub(sc_v3_load(s->x + 3 * i), c), nrm = sc_v3_load(s->cnormal + 3 * k);
+            const double *W = s->cdelassus + 9 * k;
             double *acc = s->cimpulse + 4 * k; /* normal, then the tangential impulse vector */
             /* reach the ground at the step's end; a node below it rises by a fifth of its depth per step */
             const double want = s->cgap[k] >= 0 ? -s->cgap[k] / h : -0.2 * s->cgap[k] / h;
-            const double vn = sc_v3_dot(node_velocity(rm, p, j, r), nrm);
-            const double pn = fmax(0, acc[0] + (want - vn) / inverse_mass(rm, p, s->resp, j, r, nrm));
-            apply_impulse(rm, p, s->resp, j, r, sc_v3_scale(nrm, pn - acc[0]));
-            acc[0] = pn;
+            sc_vec3 v = node_velocity(rm, p, j, r);
+            const double pn = fmax(0, acc[0] + (want - sc_v3_dot(v, nrm)) / sc_v3_dot(nrm, mul3(W, nrm)));
+            const sc_vec3 dn = sc_v3_scale(nrm, pn - acc[0]);
+            v = sc_v3_add(v, mul3(W, dn)); /* velocities are linear in the impulses */
             /* Coulomb: stop the sliding, within mu times the normal impulse */
-            const sc_vec3 v = node_velocity(rm, p, j, r), vt = sc_v3_axpy(-sc_v3_dot(v, nrm), nrm, v);
+            const sc_vec3 vt = sc_v3_axpy(-sc_v3_dot(v, nrm), nrm, v), old = sc_v3(acc[1], acc[2], acc[3]);
             const double st = sc_v3_norm(vt);
-            const sc_vec3 old = sc_v3(acc[1], acc[2], acc[3]);
             sc_vec3 pt = old;
             if (st > 0) {
                 const sc_vec3 t = sc_v3_scale(vt, 1 / st);
-                pt = sc_v3_axpy(-st / inverse_mass(rm, p, s->resp, j, r, t), t, pt);
+                pt = sc_v3_axpy(-st / sc_v3_dot(t, mul3(W, t)), t, pt);
             }
             const double ptn = sc_v3_norm(pt), cap = g->mu * pn;
             if (ptn > cap) pt = sc_v3_scale(pt, cap / ptn);
-            apply_impulse(rm, p, s->resp, j, r, sc_v3_sub(pt, old));
+            const sc_vec3 delta = sc_v3_add(dn, sc_v3_sub(pt, old));
+            apply_impulse(rm, p, s->resp, j, r, delta);
+            acc[0] = pn;
             sc_v3_store(acc + 1, pt);
+            change = fmax(change, sc_v3_norm(delta));
+            largest = fmax(largest, pn);
         }
+        if (change <= 1e-6 * largest) break; /* converged: a sweep changed no impulse by more than a millionth */
+    }
     sc_vec3 total = sc_v3(0, 0, 0);
     for (int k = 0; k < n; k++) {
         const double *acc = s->cimpulse + 4 * k;

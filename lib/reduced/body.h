@@ -53,7 +53,7 @@ typedef enum { SC_REDUCED_MIDPOINT = 0, SC_REDUCED_BACKWARD_EULER = 1 } sc_reduc
 typedef struct sc_reduced_ground_opts {
     int enabled;
     double mu;      /* Coulomb friction coefficient */
-    int iterations; /* Gauss-Seidel sweeps per step */
+    int iterations; /* the most Gauss-Seidel sweeps per step (fewer when a sweep changes no impulse) */
     sc_ground ground;
 } sc_reduced_ground_opts;
 
@@ -104,7 +104,7 @@ typedef struct sc_reduced_state {
     /* scratch (3 per node: the boundary nodes' entries are the ones used) */
     double *x, *v, *f, *gen, *qd1, *resp; /* resp [K]: each mode's response to an impulse */
     int *cand;                            /* contact candidates (boundary indices), their depth, normal, impulses */
-    double *cgap, *cnormal, *cimpulse;
+    double *cgap, *cnormal, *cimpulse, *cdelassus;
 } sc_reduced_state;
 
 /* SC_EINPUT when the basis is not m's (node count), the options are out of range (dt <= 0, a
