@@ -19,7 +19,8 @@ static const char *usage_head = "-c CONFIG.yaml -o character.h5 [--surface-obj F
                                 "Builds the character: fine surface, coarse envelope, fixed nodes, TetGen tet mesh,\n"
                                 "embedding, masses. Writes character.h5 and character.xdmf (ParaView). Without `skeleton:`\n"
                                 "the character is boneless ([T12]): body.letter (%s) or body.obj,\n"
-                                "its tet mesh the body itself (envelope.offset 0) sized by tetgen.target_tets.\n"
+                                "its tet mesh the body itself (envelope.offset 0) sized by tetgen.target_tets;\n"
+                                "`reduced: {modes: K}` also stores its K lowest vibration modes ([P17], /reduced).\n"
                                 "  --surface-obj FILE   also write the fine surface (config frame) as OBJ\n"
                                 "  --envelope-obj FILE  also write the coarse envelope (config frame) as OBJ\n"
                                 "environment: SOFTCON_TETGEN=PROGRAM runs PROGRAM instead of the `tetgen` on PATH.\n"
@@ -83,7 +84,7 @@ static void log_report(const char *output, const sc_prep_report *r)
     sc_log_info("  time          %.2f s", r->seconds);
 }
 
-/* [P17] 4.1: the modes of the tet mesh just made (dies naming the config line when it has too few) */
+/* [P17] 3.3, eq. 2: the modes of the tet mesh just made (dies naming the config line when it has too few) */
 static void make_basis(sc_cli *cli, const sc_reduced_settings *rs, const sc_model *model, sc_reduced_basis *basis)
 {
     sc_err err = {0};
