@@ -140,6 +140,9 @@ void sc_reduced_state_free(sc_reduced_state *s)
     free(s->cnormal);
     free(s->cimpulse);
     free(s->cdelassus);
+    free(s->cjac);
+    free(s->cgain);
+    free(s->cu);
     memset(s, 0, sizeof *s);
 }
 
@@ -180,8 +183,11 @@ int sc_reduced_state_create(const sc_reduced_model *rm, sc_reduced_state *s, sc_
     s->cnormal = malloc(3 * nb * sizeof(double));
     s->cimpulse = malloc(4 * nb * sizeof(double));
     s->cdelassus = malloc(9 * nb * sizeof(double));
+    s->cjac = malloc(3 * (6 + K) * nb * sizeof(double));
+    s->cgain = malloc(3 * (6 + K) * nb * sizeof(double));
+    s->cu = malloc((6 + K) * sizeof(double));
     if (!s->q || !s->qd || !s->control || !s->x || !s->v || !s->f || !s->gen || !s->qd1 || !s->resp || !s->cand || !s->cgap || !s->cnormal ||
-        !s->cimpulse || !s->cdelassus) {
+        !s->cimpulse || !s->cdelassus || !s->cjac || !s->cgain || !s->cu) {
         sc_reduced_state_free(s);
         return sc_fail(err, SC_EIO, "reduced body: out of memory for the state");
     }
@@ -255,26 +261,35 @@ static sc_vec3 node_velocity(const sc_reduced_model *rm, const predicted *p, int
     return sc_v3_add(sc_v3_add(p->vel, sc_v3_cross(p->w, r)), sc_m3_mulv(p->R, ld));
 }
 
-/* The node's inverse effective mass (Delassus) matrix W (row-major 3 x 3, world): its velocity
-   changes by W P under an impulse P at it, through the frame (1/M, r x I_w^-1 r x) and every mode
-   (R Phi_j diag(resp) Phi_j^T R^T). */
-static void delassus(const sc_reduced_model *rm, const predicted *p, const double *resp, int j, sc_vec3 r, double *W)
+/* Contact candidate j (boundary index) at offset r: its velocity is J u with u = (v, w, q'1), the
+   end-of-step velocities (6 + K), and an impulse P at it changes u by G P: J = [I, -[r], R Phi_j]
+   (3 x (6 + K), row-major), G = [I / M; I_w^-1 [r]; diag(resp) Phi_j^T R^T] ((6 + K) x 3). W = J G
+   is the node's inverse effective mass (Delassus) matrix. */
+static void contact_jacobian(const sc_reduced_model *rm, const predicted *p, const double *resp, int j, sc_vec3 r, double *J, double *G, double *W)
 {
-    const int K = rm->nmodes;
+    const int K = rm->nmodes, nu = 6 + K;
     const double *row = rm->bound_phi + 3 * (size_t)j * K;
-    double B[3][3]; /* Phi_j diag(resp) Phi_j^T, body frame */
-    for (int a = 0; a < 3; a++)
-        for (int c = 0; c <= a; c++) {
-            double sum = 0;
-            for (int k = 0; k < K; k++) sum += row[(size_t)a * K + k] * resp[k] * row[(size_t)c * K + k];
-            B[a][c] = B[c][a] = sum;
+    const sc_mat3 X = sc_m3_skew(r), IX = sc_m3_mul(p->inertia_inv, X);
+    for (int c = 0; c < 3; c++) {
+        double *Jc = J + (size_t)c * nu;
+        for (int a = 0; a < 3; a++) {
+            Jc[a] = a == c;
+            Jc[3 + a] = X.m[a][c]; /* (w x r)_c = -([r] w)_c = ([r]^T w)_c */
+            G[(size_t)a * 3 + c] = (a == c) / rm->b->mass;
+            G[(size_t)(3 + a) * 3 + c] = IX.m[a][c];
         }
-    sc_mat3 Bm;
-    memcpy(Bm.m, B, sizeof B);
-    const sc_mat3 X = sc_m3_skew(r), modal = sc_m3_mul(p->R, sc_m3_mul_nt(Bm, p->R));
-    const sc_mat3 rot = sc_m3_mul(sc_m3_transpose(X), sc_m3_mul(p->inertia_inv, X)); /* -[r] I^-1 [r] */
+        for (int k = 0; k < K; k++) {
+            const double world = p->R.m[c][0] * row[k] + p->R.m[c][1] * row[K + k] + p->R.m[c][2] * row[2 * K + k];
+            Jc[6 + k] = world;
+            G[(size_t)(6 + k) * 3 + c] = resp[k] * world;
+        }
+    }
     for (int a = 0; a < 3; a++)
-        for (int c = 0; c < 3; c++) W[3 * a + c] = (a == c) / rm->b->mass + rot.m[a][c] + modal.m[a][c];
+        for (int c = 0; c < 3; c++) {
+            double sum = 0;
+            for (int k = 0; k < nu; k++) sum += J[(size_t)a * nu + k] * G[(size_t)k * 3 + c];
+            W[3 * a + c] = sum;
+        }
 }
 
 static sc_vec3 mul3(const double *W, sc_vec3 v)
@@ -282,23 +297,12 @@ static sc_vec3 mul3(const double *W, sc_vec3 v)
     return sc_v3(W[0] * v.x + W[1] * v.y + W[2] * v.z, W[3] * v.x + W[4] * v.y + W[5] * v.z, W[6] * v.x + W[7] * v.y + W[8] * v.z);
 }
 
-/* an impulse P (N s) at node j (offset r) on the frame and the modes */
-static void apply_impulse(const sc_reduced_model *rm, predicted *p, const double *resp, int j, sc_vec3 r, sc_vec3 P)
-{
-    const int K = rm->nmodes;
-    p->vel = sc_v3_axpy(1 / rm->b->mass, P, p->vel);
-    p->L = sc_v3_add(p->L, sc_v3_cross(r, P));
-    p->w = sc_m3_mulv(p->inertia_inv, p->L);
-    const sc_vec3 Pl = sc_m3_mulv_t(p->R, P);
-    const double *row = rm->bound_phi + 3 * (size_t)j * K;
-    for (int k = 0; k < K; k++) p->qd1[k] += resp[k] * (row[k] * Pl.x + row[K + k] * Pl.y + row[2 * K + k] * Pl.z);
-}
-
 /* Ground contact at the velocity level (body.h): projected Gauss-Seidel over the boundary nodes
    that would end the step below the ground. */
 static void ground_contact(const sc_reduced_model *rm, sc_reduced_state *s, predicted *p)
 {
     const sc_reduced_ground_opts *g = &rm->o.ground;
+    const int K = rm->nmodes, nu = 6 + K;
     const double h = rm->o.dt;
     const sc_vec3 c = sc_v3_load(s->pos);
     int n = 0;
@@ -312,20 +316,24 @@ static void ground_contact(const sc_reduced_model *rm, sc_reduced_state *s, pred
         s->cgap[n] = gap;
         sc_v3_store(s->cnormal + 3 * n, nrm);
         memset(s->cimpulse + 4 * n, 0, 4 * sizeof(double));
-        delassus(rm, p, s->resp, j, r, s->cdelassus + 9 * n);
+        contact_jacobian(rm, p, s->resp, j, r, s->cjac + 3 * (size_t)nu * n, s->cgain + 3 * (size_t)nu * n, s->cdelassus + 9 * n);
         n++;
     }
+    if (!n) return;
+    double *u = s->cu; /* (v, w, q'1) */
+    sc_v3_store(u, p->vel);
+    sc_v3_store(u + 3, p->w);
+    memcpy(u + 6, p->qd1, (size_t)K * sizeof(double));
     double largest = 0;
-    for (int it = 0; it < g->iterations && n; it++) {
+    for (int it = 0; it < g->iterations; it++) {
         double change = 0;
         for (int k = 0; k < n; k++) {
-            const int j = s->cand[k], i = rm->bound[j];
-            const sc_vec3 r = sc_v3_sub(sc_v3_load(s->x + 3 * i), c), nrm = sc_v3_load(s->cnormal + 3 * k);
-            const double *W = s->cdelassus + 9 * k;
+            const double *J = s->cjac + 3 * (size_t)nu * k, *G = s->cgain + 3 * (size_t)nu * k, *W = s->cdelassus + 9 * k;
+            const sc_vec3 nrm = sc_v3_load(s->cnormal + 3 * k);
             double *acc = s->cimpulse + 4 * k; /* normal, then the tangential impulse vector */
             /* reach the ground at the step's end; a node below it rises by a fifth of its depth per step */
             const double want = s->cgap[k] >= 0 ? -s->cgap[k] / h : -0.2 * s->cgap[k] / h;
-            sc_vec3 v = node_velocity(rm, p, j, r);
+            sc_vec3 v = sc_v3(sc_dot(nu, J, u), sc_dot(nu, J + nu, u), sc_dot(nu, J + 2 * (size_t)nu, u));
             const double pn = fmax(0, acc[0] + (want - sc_v3_dot(v, nrm)) / sc_v3_dot(nrm, mul3(W, nrm)));
             const sc_vec3 dn = sc_v3_scale(nrm, pn - acc[0]);
             v = sc_v3_add(v, mul3(W, dn)); /* velocities are linear in the impulses */
@@ -339,19 +347,25 @@ static void ground_contact(const sc_reduced_model *rm, sc_reduced_state *s, pred
             }
             const double ptn = sc_v3_norm(pt), cap = g->mu * pn;
             if (ptn > cap) pt = sc_v3_scale(pt, cap / ptn);
-            const sc_vec3 delta = sc_v3_add(dn, sc_v3_sub(pt, old));
-            apply_impulse(rm, p, s->resp, j, r, delta);
+            const sc_vec3 d = sc_v3_add(dn, sc_v3_sub(pt, old));
+            for (int q = 0; q < nu; q++) u[q] += G[3 * q] * d.x + G[3 * q + 1] * d.y + G[3 * q + 2] * d.z;
             acc[0] = pn;
             sc_v3_store(acc + 1, pt);
-            change = fmax(change, sc_v3_norm(delta));
+            change = fmax(change, sc_v3_norm(d));
             largest = fmax(largest, pn);
         }
         if (change <= 1e-6 * largest) break; /* converged: a sweep changed no impulse by more than a millionth */
     }
+    p->vel = sc_v3_load(u);
+    p->w = sc_v3_load(u + 3);
+    memcpy(p->qd1, u + 6, (size_t)K * sizeof(double));
     sc_vec3 total = sc_v3(0, 0, 0);
     for (int k = 0; k < n; k++) {
         const double *acc = s->cimpulse + 4 * k;
-        total = sc_v3_add(total, sc_v3_add(sc_v3_scale(sc_v3_load(s->cnormal + 3 * k), acc[0]), sc_v3_load(acc + 1)));
+        const sc_vec3 P = sc_v3_add(sc_v3_scale(sc_v3_load(s->cnormal + 3 * k), acc[0]), sc_v3_load(acc + 1));
+        const int i = rm->bound[s->cand[k]];
+        p->L = sc_v3_add(p->L, sc_v3_cross(sc_v3_sub(sc_v3_load(s->x + 3 * i), c), P));
+        total = sc_v3_add(total, P);
         s->contacts += acc[0] > 0;
     }
     sc_v3_store(s->ground_force, sc_v3_scale(total, 1 / h));

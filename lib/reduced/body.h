@@ -102,9 +102,9 @@ typedef struct sc_reduced_state {
     double drag[3]; /* N: the fluid's total force */
     double ground_force[3];
     /* scratch (3 per node: the boundary nodes' entries are the ones used) */
-    double *x, *v, *f, *gen, *qd1, *resp; /* resp [K]: each mode's response to an impulse */
-    int *cand;                            /* contact candidates (boundary indices), their depth, normal, impulses */
-    double *cgap, *cnormal, *cimpulse, *cdelassus;
+    double *x, *v, *f, *gen, *qd1, *resp;                              /* resp [K]: each mode's response to an impulse */
+    int *cand;                                                         /* contact candidates (boundary indices), their depth, normal, impulses */
+    double *cgap, *cnormal, *cimpulse, *cdelassus, *cjac, *cgain, *cu; /* cjac, cgain: J and G of each (body.c), cu: (v, w, q'1) */
 } sc_reduced_state;
 
 /* SC_EINPUT when the basis is not m's (node count), the options are out of range (dt <= 0, a
