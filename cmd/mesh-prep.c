@@ -12,12 +12,15 @@
 #include "mesh/prep.h"
 #include "settings/mesh.h"
 #include "settings/muscle.h"
+#include "settings/reduced.h"
+#include "reduced/basis.h"
 
 static const char *usage_head = "-c CONFIG.yaml -o character.h5 [--surface-obj FILE] [--envelope-obj FILE]\n"
                                 "Builds the character: fine surface, coarse envelope, fixed nodes, TetGen tet mesh,\n"
                                 "embedding, masses. Writes character.h5 and character.xdmf (ParaView). Without `skeleton:`\n"
                                 "the character is boneless ([T12]): body.letter (%s) or body.obj,\n"
-                                "its tet mesh the body itself (envelope.offset 0) sized by tetgen.target_tets.\n"
+                                "its tet mesh the body itself (envelope.offset 0) sized by tetgen.target_tets;\n"
+                                "`reduced: {modes: K}` also stores its K lowest vibration modes ([P17], /reduced).\n"
                                 "  --surface-obj FILE   also write the fine surface (config frame) as OBJ\n"
                                 "  --envelope-obj FILE  also write the coarse envelope (config frame) as OBJ\n"
                                 "environment: SOFTCON_TETGEN=PROGRAM runs PROGRAM instead of the `tetgen` on PATH.\n"
@@ -81,6 +84,16 @@ static void log_report(const char *output, const sc_prep_report *r)
     sc_log_info("  time          %.2f s", r->seconds);
 }
 
+/* [P17] 3.3, eq. 2: the modes of the tet mesh just made (dies naming the config line when it has too few) */
+static void make_basis(sc_cli *cli, const sc_reduced_settings *rs, const sc_model *model, sc_reduced_basis *basis)
+{
+    sc_err err = {0};
+    sc_reduced_basis_stats bs;
+    if (sc_reduced_settings_check(rs, model, &err) || sc_reduced_basis_compute(model, rs->modes, basis, &bs, &err)) sc_cli_die(cli, &err);
+    sc_log_info("  reduced       %d modes, %.3f..%.3f Hz, residuals <= %.1e, |phi^T M phi - I| %.1e (%d Krylov vectors, %.2f s)", basis->nmodes,
+                basis->frequency[0], basis->frequency[basis->nmodes - 1], bs.max_residual, bs.orthonormality, bs.subspace, bs.seconds);
+}
+
 int main(int argc, char **argv)
 {
     sc_cli cli;
@@ -91,7 +104,11 @@ int main(int argc, char **argv)
     sc_err err = {0};
     sc_cfg *cfg = NULL;
     sc_prep_opts opts;
-    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_prep_read_config(cfg, &opts, &err)) sc_cli_die(&cli, &err);
+    sc_reduced_settings reduced_settings;
+    int has_reduced;
+    if (sc_cfg_load_file(cli.config, &cfg, &err) || sc_prep_read_config(cfg, &opts, &err) ||
+        sc_reduced_settings_read(cfg, &reduced_settings, &has_reduced, &err))
+        sc_cli_die(&cli, &err);
     sc_cli_ignore_other_sections(cfg);
     if (sc_cfg_check_unknown(cfg, &err)) sc_cli_die(&cli, &err);
     /* every file this run writes, checked against the OBJ inputs the config names */
@@ -126,13 +143,16 @@ int main(int argc, char **argv)
         if (sc_muscles_build(&model, &muscle_defs, &muscles, &err)) sc_cli_die(&cli, &err);
         sc_log_info("  muscles       %d fibres in %d groups, %d segments (control variables)", muscles.nfibres, muscles.ngroups, muscles.nsegs);
     }
+    sc_reduced_basis basis = {0};
+    if (has_reduced) make_basis(&cli, &reduced_settings, &model, &basis);
     if (rep.quality.min_dihedral < opts.min_dihedral)
         sc_log_warn("mesh-prep: tetgen.sliver_angle target %.1f deg not reached: the smallest dihedral angle is %.2f deg "
                     "(the explicit step may need a smaller dt; try a larger tetgen.min_dihedral or a finer envelope)",
                     opts.min_dihedral, rep.quality.min_dihedral);
 
     char *resolved = sc_cfg_resolved_text(cfg);
-    if (sc_character_save(cli.output, argc, argv, resolved, &model, has_muscles ? &muscles : NULL, &rep, &err)) sc_cli_die(&cli, &err);
+    if (sc_character_save(cli.output, argc, argv, resolved, &model, has_muscles ? &muscles : NULL, has_reduced ? &basis : NULL, &rep, &err))
+        sc_cli_die(&cli, &err);
     sc_cleanup_add(cli.output, SC_CLEANUP_OUTPUT); /* removed again if a later output fails */
     if (sc_character_write_xdmf(xdmf, h5rel, &model, 0, &err)) sc_cli_die(&cli, &err);
     sc_cleanup_add(xdmf, SC_CLEANUP_OUTPUT);
@@ -150,6 +170,7 @@ int main(int argc, char **argv)
     free(resolved);
     sc_trimesh_free(&envelope);
     sc_muscles_free(&muscles);
+    sc_reduced_basis_free(&basis);
     sc_muscle_defs_free(&muscle_defs);
     sc_model_free(&model);
     sc_cfg_free(cfg);

@@ -19,7 +19,7 @@
 #      skin-weights, the step on each with the FEM pass in double and in single precision;
 #      plotted by gnuplot (when installed) into docs/perf_scaling.png.
 # Environment: BENCH_ONLY=sampling (only 1's preparation and the sampler's throughput: a few
-# minutes), BENCH_ONLY=qpcc (only bench_qpcc: about a minute), BENCH_ONLY=letters (only bench_letters), BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING_ROUNDS
+# minutes), BENCH_ONLY=qpcc (only bench_qpcc: about a minute), BENCH_ONLY=letters (only bench_letters), BENCH_ONLY=reduced (only bench_reduced), BASELINE (a git revision; "none" skips 3), PAIRS (default 5), SCALING_ROUNDS
 # (default 3: the meshes are timed in turn that many times, medians), SCALING ("none"
 # skips 4; else levels "tetgen.target_tets:envelope.target_vertices:gains.fixed_spacing:
 # tetgen.radius_edge:tetgen.min_dihedral", or "default" for configs/michelin.yaml as it is).
@@ -93,6 +93,23 @@ if [[ "${BENCH_ONLY:-}" == letters ]]; then
   exit 0
 fi
 
+# bench_reduced: [P17]'s reduced body (lib/reduced) against the full FEM, side by side, on the
+# letter I of configs/letters (its basis, step and error; half a minute)
+reduced() {
+  for prog in "$@"; do
+    [[ "$(basename "$prog")" == bench_reduced ]] || continue
+    echo "== bench_reduced"
+    bin/mesh-prep -q -c configs/letters/I.yaml -o "$out/reduced_I.h5"
+    run_bench "$prog" "$out/reduced_I.h5"
+  done
+}
+if [[ "${BENCH_ONLY:-}" == reduced ]]; then
+  reduced "$@"
+  cat "$rows" >> "$csv"
+  echo "appended $(wc -l < "$rows") rows to $csv"
+  exit 0
+fi
+
 echo "== mesh-prep + skin-weights on the built-in Michelin character (median of 3)"
 for i in 1 2 3; do
   bin/mesh-prep -q -c configs/michelin.yaml -o "$out/character.h5"
@@ -155,6 +172,10 @@ for prog in "$@"; do
   fi
   if [[ "$name" == bench_letters ]]; then # the letters, above
     letters "$prog"
+    continue
+  fi
+  if [[ "$name" == bench_reduced ]]; then # the reduced body, above
+    reduced "$prog"
     continue
   fi
   char="$out/character.h5"

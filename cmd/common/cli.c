@@ -446,7 +446,8 @@ static const char *const pipeline_sections[] = {"skeleton",
                                                 "fixed",
                                                 "tetgen",
                                                 "material",
-                                                "muscles", /* mesh-prep */
+                                                "muscles",
+                                                "reduced", /* mesh-prep */
                                                 "skin",    /* skin-weights */
                                                 "motion",
                                                 "retarget",

@@ -1,3 +1,4 @@
+#include <dlfcn.h>
 #include <lapacke.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,42 @@ int sc_solve(int n, int q, double *A, double *B, sc_err *err)
     free(piv);
     if (info > 0) return sc_fail(err, SC_ENUMERIC, "the %d x %d matrix is singular (pivot %d)", n, n, (int)info);
     if (info < 0) return sc_fail(err, SC_EINPUT, "LAPACKE_dgesv argument %d", (int)-info);
+    return SC_OK;
+}
+
+/* OpenBLAS's threads, once woken, spin in sched_yield for a while after each call: on a 2-core
+   machine they then take a core from the caller's next loops (the reduced body's steps after its
+   basis ran 2-5 x slower). The small eigenproblems here run on one thread: OpenBLAS's count set
+   to 1 around the call (looked up at run time, as skin/bbw.c does; another BLAS is left alone). */
+static int blas_threads_one(void)
+{
+    void *get = dlsym(RTLD_DEFAULT, "openblas_get_num_threads"), *set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+    if (!get || !set) return -1;
+    int (*get_fn)(void);
+    void (*set_fn)(int);
+    memcpy(&get_fn, &get, sizeof get_fn); /* object to function pointer without a cast */
+    memcpy(&set_fn, &set, sizeof set_fn);
+    const int was = get_fn();
+    if (was != 1) set_fn(1);
+    return was;
+}
+
+static void blas_threads_restore(int was)
+{
+    void *set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+    void (*set_fn)(int);
+    if (was <= 1 || !set) return;
+    memcpy(&set_fn, &set, sizeof set_fn);
+    set_fn(was);
+}
+
+int sc_sym_eigen(int n, double *S, double *w, sc_err *err)
+{
+    const int threads = blas_threads_one();
+    lapack_int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', n, S, n, w);
+    blas_threads_restore(threads);
+    if (info > 0) return sc_fail(err, SC_ENUMERIC, "symmetric eigenproblem of size %d: %d off-diagonal elements did not converge", n, (int)info);
+    if (info < 0) return sc_fail(err, SC_EINPUT, "LAPACKE_dsyev argument %d", (int)-info);
     return SC_OK;
 }
 

@@ -18,6 +18,11 @@ int sc_spd_solve(int n, int q, double *S, double *B, sc_err *err);
  * singular. */
 int sc_solve(int n, int q, double *A, double *B, sc_err *err);
 
+/* Eigen-decomposition of a symmetric matrix S (n x n, row-major; overwritten by the
+ * eigenvectors, column j the one of w[j]): eigenvalues w[n] ascending (LAPACK dsyev).
+ * SC_ENUMERIC when the iteration does not converge. */
+int sc_sym_eigen(int n, double *S, double *w, sc_err *err);
+
 /* The periodic discrete-time linear-quadratic regulator. For x_{j+1} = A_j x_j + B_j u_j over a
  * cycle of m stages (A: m blocks of n x n, B: m blocks of n x q, row-major) with the stage cost
  * x'Qx + u'Ru (Q n x n, R q x q, symmetric; R positive definite), the gains K (m blocks of q x n)

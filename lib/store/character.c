@@ -9,6 +9,7 @@
 #include "io/paths.h"
 #include "store/xdmf.h"
 #include "store/muscles.h"
+#include "store/reduced.h"
 
 #define D1(n) \
     (size_t[]) { (size_t)(n) }
@@ -476,13 +477,14 @@ int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
 }
 
 int sc_character_save(const char *path, int argc, char *const *argv, const char *config_text, const sc_model *m, const sc_muscles *mu,
-                      const sc_prep_report *report, sc_err *err)
+                      const sc_reduced_basis *reduced, const sc_prep_report *report, sc_err *err)
 {
     sc_h5 *f;
     int rc = sc_h5_create(path, &f, err);
     if (rc) return rc;
     if ((rc = sc_h5_provenance(f, SC_CHARACTER_SCHEMA, argc, argv, config_text, err)) || (rc = sc_character_write(f, m, err)) ||
-        (mu && (rc = sc_character_write_muscles(f, mu, m, err))) || (rc = sc_character_write_report(f, report, err))) {
+        (mu && (rc = sc_character_write_muscles(f, mu, m, err))) || (reduced && (rc = sc_character_write_reduced(f, reduced, err))) ||
+        (rc = sc_character_write_report(f, report, err))) {
         sc_h5_abort(f);
         return rc;
     }

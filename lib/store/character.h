@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "mesh/prep.h"
 #include "muscle/fibre.h"
+#include "reduced/basis.h"
 #include "skin/weights.h"
 
 #define SC_CHARACTER_SCHEMA "softcon.character/1"
@@ -61,9 +62,9 @@ int sc_character_hash_check(const char *path, uint64_t hash, const sc_model *m, 
 int sc_character_hash_verify(sc_h5 *f, const sc_model *m, sc_err *err);
 
 /* mesh-prep's output: the whole file at path (written to a temporary, renamed on success) with its
- * provenance, the character, its muscles (may be NULL: none; store/muscles.h) and the preparation
- * report. */
+ * provenance, the character, its muscles (may be NULL: none; store/muscles.h), its reduced basis
+ * (may be NULL: none; store/reduced.h) and the preparation report. */
 int sc_character_save(const char *path, int argc, char *const *argv, const char *config_text, const sc_model *m, const sc_muscles *mu,
-                      const sc_prep_report *report, sc_err *err);
+                      const sc_reduced_basis *reduced, const sc_prep_report *report, sc_err *err);
 
 #endif
