@@ -47,37 +47,41 @@ int sc_solve(int n, int q, double *A, double *B, sc_err *err)
     return SC_OK;
 }
 
-/* OpenBLAS's threads, once woken, spin in sched_yield for a while after each call: on a 2-core
-   machine they then take a core from the caller's next loops (the reduced body's steps after its
-   basis ran 2-5 x slower). The small eigenproblems here run on one thread: OpenBLAS's count set
-   to 1 around the call (looked up at run time, as skin/bbw.c does; another BLAS is left alone). */
-static int blas_threads_one(void)
+static void *fn_lookup(const char *name, size_t size, void *fn)
 {
-    void *get = dlsym(RTLD_DEFAULT, "openblas_get_num_threads"), *set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-    if (!get || !set) return -1;
-    int (*get_fn)(void);
-    void (*set_fn)(int);
-    memcpy(&get_fn, &get, sizeof get_fn); /* object to function pointer without a cast */
-    memcpy(&set_fn, &set, sizeof set_fn);
-    const int was = get_fn();
-    if (was != 1) set_fn(1);
-    return was;
+    void *p = dlsym(RTLD_DEFAULT, name);
+    if (p) memcpy(fn, &p, size); /* object to function pointer without a cast */
+    return p;
 }
 
-static void blas_threads_restore(int was)
+sc_threads_saved sc_threads_serialize(void)
 {
-    void *set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
-    void (*set_fn)(int);
-    if (was <= 1 || !set) return;
-    memcpy(&set_fn, &set, sizeof set_fn);
-    set_fn(was);
+    sc_threads_saved s = {-1, -1};
+    int (*get)(void);
+    void (*set)(int);
+    if (fn_lookup("omp_get_max_active_levels", sizeof get, &get) && fn_lookup("omp_set_max_active_levels", sizeof set, &set)) {
+        s.omp_levels = get();
+        set(0);
+    }
+    if (fn_lookup("openblas_get_num_threads", sizeof get, &get) && fn_lookup("openblas_set_num_threads", sizeof set, &set)) {
+        s.blas_threads = get();
+        if (s.blas_threads != 1) set(1);
+    }
+    return s;
+}
+
+void sc_threads_restore(sc_threads_saved s)
+{
+    void (*set)(int);
+    if (s.omp_levels >= 0 && fn_lookup("omp_set_max_active_levels", sizeof set, &set)) set(s.omp_levels);
+    if (s.blas_threads > 1 && fn_lookup("openblas_set_num_threads", sizeof set, &set)) set(s.blas_threads);
 }
 
 int sc_sym_eigen(int n, double *S, double *w, sc_err *err)
 {
-    const int threads = blas_threads_one();
+    sc_threads_saved threads = sc_threads_serialize(); /* OpenBLAS's woken threads spin on after the call: on 2 cores they slowed the next steps 2-5 x */
     lapack_int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', n, S, n, w);
-    blas_threads_restore(threads);
+    sc_threads_restore(threads);
     if (info > 0) return sc_fail(err, SC_ENUMERIC, "symmetric eigenproblem of size %d: %d off-diagonal elements did not converge", n, (int)info);
     if (info < 0) return sc_fail(err, SC_EINPUT, "LAPACKE_dsyev argument %d", (int)-info);
     return SC_OK;

@@ -18,6 +18,16 @@ int sc_spd_solve(int n, int q, double *S, double *B, sc_err *err);
  * singular. */
 int sc_solve(int n, int q, double *A, double *B, sc_err *err);
 
+/* OpenMP (max-active-levels 0) and OpenBLAS (one thread) serialized for a caller whose solves are
+ * too small for their threads, and restored. The setters are looked up at run time (libgomp and
+ * OpenBLAS come in through libcholmod and LAPACK; absent ones are skipped). Changes process-wide
+ * settings: not for use while other threads run OpenMP or BLAS code. */
+typedef struct sc_threads_saved {
+    int omp_levels, blas_threads;
+} sc_threads_saved;
+sc_threads_saved sc_threads_serialize(void);
+void sc_threads_restore(sc_threads_saved saved);
+
 /* Eigen-decomposition of a symmetric matrix S (n x n, row-major; overwritten by the
  * eigenvectors, column j the one of w[j]): eigenvalues w[n] ascending (LAPACK dsyev).
  * SC_ENUMERIC when the iteration does not converge. */

@@ -1,11 +1,11 @@
 /* Bounded biharmonic weights, exact per-bone QP solves on CHOLMOD (see bbw.h). */
 #include <cholmod.h>
-#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/linalg.h"
 #include "core/log.h"
 #include "core/mathx.h"
 #include "skin/bbw.h"
@@ -18,51 +18,12 @@ sc_bbw_opts sc_bbw_default_opts(void)
     return o;
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Threads inside CHOLMOD and BLAS                                                             */
-
 /* CHOLMOD 3.0's supernodal factorization opens OpenMP parallel regions with a compile-time
  * num_threads(4) (it ignores OMP_NUM_THREADS) around tiny loops (clearing a map, zeroing each
  * supernode), and the dense blocks handed to BLAS are small. For the 1K-10K-node systems solved
  * here hundreds of times, fork/join costs more than the arithmetic: measured 0.45 s single-threaded
  * against 1.1-1.9 s threaded for the 1.2K-node benchmark on a 2-core machine (11 s against 17 s at
- * 5.6K nodes). So the solve runs on one core: OpenMP max-active-levels 0 (every parallel region
- * gets one thread) and one OpenBLAS thread, both restored afterwards. The setters are looked up at
- * run time (libgomp and OpenBLAS come in through libcholmod; absent ones are skipped). Changes
- * process-wide settings: not for use while other threads run OpenMP or BLAS code. */
-typedef struct threads_saved {
-    int omp_levels, blas_threads;
-} threads_saved;
-
-static void *fn_lookup(const char *name, size_t size, void *fn)
-{
-    void *p = dlsym(RTLD_DEFAULT, name);
-    if (p) memcpy(fn, &p, size); /* object to function pointer without a cast */
-    return p;
-}
-
-static threads_saved threads_serialize(void)
-{
-    threads_saved s = {-1, -1};
-    int (*get)(void);
-    void (*set)(int);
-    if (fn_lookup("omp_get_max_active_levels", sizeof get, &get) && fn_lookup("omp_set_max_active_levels", sizeof set, &set)) {
-        s.omp_levels = get();
-        set(0);
-    }
-    if (fn_lookup("openblas_get_num_threads", sizeof get, &get) && fn_lookup("openblas_set_num_threads", sizeof set, &set)) {
-        s.blas_threads = get();
-        if (s.blas_threads != 1) set(1);
-    }
-    return s;
-}
-
-static void threads_restore(threads_saved s)
-{
-    void (*set)(int);
-    if (s.omp_levels >= 0 && fn_lookup("omp_set_max_active_levels", sizeof set, &set)) set(s.omp_levels);
-    if (s.blas_threads > 1 && fn_lookup("openblas_set_num_threads", sizeof set, &set)) set(s.blas_threads);
-}
+ * 5.6K nodes). So the solve runs on one core (sc_threads_serialize). */
 
 /* ------------------------------------------------------------------------------------------ */
 /* input checks                                                                                */
@@ -833,7 +794,7 @@ int sc_bbw_solve(int nnodes, const double *rest_pos, int ntets, const int *tets,
     double *xu = NULL;
     bbw_ctx cx;
     memset(&cx, 0, sizeof cx);
-    threads_saved threads = threads_serialize();
+    sc_threads_saved threads = sc_threads_serialize();
     cholmod_start(&cx.cm);
     cx.cm.print = 0;
     /* simplicial factors only: a supernodal one hands dense blocks to BLAS, whose kernels
@@ -875,7 +836,7 @@ done:
     csr_free(&k), csr_free(&q);
     free(mass), free(fid), free(xu);
     ctx_free(&cx);
-    threads_restore(threads);
+    sc_threads_restore(threads);
     return rc;
 }
 
