@@ -227,3 +227,22 @@ TEST(core_lqr_periodic_against_the_riccati_equation)
     sc_test_report("2-stage periodic system: spectral radius over a cycle %.3f open loop, %.3f with the gains", ro, rc);
     ENSURE(ro > 1.1 && rc < 0.9);
 }
+
+/* fit: model's ensemble gains: the LQR of a scalar system whose input gain is drawn each step from
+   {b (1 + s), b (1 - s)} against the closed form with E[b^2] = b^2 (1 + s^2); the spread makes the
+   law gentler than the mean system's; one model is the plain recursion bit for bit */
+TEST(core_lqr_ensemble_against_its_riccati_equation)
+{
+    sc_err err;
+    double a = 1.2, b = 0.7, s = 0.6, q = 2, r = 0.5, K1, Km, Ke, aa[2] = {a, a}, bb[2] = {b * (1 + s), b * (1 - s)};
+    ENSURE_OK(sc_lqr_periodic(1, 1, 1, &a, &b, &q, &r, 200, &K1, &err), &err);
+    ENSURE_OK(sc_lqr_periodic_ensemble(1, 1, 1, 1, &a, &b, &q, &r, 200, &Km, &err), &err);
+    ENSURE(memcmp(&K1, &Km, sizeof K1) == 0);
+    ENSURE_OK(sc_lqr_periodic_ensemble(1, 1, 1, 2, aa, bb, &q, &r, 200, &Ke, &err), &err);
+    /* P = q + a^2 P - (a b P)^2 / (r + c P), c = E[b^2]: (c - a^2 c + a^2 b^2) P^2 + (r - q c - a^2 r) P - q r = 0 */
+    double c = b * b * (1 + s * s), qa = c - a * a * c + a * a * b * b, lin = r - q * c - a * a * r;
+    double P = (-lin + sqrt(lin * lin + 4 * qa * q * r)) / (2 * qa), expect = a * b * P / (r + c * P);
+    sc_test_report("input gain 0.7 +- 60 %%: K = %.12f (closed form %.12f), the mean system's %.6f", Ke, expect, K1);
+    ENSURE_NEAR(Ke, expect, 1e-10);
+    ENSURE(Ke < K1);
+}

@@ -89,47 +89,71 @@ int sc_sym_eigen(int n, double *S, double *w, sc_err *err)
 
 int sc_lqr_periodic(int n, int q, int m, const double *A, const double *B, const double *Q, const double *R, int cycles, double *K, sc_err *err)
 {
+    return sc_lqr_periodic_ensemble(n, q, m, 1, A, B, Q, R, cycles, K, err);
+}
+
+int sc_lqr_periodic_ensemble(int n, int q, int m, int models, const double *A, const double *B, const double *Q, const double *R, int cycles, double *K,
+                             sc_err *err)
+{
     size_t nn = (size_t)n * n, nq = (size_t)n * q;
     double *P = malloc(sizeof(double) * nn), *Pn = malloc(sizeof(double) * nn), *PA = malloc(sizeof(double) * nn), *PB = malloc(sizeof(double) * nq),
-           *S = malloc(sizeof(double) * (size_t)q * q), *G = malloc(sizeof(double) * nq), *Kj = malloc(sizeof(double) * nq);
+           *S = malloc(sizeof(double) * (size_t)q * q), *G = malloc(sizeof(double) * nq), *Kj = malloc(sizeof(double) * nq),
+           *APA = malloc(sizeof(double) * nn);
     int rc = SC_OK;
-    if (!P || !Pn || !PA || !PB || !S || !G || !Kj) {
+    if (!P || !Pn || !PA || !PB || !S || !G || !Kj || !APA) {
         rc = sc_fail(err, SC_EIO, "out of memory");
         goto done;
     }
     memcpy(P, Q, sizeof(double) * nn);
     for (long h = (long)cycles * m - 1; h >= 0 && !rc; h--) {
         int j = (int)(h % m);
-        const double *Aj = A + (size_t)j * nn, *Bj = B + (size_t)j * nq;
-        for (int i = 0; i < n; i++) {
-            for (int k = 0; k < n; k++) {
-                double v = 0;
-                for (int l = 0; l < n; l++) v += P[i * n + l] * Aj[l * n + k];
-                PA[i * n + k] = v;
+        /* the expectations over the models of B'PB, B'PA and A'PA (model 0 assigned, the others
+           added, the mean taken only for several: one model is the plain recursion bit for bit) */
+        for (int e = 0; e < models; e++) {
+            const double *Aj = A + ((size_t)e * m + j) * nn, *Bj = B + ((size_t)e * m + j) * nq;
+            for (int i = 0; i < n; i++) {
+                for (int k = 0; k < n; k++) {
+                    double v = 0;
+                    for (int l = 0; l < n; l++) v += P[i * n + l] * Aj[l * n + k];
+                    PA[i * n + k] = v;
+                }
+                for (int a = 0; a < q; a++) {
+                    double v = 0;
+                    for (int l = 0; l < n; l++) v += P[i * n + l] * Bj[l * q + a];
+                    PB[i * q + a] = v;
+                }
             }
             for (int a = 0; a < q; a++) {
-                double v = 0;
-                for (int l = 0; l < n; l++) v += P[i * n + l] * Bj[l * q + a];
-                PB[i * q + a] = v;
+                for (int b = 0; b < q; b++) {
+                    double v = e ? 0 : R[a * q + b];
+                    for (int l = 0; l < n; l++) v += Bj[l * q + a] * PB[l * q + b];
+                    S[a * q + b] = e ? S[a * q + b] + v : v;
+                }
+                for (int k = 0; k < n; k++) {
+                    double v = 0;
+                    for (int l = 0; l < n; l++) v += Bj[l * q + a] * PA[l * n + k];
+                    G[a * n + k] = e ? G[a * n + k] + v : v;
+                }
             }
+            for (int i = 0; i < n; i++)
+                for (int k = 0; k < n; k++) {
+                    double v = e ? 0 : Q[i * n + k];
+                    for (int l = 0; l < n; l++) v += Aj[l * n + i] * PA[l * n + k];
+                    APA[i * n + k] = e ? APA[i * n + k] + v : v; /* Q + sum A'PA */
+                }
         }
-        for (int a = 0; a < q; a++) {
-            for (int b = 0; b < q; b++) {
-                double v = R[a * q + b];
-                for (int l = 0; l < n; l++) v += Bj[l * q + a] * PB[l * q + b];
-                S[a * q + b] = v;
-            }
-            for (int k = 0; k < n; k++) {
-                double v = 0;
-                for (int l = 0; l < n; l++) v += Bj[l * q + a] * PA[l * n + k];
-                G[a * n + k] = Kj[a * n + k] = v;
-            }
+        if (models > 1) {
+            const double w = 1.0 / models;
+            for (int a = 0; a < q; a++)
+                for (int b = 0; b < q; b++) S[a * q + b] = R[a * q + b] + (S[a * q + b] - R[a * q + b]) * w;
+            for (size_t k = 0; k < nq; k++) G[k] *= w;
+            for (size_t k = 0; k < nn; k++) APA[k] = Q[k] + (APA[k] - Q[k]) * w;
         }
+        memcpy(Kj, G, sizeof(double) * nq);
         if ((rc = sc_spd_solve(q, n, S, Kj, err))) break;
         for (int i = 0; i < n; i++)
             for (int k = 0; k < n; k++) {
-                double v = Q[i * n + k];
-                for (int l = 0; l < n; l++) v += Aj[l * n + i] * PA[l * n + k];
+                double v = APA[i * n + k];
                 for (int a = 0; a < q; a++) v -= G[a * n + i] * Kj[a * n + k];
                 Pn[i * n + k] = v;
             }
@@ -140,6 +164,7 @@ int sc_lqr_periodic(int n, int q, int m, const double *A, const double *B, const
 done:
     free(P);
     free(Pn);
+    free(APA);
     free(PA);
     free(PB);
     free(S);

@@ -40,5 +40,12 @@ int sc_sym_eigen(int n, double *S, double *w, sc_err *err);
  * K_j = (R + B_j' P_{j+1} B_j)^-1 B_j' P_{j+1} A_j, run backwards over `cycles` cycles from
  * P = Q; K is that of the first cycle (the periodic solution as cycles grows). */
 int sc_lqr_periodic(int n, int q, int m, const double *A, const double *B, const double *Q, const double *R, int cycles, double *K, sc_err *err);
+/* The same for an ensemble of `models` systems (A: models x m blocks, B likewise): the gains that
+ * minimise the expected cost when each stage's system is drawn from the ensemble, K_j = (R +
+ * E[B'PB])^-1 E[B'PA], P_j = Q + E[A'PA] - E[B'PA]' K_j (the LQR of multiplicative noise): a
+ * direction the models disagree on is weighed by its spread, so gains stay small where the fit
+ * is uncertain. One model: sc_lqr_periodic bit for bit. */
+int sc_lqr_periodic_ensemble(int n, int q, int m, int models, const double *A, const double *B, const double *Q, const double *R, int cycles, double *K,
+                             sc_err *err);
 
 #endif
