@@ -489,7 +489,7 @@ TEST(feedback_bootstraps_and_closed_loop_rounds_never_worse_and_rank_identical)
 {
     const char *b = baseline(), *ol = cyclic_openloop();
     ENSURE_MSG(b && ol, "learn-feedback failed: %s", out);
-    const char *rounds = preset_with("feedback_rounds.yaml", ", bootstraps: 2", "  closed_loop: {rollouts: 2, rounds: 1}\n");
+    const char *rounds = preset_with("feedback_rounds.yaml", ", bootstraps: 2, ensemble: true", "  closed_loop: {rollouts: 2, rounds: 1}\n");
     const char *p1 = sc_fixture_keep(sc_test_tmp("feedback_rounds1.h5")), *p2 = sc_fixture_keep(sc_test_tmp("feedback_rounds2.h5"));
     int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s %s 2>&1", sc_test_tool("learn-feedback"), rounds, p1, sc_fixture_michelin(), ol);
     ENSURE_MSG(rc == 0, "learn-feedback, bootstraps 2, rollouts 2: exit %d: %s", rc, out);
@@ -508,14 +508,26 @@ TEST(feedback_bootstraps_and_closed_loop_rounds_never_worse_and_rank_identical)
     ENSURE(same_policy(p1, p2));
     rc = sc_test_sh(out, sizeof out,
                     "/usr/bin/python3 -c \"import h5py; a = h5py.File('%s', 'r')['/learning']; b = h5py.File('%s', 'r')['/learning']; "
-                    "print(repr(a['survived'][0]), repr(b['survived'][0]))\"",
+                    "print(repr(a['survived'][0]), repr(b['survived'][0]), int(a['maps_kept'][:].max()))\"",
                     p1, b);
     double with_rounds, without;
-    ENSURE_MSG(rc == 0 && sscanf(out, "%lf %lf", &with_rounds, &without) == 2, "reading /learning: %s", out);
-    sc_test_report("iteration 1: %.3f s with 2 bootstraps and a closed-loop round, %.3f s without; %ld transitions in the end; identical on 1 "
-                   "and 2 ranks",
-                   with_rounds, without, rows);
+    int maps_kept = -1;
+    ENSURE_MSG(rc == 0 && sscanf(out, "%lf %lf %d", &with_rounds, &without, &maps_kept) == 3, "reading /learning: %s", out);
+    sc_test_report("iteration 1: %.3f s with 2 bootstraps, their ensemble and a closed-loop round, %.3f s without; %ld transitions in the end; "
+                   "identical on 1 and 2 ranks; maps kept up to %d",
+                   with_rounds, without, rows, maps_kept);
     ENSURE(with_rounds >= without); /* the variants include the gains of all the data; a worse round is undone */
+    ENSURE(maps_kept >= 0 && maps_kept <= 3);
+    /* an ensemble needs resampled maps */
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"),
+                    sc_test_write("feedback_ensemble_alone.yaml", "feedback:\n  model:\n    ensemble: true\n"),
+                    sc_test_tmp("feedback_ensemble_alone.h5"), sc_fixture_michelin(), ol);
+    ENSURE_MSG(rc == 2 && strstr(out, "feedback_ensemble_alone.yaml:3") && strstr(out, "bootstraps"), "exit %d: %s", rc, out);
+    /* a heading weight with no heading regulated would do nothing */
+    rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"),
+                    sc_test_write("feedback_heading_scale_alone.yaml", "feedback:\n  model:\n    heading_scale: 0.1\n"),
+                    sc_test_tmp("feedback_heading_scale_alone.h5"), sc_fixture_michelin(), ol);
+    ENSURE_MSG(rc == 2 && strstr(out, "feedback_heading_scale_alone.yaml:3") && strstr(out, "heading: true"), "exit %d: %s", rc, out);
     /* rounds need maps: with fit: actions they would do nothing */
     rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s %s %s", sc_test_tool("learn-feedback"),
                     sc_test_write("feedback_rollouts_actions.yaml", "feedback:\n  fit: actions\n  closed_loop:\n    rollouts: 4\n"),

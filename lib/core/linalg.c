@@ -79,7 +79,8 @@ void sc_threads_restore(sc_threads_saved s)
 
 int sc_sym_eigen(int n, double *S, double *w, sc_err *err)
 {
-    sc_threads_saved threads = sc_threads_serialize(); /* OpenBLAS's woken threads spin on after the call: on 2 cores they slowed the next steps 2-5 x */
+    /* OpenBLAS's woken threads spin on after the call: on 2 cores they slowed the next steps 2-5 x */
+    sc_threads_saved threads = sc_threads_serialize();
     lapack_int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', n, S, n, w);
     sc_threads_restore(threads);
     if (info > 0) return sc_fail(err, SC_ENUMERIC, "symmetric eigenproblem of size %d: %d off-diagonal elements did not converge", n, (int)info);
@@ -92,8 +93,8 @@ int sc_lqr_periodic(int n, int q, int m, const double *A, const double *B, const
     return sc_lqr_periodic_ensemble(n, q, m, 1, A, B, Q, R, cycles, K, err);
 }
 
-int sc_lqr_periodic_ensemble(int n, int q, int m, int models, const double *A, const double *B, const double *Q, const double *R, int cycles, double *K,
-                             sc_err *err)
+int sc_lqr_periodic_ensemble(int n, int q, int m, int models, const double *A, const double *B, const double *Q, const double *R, int cycles,
+                             double *K, sc_err *err)
 {
     size_t nn = (size_t)n * n, nq = (size_t)n * q;
     double *P = malloc(sizeof(double) * nn), *Pn = malloc(sizeof(double) * nn), *PA = malloc(sizeof(double) * nn), *PB = malloc(sizeof(double) * nq),

@@ -45,7 +45,7 @@ int sc_lqr_periodic(int n, int q, int m, const double *A, const double *B, const
  * E[B'PB])^-1 E[B'PA], P_j = Q + E[A'PA] - E[B'PA]' K_j (the LQR of multiplicative noise): a
  * direction the models disagree on is weighed by its spread, so gains stay small where the fit
  * is uncertain. One model: sc_lqr_periodic bit for bit. */
-int sc_lqr_periodic_ensemble(int n, int q, int m, int models, const double *A, const double *B, const double *Q, const double *R, int cycles, double *K,
-                             sc_err *err);
+int sc_lqr_periodic_ensemble(int n, int q, int m, int models, const double *A, const double *B, const double *Q, const double *R, int cycles,
+                             double *K, sc_err *err);
 
 #endif

@@ -213,7 +213,7 @@ typedef struct search_state {
 _Static_assert(sizeof(cma) == 4 * sizeof(int) + sizeof(double) * (1024 + 8 + 4 * MAX_PARAMS) &&
                    sizeof(search_state) == sizeof(cma) + sizeof(double) * (MAX_PARAMS + 1),
                "the search checkpoint's layout");
-#define SEARCH_MAGIC 0x5343534541524331ll /* "SCSEARC1" */
+#define SEARCH_MAGIC 0x5343534541524332ll /* "SCSEARC2" */
 
 static void put_cma(sc_blob_writer *w, const cma *es)
 {
@@ -243,7 +243,7 @@ static void get_cma(sc_blob_reader *r, cma *es)
     es->c1 = consts[4], es->cmu = consts[5], es->chin = consts[6], es->sigma = consts[7];
 }
 
-#define SEARCH_SCHEMA "softcon.feedback_search_checkpoint/2"
+#define SEARCH_SCHEMA "softcon.feedback_search_checkpoint/3"
 
 /* magic, run hash, the CMA-ES state, the best candidate, then the history */
 static int serialize_state(const search_state *state, const sc_feedback_result *r, uint64_t run_hash, sc_blob_writer *w, sc_err *err)

@@ -229,7 +229,16 @@ static int model_features(const sc_feedback_config *c, int idx[SC_FEATURES])
 static int fit_model_maps(const sc_policy *p, const dataset *dyn, const sc_feedback_config *c, double *A, double *B, double *error, sc_err *err)
 {
     int na = p->nact, nfrag = p->nfrag, idx[SC_FEATURES], nf = model_features(c, idx);
-    int nx = nf + na;
+    /* Yaw invariance: every feature but the heading is in the heading frame, so none depends on
+       the heading and the heading's change depends on the rest alone: the heading is no
+       regressor, its row is its wrapped change, and A's heading column is (0, ..., 0, 1). Fitted
+       freely, the heading's column picked up the drift of the data over the cycles. */
+    int hk = -1, reg[SC_FEATURES], nr = 0; /* the heading's position in idx; the regressor features */
+    for (int k = 0; k < nf; k++) {
+        if (idx[k] == SC_FEATURE_HEADING) hk = k;
+        else reg[nr++] = k;
+    }
+    int nx = nr + na;
     double *X = NULL, *Y = NULL, *W = calloc((size_t)nx * nf, sizeof(double));
     int rc = SC_OK;
     if (!W) return sc_fail(err, SC_EIO, "out of memory");
@@ -252,9 +261,10 @@ static int fit_model_maps(const sc_policy *p, const dataset *dyn, const sc_feedb
         for (long r = 0; r < dyn->n; r++) {
             if (dyn->frag[r] != j) continue;
             const double *st = dyn->s + (size_t)SC_FEATURES * r, *o = dyn->o + (size_t)dyn->ndof * r;
-            for (int k = 0; k < nf; k++) X[q * nx + k] = st[idx[k]];
-            for (int a = 0; a < na; a++) X[q * nx + nf + a] = o[a];
+            for (int k = 0; k < nr; k++) X[q * nx + k] = st[idx[reg[k]]];
+            for (int a = 0; a < na; a++) X[q * nx + nr + a] = o[a];
             for (int k = 0; k < nf; k++) Y[q * nf + k] = o[na + idx[k]];
+            if (hk >= 0) Y[q * nf + hk] = sc_wrap_angle(Y[q * nf + hk] - st[SC_FEATURE_HEADING]);
             q++;
         }
         for (long r = 0; r < n; r++) {
@@ -270,8 +280,9 @@ static int fit_model_maps(const sc_policy *p, const dataset *dyn, const sc_feedb
         }
         if ((rc = sc_ridge((int)n, nx, nf, X, Y, c->ridge * n, W, err))) goto done;
         for (int i = 0; i < nf; i++) {
-            for (int k = 0; k < nf; k++) A[(j * nf + i) * nf + k] = W[(size_t)k * nf + i] / sd[k];
-            for (int a = 0; a < na; a++) B[(j * nf + i) * na + a] = W[(size_t)(nf + a) * nf + i] / sd[nf + a];
+            for (int k = 0; k < nr; k++) A[(j * nf + i) * nf + reg[k]] = W[(size_t)k * nf + i] / sd[k];
+            if (hk >= 0) A[(j * nf + i) * nf + hk] = i == hk;
+            for (int a = 0; a < na; a++) B[(j * nf + i) * na + a] = W[(size_t)(nr + a) * nf + i] / sd[nr + a];
         }
         for (long r = 0; r < n; r++)
             for (int i = 0; i < nf; i++) {
@@ -290,11 +301,12 @@ done:
 }
 
 /* fit: model. The periodic linear-quadratic regulator of the fragment maps: the Riccati recursion
- * run backwards over `horizon` cycles with Q = diag(1 / scale^2) (sc_feature_scale) and R =
+ * run backwards over `horizon` cycles with Q = diag(1 / scale^2) (sc_feature_scale; the heading's model.heading_scale) and R =
  * diag(action_cost / box^2) (the sampling box of each action DoF), and each fragment's law
- * M_j = -K_j from the recursion's first cycle. The laws regulate the features about s_bar_j. */
-static int regulator_gains(sc_policy *p, const sc_feedback_config *c, const double *A, const double *B, const double *box, double action_cost,
-                           sc_err *err)
+ * M_j = -K_j from the recursion's first cycle. The laws regulate the features about s_bar_j.
+ * Several models (A, B: `models` sets of maps): the regulator of the expected cost over them. */
+static int regulator_gains(sc_policy *p, const sc_feedback_config *c, int models, const double *A, const double *B, const double *box,
+                           double action_cost, sc_err *err)
 {
     int na = p->nact, nfrag = p->nfrag, idx[SC_FEATURES], nf = model_features(c, idx);
     size_t F = (size_t)nfrag;
@@ -304,12 +316,12 @@ static int regulator_gains(sc_policy *p, const sc_feedback_config *c, const doub
         rc = sc_fail(err, SC_EIO, "out of memory");
         goto done;
     }
-    for (int k = 0; k < nf; k++) Q[k * nf + k] = 1 / pow(sc_feature_scale[idx[k]], 2);
+    for (int k = 0; k < nf; k++) Q[k * nf + k] = 1 / pow(idx[k] == SC_FEATURE_HEADING ? c->heading_scale : sc_feature_scale[idx[k]], 2);
     for (int a = 0; a < na; a++) {
         double bx = box[p->act[a]] > 0 ? box[p->act[a]] : 0.1;
         R[a * na + a] = action_cost / (bx * bx);
     }
-    if ((rc = sc_lqr_periodic(nf, na, nfrag, A, B, Q, R, c->horizon, K, err))) goto done;
+    if ((rc = sc_lqr_periodic_ensemble(nf, na, nfrag, models, A, B, Q, R, c->horizon, K, err))) goto done;
     memset(p->M, 0, sizeof(double) * F * na * SC_FEATURES);
     for (int j = 0; j < nfrag; j++)
         for (int a = 0; a < na; a++)
@@ -361,8 +373,8 @@ typedef struct learner_state {
     sc_feedback_result *r;
 } learner_state;
 
-#define LEARNER_MAGIC  0x53434c5241524e32ll /* "SCLRARN2" */
-#define LEARNER_SCHEMA "softcon.feedback_checkpoint/2"
+#define LEARNER_MAGIC  0x53434c5241524e33ll /* "SCLRARN3" */
+#define LEARNER_SCHEMA "softcon.feedback_checkpoint/3"
 
 /* the parts of a policy the learning changes (the rest comes from the open loop again) */
 static void put_policy(sc_blob_writer *w, const sc_policy *p)
@@ -712,24 +724,27 @@ static int bootstrap_rows(const dataset *d, uint64_t seed, int b, dataset *out)
 
 /* fit: model: the maps of all the data, then of `model.bootstraps` resamples of it, and the
    regulator of each action cost on each: cand[v * ncost + k] the current policy with the gains of
-   cost k on variant v (0: all the data). The maps of all the data give the model error. */
+   cost k on variant v (0: all the data); with `model.ensemble`, variant bootstraps + 1: the
+   regulator of the expected cost over all those maps together. The maps of all the data give the
+   model error. */
 static int model_candidates(const guided_setup *setup, const learner_state *state, int i, sc_learning_iteration *it, sc_policy *cand, sc_err *err)
 {
     const sc_feedback_config *c = setup->run->cfg;
-    int regulated[SC_FEATURES], nf = model_features(c, regulated);
-    size_t F = (size_t)state->cur.nfrag;
-    double *A = calloc(F * nf * nf, sizeof(double)), *B = calloc(F * nf * (size_t)state->cur.nact, sizeof(double)), error;
+    int regulated[SC_FEATURES], nf = model_features(c, regulated), nv = 1 + c->bootstraps, na = state->cur.nact;
+    size_t F = (size_t)state->cur.nfrag, sa = F * nf * nf, sb = F * nf * (size_t)na;
+    double *A = calloc(nv * sa, sizeof(double)), *B = calloc(nv * sb, sizeof(double)), error;
     dataset boot = {0};
     int rc = A && B ? SC_OK : sc_fail(err, SC_EIO, "out of memory");
-    for (int v = 0; v <= c->bootstraps && !rc; v++) {
-        memset(A, 0, sizeof(double) * F * nf * nf);
-        memset(B, 0, sizeof(double) * F * nf * (size_t)state->cur.nact);
+    for (int v = 0; v < nv && !rc; v++) {
         if (v && bootstrap_rows(&state->dyn, sc_hash_i64(setup->run->seed, i), v, &boot)) rc = sc_fail(err, SC_EIO, "out of memory");
-        if (!rc) rc = fit_model_maps(&state->cur, v ? &boot : &state->dyn, c, A, B, v ? &error : &it->model_error, err);
+        if (!rc) rc = fit_model_maps(&state->cur, v ? &boot : &state->dyn, c, A + v * sa, B + v * sb, v ? &error : &it->model_error, err);
         for (int k = 0; k < c->ncost && !rc; k++)
             if (!(rc = sc_policy_copy(&state->cur, &cand[v * c->ncost + k], err)))
-                rc = regulator_gains(&cand[v * c->ncost + k], c, A, B, setup->run->sampling->box, c->action_cost[k], err);
+                rc = regulator_gains(&cand[v * c->ncost + k], c, 1, A + v * sa, B + v * sb, setup->run->sampling->box, c->action_cost[k], err);
     }
+    for (int k = 0; c->ensemble && k < c->ncost && !rc; k++)
+        if (!(rc = sc_policy_copy(&state->cur, &cand[nv * c->ncost + k], err)))
+            rc = regulator_gains(&cand[nv * c->ncost + k], c, nv, A, B, setup->run->sampling->box, c->action_cost[k], err);
     free(A);
     free(B);
     free(boot.frag);
@@ -769,7 +784,7 @@ static int choose_gains(const guided_setup *setup, learner_state *state, int i, 
     const sc_feedback_run *run = setup->run;
     const sc_feedback_config *c = run->cfg;
     sc_learning_iteration *it = &state->r->iter[i];
-    int ncand = c->fit_model ? c->ncost * (1 + c->bootstraps) : 1, nst = c->nlearn_stiff, nt = c->trials, nrun = nst * nt, rc = SC_OK;
+    int ncand = c->fit_model ? c->ncost * (1 + c->bootstraps + c->ensemble) : 1, nst = c->nlearn_stiff, nt = c->trials, nrun = nst * nt, rc = SC_OK;
     sc_policy *cand = c->fit_model ? calloc((size_t)ncand, sizeof *cand) : NULL;
     if (c->fit_model && !cand) rc = sc_fail(err, SC_EIO, "out of memory");
     else if (c->fit_model) rc = model_candidates(setup, state, i, it, cand, err);
@@ -807,6 +822,7 @@ static int choose_gains(const guided_setup *setup, learner_state *state, int i, 
         state->cur = cand[chosen];
         memset(&cand[chosen], 0, sizeof cand[chosen]);
         it->action_cost = c->action_cost[chosen % c->ncost];
+        it->maps_kept = chosen / c->ncost;
     }
     for (int k = 0; cand && k < ncand; k++) sc_policy_free(&cand[k]);
     free(cand);
@@ -962,6 +978,12 @@ static void report_iteration(const sc_feedback_run *run, const learner_state *st
     for (int k = 0, o = (int)strlen(at); c->fit_model && c->ncost > 1 && k < c->ncost && o < (int)sizeof at - 60; k++)
         o += snprintf(at + o, sizeof at - (size_t)o, "%s%.1f s with action cost %g%s", k ? ", " : "; ", it->cost_survived[k], c->action_cost[k],
                       c->action_cost[k] == it->action_cost ? " (kept)" : "");
+    if (c->fit_model && (c->bootstraps || c->ensemble)) {
+        size_t o = strlen(at);
+        if (it->maps_kept == 0) snprintf(at + o, sizeof at - o, "; the maps of all the transitions");
+        else if (it->maps_kept > c->bootstraps) snprintf(at + o, sizeof at - o, "; the ensemble of the maps");
+        else snprintf(at + o, sizeof at - o, "; the maps of resample %ld", it->maps_kept);
+    }
     snprintf(line, sizeof line,
              "iteration %d/%d%s: %ld samples, %ld regression pairs, action residual %.3f rad%s; closed loop went %.1f of %.1f s%s "
              "(joint error %.1f deg); best so far: iteration %d",

@@ -13,7 +13,7 @@ void sc_feedback_result_free(sc_feedback_result *r)
 
 /* Every field is 8 bytes and put in declaration order: the bytes of the struct itself, as the
    checkpoints have always held them. A field added to the struct must be added here too. */
-_Static_assert(sizeof(sc_learning_iteration) == 8 * (10 + SC_MAX_EVAL + 2 * SC_MAX_COSTS) && sizeof(long) == 8,
+_Static_assert(sizeof(sc_learning_iteration) == 8 * (11 + SC_MAX_EVAL + 2 * SC_MAX_COSTS) && sizeof(long) == 8,
                "sc_learning_iteration's checkpoint bytes list every field");
 
 static void put_f64s(sc_blob_writer *w, const double *v, int n)
@@ -31,6 +31,7 @@ void sc_learning_iterations_put(sc_blob_writer *w, const sc_learning_iteration *
         sc_blob_put_f64(w, x->survived_s);
         put_f64s(w, x->survived_at, SC_MAX_EVAL);
         sc_blob_put_f64(w, x->action_cost);
+        sc_blob_put_i64(w, x->maps_kept);
         put_f64s(w, x->cost_survived, SC_MAX_COSTS);
         put_f64s(w, x->cost_joint_error, SC_MAX_COSTS);
         sc_blob_put_f64(w, x->joint_error);
@@ -47,6 +48,7 @@ void sc_learning_iterations_get(sc_blob_reader *r, sc_learning_iteration *it, in
         x->survived_s = sc_blob_get_f64(r);
         get_f64s(r, x->survived_at, SC_MAX_EVAL);
         x->action_cost = sc_blob_get_f64(r);
+        x->maps_kept = (long)sc_blob_get_i64(r);
         get_f64s(r, x->cost_survived, SC_MAX_COSTS);
         get_f64s(r, x->cost_joint_error, SC_MAX_COSTS);
         x->joint_error = sc_blob_get_f64(r);
@@ -72,7 +74,8 @@ int sc_learning_iterations_ok(const sc_learning_iteration *it, int n)
     for (const sc_learning_iteration *x = it; x < it + n; x++) {
         double one[7] = {x->survived_s, x->action_cost, x->joint_error, x->residual, x->model_error, x->score, x->mean_score};
         if (!finite_all(one, 7) || !isfinite(x->sigma) || !finite_all(x->survived_at, SC_MAX_EVAL) || !finite_all(x->cost_survived, SC_MAX_COSTS) ||
-            !finite_all(x->cost_joint_error, SC_MAX_COSTS) || x->samples < 0 || x->pairs < 0 || x->survived_s < 0)
+            !finite_all(x->cost_joint_error, SC_MAX_COSTS) || x->samples < 0 || x->pairs < 0 || x->survived_s < 0 || x->maps_kept < 0 ||
+            x->maps_kept > 64)
             return 0;
     }
     return 1;

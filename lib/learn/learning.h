@@ -71,6 +71,8 @@ typedef struct sc_feedback_config {
                                    several, each iteration keeps the one whose gains go furthest on closed loop */
     int horizon;                              /* model: cycles of the Riccati recursion */
     int bootstraps;                           /* model: resamples of the transitions whose maps give candidate gains too */
+    int ensemble;                             /* model: the regulator of all those maps together gives candidate gains too */
+    double heading_scale;                     /* model: rad, the heading's scale in Q (its weight 1 / scale^2) */
     int rollouts, rounds;                     /* closed-loop data: rounds of `rollouts` explored runs of the policy, each
                                    followed by the maps refitted and the gains chosen again (guided.c) */
     int trials;                               /* closed-loop runs per candidate and learning stiffness: the first as is, ... */
@@ -90,10 +92,11 @@ typedef struct sc_feedback_config {
 
 /* One guided-learning iteration, or one generation of the search (its best candidate). */
 typedef struct sc_learning_iteration {
-    double survived_s;                     /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs;
+    double survived_s;               /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs;
                                    guided: the mean over learn_stiffness) */
-    double survived_at[SC_MAX_EVAL];       /* guided: at each factor of learn_stiffness */
-    double action_cost;                    /* fit: model: the one chosen */
+    double survived_at[SC_MAX_EVAL]; /* guided: at each factor of learn_stiffness */
+    double action_cost;              /* fit: model: the one chosen */
+    long maps_kept; /* fit: model: whose maps gave the gains kept: 0 all the data, 1..bootstraps a resample, bootstraps + 1 the ensemble */
     double cost_survived[SC_MAX_COSTS];    /* fit: model: the mean survival over learn_stiffness of each action_cost's gains
                                               (with bootstraps: of its best variant) */
     double cost_joint_error[SC_MAX_COSTS]; /* ... and their mean joint error (rad) */

@@ -103,9 +103,14 @@ static int read_model_section(sc_cfg_node *f, sc_feedback_config *c, sc_err *err
     c->horizon = (int)n;
     TRY(sc_cfg_int(mo, "bootstraps", 0, 0, 63, &n, err));
     c->bootstraps = (int)n;
+    TRY(sc_cfg_bool(mo, "ensemble", 0, &c->ensemble, err));
+    if (c->ensemble && !c->bootstraps)
+        return sc_fail(err, SC_EINPUT, "%s: feedback.model.ensemble needs resampled maps: set model.bootstraps >= 1",
+                       sc_cfg_where(sc_cfg_get(mo, "ensemble"), w, sizeof w));
     TRY(sc_cfg_list(mo, "features", 0, &fl, err));
     int heading = 0;
     TRY(sc_cfg_bool(mo, "heading", 0, &heading, err));
+    TRY(sc_cfg_double_range(mo, "heading_scale", 1.0, 1e-3, 10, &c->heading_scale, err));
     for (int k = 0; k < SC_FEATURES; k++) c->model_feature[k] = !fl && strncmp(sc_feature_names[k], "com_stance", 10) != 0 && k != SC_FEATURE_HEADING;
     if (heading) c->model_feature[SC_FEATURE_HEADING] = 1;
     for (int i = 0; fl && i < sc_cfg_len(fl); i++) {
@@ -117,6 +122,9 @@ static int read_model_section(sc_cfg_node *f, sc_feedback_config *c, sc_err *err
                            sc_cfg_where(sc_cfg_at(fl, i), w, sizeof w), name ? name : "?");
         c->model_feature[k] = 1;
     }
+    if (!c->model_feature[SC_FEATURE_HEADING] && sc_cfg_get(mo, "heading_scale"))
+        return sc_fail(err, SC_EINPUT, "%s: model.heading_scale weighs a regulated heading: set model.heading: true",
+                       sc_cfg_where(sc_cfg_get(mo, "heading_scale"), w, sizeof w));
 #undef TRY
     return SC_OK;
 }

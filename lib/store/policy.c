@@ -94,8 +94,10 @@ static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_
         for (int k = 0; k < SC_FEATURES; k++)
             if (c->model_feature[k]) names[nf++] = sc_feature_names[k];
         size_t C = (size_t)c->ncost, d2[2] = {N, C};
-        double *chosen = calloc(N, sizeof(double)), *cs = calloc(N * C, sizeof(double)), *ce = calloc(N * C, sizeof(double));
-        if (!chosen || !cs || !ce) {
+        double *chosen = calloc(N, sizeof(double)), *cs = calloc(N * C, sizeof(double)), *ce = calloc(N * C, sizeof(double)),
+               *maps = calloc(N, sizeof(double));
+        if (!chosen || !cs || !ce || !maps) {
+            free(maps);
             free(chosen);
             free(cs);
             free(ce);
@@ -104,6 +106,7 @@ static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_
         }
         for (int i = 0; i < r->niter; i++) {
             chosen[i] = r->iter[i].action_cost;
+            maps[i] = r->iter[i].maps_kept;
             memcpy(cs + (size_t)i * C, r->iter[i].cost_survived, sizeof(double) * C);
             memcpy(ce + (size_t)i * C, r->iter[i].cost_joint_error, sizeof(double) * C);
         }
@@ -115,6 +118,12 @@ static int write_guided_history(sc_h5 *f, const sc_feedback_config *c, const sc_
                                  "bootstraps, each action cost's best variant)",
                                  err);
         if (!rc) rc = sc_h5_write_f64(f, "/learning/cost_joint_error", 2, d2, ce, "rad", "... and their mean RMS joint error", err);
+        if (!rc)
+            rc = sc_h5_write_f64(f, "/learning/maps_kept", 1, &N, maps, "1",
+                                 "whose fitted maps gave the gains each iteration kept: 0 all the transitions, 1 to model.bootstraps "
+                                 "a resample, model.bootstraps + 1 the regulator of them all together (model.ensemble)",
+                                 err);
+        free(maps);
         free(chosen);
         free(cs);
         free(ce);
