@@ -48,16 +48,15 @@ int main(int argc, char **argv)
     if (sc_cfg_check_unknown(cfg, &err)) die_at(&cli, &err, NULL);
     sc_reduced_model rm;
     sc_swim_problem p;
-    const double period0 = c.period > 0 ? c.period : 1 / b.frequency[0];
-    if (sc_reduced_model_create(&m, &b, &c.body, &rm, &err) ||
-        sc_swim_problem_create(&rm, &c.objective, SC_DMP_PERIODIC, c.basis, period0, c.free_period, cli.threads, &p, &err))
-        die_at(&cli, &err, cli.config);
     sc_dmp d;
+    if (replaying && sc_swim_read_controller(cli.inputs[1], b.nmodes, &d, &err)) die_at(&cli, &err, NULL);
+    const double period0 = replaying ? d.period : c.period > 0 ? c.period : 1 / b.frequency[0];
+    if (sc_reduced_model_create(&m, &b, &c.body, &rm, &err) ||
+        sc_swim_problem_create(&rm, &c.objective, SC_DMP_PERIODIC, replaying ? d.nbasis : c.basis, period0, c.free_period, cli.threads, &p, &err))
+        die_at(&cli, &err, cli.config);
     sc_swim_history h = {0};
     sc_lbfgs_result lr;
-    if (replaying) {
-        if (sc_swim_read_controller(cli.inputs[1], rm.nmodes, &d, &err)) die_at(&cli, &err, NULL);
-    } else {
+    if (!replaying) {
         double *x = sc_alloc(&err, p.nvars, sizeof(double));
         if (!x || sc_dmp_create(SC_DMP_PERIODIC, rm.nmodes, c.basis, period0, &d, &err)) die_at(&cli, &err, NULL);
         sc_swim_initial_guess(&p, cli.seed, c.initial_amplitude, x);
@@ -81,8 +80,8 @@ int main(int argc, char **argv)
         (full ? sc_swim_replay_full(&p, &m, &so, &d, &t, &tr, c.every, &err) : sc_swim_simulate(&p, &p.states[0], &d, &t, &tr, c.every, &err)))
         die_at(&cli, &err, full ? "full FEM replay" : "replay");
     char *resolved = sc_cfg_resolved_text(cfg);
-    const sc_swim_file_info info = {argc, argv, resolved, cli.inputs[0], replaying ? cli.inputs[1] : "optimised", cli.seed,
-                                    full ? "full" : "reduced", dt, c.every, cli.threads};
+    const sc_swim_file_info info = {
+        argc, argv, resolved, cli.inputs[0], replaying ? cli.inputs[1] : "optimised", cli.seed, full ? "full" : "reduced", dt, c.every, cli.threads};
     if (sc_swim_write(cli.output, &info, &p, &d, &t, &tr, replaying ? NULL : &h, replaying ? NULL : &lr, &err)) die_at(&cli, &err, NULL);
     sc_log_info("reduced-opt: %s: %s run: %.4f m/s along d (target %.4f), drift %.4f m/s, objective %.5g (speed %.5g, effort %.5g, balance "
                 "%.5g), period %.4f s",

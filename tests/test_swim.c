@@ -304,3 +304,128 @@ TEST(swim_threads_bit_identical_and_full_fem_replay)
     for (int t = 0; t < 3; t++) sc_swim_problem_free(&p[t]);
     swimmer_free(&w);
 }
+
+/* ---- reduced-opt ---- */
+
+#include "io/h5.h"
+
+static char out[16384];
+
+/* a letter I of about 300 tets with 4 modes (mesh-prep), made once */
+static const char *swim_character(void)
+{
+    static char path[1024];
+    if (path[0]) return path;
+    const char *cfg = sc_test_write("swim_I.yaml", "body: {letter: I}\ntetgen: {target_tets: 300}\nreduced: {modes: 4}\n");
+    const char *ch = sc_test_tmp("swim_I.h5");
+    if (sc_test_sh(out, sizeof out, "%s -q -c %s -o %s", sc_test_tool("mesh-prep"), cfg, ch)) return NULL;
+    snprintf(path, sizeof path, "%s", ch);
+    return path;
+}
+
+#define SWIM_CFG                                                                  \
+    "reduced_body: {dt: 0.01, gravity: [0, 0, 0]}\n"                             \
+    "fluid: {density: 1000, drag: 1}\n"                                           \
+    "swim: {direction: [0, 1, 0], target_speed: 0.05, duration: 1.0, warmup: 0.3}\n"
+
+/* the tool end to end on a small I: optimise 3 iterations (objective down, the swim.h5 complete),
+   the same output on 1 and 2 threads, the result replayed in the full FEM */
+TEST(reduced_opt_optimises_and_replays)
+{
+    const char *ch = swim_character();
+    ENSURE_MSG(ch, "mesh-prep: %s", out);
+    const char *cfg = sc_test_write("swim_opt.yaml", SWIM_CFG "dmp: {basis: 3}\noptimise: {iterations: 3}\nreplay: {every: 10}\n");
+    const char *o1 = sc_fixture_keep(sc_test_tmp("swim_opt1.h5")), *o2 = sc_fixture_keep(sc_test_tmp("swim_opt2.h5"));
+    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s --threads 1 %s", sc_test_tool("reduced-opt"), cfg, o1, ch);
+    ENSURE_MSG(rc == 0, "exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s --threads 2 %s", sc_test_tool("reduced-opt"), cfg, o2, ch);
+    ENSURE_MSG(rc == 0, "exit %d: %s", rc, out);
+    char said[4096];
+    const int same = sc_test_h5_same(said, sizeof said, o1, o2, "/controller,/objective,/trajectory");
+    sc_h5 *f;
+    sc_err err;
+    ENSURE_OK(sc_h5_open(o1, &f, &err), &err);
+    size_t dw[2] = {0, 0}, dh[1] = {0}, dt[2] = {0, 0};
+    double *w, *hist, *com, speed0, f0, f1;
+    char *schema;
+    long long iters;
+    ENSURE_OK(sc_h5_read_attr_str(f, "/", "schema", &schema, &err), &err);
+    ENSURE_OK(sc_h5_read_f64(f, "/controller/weights", 2, dw, &w, &err), &err);
+    ENSURE_OK(sc_h5_read_f64(f, "/optimisation/objective", 1, dh, &hist, &err), &err);
+    ENSURE_OK(sc_h5_read_f64(f, "/trajectory/com", 2, dt, &com, &err), &err);
+    ENSURE_OK(sc_h5_read_attr_i64(f, "/optimisation", "iterations", &iters, &err), &err);
+    ENSURE_OK(sc_h5_read_attr_f64(f, "/optimisation", "initial_objective", &f0, &err), &err);
+    ENSURE_OK(sc_h5_read_attr_f64(f, "/optimisation", "final_objective", &f1, &err), &err);
+    sc_h5_close(f);
+    /* replayed in the full FEM from the file */
+    const char *full = sc_test_write("swim_full.yaml", SWIM_CFG "replay: {model: full, dt: 0.0005, every: 200}\n");
+    const char *o3 = sc_test_tmp("swim_full.h5");
+    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s %s", sc_test_tool("reduced-opt"), full, o3, ch, o1);
+    ENSURE_MSG(rc == 0, "exit %d: %s", rc, out);
+    ENSURE_OK(sc_h5_open(o3, &f, &err), &err);
+    char *model;
+    size_t d1[1] = {0};
+    double *speed;
+    ENSURE_OK(sc_h5_read_attr_str(f, "/", "model", &model, &err), &err);
+    ENSURE_OK(sc_h5_read_f64(f, "/objective/achieved_speed", 1, d1, &speed, &err), &err);
+    speed0 = speed[0];
+    const int has_opt = sc_h5_exists(f, "/optimisation");
+    sc_h5_close(f);
+    sc_test_report("%s: weights %zu x %zu, %lld iterations, objective %.4f -> %.4f (history of %zu), %zu frames; 1 and 2 threads: %s; "
+                   "replayed in the %s FEM: %.4f m/s",
+                   schema, dw[0], dw[1], iters, f0, f1, dh[0], dt[0], same ? "the same file" : "DIFFERENT", model, speed0);
+    ENSURE(!strcmp(schema, "softcon.swim/1") && dw[0] == 4 && dw[1] == 3 && iters == 3 && dh[0] == 4 && dt[0] == 11);
+    ENSURE(f1 < f0 && hist[3] == f1 && same);
+    ENSURE(!strcmp(model, "full") && !has_opt && isfinite(speed0));
+    free(schema);
+    free(model);
+    free(w);
+    free(hist);
+    free(com);
+    free(speed);
+}
+
+/* bad configs and inputs: exit 2 naming the line (or the file), no output */
+TEST(reduced_opt_config_errors)
+{
+    const char *ch = swim_character();
+    ENSURE_MSG(ch, "mesh-prep: %s", out);
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"fluid: {density: -1}\n", ":2:18: key 'fluid.density' = -1 is outside [0, 100000]"},
+        {"fluid: {density: 0}\n", ":2:8: reduced-opt swims: give `fluid:` with density > 0"},
+        {"fluid: {density: 1000}\nswim: {target_speed: -0.1}\n", ":3:22: key 'swim.target_speed' = -0.1 is outside"},
+        {"fluid: {density: 1000}\nswim: {duration: 1, warmup: 2}\n", ":3:29: swim.warmup = 2 s must be shorter than swim.duration = 1 s"},
+        {"fluid: {density: 1000}\nswim: {direction: [0, 0, 0]}\n", ":3:19: direction must not be zero"},
+        {"fluid: {density: 1000}\ndmp: {basis: 0}\n", ":3:14: key 'dmp.basis' = 0 is outside [1, 64]"},
+        {"fluid: {density: 1000}\noptimise: {iteration: 3}\n", ":3:12: unknown key 'iteration' in 'optimise' (did you mean 'iterations'?)"},
+        {"fluid: {density: 1000}\nreplay: {model: fem}\n", ":3:17: 'replay.model' must be one of 'reduced', 'full'"},
+        {"fluid: {density: 1000}\nreplay: {dt: 0.001}\n", ":3:14: replay.dt is the full FEM's step"},
+    };
+    char said[8192] = "";
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        char name[64], text[512];
+        snprintf(name, sizeof name, "swim_bad_%zu.yaml", k);
+        snprintf(text, sizeof text, "# a bad swim\n%s", bad[k].text);
+        const char *cfg = sc_test_write(name, text), *o = sc_test_tmp("swim_bad.h5");
+        const int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("reduced-opt"), cfg, o, ch);
+        ENSURE_MSG(rc == 2 && strstr(out, bad[k].want), "%s: exit %d: %s", bad[k].text, rc, out);
+        ENSURE_MSG(!sc_test_file_exists(o), "%s left output", bad[k].text);
+        const char *msg = strstr(out, ".yaml:");
+        snprintf(said + strlen(said), sizeof said - strlen(said), "\n      %.*s", (int)strcspn(msg ? msg : out, "\n"), msg ? msg : out);
+    }
+    /* a replay refuses `optimise:`, a character without /reduced and a controller that is not one */
+    const char *cfg = sc_test_write("swim_replay_opt.yaml", "fluid: {density: 1000}\noptimise: {iterations: 2}\n"), *o = sc_test_tmp("swim_bad.h5");
+    int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s %s", sc_test_tool("reduced-opt"), cfg, o, ch, ch);
+    ENSURE_MSG(rc == 2 && strstr(out, ":2:11: `optimise:` does not apply when a controller is given"), "exit %d: %s", rc, out);
+    const char *plain = sc_test_write("swim_plain.yaml", "body: {letter: I}\ntetgen: {target_tets: 300}\n"), *pch = sc_test_tmp("swim_plain.h5");
+    ENSURE(sc_test_sh(out, sizeof out, "%s -q -c %s -o %s", sc_test_tool("mesh-prep"), plain, pch) == 0);
+    const char *ok = sc_test_write("swim_ok.yaml", "fluid: {density: 1000}\n");
+    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s", sc_test_tool("reduced-opt"), ok, o, pch);
+    ENSURE_MSG(rc == 2 && strstr(out, "swim_plain.h5:/reduced: missing"), "exit %d: %s", rc, out);
+    rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s %s %s", sc_test_tool("reduced-opt"), ok, o, ch, ch);
+    ENSURE_MSG(rc == 2 && strstr(out, "not a controller of reduced-opt"), "exit %d: %s", rc, out);
+    ENSURE(!sc_test_file_exists(o));
+    sc_test_report("%zu bad configs: exit 2 naming the line, no output:%s", sizeof bad / sizeof *bad, said);
+}

@@ -68,8 +68,7 @@ static int probe(searcher *s, double a, line_point *pt, sc_err *err)
     if (!isfinite(pt->f) || !all_finite(s->n, s->g)) {
         pt->f = INFINITY;
         pt->d = 0;
-    } else
-        pt->d = dot(s->n, s->g, s->p);
+    } else pt->d = dot(s->n, s->g, s->p);
     return 0;
 }
 

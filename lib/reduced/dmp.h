@@ -29,13 +29,13 @@
 typedef enum { SC_DMP_PERIODIC = 0, SC_DMP_DISCRETE = 1 } sc_dmp_kind;
 
 typedef struct sc_dmp {
-    int kind;          /* sc_dmp_kind */
-    int nmodes;        /* K: outputs */
-    int nbasis;        /* N: basis functions per output */
-    double period;     /* s: T, the oscillator's period (periodic) or the primitive's duration (discrete) */
-    double phase0;     /* rad: the phase at t = 0 (periodic) */
-    double width;      /* h (1): the basis functions' concentration */
-    double *weight;    /* [K x N] row-major: w_ki, mode k, basis i (N/sqrt(kg), the modal force's unit) */
+    int kind;       /* sc_dmp_kind */
+    int nmodes;     /* K: outputs */
+    int nbasis;     /* N: basis functions per output */
+    double period;  /* s: T, the oscillator's period (periodic) or the primitive's duration (discrete) */
+    double phase0;  /* rad: the phase at t = 0 (periodic) */
+    double width;   /* h (1): the basis functions' concentration */
+    double *weight; /* [K x N] row-major: w_ki, mode k, basis i (N/sqrt(kg), the modal force's unit) */
 } sc_dmp;
 
 /* A DMP of K outputs and N basis functions with zero weights and the default width; SC_EINPUT for

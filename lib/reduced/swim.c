@@ -272,7 +272,7 @@ int sc_swim_objective_gradient(sc_swim_problem *p, const double *x, double *f, d
         *f = terms.total;
         return rc;
     }
-    fd_job jobs[SC_SWIM_MAX_THREADS];
+    fd_job jobs[SC_SWIM_MAX_THREADS] = {{0}};
     pthread_t tid[SC_SWIM_MAX_THREADS];
     int started[SC_SWIM_MAX_THREADS] = {0};
     for (int t = 0; t < p->threads; t++) {
@@ -343,8 +343,8 @@ static void opt_progress(void *ctx, int it, const double *x, double f, double gn
     opt_ctx *c = ctx;
     const double v = achieved_speed(c->p, x), sec = sc_wall_time() - c->t0;
     if (c->h) history_add(c->h, f, v, sec);
-    sc_log_info("reduced-opt: iteration %d: objective %.6g, speed %.4f m/s (target %.4f), |g| %.3g, %.1f s", it, f, v, c->p->obj.target_speed,
-                gnorm, sec);
+    sc_log_info("reduced-opt: iteration %d: objective %.6g, speed %.4f m/s (target %.4f), |g| %.3g, %.1f s", it, f, v, c->p->obj.target_speed, gnorm,
+                sec);
 }
 
 void sc_swim_history_free(sc_swim_history *h)

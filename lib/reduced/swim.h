@@ -66,14 +66,14 @@ void sc_swim_trace_free(sc_swim_trace *t);
 typedef struct sc_swim_problem {
     const sc_reduced_model *rm;
     sc_swim_objective obj;
-    int kind, nbasis;     /* the DMP's */
-    double period0;       /* s: T0 */
-    int free_period;      /* 1: the period is a variable */
-    int nvars;            /* K N (+ 1) */
-    int threads;          /* 1..SC_SWIM_MAX_THREADS */
-    double fd_step;       /* in x */
-    double *scale;        /* [K] s_k (N/sqrt(kg)) */
-    double length;        /* m: l */
+    int kind, nbasis; /* the DMP's */
+    double period0;   /* s: T0 */
+    int free_period;  /* 1: the period is a variable */
+    int nvars;        /* K N (+ 1) */
+    int threads;      /* 1..SC_SWIM_MAX_THREADS */
+    double fd_step;   /* in x */
+    double *scale;    /* [K] s_k (N/sqrt(kg)) */
+    double length;    /* m: l */
     long nsteps, warmup_steps;
     /* per thread: a state, a DMP, a result slot array shared by index */
     sc_reduced_state *states;

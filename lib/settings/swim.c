@@ -4,8 +4,8 @@
 #include <string.h>
 #include "settings/scenario.h"
 
-#define TRY(x)                   \
-    do {                         \
+#define TRY(x)                     \
+    do {                           \
         if ((rc = (x))) return rc; \
     } while (0)
 
@@ -61,13 +61,20 @@ int sc_swim_config_read(sc_cfg *cfg, int with_controller, sc_swim_config *c, sc_
     TRY(sc_cfg_double_range(sub, "balance", 0, 0, 1e9, &o->balance_weight, err));
     TRY(sc_cfg_vec_range(sec, "balance_axis", 3, ey, -1e3, 1e3, o->balance_axis, err));
     TRY(nonzero_vec(sec, "balance_axis", o->balance_axis, err));
-    /* the DMP */
-    TRY(sc_cfg_section(root, "dmp", &sec, err));
-    long basis;
-    TRY(sc_cfg_int(sec, "basis", 6, 1, SC_DMP_MAX_BASIS, &basis, err));
-    c->basis = (int)basis;
-    TRY(sc_cfg_double_range(sec, "period", 0, 0, 1e3, &c->period, err));
-    TRY(sc_cfg_bool(sec, "free_period", 1, &c->free_period, err));
+    /* the DMP (a given controller brings its own) */
+    sc_cfg_node *dmp = sc_cfg_get(root, "dmp");
+    if (with_controller && dmp)
+        return sc_fail(err, SC_EINPUT,
+                       "%s: `dmp:` does not apply when a controller is given (its size and period are the input's): remove the section",
+                       sc_cfg_where(dmp, w, sizeof w));
+    if (!with_controller) {
+        TRY(sc_cfg_section(root, "dmp", &sec, err));
+        long basis;
+        TRY(sc_cfg_int(sec, "basis", 6, 1, SC_DMP_MAX_BASIS, &basis, err));
+        c->basis = (int)basis;
+        TRY(sc_cfg_double_range(sec, "period", 0, 0, 1e3, &c->period, err));
+        TRY(sc_cfg_bool(sec, "free_period", 1, &c->free_period, err));
+    }
     /* the optimiser */
     sc_lbfgs_default_opts(&c->lbfgs);
     sc_cfg_node *opt = sc_cfg_get(root, "optimise");

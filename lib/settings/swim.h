@@ -15,7 +15,7 @@
  *     warmup: 1.0                 # s from rest not scored
  *     weights: {speed: 1, effort: 0.001, balance: 0}
  *     balance_axis: [0, 1, 0]     # a body axis kept fixed in the world (balance weight > 0)
- *   dmp:                          # the controller ([P17] eq. 7)
+ *   dmp:                          # the controller ([P17] eq. 7); absent with a controller input
  *     basis: 6                    # N von Mises basis functions per mode
  *     period: 0                   # s: T0; 0: one over the lowest mode's frequency
  *     free_period: true           # optimise T with the weights
@@ -52,8 +52,8 @@ typedef struct sc_swim_config {
     int every;
 } sc_swim_config;
 
-/* Reads the sections above. with_controller: a controller is an input, so `optimise` is refused
- * (naming its line) and nothing is optimised. */
+/* Reads the sections above. with_controller: a controller is an input, so `optimise` and `dmp`
+ * are refused (naming their lines) and nothing is optimised. */
 int sc_swim_config_read(sc_cfg *cfg, int with_controller, sc_swim_config *c, sc_err *err);
 
 #endif

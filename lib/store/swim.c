@@ -26,8 +26,8 @@ int sc_swim_write(const char *path, const sc_swim_file_info *info, const sc_swim
     /* the controller */
     TRY(sc_h5_group(f, "/controller", "a periodic DMP per mode driving the reduced body's modal control forces ([P17] eq. 7)", err));
     TRY(sc_h5_attr_str(f, "/controller", "kind", d->kind == SC_DMP_PERIODIC ? "periodic" : "discrete", err));
-    TRY(sc_h5_attr_str(f, "/controller", "formula",
-                       "u_k(t) = sum_i weights[k, i] exp(width (cos(phase0 + 2 pi t / period - 2 pi i / basis) - 1))", err));
+    TRY(sc_h5_attr_str(f, "/controller", "formula", "u_k(t) = sum_i weights[k, i] exp(width (cos(phase0 + 2 pi t / period - 2 pi i / basis) - 1))",
+                       err));
     TRY(sc_h5_attr_i64(f, "/controller", "modes", K, err));
     TRY(sc_h5_attr_i64(f, "/controller", "basis", N, err));
     TRY(sc_h5_attr_f64(f, "/controller", "period", d->period, err));
@@ -83,8 +83,10 @@ int sc_swim_write(const char *path, const sc_swim_file_info *info, const sc_swim
     TRY(sc_h5_write_f64(f, "/trajectory/velocity", 2, d3, trace->vel, "m/s", "the centre of mass's velocity", err));
     TRY(sc_h5_write_f64(f, "/trajectory/orientation", 2, d4, trace->rot, "1",
                         "w x y z: the frame's (full FEM: the best-fit rotation of the nodes about their centre of mass)", err));
-    TRY(sc_h5_write_f64(f, "/trajectory/modes", 2, dk, trace->q, "m sqrt(kg)", "modal coordinates (full FEM: the nodes projected on the modes)", err));
-    TRY(sc_h5_write_f64(f, "/trajectory/control", 2, dk, trace->control, "N/sqrt(kg)", "the modal control forces of the step ending at the frame", err));
+    TRY(sc_h5_write_f64(f, "/trajectory/modes", 2, dk, trace->q, "m sqrt(kg)", "modal coordinates (full FEM: the nodes projected on the modes)",
+                        err));
+    TRY(sc_h5_write_f64(f, "/trajectory/control", 2, dk, trace->control, "N/sqrt(kg)", "the modal control forces of the step ending at the frame",
+                        err));
     return sc_h5_commit(f, err);
 out:
     sc_h5_abort(f);
@@ -92,9 +94,9 @@ out:
 }
 
 #undef TRY
-#define TRY(x)                      \
-    do {                            \
-        if ((rc = (x))) goto done;  \
+#define TRY(x)                     \
+    do {                           \
+        if ((rc = (x))) goto done; \
     } while (0)
 
 int sc_swim_read_controller(const char *path, int nmodes, sc_dmp *d, sc_err *err)
