@@ -17,11 +17,15 @@
 #                                               objective, [BK] 7; mpiexec.mpich -n RANKS; plots)
 #   muscle-sim                NAME_sim.h5      (muscle_control: a boneless character, [T12];
 #     or muscle-sample                          with muscle_sampling: mpiexec.mpich -n RANKS)
+#   reduced-opt               NAME_swim.h5     (swim: a reduced body's DMP swimming controller, [P17];
+#                                               --threads RANKS; pipeline.controller: the config
+#                                               whose swim.h5 is replayed, run first)
 #   render                    NAME_render/     (an open loop with the tracked reference as a ghost)
 #   obstacle-clearance        NAME_clearance.png (ground.boxes: how the feet passed each box)
 # The config's optional `pipeline:` section: character (the config the character is built
 # from, next to CONFIG; default CONFIG itself), reference (the config whose inverse-dynamics
-# reference is tracked; default CONFIG itself) and name (default: CONFIG's file name).
+# reference is tracked; default CONFIG itself), controller (reduced-opt: the config whose
+# swim.h5 is replayed) and name (default: CONFIG's file name).
 # -c builds the character from CHARACTER_CONFIG instead (the same SIMBICON walker on another
 # body: -c configs/biped.yaml configs/simbicon/walk_rigid.yaml). OUTDIR/character.h5 is rebuilt
 # whenever the config it was built from changes.
@@ -33,11 +37,11 @@ while getopts "o:n:c:h" opt; do
     o) out=$OPTARG ;;
     n) ranks=$OPTARG ;;
     c) chcfg=$OPTARG; [ -f "$chcfg" ] || { echo "pipeline: $chcfg: no such file" >&2; exit 3; } ;;
-    *) sed -n '2,27p' "$0"; exit 1 ;;
+    *) sed -n '2,31p' "$0"; exit 1 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { sed -n '2,27p' "$0"; exit 1; }
+[ $# -eq 1 ] || { sed -n '2,31p' "$0"; exit 1; }
 cfg=$1
 [ -f "$cfg" ] || { echo "pipeline: $cfg: no such file" >&2; exit 3; }
 export SOFTCON_MOCAP_PATH="${SOFTCON_MOCAP_PATH:-$PWD/../shared/mocap}"
@@ -148,6 +152,20 @@ if has "$cfg" muscle_control; then
   if newer "$rdir/contact_sheet.png" "$sim" "$cfg" bin/render; then skip render "$rdir"; else
     stage "render: $rdir"
     bin/render -c "$cfg" -o "$rdir" "$sim"
+  fi
+fi
+if has "$cfg" swim; then
+  swim=$out/${name}_swim.h5 swimctl=()
+  ctlcfg=$(key "$cfg" controller)
+  if [ -n "$ctlcfg" ]; then # the controller's own run first (skipped when up to date)
+    ctlcfg="$(dirname "$cfg")/$ctlcfg"
+    ctlname=$(key "$ctlcfg" name); ctlname=${ctlname:-$(basename "$ctlcfg" .yaml)}
+    scripts/pipeline.sh -o "$out" -n "$ranks" "$ctlcfg" | sed '/^pipeline: done/d'
+    swimctl=("$out/${ctlname}_swim.h5")
+  fi
+  if newer "$swim" "$cfg" "$character" ${swimctl[@]+"${swimctl[@]}"} bin/reduced-opt; then skip reduced-opt "$swim"; else
+    stage "reduced-opt: $cfg"
+    bin/reduced-opt -c "$cfg" -o "$swim" --threads "$ranks" "$character" ${swimctl[@]+"${swimctl[@]}"}
   fi
 fi
 echo "pipeline: done; outputs in $out"

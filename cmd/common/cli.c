@@ -464,6 +464,11 @@ static const char *const pipeline_sections[] = {"skeleton",
                                                 "muscle_control",
                                                 "forces",          /* muscle-sim */
                                                 "muscle_sampling", /* muscle-sample */
+                                                "reduced_body",
+                                                "swim",
+                                                "dmp",
+                                                "optimise",
+                                                "replay", /* reduced-opt */
                                                 "sampling",
                                                 "feedback",
                                                 "render",
