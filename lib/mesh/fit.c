@@ -410,7 +410,7 @@ static void place_arm(sc_rig *rig, int upper, int side, const sc_trimesh *body, 
 
 /* The neck and head joints (the topmost upright leaf bone is the head, its upright parent the
    neck): the head's joint at the centre of the neck's narrowest section, the neck's at its base. */
-static void place_neck(sc_rig *rig, const sc_body_landmarks *lm, const char **how)
+static void place_neck(sc_rig *rig, const sc_trimesh *body, const sc_body_landmarks *lm, const char **how)
 {
     int head = -1;
     for (int b = 1; b < rig->nbones; b++)
@@ -423,6 +423,12 @@ static void place_neck(sc_rig *rig, const sc_body_landmarks *lm, const char **ho
     const int neck = rig->bone[head].parent;
     if (lm->neck_narrowest.y >= rig->bone[head].tail.y) {
         how[head] = "head: kept: the neck's narrowest section is above the head bone's end";
+        return;
+    }
+    double at[3];
+    sc_v3_store(at, lm->neck_narrowest);
+    if (sc_winding_number(body, at) < 0.5) {
+        how[head] = "head: kept: the centre of the neck's narrowest section lies outside the body";
         return;
     }
     move_joint(rig, head, lm->neck_narrowest);
@@ -577,7 +583,7 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
         rig->bone[0].head.y += hips_dy / hips_placed;
         inf.joint_how[0] = "root: moved up or down with the hips (their mean), the skeleton's height above them kept";
     }
-    place_neck(rig, &inf.landmarks, inf.joint_how);
+    place_neck(rig, body, &inf.landmarks, inf.joint_how);
     inf.njoints = rig->nbones;
     for (int b = 0; b < rig->nbones; b++) {
         snprintf(inf.joint_name[b], SC_NAME_LEN, "%s", rig->bone[b].name);

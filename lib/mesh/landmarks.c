@@ -207,22 +207,22 @@ static int find_armpits(const sc_trimesh *m, sc_body_landmarks *lm, curve *c)
     return 0;
 }
 
-/* The neck: the narrowest trunk curve (along x) between 6 % of the height above the armpits
-   and 11 % below the crown (the head is wider down to the jaw), its centroid; its base: below
-   it, the first height where the trunk's curve is 1.5 times as wide. */
+/* The neck: the trunk's shortest curve between 6 % of the height above the armpits and 11 % below
+   the crown (by perimeter: at the jaw the curve takes in the face), its centroid; its base:
+   below it, the first height where the trunk's curve is 1.5 times as wide along x. */
 static int find_neck(const sc_trimesh *m, sc_body_landmarks *lm, curve *c)
 {
     const double H = lm->height, step = 0.002 * H;
     double pit = lm->ground + 0.75 * H;
     if (lm->have_armpit[0] && lm->have_armpit[1]) pit = fmax(lm->armpit[0].y, lm->armpit[1].y);
-    double best_w = INFINITY, best_y = 0;
+    double best_len = INFINITY, best_w = INFINITY, best_y = 0;
     sc_vec3 centre = sc_v3(0, 0, 0);
     for (double y = pit + 0.06 * H; y < lm->crown - 0.11 * H; y += step) {
         const int nc = plane_curves(m, sc_v3(lm->cx, y, 0), sc_v3(0, 1, 0), c, MAX_CURVES), t = nc < 0 ? -1 : trunk_curve(c, nc, lm->cx);
         if (nc < 0) return -1;
-        if (t >= 0 && c[t].x1 - c[t].x0 < best_w) best_w = c[t].x1 - c[t].x0, best_y = y, centre = c[t].centre;
+        if (t >= 0 && c[t].len < best_len) best_len = c[t].len, best_w = c[t].x1 - c[t].x0, best_y = y, centre = c[t].centre;
     }
-    if (best_w == INFINITY) return 0;
+    if (best_len == INFINITY) return 0;
     lm->neck_narrowest = centre;
     for (double y = best_y - step; y > pit; y -= step) {
         const int nc = plane_curves(m, sc_v3(lm->cx, y, 0), sc_v3(0, 1, 0), c, MAX_CURVES), t = nc < 0 ? -1 : trunk_curve(c, nc, lm->cx);

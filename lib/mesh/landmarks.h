@@ -1,9 +1,9 @@
 /* Landmarks of a humanoid body found from its surface alone (no skeleton): cross-sections of
  * the body by a plane (their closed curves, centroids and sizes), horizontal slices as clusters
  * along x, and the places where limbs leave the trunk: the crotch (the lowest point of the
- * trunk's outline in the sagittal plane), the armpits (where the upper arm's section separates
- * from the trunk's, scanning down from the crown) and the neck (its narrowest horizontal section
- * above the armpits, and its base where the shoulders widen the section). The body stands on its
+ * trunk's outline in the sagittal plane), the armpits (where the upper arm's horizontal section
+ * separates from the trunk's, scanning down from the shoulders) and the neck (its shortest
+ * horizontal section above the armpits, and its base where the shoulders widen the section). The body stands on its
  * lowest point, y up, facing +z, its left at +x. Deterministic: no sampling, no randomness. */
 #ifndef SC_MESH_LANDMARKS_H
 #define SC_MESH_LANDMARKS_H
@@ -42,7 +42,7 @@ typedef struct sc_body_landmarks {
     int have_armpit[2];
     sc_vec3 armpit[2]; /* [0] left (+x), [1] right: the top of the gap between arm and trunk */
     int have_neck;
-    sc_vec3 neck_narrowest; /* centroid of the neck's narrowest horizontal section */
+    sc_vec3 neck_narrowest; /* centroid of the neck's shortest (by perimeter) horizontal section */
     sc_vec3 neck_base;      /* under it, where the section has widened 1.5 times (the shoulders) */
 } sc_body_landmarks;
 
