@@ -79,7 +79,8 @@ void sc_threads_restore(sc_threads_saved s)
 
 int sc_sym_eigen(int n, double *S, double *w, sc_err *err)
 {
-    sc_threads_saved threads = sc_threads_serialize(); /* OpenBLAS's woken threads spin on after the call: on 2 cores they slowed the next steps 2-5 x */
+    /* OpenBLAS's woken threads spin on after the call: on 2 cores they slowed the next steps 2-5 x */
+    sc_threads_saved threads = sc_threads_serialize();
     lapack_int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', n, S, n, w);
     sc_threads_restore(threads);
     if (info > 0) return sc_fail(err, SC_ENUMERIC, "symmetric eigenproblem of size %d: %d off-diagonal elements did not converge", n, (int)info);
