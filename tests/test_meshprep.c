@@ -401,10 +401,36 @@ TEST(meshprep_apose_obj_fit)
 
 /* Issue 28 item 1: real bodies. The fit of a body's joints (every joint and bone midpoint inside
    the body, the shoulders brought down onto the arms), its report in /report, and standing. */
+/* The README's OBJ recipe: the YAML its printf writes, with "male_generic.obj" replaced by obj
+   (0 when the README has no such line). */
+static int readme_recipe(const char *obj, char *cfg, size_t n)
+{
+    FILE *f = fopen(sc_test_repo("README.md"), "r");
+    char line[1024];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        char *a = strstr(line, "printf 'skeleton:"), *b = a ? strchr(a + 8, '\'') : NULL, *m = a ? strstr(a, "male_generic.obj") : NULL;
+        if (!b || !m || m > b) continue;
+        /* the printf's text up to its closing quote, \n unescaped, the body's file replaced */
+        size_t k = 0;
+        for (char *p = a + 8; p < b && k + strlen(obj) + 2 < n;) {
+            if (p == m) k += (size_t)snprintf(cfg + k, n - k, "%s", obj), p += strlen("male_generic.obj");
+            else if (p[0] == '\\' && p[1] == 'n') cfg[k++] = '\n', p += 2;
+            else cfg[k++] = *p++;
+        }
+        cfg[k] = 0;
+        found = 1;
+    }
+    if (f) fclose(f);
+    return found;
+}
+
 static void real_body(const char *name, const char *obj, int stands)
 {
     char cfg[2048], yaml_name[64], fit_name[64], sk_name[64], sim_name[64];
-    snprintf(cfg, sizeof cfg, "skeleton: {bvh: cmu_02_01_walk.bvh, gains: {kp: 1500, kd: 80, torque_limit: 400}}\nbody: {obj: %s, scale: 0.1}\n", obj);
+    ENSURE_MSG(readme_recipe(obj, cfg, sizeof cfg), "README.md: no OBJ recipe (printf 'skeleton: ... male_generic.obj ...')");
+    ENSURE_MSG(strstr(cfg, "scale: 0.1") && !strstr(cfg, "fixed") && !strstr(cfg, "envelope") && !strstr(cfg, "tetgen"),
+               "the README's recipe is not the plain one: %s", cfg);
     snprintf(yaml_name, sizeof yaml_name, "%s.yaml", name);
     snprintf(fit_name, sizeof fit_name, "%s.h5", name);
     snprintf(sk_name, sizeof sk_name, "%s_skin.h5", name);
@@ -435,7 +461,8 @@ static void real_body(const char *name, const char *obj, int stands)
     sc_h5 *f;
     ENSURE_OK(sc_h5_open(fit, &f, &err), &err);
     const int have = sc_h5_attr_exists(f, "/report", "fit_joint_position_m") && sc_h5_attr_exists(f, "/report", "fit_joint_moved_m") &&
-                     sc_h5_attr_exists(f, "/report", "fit_joint_how");
+                     sc_h5_attr_exists(f, "/report", "fit_joint_how") && sc_h5_exists(f, "/fit/joint_position") && sc_h5_exists(f, "/fit/joint_rule") &&
+                     sc_h5_exists(f, "/fit/landmark_position");
     sc_h5_close(f);
     const int up = sc_model_bone_index(&m, "l_upperarm");
     sc_test_report("%s: %d bones, %d joints or bone midpoints outside the body%s; left shoulder at (%.3f, %.3f, %.3f) m", name, m.nbones, outside,

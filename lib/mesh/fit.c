@@ -376,8 +376,14 @@ static void place_arm(sc_rig *rig, int upper, int side, const sc_trimesh *body, 
     }
     sc_vec3 shoulder = rig->bone[upper].head;
     const char *shoulder_how = "shoulder: kept on the upper arm's axis: no armpit (a T-pose body shows none)";
-    if (lm->have_armpit[side]) {
-        if (line_at_height(pa, da, lm->armpit[side].y + 0.05 * H, &shoulder)) shoulder_how = "shoulder: on the upper arm's axis 0.05 H above the armpit";
+    /* a person's armpit lies about a third of the way down the upper arm; far lower, the arm lies
+       against the trunk down to there */
+    const double upper_low = rig->bone[upper].head.y + 0.75 * (rig->bone[upper].tail.y - rig->bone[upper].head.y);
+    if (lm->have_armpit[side] && lm->armpit[side].y < upper_low)
+        shoulder_how = "shoulder: kept on the upper arm's axis: the arm leaves the trunk only near the elbow (arms against the body)";
+    else if (lm->have_armpit[side]) {
+        if (line_at_height(pa, da, lm->armpit[side].y + 0.05 * H, &shoulder))
+            shoulder_how = "shoulder: on the upper arm's axis 0.05 H above the armpit";
         else shoulder_how = "shoulder: kept on the upper arm's axis: the arm is too near horizontal to place it by the armpit";
     }
     /* wrist: the narrowest section across the forearm's axis towards the fingertips */

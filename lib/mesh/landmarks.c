@@ -270,7 +270,8 @@ int sc_body_landmarks_find(const sc_trimesh *m, sc_body_landmarks *lm, sc_err *e
     lm->cx = 0.5 * (xlo + xhi);
     curve *c = malloc(MAX_CURVES * sizeof *c);
     int rc = SC_OK;
-    if (!c || find_crotch(m, lm, c) < 0 || find_armpits(m, lm, c) < 0 || find_neck(m, lm, c) < 0) rc = sc_fail(err, SC_EIO, "landmarks: out of memory");
+    if (!c || find_crotch(m, lm, c) < 0 || find_armpits(m, lm, c) < 0 || find_neck(m, lm, c) < 0)
+        rc = sc_fail(err, SC_EIO, "landmarks: out of memory");
     free(c);
     return rc;
 }
