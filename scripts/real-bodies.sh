@@ -44,14 +44,18 @@ body male_generic "$meshes/male_generic.obj"
 scripts/body-variant.py "$meshes/male_generic.obj" "$out/male_generic.h5" "$out/wide_long.obj"
 body wide_long "$out/wide_long.obj"
 
+# the pelvis's height (bone 0's origin) in a sim.h5's first and last frame
+pelvis_y() { h5dump -d /bones/position -s "$2,0,1" -c "1,1,1" "$1" 2>/dev/null | sed -n 's/^ *([0-9,]*): *\([-0-9.e]*\).*/\1/p' | head -1; }
 {
-  echo "| body | tets | stand 5 s: fell | root height at the end | walk 1 s: completed | segments | RMS joint error | final cost | wall time ($ranks ranks) |"
+  echo "| body | tets | stand 5 s | pelvis at the start, end | walk 1 s: completed | segments | RMS joint error | final cost | wall time ($ranks ranks) |"
   echo "|---|---|---|---|---|---|---|---|---|"
   for name in male_generic wide_long; do
     f=$out/${name}_walk_openloop.h5 s=$out/${name}_stand.h5
     rms=$(attr "$f" report rms_joint_error_rad)
-    printf "| %s | %s | %s | %.3f m | %s | %s of %s | %.1f deg | %.1f | %.0f s |\n" "$name" "$(attr "$out/$name.h5" report tets)" \
-      "$(attr "$s" fall fell)" "$(attr "$s" fall root_height_m)" "$(attr "$f" report completed)" "$(attr "$f" report segments)" "$(attr "$f" report segments_of_clip)" \
+    last=$(($(h5dump -H -d /time "$s" | sed -n 's/.*SIMPLE { ( \([0-9]*\) ).*/\1/p' | head -1) - 1))
+    printf "| %s | %s | %s | %.4f, %.4f m | %s | %s of %s | %.1f deg | %.1f | %.0f s |\n" "$name" "$(attr "$out/$name.h5" report tets)" \
+      "$(h5dump -a /status "$s" | sed -n 's/^ *(0): *//p')" "$(pelvis_y "$s" 0)" "$(pelvis_y "$s" "$last")" \
+      "$(attr "$f" report completed)" "$(attr "$f" report segments)" "$(attr "$f" report segments_of_clip)" \
       "$(awk -v r="${rms:-0}" 'BEGIN { print r * 57.29578 }')" "$(attr "$f" report final_cost)" "$(attr "$f" run wall_seconds)"
   done
 } | tee "$out/table.md"
