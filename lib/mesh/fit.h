@@ -60,7 +60,7 @@ typedef struct sc_fit_info {
  *    leg's axes between hip and ankle in the skeleton's thigh : shin proportion; shoulder: on the
  *    upper arm's axis 0.05 H above the armpit (acromion 0.818 H, axilla about 0.745 H, the joint
  *    centre about 4 cm below the acromion); wrist: the centre of the forearm's narrowest section
- *    between 40 and 90 % of the way from the elbow to the fingertips; elbow: where the upper arm's
+ *    between 45 and 80 % of the way from the elbow to the fingertips (a man's: 57 %); elbow: where the upper arm's
  *    and forearm's axes meet when they bend by over 20 degrees, else between shoulder and wrist in
  *    the skeleton's proportion; the root moved down or up with the hips; neck and head: the neck's
  *    base and its narrowest section. Where a landmark is missing (a T-pose has no armpit gap) the
