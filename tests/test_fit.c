@@ -149,7 +149,7 @@ TEST(fit_joint_centres_of_a_capsule_body)
     sc_rig rig;
     tpose_rig(&rig);
     sc_fit_info info;
-    ENSURE_OK(sc_rig_fit_body(&rig, &body, &info, &err), &err);
+    ENSURE_OK(sc_rig_fit_body(&rig, &body, 1, &info, &err), &err);
     const sc_body_landmarks *lm = &info.landmarks;
     ENSURE(lm->have_crotch && lm->have_armpit[0] && lm->have_armpit[1] && lm->have_neck);
     /* the landmarks where the geometry puts them: the torso's lowest point; the arm's underside
@@ -220,7 +220,7 @@ TEST(fit_male_generic_joints_anatomical)
     for (int i = 0; i < body.nverts; i++) lo = fmin(lo, 0.1 * body.verts[3 * i + 1]);
     for (int i = 0; i < 3 * body.nverts; i++) body.verts[i] = 0.1 * body.verts[i] - (i % 3 == 1 ? lo : 0); /* m, soles on y = 0 */
     sc_fit_info info;
-    ENSURE_OK(sc_rig_fit_body(&o.rig, &body, &info, &err), &err);
+    ENSURE_OK(sc_rig_fit_body(&o.rig, &body, 1, &info, &err), &err);
     const double H = info.body_height;
     /* A man's joint centres as fractions of stature (ANSUR II men's means, the joint centres
        from the surface landmarks: hip at the trochanterion, knee at the lateral femoral
@@ -280,13 +280,15 @@ TEST(fit_report_printed_when_meshprep_fails)
     /* an envelope around the chest only: the legs' fixed nodes lie outside it, issue 28's error */
     char text[2048];
     int n = 0;
-    for (int i = 0; i < 8; i++) n += snprintf(text + n, sizeof text - (size_t)n, "v %g %g %g\n", i & 1 ? 0.1 : -0.1, i & 2 ? 1.2 : 1.0, i & 4 ? 0.1 : -0.1);
+    for (int i = 0; i < 8; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "v %g %g %g\n", i & 1 ? 0.1 : -0.1, i & 2 ? 1.2 : 1.0, i & 4 ? 0.1 : -0.1);
     snprintf(text + n, sizeof text - (size_t)n, "f 1 3 4 2\nf 5 6 8 7\nf 1 2 6 5\nf 3 7 8 4\nf 1 5 7 3\nf 2 4 8 6\n");
     const char *box = sc_test_write("chest_box.obj", text);
     snprintf(text, sizeof text, "skeleton: {bvh: cmu_02_01_walk.bvh}\nbody: {obj: %s}\nenvelope: {obj: %s}\n", obj, box);
     const char *yaml = sc_test_write("capsules.yaml", text), *h5 = sc_test_tmp("capsules.h5");
     int rc = sc_test_sh(out, sizeof out, "%s -c %s -o %s 2>&1", sc_test_tool("mesh-prep"), yaml, h5);
-    const char *pit = strstr(out, "fit landmarks crotch ("), *joint = strstr(out, "fit joint     l_upperarm"), *error = strstr(out, "mesh-prep: error:");
+    const char *pit = strstr(out, "fit landmarks crotch ("), *joint = strstr(out, "fit joint     l_upperarm"),
+               *error = strstr(out, "mesh-prep: error:");
     sc_test_report("mesh-prep with an envelope around the chest only: exit %d; landmarks line %s, joint lines %s, then the error: %.200s", rc,
                    pit ? "printed" : "missing", joint ? "printed" : "missing", error ? error : "(none)");
     ENSURE_MSG(rc == 2 && pit && joint && error && joint < error && strstr(error, "lies outside the body envelope"), "%s", out);

@@ -452,7 +452,7 @@ static void place_neck(sc_rig *rig, const sc_trimesh *body, const sc_body_landma
     }
 }
 
-int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_err *err)
+int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, int joints_at_landmarks, sc_fit_info *info, sc_err *err)
 {
     sc_fit_info inf;
     memset(&inf, 0, sizeof inf);
@@ -573,7 +573,7 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
         for (int b = 0; b < rig->nbones; b++)
             if (is_below(rig, b, r)) inf.joint_how[b] = "arm turned into the body's, laid on its axes, forearm to the fingertips";
         /* 5. shoulder, elbow and wrist at the body's joint centres */
-        place_arm(rig, r, rig->bone[r].head.x >= inf.landmarks.cx ? 0 : 1, body, &inf.landmarks, inf.joint_how);
+        if (joints_at_landmarks) place_arm(rig, r, rig->bone[r].head.x >= inf.landmarks.cx ? 0 : 1, body, &inf.landmarks, inf.joint_how);
         inf.arm_down_deg[i] = bt;
         inf.arm_forward_deg[i] = bp;
         inf.arm_length_scale[i] = k;
@@ -586,7 +586,7 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
         if (rig->bone[b].parent != 0 || bone_dir(&rig->bone[b]).y > -0.7 || !centre_limb(rig, b, body, H)) continue;
         for (int c = 0; c < rig->nbones; c++)
             if (is_below(rig, c, b)) inf.joint_how[c] = "leg laid on the axes of the body's leg";
-        const double dy = place_leg(rig, b, body, &inf.landmarks, inf.joint_how);
+        const double dy = joints_at_landmarks ? place_leg(rig, b, body, &inf.landmarks, inf.joint_how) : 0;
         if (dy != 0) hips_dy += dy, hips_placed++;
         const int shin = only_child(rig, b), foot = shin >= 0 ? only_child(rig, shin) : -1;
         if (foot >= 0 && !has_child(rig, foot) && fabs(aim_foot(rig, foot, body, lo.y)) > 0) inf.foot_turned[foot] = 1;
@@ -596,7 +596,7 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
         rig->bone[0].head.y += hips_dy / hips_placed;
         inf.joint_how[0] = "root: moved up or down with the hips (their mean), the skeleton's height above them kept";
     }
-    place_neck(rig, body, &inf.landmarks, inf.joint_how);
+    if (joints_at_landmarks) place_neck(rig, body, &inf.landmarks, inf.joint_how);
     inf.njoints = rig->nbones;
     for (int b = 0; b < rig->nbones; b++) {
         snprintf(inf.joint_name[b], SC_NAME_LEN, "%s", rig->bone[b].name);

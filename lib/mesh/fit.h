@@ -52,7 +52,7 @@ typedef struct sc_fit_info {
  *    70 % of them, the joints moved across onto those axes (a shoulder or hip the skeleton puts
  *    above or beside the body's limb comes down onto it), the middle joint where the axes meet
  *    when the limb bends;
- * 5. the joints placed at the body's own joint centres (landmarks.h finds the landmarks), on the
+ * 5. (joints_at_landmarks) the joints placed at the body's own joint centres (landmarks.h finds the landmarks), on the
  *    limbs' axes, bones re-aimed and re-lengthened to them (topology and names kept):
  *    hip: on the thigh's axis 0.045 H above the crotch (ANSUR II men: trochanterion height 0.519
  *    H, crotch height 0.474 H); ankle: on the line through the centres of the leg's horizontal
@@ -67,7 +67,7 @@ typedef struct sc_fit_info {
  *    joint stays where step 3 or 4 put it and the report says why.
  * Then hinge axes are made perpendicular to their limbs. info records every joint (H: the body's
  * height). */
-int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_err *err);
+int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, int joints_at_landmarks, sc_fit_info *info, sc_err *err);
 
 /* Moves every position info holds by dy along y (mesh-prep stands the body on y = 0). */
 void sc_fit_info_shift_y(sc_fit_info *info, double dy);
