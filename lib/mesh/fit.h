@@ -52,19 +52,20 @@ typedef struct sc_fit_info {
  *    70 % of them, the joints moved across onto those axes (a shoulder or hip the skeleton puts
  *    above or beside the body's limb comes down onto it), the middle joint where the axes meet
  *    when the limb bends;
- * 5. (joints_at_landmarks) the joints placed at the body's own joint centres (landmarks.h finds the landmarks), on the
- *    limbs' axes, bones re-aimed and re-lengthened to them (topology and names kept):
- *    hip: on the thigh's axis 0.045 H above the crotch (ANSUR II men: trochanterion height 0.519
- *    H, crotch height 0.474 H); ankle: on the line through the centres of the leg's horizontal
- *    sections at 8 and 15 % of H, 0.04 H above the sole (lateral malleolus height); knee: on the
- *    leg's axes between hip and ankle in the skeleton's thigh : shin proportion; shoulder: on the
- *    upper arm's axis 0.05 H above the armpit (acromion 0.818 H, axilla about 0.745 H, the joint
- *    centre about 4 cm below the acromion); wrist: the centre of the forearm's narrowest section
- *    between 45 and 80 % of the way from the elbow to the fingertips (a man's: 57 %); elbow: where the upper arm's
- *    and forearm's axes meet when they bend by over 20 degrees, else between shoulder and wrist in
- *    the skeleton's proportion; the root moved down or up with the hips; neck and head: the neck's
- *    base and its narrowest section. Where a landmark is missing (a T-pose has no armpit gap) the
- *    joint stays where step 3 or 4 put it and the report says why.
+ * 5. with joints_at_landmarks, the joints placed at the body's own joint centres (landmarks.h
+ *    finds the landmarks), on the limbs' axes, bones re-aimed and re-lengthened to them (topology
+ *    and names kept): hip: on the thigh's axis 0.045 H above the crotch (ANSUR II men:
+ *    trochanterion height 0.519 H, crotch height 0.474 H); ankle: on the line through the centres
+ *    of the leg's horizontal sections at 8 and 15 % of H, 0.04 H above the sole (lateral malleolus
+ *    height); knee: on the leg's axes between hip and ankle in the skeleton's thigh : shin
+ *    proportion; shoulder: on the upper arm's axis 0.05 H above the armpit (acromion 0.818 H,
+ *    axilla about 0.745 H, the joint centre about 4 cm below the acromion); wrist: the centre of
+ *    the forearm's narrowest section between 45 and 80 % of the way from the elbow to the
+ *    fingertips (a man's: 57 %), where it is over 10 % narrower than at 45 %; elbow: where the
+ *    upper arm's and forearm's axes meet when they bend by over 20 degrees, else between shoulder
+ *    and wrist in the skeleton's proportion; the root moved down or up with the hips; neck and
+ *    head: the neck's base and its narrowest section. Where a landmark is missing (a T-pose has no
+ *    armpit gap) the joint stays where step 3 or 4 put it and the report says why.
  * Then hinge axes are made perpendicular to their limbs. info records every joint (H: the body's
  * height). */
 int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, int joints_at_landmarks, sc_fit_info *info, sc_err *err);
