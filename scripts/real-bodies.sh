@@ -4,7 +4,7 @@
 # the CMU skeleton of cmu_02_01_walk.bvh and no other key (the README's OBJ recipe): mesh-prep,
 # skin-weights, standing 5 s (configs/stand.yaml), then the CMU walk's first second (frames 1-120)
 # by inverse-dynamics and sample-openloop with configs/walk.yaml's sampler. Prints one table.
-# About 15 minutes on 2 cores (the sampling); run it niced on a shared machine.
+# About 15-30 minutes on 2 cores (the sampling); run it niced on a shared machine.
 #
 #   scripts/real-bodies.sh [-o OUTDIR] [-n RANKS] [-s SAMPLES]
 set -euo pipefail
