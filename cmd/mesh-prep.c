@@ -51,9 +51,19 @@ static void log_fit(const sc_fit_info *f)
                 "forearm and hand x %.3f / %.3f; legs moved %.3f / %.3f m",
                 f->body_height, f->scale, f->arm_down_deg[0], f->arm_down_deg[1], f->arm_forward_deg[0], f->arm_forward_deg[1],
                 f->arm_length_scale[0], f->arm_length_scale[1], f->leg_shift[0], f->leg_shift[1]);
+    const sc_body_landmarks *l = &f->landmarks;
+    char crotch[64] = "not found", pits[2][64] = {"not found", "not found"}, neck[128] = "not found";
+    if (l->have_crotch) snprintf(crotch, sizeof crotch, "(%.3f, %.3f, %.3f)", l->crotch.x, l->crotch.y, l->crotch.z);
+    for (int i = 0; i < 2; i++)
+        if (l->have_armpit[i]) snprintf(pits[i], sizeof pits[i], "(%.3f, %.3f, %.3f)", l->armpit[i].x, l->armpit[i].y, l->armpit[i].z);
+    if (l->have_neck)
+        snprintf(neck, sizeof neck, "base (%.3f, %.3f, %.3f), narrowest (%.3f, %.3f, %.3f)", l->neck_base.x, l->neck_base.y, l->neck_base.z,
+                 l->neck_narrowest.x, l->neck_narrowest.y, l->neck_narrowest.z);
+    sc_log_info("  fit landmarks crotch %s m; armpits %s / %s m; neck %s m", crotch, pits[0], pits[1], neck);
     for (int b = 0; b < f->njoints; b++)
-        sc_log_info("  fit joint     %-12s (%6.3f, %6.3f, %6.3f) m, %.3f m from the scaled skeleton: %s", f->joint_name[b], f->joint_pos[3 * b],
-                    f->joint_pos[3 * b + 1], f->joint_pos[3 * b + 2], f->joint_moved[b], f->joint_how[b]);
+        sc_log_info("  fit joint     %-12s (%6.3f, %6.3f, %6.3f) m, %.3f m from the scaled skeleton: %s%s", f->joint_name[b], f->joint_pos[3 * b],
+                    f->joint_pos[3 * b + 1], f->joint_pos[3 * b + 2], f->joint_moved[b], f->joint_how[b],
+                    f->foot_turned[b] ? "; foot turned along the body's" : "");
 }
 
 static void log_report(const char *output, const sc_prep_report *r)

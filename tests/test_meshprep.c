@@ -164,7 +164,7 @@ TEST(meshprep_cmu_skeleton_and_obj_body)
     /* the same body given as an OBJ file */
     char cfg[4096];
     snprintf(cfg, sizeof cfg,
-             "skeleton:\n  bvh: cmu_02_01_walk.bvh\nbody:\n  obj: %s\nenvelope: {target_vertices: 550}\n"
+             "skeleton:\n  bvh: cmu_02_01_walk.bvh\nbody:\n  obj: %s\n  fit_joints: skeleton\nenvelope: {target_vertices: 550}\n"
              "tetgen: {min_dihedral: 15, sliver_angle: 10}\n",
              obj);
     const char *yaml = sc_test_write("obj_body.yaml", cfg);
@@ -232,6 +232,8 @@ TEST(meshprep_bad_input)
     expect_failure("unknown_key", with("body:\n  builtin: michelin\n  girht: 1.0\n"), NULL, 2, "unknown_key.yaml:9:3: unknown key 'girht'",
                    "did you mean 'girth'");
     expect_failure("bad_builtin", with("body: {builtin: michelan}\n"), NULL, 2, "bad_builtin.yaml:7:17:", "michelin");
+    expect_failure("fit_joints_builtin", with("body: {builtin: michelin, fit_joints: skeleton}\n"), NULL, 2, "fit_joints_builtin.yaml:",
+                   "body.fit_joints applies to a skeleton fitted into the body");
     expect_failure("bad_material", with("material: {poisson_ratio: 0.7}\n"), NULL, 2, "poisson_ratio", "outside");
     /* malformed OBJ body and BVH skeleton */
     sc_test_write("broken.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n");
@@ -345,8 +347,8 @@ TEST(meshprep_apose_obj_fit)
     ENSURE_MSG(rc == 0, "mesh-prep (A-pose built-in) exit %d: %s", rc, out);
     if (!check_character(ap, 900, 2000)) return;
     char cfg[2048];
-    snprintf(cfg, sizeof cfg, /* the recipe of docs/tools/mesh-prep.md, as written */
-             "skeleton: {bvh: cmu_02_01_walk.bvh, gains: {kp: 1500, kd: 80, torque_limit: 400}}\nbody: {obj: %s}\n", obj);
+    snprintf(cfg, sizeof cfg, /* the example of docs/tools/mesh-prep.md, as written: a body made around this skeleton */
+             "skeleton: {bvh: cmu_02_01_walk.bvh, gains: {kp: 1500, kd: 80, torque_limit: 400}}\nbody: {obj: %s, fit_joints: skeleton}\n", obj);
     const char *yaml = sc_test_write("apose_obj.yaml", cfg), *fit = sc_test_tmp("apose_obj.h5"), *sk = sc_test_tmp("apose_obj_skin.h5");
     rc = sc_test_sh(out, sizeof out, "%s -q -c %s -o %s && %s -q -c %s -o %s %s", sc_test_tool("mesh-prep"), yaml, fit, sc_test_tool("skin-weights"),
                     yaml, sk, fit);
@@ -387,12 +389,38 @@ TEST(meshprep_apose_obj_fit)
     sc_model_free(&b);
 }
 
+/* The README's OBJ recipe: the YAML its printf writes, with "male_generic.obj" replaced by obj
+   (0 when the README has no such line). */
+static int readme_recipe(const char *obj, char *cfg, size_t n)
+{
+    FILE *f = fopen(sc_test_repo("README.md"), "r");
+    char line[1024];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        char *a = strstr(line, "printf 'skeleton:"), *b = a ? strchr(a + 8, '\'') : NULL, *m = a ? strstr(a, "male_generic.obj") : NULL;
+        if (!b || !m || m > b) continue;
+        /* the printf's text up to its closing quote, \n unescaped, the body's file replaced */
+        size_t k = 0;
+        for (char *p = a + 8; p < b && k + strlen(obj) + 2 < n;) {
+            if (p == m) k += (size_t)snprintf(cfg + k, n - k, "%s", obj), p += strlen("male_generic.obj");
+            else if (p[0] == '\\' && p[1] == 'n') cfg[k++] = '\n', p += 2;
+            else cfg[k++] = *p++;
+        }
+        cfg[k] = 0;
+        found = 1;
+    }
+    if (f) fclose(f);
+    return found;
+}
+
 /* Issue 28 item 1: real bodies. The fit of a body's joints (every joint and bone midpoint inside
    the body, the shoulders brought down onto the arms), its report in /report, and standing. */
 static void real_body(const char *name, const char *obj, int stands)
 {
     char cfg[2048], yaml_name[64], fit_name[64], sk_name[64], sim_name[64];
-    snprintf(cfg, sizeof cfg, "skeleton: {bvh: cmu_02_01_walk.bvh, gains: {kp: 1500, kd: 80, torque_limit: 400}}\nbody: {obj: %s, scale: 0.1}\n", obj);
+    ENSURE_MSG(readme_recipe(obj, cfg, sizeof cfg), "README.md: no OBJ recipe (printf 'skeleton: ... male_generic.obj ...')");
+    ENSURE_MSG(strstr(cfg, "scale: 0.1") && !strstr(cfg, "fixed") && !strstr(cfg, "envelope") && !strstr(cfg, "tetgen"),
+               "the README's recipe is not the plain one: %s", cfg);
     snprintf(yaml_name, sizeof yaml_name, "%s.yaml", name);
     snprintf(fit_name, sizeof fit_name, "%s.h5", name);
     snprintf(sk_name, sizeof sk_name, "%s_skin.h5", name);
@@ -423,7 +451,8 @@ static void real_body(const char *name, const char *obj, int stands)
     sc_h5 *f;
     ENSURE_OK(sc_h5_open(fit, &f, &err), &err);
     const int have = sc_h5_attr_exists(f, "/report", "fit_joint_position_m") && sc_h5_attr_exists(f, "/report", "fit_joint_moved_m") &&
-                     sc_h5_attr_exists(f, "/report", "fit_joint_how");
+                     sc_h5_attr_exists(f, "/report", "fit_joint_how") && sc_h5_exists(f, "/fit/joint_position") && sc_h5_exists(f, "/fit/joint_rule") &&
+                     sc_h5_exists(f, "/fit/landmark_position");
     sc_h5_close(f);
     const int up = sc_model_bone_index(&m, "l_upperarm");
     sc_test_report("%s: %d bones, %d joints or bone midpoints outside the body%s; left shoulder at (%.3f, %.3f, %.3f) m", name, m.nbones, outside,

@@ -5,6 +5,7 @@
 #include "core/log.h"
 #include "mesh/envelope.h"
 #include "mesh/fit.h"
+#include "mesh/landmarks.h"
 
 /* Fixed nodes of one bone: a box (4 corners per layer) or a capsule (6 around the axis per
  * layer, plus the axis ends) between the bone's margins, layers about `spacing` apart; or a
@@ -157,53 +158,6 @@ int sc_body_size_check(const sc_trimesh *body, double scale, const char *where, 
 
 /* ---- fitting ---------------------------------------------------------------------------- */
 
-typedef struct cluster {
-    double x0, x1, cx, cz;
-    int n;
-} cluster;
-
-static int cmp_pt(const void *a, const void *b)
-{
-    double x = ((const double *)a)[0], y = ((const double *)b)[0];
-    return (x > y) - (x < y);
-}
-
-/* The body's cross-section at height y as clusters along x (points where the triangles cross
- * the plane, split where consecutive x differ by more than gap). Returns the count (<= cap). */
-static int slice(const sc_trimesh *m, double y, double gap, double *pts, cluster *cl, int cap)
-{
-    int np = 0;
-    for (int t = 0; t < m->ntris; t++) {
-        const int *v = m->tris + 3 * t;
-        for (int e = 0; e < 3; e++) {
-            const double *a = m->verts + 3 * v[e], *b = m->verts + 3 * v[(e + 1) % 3];
-            if ((a[1] - y) * (b[1] - y) >= 0 || a[1] == b[1]) continue;
-            double s = (y - a[1]) / (b[1] - a[1]);
-            pts[2 * np] = a[0] + s * (b[0] - a[0]);
-            pts[2 * np + 1] = a[2] + s * (b[2] - a[2]);
-            np++;
-        }
-    }
-    qsort(pts, (size_t)np, 2 * sizeof(double), cmp_pt);
-    int n = 0;
-    for (int i = 0; i < np; i++) {
-        if (i == 0 || pts[2 * i] - pts[2 * (i - 1)] > gap) {
-            if (n == cap) break;
-            cl[n++] = (cluster){pts[2 * i], pts[2 * i], 0, 0, 0};
-        }
-        cluster *c = &cl[n - 1];
-        c->x1 = pts[2 * i];
-        c->cx += pts[2 * i];
-        c->cz += pts[2 * i + 1];
-        c->n++;
-    }
-    for (int i = 0; i < n; i++) {
-        cl[i].cx /= cl[i].n;
-        cl[i].cz /= cl[i].n;
-    }
-    return n;
-}
-
 /* How well a chain lies inside: mean over points along its bones of the depth below the
  * surface (capped at `cap`), points outside counting three times their distance against. */
 static double chain_depth(const sc_rig *rig, int r, const sc_sdf *g, double cap)
@@ -224,100 +178,6 @@ static double chain_depth(const sc_rig *rig, int r, const sc_sdf *g, double cap)
 
 /* ---- limb axes from cross-sections ------------------------------------------------------ */
 
-typedef struct section_edge { /* a triangle edge the plane crosses, and the segment crossing it */
-    long long key;
-    int seg;
-} section_edge;
-
-static int cmp_edge(const void *a, const void *b)
-{
-    long long x = ((const section_edge *)a)->key, y = ((const section_edge *)b)->key;
-    return (x > y) - (x < y);
-}
-
-static int uf_find(int *up, int i)
-{
-    while (up[i] != i) i = up[i] = up[up[i]];
-    return i;
-}
-
-/* The body's cross-section by the plane through p with normal n: its closed curves (segments
- * joined where they cross the same triangle edge); of the curves that enclose p, the smallest,
- * else the nearest within `reach`. Its centre (the curve's centroid, by length) into *c and its
- * radius (perimeter / 2 pi) into *r. 0 when there is none. */
-static int section_centre(const sc_trimesh *m, sc_vec3 p, sc_vec3 n, double reach, sc_vec3 *c, double *r)
-{
-    sc_vec3 u = sc_v3_normalize(sc_v3_cross(n, fabs(n.y) < 0.9 ? sc_v3(0, 1, 0) : sc_v3(1, 0, 0))), w = sc_v3_cross(n, u);
-    int cap = 0;
-    for (int t = 0; t < m->ntris; t++) {
-        const int *v = m->tris + 3 * t;
-        double d0 = sc_v3_dot(sc_v3_sub(sc_v3_load(m->verts + 3 * v[0]), p), n), d1 = sc_v3_dot(sc_v3_sub(sc_v3_load(m->verts + 3 * v[1]), p), n),
-               d2 = sc_v3_dot(sc_v3_sub(sc_v3_load(m->verts + 3 * v[2]), p), n);
-        cap += (d0 > 0) != (d1 > 0) || (d1 > 0) != (d2 > 0);
-    }
-    if (cap == 0) return 0;
-    double *seg = malloc((size_t)cap * 4 * sizeof *seg); /* in-plane endpoints (u, w) */
-    section_edge *ed = malloc((size_t)cap * 2 * sizeof *ed);
-    int *up = malloc((size_t)cap * sizeof *up), ns = 0, ok = 0;
-    if (!seg || !ed || !up) goto done;
-    for (int t = 0; t < m->ntris; t++) {
-        const int *v = m->tris + 3 * t;
-        double d[3];
-        sc_vec3 x[3];
-        for (int k = 0; k < 3; k++) {
-            x[k] = sc_v3_load(m->verts + 3 * v[k]);
-            d[k] = sc_v3_dot(sc_v3_sub(x[k], p), n);
-        }
-        int got = 0;
-        for (int e = 0; e < 3 && got < 2; e++) {
-            int a = e, b = (e + 1) % 3;
-            if ((d[a] > 0) == (d[b] > 0)) continue;
-            sc_vec3 q = sc_v3_sub(sc_v3_add(x[a], sc_v3_scale(sc_v3_sub(x[b], x[a]), d[a] / (d[a] - d[b]))), p);
-            seg[4 * ns + 2 * got] = sc_v3_dot(q, u);
-            seg[4 * ns + 2 * got + 1] = sc_v3_dot(q, w);
-            int lo = v[a] < v[b] ? v[a] : v[b], hi = v[a] < v[b] ? v[b] : v[a];
-            ed[2 * ns + got] = (section_edge){(long long)lo * m->nverts + hi, ns};
-            got++;
-        }
-        if (got == 2) up[ns] = ns, ns++;
-    }
-    qsort(ed, (size_t)ns * 2, sizeof *ed, cmp_edge);
-    for (int i = 1; i < 2 * ns; i++)
-        if (ed[i].key == ed[i - 1].key) up[uf_find(up, ed[i].seg)] = uf_find(up, ed[i - 1].seg);
-    /* per curve: length, centroid, crossings of the ray from p along +u */
-    double best_len = INFINITY, best_d = INFINITY;
-    for (int root = 0; root < ns; root++) {
-        if (uf_find(up, root) != root) continue;
-        double len = 0, cu = 0, cw = 0;
-        int cross = 0;
-        for (int i = 0; i < ns; i++) {
-            if (uf_find(up, i) != root) continue;
-            const double *a = seg + 4 * i, *b = a + 2, l = hypot(b[0] - a[0], b[1] - a[1]);
-            len += l;
-            cu += l * 0.5 * (a[0] + b[0]);
-            cw += l * 0.5 * (a[1] + b[1]);
-            if ((a[1] > 0) != (b[1] > 0) && a[0] + (b[0] - a[0]) * (0 - a[1]) / (b[1] - a[1]) > 0) cross++;
-        }
-        if (!(len > 0)) continue;
-        cu /= len;
-        cw /= len;
-        const int inside = cross % 2 == 1;
-        const double dist = hypot(cu, cw);
-        if (inside ? len < best_len : best_len == INFINITY && dist < reach && dist < best_d) {
-            if (inside) best_len = len;
-            else best_d = dist;
-            *c = sc_v3_add(p, sc_v3_add(sc_v3_scale(u, cu), sc_v3_scale(w, cw)));
-            *r = len / (2 * SC_PI);
-            ok = 1;
-        }
-    }
-done:
-    free(seg);
-    free(ed);
-    free(up);
-    return ok;
-}
-
 /* The only child of b (-1: none or several). */
 static int only_child(const sc_rig *rig, int b)
 {
@@ -337,9 +197,12 @@ static int limb_axis(const sc_rig_bone *b, const sc_trimesh *body, double max_r,
     sc_vec3 d = bone_dir(b), c[3], mean = sc_v3(0, 0, 0);
     int n = 0;
     for (int i = 0; i < 3; i++) {
-        double r;
+        sc_section s;
         sc_vec3 p = sc_v3_add(b->head, sc_v3_scale(sc_v3_sub(b->tail, b->head), 0.3 + 0.2 * i));
-        if (section_centre(body, p, d, max_r, &c[n], &r) && r < max_r) mean = sc_v3_add(mean, c[n++]);
+        if (sc_body_section(body, p, d, max_r, &s) > 0 && s.radius < max_r) {
+            c[n] = s.centre;
+            mean = sc_v3_add(mean, c[n++]);
+        }
     }
     if (n < 2) return 0;
     mean = sc_v3_scale(mean, 1.0 / n);
@@ -430,7 +293,166 @@ static double aim_foot(sc_rig *rig, int foot, const sc_trimesh *body, double gro
     return turn * 180 / SC_PI;
 }
 
-int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_err *err)
+/* ---- joints at the body's joint centres -------------------------------------------------- */
+
+/* The point of line (p, d) at height y; 0 when the line is too near horizontal to say. */
+static int line_at_height(sc_vec3 p, sc_vec3 d, double y, sc_vec3 *out)
+{
+    if (fabs(d.y) < 0.2) return 0;
+    *out = sc_v3_add(p, sc_v3_scale(d, (y - p.y) / d.y));
+    return 1;
+}
+
+/* Moves the joint of bone b (its head), and its parent's tail with it where they were one point. */
+static void move_joint(sc_rig *rig, int b, sc_vec3 to)
+{
+    sc_rig_bone *x = &rig->bone[b];
+    if (x->parent >= 0 && sc_v3_dist(rig->bone[x->parent].tail, x->head) < 1e-9) rig->bone[x->parent].tail = to;
+    x->head = to;
+}
+
+/* A leg's hip, knee and ankle at the body's joint centres (sc_rig_fit_body, step 5); the foot's
+   tail (the toes) stays. Returns the hip's vertical move (0 when the hip stayed). */
+static double place_leg(sc_rig *rig, int thigh, const sc_trimesh *body, const sc_body_landmarks *lm, const char **how)
+{
+    const double H = lm->height;
+    const int shin = only_child(rig, thigh), foot = shin >= 0 ? only_child(rig, shin) : -1;
+    sc_vec3 pa, da, pb, db;
+    if (shin < 0 || !limb_axis(&rig->bone[thigh], body, 0.06 * H, &pa, &da) || !limb_axis(&rig->bone[shin], body, 0.06 * H, &pb, &db)) {
+        how[thigh] = "leg laid on the axes of the body's leg; kept there: no cross-sections along it";
+        return 0;
+    }
+    /* ankle: the lower leg's axis from two horizontal sections, at the malleoli's height */
+    sc_vec3 ankle = rig->bone[shin].tail, lower[2];
+    int got = 0;
+    for (int i = 0; i < 2; i++) {
+        sc_section s;
+        sc_vec3 p;
+        if (line_at_height(pb, db, lm->ground + (i ? 0.15 : 0.08) * H, &p) && sc_body_section(body, p, sc_v3(0, 1, 0), 0.03 * H, &s) > 0)
+            lower[got++] = s.centre;
+    }
+    const char *ankle_how = "ankle: on the lower leg's axis (sections at 8 and 15 % of H), 0.04 H above the sole";
+    if (got < 2 || !line_at_height(lower[0], sc_v3_normalize(sc_v3_sub(lower[1], lower[0])), lm->ground + 0.04 * H, &ankle)) {
+        ankle_how = "ankle: on the shin's axis 0.04 H above the sole (no sections of the lower leg)";
+        if (!line_at_height(pb, db, lm->ground + 0.04 * H, &ankle)) ankle = rig->bone[shin].tail, ankle_how = "ankle: kept (shin not upright)";
+    }
+    /* hip: above the crotch */
+    sc_vec3 hip = rig->bone[thigh].head;
+    const char *hip_how = "hip: kept on the thigh's axis: the body shows no crotch (legs together?)";
+    if (lm->have_crotch) {
+        if (line_at_height(pa, da, lm->crotch.y + 0.045 * H, &hip)) hip_how = "hip: on the thigh's axis 0.045 H above the crotch";
+        else hip_how = "hip: kept: the thigh is not upright";
+    }
+    /* knee: the skeleton's proportion between them, on both axes */
+    const double la = sc_rig_length(&rig->bone[thigh]), lb = sc_rig_length(&rig->bone[shin]);
+    const double ky = hip.y + (ankle.y - hip.y) * la / (la + lb);
+    sc_vec3 k1, k2, knee = rig->bone[shin].head;
+    const char *knee_how = "knee: kept (leg not upright)";
+    if (line_at_height(pa, da, ky, &k1) && line_at_height(pb, db, ky, &k2)) {
+        knee = sc_v3_scale(sc_v3_add(k1, k2), 0.5);
+        knee_how = "knee: on the leg's axes between hip and ankle in the skeleton's thigh : shin proportion";
+    }
+    const double dy = hip.y - rig->bone[thigh].head.y;
+    move_joint(rig, thigh, hip);
+    move_joint(rig, shin, knee);
+    rig->bone[shin].tail = ankle;
+    if (foot >= 0) move_joint(rig, foot, ankle);
+    how[thigh] = hip_how;
+    how[shin] = knee_how;
+    if (foot >= 0) how[foot] = ankle_how;
+    return dy;
+}
+
+/* An arm's shoulder, elbow and wrist at the body's joint centres (sc_rig_fit_body, step 5); the
+   hand's tail (1 cm inside the fingertips) stays. */
+static void place_arm(sc_rig *rig, int upper, int side, const sc_trimesh *body, const sc_body_landmarks *lm, const char **how)
+{
+    const double H = lm->height;
+    const int fore = only_child(rig, upper), hand = fore >= 0 ? only_child(rig, fore) : -1;
+    sc_vec3 pa, da, pb, db;
+    if (hand < 0 || !limb_axis(&rig->bone[upper], body, 0.06 * H, &pa, &da) || !limb_axis(&rig->bone[fore], body, 0.06 * H, &pb, &db)) {
+        how[upper] = "arm laid on the body's arm; kept there: no cross-sections along it (or no hand)";
+        return;
+    }
+    sc_vec3 shoulder = rig->bone[upper].head;
+    const char *shoulder_how = "shoulder: kept on the upper arm's axis: no armpit (a T-pose body shows none)";
+    /* a person's armpit lies about a third of the way down the upper arm; far lower, the arm lies
+       against the trunk down to there */
+    const double upper_low = rig->bone[upper].head.y + 0.75 * (rig->bone[upper].tail.y - rig->bone[upper].head.y);
+    if (lm->have_armpit[side] && lm->armpit[side].y < upper_low)
+        shoulder_how = "shoulder: kept on the upper arm's axis: the arm leaves the trunk only near the elbow (arms against the body)";
+    else if (lm->have_armpit[side]) {
+        if (line_at_height(pa, da, lm->armpit[side].y + 0.05 * H, &shoulder))
+            shoulder_how = "shoulder: on the upper arm's axis 0.05 H above the armpit";
+        else shoulder_how = "shoulder: kept on the upper arm's axis: the arm is too near horizontal to place it by the armpit";
+    }
+    /* wrist: the narrowest section across the forearm's axis towards the fingertips, where it is
+       over 10 % narrower than the first section searched (a person's forearm tapers to the wrist:
+       male_generic's by 23 %; a body of grooved rings has minima anywhere: its wrist stays) */
+    const sc_vec3 e = rig->bone[fore].head, tip = rig->bone[hand].tail;
+    const double s0 = sc_v3_dot(sc_v3_sub(e, pb), db), s1 = sc_v3_dot(sc_v3_sub(tip, pb), db);
+    double best = INFINITY, forearm_r = 0;
+    sc_vec3 narrowest = rig->bone[hand].head, wrist = rig->bone[hand].head;
+    const char *wrist_how = "wrist: kept: no sections across the forearm";
+    for (int i = 0; i <= 25 && s1 > s0; i++) {
+        sc_section s;
+        sc_vec3 p = sc_v3_add(pb, sc_v3_scale(db, s0 + (s1 - s0) * (0.45 + 0.35 * i / 25)));
+        if (sc_body_section(body, p, db, 0.02 * H, &s) <= 0) continue;
+        if (forearm_r == 0) forearm_r = s.radius;
+        if (s.radius < best) best = s.radius, narrowest = s.centre;
+    }
+    if (best < INFINITY && best < 0.9 * forearm_r) {
+        wrist = narrowest;
+        wrist_how = "wrist: centre of the forearm's narrowest section, 45..80 % from the elbow to the fingertips";
+    } else if (best < INFINITY) wrist_how = "wrist: kept: the forearm narrows by less than 10 % towards the hand";
+    sc_vec3 elbow = rig->bone[fore].head;
+    const char *elbow_how = "elbow: where the axes of upper arm and forearm meet (bent over 20 deg)";
+    if (sc_v3_dot(da, db) >= cos(20 * SC_PI / 180)) {
+        const double la = sc_rig_length(&rig->bone[upper]), lb = sc_rig_length(&rig->bone[fore]);
+        sc_vec3 x = sc_v3_add(shoulder, sc_v3_scale(sc_v3_sub(wrist, shoulder), la / (la + lb)));
+        elbow = sc_v3_scale(sc_v3_add(onto_line(x, pa, da), onto_line(x, pb, db)), 0.5);
+        elbow_how = "elbow: on the arm's axes between shoulder and wrist in the skeleton's upper arm : forearm proportion";
+    }
+    move_joint(rig, upper, shoulder);
+    move_joint(rig, fore, elbow);
+    move_joint(rig, hand, wrist);
+    how[upper] = shoulder_how;
+    how[fore] = elbow_how;
+    how[hand] = wrist_how;
+}
+
+/* The neck and head joints (the topmost upright leaf bone is the head, its upright parent the
+   neck): the head's joint at the centre of the neck's narrowest section, the neck's at its base. */
+static void place_neck(sc_rig *rig, const sc_trimesh *body, const sc_body_landmarks *lm, const char **how)
+{
+    int head = -1;
+    for (int b = 1; b < rig->nbones; b++)
+        if (!has_child(rig, b) && bone_dir(&rig->bone[b]).y > 0.7 && (head < 0 || rig->bone[b].tail.y > rig->bone[head].tail.y)) head = b;
+    if (head < 0) return;
+    if (!lm->have_neck) {
+        how[head] = "head: kept: no neck found (narrowest section above the armpits)";
+        return;
+    }
+    const int neck = rig->bone[head].parent;
+    if (lm->neck_narrowest.y >= rig->bone[head].tail.y) {
+        how[head] = "head: kept: the neck's narrowest section is above the head bone's end";
+        return;
+    }
+    double at[3];
+    sc_v3_store(at, lm->neck_narrowest);
+    if (sc_winding_number(body, at) < 0.5) {
+        how[head] = "head: kept: the centre of the neck's narrowest section lies outside the body";
+        return;
+    }
+    move_joint(rig, head, lm->neck_narrowest);
+    how[head] = "head: centre of the neck's narrowest horizontal section";
+    if (neck > 0 && bone_dir(&rig->bone[neck]).y > 0.7 && lm->neck_base.y < lm->neck_narrowest.y - 0.01 * lm->height) {
+        move_joint(rig, neck, lm->neck_base);
+        how[neck] = "neck: the neck's base (its section 1.5 x as wide as the narrowest), under the neck's centre";
+    }
+}
+
+int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, int joints_at_landmarks, sc_fit_info *info, sc_err *err)
 {
     sc_fit_info inf;
     memset(&inf, 0, sizeof inf);
@@ -450,12 +472,14 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
     if (!(rhi - rlo > 1e-6)) return sc_fail(err, SC_EINPUT, "fit: the skeleton has no height");
     int cap = 2 * body->ntris + 16;
     double *pts = malloc((size_t)cap * 2 * sizeof *pts);
-    cluster cl[64];
+    sc_slice_cluster cl[64];
     sc_sdf g;
     memset(&g, 0, sizeof g);
     if (!pts) return sc_fail(err, SC_EIO, "out of memory");
     int rc = sc_sdf_build(body, H / 100, 0.05 * H, &g, err);
+    if (!rc) rc = sc_body_landmarks_find(body, &inf.landmarks, err);
     if (rc) {
+        sc_sdf_free(&g);
         free(pts);
         return rc;
     }
@@ -464,7 +488,7 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
     inf.scale = s;
     sc_vec3 root = rig->bone[0].head;
     double root_y = lo.y + 0.02 * H + (root.y - rlo) * s;
-    int nc = slice(body, root_y, 0.02 * H, pts, cl, 64);
+    int nc = sc_body_slice(body, root_y, 0.02 * H, pts, cl, 64);
     double cx = 0.5 * (lo.x + hi.x), cz = 0.5 * (lo.z + hi.z);
     for (int i = 0, best = -1; i < nc; i++) /* the cluster around the centre: the pelvis */
         if (cl[i].x0 <= cx && cl[i].x1 >= cx && (best < 0 || cl[i].n > cl[best].n)) {
@@ -489,7 +513,7 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
         for (int c = 0; c < rig->nbones; c++)
             if (rig->bone[c].parent == b) knee = c;
         sc_vec3 k = knee >= 0 ? rig->bone[knee].head : x->tail;
-        nc = slice(body, k.y, 0.02 * H, pts, cl, 64);
+        nc = sc_body_slice(body, k.y, 0.02 * H, pts, cl, 64);
         int best = -1;
         for (int i = 0; i < nc; i++) {
             double d = k.x < cl[i].x0 ? cl[i].x0 - k.x : k.x > cl[i].x1 ? k.x - cl[i].x1 : 0;
@@ -548,23 +572,36 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
         }
         for (int b = 0; b < rig->nbones; b++)
             if (is_below(rig, b, r)) inf.joint_how[b] = "arm turned into the body's, laid on its axes, forearm to the fingertips";
+        /* 5. shoulder, elbow and wrist at the body's joint centres */
+        if (joints_at_landmarks) place_arm(rig, r, rig->bone[r].head.x >= inf.landmarks.cx ? 0 : 1, body, &inf.landmarks, inf.joint_how);
         inf.arm_down_deg[i] = bt;
         inf.arm_forward_deg[i] = bp;
         inf.arm_length_scale[i] = k;
     }
-    /* 4. legs laid along the body's legs, feet turned along the body's feet */
+    /* 4. legs laid along the body's legs (5. hip, knee and ankle at the body's joint centres), feet
+       turned along the body's feet */
+    double hips_dy = 0;
+    int hips_placed = 0;
     for (int b = 1; b < rig->nbones; b++) {
         if (rig->bone[b].parent != 0 || bone_dir(&rig->bone[b]).y > -0.7 || !centre_limb(rig, b, body, H)) continue;
         for (int c = 0; c < rig->nbones; c++)
             if (is_below(rig, c, b)) inf.joint_how[c] = "leg laid on the axes of the body's leg";
+        const double dy = joints_at_landmarks ? place_leg(rig, b, body, &inf.landmarks, inf.joint_how) : 0;
+        if (dy != 0) hips_dy += dy, hips_placed++;
         const int shin = only_child(rig, b), foot = shin >= 0 ? only_child(rig, shin) : -1;
-        if (foot >= 0 && !has_child(rig, foot) && fabs(aim_foot(rig, foot, body, lo.y)) > 0)
-            inf.joint_how[foot] = "leg laid on the axes of the body's leg, foot turned along the body's";
+        if (foot >= 0 && !has_child(rig, foot) && fabs(aim_foot(rig, foot, body, lo.y)) > 0) inf.foot_turned[foot] = 1;
     }
+    /* the root (the pelvis) keeps the skeleton's height above its hips */
+    if (hips_placed) {
+        rig->bone[0].head.y += hips_dy / hips_placed;
+        inf.joint_how[0] = "root: moved up or down with the hips (their mean), the skeleton's height above them kept";
+    }
+    if (joints_at_landmarks) place_neck(rig, body, &inf.landmarks, inf.joint_how);
     inf.njoints = rig->nbones;
     for (int b = 0; b < rig->nbones; b++) {
         snprintf(inf.joint_name[b], SC_NAME_LEN, "%s", rig->bone[b].name);
         sc_v3_store(inf.joint_pos + 3 * b, rig->bone[b].head);
+        sc_v3_store(inf.joint_scaled + 3 * b, scaled[b]);
         inf.joint_moved[b] = sc_v3_dist(rig->bone[b].head, scaled[b]);
     }
     sc_rig_hinge_axes_to_limbs(rig);
@@ -572,6 +609,19 @@ int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_e
     free(pts);
     if (info) *info = inf;
     return SC_OK;
+}
+
+void sc_fit_info_shift_y(sc_fit_info *info, double dy)
+{
+    for (int b = 0; b < info->njoints; b++) {
+        info->joint_pos[3 * b + 1] += dy;
+        info->joint_scaled[3 * b + 1] += dy;
+    }
+    sc_body_landmarks *l = &info->landmarks;
+    l->ground += dy;
+    l->crown += dy;
+    sc_vec3 *p[5] = {&l->crotch, &l->armpit[0], &l->armpit[1], &l->neck_base, &l->neck_narrowest};
+    for (int i = 0; i < 5; i++) p[i]->y += dy;
 }
 
 /* ---- fixed-node boxes ------------------------------------------------------------------- */

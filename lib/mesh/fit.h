@@ -8,6 +8,7 @@
 #ifndef SC_MESH_FIT_H
 #define SC_MESH_FIT_H
 #include "io/obj.h"
+#include "mesh/landmarks.h"
 #include "mesh/rig.h"
 
 /* Arm chains: a bone pointing sideways (|x| >= 0.7 of its length) whose parent does not (a
@@ -27,12 +28,15 @@ typedef struct sc_fit_info {
     int arms;
     double leg_shift[2]; /* m, horizontal move of each leg onto the body's leg */
     int legs;
-    /* per bone (its head: the joint): where it went, how far from the skeleton scaled to the
-       body (step 1), and which step placed it last */
+    sc_body_landmarks landmarks; /* what the joints were placed by (found from the body alone) */
+    /* per bone (its head: the joint): where it went, where the skeleton scaled to the body (step
+       1) had it and how far it moved from there, and the rule that placed it last (or why the
+       body's landmark could not place it) */
     int njoints;
     char joint_name[SC_MAX_BONES][SC_NAME_LEN];
-    double joint_pos[3 * SC_MAX_BONES], joint_moved[SC_MAX_BONES];
+    double joint_pos[3 * SC_MAX_BONES], joint_scaled[3 * SC_MAX_BONES], joint_moved[SC_MAX_BONES];
     const char *joint_how[SC_MAX_BONES];
+    int foot_turned[SC_MAX_BONES]; /* this bone (a foot) was turned about the vertical along the body's foot */
 } sc_fit_info;
 
 /* Fits a T-pose skeleton into a closed body surface standing on its lowest point, facing +z:
@@ -48,8 +52,26 @@ typedef struct sc_fit_info {
  *    70 % of them, the joints moved across onto those axes (a shoulder or hip the skeleton puts
  *    above or beside the body's limb comes down onto it), the middle joint where the axes meet
  *    when the limb bends;
- * then hinge axes are made perpendicular to their limbs. info records every joint. */
-int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, sc_fit_info *info, sc_err *err);
+ * 5. with joints_at_landmarks, the joints placed at the body's own joint centres (landmarks.h
+ *    finds the landmarks), on the limbs' axes, bones re-aimed and re-lengthened to them (topology
+ *    and names kept): hip: on the thigh's axis 0.045 H above the crotch (ANSUR II men:
+ *    trochanterion height 0.519 H, crotch height 0.474 H); ankle: on the line through the centres
+ *    of the leg's horizontal sections at 8 and 15 % of H, 0.04 H above the sole (lateral malleolus
+ *    height); knee: on the leg's axes between hip and ankle in the skeleton's thigh : shin
+ *    proportion; shoulder: on the upper arm's axis 0.05 H above the armpit (acromion 0.818 H,
+ *    axilla about 0.745 H, the joint centre about 4 cm below the acromion); wrist: the centre of
+ *    the forearm's narrowest section between 45 and 80 % of the way from the elbow to the
+ *    fingertips (a man's: 57 %), where it is over 10 % narrower than at 45 %; elbow: where the
+ *    upper arm's and forearm's axes meet when they bend by over 20 degrees, else between shoulder
+ *    and wrist in the skeleton's proportion; the root moved down or up with the hips; neck and
+ *    head: the neck's base and its narrowest section. Where a landmark is missing (a T-pose has no
+ *    armpit gap) the joint stays where step 3 or 4 put it and the report says why.
+ * Then hinge axes are made perpendicular to their limbs. info records every joint (H: the body's
+ * height). */
+int sc_rig_fit_body(sc_rig *rig, const sc_trimesh *body, int joints_at_landmarks, sc_fit_info *info, sc_err *err);
+
+/* Moves every position info holds by dy along y (mesh-prep stands the body on y = 0). */
+void sc_fit_info_shift_y(sc_fit_info *info, double dy);
 
 /* Fixed-node boxes for bones whose config sets none of fixed_shape / fixed_radius / fixed_from /
  * fixed_to / fixed_clearance (sc_rig_bone.fixed_given == 0): a foot (a bone without children

@@ -266,7 +266,7 @@ static int surfaces(const sc_prep_opts *o, sc_rig *rig, sc_trimesh *fine, sc_tri
     int rc = fine_surface(o, fine, &rep->surface_spacing, err);
     if (rc) return sc_err_prefix(err, "body: ");
     if (o->fit_skeleton) {
-        if ((rc = sc_rig_fit_body(rig, fine, &rep->fit, err))) goto fail;
+        if ((rc = sc_rig_fit_body(rig, fine, !o->fit_joints_kept, &rep->fit, err))) goto fail;
         rep->fitted = 1;
     }
     /* stand the character on y = 0 */
@@ -279,7 +279,7 @@ static int surfaces(const sc_prep_opts *o, sc_rig *rig, sc_trimesh *fine, sc_tri
             rig->bone[b].head.y -= lo;
             rig->bone[b].tail.y -= lo;
         }
-        for (int b = 0; b < rep->fit.njoints; b++) rep->fit.joint_pos[3 * b + 1] -= lo;
+        sc_fit_info_shift_y(&rep->fit, -lo);
     }
     if (o->envelope_obj[0]) {
         if ((rc = sc_obj_load(o->envelope_obj, env, err))) goto fail;

@@ -48,6 +48,8 @@ typedef struct sc_prep_opts {
     double arm_angle;                /* rad */
     int facing;                      /* OBJ body: 0 +z, 1 -z, 2 +x, 3 -x (turned to face +z) */
     int fit_skeleton;                /* fit the skeleton into an OBJ body (default: when it is a BVH's) */
+    int fit_joints_kept;             /* body.fit_joints: skeleton: the fit keeps the skeleton's proportions along the limbs
+                                        (a body made around this skeleton); 0: joints at the body's landmarks */
     int fixed_fit;                   /* size the fixed-node boxes the config leaves alone to the body */
     char body_where[160];            /* config location of body.obj, for messages */
     char skeleton_bvh[1024];         /* the skeleton's BVH as found ("" for inline bones): an input */

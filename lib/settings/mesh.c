@@ -254,12 +254,13 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
         o->body_kind = kind;
     }
     long target;
-    static const char *const poses[] = {"tpose", "apose"}, *const facings[] = {"+z", "-z", "+x", "-x"}, *const fits[] = {"auto", "true", "false"};
+    static const char *const poses[] = {"tpose", "apose"}, *const facings[] = {"+z", "-z", "+x", "-x"}, *const fits[] = {"auto", "true", "false"},
+                             *const joint_rules[] = {"landmarks", "skeleton"};
     int fit;
     const int is_letter = o->body_kind == SC_PREP_BODY_LETTER, boneless = o->rig.nbones == 0;
     if (is_letter) { /* a letter has its size, its place (on y = 0, facing +z) and no skeleton */
-        static const char *const not_for_letters[] = {"scale", "girth", "pose", "arm_angle", "facing", "fit_skeleton"};
-        for (int i = 0; i < 6; i++)
+        static const char *const not_for_letters[] = {"scale", "girth", "pose", "arm_angle", "facing", "fit_skeleton", "fit_joints"};
+        for (int i = 0; i < 7; i++)
             if (sc_cfg_get(body, not_for_letters[i]))
                 return sc_fail(err, SC_EINPUT, "%s: body.%s does not apply to a letter (body.letter takes target_vertices and ground)",
                                sc_cfg_where(sc_cfg_get(body, not_for_letters[i]), w, sizeof w), not_for_letters[i]);
@@ -273,7 +274,9 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
                (rc = sc_cfg_int(body, "target_vertices", 5000, 200, 200000, &target, err)) ||
                (rc = sc_cfg_bool(body, "ground", 1, &o->ground, err)) || (rc = sc_cfg_enum(body, "pose", poses, 2, 0, &o->apose, err)) ||
                (rc = sc_cfg_double_range(body, "arm_angle", 45, 0, 90, &o->arm_angle, err)) ||
-               (rc = sc_cfg_enum(body, "facing", facings, 4, 0, &o->facing, err)) || (rc = sc_cfg_enum(body, "fit_skeleton", fits, 3, 0, &fit, err)))
+               (rc = sc_cfg_enum(body, "facing", facings, 4, 0, &o->facing, err)) ||
+               (rc = sc_cfg_enum(body, "fit_skeleton", fits, 3, 0, &fit, err)) ||
+               (rc = sc_cfg_enum(body, "fit_joints", joint_rules, 2, 0, &o->fit_joints_kept, err)))
         return rc;
     o->arm_angle *= SC_PI / 180;
     sc_cfg_where(sc_cfg_get(body, "obj") ? sc_cfg_get(body, "obj") : body, o->body_where, sizeof o->body_where);
@@ -291,6 +294,10 @@ int sc_prep_read_config(sc_cfg *cfg, sc_prep_opts *o, sc_err *err)
         return sc_fail(err, SC_EINPUT, "%s: body.pose turns a skeleton's arms; this character has no `skeleton:`",
                        sc_cfg_where(sc_cfg_get(body, "pose"), w, sizeof w));
     o->fit_skeleton = !boneless && (fit == 1 || (fit == 0 && o->body_kind == SC_PREP_BODY_OBJ && o->rig.bone[0].source[0]));
+    if (!o->fit_skeleton && sc_cfg_get(body, "fit_joints"))
+        return sc_fail(err, SC_EINPUT,
+                       "%s: body.fit_joints applies to a skeleton fitted into the body (a BVH skeleton and an OBJ body, or fit_skeleton: true)",
+                       sc_cfg_where(sc_cfg_get(body, "fit_joints"), w, sizeof w));
     if (o->apose) sc_rig_arms_down(&o->rig, o->arm_angle);
     o->surface_target = (int)target;
 

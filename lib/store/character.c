@@ -402,6 +402,47 @@ int sc_character_write_skinned(const char *input, const char *output, const sc_m
     return sc_h5_commit(f, err);
 }
 
+/* /fit: the skeleton's fit into an OBJ body, joint by joint, and the body's landmarks that placed
+   the joints (a group of datasets with units, so h5py or h5dump read it without this code). */
+static int write_fit(sc_h5 *f, const sc_fit_info *fi, sc_err *err)
+{
+    int rc;
+    const size_t nj = (size_t)fi->njoints, d3[2] = {nj, 3}, l3[2] = {5, 3};
+    const char *names[SC_MAX_BONES], *rules[SC_MAX_BONES];
+    char rule_text[SC_MAX_BONES][160];
+    for (size_t b = 0; b < nj; b++) {
+        names[b] = fi->joint_name[b];
+        snprintf(rule_text[b], sizeof rule_text[b], "%s%s", fi->joint_how[b] ? fi->joint_how[b] : "",
+                 fi->foot_turned[b] ? "; foot turned along the body's" : "");
+        rules[b] = rule_text[b];
+    }
+    const sc_body_landmarks *l = &fi->landmarks;
+    static const char *const lm_names[5] = {"crotch", "armpit_left", "armpit_right", "neck_base", "neck_narrowest"};
+    const sc_vec3 lm_at[5] = {l->crotch, l->armpit[0], l->armpit[1], l->neck_base, l->neck_narrowest};
+    const int found[5] = {l->have_crotch, l->have_armpit[0], l->have_armpit[1], l->have_neck, l->have_neck};
+    double lm_pos[15];
+    for (int i = 0; i < 5; i++) sc_v3_store(lm_pos + 3 * i, lm_at[i]);
+    const size_t five = 5;
+    if ((rc = sc_h5_group(f, "/fit",
+                          "mesh-prep's fit of the skeleton into an OBJ body (docs/tools/mesh-prep.md): per bone, its joint (head) where "
+                          "the fit put it, where the skeleton scaled to the body's height had it, and the rule that placed it; the body's "
+                          "landmarks found from its surface. Character frame: y up, soles on y = 0, facing +z, left +x",
+                          err)) ||
+        (rc = sc_h5_attr_f64(f, "/fit", "body_height_m", fi->body_height, err)) ||
+        (rc = sc_h5_attr_f64(f, "/fit", "skeleton_scale", fi->scale, err)) ||
+        (rc = sc_h5_write_strings(f, "/fit/joint_names", nj, names, "bone names in /skeleton's order; each row is the bone's joint (head)", err)) ||
+        (rc = sc_h5_write_f64(f, "/fit/joint_position", 2, d3, fi->joint_pos, "m", "where the fit put each joint", err)) ||
+        (rc = sc_h5_write_f64(f, "/fit/joint_scaled", 2, d3, fi->joint_scaled, "m", "where the skeleton scaled to the body's height had it", err)) ||
+        (rc = sc_h5_write_f64(f, "/fit/joint_moved", 1, &nj, fi->joint_moved, "m", "distance from joint_scaled to joint_position", err)) ||
+        (rc = sc_h5_write_strings(f, "/fit/joint_rule", nj, rules, "the rule that placed the joint last, or why the body's landmark could not",
+                                  err)) ||
+        (rc = sc_h5_write_strings(f, "/fit/landmark_names", 5, lm_names, "landmarks of the body found from its surface alone", err)) ||
+        (rc = sc_h5_write_f64(f, "/fit/landmark_position", 2, l3, lm_pos, "m", "each landmark's position (meaningless where not found)", err)) ||
+        (rc = sc_h5_write_i32(f, "/fit/landmark_found", 1, &five, found, "1: found; 0: the body shows none (e.g. no armpit gap in a T-pose)", err)))
+        return rc;
+    return SC_OK;
+}
+
 int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
 {
     int rc;
@@ -460,7 +501,7 @@ int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
         }
         /* joint by joint: the bones' order, their heads (the joints) after the fit, how far each
            moved from the skeleton scaled to the body, and the step that placed it */
-        char names[SC_MAX_BONES * (SC_NAME_LEN + 1)] = "", how[SC_MAX_BONES * 96] = "";
+        char names[SC_MAX_BONES * (SC_NAME_LEN + 1)] = "", how[SC_MAX_BONES * 160] = "";
         for (int b = 0; b < r->fit.njoints; b++) {
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", b ? "," : "", r->fit.joint_name[b]);
             snprintf(how + strlen(how), sizeof how - strlen(how), "%s%s", b ? ";" : "", r->fit.joint_how[b]);
@@ -468,7 +509,7 @@ int sc_character_write_report(sc_h5 *f, const sc_prep_report *r, sc_err *err)
         if ((rc = sc_h5_attr_str(f, "/report", "fit_joint_names", names, err)) ||
             (rc = sc_h5_attr_f64_array(f, "/report", "fit_joint_position_m", 3 * (size_t)r->fit.njoints, r->fit.joint_pos, err)) ||
             (rc = sc_h5_attr_f64_array(f, "/report", "fit_joint_moved_m", (size_t)r->fit.njoints, r->fit.joint_moved, err)) ||
-            (rc = sc_h5_attr_str(f, "/report", "fit_joint_how", how, err)))
+            (rc = sc_h5_attr_str(f, "/report", "fit_joint_how", how, err)) || (rc = write_fit(f, &r->fit, err)))
             return rc;
     }
 #undef A_I
