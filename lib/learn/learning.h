@@ -92,11 +92,11 @@ typedef struct sc_feedback_config {
 
 /* One guided-learning iteration, or one generation of the search (its best candidate). */
 typedef struct sc_learning_iteration {
-    double survived_s;               /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs;
+    double survived_s;                     /* closed loop, until the fall or eval_seconds (search: mean over the candidate's runs;
                                    guided: the mean over learn_stiffness) */
-    double survived_at[SC_MAX_EVAL]; /* guided: at each factor of learn_stiffness */
-    double action_cost;              /* fit: model: the one chosen */
-    long maps_kept; /* fit: model: whose maps gave the gains kept: 0 all the data, 1..bootstraps a resample, bootstraps + 1 the ensemble */
+    double survived_at[SC_MAX_EVAL];       /* guided: at each factor of learn_stiffness */
+    double action_cost;                    /* fit: model: the one chosen */
+    long maps_kept;                        /* fit: model: whose maps gave the kept gains (0 all, then resamples, ensemble) */
     double cost_survived[SC_MAX_COSTS];    /* fit: model: the mean survival over learn_stiffness of each action_cost's gains
                                               (with bootstraps: of its best variant) */
     double cost_joint_error[SC_MAX_COSTS]; /* ... and their mean joint error (rad) */
